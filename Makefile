@@ -1,0 +1,82 @@
+# Pulka — make help lists every target.
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+ROOT      := $(abspath .)
+BIN       := $(ROOT)/bin
+# Every module of the workspace (go.work "use" lines).
+MODULES   := $(shell go work edit -json | sed -n 's/.*"DiskPath": "\.\/\(.*\)".*/\1/p')
+GO        ?= go
+FUZZTIME  ?= 5s
+GOLANGCI_LINT_VERSION := v2.15.0
+
+export PATH := $(BIN):$(PATH)
+
+##@ Everyday
+
+.PHONY: help
+help: ## List the targets.
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z0-9_.-]+:.*##/ {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2} /^##@/ {printf "\n%s\n", substr($$0, 5)}' $(MAKEFILE_LIST)
+
+.PHONY: run
+run: build ## Run Pulka on this machine (until the services exist: one classic game of four bots).
+	$(BIN)/pulkactl demo
+
+.PHONY: test
+test: check-generated ## Run every test of every module with -race, plus a short fuzz of every fuzz target.
+	@for m in $(MODULES); do echo "==> go test -race $$m"; (cd $$m && $(GO) test -race -count=1 ./...); done
+	@FUZZTIME=$(FUZZTIME) scripts/fuzz-smoke.sh $(MODULES)
+
+.PHONY: build
+build: ## Build every binary into bin/.
+	@mkdir -p $(BIN)
+	cd pkg && $(GO) build -o $(BIN)/ ./cmd/...
+
+.PHONY: bench
+bench: ## Run the benchmarks of every module.
+	@for m in $(MODULES); do (cd $$m && $(GO) test -run='^$$' -bench=. -benchmem ./...); done
+
+.PHONY: fmt
+fmt: ## Format the Go code.
+	@for m in $(MODULES); do (cd $$m && $(GO) fmt ./...); done
+
+.PHONY: lint
+lint: $(BIN)/golangci-lint $(BIN)/buf ## go vet, golangci-lint and buf lint.
+	@for m in $(MODULES); do echo "==> vet+lint $$m"; (cd $$m && $(GO) vet ./... && $(BIN)/golangci-lint run ./...); done
+	cd proto && $(BIN)/buf lint
+
+##@ Generated code
+
+.PHONY: generate
+generate: $(BIN)/buf $(BIN)/protoc-gen-go ## Regenerate the Go code from proto/.
+	cd proto && $(BIN)/buf generate
+
+.PHONY: check-generated
+check-generated: $(BIN)/buf $(BIN)/protoc-gen-go ## Fail if regenerating proto/ would change the committed code.
+	@scripts/check-generated.sh
+
+##@ Tools (built once into bin/ from the Go module proxy; rebuilt when the pinned version changes)
+
+$(BIN)/buf: tools/go.mod tools/go.sum
+	@mkdir -p $(BIN)
+	@echo "building buf (first time takes minutes)"; cd tools && GOWORK=off $(GO) build -o $@ github.com/bufbuild/buf/cmd/buf
+
+$(BIN)/protoc-gen-go: tools/go.mod tools/go.sum
+	@mkdir -p $(BIN)
+	cd tools && GOWORK=off $(GO) build -o $@ google.golang.org/protobuf/cmd/protoc-gen-go
+
+$(BIN)/golangci-lint: $(BIN)/.golangci-lint-$(GOLANGCI_LINT_VERSION)
+	@touch $@
+$(BIN)/.golangci-lint-$(GOLANGCI_LINT_VERSION):
+	@mkdir -p $(BIN)
+	@echo "building golangci-lint $(GOLANGCI_LINT_VERSION) (first time takes minutes)"
+	GOWORK=off GOBIN=$(BIN) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	@rm -f $(BIN)/.golangci-lint-v* && touch $@
+
+.PHONY: tools
+tools: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/golangci-lint ## Build every tool into bin/.
+
+.PHONY: clean
+clean: ## Remove bin/ and test output.
+	rm -rf $(BIN) tmp

@@ -1,0 +1,138 @@
+package cards
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestDeck_JokersReplaceTheBlackSixes(t *testing.T) {
+	if Joker1 != New(Spades, Six) || Joker2 != New(Clubs, Six) {
+		t.Fatalf("jokers must take the slots of 6S and 6C")
+	}
+	ordinary := 0
+	for c := Card(0); c < DeckSize; c++ {
+		if !c.IsJoker() {
+			ordinary++
+			if c.Suit() == NoSuit {
+				t.Errorf("%v: ordinary card without a suit", c)
+			}
+		} else if c.Suit() != NoSuit {
+			t.Errorf("%v: a joker has no suit", c)
+		}
+	}
+	if ordinary != 34 {
+		t.Fatalf("ordinary cards = %d, want 34", ordinary)
+	}
+	total := 0
+	for _, s := range Suits {
+		total += SuitMask(s).Len()
+		if SuitMask(s)&Jokers != 0 {
+			t.Errorf("suit %v contains a joker", s)
+		}
+	}
+	if total != 34 || FullDeck.Len() != 36 {
+		t.Fatalf("suit masks cover %d cards, deck %d", total, FullDeck.Len())
+	}
+}
+
+func TestDeck_RankOrderWithinASuit(t *testing.T) {
+	h := SetOf(New(Hearts, Ace), New(Hearts, Ten), New(Hearts, Six), New(Spades, King))
+	if got := h.OfSuit(Hearts).Highest(); got != New(Hearts, Ace) {
+		t.Errorf("highest heart = %v, want AH", got)
+	}
+	if got := h.OfSuit(Hearts).Lowest(); got != New(Hearts, Six) {
+		t.Errorf("lowest heart = %v, want 6H", got)
+	}
+	if got := h.OfSuit(Clubs).Highest(); got != NoCard {
+		t.Errorf("empty suit highest = %v, want NoCard", got)
+	}
+}
+
+func TestCard_ParseRoundTrip(t *testing.T) {
+	for c := Card(0); c < DeckSize; c++ {
+		got, err := Parse(c.String())
+		if err != nil || got != c {
+			t.Errorf("Parse(%q) = %v, %v; want %v", c.String(), got, err, c)
+		}
+	}
+	for _, bad := range []string{"", "6S", "6C", "1H", "AX", "JK3", "10"} {
+		if _, err := Parse(bad); !errors.Is(err, ErrParse) {
+			t.Errorf("Parse(%q) error = %v, want ErrParse", bad, err)
+		}
+	}
+	if c, err := Parse("th"); err != nil || c != New(Hearts, Ten) {
+		t.Errorf("Parse(th) = %v, %v", c, err)
+	}
+}
+
+func TestShuffle_DeterministicPermutation(t *testing.T) {
+	a, b := Shuffled(42, 7), Shuffled(42, 7)
+	if a != b {
+		t.Fatal("same seed and stream gave different decks")
+	}
+	if a == Shuffled(42, 8) || a == Shuffled(43, 7) {
+		t.Fatal("different streams or seeds gave the same deck")
+	}
+	var seen Set
+	for _, c := range a {
+		seen = seen.With(c)
+	}
+	if seen != FullDeck {
+		t.Fatalf("shuffle is not a permutation: %v", seen)
+	}
+	// Pin the sequence: a change to the shuffle would silently change every
+	// stored game record's deal.
+	want := mustParseAll(t, "[10S 8H KC 6H QH QD 10D JD 7H]")
+	for i, c := range want {
+		if a[i] != c {
+			t.Fatalf("Shuffled(42, 7)[:9] = %v, want %v", a[:9], want)
+		}
+	}
+}
+
+func mustParseAll(t *testing.T, s string) []Card {
+	t.Helper()
+	var out []Card
+	for _, f := range splitFields(s) {
+		c, err := Parse(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func splitFields(s string) []string {
+	s = s[1 : len(s)-1]
+	var out []string
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == ' ' {
+			if i > start {
+				out = append(out, s[start:i])
+			}
+			start = i + 1
+		}
+	}
+	return out
+}
+
+func TestRNG_IntNUniformEnough(t *testing.T) {
+	r := NewRNG(1, 1)
+	var counts [6]int
+	for range 60000 {
+		counts[r.IntN(6)]++
+	}
+	for i, n := range counts {
+		if n < 9000 || n > 11000 {
+			t.Errorf("IntN(6) bucket %d = %d, far from 10000", i, n)
+		}
+	}
+}
+
+func BenchmarkShuffled(b *testing.B) {
+	for i := range b.N {
+		_ = Shuffled(1, uint64(i))
+	}
+}
