@@ -34,8 +34,10 @@ type InputError struct {
 	Err error
 }
 
+// Error names the hand 1-based and the problem.
 func (e *InputError) Error() string {
 	return fmt.Sprintf("scoring: hand %d: %v", e.Hand+1, e.Err)
 }
 
+// Unwrap gives errors.Is the sentinel inside.
 func (e *InputError) Unwrap() error { return e.Err }
