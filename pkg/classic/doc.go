@@ -1,0 +1,44 @@
+// Package classic is the rules engine of classic Joker for four players, each
+// for themselves: the deal, trump, bidding, the play of tricks with the two
+// jokers, and the record of every hand's bids and tricks. It is pure: no I/O,
+// no clock, no global random source. Scoring (khishti, premia, moshla) lives in
+// the score sheet package and reads HandResults.
+//
+// # State
+//
+// Game is a plain value. Every hand h is dealt from cards.Shuffled(seed, h)
+// and the first dealer is drawn from cards.NewRNG(seed, firstDealerStream),
+// so a game is its seed plus its moves, and a snapshot (MarshalBinary) is a
+// few hundred bytes. Legal and Apply do not allocate.
+//
+// # Moves
+//
+// A Move is one seat's decision. As text (MarshalText, and so as a JSON
+// string) it is "<seat> <kind> <arguments>":
+//
+//	"1 trump H"            the seat after the dealer names hearts (nine-card hands)
+//	"1 trump NT"           ... or no trump
+//	"2 bid 0"              a bid (0 = pass)
+//	"3 play AH"            a card
+//	"0 play JK1 take"      a joker on a trick led by another seat: take or discard
+//	"2 play JK2 highest S" a leading joker: a suit and "highest" or "give"
+//
+// Suits are S, H, D, C; cards are written as cards.Card.String does.
+//
+// # Events
+//
+// Apply appends Events: flat values whose To is Public (-1) or the one seat
+// allowed to see them (its dealt cards). Event.MarshalJSON writes the fields
+// of the kind by name. DealEvents gives the events of the first deal, which
+// New makes without an Apply.
+//
+// # Views
+//
+// View(seat) is everything that seat may know: its own cards, bids, tricks,
+// trump, the cards on the table and the results so far, never another seat's
+// cards. In a nine-card hand, before trump is named, only the chooser sees
+// cards, and only its first three.
+//
+// The rules, and every point where this package had to decide what the rules
+// leave open, are written down in docs/rules-classic.md.
+package classic
