@@ -92,19 +92,19 @@ type Event struct {
 // eventJSON is Event on the wire: names instead of numbers, absent fields
 // left out.
 type eventJSON struct {
-	Kind   EventKind     `json:"kind"`
-	To     int8          `json:"to"`
-	Hand   int8          `json:"hand"`
-	Trick  *int8         `json:"trick,omitempty"`
-	Seat   *int8         `json:"seat,omitempty"`
-	Card   *cards.Card   `json:"card,omitempty"`
-	Joker  JokerMode     `json:"joker,omitempty"`
-	Suit   string        `json:"suit,omitempty"`
-	Bid    *int8         `json:"bid,omitempty"`
-	N      int8          `json:"n,omitempty"`
-	Cards  []cards.Card  `json:"cards,omitempty"`
-	Bids   *[Seats]int8  `json:"bids,omitempty"`
-	Tricks *[Seats]int8  `json:"tricks,omitempty"`
+	Kind   EventKind    `json:"kind"`
+	To     int8         `json:"to"`
+	Hand   int8         `json:"hand"`
+	Trick  *int8        `json:"trick,omitempty"`
+	Seat   *int8        `json:"seat,omitempty"`
+	Card   *cards.Card  `json:"card,omitempty"`
+	Joker  JokerMode    `json:"joker,omitempty"`
+	Suit   string       `json:"suit,omitempty"`
+	Bid    *int8        `json:"bid,omitempty"`
+	N      int8         `json:"n,omitempty"`
+	Cards  []cards.Card `json:"cards,omitempty"`
+	Bids   *[Seats]int8 `json:"bids,omitempty"`
+	Tricks *[Seats]int8 `json:"tricks,omitempty"`
 }
 
 // MarshalJSON writes the event with the fields its kind uses, e.g.

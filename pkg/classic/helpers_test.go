@@ -32,8 +32,8 @@ func card(t testing.TB, s string) cards.Card {
 
 // position describes a play-phase position to build directly.
 type position struct {
-	hand   int    // 0-based hand of the standard game; decides the cards dealt and the dealer
-	dealer int    // dealer of that hand
+	hand   int // 0-based hand of the standard game; decides the cards dealt and the dealer
+	dealer int // dealer of that hand
 	trump  cards.Suit
 	hands  [Seats]string
 	bids   [Seats]int8

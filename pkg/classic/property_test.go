@@ -255,7 +255,7 @@ func checkViews(t *testing.T, g *Game, deep bool) {
 		text := string(b)
 		for c := range cards.DeckSize {
 			cc := cards.Card(c)
-			if (hidden|g.hands[max(seat, 0)]&^want).Has(cc) && strings.Contains(text, fmt.Sprintf("%q", cc.String())) {
+			if (hidden | g.hands[max(seat, 0)]&^want).Has(cc) && strings.Contains(text, fmt.Sprintf("%q", cc.String())) {
 				t.Fatalf("seat %d view JSON names hidden card %v: %s", seat, cc, text)
 			}
 		}
