@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 func TestStart_AnswersOnFreePortWithoutPersistence(t *testing.T) {
@@ -62,7 +64,7 @@ func TestRestart_WithoutPersistenceLosesData(t *testing.T) {
 
 func TestRestart_WithPersistenceKeepsAcknowledgedWritesAfterKill(t *testing.T) {
 	s := Start(t, WithPersistence())
-	c := s.Client(t)
+	c := s.Client(t, func(o *redis.Options) { o.MaxRetries = -1 })
 	ctx := context.Background()
 	for i := 0; i < 100; i++ {
 		if err := c.Incr(ctx, "counter").Err(); err != nil {

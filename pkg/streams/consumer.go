@@ -1,0 +1,804 @@
+package streams
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// Handler handles one message. Returning nil acknowledges it; an error
+// leaves it pending so it is delivered again (after the reclaim idle time)
+// until the delivery limit moves it to the dead-letter stream. The context
+// is cancelled only after the consumer's shutdown grace expires.
+type Handler func(ctx context.Context, m Message) error
+
+// Consumer reads many streams as one member of a consumer group, with
+// at-least-once delivery: XREADGROUP in multi-key batches, XACK after the
+// handler succeeds, XAUTOCLAIM of messages a dead consumer left pending, a
+// dead-letter stream after the delivery limit, and removal of long-idle
+// consumers without pending messages.
+type Consumer struct {
+	rdb     redis.UniversalClient
+	group   string
+	name    string
+	handler Handler
+	cfg     settings
+	tel     *telemetry
+	attrs   attrCache
+	reg     *registry
+	dlq     string
+	cluster bool
+
+	slots   chan struct{}
+	work    []chan *delivery
+	running atomic.Bool
+
+	mu       sync.Mutex
+	inflight map[string]map[string]struct{}
+
+	lag, pending atomic.Int64
+}
+
+type delivery struct {
+	msg Message
+}
+
+// NewConsumer makes the consumer `name` of `group`. Names must be unique
+// among live consumers of the group and should be stable across restarts of
+// the same process slot (e.g. the pod name).
+func NewConsumer(rdb redis.UniversalClient, group, name string, h Handler, opts ...Option) *Consumer {
+	cfg := newSettings(opts)
+	c := &Consumer{
+		rdb: rdb, group: group, name: name, handler: h, cfg: cfg,
+		tel: newTelemetry(&cfg), reg: newRegistry(cfg.batchKeys),
+		dlq: cfg.deadLetter, inflight: map[string]map[string]struct{}{},
+	}
+	if c.dlq == "" {
+		c.dlq = DeadLetter(group)
+	}
+	_, c.cluster = rdb.(*redis.ClusterClient)
+	return c
+}
+
+// Group is the consumer group name.
+func (c *Consumer) Group() string { return c.group }
+
+// Name is this consumer's name in the group.
+func (c *Consumer) Name() string { return c.name }
+
+// Add starts reading streams (creating the group on each, at the configured
+// start ID, if missing). It may be called before or during Run; a running
+// consumer picks the streams up at once.
+func (c *Consumer) Add(ctx context.Context, streams ...string) error {
+	if err := c.ensureGroups(ctx, streams, c.cfg.startID); err != nil {
+		return err
+	}
+	wake := map[int]bool{}
+	for _, s := range streams {
+		if shard, added := c.reg.add(s, ""); added {
+			wake[shard] = true
+		}
+	}
+	c.wake(ctx, wake)
+	return nil
+}
+
+// Remove stops reading streams. Messages already read are still handled.
+func (c *Consumer) Remove(ctx context.Context, streams ...string) {
+	wake := map[int]bool{}
+	for _, s := range streams {
+		for _, shard := range c.reg.remove(s) {
+			wake[shard] = true
+		}
+	}
+	c.wake(ctx, wake)
+}
+
+// Streams is the number of streams being read.
+func (c *Consumer) Streams() int { return c.reg.len() }
+
+// wake interrupts the blocking reads of shards whose key set changed. It is
+// an optimisation: without it they notice at the end of their block time.
+func (c *Consumer) wake(ctx context.Context, shards map[int]bool) {
+	if len(shards) == 0 || !c.running.Load() {
+		return
+	}
+	pipe := c.rdb.Pipeline()
+	for shard := range shards {
+		key := wakeKey(c.group, c.name, shard)
+		pipe.XAdd(ctx, &redis.XAddArgs{Stream: key, NoMkStream: true, MaxLen: 16, Values: []interface{}{"w", "1"}})
+	}
+	_, _ = pipe.Exec(ctx)
+}
+
+func (c *Consumer) ensureGroups(ctx context.Context, streams []string, start string) error {
+	for len(streams) > 0 {
+		n := min(len(streams), 1000)
+		pipe := c.rdb.Pipeline()
+		cmds := make([]*redis.StatusCmd, n)
+		for i, s := range streams[:n] {
+			cmds[i] = pipe.XGroupCreateMkStream(ctx, s, c.group, start)
+		}
+		_, _ = pipe.Exec(ctx)
+		for i, cmd := range cmds {
+			if err := cmd.Err(); err != nil && !redis.HasErrorPrefix(err, "BUSYGROUP") {
+				return fmt.Errorf("create group %s on %s: %w", c.group, streams[i], err)
+			}
+		}
+		streams = streams[n:]
+	}
+	return nil
+}
+
+// Run reads and handles messages until ctx is cancelled, then stops reading,
+// lets running handlers finish (within the shutdown grace), acknowledges what
+// they finished and returns nil. Redis errors never end it: every loop backs
+// off and retries, and groups a restarted Redis lost are recreated.
+func (c *Consumer) Run(ctx context.Context) error {
+	if !c.running.CompareAndSwap(false, true) {
+		return errors.New("streams: consumer is already running")
+	}
+	defer c.running.Store(false)
+
+	reg, err := c.registerGauges()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = reg.Unregister() }()
+
+	// Handlers outlive ctx by the shutdown grace so that a handler in the
+	// middle of its effect can finish and be acknowledged.
+	hctx, hcancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer hcancel()
+	stopGrace := context.AfterFunc(ctx, func() {
+		t := time.AfterFunc(c.cfg.shutdownGrace, hcancel)
+		context.AfterFunc(hctx, func() { t.Stop() })
+	})
+	defer stopGrace()
+
+	c.slots = make(chan struct{}, c.cfg.maxInFlight)
+	c.work = make([]chan *delivery, c.cfg.workers)
+	var workers sync.WaitGroup
+	for i := range c.work {
+		c.work[i] = make(chan *delivery, 64)
+		workers.Add(1)
+		go func(ch <-chan *delivery) {
+			defer workers.Done()
+			c.worker(ctx, hctx, ch)
+		}(c.work[i])
+	}
+
+	var producers sync.WaitGroup
+	producers.Add(3)
+	go func() { defer producers.Done(); c.claimLoop(ctx) }()
+	go func() { defer producers.Done(); c.keepAliveLoop(ctx) }()
+	go func() { defer producers.Done(); c.housekeepingLoop(ctx) }()
+
+	for ctx.Err() == nil {
+		changed := c.reg.changes()
+		for _, i := range c.reg.startMissing() {
+			producers.Add(1)
+			go func(i int) {
+				defer producers.Done()
+				c.shard(ctx, i)
+			}(i)
+		}
+		select {
+		case <-ctx.Done():
+		case <-changed:
+		}
+	}
+
+	// Interrupt the shards' blocking reads instead of waiting out the block.
+	shards := c.reg.shardCount()
+	cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	all := map[int]bool{}
+	for i := 0; i < shards; i++ {
+		all[i] = true
+	}
+	c.wake(cleanup, all)
+	producers.Wait()
+	for _, ch := range c.work {
+		close(ch)
+	}
+	workers.Wait()
+	keys := make([]string, 0, shards)
+	for i := 0; i < shards; i++ {
+		keys = append(keys, wakeKey(c.group, c.name, i))
+	}
+	if len(keys) > 0 {
+		for _, k := range keys {
+			_ = c.rdb.Del(cleanup, k).Err() // one key per command: wake keys need not share a slot
+		}
+	}
+	return nil
+}
+
+// shard is one reading goroutine: a blocking multi-key XREADGROUP over its
+// batch of streams plus its private wake stream.
+func (c *Consumer) shard(ctx context.Context, i int) {
+	wk := wakeKey(c.group, c.name, i)
+	bo := backoff{min: c.cfg.backoffMin, max: c.cfg.backoffMax}
+	wakeReady := false
+	for ctx.Err() == nil {
+		keys, _, ok := c.reg.shardKeys(i, false)
+		if !ok {
+			return
+		}
+		if !wakeReady {
+			if err := c.ensureGroups(ctx, []string{wk}, "$"); err != nil {
+				c.cfg.logger.Warn("streams: create wake stream", "key", wk, "err", err)
+				sleepCtx(ctx, bo.next())
+				continue
+			}
+			_ = c.rdb.Expire(ctx, wk, 24*time.Hour).Err()
+			wakeReady = true
+		}
+		if !c.waitCapacity(ctx) {
+			return
+		}
+		args := make([]string, 0, 2*(len(keys)+1))
+		args = append(args, keys...)
+		if !c.cluster {
+			args = append(args, wk)
+		}
+		for range len(args) {
+			args = append(args, ">")
+		}
+		res, err := c.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
+			Group: c.group, Consumer: c.name, Streams: args, Count: c.cfg.count, Block: c.cfg.block,
+		}).Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			bo.reset()
+			continue
+		case redis.HasErrorPrefix(err, "NOGROUP"):
+			// Redis restarted without our data (or a key was deleted):
+			// recreate every group of the batch, then read again.
+			c.cfg.logger.Warn("streams: group missing, recreating", "group", c.group, "err", err)
+			if e := c.ensureGroups(ctx, keys, c.cfg.startID); e != nil {
+				sleepCtx(ctx, bo.next())
+			}
+			wakeReady = false
+			continue
+		case err != nil:
+			if ctx.Err() != nil {
+				return
+			}
+			c.cfg.logger.Warn("streams: read failed, retrying", "group", c.group, "err", err)
+			sleepCtx(ctx, bo.next())
+			continue
+		}
+		bo.reset()
+		for _, xs := range res {
+			if xs.Stream == wk {
+				ids := make([]string, len(xs.Messages))
+				for j, m := range xs.Messages {
+					ids[j] = m.ID
+				}
+				_ = c.rdb.XAck(ctx, wk, c.group, ids...).Err()
+				continue
+			}
+			for _, xm := range xs.Messages {
+				if !c.dispatch(ctx, xs.Stream, xm, 1) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// waitCapacity blocks while MaxInFlight messages are unfinished.
+func (c *Consumer) waitCapacity(ctx context.Context) bool {
+	select {
+	case c.slots <- struct{}{}:
+		<-c.slots
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (c *Consumer) dispatch(ctx context.Context, stream string, xm redis.XMessage, deliveries int64) bool {
+	select {
+	case c.slots <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
+	c.track(stream, xm.ID)
+	d := &delivery{msg: toMessage(stream, xm, deliveries)}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(stream))
+	select {
+	case c.work[int(h.Sum32()%uint32(len(c.work)))] <- d:
+		return true
+	case <-ctx.Done():
+		c.release(stream, xm.ID)
+		return false
+	}
+}
+
+func (c *Consumer) track(stream, id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids := c.inflight[stream]
+	if ids == nil {
+		ids = map[string]struct{}{}
+		c.inflight[stream] = ids
+	}
+	ids[id] = struct{}{}
+}
+
+func (c *Consumer) isInFlight(stream, id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.inflight[stream][id]
+	return ok
+}
+
+// release forgets a finished (or abandoned) message and frees its slot.
+func (c *Consumer) release(stream, id string) {
+	c.mu.Lock()
+	if ids := c.inflight[stream]; ids != nil {
+		delete(ids, id)
+		if len(ids) == 0 {
+			delete(c.inflight, stream)
+		}
+	}
+	c.mu.Unlock()
+	<-c.slots
+}
+
+// ackBuf batches acknowledgements of one worker.
+type ackBuf struct {
+	n   int
+	ids map[string][]string
+}
+
+func (a *ackBuf) add(stream, id string) {
+	if a.ids == nil {
+		a.ids = map[string][]string{}
+	}
+	a.ids[stream] = append(a.ids[stream], id)
+	a.n++
+}
+
+const ackBatch = 128
+
+func (c *Consumer) worker(ctx, hctx context.Context, ch <-chan *delivery) {
+	var acks ackBuf
+	bo := backoff{min: c.cfg.backoffMin, max: c.cfg.backoffMax}
+	for {
+		var d *delivery
+		var ok bool
+		if acks.n == 0 {
+			d, ok = <-ch
+		} else {
+			select {
+			case d, ok = <-ch:
+			default:
+				// Nothing queued: acknowledge what is done before waiting.
+				if err := c.flushAcks(hctx, &acks); err != nil {
+					c.cfg.logger.Warn("streams: ack failed, retrying", "group", c.group, "err", err)
+					if !sleepCtx(ctx, bo.next()) {
+						c.finalFlush(hctx, &acks)
+					}
+				} else {
+					bo.reset()
+				}
+				continue
+			}
+		}
+		if !ok {
+			c.finalFlush(hctx, &acks)
+			return
+		}
+		if ctx.Err() != nil {
+			// Shutting down: do not start new work; the message stays
+			// pending and another consumer reclaims it.
+			c.release(d.msg.Stream, d.msg.ID)
+			continue
+		}
+		if c.handle(hctx, d) {
+			acks.add(d.msg.Stream, d.msg.ID)
+			if acks.n >= ackBatch {
+				if err := c.flushAcks(hctx, &acks); err != nil {
+					c.cfg.logger.Warn("streams: ack failed, retrying", "group", c.group, "err", err)
+				}
+			}
+		}
+	}
+}
+
+func (c *Consumer) finalFlush(hctx context.Context, acks *ackBuf) {
+	if acks.n == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(hctx), 5*time.Second)
+	defer cancel()
+	if err := c.flushAcks(ctx, acks); err != nil {
+		c.cfg.logger.Warn("streams: final ack failed; messages will be redelivered", "group", c.group, "err", err)
+		for s, ids := range acks.ids {
+			for _, id := range ids {
+				c.release(s, id)
+			}
+		}
+		*acks = ackBuf{}
+	}
+}
+
+// flushAcks sends the buffered XACKs in one pipeline. Acks whose group is
+// gone (NOGROUP after a Redis restart without data) are dropped: there is
+// nothing left to acknowledge.
+func (c *Consumer) flushAcks(ctx context.Context, acks *ackBuf) error {
+	if acks.n == 0 {
+		return nil
+	}
+	pipe := c.rdb.Pipeline()
+	cmds := make(map[string]*redis.IntCmd, len(acks.ids))
+	for s, ids := range acks.ids {
+		cmds[s] = pipe.XAck(ctx, s, c.group, ids...)
+	}
+	_, _ = pipe.Exec(ctx)
+	var firstErr error
+	for s, cmd := range cmds {
+		err := cmd.Err()
+		if err != nil && !redis.HasErrorPrefix(err, "NOGROUP") {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		for _, id := range acks.ids[s] {
+			c.release(s, id)
+		}
+		acks.n -= len(acks.ids[s])
+		delete(acks.ids, s)
+	}
+	return firstErr
+}
+
+// handle runs the handler for one delivery and reports whether to ack it.
+func (c *Consumer) handle(ctx context.Context, d *delivery) bool {
+	m := d.msg
+	class := StreamClass(m.Stream)
+	if m.Deliveries > c.cfg.maxDeliveries {
+		// Delivered this often without an ack: its handler keeps crashing
+		// or hanging the consumer. Do not run it again.
+		c.deadLetter(ctx, m, fmt.Sprintf("delivered %d times without acknowledgement (limit %d)", m.Deliveries, c.cfg.maxDeliveries))
+		return false
+	}
+	sctx, span := c.tel.startConsume(ctx, m, c.group)
+	start := time.Now()
+	err := c.callHandler(sctx, m)
+	c.tel.handlerTime.Record(sctx, seconds(time.Since(start)), c.attrs.get(class, c.group, ""))
+	endSpan(span, err)
+	if err == nil {
+		c.tel.consumed.Add(sctx, 1, c.attrs.get(class, c.group, "ok"))
+		return true
+	}
+	c.tel.consumed.Add(sctx, 1, c.attrs.get(class, c.group, "error"))
+	if m.Deliveries >= c.cfg.maxDeliveries {
+		c.deadLetter(ctx, m, err.Error())
+		return false
+	}
+	c.cfg.logger.Warn("streams: handler failed; will redeliver", "stream", m.Stream, "id", m.ID,
+		"deliveries", m.Deliveries, "err", err)
+	// Leave it pending and stop keeping it alive: the reclaim loop delivers
+	// it again once it has been idle for the min-idle time.
+	c.release(m.Stream, m.ID)
+	return false
+}
+
+// callHandler turns a handler panic into an error so one bad message cannot
+// take the consumer down.
+func (c *Consumer) callHandler(ctx context.Context, m Message) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("handler panic: %v", r)
+		}
+	}()
+	return c.handler(ctx, m)
+}
+
+// deadLetter copies the message with its error and origin to the dead-letter
+// stream and acknowledges it. Both commands go in one MULTI on a single
+// Redis; on Cluster (different slots) they are pipelined, and a crash in
+// between can leave a duplicate dead-letter entry (never a lost message).
+func (c *Consumer) deadLetter(ctx context.Context, m Message, reason string) {
+	defer c.release(m.Stream, m.ID)
+	values := []interface{}{
+		"stream", m.Stream, "id", m.ID, "group", c.group, "consumer", c.name,
+		"deliveries", strconv.FormatInt(m.Deliveries, 10), "error", reason, FieldData, m.Data,
+	}
+	for k, v := range m.Header {
+		values = append(values, "h:"+k, v)
+	}
+	for k, v := range m.trace {
+		values = append(values, k, v)
+	}
+	var pipe redis.Pipeliner
+	if c.cluster {
+		pipe = c.rdb.Pipeline()
+	} else {
+		pipe = c.rdb.TxPipeline()
+	}
+	pipe.XAdd(ctx, &redis.XAddArgs{Stream: c.dlq, MaxLen: c.cfg.deadLetterLen, Approx: true, Values: values})
+	pipe.XAck(ctx, m.Stream, c.group, m.ID)
+	if _, err := pipe.Exec(ctx); err != nil {
+		c.cfg.logger.Error("streams: dead-letter failed; message stays pending", "stream", m.Stream, "id", m.ID, "err", err)
+		return
+	}
+	c.tel.deadLettered.Add(ctx, 1, c.attrs.get(StreamClass(m.Stream), c.group, ""))
+	c.cfg.logger.Warn("streams: message dead-lettered", "stream", m.Stream, "id", m.ID, "deliveries", m.Deliveries, "reason", reason)
+}
+
+// claimLoop reclaims messages left pending longer than min-idle by any
+// consumer (a dead one, or this one after a handler error).
+func (c *Consumer) claimLoop(ctx context.Context) {
+	t := time.NewTicker(c.cfg.claimInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		streams := c.reg.all()
+		for len(streams) > 0 && ctx.Err() == nil {
+			n := min(len(streams), 500)
+			if err := c.claimBatch(ctx, streams[:n]); err != nil && ctx.Err() == nil {
+				c.cfg.logger.Warn("streams: reclaim failed", "group", c.group, "err", err)
+				break
+			}
+			streams = streams[n:]
+		}
+	}
+}
+
+func (c *Consumer) claimBatch(ctx context.Context, streams []string) error {
+	pipe := c.rdb.Pipeline()
+	cmds := make([]*redis.XAutoClaimCmd, len(streams))
+	for i, s := range streams {
+		cmds[i] = pipe.XAutoClaim(ctx, &redis.XAutoClaimArgs{
+			Stream: s, Group: c.group, Consumer: c.name, MinIdle: c.cfg.minIdle, Start: "0-0", Count: c.cfg.claimCount,
+		})
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !isOnlyCommandErrors(cmds, err) {
+		return err
+	}
+	type claimed struct {
+		stream string
+		msgs   []redis.XMessage
+	}
+	var got []claimed
+	var lost []string
+	for i, cmd := range cmds {
+		msgs, _, err := cmd.Result()
+		if redis.HasErrorPrefix(err, "NOGROUP") {
+			lost = append(lost, streams[i])
+			continue
+		}
+		if err != nil || len(msgs) == 0 {
+			continue
+		}
+		got = append(got, claimed{streams[i], msgs})
+	}
+	if len(lost) > 0 {
+		_ = c.ensureGroups(ctx, lost, c.cfg.startID)
+	}
+	if len(got) == 0 {
+		return nil
+	}
+	// XAUTOCLAIM does not say how often each entry was delivered; XPENDING
+	// does, and the dead-letter decision needs it.
+	pipe = c.rdb.Pipeline()
+	pend := make([]*redis.XPendingExtCmd, len(got))
+	for i, g := range got {
+		pend[i] = pipe.XPendingExt(ctx, &redis.XPendingExtArgs{
+			Stream: g.stream, Group: c.group, Start: g.msgs[0].ID, End: g.msgs[len(g.msgs)-1].ID,
+			Count: int64(len(g.msgs)) + 1000, Consumer: c.name,
+		})
+	}
+	_, _ = pipe.Exec(ctx)
+	for i, g := range got {
+		counts := map[string]int64{}
+		if infos, err := pend[i].Result(); err == nil {
+			for _, p := range infos {
+				counts[p.ID] = p.RetryCount
+			}
+		}
+		for _, xm := range g.msgs {
+			if c.isInFlight(g.stream, xm.ID) {
+				continue // ours and still queued or running
+			}
+			n := counts[xm.ID]
+			if n == 0 {
+				n = 2 // it was delivered before, or it would not be pending
+			}
+			c.tel.redelivered.Add(ctx, 1, c.attrs.get(StreamClass(g.stream), c.group, ""))
+			if !c.dispatch(ctx, g.stream, xm, n) {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// isOnlyCommandErrors is true when a pipeline error comes from individual
+// commands (reported per command) rather than from the connection.
+func isOnlyCommandErrors[T redis.Cmder](cmds []T, err error) bool {
+	var rerr redis.Error
+	return errors.As(err, &rerr)
+}
+
+// keepAliveLoop resets the idle time of messages this consumer holds (queued
+// or running), so a healthy but busy consumer is not robbed of them.
+// XCLAIM ... JUSTID does not count as a delivery.
+func (c *Consumer) keepAliveLoop(ctx context.Context) {
+	t := time.NewTicker(max(c.cfg.minIdle/3, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		c.mu.Lock()
+		held := make(map[string][]string, len(c.inflight))
+		for s, ids := range c.inflight {
+			for id := range ids {
+				held[s] = append(held[s], id)
+			}
+		}
+		c.mu.Unlock()
+		if len(held) == 0 {
+			continue
+		}
+		pipe := c.rdb.Pipeline()
+		for s, ids := range held {
+			pipe.XClaimJustID(ctx, &redis.XClaimArgs{Stream: s, Group: c.group, Consumer: c.name, MinIdle: 0, Messages: ids})
+		}
+		_, _ = pipe.Exec(ctx)
+	}
+}
+
+// delConsumerScript removes a consumer only if it owns no pending message,
+// checked atomically: deleting a consumer drops its pending entries, which
+// would lose messages it was given after our XINFO look.
+var delConsumerScript = redis.NewScript(`
+local p = redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1, ARGV[2])
+if #p > 0 then return -1 end
+return redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2])
+`)
+
+// housekeepingLoop samples lag for the metrics and removes dead consumers.
+func (c *Consumer) housekeepingLoop(ctx context.Context) {
+	lagT := time.NewTicker(c.cfg.lagEvery)
+	defer lagT.Stop()
+	gcT := time.NewTicker(c.cfg.consumerGCEvery)
+	defer gcT.Stop()
+	c.sampleLag(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-lagT.C:
+			c.sampleLag(ctx)
+		case <-gcT.C:
+			if _, err := c.RemoveIdleConsumers(ctx, c.cfg.consumerGCIdle); err != nil && ctx.Err() == nil {
+				c.cfg.logger.Warn("streams: consumer GC failed", "group", c.group, "err", err)
+			}
+		}
+	}
+}
+
+// RemoveIdleConsumers deletes, from every stream read, the group's other
+// consumers idle longer than idle that own no pending message. It returns
+// how many it removed. Run calls it periodically (WithConsumerGC).
+func (c *Consumer) RemoveIdleConsumers(ctx context.Context, idle time.Duration) (int, error) {
+	removed := 0
+	streams := c.reg.all()
+	for len(streams) > 0 {
+		n := min(len(streams), 500)
+		pipe := c.rdb.Pipeline()
+		cmds := make([]*redis.XInfoConsumersCmd, n)
+		for i, s := range streams[:n] {
+			cmds[i] = pipe.XInfoConsumers(ctx, s, c.group)
+		}
+		if _, err := pipe.Exec(ctx); err != nil && !isOnlyCommandErrors(cmds, err) {
+			return removed, err
+		}
+		for i, cmd := range cmds {
+			infos, err := cmd.Result()
+			if err != nil {
+				continue
+			}
+			for _, ci := range infos {
+				if ci.Name == c.name || ci.Pending > 0 || ci.Idle < idle {
+					continue
+				}
+				res, err := delConsumerScript.Run(ctx, c.rdb, []string{streams[i]}, c.group, ci.Name).Int64()
+				if err != nil {
+					return removed, fmt.Errorf("remove consumer %s from %s: %w", ci.Name, streams[i], err)
+				}
+				if res >= 0 {
+					removed++
+				}
+			}
+		}
+		streams = streams[n:]
+	}
+	return removed, nil
+}
+
+func (c *Consumer) sampleLag(ctx context.Context) {
+	var lag, pending int64
+	streams := c.reg.all()
+	for len(streams) > 0 {
+		n := min(len(streams), 500)
+		pipe := c.rdb.Pipeline()
+		cmds := make([]*redis.XInfoGroupsCmd, n)
+		for i, s := range streams[:n] {
+			cmds[i] = pipe.XInfoGroups(ctx, s)
+		}
+		if _, err := pipe.Exec(ctx); err != nil && !isOnlyCommandErrors(cmds, err) {
+			return // keep the previous sample
+		}
+		for _, cmd := range cmds {
+			groups, err := cmd.Result()
+			if err != nil {
+				continue
+			}
+			for _, g := range groups {
+				if g.Name != c.group {
+					continue
+				}
+				if g.Lag > 0 {
+					lag += g.Lag
+				}
+				pending += g.Pending
+			}
+		}
+		streams = streams[n:]
+	}
+	c.lag.Store(lag)
+	c.pending.Store(pending)
+}
+
+// Lag is the last sampled number of entries not yet delivered to the group,
+// summed over the streams read (XINFO GROUPS lag).
+func (c *Consumer) Lag() int64 { return c.lag.Load() }
+
+// Pending is the last sampled number of delivered but unacknowledged
+// entries, summed over the streams read.
+func (c *Consumer) Pending() int64 { return c.pending.Load() }
+
+func (c *Consumer) registerGauges() (metric.Registration, error) {
+	m := c.cfg.meterProvider.Meter(instrumentationName)
+	lag, err := m.Int64ObservableGauge("pulka.streams.group.lag",
+		metric.WithDescription("Entries not yet delivered to the consumer group (sampled)."), metric.WithUnit("{message}"))
+	if err != nil {
+		return nil, fmt.Errorf("lag gauge: %w", err)
+	}
+	pend, err := m.Int64ObservableGauge("pulka.streams.group.pending",
+		metric.WithDescription("Entries delivered but not acknowledged (sampled)."), metric.WithUnit("{message}"))
+	if err != nil {
+		return nil, fmt.Errorf("pending gauge: %w", err)
+	}
+	attrs := metric.WithAttributes(keyGroup.String(c.group))
+	return m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		o.ObserveInt64(lag, c.lag.Load(), attrs)
+		o.ObserveInt64(pend, c.pending.Load(), attrs)
+		return nil
+	}, lag, pend)
+}

@@ -1,0 +1,228 @@
+package streams
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Lease is one owner's hold on a resource (a table): the fencing token is
+// (Epoch, Owner). Epochs only grow, so a writer holding an older epoch can
+// always be told apart from the current owner.
+type Lease struct {
+	Key   string // the lease key, e.g. TableLease(id)
+	Owner string
+	Epoch int64
+}
+
+func (l Lease) token() string { return strconv.FormatInt(l.Epoch, 10) + ":" + l.Owner }
+
+// Leases acquires, renews and releases leases with a TTL. The lease key holds
+// "<epoch>:<owner>" and expires; the epoch comes from INCR on a separate,
+// never-expiring counter (LeaseEpochKey) so that it keeps growing across
+// expiries and owners. Both keys share the lease key's hash tag.
+type Leases struct {
+	rdb redis.UniversalClient
+	ttl time.Duration
+}
+
+// NewLeases makes a lease manager whose leases live ttl unless renewed.
+func NewLeases(rdb redis.UniversalClient, ttl time.Duration) *Leases {
+	return &Leases{rdb: rdb, ttl: ttl}
+}
+
+// acquireScript: KEYS[1]=lease KEYS[2]=epoch counter;
+// ARGV[1]=owner ARGV[2]=ttl ms ARGV[3]=force ("1" takes over a live lease).
+// Returns {epoch, owner, held}: held=1 means another owner keeps the lease.
+// Even the same owner gets a new epoch: a restarted process reusing its name
+// must fence out its previous incarnation.
+var acquireScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur and ARGV[3] ~= '1' then
+  local sep = string.find(cur, ':', 1, true)
+  local owner = string.sub(cur, sep + 1)
+  if owner ~= ARGV[1] then
+    return {tonumber(string.sub(cur, 1, sep - 1)), owner, 1}
+  end
+end
+local epoch = redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], epoch .. ':' .. ARGV[1], 'PX', ARGV[2])
+return {epoch, ARGV[1], 0}
+`)
+
+// renewScript / releaseScript act only while the lease still holds the
+// caller's token.
+var renewScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return redis.error_reply('STALEEPOCH lease is ' .. tostring(redis.call('GET', KEYS[1])))
+end
+return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+`)
+
+var releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return redis.error_reply('STALEEPOCH lease is ' .. tostring(redis.call('GET', KEYS[1])))
+end
+return redis.call('DEL', KEYS[1])
+`)
+
+// Acquire takes the lease if it is free (or already the caller's) and
+// returns it with a new, higher epoch. If another owner holds it, the error
+// wraps ErrLeaseHeld and the returned Lease describes the holder.
+func (l *Leases) Acquire(ctx context.Context, key, owner string) (Lease, error) {
+	return l.acquire(ctx, key, owner, false)
+}
+
+// Takeover takes the lease whoever holds it, with a new, higher epoch. The
+// previous holder's fenced appends fail from this moment on. Use it when the
+// old owner is known to be gone (the operator migrating a table off a dead
+// or drained runner).
+func (l *Leases) Takeover(ctx context.Context, key, owner string) (Lease, error) {
+	return l.acquire(ctx, key, owner, true)
+}
+
+func (l *Leases) acquire(ctx context.Context, key, owner string, force bool) (Lease, error) {
+	if owner == "" {
+		return Lease{}, errors.New("streams: lease owner must not be empty")
+	}
+	f := "0"
+	if force {
+		f = "1"
+	}
+	res, err := acquireScript.Run(ctx, l.rdb, []string{key, LeaseEpochKey(key)}, owner, l.ttl.Milliseconds(), f).Slice()
+	if err != nil {
+		return Lease{}, fmt.Errorf("acquire lease %s: %w", key, err)
+	}
+	if len(res) != 3 {
+		return Lease{}, fmt.Errorf("acquire lease %s: unexpected reply %v", key, res)
+	}
+	epoch, _ := res[0].(int64)
+	holder, _ := res[1].(string)
+	held, _ := res[2].(int64)
+	got := Lease{Key: key, Owner: holder, Epoch: epoch}
+	if held == 1 {
+		return got, fmt.Errorf("acquire lease %s: %w (owner %s, epoch %d)", key, ErrLeaseHeld, holder, epoch)
+	}
+	return got, nil
+}
+
+// Renew extends a lease the caller still holds; ErrStaleEpoch if it lost it.
+func (l *Leases) Renew(ctx context.Context, lease Lease) error {
+	err := renewScript.Run(ctx, l.rdb, []string{lease.Key}, lease.token(), l.ttl.Milliseconds()).Err()
+	if err != nil {
+		return fmt.Errorf("renew lease %s: %w", lease.Key, mapStale(err))
+	}
+	return nil
+}
+
+// Release gives up a lease the caller still holds; ErrStaleEpoch if it had
+// already lost it. The epoch counter stays, so the next owner's epoch is
+// still higher.
+func (l *Leases) Release(ctx context.Context, lease Lease) error {
+	err := releaseScript.Run(ctx, l.rdb, []string{lease.Key}, lease.token()).Err()
+	if err != nil {
+		return fmt.Errorf("release lease %s: %w", lease.Key, mapStale(err))
+	}
+	return nil
+}
+
+// Current reads who holds the lease; ok is false when nobody does.
+func (l *Leases) Current(ctx context.Context, key string) (lease Lease, ok bool, err error) {
+	v, err := l.rdb.Get(ctx, key).Result()
+	if errors.Is(err, redis.Nil) {
+		return Lease{}, false, nil
+	}
+	if err != nil {
+		return Lease{}, false, fmt.Errorf("read lease %s: %w", key, err)
+	}
+	epoch, owner, found := strings.Cut(v, ":")
+	n, perr := strconv.ParseInt(epoch, 10, 64)
+	if !found || perr != nil {
+		return Lease{}, false, fmt.Errorf("read lease %s: malformed value %q", key, v)
+	}
+	return Lease{Key: key, Owner: owner, Epoch: n}, true, nil
+}
+
+// staleError keeps Redis's text ("lease is 7:runner-b") while matching
+// ErrStaleEpoch with errors.Is.
+type staleError struct{ detail string }
+
+func (e *staleError) Error() string { return ErrStaleEpoch.Error() + ": " + e.detail }
+func (e *staleError) Unwrap() error { return ErrStaleEpoch }
+
+func mapStale(err error) error {
+	if redis.HasErrorPrefix(err, "STALEEPOCH") {
+		return &staleError{detail: strings.TrimPrefix(err.Error(), "STALEEPOCH ")}
+	}
+	return err
+}
+
+// fencedAppendScript: KEYS[1]=lease, KEYS[2..]=streams (one per entry);
+// ARGV[1]=token, then per entry: maxlen ("0" = none), field count n, n
+// field/value strings. Checking the token and appending in one script makes
+// the check atomic with the append: no other command, in particular no
+// Takeover, can run between them.
+var fencedAppendScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return redis.error_reply('STALEEPOCH lease is ' .. tostring(redis.call('GET', KEYS[1])))
+end
+local ids = {}
+local a = 2
+for k = 2, #KEYS do
+  local maxlen = ARGV[a]
+  local n = tonumber(ARGV[a + 1])
+  a = a + 2
+  local cmd = {'XADD', KEYS[k]}
+  if maxlen ~= '0' then
+    cmd[#cmd + 1] = 'MAXLEN'
+    cmd[#cmd + 1] = '~'
+    cmd[#cmd + 1] = maxlen
+  end
+  cmd[#cmd + 1] = '*'
+  for j = 0, n - 1 do
+    cmd[#cmd + 1] = ARGV[a + j]
+  end
+  a = a + n
+  ids[#ids + 1] = redis.call(unpack(cmd))
+end
+return ids
+`)
+
+// AppendFenced appends entries only if lease is still the current lease of
+// its key, atomically: either every entry is appended or (ErrStaleEpoch)
+// none is. All streams must share the lease key's hash tag (e.g.
+// TableEvents(id) with TableLease(id)) so the script runs on Redis Cluster.
+func (p *Publisher) AppendFenced(ctx context.Context, lease Lease, entries ...Entry) ([]string, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	keys := make([]string, 0, 1+len(entries))
+	keys = append(keys, lease.Key)
+	args := make([]interface{}, 0, 1+len(entries)*8)
+	args = append(args, lease.token())
+	spans := make([]trace.Span, len(entries))
+	for i, e := range entries {
+		_, span, c := p.tel.startPublish(ctx, e.Stream)
+		spans[i] = span
+		fields := entryArgs(e, c)
+		keys = append(keys, e.Stream)
+		args = append(args, p.cfg.maxLenFor(e.Stream), len(fields))
+		args = append(args, fields...)
+	}
+	res, err := fencedAppendScript.Run(ctx, p.rdb, keys, args...).StringSlice()
+	err = mapStale(err)
+	for i, e := range entries {
+		endSpan(spans[i], err)
+		p.count(ctx, e.Stream, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fenced append (lease %s epoch %d): %w", lease.Key, lease.Epoch, err)
+	}
+	return res, nil
+}

@@ -1,0 +1,113 @@
+package streams
+
+import (
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Field names stored in every entry besides the Header fields.
+const (
+	FieldData        = "data"
+	FieldTraceParent = "traceparent"
+	FieldTraceState  = "tracestate"
+	FieldBaggage     = "baggage"
+)
+
+// Entry is one record to append to a stream.
+type Entry struct {
+	Stream string
+	// Data is the payload (usually a serialised protobuf message).
+	Data []byte
+	// Header holds extra string fields, e.g. a message type or an
+	// idempotency key. The names above are reserved.
+	Header map[string]string
+}
+
+// Message is one entry read from a stream.
+type Message struct {
+	Stream string
+	ID     string
+	Data   []byte
+	Header map[string]string
+	// Deliveries counts how many times a consumer group handed this entry
+	// out (1 on the first delivery). It is 0 for fan-out reads.
+	Deliveries int64
+
+	trace map[string]string
+}
+
+// Key is "<stream>/<id>", a natural dedupe key for effects of this entry.
+func (m Message) Key() string { return m.Stream + "/" + m.ID }
+
+// entryArgs flattens an entry into XADD field/value pairs, trace fields
+// included.
+func entryArgs(e Entry, carrier *injectCarrier) []interface{} {
+	args := make([]interface{}, 0, 2+2*len(e.Header)+len(carrier.pairs))
+	args = append(args, FieldData, e.Data)
+	for k, v := range e.Header {
+		args = append(args, k, v)
+	}
+	for i := 0; i+1 < len(carrier.pairs); i += 2 {
+		args = append(args, carrier.pairs[i], carrier.pairs[i+1])
+	}
+	return args
+}
+
+// toMessage converts a go-redis entry, separating the trace fields.
+func toMessage(stream string, xm redis.XMessage, deliveries int64) Message {
+	m := Message{Stream: stream, ID: xm.ID, Deliveries: deliveries}
+	for k, v := range xm.Values {
+		s, _ := v.(string)
+		switch k {
+		case FieldData:
+			m.Data = []byte(s)
+		case FieldTraceParent, FieldTraceState, FieldBaggage:
+			if m.trace == nil {
+				m.trace = make(map[string]string, 2)
+			}
+			m.trace[k] = s
+		default:
+			if m.Header == nil {
+				m.Header = make(map[string]string, len(xm.Values))
+			}
+			m.Header[k] = s
+		}
+	}
+	return m
+}
+
+// injectCarrier collects the fields a propagator injects.
+type injectCarrier struct{ pairs []string }
+
+func (c *injectCarrier) Get(key string) string {
+	for i := 0; i+1 < len(c.pairs); i += 2 {
+		if strings.EqualFold(c.pairs[i], key) {
+			return c.pairs[i+1]
+		}
+	}
+	return ""
+}
+
+func (c *injectCarrier) Set(key, value string) { c.pairs = append(c.pairs, key, value) }
+
+func (c *injectCarrier) Keys() []string {
+	keys := make([]string, 0, len(c.pairs)/2)
+	for i := 0; i < len(c.pairs); i += 2 {
+		keys = append(keys, c.pairs[i])
+	}
+	return keys
+}
+
+// extractCarrier reads the trace fields of a message.
+type extractCarrier map[string]string
+
+func (c extractCarrier) Get(key string) string { return c[key] }
+func (c extractCarrier) Set(key, value string) { c[key] = value }
+func (c extractCarrier) Keys() []string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	return keys
+}

@@ -1,0 +1,289 @@
+package streams
+
+import (
+	"log/slog"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+)
+
+// Option configures a Publisher, Consumer or Tailer. Options that do not
+// concern the value being built are ignored by it.
+type Option func(*settings)
+
+type settings struct {
+	tracerProvider trace.TracerProvider
+	meterProvider  metric.MeterProvider
+	propagator     propagation.TextMapPropagator
+	logger         *slog.Logger
+
+	// publishing
+	maxLen    int64
+	retention func(stream string) int64
+
+	// reading
+	batchKeys   int
+	count       int64
+	block       time.Duration
+	workers     int
+	maxInFlight int
+	startID     string
+
+	// consumer groups
+	minIdle         time.Duration
+	claimInterval   time.Duration
+	claimCount      int64
+	maxDeliveries   int64
+	deadLetter      string
+	deadLetterLen   int64
+	consumerGCIdle  time.Duration
+	consumerGCEvery time.Duration
+	lagEvery        time.Duration
+	shutdownGrace   time.Duration
+	backoffMin      time.Duration
+	backoffMax      time.Duration
+}
+
+// Defaults. The reclaim idle time is seconds, not minutes: a table whose
+// runner died must move on quickly, and handlers are short.
+const (
+	DefaultMaxLen          = 10_000
+	DefaultBatchKeys       = 1000
+	DefaultCount           = 256
+	DefaultBlock           = 2 * time.Second
+	DefaultWorkers         = 8
+	DefaultMaxInFlight     = 4096
+	DefaultMinIdle         = 5 * time.Second
+	DefaultClaimInterval   = time.Second
+	DefaultClaimCount      = 100
+	DefaultMaxDeliveries   = 5
+	DefaultDeadLetterLen   = 100_000
+	DefaultConsumerGCIdle  = 10 * time.Minute
+	DefaultConsumerGCEvery = time.Minute
+	DefaultLagEvery        = 15 * time.Second
+	DefaultShutdownGrace   = 10 * time.Second
+)
+
+func newSettings(opts []Option) settings {
+	s := settings{
+		tracerProvider:  tracenoop.NewTracerProvider(),
+		meterProvider:   metricnoop.NewMeterProvider(),
+		propagator:      propagation.TraceContext{},
+		logger:          slog.New(slog.DiscardHandler),
+		maxLen:          DefaultMaxLen,
+		batchKeys:       DefaultBatchKeys,
+		count:           DefaultCount,
+		block:           DefaultBlock,
+		workers:         DefaultWorkers,
+		maxInFlight:     DefaultMaxInFlight,
+		startID:         "0",
+		minIdle:         DefaultMinIdle,
+		claimInterval:   DefaultClaimInterval,
+		claimCount:      DefaultClaimCount,
+		maxDeliveries:   DefaultMaxDeliveries,
+		deadLetterLen:   DefaultDeadLetterLen,
+		consumerGCIdle:  DefaultConsumerGCIdle,
+		consumerGCEvery: DefaultConsumerGCEvery,
+		lagEvery:        DefaultLagEvery,
+		shutdownGrace:   DefaultShutdownGrace,
+		backoffMin:      50 * time.Millisecond,
+		backoffMax:      2 * time.Second,
+	}
+	for _, o := range opts {
+		o(&s)
+	}
+	return s
+}
+
+// WithTracerProvider sets where spans go (default: a no-op provider; the
+// trace context of the caller is still propagated through entries).
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(s *settings) {
+		if tp != nil {
+			s.tracerProvider = tp
+		}
+	}
+}
+
+// WithMeterProvider sets where metrics go (default: no-op).
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(s *settings) {
+		if mp != nil {
+			s.meterProvider = mp
+		}
+	}
+}
+
+// WithPropagator replaces the W3C trace-context propagator.
+func WithPropagator(p propagation.TextMapPropagator) Option {
+	return func(s *settings) {
+		if p != nil {
+			s.propagator = p
+		}
+	}
+}
+
+// WithLogger sets the logger for errors the loops recover from (default:
+// discard).
+func WithLogger(l *slog.Logger) Option {
+	return func(s *settings) {
+		if l != nil {
+			s.logger = l
+		}
+	}
+}
+
+// WithMaxLen sets the approximate MAXLEN every publish trims its stream to
+// (0: no trimming). Default DefaultMaxLen.
+func WithMaxLen(n int64) Option { return func(s *settings) { s.maxLen = n } }
+
+// WithRetention decides MAXLEN per stream (e.g. by StreamClass); it overrides
+// WithMaxLen. Return 0 for no trimming.
+func WithRetention(f func(stream string) int64) Option {
+	return func(s *settings) { s.retention = f }
+}
+
+// WithBatchKeys sets how many streams one XREADGROUP/XREAD call names.
+// Each batch is served by one goroutine and one (blocking) connection, so a
+// consumer of N streams uses ceil(N/batchKeys) connections for reading: size
+// the client's PoolSize accordingly.
+func WithBatchKeys(n int) Option {
+	return func(s *settings) {
+		if n > 0 {
+			s.batchKeys = n
+		}
+	}
+}
+
+// WithCount sets the COUNT of each read (entries per stream per call).
+func WithCount(n int64) Option {
+	return func(s *settings) {
+		if n > 0 {
+			s.count = n
+		}
+	}
+}
+
+// WithBlock sets how long one read blocks when there is nothing to read.
+// Add, Remove and shutdown wake a blocked read at once, so this only bounds
+// how often an idle consumer polls.
+func WithBlock(d time.Duration) Option {
+	return func(s *settings) {
+		if d > 0 {
+			s.block = d
+		}
+	}
+}
+
+// WithWorkers sets how many handlers run at once. Messages of one stream
+// always go to the same worker, so they are handled in stream order.
+func WithWorkers(n int) Option {
+	return func(s *settings) {
+		if n > 0 {
+			s.workers = n
+		}
+	}
+}
+
+// WithMaxInFlight bounds read-but-unacknowledged messages held in memory.
+func WithMaxInFlight(n int) Option {
+	return func(s *settings) {
+		if n > 0 {
+			s.maxInFlight = n
+		}
+	}
+}
+
+// WithStartID sets where a newly created consumer group starts: "0" (the
+// default: everything already in the stream) or "$" (only new entries).
+func WithStartID(id string) Option { return func(s *settings) { s.startID = id } }
+
+// WithMinIdle sets how long a delivered message may stay unacknowledged
+// before another consumer reclaims it. Handlers must finish well within it
+// (a consumer keeps its own in-flight messages alive while it is healthy).
+func WithMinIdle(d time.Duration) Option {
+	return func(s *settings) {
+		if d > 0 {
+			s.minIdle = d
+		}
+	}
+}
+
+// WithClaimInterval sets how often pending messages are scanned for reclaim.
+func WithClaimInterval(d time.Duration) Option {
+	return func(s *settings) {
+		if d > 0 {
+			s.claimInterval = d
+		}
+	}
+}
+
+// WithMaxDeliveries sets after how many deliveries a failing message is moved
+// to the dead-letter stream (and acknowledged).
+func WithMaxDeliveries(n int64) Option {
+	return func(s *settings) {
+		if n > 0 {
+			s.maxDeliveries = n
+		}
+	}
+}
+
+// WithDeadLetterStream overrides the dead-letter stream (default
+// DeadLetter(group)).
+func WithDeadLetterStream(key string) Option { return func(s *settings) { s.deadLetter = key } }
+
+// WithConsumerGC removes other consumers of the group that have been idle
+// longer than idle and own no pending message, checking every `every`.
+func WithConsumerGC(idle, every time.Duration) Option {
+	return func(s *settings) {
+		if idle > 0 {
+			s.consumerGCIdle = idle
+		}
+		if every > 0 {
+			s.consumerGCEvery = every
+		}
+	}
+}
+
+// WithLagInterval sets how often group lag and pending counts are sampled
+// for the metrics.
+func WithLagInterval(d time.Duration) Option {
+	return func(s *settings) {
+		if d > 0 {
+			s.lagEvery = d
+		}
+	}
+}
+
+// WithShutdownGrace bounds how long a running handler may continue after the
+// Run context is cancelled before its own context is cancelled too.
+func WithShutdownGrace(d time.Duration) Option {
+	return func(s *settings) {
+		if d > 0 {
+			s.shutdownGrace = d
+		}
+	}
+}
+
+// WithBackoff sets the retry delay range of the loops after Redis errors.
+func WithBackoff(min, max time.Duration) Option {
+	return func(s *settings) {
+		if min > 0 {
+			s.backoffMin = min
+		}
+		if max >= min {
+			s.backoffMax = max
+		}
+	}
+}
+
+func (s *settings) maxLenFor(stream string) int64 {
+	if s.retention != nil {
+		return s.retention(stream)
+	}
+	return s.maxLen
+}

@@ -1,0 +1,224 @@
+package streams
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Publisher appends entries to streams with approximate MAXLEN retention
+// and the caller's trace context stored in each entry.
+type Publisher struct {
+	rdb   redis.UniversalClient
+	cfg   settings
+	tel   *telemetry
+	attrs attrCache
+}
+
+// NewPublisher makes a publisher on rdb. Relevant options: WithMaxLen,
+// WithRetention, WithTracerProvider, WithMeterProvider, WithPropagator.
+func NewPublisher(rdb redis.UniversalClient, opts ...Option) *Publisher {
+	cfg := newSettings(opts)
+	return &Publisher{rdb: rdb, cfg: cfg, tel: newTelemetry(&cfg)}
+}
+
+func (p *Publisher) xaddArgs(e Entry, c *injectCarrier) *redis.XAddArgs {
+	a := &redis.XAddArgs{Stream: e.Stream, Values: entryArgs(e, c)}
+	if n := p.cfg.maxLenFor(e.Stream); n > 0 {
+		a.MaxLen, a.Approx = n, true
+	}
+	return a
+}
+
+// Publish appends one entry and returns its ID.
+func (p *Publisher) Publish(ctx context.Context, e Entry) (string, error) {
+	ctx, span, c := p.tel.startPublish(ctx, e.Stream)
+	id, err := p.rdb.XAdd(ctx, p.xaddArgs(e, c)).Result()
+	endSpan(span, err)
+	p.count(ctx, e.Stream, err)
+	if err != nil {
+		return "", fmt.Errorf("publish to %s: %w", e.Stream, err)
+	}
+	return id, nil
+}
+
+func (p *Publisher) count(ctx context.Context, stream string, err error) {
+	if err != nil {
+		p.tel.publishErrs.Add(ctx, 1, p.attrs.get(StreamClass(stream), "", ""))
+		return
+	}
+	p.tel.published.Add(ctx, 1, p.attrs.get(StreamClass(stream), "", ""))
+}
+
+// PublishBatch appends entries in one round trip (a pipeline, not a
+// transaction: on error some entries may have been appended). It returns the
+// IDs in order; on error, ids[i] is "" for every entry that failed.
+func (p *Publisher) PublishBatch(ctx context.Context, entries []Entry) ([]string, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	pipe := p.rdb.Pipeline()
+	cmds := make([]*redis.StringCmd, len(entries))
+	spans := make([]trace.Span, len(entries))
+	for i, e := range entries {
+		_, span, c := p.tel.startPublish(ctx, e.Stream)
+		spans[i] = span
+		cmds[i] = pipe.XAdd(ctx, p.xaddArgs(e, c))
+	}
+	_, execErr := pipe.Exec(ctx)
+	ids := make([]string, len(entries))
+	var firstErr error
+	for i, cmd := range cmds {
+		id, err := cmd.Result()
+		endSpan(spans[i], err)
+		p.count(ctx, entries[i].Stream, err)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("publish to %s: %w", entries[i].Stream, err)
+			}
+			continue
+		}
+		ids[i] = id
+	}
+	if firstErr == nil && execErr != nil {
+		firstErr = fmt.Errorf("publish batch: %w", execErr)
+	}
+	return ids, firstErr
+}
+
+// Batcher coalesces concurrent Publish calls into pipelines: while one
+// pipeline is in flight the next calls queue, and are sent together when it
+// returns. Under light load each call goes out at once (no linger timer);
+// under heavy load batches grow up to maxBatch, so throughput approaches
+// PublishBatch without callers having to batch themselves.
+type Batcher struct {
+	p        *Publisher
+	maxBatch int
+	reqs     chan *batchReq
+	done     chan struct{}
+	wg       sync.WaitGroup
+	once     sync.Once
+	mu       sync.RWMutex
+	closed   bool
+}
+
+type batchReq struct {
+	ctx   context.Context
+	entry Entry
+	id    string
+	err   error
+	ready chan struct{}
+}
+
+// NewBatcher starts a batcher with `flushers` pipelines in flight at most
+// (1 keeps per-stream order of concurrent calls; more raises throughput).
+// Close it to stop its goroutines.
+func (p *Publisher) NewBatcher(maxBatch, flushers int) *Batcher {
+	if maxBatch <= 0 {
+		maxBatch = 128
+	}
+	if flushers <= 0 {
+		flushers = 1
+	}
+	b := &Batcher{p: p, maxBatch: maxBatch, reqs: make(chan *batchReq, maxBatch*flushers), done: make(chan struct{})}
+	for i := 0; i < flushers; i++ {
+		b.wg.Add(1)
+		go b.loop()
+	}
+	return b
+}
+
+var reqPool = sync.Pool{New: func() any { return &batchReq{ready: make(chan struct{}, 1)} }}
+
+// Publish queues e and waits until its pipeline returned.
+func (b *Batcher) Publish(ctx context.Context, e Entry) (string, error) {
+	r := reqPool.Get().(*batchReq)
+	r.ctx, r.entry, r.id, r.err = ctx, e, "", nil
+	b.mu.RLock()
+	if b.closed {
+		b.mu.RUnlock()
+		reqPool.Put(r)
+		return "", ErrClosed
+	}
+	select {
+	case b.reqs <- r:
+		b.mu.RUnlock()
+	case <-ctx.Done():
+		b.mu.RUnlock()
+		reqPool.Put(r)
+		return "", ctx.Err()
+	}
+	// Once queued, the request is always answered (Close drains the queue),
+	// so waiting here cannot leak it.
+	<-r.ready
+	id, err := r.id, r.err
+	r.ctx, r.entry = nil, Entry{}
+	reqPool.Put(r)
+	return id, err
+}
+
+// Close sends what is queued and stops the batcher. Publish after Close
+// returns ErrClosed.
+func (b *Batcher) Close() {
+	b.once.Do(func() {
+		b.mu.Lock()
+		b.closed = true
+		close(b.reqs)
+		b.mu.Unlock()
+		b.wg.Wait()
+	})
+}
+
+func (b *Batcher) loop() {
+	defer b.wg.Done()
+	batch := make([]*batchReq, 0, b.maxBatch)
+	for {
+		r, ok := <-b.reqs
+		if !ok {
+			return
+		}
+		batch = append(batch[:0], r)
+	fill:
+		for len(batch) < b.maxBatch {
+			select {
+			case r, ok := <-b.reqs:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, r)
+			default:
+				break fill
+			}
+		}
+		b.flush(batch)
+	}
+}
+
+func (b *Batcher) flush(batch []*batchReq) {
+	pipe := b.p.rdb.Pipeline()
+	cmds := make([]*redis.StringCmd, len(batch))
+	spans := make([]trace.Span, len(batch))
+	// One caller giving up must not fail the others' entries, so the
+	// pipeline ignores cancellation (the client's timeouts still bound it);
+	// each entry still carries its own caller's trace.
+	ctx := context.WithoutCancel(batch[0].ctx)
+	for i, r := range batch {
+		_, span, c := b.p.tel.startPublish(r.ctx, r.entry.Stream)
+		spans[i] = span
+		cmds[i] = pipe.XAdd(ctx, b.p.xaddArgs(r.entry, c))
+	}
+	_, _ = pipe.Exec(ctx) // per-command errors are read below
+	for i, r := range batch {
+		id, err := cmds[i].Result()
+		endSpan(spans[i], err)
+		b.p.count(r.ctx, r.entry.Stream, err)
+		if err != nil {
+			r.err = fmt.Errorf("publish to %s: %w", r.entry.Stream, err)
+		}
+		r.id = id
+		r.ready <- struct{}{}
+	}
+}

@@ -1,0 +1,243 @@
+package streams
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/propagation"
+)
+
+// TailHandler receives fan-out messages in stream order. It runs on the
+// reading goroutine of the stream's batch, so it must be quick (e.g. hand the
+// message to per-connection queues); there is no redelivery.
+type TailHandler func(ctx context.Context, m Message)
+
+// Tailer reads many streams without a consumer group (every Tailer sees
+// every entry): gateways follow the event streams of the tables their players
+// sit at. Streams are read in multi-key XREAD batches, each from the last ID
+// seen, so nothing between two reads is missed.
+type Tailer struct {
+	rdb     redis.UniversalClient
+	handler TailHandler
+	cfg     settings
+	tel     *telemetry
+	attrs   attrCache
+	reg     *registry
+	id      string
+	running atomic.Bool
+}
+
+// NewTailer makes a fan-out reader.
+func NewTailer(rdb redis.UniversalClient, h TailHandler, opts ...Option) *Tailer {
+	cfg := newSettings(opts)
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return &Tailer{rdb: rdb, handler: h, cfg: cfg, tel: newTelemetry(&cfg), reg: newRegistry(cfg.batchKeys), id: hex.EncodeToString(b[:])}
+}
+
+func (t *Tailer) wakeKey(shard int) string { return wakeKey("tail", t.id, shard) }
+
+// Add follows stream from after afterID (exclusive): "0" for everything
+// still in the stream, "$" for only entries added from now on, or the last
+// ID a client saw. Adding a stream already followed keeps its position.
+func (t *Tailer) Add(ctx context.Context, stream, afterID string) error {
+	if afterID == "$" {
+		// Resolve "$" once: re-sending "$" on every read would skip entries
+		// added between two reads.
+		last, err := t.rdb.XRevRangeN(ctx, stream, "+", "-", 1).Result()
+		if err != nil {
+			return fmt.Errorf("tail %s: %w", stream, err)
+		}
+		afterID = "0-0"
+		if len(last) == 1 {
+			afterID = last[0].ID
+		}
+	}
+	if afterID == "" {
+		afterID = "0-0"
+	}
+	if shard, added := t.reg.add(stream, afterID); added {
+		t.wake(ctx, shard)
+	}
+	return nil
+}
+
+// Remove stops following stream.
+func (t *Tailer) Remove(ctx context.Context, stream string) {
+	for _, shard := range t.reg.remove(stream) {
+		t.wake(ctx, shard)
+	}
+}
+
+func (t *Tailer) wake(ctx context.Context, shard int) {
+	if !t.running.Load() {
+		return
+	}
+	key := t.wakeKey(shard)
+	pipe := t.rdb.Pipeline()
+	pipe.XAdd(ctx, &redis.XAddArgs{Stream: key, MaxLen: 16, Values: []interface{}{"w", "1"}})
+	// A crashed tailer's wake stream must not stay forever.
+	pipe.Expire(ctx, key, time.Hour)
+	_, _ = pipe.Exec(ctx)
+}
+
+// Run follows the streams until ctx is cancelled. Redis errors are retried
+// with backoff; it returns nil on shutdown.
+func (t *Tailer) Run(ctx context.Context) error {
+	if !t.running.CompareAndSwap(false, true) {
+		return errors.New("streams: tailer is already running")
+	}
+	defer t.running.Store(false)
+	var wg sync.WaitGroup
+	for ctx.Err() == nil {
+		changed := t.reg.changes()
+		for _, i := range t.reg.startMissing() {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				t.shard(ctx, i)
+			}(i)
+		}
+		select {
+		case <-ctx.Done():
+		case <-changed:
+		}
+	}
+	cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	shards := t.reg.shardCount()
+	for i := 0; i < shards; i++ {
+		t.wake(cleanup, i)
+	}
+	wg.Wait()
+	for i := 0; i < shards; i++ {
+		_ = t.rdb.Del(cleanup, t.wakeKey(i)).Err()
+	}
+	return nil
+}
+
+func (t *Tailer) shard(ctx context.Context, i int) {
+	wk := t.wakeKey(i)
+	wakePos := "0-0"
+	bo := backoff{min: t.cfg.backoffMin, max: t.cfg.backoffMax}
+	for ctx.Err() == nil {
+		keys, pos, ok := t.reg.shardKeys(i, true)
+		if !ok {
+			return
+		}
+		args := make([]string, 0, 2*(len(keys)+1))
+		args = append(args, keys...)
+		args = append(args, wk)
+		args = append(args, pos...)
+		args = append(args, wakePos)
+		res, err := t.rdb.XRead(ctx, &redis.XReadArgs{Streams: args, Count: t.cfg.count, Block: t.cfg.block}).Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			bo.reset()
+			continue
+		case err != nil:
+			if ctx.Err() != nil {
+				return
+			}
+			t.cfg.logger.Warn("streams: tail read failed, retrying", "err", err)
+			sleepCtx(ctx, bo.next())
+			continue
+		}
+		bo.reset()
+		for _, xs := range res {
+			if len(xs.Messages) == 0 {
+				continue
+			}
+			if xs.Stream == wk {
+				wakePos = xs.Messages[len(xs.Messages)-1].ID
+				continue
+			}
+			for _, xm := range xs.Messages {
+				t.reg.advance(xs.Stream, xm.ID)
+				t.deliver(ctx, toMessage(xs.Stream, xm, 0))
+			}
+		}
+	}
+}
+
+func (t *Tailer) deliver(ctx context.Context, m Message) {
+	sctx, span := t.tel.startConsume(ctx, m, "")
+	t.handler(sctx, m)
+	span.End()
+	t.tel.consumed.Add(sctx, 1, t.attrs.get(StreamClass(m.Stream), "", "ok"))
+}
+
+// ReadAfter returns up to count entries of stream with IDs greater than
+// afterID ("0" or "" for the start), oldest first: the replay a reconnecting
+// client needs before it follows the stream. If entries after afterID were
+// already trimmed (or deleted) the replay would have a hole, so it returns
+// ErrTrimmed instead and the client must resynchronise from a snapshot.
+func ReadAfter(ctx context.Context, rdb redis.UniversalClient, stream, afterID string, count int64) ([]Message, error) {
+	if afterID == "" || afterID == "0" {
+		afterID = "0-0"
+	}
+	pipe := rdb.TxPipeline() // one key: a MULTI works on Cluster too
+	info := pipe.XInfoStream(ctx, stream)
+	rng := pipe.XRangeN(ctx, stream, "("+afterID, "+", count)
+	_, _ = pipe.Exec(ctx)
+	if err := info.Err(); err != nil {
+		if strings.Contains(err.Error(), "no such key") {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("replay %s: %w", stream, err)
+	}
+	if md := info.Val().MaxDeletedEntryID; md != "" && CompareIDs(afterID, md) < 0 {
+		return nil, fmt.Errorf("replay %s after %s (entries up to %s are gone): %w", stream, afterID, md, ErrTrimmed)
+	}
+	xms, err := rng.Result()
+	if err != nil {
+		return nil, fmt.Errorf("replay %s: %w", stream, err)
+	}
+	out := make([]Message, len(xms))
+	for i, xm := range xms {
+		out[i] = toMessage(stream, xm, 0)
+	}
+	return out, nil
+}
+
+// CompareIDs orders two stream IDs ("ms-seq", or "ms") numerically.
+func CompareIDs(a, b string) int {
+	am, as := splitID(a)
+	bm, bs := splitID(b)
+	switch {
+	case am < bm:
+		return -1
+	case am > bm:
+		return 1
+	case as < bs:
+		return -1
+	case as > bs:
+		return 1
+	}
+	return 0
+}
+
+func splitID(id string) (ms, seq uint64) {
+	m, s, _ := strings.Cut(id, "-")
+	ms, _ = strconv.ParseUint(m, 10, 64)
+	seq, _ = strconv.ParseUint(s, 10, 64)
+	return ms, seq
+}
+
+// Context returns ctx carrying the trace context stored in the message (W3C
+// trace-context), for callers that read messages themselves (ReadAfter).
+func (m Message) Context(ctx context.Context) context.Context {
+	if len(m.trace) == 0 {
+		return ctx
+	}
+	return propagation.TraceContext{}.Extract(ctx, extractCarrier(m.trace))
+}

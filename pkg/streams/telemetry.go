@@ -1,0 +1,126 @@
+package streams
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+const instrumentationName = "github.com/pulka/pulka/pkg/streams"
+
+// Attribute keys follow the OpenTelemetry messaging conventions where one
+// exists.
+var (
+	attrSystem     = attribute.String("messaging.system", "redis")
+	keyDestination = attribute.Key("messaging.destination.name")
+	keyGroup       = attribute.Key("messaging.consumer.group.name")
+	keyMessageID   = attribute.Key("messaging.message.id")
+	keyOutcome     = attribute.Key("outcome")
+	keyDeliveries  = attribute.Key("messaging.redis.deliveries")
+)
+
+type telemetry struct {
+	tracer     trace.Tracer
+	propagator propagation.TextMapPropagator
+
+	published    metric.Int64Counter
+	consumed     metric.Int64Counter
+	handlerTime  metric.Float64Histogram
+	redelivered  metric.Int64Counter
+	deadLettered metric.Int64Counter
+	publishErrs  metric.Int64Counter
+}
+
+func newTelemetry(s *settings) *telemetry {
+	m := s.meterProvider.Meter(instrumentationName)
+	t := &telemetry{
+		tracer:     s.tracerProvider.Tracer(instrumentationName),
+		propagator: s.propagator,
+	}
+	// Instrument constructors only fail on invalid names; ours are constant,
+	// and a failing one still returns a usable no-op instrument.
+	t.published, _ = m.Int64Counter("pulka.streams.published",
+		metric.WithDescription("Entries appended to a stream."), metric.WithUnit("{message}"))
+	t.publishErrs, _ = m.Int64Counter("pulka.streams.publish.errors",
+		metric.WithDescription("Appends that failed (including fenced appends refused as stale)."), metric.WithUnit("{message}"))
+	t.consumed, _ = m.Int64Counter("pulka.streams.consumed",
+		metric.WithDescription("Messages handed to a handler, by outcome."), metric.WithUnit("{message}"))
+	t.handlerTime, _ = m.Float64Histogram("pulka.streams.handler.duration",
+		metric.WithDescription("Handler run time."), metric.WithUnit("s"),
+		metric.WithExplicitBucketBoundaries(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5))
+	t.redelivered, _ = m.Int64Counter("pulka.streams.redelivered",
+		metric.WithDescription("Messages reclaimed from an idle consumer and delivered again."), metric.WithUnit("{message}"))
+	t.deadLettered, _ = m.Int64Counter("pulka.streams.dead_lettered",
+		metric.WithDescription("Messages moved to the dead-letter stream."), metric.WithUnit("{message}"))
+	return t
+}
+
+// startPublish opens the producer span of one entry and returns the trace
+// fields to store with it.
+func (t *telemetry) startPublish(ctx context.Context, stream string) (context.Context, trace.Span, *injectCarrier) {
+	ctx, span := t.tracer.Start(ctx, "publish "+StreamClass(stream),
+		trace.WithSpanKind(trace.SpanKindProducer),
+		trace.WithAttributes(attrSystem, keyDestination.String(StreamClass(stream))))
+	c := &injectCarrier{}
+	t.propagator.Inject(ctx, c)
+	return ctx, span, c
+}
+
+func endSpan(span trace.Span, err error) {
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+}
+
+// startConsume continues the publisher's trace: the handler span's parent is
+// the producer span stored in the entry.
+func (t *telemetry) startConsume(ctx context.Context, m Message, group string) (context.Context, trace.Span) {
+	if len(m.trace) > 0 {
+		ctx = t.propagator.Extract(ctx, extractCarrier(m.trace))
+	}
+	attrs := []attribute.KeyValue{attrSystem, keyDestination.String(StreamClass(m.Stream)), keyMessageID.String(m.ID)}
+	if group != "" {
+		attrs = append(attrs, keyGroup.String(group), keyDeliveries.Int64(m.Deliveries))
+	}
+	return t.tracer.Start(ctx, "process "+StreamClass(m.Stream),
+		trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...))
+}
+
+// attrCache keeps one attribute set per (stream class, group, outcome) so the
+// hot path does not rebuild them for every message.
+type attrCache struct {
+	mu sync.Mutex
+	m  map[[3]string]metric.MeasurementOption
+}
+
+func (c *attrCache) get(class, group, outcome string) metric.MeasurementOption {
+	k := [3]string{class, group, outcome}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if o, ok := c.m[k]; ok {
+		return o
+	}
+	if c.m == nil {
+		c.m = make(map[[3]string]metric.MeasurementOption)
+	}
+	kv := []attribute.KeyValue{keyDestination.String(class)}
+	if group != "" {
+		kv = append(kv, keyGroup.String(group))
+	}
+	if outcome != "" {
+		kv = append(kv, keyOutcome.String(outcome))
+	}
+	o := metric.WithAttributeSet(attribute.NewSet(kv...))
+	c.m[k] = o
+	return o
+}
+
+func seconds(d time.Duration) float64 { return d.Seconds() }
