@@ -1102,6 +1102,62 @@ func (x *ListTablesResponse) GetNextPageToken() string {
 	return ""
 }
 
+// LobbyView is the whole list of listed tables at one version: what a reader
+// loads first, before applying the LobbyUpdates with a higher version.
+type LobbyView struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The version of the last update included.
+	Version uint64 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
+	// Every listed table, newest first.
+	Tables        []*TableSummary `protobuf:"bytes,2,rep,name=tables,proto3" json:"tables,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LobbyView) Reset() {
+	*x = LobbyView{}
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LobbyView) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LobbyView) ProtoMessage() {}
+
+func (x *LobbyView) ProtoReflect() protoreflect.Message {
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LobbyView.ProtoReflect.Descriptor instead.
+func (*LobbyView) Descriptor() ([]byte, []int) {
+	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *LobbyView) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *LobbyView) GetTables() []*TableSummary {
+	if x != nil {
+		return x.Tables
+	}
+	return nil
+}
+
 // LobbyUpdate is one entry of the lobby's view stream: a table appeared,
 // changed or went away. Applying every update in stream order to an empty list
 // gives the current lobby view; `version` lets a reader notice a gap.
@@ -1122,7 +1178,7 @@ type LobbyUpdate struct {
 
 func (x *LobbyUpdate) Reset() {
 	*x = LobbyUpdate{}
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[12]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1134,7 +1190,7 @@ func (x *LobbyUpdate) String() string {
 func (*LobbyUpdate) ProtoMessage() {}
 
 func (x *LobbyUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[12]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1147,7 +1203,7 @@ func (x *LobbyUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LobbyUpdate.ProtoReflect.Descriptor instead.
 func (*LobbyUpdate) Descriptor() ([]byte, []int) {
-	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{12}
+	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *LobbyUpdate) GetVersion() uint64 {
@@ -1272,7 +1328,10 @@ const file_pulka_lobby_v1_lobby_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\"r\n" +
 	"\x12ListTablesResponse\x124\n" +
 	"\x06tables\x18\x01 \x03(\v2\x1c.pulka.lobby.v1.TableSummaryR\x06tables\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x9f\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"[\n" +
+	"\tLobbyView\x12\x18\n" +
+	"\aversion\x18\x01 \x01(\x04R\aversion\x124\n" +
+	"\x06tables\x18\x02 \x03(\v2\x1c.pulka.lobby.v1.TableSummaryR\x06tables\"\x9f\x01\n" +
 	"\vLobbyUpdate\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\x04R\aversion\x12E\n" +
 	"\x0etable_upserted\x18\x02 \x01(\v2\x1c.pulka.lobby.v1.TableSummaryH\x00R\rtableUpserted\x12%\n" +
@@ -1310,7 +1369,7 @@ func file_pulka_lobby_v1_lobby_proto_rawDescGZIP() []byte {
 }
 
 var file_pulka_lobby_v1_lobby_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_pulka_lobby_v1_lobby_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_pulka_lobby_v1_lobby_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_pulka_lobby_v1_lobby_proto_goTypes = []any{
 	(LobbyRejectReason)(0),        // 0: pulka.lobby.v1.LobbyRejectReason
 	(TableStatus)(0),              // 1: pulka.lobby.v1.TableStatus
@@ -1326,38 +1385,40 @@ var file_pulka_lobby_v1_lobby_proto_goTypes = []any{
 	(*TableFilter)(nil),           // 11: pulka.lobby.v1.TableFilter
 	(*ListTablesRequest)(nil),     // 12: pulka.lobby.v1.ListTablesRequest
 	(*ListTablesResponse)(nil),    // 13: pulka.lobby.v1.ListTablesResponse
-	(*LobbyUpdate)(nil),           // 14: pulka.lobby.v1.LobbyUpdate
-	(*v1.TraceContext)(nil),       // 15: pulka.common.v1.TraceContext
-	(*TableSettings)(nil),         // 16: pulka.lobby.v1.TableSettings
-	(*timestamppb.Timestamp)(nil), // 17: google.protobuf.Timestamp
-	(Game)(0),                     // 18: pulka.lobby.v1.Game
-	(ClassicVariant)(0),           // 19: pulka.lobby.v1.ClassicVariant
+	(*LobbyView)(nil),             // 14: pulka.lobby.v1.LobbyView
+	(*LobbyUpdate)(nil),           // 15: pulka.lobby.v1.LobbyUpdate
+	(*v1.TraceContext)(nil),       // 16: pulka.common.v1.TraceContext
+	(*TableSettings)(nil),         // 17: pulka.lobby.v1.TableSettings
+	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
+	(Game)(0),                     // 19: pulka.lobby.v1.Game
+	(ClassicVariant)(0),           // 20: pulka.lobby.v1.ClassicVariant
 }
 var file_pulka_lobby_v1_lobby_proto_depIdxs = []int32{
-	15, // 0: pulka.lobby.v1.LobbyCommand.trace:type_name -> pulka.common.v1.TraceContext
+	16, // 0: pulka.lobby.v1.LobbyCommand.trace:type_name -> pulka.common.v1.TraceContext
 	3,  // 1: pulka.lobby.v1.LobbyCommand.create_table:type_name -> pulka.lobby.v1.CreateTable
 	4,  // 2: pulka.lobby.v1.LobbyCommand.sit_down:type_name -> pulka.lobby.v1.SitDown
 	5,  // 3: pulka.lobby.v1.LobbyCommand.stand_up:type_name -> pulka.lobby.v1.StandUp
 	6,  // 4: pulka.lobby.v1.LobbyCommand.leave_table:type_name -> pulka.lobby.v1.LeaveTable
 	7,  // 5: pulka.lobby.v1.LobbyCommand.fill_with_bots:type_name -> pulka.lobby.v1.FillWithBots
-	16, // 6: pulka.lobby.v1.CreateTable.settings:type_name -> pulka.lobby.v1.TableSettings
+	17, // 6: pulka.lobby.v1.CreateTable.settings:type_name -> pulka.lobby.v1.TableSettings
 	0,  // 7: pulka.lobby.v1.LobbyCommandResult.reason:type_name -> pulka.lobby.v1.LobbyRejectReason
-	15, // 8: pulka.lobby.v1.LobbyCommandResult.trace:type_name -> pulka.common.v1.TraceContext
-	16, // 9: pulka.lobby.v1.TableSummary.settings:type_name -> pulka.lobby.v1.TableSettings
+	16, // 8: pulka.lobby.v1.LobbyCommandResult.trace:type_name -> pulka.common.v1.TraceContext
+	17, // 9: pulka.lobby.v1.TableSummary.settings:type_name -> pulka.lobby.v1.TableSettings
 	9,  // 10: pulka.lobby.v1.TableSummary.seats:type_name -> pulka.lobby.v1.Seat
 	1,  // 11: pulka.lobby.v1.TableSummary.status:type_name -> pulka.lobby.v1.TableStatus
-	17, // 12: pulka.lobby.v1.TableSummary.created_at:type_name -> google.protobuf.Timestamp
-	18, // 13: pulka.lobby.v1.TableFilter.game:type_name -> pulka.lobby.v1.Game
-	19, // 14: pulka.lobby.v1.TableFilter.classic_variant:type_name -> pulka.lobby.v1.ClassicVariant
+	18, // 12: pulka.lobby.v1.TableSummary.created_at:type_name -> google.protobuf.Timestamp
+	19, // 13: pulka.lobby.v1.TableFilter.game:type_name -> pulka.lobby.v1.Game
+	20, // 14: pulka.lobby.v1.TableFilter.classic_variant:type_name -> pulka.lobby.v1.ClassicVariant
 	1,  // 15: pulka.lobby.v1.TableFilter.status:type_name -> pulka.lobby.v1.TableStatus
 	11, // 16: pulka.lobby.v1.ListTablesRequest.filter:type_name -> pulka.lobby.v1.TableFilter
 	10, // 17: pulka.lobby.v1.ListTablesResponse.tables:type_name -> pulka.lobby.v1.TableSummary
-	10, // 18: pulka.lobby.v1.LobbyUpdate.table_upserted:type_name -> pulka.lobby.v1.TableSummary
-	19, // [19:19] is the sub-list for method output_type
-	19, // [19:19] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	10, // 18: pulka.lobby.v1.LobbyView.tables:type_name -> pulka.lobby.v1.TableSummary
+	10, // 19: pulka.lobby.v1.LobbyUpdate.table_upserted:type_name -> pulka.lobby.v1.TableSummary
+	20, // [20:20] is the sub-list for method output_type
+	20, // [20:20] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_pulka_lobby_v1_lobby_proto_init() }
@@ -1373,7 +1434,7 @@ func file_pulka_lobby_v1_lobby_proto_init() {
 		(*LobbyCommand_LeaveTable)(nil),
 		(*LobbyCommand_FillWithBots)(nil),
 	}
-	file_pulka_lobby_v1_lobby_proto_msgTypes[12].OneofWrappers = []any{
+	file_pulka_lobby_v1_lobby_proto_msgTypes[13].OneofWrappers = []any{
 		(*LobbyUpdate_TableUpserted)(nil),
 		(*LobbyUpdate_TableRemoved)(nil),
 	}
@@ -1383,7 +1444,7 @@ func file_pulka_lobby_v1_lobby_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pulka_lobby_v1_lobby_proto_rawDesc), len(file_pulka_lobby_v1_lobby_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   13,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
