@@ -7,7 +7,8 @@ import (
 	"strings"
 )
 
-// ErrNotation: a string that is not a number in the sheet's /100 notation.
+// ErrNotation is returned by ParsePoints for a string that is not a score in
+// the sheet's /100 notation.
 var ErrNotation = errors.New("not a score in /100 notation")
 
 // FormatPoints writes whole points the way the paper sheet does, divided by a
