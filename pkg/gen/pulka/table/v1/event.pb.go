@@ -398,6 +398,11 @@ type Event struct {
 	CausedBy string `protobuf:"bytes,7,opt,name=caused_by,json=causedBy,proto3" json:"caused_by,omitempty"`
 	// Trace context of the span that produced the event.
 	Trace *v1.TraceContext `protobuf:"bytes,8,opt,name=trace,proto3" json:"trace,omitempty"`
+	// The Redis stream entry ID of the command (in the table's command stream)
+	// that caused the event, so that the read position advances atomically with
+	// the effect and a new owner resumes reading after it; empty for events the
+	// table caused itself.
+	CommandEntryId string `protobuf:"bytes,9,opt,name=command_entry_id,json=commandEntryId,proto3" json:"command_entry_id,omitempty"`
 	// The event; exactly one is set.
 	//
 	// Types that are valid to be assigned to Event:
@@ -513,6 +518,13 @@ func (x *Event) GetTrace() *v1.TraceContext {
 		return x.Trace
 	}
 	return nil
+}
+
+func (x *Event) GetCommandEntryId() string {
+	if x != nil {
+		return x.CommandEntryId
+	}
+	return ""
 }
 
 func (x *Event) GetEvent() isEvent_Event {
@@ -2894,7 +2906,7 @@ var File_pulka_table_v1_event_proto protoreflect.FileDescriptor
 
 const file_pulka_table_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x1apulka/table/v1/event.proto\x12\x0epulka.table.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bpulka/common/v1/cards.proto\x1a\x1bpulka/common/v1/trace.proto\x1a\x1dpulka/lobby/v1/settings.proto\x1a\x1cpulka/table/v1/command.proto\"\xd1\r\n" +
+	"\x1apulka/table/v1/event.proto\x12\x0epulka.table.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bpulka/common/v1/cards.proto\x1a\x1bpulka/common/v1/trace.proto\x1a\x1dpulka/lobby/v1/settings.proto\x1a\x1cpulka/table/v1/command.proto\"\xfb\r\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x17\n" +
@@ -2906,7 +2918,8 @@ const file_pulka_table_v1_event_proto_rawDesc = "" +
 	"visibility\x18\x06 \x01(\v2\x1a.pulka.table.v1.VisibilityR\n" +
 	"visibility\x12\x1b\n" +
 	"\tcaused_by\x18\a \x01(\tR\bcausedBy\x123\n" +
-	"\x05trace\x18\b \x01(\v2\x1d.pulka.common.v1.TraceContextR\x05trace\x12@\n" +
+	"\x05trace\x18\b \x01(\v2\x1d.pulka.common.v1.TraceContextR\x05trace\x12(\n" +
+	"\x10command_entry_id\x18\t \x01(\tR\x0ecommandEntryId\x12@\n" +
 	"\fgame_started\x18\n" +
 	" \x01(\v2\x1b.pulka.table.v1.GameStartedH\x00R\vgameStarted\x12C\n" +
 	"\rplayer_seated\x18\v \x01(\v2\x1c.pulka.table.v1.PlayerSeatedH\x00R\fplayerSeated\x12=\n" +
