@@ -29,7 +29,7 @@
 //
 // Apply appends Events: flat values whose To is Public (-1) or the one seat
 // allowed to see them (its dealt cards). Event.MarshalJSON writes the fields
-// of the kind by name. DealEvents gives the events of the first deal, which
+// of the kind by name. StartEvents gives the events of the first deal, which
 // New makes without an Apply.
 //
 // # Views

@@ -184,3 +184,6 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	*e = out
 	return nil
 }
+
+// Visible reports whether seat may see e (seat -1 is a spectator).
+func (e Event) Visible(seat int) bool { return e.To == Public || (seat >= 0 && int(e.To) == seat) }

@@ -103,7 +103,7 @@ type Game struct {
 }
 
 // New starts a game: draws the first dealer from the seed and deals hand 1.
-// Use DealEvents for the events of that first deal.
+// Use StartEvents for the events of that first deal.
 func New(seed uint64, settings Settings) (*Game, error) {
 	if !settings.Variant.Valid() {
 		return nil, fmt.Errorf("%w: variant %d", ErrBadSettings, settings.Variant)
@@ -273,12 +273,12 @@ func (g *Game) startHand(h int) (first cards.Set) {
 	return 0
 }
 
-// DealEvents appends the events that began the current hand (hand started,
+// StartEvents appends the events that began the current hand (hand started,
 // the private deal of each seat, trump turned or chosen) as Apply emits them
 // when a hand begins. Use it after New for the first hand, whose deal no
 // Apply reported. While a nine-card hand's trump is unchosen it gives only
 // the chooser's first three cards.
-func (g *Game) DealEvents(buf []Event) []Event {
+func (g *Game) StartEvents(buf []Event) []Event {
 	if g.phase < PhaseTrump || g.phase > PhasePlay {
 		return buf
 	}

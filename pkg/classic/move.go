@@ -246,3 +246,25 @@ func (m *Move) UnmarshalText(text []byte) error {
 	*m = out
 	return nil
 }
+
+// TrumpMove is seat naming trump suit s (cards.NoSuit for no trump).
+func TrumpMove(seat int, s cards.Suit) Move {
+	return Move{Seat: int8(seat), Kind: MoveTrump, Suit: s}
+}
+
+// BidMove is seat bidding n tricks.
+func BidMove(seat, n int) Move { return Move{Seat: int8(seat), Kind: MoveBid, Bid: int8(n)} }
+
+// PlayMove is seat playing ordinary card c.
+func PlayMove(seat int, c cards.Card) Move { return Move{Seat: int8(seat), Kind: MovePlay, Card: c} }
+
+// JokerMove is seat playing joker c with a declaration: JokerTake or
+// JokerDiscard (suit ignored) on another seat's lead, JokerHighest or
+// JokerGive with a suit when leading.
+func JokerMove(seat int, c cards.Card, j JokerMode, suit cards.Suit) Move {
+	m := Move{Seat: int8(seat), Kind: MovePlay, Card: c, Joker: j}
+	if j == JokerHighest || j == JokerGive {
+		m.Suit = suit
+	}
+	return m
+}
