@@ -95,6 +95,7 @@ type Game struct {
 	hands    [Seats]cards.Set
 	gone     cards.Set // cards of this hand's completed tricks (public)
 	up       [Seats][Columns]cards.Card
+	faceUps  [Seats]cards.Set // the cards of up as sets; derived, not serialised
 	down     [Seats][Columns]cards.Card
 	results  [MaxRecordedHands]uint8 // finished hand h at h%MaxRecordedHands: see packResult
 }
@@ -220,14 +221,18 @@ func (g *Game) LegalCards(seat int) cards.Set {
 }
 
 // faceUp returns seat's face-up column cards.
-func (g *Game) faceUp(seat int) cards.Set {
-	var s cards.Set
-	for _, c := range g.up[seat] {
-		if c != cards.NoCard {
-			s |= c.Bit()
+func (g *Game) faceUp(seat int) cards.Set { return g.faceUps[seat] }
+
+// syncFaceUps derives faceUps from up, after a decoder filled up.
+func (g *Game) syncFaceUps() {
+	for s := range Seats {
+		g.faceUps[s] = 0
+		for _, c := range g.up[s] {
+			if c != cards.NoCard {
+				g.faceUps[s] |= c.Bit()
+			}
 		}
 	}
-	return s
 }
 
 // firstCard reports whether seat has not played a card yet this hand.
@@ -385,8 +390,17 @@ func (g *Game) Forfeit(seat int, buf []Event) ([]Event, error) {
 
 func (g *Game) end(winner int, why EndReason, buf []Event) []Event {
 	g.phase, g.winner, g.reason = PhaseOver, int8(winner), why
-	return append(buf, Event{Kind: EventGameEnded, To: Public, Seat: int8(winner), Column: -1,
-		Card: cards.NoCard, Suit: cards.NoSuit, Reason: why, Hand: g.hand, Trick: g.trickNo, Scores: g.scores})
+	e := g.event(EventGameEnded)
+	e.Seat, e.Reason, e.Scores = int8(winner), why, g.scores
+	return append(buf, e)
+}
+
+// event returns a public event of kind k in the current hand and trick,
+// with every card field empty (NoCard, NoSuit, no column, no seat).
+func (g *Game) event(k EventKind) Event {
+	return Event{Kind: k, To: Public, Seat: -1, Column: -1, Card: cards.NoCard, Suit: cards.NoSuit,
+		Hand: g.hand, Trick: g.trickNo,
+		Columns: [Columns]cards.Card{cards.NoCard, cards.NoCard, cards.NoCard, cards.NoCard, cards.NoCard}}
 }
 
 // deck is the deal of hand h. Its layout: [0,3) the declarer's first cards,
@@ -406,6 +420,7 @@ func (g *Game) deal(buf []Event) []Event {
 	g.hands[decl] = cards.SetOf(d[0], d[1], d[2])
 	g.hands[1-decl] = cards.SetOf(d[3], d[4], d[5])
 	for s := range Seats {
+		g.faceUps[s] = 0
 		for i := range Columns {
 			g.up[s][i], g.down[s][i] = cards.NoCard, cards.NoCard
 		}
@@ -417,13 +432,12 @@ func (g *Game) deal(buf []Event) []Event {
 }
 
 func (g *Game) dealEvents(buf []Event) []Event {
-	base := Event{To: Public, Column: -1, Card: cards.NoCard, Suit: cards.NoSuit, Hand: g.hand}
-	e := base
-	e.Kind, e.Seat = EventHandStarted, int8(g.Declarer())
+	e := g.event(EventHandStarted)
+	e.Seat = int8(g.Declarer())
 	buf = append(buf, e)
 	for s := range Seats {
-		e = base
-		e.Kind, e.To, e.Seat, e.Cards = EventDealt, int8(s), int8(s), g.hands[s]
+		e = g.event(EventDealt)
+		e.To, e.Seat, e.Cards = int8(s), int8(s), g.hands[s]
 		buf = append(buf, e)
 	}
 	return buf
@@ -434,9 +448,8 @@ func (g *Game) chooseTrump(s cards.Suit, buf []Event) []Event {
 	d := g.deck()
 	decl := g.Declarer()
 	g.trump, g.chosen, g.phase = s, true, PhasePlay
-	base := Event{To: Public, Column: -1, Card: cards.NoCard, Suit: cards.NoSuit, Hand: g.hand}
-	e := base
-	e.Kind, e.Seat, e.Suit = EventTrumpChosen, int8(decl), s
+	e := g.event(EventTrumpChosen)
+	e.Seat, e.Suit = int8(decl), s
 	buf = append(buf, e)
 	for k, seat := range [Seats]int{decl, 1 - decl} {
 		more := cards.SetOf(d[6+5*k : 11+5*k]...)
@@ -444,14 +457,15 @@ func (g *Game) chooseTrump(s cards.Suit, buf []Event) []Event {
 		for i := range Columns {
 			g.down[seat][i] = d[16+10*k+i]
 			g.up[seat][i] = d[21+10*k+i]
+			g.faceUps[seat] |= g.up[seat][i].Bit()
 		}
-		e = base
-		e.Kind, e.To, e.Seat, e.Cards = EventDealt, int8(seat), int8(seat), more
+		e = g.event(EventDealt)
+		e.To, e.Seat, e.Cards = int8(seat), int8(seat), more
 		buf = append(buf, e)
 	}
 	for seat := range Seats {
-		e = base
-		e.Kind, e.Seat, e.Columns = EventColumnsDealt, int8(seat), g.up[seat]
+		e = g.event(EventColumnsDealt)
+		e.Seat, e.Columns = int8(seat), g.up[seat]
 		buf = append(buf, e)
 	}
 	return buf
@@ -460,8 +474,8 @@ func (g *Game) chooseTrump(s cards.Suit, buf []Event) []Event {
 // play puts card on the trick (check has accepted it) and settles the trick
 // when it is complete.
 func (g *Game) play(seat int, card cards.Card, named cards.Suit, buf []Event) []Event {
-	base := Event{To: Public, Seat: int8(seat), Column: -1, Card: cards.NoCard, Suit: cards.NoSuit,
-		Hand: g.hand, Trick: g.trickNo}
+	base := g.event(EventNone)
+	base.Seat = int8(seat)
 	col := -1
 	if g.hands[seat].Has(card) {
 		g.hands[seat] = g.hands[seat].Without(card)
@@ -499,17 +513,17 @@ func (g *Game) takeColumn(seat, col int, buf []Event, base Event) []Event {
 		e.Kind, e.To, e.Card, e.Column = EventFaceDownToHand, int8(seat), c, int8(i)
 		buf = append(buf, e)
 	}
+	g.faceUps[seat] = g.faceUps[seat].Without(g.up[seat][col])
 	g.up[seat][col] = cards.NoCard
 	toHand(col)
-	last, left := -1, 0
-	for i, c := range g.up[seat] {
-		if c != cards.NoCard {
-			last, left = i, left+1
+	if g.faceUps[seat].Len() == 1 {
+		last := 0
+		for g.up[seat][last] == cards.NoCard {
+			last++
 		}
-	}
-	if left == 1 {
 		up := g.up[seat][last]
 		g.hands[seat] |= up.Bit()
+		g.faceUps[seat] = 0
 		g.up[seat][last] = cards.NoCard
 		e := base
 		e.Kind, e.Card, e.Column = EventTableCleared, up, int8(last)
@@ -574,8 +588,9 @@ func (g *Game) endHand(buf []Event) []Event {
 	g.scores[1] += pts[1]
 	g.results[g.hand%MaxRecordedHands] = packResult(g.tricks[0], g.trump)
 	g.finished++
-	buf = append(buf, Event{Kind: EventHandEnded, To: Public, Seat: -1, Column: -1, Card: cards.NoCard,
-		Suit: g.trump, Hand: g.hand, Trick: g.trickNo, Tricks: g.tricks, Points: pts, Scores: g.scores})
+	e := g.event(EventHandEnded)
+	e.Suit, e.Tricks, e.Points, e.Scores = g.trump, g.tricks, pts, g.scores
+	buf = append(buf, e)
 	for s := range Seats {
 		if int(g.scores[s]) >= int(g.target) {
 			return g.end(s, ReasonTarget, buf)

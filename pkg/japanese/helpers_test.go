@@ -71,6 +71,7 @@ func (p pos) game(t testing.TB) *Game {
 			g.down[s][i] = c
 		}
 	}
+	g.syncFaceUps()
 	if p.Lead != "" {
 		g.trick[p.Leader] = card(t, p.Lead)
 		g.named = p.Named

@@ -85,6 +85,7 @@ func (g *Game) UnmarshalBinary(b []byte) error {
 		}
 	}
 	copy(n.results[:], p)
+	n.syncFaceUps()
 	if err := n.validate(); err != nil {
 		return err
 	}
@@ -328,6 +329,7 @@ func (g *Game) UnmarshalJSON(b []byte) error {
 			n.up[s][i], n.down[s][i] = cards.Card(j.Up[s][i]), cards.Card(j.Down[s][i])
 		}
 	}
+	n.syncFaceUps()
 	if err := n.validate(); err != nil {
 		return err
 	}
