@@ -195,8 +195,8 @@ func ReadAfter(ctx context.Context, rdb redis.UniversalClient, stream, afterID s
 		}
 		return nil, fmt.Errorf("replay %s: %w", stream, err)
 	}
-	if md := info.Val().MaxDeletedEntryID; md != "" && CompareIDs(afterID, md) < 0 {
-		return nil, fmt.Errorf("replay %s after %s (entries up to %s are gone): %w", stream, afterID, md, ErrTrimmed)
+	if gone := firstMissing(*info.Val(), afterID); gone != "" {
+		return nil, fmt.Errorf("replay %s after %s (entries up to %s are gone): %w", stream, afterID, gone, ErrTrimmed)
 	}
 	xms, err := rng.Result()
 	if err != nil {
@@ -207,6 +207,31 @@ func ReadAfter(ctx context.Context, rdb redis.UniversalClient, stream, afterID s
 		out[i] = toMessage(stream, xm, 0)
 	}
 	return out, nil
+}
+
+// firstMissing returns the newest removed ID that may lie after afterID, or
+// "" when nothing after afterID was removed. XDEL is tracked exactly
+// (max-deleted-entry-id); trimming removes from the head and only counts
+// (entries-added − length), so a reader positioned before the first
+// remaining entry of a trimmed stream is told it has a gap — conservatively:
+// it may have seen exactly the last trimmed entry.
+func firstMissing(info redis.XInfoStream, afterID string) string {
+	if md := info.MaxDeletedEntryID; md != "" && CompareIDs(afterID, md) < 0 {
+		return md
+	}
+	if info.EntriesAdded <= info.Length {
+		return ""
+	}
+	if info.Length == 0 {
+		if CompareIDs(afterID, info.LastGeneratedID) < 0 {
+			return info.LastGeneratedID
+		}
+		return ""
+	}
+	if CompareIDs(afterID, info.FirstEntry.ID) < 0 {
+		return "before " + info.FirstEntry.ID
+	}
+	return ""
 }
 
 // CompareIDs orders two stream IDs ("ms-seq", or "ms") numerically.

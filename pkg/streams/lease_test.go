@@ -1,0 +1,246 @@
+package streams_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/pulka/pulka/pkg/redistest"
+	"github.com/pulka/pulka/pkg/streams"
+)
+
+func TestLeases_AcquireHeldTakeoverRenewRelease(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := ctxT(t)
+	ls := streams.NewLeases(rdb, time.Minute)
+	key := streams.TableLease("7")
+
+	a, err := ls.Acquire(ctx, key, "runner-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder, err := ls.Acquire(ctx, key, "runner-b")
+	if !errors.Is(err, streams.ErrLeaseHeld) {
+		t.Fatalf("second owner got %v, want ErrLeaseHeld", err)
+	}
+	if holder.Owner != "runner-a" || holder.Epoch != a.Epoch {
+		t.Fatalf("held error describes %+v, want %+v", holder, a)
+	}
+	if err := ls.Renew(ctx, a); err != nil {
+		t.Fatalf("holder cannot renew: %v", err)
+	}
+	b, err := ls.Takeover(ctx, key, "runner-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Epoch <= a.Epoch {
+		t.Fatalf("takeover epoch %d not above %d", b.Epoch, a.Epoch)
+	}
+	if err := ls.Renew(ctx, a); !errors.Is(err, streams.ErrStaleEpoch) {
+		t.Fatalf("old owner renew: %v, want ErrStaleEpoch", err)
+	}
+	if err := ls.Release(ctx, a); !errors.Is(err, streams.ErrStaleEpoch) {
+		t.Fatalf("old owner release: %v, want ErrStaleEpoch", err)
+	}
+	cur, ok, err := ls.Current(ctx, key)
+	if err != nil || !ok || cur != b {
+		t.Fatalf("current = %+v %v %v, want %+v", cur, ok, err, b)
+	}
+	if err := ls.Release(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := ls.Current(ctx, key); ok {
+		t.Fatalf("lease still held after release")
+	}
+	// The epoch counter survives release: the next owner is fenced above.
+	c, err := ls.Acquire(ctx, key, "runner-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Epoch <= b.Epoch {
+		t.Fatalf("epoch after release %d not above %d", c.Epoch, b.Epoch)
+	}
+}
+
+func TestLeases_ExpiredLeaseCanBeTakenAndOldEpochIsStale(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := ctxT(t)
+	ls := streams.NewLeases(rdb, 100*time.Millisecond)
+	key := streams.TableLease("exp")
+	a, err := ls.Acquire(ctx, key, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	pub := streams.NewPublisher(rdb)
+	if _, err := pub.AppendFenced(ctx, a, streams.Entry{Stream: streams.TableEvents("exp")}); !errors.Is(err, streams.ErrStaleEpoch) {
+		t.Fatalf("append with expired lease: %v, want ErrStaleEpoch", err)
+	}
+	b, err := ls.Acquire(ctx, key, "b")
+	if err != nil {
+		t.Fatalf("expired lease not free: %v", err)
+	}
+	if b.Epoch <= a.Epoch {
+		t.Fatalf("epoch did not grow: %d → %d", a.Epoch, b.Epoch)
+	}
+}
+
+func TestAppendFenced_StaleEpochCannotAppendCurrentCan(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := ctxT(t)
+	ls := streams.NewLeases(rdb, time.Minute)
+	pub := streams.NewPublisher(rdb)
+	id := "42"
+	old, err := ls.Acquire(ctx, streams.TableLease(id), "runner-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pub.AppendFenced(ctx, old, streams.Entry{Stream: streams.TableEvents(id), Data: []byte("a1")}); err != nil {
+		t.Fatalf("current owner cannot append: %v", err)
+	}
+	cur, err := ls.Takeover(ctx, streams.TableLease(id), "runner-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = pub.AppendFenced(ctx, old,
+		streams.Entry{Stream: streams.TableEvents(id), Data: []byte("stale")},
+		streams.Entry{Stream: streams.TableSnapshot(id) + ":log", Data: []byte("stale")})
+	if !errors.Is(err, streams.ErrStaleEpoch) {
+		t.Fatalf("stale append: %v, want ErrStaleEpoch", err)
+	}
+	ids, err := pub.AppendFenced(ctx, cur,
+		streams.Entry{Stream: streams.TableEvents(id), Data: []byte("b1")},
+		streams.Entry{Stream: streams.TableEvents(id), Data: []byte("b2")})
+	if err != nil || len(ids) != 2 {
+		t.Fatalf("current append: %v %v", ids, err)
+	}
+	msgs, err := rdb.XRange(ctx, streams.TableEvents(id), "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range msgs {
+		got = append(got, m.Values["data"].(string))
+	}
+	if want := "a1 b1 b2"; joinSp(got) != want {
+		t.Fatalf("stream = %q, want %q", joinSp(got), want)
+	}
+	if n, _ := rdb.Exists(ctx, streams.TableSnapshot(id)+":log").Result(); n != 0 {
+		t.Fatalf("a refused multi-entry append wrote part of its entries")
+	}
+}
+
+// Many writers race across a lease change. Because the epoch check and the
+// append are one script, once the new owner's first entry is in the stream
+// no entry of the old epoch may follow it.
+func TestAppendFenced_NoStaleAppendLandsAfterNewEpochsFirstAppend(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t, func(o *redis.Options) { o.PoolSize = 32 })
+	ctx := ctxT(t)
+	ls := streams.NewLeases(rdb, time.Minute)
+	pub := streams.NewPublisher(rdb, streams.WithMaxLen(0))
+	const id = "race"
+	stream := streams.TableEvents(id)
+	for round := 0; round < 5; round++ {
+		old, err := ls.Takeover(ctx, streams.TableLease(id), "old")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var staleRefused, oldOK atomic.Int64
+		stopOld := make(chan struct{})
+		for g := 0; g < 16; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stopOld:
+						return
+					default:
+					}
+					_, err := pub.AppendFenced(ctx, old, streams.Entry{Stream: stream,
+						Header: map[string]string{"epoch": strconv.FormatInt(old.Epoch, 10)}})
+					switch {
+					case err == nil:
+						oldOK.Add(1)
+					case errors.Is(err, streams.ErrStaleEpoch):
+						staleRefused.Add(1)
+					default:
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		time.Sleep(20 * time.Millisecond)
+		cur, err := ls.Takeover(ctx, streams.TableLease(id), "new")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var nw sync.WaitGroup
+		for g := 0; g < 4; g++ {
+			nw.Add(1)
+			go func() {
+				defer nw.Done()
+				for k := 0; k < 20; k++ {
+					if _, err := pub.AppendFenced(ctx, cur, streams.Entry{Stream: stream,
+						Header: map[string]string{"epoch": strconv.FormatInt(cur.Epoch, 10)}}); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		nw.Wait()
+		// Let the old writers keep hammering a little after the change.
+		time.Sleep(20 * time.Millisecond)
+		close(stopOld)
+		wg.Wait()
+		if oldOK.Load() == 0 || staleRefused.Load() == 0 {
+			t.Fatalf("round %d did not race: %d old appends, %d refused", round, oldOK.Load(), staleRefused.Load())
+		}
+		msgs, err := rdb.XRange(ctx, stream, "-", "+").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		newSeen := false
+		curEpoch := strconv.FormatInt(cur.Epoch, 10)
+		for _, m := range msgs {
+			ep := m.Values["epoch"].(string)
+			if ep == curEpoch {
+				newSeen = true
+			} else if newSeen && ep == strconv.FormatInt(old.Epoch, 10) {
+				t.Fatalf("round %d: entry %s of stale epoch %s after the new epoch's first append", round, m.ID, ep)
+			}
+		}
+		if !newSeen {
+			t.Fatalf("round %d: no entry of the new epoch", round)
+		}
+		if err := rdb.Del(ctx, stream).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func joinSp(s []string) string {
+	out := ""
+	for i, x := range s {
+		if i > 0 {
+			out += " "
+		}
+		out += x
+	}
+	return out
+}
+
+var _ = context.Background
