@@ -49,6 +49,12 @@ const (
 	LobbyRejectReason_LOBBY_REJECT_REASON_INSUFFICIENT_FUNDS LobbyRejectReason = 9
 	// Guests may not do this (e.g. sit at a Domino Coin table).
 	LobbyRejectReason_LOBBY_REJECT_REASON_ACCOUNT_REQUIRED LobbyRejectReason = 10
+	// The command is malformed: no command set, a required id missing, or a
+	// command_id already used by another player.
+	LobbyRejectReason_LOBBY_REJECT_REASON_INVALID_COMMAND LobbyRejectReason = 11
+	// The lobby could not apply the command now (e.g. Redis kept failing);
+	// sending it again with the same command_id is safe.
+	LobbyRejectReason_LOBBY_REJECT_REASON_UNAVAILABLE LobbyRejectReason = 12
 )
 
 // Enum value maps for LobbyRejectReason.
@@ -65,6 +71,8 @@ var (
 		8:  "LOBBY_REJECT_REASON_NOT_ALLOWED",
 		9:  "LOBBY_REJECT_REASON_INSUFFICIENT_FUNDS",
 		10: "LOBBY_REJECT_REASON_ACCOUNT_REQUIRED",
+		11: "LOBBY_REJECT_REASON_INVALID_COMMAND",
+		12: "LOBBY_REJECT_REASON_UNAVAILABLE",
 	}
 	LobbyRejectReason_value = map[string]int32{
 		"LOBBY_REJECT_REASON_UNSPECIFIED":        0,
@@ -78,6 +86,8 @@ var (
 		"LOBBY_REJECT_REASON_NOT_ALLOWED":        8,
 		"LOBBY_REJECT_REASON_INSUFFICIENT_FUNDS": 9,
 		"LOBBY_REJECT_REASON_ACCOUNT_REQUIRED":   10,
+		"LOBBY_REJECT_REASON_INVALID_COMMAND":    11,
+		"LOBBY_REJECT_REASON_UNAVAILABLE":        12,
 	}
 )
 
@@ -176,6 +186,13 @@ type LobbyCommand struct {
 	PlayerId string `protobuf:"bytes,2,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
 	// Trace context of the request that produced the command.
 	Trace *v1.TraceContext `protobuf:"bytes,3,opt,name=trace,proto3" json:"trace,omitempty"`
+	// The stream the lobby appends the LobbyCommandResult to: the sending
+	// gateway instance's reply stream (see pkg/lobbyclient). Empty means no
+	// reply is wanted.
+	ReplyTo string `protobuf:"bytes,4,opt,name=reply_to,json=replyTo,proto3" json:"reply_to,omitempty"`
+	// The sender's display name (account name or guest name) as the gateway
+	// knows it; shown on the seat the sender takes.
+	DisplayName string `protobuf:"bytes,5,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
 	// The command; exactly one is set.
 	//
 	// Types that are valid to be assigned to Command:
@@ -185,6 +202,7 @@ type LobbyCommand struct {
 	//	*LobbyCommand_StandUp
 	//	*LobbyCommand_LeaveTable
 	//	*LobbyCommand_FillWithBots
+	//	*LobbyCommand_FinishTable
 	Command       isLobbyCommand_Command `protobuf_oneof:"command"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -241,6 +259,20 @@ func (x *LobbyCommand) GetTrace() *v1.TraceContext {
 	return nil
 }
 
+func (x *LobbyCommand) GetReplyTo() string {
+	if x != nil {
+		return x.ReplyTo
+	}
+	return ""
+}
+
+func (x *LobbyCommand) GetDisplayName() string {
+	if x != nil {
+		return x.DisplayName
+	}
+	return ""
+}
+
 func (x *LobbyCommand) GetCommand() isLobbyCommand_Command {
 	if x != nil {
 		return x.Command
@@ -293,6 +325,15 @@ func (x *LobbyCommand) GetFillWithBots() *FillWithBots {
 	return nil
 }
 
+func (x *LobbyCommand) GetFinishTable() *FinishTable {
+	if x != nil {
+		if x, ok := x.Command.(*LobbyCommand_FinishTable); ok {
+			return x.FinishTable
+		}
+	}
+	return nil
+}
+
 type isLobbyCommand_Command interface {
 	isLobbyCommand_Command()
 }
@@ -322,6 +363,12 @@ type LobbyCommand_FillWithBots struct {
 	FillWithBots *FillWithBots `protobuf:"bytes,14,opt,name=fill_with_bots,json=fillWithBots,proto3,oneof"`
 }
 
+type LobbyCommand_FinishTable struct {
+	// The game of a table is over (sent by the table-runner, never on behalf
+	// of a player): the table leaves the list.
+	FinishTable *FinishTable `protobuf:"bytes,15,opt,name=finish_table,json=finishTable,proto3,oneof"`
+}
+
 func (*LobbyCommand_CreateTable) isLobbyCommand_Command() {}
 
 func (*LobbyCommand_SitDown) isLobbyCommand_Command() {}
@@ -331,6 +378,8 @@ func (*LobbyCommand_StandUp) isLobbyCommand_Command() {}
 func (*LobbyCommand_LeaveTable) isLobbyCommand_Command() {}
 
 func (*LobbyCommand_FillWithBots) isLobbyCommand_Command() {}
+
+func (*LobbyCommand_FinishTable) isLobbyCommand_Command() {}
 
 // CreateTable creates a table with the sender as its host.
 type CreateTable struct {
@@ -609,6 +658,53 @@ func (x *FillWithBots) GetTableId() string {
 	return ""
 }
 
+// FinishTable tells the lobby that the game at a table has ended. Only the
+// table-runner sends it; gateways never build it from a client's request.
+type FinishTable struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The table.
+	TableId       string `protobuf:"bytes,1,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FinishTable) Reset() {
+	*x = FinishTable{}
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FinishTable) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FinishTable) ProtoMessage() {}
+
+func (x *FinishTable) ProtoReflect() protoreflect.Message {
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FinishTable.ProtoReflect.Descriptor instead.
+func (*FinishTable) Descriptor() ([]byte, []int) {
+	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *FinishTable) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
 // LobbyCommandResult answers one LobbyCommand, for the gateway to pass to the
 // player who sent it.
 type LobbyCommandResult struct {
@@ -626,14 +722,18 @@ type LobbyCommandResult struct {
 	// The table the command concerned; for CreateTable, the new table's id.
 	TableId string `protobuf:"bytes,6,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
 	// Trace context of the command.
-	Trace         *v1.TraceContext `protobuf:"bytes,7,opt,name=trace,proto3" json:"trace,omitempty"`
+	Trace *v1.TraceContext `protobuf:"bytes,7,opt,name=trace,proto3" json:"trace,omitempty"`
+	// The table as it is after the command (accepted commands only; absent when
+	// the command removed it). For a private table this is how its creator
+	// learns its settings and link.
+	Table         *TableSummary `protobuf:"bytes,8,opt,name=table,proto3" json:"table,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LobbyCommandResult) Reset() {
 	*x = LobbyCommandResult{}
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[6]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -645,7 +745,7 @@ func (x *LobbyCommandResult) String() string {
 func (*LobbyCommandResult) ProtoMessage() {}
 
 func (x *LobbyCommandResult) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[6]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -658,7 +758,7 @@ func (x *LobbyCommandResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LobbyCommandResult.ProtoReflect.Descriptor instead.
 func (*LobbyCommandResult) Descriptor() ([]byte, []int) {
-	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{6}
+	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *LobbyCommandResult) GetCommandId() string {
@@ -710,6 +810,13 @@ func (x *LobbyCommandResult) GetTrace() *v1.TraceContext {
 	return nil
 }
 
+func (x *LobbyCommandResult) GetTable() *TableSummary {
+	if x != nil {
+		return x.Table
+	}
+	return nil
+}
+
 // Seat is one seat of a table as the lobby shows it.
 type Seat struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -727,7 +834,7 @@ type Seat struct {
 
 func (x *Seat) Reset() {
 	*x = Seat{}
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[7]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -739,7 +846,7 @@ func (x *Seat) String() string {
 func (*Seat) ProtoMessage() {}
 
 func (x *Seat) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[7]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -752,7 +859,7 @@ func (x *Seat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Seat.ProtoReflect.Descriptor instead.
 func (*Seat) Descriptor() ([]byte, []int) {
-	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{7}
+	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Seat) GetIndex() uint32 {
@@ -806,7 +913,7 @@ type TableSummary struct {
 
 func (x *TableSummary) Reset() {
 	*x = TableSummary{}
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[8]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -818,7 +925,7 @@ func (x *TableSummary) String() string {
 func (*TableSummary) ProtoMessage() {}
 
 func (x *TableSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[8]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -831,7 +938,7 @@ func (x *TableSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableSummary.ProtoReflect.Descriptor instead.
 func (*TableSummary) Descriptor() ([]byte, []int) {
-	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{8}
+	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *TableSummary) GetTableId() string {
@@ -906,7 +1013,7 @@ type TableFilter struct {
 
 func (x *TableFilter) Reset() {
 	*x = TableFilter{}
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[9]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -918,7 +1025,7 @@ func (x *TableFilter) String() string {
 func (*TableFilter) ProtoMessage() {}
 
 func (x *TableFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[9]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -931,7 +1038,7 @@ func (x *TableFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableFilter.ProtoReflect.Descriptor instead.
 func (*TableFilter) Descriptor() ([]byte, []int) {
-	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{9}
+	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *TableFilter) GetGame() Game {
@@ -998,7 +1105,7 @@ type ListTablesRequest struct {
 
 func (x *ListTablesRequest) Reset() {
 	*x = ListTablesRequest{}
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[10]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1010,7 +1117,7 @@ func (x *ListTablesRequest) String() string {
 func (*ListTablesRequest) ProtoMessage() {}
 
 func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[10]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1023,7 +1130,7 @@ func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesRequest.ProtoReflect.Descriptor instead.
 func (*ListTablesRequest) Descriptor() ([]byte, []int) {
-	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{10}
+	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListTablesRequest) GetFilter() *TableFilter {
@@ -1060,7 +1167,7 @@ type ListTablesResponse struct {
 
 func (x *ListTablesResponse) Reset() {
 	*x = ListTablesResponse{}
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[11]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1072,7 +1179,7 @@ func (x *ListTablesResponse) String() string {
 func (*ListTablesResponse) ProtoMessage() {}
 
 func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[11]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1085,7 +1192,7 @@ func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesResponse.ProtoReflect.Descriptor instead.
 func (*ListTablesResponse) Descriptor() ([]byte, []int) {
-	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{11}
+	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListTablesResponse) GetTables() []*TableSummary {
@@ -1109,14 +1216,18 @@ type LobbyView struct {
 	// The version of the last update included.
 	Version uint64 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
 	// Every listed table, newest first.
-	Tables        []*TableSummary `protobuf:"bytes,2,rep,name=tables,proto3" json:"tables,omitempty"`
+	Tables []*TableSummary `protobuf:"bytes,2,rep,name=tables,proto3" json:"tables,omitempty"`
+	// The view-stream entry ID of the update at `version` ("0" when none):
+	// a reader tails the stream after it and applies updates with a higher
+	// version.
+	StreamId      string `protobuf:"bytes,3,opt,name=stream_id,json=streamId,proto3" json:"stream_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LobbyView) Reset() {
 	*x = LobbyView{}
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[12]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1128,7 +1239,7 @@ func (x *LobbyView) String() string {
 func (*LobbyView) ProtoMessage() {}
 
 func (x *LobbyView) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[12]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1141,7 +1252,7 @@ func (x *LobbyView) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LobbyView.ProtoReflect.Descriptor instead.
 func (*LobbyView) Descriptor() ([]byte, []int) {
-	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{12}
+	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *LobbyView) GetVersion() uint64 {
@@ -1156,6 +1267,13 @@ func (x *LobbyView) GetTables() []*TableSummary {
 		return x.Tables
 	}
 	return nil
+}
+
+func (x *LobbyView) GetStreamId() string {
+	if x != nil {
+		return x.StreamId
+	}
+	return ""
 }
 
 // LobbyUpdate is one entry of the lobby's view stream: a table appeared,
@@ -1178,7 +1296,7 @@ type LobbyUpdate struct {
 
 func (x *LobbyUpdate) Reset() {
 	*x = LobbyUpdate{}
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[13]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1190,7 +1308,7 @@ func (x *LobbyUpdate) String() string {
 func (*LobbyUpdate) ProtoMessage() {}
 
 func (x *LobbyUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[13]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1203,7 +1321,7 @@ func (x *LobbyUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LobbyUpdate.ProtoReflect.Descriptor instead.
 func (*LobbyUpdate) Descriptor() ([]byte, []int) {
-	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{13}
+	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *LobbyUpdate) GetVersion() uint64 {
@@ -1256,23 +1374,150 @@ func (*LobbyUpdate_TableUpserted) isLobbyUpdate_Change() {}
 
 func (*LobbyUpdate_TableRemoved) isLobbyUpdate_Change() {}
 
+// TableStarted is one entry of the stream pulka:tables:start: the seats of a
+// table are full and its game must begin. The lobby appends it exactly once
+// per table, in the same atomic step that marks the table as playing; the
+// table-runner's assigner consumes it (consumer group) and gives the table an
+// owner. It is server-internal: it carries the deal seed, which must never
+// reach a client.
+type TableStarted struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The table's id.
+	TableId string `protobuf:"bytes,1,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	// The display name.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// The settings, complete (the lobby filled every default).
+	Settings *TableSettings `protobuf:"bytes,3,opt,name=settings,proto3" json:"settings,omitempty"`
+	// Every seat in seat order, all occupied: players (player_id set) or bots.
+	Seats []*Seat `protobuf:"bytes,4,rep,name=seats,proto3" json:"seats,omitempty"`
+	// The deal seed, drawn from crypto/rand: the game's shuffles derive from it
+	// (pkg/cards.Shuffled(seed, hand)). Secret: never send it to a client.
+	Seed uint64 `protobuf:"varint,5,opt,name=seed,proto3" json:"seed,omitempty"`
+	// The host (creator) of the table.
+	HostPlayerId string `protobuf:"bytes,6,opt,name=host_player_id,json=hostPlayerId,proto3" json:"host_player_id,omitempty"`
+	// When the table was created.
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// When the seats became full.
+	StartedAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	// Trace context of the command that filled the last seat.
+	Trace         *v1.TraceContext `protobuf:"bytes,9,opt,name=trace,proto3" json:"trace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TableStarted) Reset() {
+	*x = TableStarted{}
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TableStarted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TableStarted) ProtoMessage() {}
+
+func (x *TableStarted) ProtoReflect() protoreflect.Message {
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TableStarted.ProtoReflect.Descriptor instead.
+func (*TableStarted) Descriptor() ([]byte, []int) {
+	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *TableStarted) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *TableStarted) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *TableStarted) GetSettings() *TableSettings {
+	if x != nil {
+		return x.Settings
+	}
+	return nil
+}
+
+func (x *TableStarted) GetSeats() []*Seat {
+	if x != nil {
+		return x.Seats
+	}
+	return nil
+}
+
+func (x *TableStarted) GetSeed() uint64 {
+	if x != nil {
+		return x.Seed
+	}
+	return 0
+}
+
+func (x *TableStarted) GetHostPlayerId() string {
+	if x != nil {
+		return x.HostPlayerId
+	}
+	return ""
+}
+
+func (x *TableStarted) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *TableStarted) GetStartedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartedAt
+	}
+	return nil
+}
+
+func (x *TableStarted) GetTrace() *v1.TraceContext {
+	if x != nil {
+		return x.Trace
+	}
+	return nil
+}
+
 var File_pulka_lobby_v1_lobby_proto protoreflect.FileDescriptor
 
 const file_pulka_lobby_v1_lobby_proto_rawDesc = "" +
 	"\n" +
-	"\x1apulka/lobby/v1/lobby.proto\x12\x0epulka.lobby.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bpulka/common/v1/trace.proto\x1a\x1dpulka/lobby/v1/settings.proto\"\xbd\x03\n" +
+	"\x1apulka/lobby/v1/lobby.proto\x12\x0epulka.lobby.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bpulka/common/v1/trace.proto\x1a\x1dpulka/lobby/v1/settings.proto\"\xbd\x04\n" +
 	"\fLobbyCommand\x12\x1d\n" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x1b\n" +
 	"\tplayer_id\x18\x02 \x01(\tR\bplayerId\x123\n" +
-	"\x05trace\x18\x03 \x01(\v2\x1d.pulka.common.v1.TraceContextR\x05trace\x12@\n" +
+	"\x05trace\x18\x03 \x01(\v2\x1d.pulka.common.v1.TraceContextR\x05trace\x12\x19\n" +
+	"\breply_to\x18\x04 \x01(\tR\areplyTo\x12!\n" +
+	"\fdisplay_name\x18\x05 \x01(\tR\vdisplayName\x12@\n" +
 	"\fcreate_table\x18\n" +
 	" \x01(\v2\x1b.pulka.lobby.v1.CreateTableH\x00R\vcreateTable\x124\n" +
 	"\bsit_down\x18\v \x01(\v2\x17.pulka.lobby.v1.SitDownH\x00R\asitDown\x124\n" +
 	"\bstand_up\x18\f \x01(\v2\x17.pulka.lobby.v1.StandUpH\x00R\astandUp\x12=\n" +
 	"\vleave_table\x18\r \x01(\v2\x1a.pulka.lobby.v1.LeaveTableH\x00R\n" +
 	"leaveTable\x12D\n" +
-	"\x0efill_with_bots\x18\x0e \x01(\v2\x1c.pulka.lobby.v1.FillWithBotsH\x00R\ffillWithBotsB\t\n" +
+	"\x0efill_with_bots\x18\x0e \x01(\v2\x1c.pulka.lobby.v1.FillWithBotsH\x00R\ffillWithBots\x12@\n" +
+	"\ffinish_table\x18\x0f \x01(\v2\x1b.pulka.lobby.v1.FinishTableH\x00R\vfinishTableB\t\n" +
 	"\acommand\"\x93\x01\n" +
 	"\vCreateTable\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x129\n" +
@@ -1289,7 +1534,9 @@ const file_pulka_lobby_v1_lobby_proto_rawDesc = "" +
 	"LeaveTable\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\")\n" +
 	"\fFillWithBots\x12\x19\n" +
-	"\btable_id\x18\x01 \x01(\tR\atableId\"\x91\x02\n" +
+	"\btable_id\x18\x01 \x01(\tR\atableId\"(\n" +
+	"\vFinishTable\x12\x19\n" +
+	"\btable_id\x18\x01 \x01(\tR\atableId\"\xc5\x02\n" +
 	"\x12LobbyCommandResult\x12\x1d\n" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x1b\n" +
@@ -1298,7 +1545,8 @@ const file_pulka_lobby_v1_lobby_proto_rawDesc = "" +
 	"\x06reason\x18\x04 \x01(\x0e2!.pulka.lobby.v1.LobbyRejectReasonR\x06reason\x12\x18\n" +
 	"\amessage\x18\x05 \x01(\tR\amessage\x12\x19\n" +
 	"\btable_id\x18\x06 \x01(\tR\atableId\x123\n" +
-	"\x05trace\x18\a \x01(\v2\x1d.pulka.common.v1.TraceContextR\x05trace\"n\n" +
+	"\x05trace\x18\a \x01(\v2\x1d.pulka.common.v1.TraceContextR\x05trace\x122\n" +
+	"\x05table\x18\b \x01(\v2\x1c.pulka.lobby.v1.TableSummaryR\x05table\"n\n" +
 	"\x04Seat\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\rR\x05index\x12\x1b\n" +
 	"\tplayer_id\x18\x02 \x01(\tR\bplayerId\x12!\n" +
@@ -1328,15 +1576,28 @@ const file_pulka_lobby_v1_lobby_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\"r\n" +
 	"\x12ListTablesResponse\x124\n" +
 	"\x06tables\x18\x01 \x03(\v2\x1c.pulka.lobby.v1.TableSummaryR\x06tables\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"[\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"x\n" +
 	"\tLobbyView\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\x04R\aversion\x124\n" +
-	"\x06tables\x18\x02 \x03(\v2\x1c.pulka.lobby.v1.TableSummaryR\x06tables\"\x9f\x01\n" +
+	"\x06tables\x18\x02 \x03(\v2\x1c.pulka.lobby.v1.TableSummaryR\x06tables\x12\x1b\n" +
+	"\tstream_id\x18\x03 \x01(\tR\bstreamId\"\x9f\x01\n" +
 	"\vLobbyUpdate\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\x04R\aversion\x12E\n" +
 	"\x0etable_upserted\x18\x02 \x01(\v2\x1c.pulka.lobby.v1.TableSummaryH\x00R\rtableUpserted\x12%\n" +
 	"\rtable_removed\x18\x03 \x01(\tH\x00R\ftableRemovedB\b\n" +
-	"\x06change*\xc7\x03\n" +
+	"\x06change\"\x89\x03\n" +
+	"\fTableStarted\x12\x19\n" +
+	"\btable_id\x18\x01 \x01(\tR\atableId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x129\n" +
+	"\bsettings\x18\x03 \x01(\v2\x1d.pulka.lobby.v1.TableSettingsR\bsettings\x12*\n" +
+	"\x05seats\x18\x04 \x03(\v2\x14.pulka.lobby.v1.SeatR\x05seats\x12\x12\n" +
+	"\x04seed\x18\x05 \x01(\x04R\x04seed\x12$\n" +
+	"\x0ehost_player_id\x18\x06 \x01(\tR\fhostPlayerId\x129\n" +
+	"\n" +
+	"created_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
+	"\n" +
+	"started_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x123\n" +
+	"\x05trace\x18\t \x01(\v2\x1d.pulka.common.v1.TraceContextR\x05trace*\x95\x04\n" +
 	"\x11LobbyRejectReason\x12#\n" +
 	"\x1fLOBBY_REJECT_REASON_UNSPECIFIED\x10\x00\x12(\n" +
 	"$LOBBY_REJECT_REASON_INVALID_SETTINGS\x10\x01\x12'\n" +
@@ -1349,7 +1610,9 @@ const file_pulka_lobby_v1_lobby_proto_rawDesc = "" +
 	"\x1fLOBBY_REJECT_REASON_NOT_ALLOWED\x10\b\x12*\n" +
 	"&LOBBY_REJECT_REASON_INSUFFICIENT_FUNDS\x10\t\x12(\n" +
 	"$LOBBY_REJECT_REASON_ACCOUNT_REQUIRED\x10\n" +
-	"*z\n" +
+	"\x12'\n" +
+	"#LOBBY_REJECT_REASON_INVALID_COMMAND\x10\v\x12#\n" +
+	"\x1fLOBBY_REJECT_REASON_UNAVAILABLE\x10\f*z\n" +
 	"\vTableStatus\x12\x1c\n" +
 	"\x18TABLE_STATUS_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14TABLE_STATUS_WAITING\x10\x01\x12\x18\n" +
@@ -1369,7 +1632,7 @@ func file_pulka_lobby_v1_lobby_proto_rawDescGZIP() []byte {
 }
 
 var file_pulka_lobby_v1_lobby_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_pulka_lobby_v1_lobby_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_pulka_lobby_v1_lobby_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_pulka_lobby_v1_lobby_proto_goTypes = []any{
 	(LobbyRejectReason)(0),        // 0: pulka.lobby.v1.LobbyRejectReason
 	(TableStatus)(0),              // 1: pulka.lobby.v1.TableStatus
@@ -1379,46 +1642,55 @@ var file_pulka_lobby_v1_lobby_proto_goTypes = []any{
 	(*StandUp)(nil),               // 5: pulka.lobby.v1.StandUp
 	(*LeaveTable)(nil),            // 6: pulka.lobby.v1.LeaveTable
 	(*FillWithBots)(nil),          // 7: pulka.lobby.v1.FillWithBots
-	(*LobbyCommandResult)(nil),    // 8: pulka.lobby.v1.LobbyCommandResult
-	(*Seat)(nil),                  // 9: pulka.lobby.v1.Seat
-	(*TableSummary)(nil),          // 10: pulka.lobby.v1.TableSummary
-	(*TableFilter)(nil),           // 11: pulka.lobby.v1.TableFilter
-	(*ListTablesRequest)(nil),     // 12: pulka.lobby.v1.ListTablesRequest
-	(*ListTablesResponse)(nil),    // 13: pulka.lobby.v1.ListTablesResponse
-	(*LobbyView)(nil),             // 14: pulka.lobby.v1.LobbyView
-	(*LobbyUpdate)(nil),           // 15: pulka.lobby.v1.LobbyUpdate
-	(*v1.TraceContext)(nil),       // 16: pulka.common.v1.TraceContext
-	(*TableSettings)(nil),         // 17: pulka.lobby.v1.TableSettings
-	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
-	(Game)(0),                     // 19: pulka.lobby.v1.Game
-	(ClassicVariant)(0),           // 20: pulka.lobby.v1.ClassicVariant
+	(*FinishTable)(nil),           // 8: pulka.lobby.v1.FinishTable
+	(*LobbyCommandResult)(nil),    // 9: pulka.lobby.v1.LobbyCommandResult
+	(*Seat)(nil),                  // 10: pulka.lobby.v1.Seat
+	(*TableSummary)(nil),          // 11: pulka.lobby.v1.TableSummary
+	(*TableFilter)(nil),           // 12: pulka.lobby.v1.TableFilter
+	(*ListTablesRequest)(nil),     // 13: pulka.lobby.v1.ListTablesRequest
+	(*ListTablesResponse)(nil),    // 14: pulka.lobby.v1.ListTablesResponse
+	(*LobbyView)(nil),             // 15: pulka.lobby.v1.LobbyView
+	(*LobbyUpdate)(nil),           // 16: pulka.lobby.v1.LobbyUpdate
+	(*TableStarted)(nil),          // 17: pulka.lobby.v1.TableStarted
+	(*v1.TraceContext)(nil),       // 18: pulka.common.v1.TraceContext
+	(*TableSettings)(nil),         // 19: pulka.lobby.v1.TableSettings
+	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
+	(Game)(0),                     // 21: pulka.lobby.v1.Game
+	(ClassicVariant)(0),           // 22: pulka.lobby.v1.ClassicVariant
 }
 var file_pulka_lobby_v1_lobby_proto_depIdxs = []int32{
-	16, // 0: pulka.lobby.v1.LobbyCommand.trace:type_name -> pulka.common.v1.TraceContext
+	18, // 0: pulka.lobby.v1.LobbyCommand.trace:type_name -> pulka.common.v1.TraceContext
 	3,  // 1: pulka.lobby.v1.LobbyCommand.create_table:type_name -> pulka.lobby.v1.CreateTable
 	4,  // 2: pulka.lobby.v1.LobbyCommand.sit_down:type_name -> pulka.lobby.v1.SitDown
 	5,  // 3: pulka.lobby.v1.LobbyCommand.stand_up:type_name -> pulka.lobby.v1.StandUp
 	6,  // 4: pulka.lobby.v1.LobbyCommand.leave_table:type_name -> pulka.lobby.v1.LeaveTable
 	7,  // 5: pulka.lobby.v1.LobbyCommand.fill_with_bots:type_name -> pulka.lobby.v1.FillWithBots
-	17, // 6: pulka.lobby.v1.CreateTable.settings:type_name -> pulka.lobby.v1.TableSettings
-	0,  // 7: pulka.lobby.v1.LobbyCommandResult.reason:type_name -> pulka.lobby.v1.LobbyRejectReason
-	16, // 8: pulka.lobby.v1.LobbyCommandResult.trace:type_name -> pulka.common.v1.TraceContext
-	17, // 9: pulka.lobby.v1.TableSummary.settings:type_name -> pulka.lobby.v1.TableSettings
-	9,  // 10: pulka.lobby.v1.TableSummary.seats:type_name -> pulka.lobby.v1.Seat
-	1,  // 11: pulka.lobby.v1.TableSummary.status:type_name -> pulka.lobby.v1.TableStatus
-	18, // 12: pulka.lobby.v1.TableSummary.created_at:type_name -> google.protobuf.Timestamp
-	19, // 13: pulka.lobby.v1.TableFilter.game:type_name -> pulka.lobby.v1.Game
-	20, // 14: pulka.lobby.v1.TableFilter.classic_variant:type_name -> pulka.lobby.v1.ClassicVariant
-	1,  // 15: pulka.lobby.v1.TableFilter.status:type_name -> pulka.lobby.v1.TableStatus
-	11, // 16: pulka.lobby.v1.ListTablesRequest.filter:type_name -> pulka.lobby.v1.TableFilter
-	10, // 17: pulka.lobby.v1.ListTablesResponse.tables:type_name -> pulka.lobby.v1.TableSummary
-	10, // 18: pulka.lobby.v1.LobbyView.tables:type_name -> pulka.lobby.v1.TableSummary
-	10, // 19: pulka.lobby.v1.LobbyUpdate.table_upserted:type_name -> pulka.lobby.v1.TableSummary
-	20, // [20:20] is the sub-list for method output_type
-	20, // [20:20] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	8,  // 6: pulka.lobby.v1.LobbyCommand.finish_table:type_name -> pulka.lobby.v1.FinishTable
+	19, // 7: pulka.lobby.v1.CreateTable.settings:type_name -> pulka.lobby.v1.TableSettings
+	0,  // 8: pulka.lobby.v1.LobbyCommandResult.reason:type_name -> pulka.lobby.v1.LobbyRejectReason
+	18, // 9: pulka.lobby.v1.LobbyCommandResult.trace:type_name -> pulka.common.v1.TraceContext
+	11, // 10: pulka.lobby.v1.LobbyCommandResult.table:type_name -> pulka.lobby.v1.TableSummary
+	19, // 11: pulka.lobby.v1.TableSummary.settings:type_name -> pulka.lobby.v1.TableSettings
+	10, // 12: pulka.lobby.v1.TableSummary.seats:type_name -> pulka.lobby.v1.Seat
+	1,  // 13: pulka.lobby.v1.TableSummary.status:type_name -> pulka.lobby.v1.TableStatus
+	20, // 14: pulka.lobby.v1.TableSummary.created_at:type_name -> google.protobuf.Timestamp
+	21, // 15: pulka.lobby.v1.TableFilter.game:type_name -> pulka.lobby.v1.Game
+	22, // 16: pulka.lobby.v1.TableFilter.classic_variant:type_name -> pulka.lobby.v1.ClassicVariant
+	1,  // 17: pulka.lobby.v1.TableFilter.status:type_name -> pulka.lobby.v1.TableStatus
+	12, // 18: pulka.lobby.v1.ListTablesRequest.filter:type_name -> pulka.lobby.v1.TableFilter
+	11, // 19: pulka.lobby.v1.ListTablesResponse.tables:type_name -> pulka.lobby.v1.TableSummary
+	11, // 20: pulka.lobby.v1.LobbyView.tables:type_name -> pulka.lobby.v1.TableSummary
+	11, // 21: pulka.lobby.v1.LobbyUpdate.table_upserted:type_name -> pulka.lobby.v1.TableSummary
+	19, // 22: pulka.lobby.v1.TableStarted.settings:type_name -> pulka.lobby.v1.TableSettings
+	10, // 23: pulka.lobby.v1.TableStarted.seats:type_name -> pulka.lobby.v1.Seat
+	20, // 24: pulka.lobby.v1.TableStarted.created_at:type_name -> google.protobuf.Timestamp
+	20, // 25: pulka.lobby.v1.TableStarted.started_at:type_name -> google.protobuf.Timestamp
+	18, // 26: pulka.lobby.v1.TableStarted.trace:type_name -> pulka.common.v1.TraceContext
+	27, // [27:27] is the sub-list for method output_type
+	27, // [27:27] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_pulka_lobby_v1_lobby_proto_init() }
@@ -1433,8 +1705,9 @@ func file_pulka_lobby_v1_lobby_proto_init() {
 		(*LobbyCommand_StandUp)(nil),
 		(*LobbyCommand_LeaveTable)(nil),
 		(*LobbyCommand_FillWithBots)(nil),
+		(*LobbyCommand_FinishTable)(nil),
 	}
-	file_pulka_lobby_v1_lobby_proto_msgTypes[13].OneofWrappers = []any{
+	file_pulka_lobby_v1_lobby_proto_msgTypes[14].OneofWrappers = []any{
 		(*LobbyUpdate_TableUpserted)(nil),
 		(*LobbyUpdate_TableRemoved)(nil),
 	}
@@ -1444,7 +1717,7 @@ func file_pulka_lobby_v1_lobby_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pulka_lobby_v1_lobby_proto_rawDesc), len(file_pulka_lobby_v1_lobby_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   14,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
