@@ -189,7 +189,7 @@ func (g *Game) ToMove() int {
 // always possible before the end and is not listed. With cap(buf) >=
 // len(buf)+MaxLegal it does not allocate.
 func (g *Game) Legal(seat int, buf []Move) []Move {
-	if seat != g.ToMove() {
+	if seat < 0 || seat != g.ToMove() {
 		return buf
 	}
 	if g.phase == PhaseTrump {
@@ -214,7 +214,7 @@ func (g *Game) Legal(seat int, buf []Move) []Move {
 
 // LegalCards returns the cards seat may play now (empty when not its turn).
 func (g *Game) LegalCards(seat int) cards.Set {
-	if g.phase != PhasePlay || seat != g.ToMove() {
+	if g.phase != PhasePlay || seat < 0 || seat != g.ToMove() {
 		return 0
 	}
 	return g.legalSet(seat)

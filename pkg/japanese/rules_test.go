@@ -623,7 +623,7 @@ func TestMatch_EndsWhenAPlayerReachesOrPassesTheTarget(t *testing.T) {
 			if len(ge) != 1 || ge[0].Seat != 0 || ge[0].Reason != ReasonTarget || g.Winner() != 0 || g.ToMove() != -1 {
 				t.Fatalf("game ended %+v winner %d", ge, g.Winner())
 			}
-			if len(g.Legal(0, nil))+len(g.Legal(1, nil)) != 0 {
+			if len(g.Legal(0, nil))+len(g.Legal(1, nil))+len(g.Legal(-1, nil)) != 0 {
 				t.Fatal("legal moves after the end")
 			}
 			if _, err := g.Apply(ResignMove(1), nil); !errors.Is(err, ErrGameOver) {
