@@ -24,7 +24,10 @@ type command struct {
 // (score.go, ...); adding one is one line here.
 func commands() map[string]command {
 	return map[string]command{
-		"score": {summary: "work out a classic score sheet from bids and tricks (JSON on stdin)", run: runScore},
+		"score":    {summary: "work out a classic score sheet from bids and tricks (JSON on stdin)", run: runScore},
+		"replay":   {summary: "check every move of a game record and print its final sheet", run: runReplay},
+		"selfplay": {summary: "play seeded bot games and print games per second and a summary", run: runSelfplay},
+		"demo":     {summary: "play one classic game of four bots and print the paper sheet", run: runDemo},
 	}
 }
 
