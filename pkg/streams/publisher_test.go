@@ -1,0 +1,143 @@
+package streams_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/pulka/pulka/pkg/redistest"
+	"github.com/pulka/pulka/pkg/streams"
+)
+
+func TestPublish_TrimsApproximatelyToRetentionPerStream(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := ctxT(t)
+	pub := streams.NewPublisher(rdb, streams.WithRetention(func(stream string) int64 {
+		if strings.HasSuffix(stream, ":events") {
+			return 100
+		}
+		return 0 // commands: keep everything
+	}))
+	events, cmds := streams.TableEvents("x"), streams.TableCommands("x")
+	var batch []streams.Entry
+	for i := 0; i < 2000; i++ {
+		batch = append(batch, streams.Entry{Stream: events}, streams.Entry{Stream: cmds})
+	}
+	if _, err := pub.PublishBatch(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	ne, _ := rdb.XLen(ctx, events).Result()
+	nc, _ := rdb.XLen(ctx, cmds).Result()
+	// "~" trims whole radix-tree nodes (100 entries by default), so the
+	// length stays near, not at, the limit.
+	if ne < 100 || ne > 300 {
+		t.Errorf("events length %d, want about 100", ne)
+	}
+	if nc != 2000 {
+		t.Errorf("commands length %d, want 2000 (no retention)", nc)
+	}
+}
+
+func TestPublishBatch_ReturnsIDsInOrderAndStoresFields(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := ctxT(t)
+	pub := streams.NewPublisher(rdb)
+	s := streams.TableCommands("b")
+	entries := make([]streams.Entry, 50)
+	for i := range entries {
+		entries[i] = streams.Entry{Stream: s, Data: []byte{byte(i), 0, 255}, Header: map[string]string{"type": "move", "n": strconv.Itoa(i)}}
+	}
+	ids, err := pub.PublishBatch(ctx, entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := streams.ReadAfter(ctx, rdb, s, "0", 100)
+	if err != nil || len(msgs) != 50 {
+		t.Fatalf("read back %d: %v", len(msgs), err)
+	}
+	for i, m := range msgs {
+		if m.ID != ids[i] || m.Header["n"] != strconv.Itoa(i) || m.Header["type"] != "move" || string(m.Data) != string([]byte{byte(i), 0, 255}) {
+			t.Fatalf("entry %d = %+v (id %s)", i, m, ids[i])
+		}
+		if _, leaked := m.Header["traceparent"]; leaked {
+			t.Fatalf("trace fields leaked into Header")
+		}
+	}
+}
+
+// pipelineCounter counts round trips (pipelines and single commands).
+type pipelineCounter struct{ trips, cmds atomic.Int64 }
+
+func (p *pipelineCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (p *pipelineCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		p.trips.Add(1)
+		p.cmds.Add(1)
+		return next(ctx, cmd)
+	}
+}
+func (p *pipelineCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		p.trips.Add(1)
+		p.cmds.Add(int64(len(cmds)))
+		return next(ctx, cmds)
+	}
+}
+
+func TestBatcher_CoalescesConcurrentPublishesIntoFewerRoundTrips(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t, func(o *redis.Options) { o.PoolSize = 4 })
+	ctx := ctxT(t)
+	var pc pipelineCounter
+	rdb.AddHook(&pc)
+	b := streams.NewPublisher(rdb).NewBatcher(64, 1)
+	const callers, each = 32, 50
+	var wg sync.WaitGroup
+	ids := make(chan string, callers*each)
+	for c := 0; c < callers; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			s := streams.TableCommands(strconv.Itoa(c % 4))
+			for i := 0; i < each; i++ {
+				id, err := b.Publish(ctx, streams.Entry{Stream: s})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				ids <- s + "/" + id
+			}
+		}(c)
+	}
+	wg.Wait()
+	b.Close()
+	close(ids)
+	uniq := map[string]bool{}
+	for id := range ids {
+		uniq[id] = true
+	}
+	if len(uniq) != callers*each {
+		t.Fatalf("%d distinct IDs, want %d", len(uniq), callers*each)
+	}
+	var total int64
+	for c := 0; c < 4; c++ {
+		n, _ := rdb.XLen(ctx, streams.TableCommands(strconv.Itoa(c))).Result()
+		total += n
+	}
+	if total != callers*each {
+		t.Fatalf("%d entries stored, want %d", total, callers*each)
+	}
+	if trips := pc.trips.Load(); trips >= callers*each/2 {
+		t.Errorf("%d round trips for %d publishes: not coalesced", trips, callers*each)
+	}
+	if _, err := b.Publish(ctx, streams.Entry{Stream: "x"}); err != streams.ErrClosed {
+		t.Errorf("publish after Close: %v, want ErrClosed", err)
+	}
+}
