@@ -1,0 +1,177 @@
+package wire
+
+import (
+	"encoding/json"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+)
+
+// Server message types (the "type" field of a server frame).
+const (
+	TypeWelcome     = "welcome"
+	TypeJoined      = "joined"
+	TypeUnjoined    = "unjoined"
+	TypeEvent       = "event"
+	TypeSheet       = "sheet"
+	TypeLobbyView   = "lobby_view"
+	TypeLobbyUpdate = "lobby_update"
+	TypeAck         = "ack"
+	TypePong        = "pong"
+	TypeError       = "error"
+)
+
+// Proto messages are written with their .proto field names (snake_case, like
+// the rest of the protocol) and enums by name.
+var protoJSON = protojson.MarshalOptions{UseProtoNames: true}
+
+// Player is who a connection is authenticated as.
+type Player struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Guest bool   `json:"guest"`
+}
+
+// Welcome is the first frame after authentication.
+func Welcome(p Player, now time.Time) []byte {
+	return mustJSON(struct {
+		Type       string `json:"type"`
+		Player     Player `json:"player"`
+		ServerTime string `json:"server_time"`
+	}{TypeWelcome, p, now.UTC().Format(time.RFC3339Nano)})
+}
+
+// Joined answers a join once the replay is sent and live events follow.
+// Seat is the player's seat at the table, or nil when they only watch.
+func Joined(table, ref string, seat *uint32, replayed int, trimmed bool) []byte {
+	return mustJSON(struct {
+		Type     string  `json:"type"`
+		Ref      string  `json:"ref,omitempty"`
+		Table    string  `json:"table"`
+		Seat     *uint32 `json:"seat"`
+		Replayed int     `json:"replayed"`
+		Trimmed  bool    `json:"history_trimmed,omitempty"`
+	}{TypeJoined, ref, table, seat, replayed, trimmed})
+}
+
+// Unjoined answers an unjoin.
+func Unjoined(table, ref string) []byte {
+	return mustJSON(struct {
+		Type  string `json:"type"`
+		Ref   string `json:"ref,omitempty"`
+		Table string `json:"table"`
+	}{TypeUnjoined, ref, table})
+}
+
+// Ack says a table command was written to the table's command stream (not
+// that the table accepted it: the events, or a move_rejected, say that).
+func Ack(ref, cmd string) []byte {
+	return mustJSON(struct {
+		Type string `json:"type"`
+		Ref  string `json:"ref,omitempty"`
+		Cmd  string `json:"cmd"`
+	}{TypeAck, ref, cmd})
+}
+
+// Pong answers a ping.
+func Pong(ref string, now time.Time) []byte {
+	return mustJSON(struct {
+		Type       string `json:"type"`
+		Ref        string `json:"ref,omitempty"`
+		ServerTime string `json:"server_time"`
+	}{TypePong, ref, now.UTC().Format(time.RFC3339Nano)})
+}
+
+// ErrorFrame is {"type":"error","code":…,"message":…,"ref":…}.
+func ErrorFrame(code, message, ref string) []byte {
+	return mustJSON(struct {
+		Type    string `json:"type"`
+		Code    string `json:"code"`
+		Message string `json:"message"`
+		Ref     string `json:"ref,omitempty"`
+	}{TypeError, code, message, ref})
+}
+
+// Event encodes one table event as the frame every permitted client gets:
+// {"type":"event","table":…,"id":<stream id>,"event":{…}}. Fields that only
+// matter between services (trace context, lease epoch, command entry id) are
+// left out; ev itself is not changed.
+func Event(table, id string, ev *tablev1.Event) ([]byte, error) {
+	out := ev
+	if ev.GetTrace() != nil || ev.GetEpoch() != 0 || ev.GetCommandEntryId() != "" {
+		out = proto.CloneOf(ev)
+		out.Trace, out.Epoch, out.CommandEntryId = nil, 0, ""
+	}
+	body, err := protoJSON.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(struct {
+		Type  string          `json:"type"`
+		Table string          `json:"table"`
+		ID    string          `json:"id"`
+		Event json.RawMessage `json:"event"`
+	}{TypeEvent, table, id, body})
+}
+
+// Sheet encodes a score-sheet update of a table's game.
+func Sheet(table, id string, u *scoringv1.SheetUpdate) ([]byte, error) {
+	out := u
+	if u.GetTrace() != nil {
+		out = proto.CloneOf(u)
+		out.Trace = nil
+	}
+	body, err := protoJSON.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(struct {
+		Type   string          `json:"type"`
+		Table  string          `json:"table"`
+		ID     string          `json:"id"`
+		Update json.RawMessage `json:"update"`
+	}{TypeSheet, table, id, body})
+}
+
+// LobbyView encodes the whole lobby list (sent when a client starts watching).
+func LobbyView(v *lobbyv1.LobbyView) ([]byte, error) {
+	body, err := protoJSON.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(struct {
+		Type string          `json:"type"`
+		View json.RawMessage `json:"view"`
+	}{TypeLobbyView, body})
+}
+
+// LobbyUpdate encodes one change of the lobby list.
+func LobbyUpdate(u *lobbyv1.LobbyUpdate) ([]byte, error) {
+	body, err := protoJSON.Marshal(u)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(struct {
+		Type   string          `json:"type"`
+		Update json.RawMessage `json:"update"`
+	}{TypeLobbyUpdate, body})
+}
+
+// ProtoJSON writes a proto message the way every frame does (for the HTTP API).
+func ProtoJSON(m proto.Message) (json.RawMessage, error) { return protoJSON.Marshal(m) }
+
+// mustJSON marshals structs of plain strings, numbers and pointers, which
+// cannot fail; a failure would be a programming error caught by the tests,
+// so it degrades to an internal-error frame instead of a panic.
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return []byte(`{"type":"error","code":"internal","message":"encoding failed"}`)
+	}
+	return b
+}
