@@ -39,7 +39,8 @@ const (
 	EventTableCleared
 	// EventTrickWon (public): Seat took trick Trick; Tricks = tricks so far.
 	EventTrickWon
-	// EventHandEnded (public): Tricks per seat, Points scored, Scores after.
+	// EventHandEnded (public): Tricks per seat, Points scored, Scores after,
+	// Suit = the hand's trump.
 	EventHandEnded
 	// EventGameEnded (public): Seat = winner, Reason, Scores.
 	EventGameEnded
@@ -165,7 +166,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	case EventTrickWon:
 		j.Seat, j.Trick, j.Tricks = &e.Seat, &e.Trick, &e.Tricks
 	case EventHandEnded:
-		j.Tricks, j.Points, j.Scores = &e.Tricks, &e.Points, &e.Scores
+		j.Tricks, j.Points, j.Scores, j.Trump = &e.Tricks, &e.Points, &e.Scores, trumpText(e.Suit)
 	case EventGameEnded:
 		j.Seat, j.Scores, j.Reason = &e.Seat, &e.Scores, e.Reason
 	}

@@ -109,24 +109,3 @@ func newGame(t testing.TB, seed uint64) *Game {
 	}
 	return g
 }
-
-// playMatch plays a whole match between two players and returns the game
-// and the number of moves.
-func playMatch(t testing.TB, g *Game, p [Seats]Player) int {
-	t.Helper()
-	buf := make([]Event, 0, 16)
-	n := 0
-	for !g.Over() {
-		s := g.ToMove()
-		m, ok := p[s].Choose(g, s)
-		if !ok {
-			t.Fatalf("seat %d to move has no move", s)
-		}
-		var err error
-		if buf, err = g.Apply(m, buf[:0]); err != nil {
-			t.Fatalf("Apply(%v): %v", m, err)
-		}
-		n++
-	}
-	return n
-}

@@ -182,7 +182,7 @@ func runChecked(t *testing.T, seed uint64, moves []Move) recorded {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var players [Seats]Player = [Seats]Player{NewRandomBot(seed), NewRandomBot(seed ^ 0x9e3779b97f4a7c15)}
+	players := [Seats]Player{NewRandomBot(seed), NewRandomBot(seed ^ 0x9e3779b97f4a7c15)}
 	if seed%5 == 0 { // some matches against the baseline reach other positions (safe joker leads, ...)
 		players[seed/5%2] = Bot{}
 	}
