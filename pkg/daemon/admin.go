@@ -1,0 +1,160 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+)
+
+// CheckTimeout bounds one readiness check: a probe must answer before the
+// kubelet's own timeout (1 s by default) gives up on it.
+const CheckTimeout = 800 * time.Millisecond
+
+// ErrDraining is the readiness failure of a daemon that is shutting down.
+var ErrDraining = errors.New("daemon: shutting down")
+
+// status is the JSON body of /healthz and /readyz.
+type status struct {
+	Status string            `json:"status"`
+	Checks map[string]string `json:"checks,omitempty"`
+}
+
+// checkResult is the outcome of every readiness check.
+type checkResult struct {
+	failed map[string]error
+	names  []string
+}
+
+func (c checkResult) err() error {
+	if len(c.failed) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(c.failed))
+	for n := range c.failed {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	errs := make([]error, 0, len(names))
+	for _, n := range names {
+		errs = append(errs, fmt.Errorf("%s: %w", n, c.failed[n]))
+	}
+	return errors.Join(errs...)
+}
+
+// check runs every check concurrently, each bounded by CheckTimeout.
+func (r *readiness) check(ctx context.Context) checkResult {
+	r.mu.Lock()
+	checks := append([]namedCheck(nil), r.checks...)
+	r.mu.Unlock()
+	res := checkResult{failed: map[string]error{}}
+	if r.draining.Load() {
+		res.names = append(res.names, "shutdown")
+		res.failed["shutdown"] = ErrDraining
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, c := range checks {
+		res.names = append(res.names, c.name)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, CheckTimeout)
+			defer cancel()
+			if err := c.fn(cctx); err != nil {
+				mu.Lock()
+				res.failed[c.name] = err
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return res
+}
+
+func (d *Daemon) routes(metrics http.Handler) {
+	d.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		// Alive means the process answers: a failing dependency is a
+		// readiness problem, and restarting us would not fix it.
+		writeStatus(w, http.StatusOK, status{Status: "ok"})
+	})
+	d.mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		res := d.ready.check(r.Context())
+		st := status{Status: "ok", Checks: make(map[string]string, len(res.names))}
+		for _, n := range res.names {
+			st.Checks[n] = "ok"
+			if err := res.failed[n]; err != nil {
+				st.Checks[n] = err.Error()
+			}
+		}
+		code := http.StatusOK
+		if len(res.failed) > 0 {
+			st.Status, code = "unavailable", http.StatusServiceUnavailable
+		}
+		writeStatus(w, code, st)
+	})
+	d.mux.Handle("GET /metrics", metrics)
+}
+
+func writeStatus(w http.ResponseWriter, code int, st status) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(st)
+}
+
+// poolCollector exports the Redis client's connection-pool counters, which
+// tell a saturated pool (timeouts, waits) from a slow Redis.
+type poolCollector struct {
+	rdb                                  redis.UniversalClient
+	hits, misses, timeouts, waits, stale *prometheus.Desc
+	total, idle, pending                 *prometheus.Desc
+}
+
+func newPoolCollector(rdb redis.UniversalClient) *poolCollector {
+	d := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc("pulka_redis_pool_"+name, help, nil, nil)
+	}
+	return &poolCollector{
+		rdb:      rdb,
+		hits:     d("hits_total", "Times a free connection was found in the pool."),
+		misses:   d("misses_total", "Times no free connection was found in the pool."),
+		timeouts: d("timeouts_total", "Times waiting for a connection timed out."),
+		waits:    d("waits_total", "Times a caller waited for a connection."),
+		stale:    d("stale_connections_total", "Stale connections removed from the pool."),
+		total:    d("connections", "Connections in the pool."),
+		idle:     d("idle_connections", "Idle connections in the pool."),
+		pending:  d("pending_requests", "Requests waiting for a connection."),
+	}
+}
+
+func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.hits, c.misses, c.timeouts, c.waits, c.stale, c.total, c.idle, c.pending} {
+		ch <- d
+	}
+}
+
+func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.rdb.PoolStats()
+	counter := func(d *prometheus.Desc, v uint32) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v))
+	}
+	gauge := func(d *prometheus.Desc, v uint32) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v))
+	}
+	counter(c.hits, s.Hits)
+	counter(c.misses, s.Misses)
+	counter(c.timeouts, s.Timeouts)
+	counter(c.waits, s.WaitCount)
+	counter(c.stale, s.StaleConns)
+	gauge(c.total, s.TotalConns)
+	gauge(c.idle, s.IdleConns)
+	gauge(c.pending, s.PendingRequests)
+}
