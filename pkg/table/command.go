@@ -1,0 +1,109 @@
+package table
+
+import (
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+)
+
+// command applies cmd, or turns its refusal into a MoveRejected for the
+// sender. Either way the command id and the stream entry count as applied,
+// so a redelivery changes nothing.
+func (t *Table) command(b *batch, cmd *tablev1.Command, e entryID) error {
+	b.causedBy, b.entry = cmd.GetCommandId(), e.String()
+	defer func() { b.causedBy, b.entry = "", "" }()
+	err := t.doCommand(b, cmd)
+	if err != nil {
+		reason, msg := rejectReason(err)
+		b.add(toPlayer(cmd.GetPlayerId()), &tablev1.Event{Event: &tablev1.Event_MoveRejected{
+			MoveRejected: &tablev1.MoveRejected{Reason: reason, Message: msg}}})
+		err = &RejectError{Reason: reason, PlayerID: cmd.GetPlayerId(), CommandID: cmd.GetCommandId(), Err: err}
+	}
+	if id := cmd.GetCommandId(); id != "" {
+		t.recent.add(id)
+	}
+	if !e.isZero() {
+		t.last = e
+	}
+	return err
+}
+
+func (t *Table) doCommand(b *batch, cmd *tablev1.Command) error {
+	if cmd.GetCommandId() == "" || cmd.GetPlayerId() == "" || (cmd.GetTableId() != "" && cmd.GetTableId() != t.id) {
+		return ErrMalformed
+	}
+	player := cmd.GetPlayerId()
+	s := t.seatOf(player)
+	switch c := cmd.GetCommand().(type) {
+	case nil:
+		return ErrMalformed
+	case *tablev1.Command_Reconnect:
+		t.back(b, s)
+		b.add(toPlayer(player), &tablev1.Event{Event: &tablev1.Event_ViewSynced{ViewSynced: &tablev1.ViewSynced{
+			View: t.View(s)}}})
+		return nil
+	case *tablev1.Command_Sit:
+		if t.eng.over() {
+			return ErrGameOver
+		}
+		return t.sit(b, s, c.Sit.GetSeat())
+	case *tablev1.Command_Leave, *tablev1.Command_Resign:
+		if t.eng.over() {
+			return ErrGameOver
+		}
+		_, resign := c.(*tablev1.Command_Resign)
+		return t.leave(b, s, resign)
+	}
+	if s < 0 || t.seats[s].mode != seatHuman {
+		return ErrNotSeated
+	}
+	if err := t.eng.command(b, s, cmd); err != nil {
+		return err
+	}
+	t.schedule(b)
+	return nil
+}
+
+// sit gives a seat back to its owner while a bot plays it. Seating new
+// players is the lobby's job before the game, so nobody takes another's seat.
+func (t *Table) sit(b *batch, s int, want uint32) error {
+	if s < 0 || uint32(s) != want {
+		return ErrSeatUnavailable
+	}
+	if t.seats[s].mode == seatHuman {
+		return ErrSeatUnavailable // already theirs
+	}
+	t.retake(b, s)
+	return nil
+}
+
+// leave: in classic a bot plays the seat from now on (resigning is the same);
+// in Japanese the opponent wins.
+func (t *Table) leave(b *batch, s int, resign bool) error {
+	if s < 0 {
+		return ErrNotSeated
+	}
+	st := &t.seats[s]
+	if t.set.Game == Japanese {
+		if !resign {
+			b.add(public(), &tablev1.Event{Event: &tablev1.Event_PlayerLeft{PlayerLeft: &tablev1.PlayerLeft{
+				Seat: uint32(s), PlayerId: st.player}}})
+		}
+		if err := t.eng.end(b, s, false); err != nil {
+			return err
+		}
+		t.schedule(b)
+		return nil
+	}
+	if st.mode == seatBotLeft {
+		return ErrNotSeated // left already
+	}
+	wasHuman := st.mode == seatHuman
+	st.mode, st.away, st.grace = seatBotLeft, false, 0
+	b.add(public(), &tablev1.Event{Event: &tablev1.Event_PlayerLeft{PlayerLeft: &tablev1.PlayerLeft{
+		Seat: uint32(s), PlayerId: st.player}}})
+	if wasHuman {
+		b.add(public(), &tablev1.Event{Event: &tablev1.Event_SeatTakenByBot{SeatTakenByBot: &tablev1.SeatTakenByBot{
+			Seat: uint32(s), Reason: tablev1.BotReason_BOT_REASON_PLAYER_LEFT}}})
+		t.rescheduleIf(b, s)
+	}
+	return nil
+}

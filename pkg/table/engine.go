@@ -1,0 +1,83 @@
+package table
+
+import (
+	"fmt"
+
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+)
+
+// engine is one game's rules behind the table: it turns commands and server
+// moves into engine moves and the engine's events into contract events.
+type engine interface {
+	// toMove is the seat to move, -1 when the game is over.
+	toMove() int
+	over() bool
+	phase() tablev1.Phase
+	// start emits the events of the first deal.
+	start(b *batch)
+	// command plays seat's move; an error is a broken rule and changes
+	// nothing.
+	command(b *batch, seat int, cmd *tablev1.Command) error
+	// serverMove plays the baseline bot's move for the seat to move.
+	serverMove(b *batch) error
+	// end ends the game as lost by seat (Japanese: resign, or forfeit).
+	end(b *batch, seat int, forfeit bool) error
+	// view fills what seat (-1: a watcher) may see into v, whose Seats
+	// exist already.
+	view(seat int, v *tablev1.TableView)
+	marshal() ([]byte, error)
+	unmarshal([]byte) error
+}
+
+func newEngine(s Settings, seed uint64) (engine, error) {
+	switch s.Game {
+	case Classic:
+		return newClassicEngine(s, seed)
+	case Japanese:
+		return newJapaneseEngine(s, seed)
+	}
+	return nil, fmt.Errorf("%w: unknown game %d", ErrBadSettings, uint8(s.Game))
+}
+
+// emptyEngine returns an engine of s.Game to unmarshal a state into.
+func emptyEngine(s Settings) (engine, error) {
+	switch s.Game {
+	case Classic:
+		return &classicEngine{set: s.Classic}, nil
+	case Japanese:
+		return &japaneseEngine{}, nil
+	}
+	return nil, fmt.Errorf("%w: unknown game %d", ErrBadSnapshot, uint8(s.Game))
+}
+
+// rank gives places to scores, best first: tied seats share a place and the
+// next place skips (1, 1, 3). Seats with equal scores stay in seat order.
+func placings(scores []int64, player func(int) string) []*tablev1.Placing {
+	order := make([]int, len(scores))
+	for i := range order {
+		order[i] = i
+	}
+	// Insertion sort: four seats at most, and stable.
+	for i := 1; i < len(order); i++ {
+		for j := i; j > 0 && scores[order[j]] > scores[order[j-1]]; j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
+	out := make([]*tablev1.Placing, len(order))
+	for i, s := range order {
+		place := uint32(i + 1)
+		if i > 0 && scores[s] == scores[order[i-1]] {
+			place = out[i-1].Place
+		}
+		out[i] = &tablev1.Placing{Place: place, Seat: uint32(s), PlayerId: player(s), Score: scores[s]}
+	}
+	return out
+}
+
+// endPlayer is who held seat s at the end: its player, or "" for a bot.
+func (t *Table) endPlayer(s int) string {
+	if t.seats[s].mode != seatHuman {
+		return ""
+	}
+	return t.seats[s].player
+}

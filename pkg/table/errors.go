@@ -1,0 +1,117 @@
+package table
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/pulka/pulka/pkg/classic"
+	"github.com/pulka/pulka/pkg/japanese"
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+)
+
+// Errors of the table itself. Engine rules (must follow suit, ...) come
+// through unchanged inside a *RejectError.
+var (
+	// ErrBadSettings: settings New cannot play by.
+	ErrBadSettings = errors.New("table: invalid settings")
+	// ErrBadSeats: the seats do not fit the game (count, missing player ids,
+	// one player in two seats, bots at a Japanese table).
+	ErrBadSeats = errors.New("table: invalid seats")
+	// ErrBadInput: an input Apply cannot read (unknown kind, no command,
+	// no player, malformed stream entry id). Nothing changes.
+	ErrBadInput = errors.New("table: invalid input")
+	// ErrBadSnapshot: UnmarshalBinary met data that is not a valid table.
+	ErrBadSnapshot = errors.New("table: invalid snapshot")
+
+	// ErrDuplicate: the command id was applied already (see Ignored).
+	ErrDuplicate = errors.New("table: command already applied")
+	// ErrStale: the command stream entry is not after the last applied one
+	// (see Ignored).
+	ErrStale = errors.New("table: command stream entry already passed")
+
+	// ErrMalformed: the command is incomplete (no command id, no command, a
+	// missing card) or for another table.
+	ErrMalformed = errors.New("the command is malformed")
+	// ErrNotSeated: the sender holds no seat, or a bot plays it now.
+	ErrNotSeated = errors.New("you do not play a seat at this table")
+	// ErrSeatUnavailable: the seat does not exist, is somebody else's, or is
+	// already the sender's.
+	ErrSeatUnavailable = errors.New("that seat is not available to you")
+	// ErrNotAllowed: the table does not allow this (e.g. taking a seat back
+	// from a bot in a Japanese match, which has no bots).
+	ErrNotAllowed = errors.New("that is not allowed at this table")
+	// ErrGameOver: the game has ended.
+	ErrGameOver = errors.New("the game is over")
+	// ErrRunaway: the server kept moving without end; a bug guard, never
+	// expected.
+	ErrRunaway = errors.New("table: too many server moves in one input")
+)
+
+// RejectError is a refused command. Apply has already turned it into a
+// MoveRejected event for the sender; the error is returned beside it for
+// logs and metrics. Err is one of this package's errors above or the engine's
+// *MoveError (which unwraps to the broken rule).
+type RejectError struct {
+	Reason    tablev1.RejectReason
+	PlayerID  string
+	CommandID string
+	Err       error
+}
+
+func (e *RejectError) Error() string {
+	return fmt.Sprintf("table: command %q of player %q rejected (%v): %v", e.CommandID, e.PlayerID, e.Reason, e.Err)
+}
+
+// Unwrap returns the rule that refused the command.
+func (e *RejectError) Unwrap() error { return e.Err }
+
+// rejection maps an error to its reject reason and the player-facing message:
+// the broken rule's own text, not the wrapped detail.
+type rejection struct {
+	err    error
+	reason tablev1.RejectReason
+}
+
+var rejections = [...]rejection{
+	{ErrMalformed, tablev1.RejectReason_REJECT_REASON_MALFORMED},
+	{ErrNotSeated, tablev1.RejectReason_REJECT_REASON_NOT_SEATED},
+	{ErrSeatUnavailable, tablev1.RejectReason_REJECT_REASON_SEAT_UNAVAILABLE},
+	{ErrNotAllowed, tablev1.RejectReason_REJECT_REASON_NOT_ALLOWED},
+	{ErrGameOver, tablev1.RejectReason_REJECT_REASON_GAME_OVER},
+
+	{classic.ErrGameOver, tablev1.RejectReason_REJECT_REASON_GAME_OVER},
+	{classic.ErrNotYourTurn, tablev1.RejectReason_REJECT_REASON_NOT_YOUR_TURN},
+	{classic.ErrWrongPhase, tablev1.RejectReason_REJECT_REASON_WRONG_PHASE},
+	{classic.ErrUnknownMove, tablev1.RejectReason_REJECT_REASON_MALFORMED},
+	{classic.ErrNotInHand, tablev1.RejectReason_REJECT_REASON_CARD_NOT_AVAILABLE},
+	{classic.ErrMustFollowSuit, tablev1.RejectReason_REJECT_REASON_MUST_FOLLOW_SUIT},
+	{classic.ErrMustTrump, tablev1.RejectReason_REJECT_REASON_MUST_TRUMP},
+	{classic.ErrMustPlayHighest, tablev1.RejectReason_REJECT_REASON_MUST_PLAY_HIGHEST},
+	{classic.ErrBadJokerDeclaration, tablev1.RejectReason_REJECT_REASON_INVALID_DECLARATION},
+	{classic.ErrBadBid, tablev1.RejectReason_REJECT_REASON_INVALID_BID},
+	{classic.ErrDealerBid, tablev1.RejectReason_REJECT_REASON_DEALER_BID_FORBIDDEN},
+	{classic.ErrBadTrump, tablev1.RejectReason_REJECT_REASON_INVALID_TRUMP},
+
+	{japanese.ErrGameOver, tablev1.RejectReason_REJECT_REASON_GAME_OVER},
+	{japanese.ErrNotYourTurn, tablev1.RejectReason_REJECT_REASON_NOT_YOUR_TURN},
+	{japanese.ErrWrongPhase, tablev1.RejectReason_REJECT_REASON_WRONG_PHASE},
+	{japanese.ErrBadSeat, tablev1.RejectReason_REJECT_REASON_NOT_SEATED},
+	{japanese.ErrBadMove, tablev1.RejectReason_REJECT_REASON_MALFORMED},
+	{japanese.ErrBadTrump, tablev1.RejectReason_REJECT_REASON_INVALID_TRUMP},
+	{japanese.ErrNotInHand, tablev1.RejectReason_REJECT_REASON_CARD_NOT_AVAILABLE},
+	{japanese.ErrFirstCardFromHand, tablev1.RejectReason_REJECT_REASON_FIRST_CARD_FROM_HAND},
+	{japanese.ErrMustFollowSuit, tablev1.RejectReason_REJECT_REASON_MUST_FOLLOW_SUIT},
+	{japanese.ErrMustTrump, tablev1.RejectReason_REJECT_REASON_MUST_TRUMP},
+	{japanese.ErrMustPlayHighest, tablev1.RejectReason_REJECT_REASON_MUST_PLAY_HIGHEST},
+	{japanese.ErrBadJokerDeclaration, tablev1.RejectReason_REJECT_REASON_INVALID_DECLARATION},
+}
+
+// rejectReason returns the reason and the player-facing message of err.
+func rejectReason(err error) (tablev1.RejectReason, string) {
+	for _, r := range rejections {
+		if errors.Is(err, r.err) {
+			return r.reason, r.err.Error()
+		}
+	}
+	return tablev1.RejectReason_REJECT_REASON_MALFORMED, ErrMalformed.Error()
+}

@@ -1,0 +1,182 @@
+package table
+
+import (
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/pulka/pulka/pkg/classic"
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	"github.com/pulka/pulka/pkg/japanese"
+	"github.com/pulka/pulka/pkg/scoring"
+)
+
+// Game is which card game a table plays.
+type Game uint8
+
+// The games. The zero value is no game, so a zero Settings is invalid.
+const (
+	Classic  Game = iota + 1 // four players, bids, 24 or 16 hands
+	Japanese                 // two players, columns, up to a target score
+)
+
+func (g Game) String() string {
+	switch g {
+	case Classic:
+		return "classic"
+	case Japanese:
+		return "japanese"
+	}
+	return fmt.Sprintf("Game(%d)", uint8(g))
+}
+
+// seats returns how many seats the game has (0 for no game).
+func (g Game) seats() int {
+	switch g {
+	case Classic:
+		return classic.Seats
+	case Japanese:
+		return japanese.Seats
+	}
+	return 0
+}
+
+// Defaults of the platform settings.
+const (
+	DefaultMoveTimeout    = 20 * time.Second
+	DefaultReconnectGrace = 60 * time.Second
+	// DefaultBotDelay paces bot moves so that people can follow them.
+	DefaultBotDelay = 700 * time.Millisecond
+)
+
+// maxDuration bounds the durations a table accepts, so that deadlines never
+// overflow and a snapshot stays plausible.
+const maxDuration = 24 * time.Hour
+
+// Settings are the rules a table plays by.
+type Settings struct {
+	Game Game
+	// Classic: variant, khishti, premia, moshla, rest docked.
+	Classic scoring.Settings
+	// JapaneseTarget: 11, 15, 21 or 31; 0 means 21.
+	JapaneseTarget int
+	// MoveTimeout is the time a player has for one move; 0 means
+	// DefaultMoveTimeout.
+	MoveTimeout time.Duration
+	// ReconnectGrace is the time an away player has to come back; 0 means
+	// DefaultReconnectGrace.
+	ReconnectGrace time.Duration
+	// BotDelay is how long a bot waits before its move. Unlike the two
+	// above, 0 is a real value: bots move at once, within the same Apply.
+	// SettingsFromProto fills DefaultBotDelay.
+	BotDelay time.Duration
+}
+
+// ClassicSettings are the settings of a classic table with the platform's
+// default times.
+func ClassicSettings(s scoring.Settings) Settings {
+	return Settings{Game: Classic, Classic: s, MoveTimeout: DefaultMoveTimeout,
+		ReconnectGrace: DefaultReconnectGrace, BotDelay: DefaultBotDelay}
+}
+
+// JapaneseSettings are the settings of a Japanese table with the platform's
+// default times.
+func JapaneseSettings(target int) Settings {
+	return Settings{Game: Japanese, JapaneseTarget: target, MoveTimeout: DefaultMoveTimeout,
+		ReconnectGrace: DefaultReconnectGrace, BotDelay: DefaultBotDelay}
+}
+
+// withDefaults fills the zero durations that mean "default" and checks
+// everything.
+func (s Settings) withDefaults() (Settings, error) {
+	if s.MoveTimeout == 0 {
+		s.MoveTimeout = DefaultMoveTimeout
+	}
+	if s.ReconnectGrace == 0 {
+		s.ReconnectGrace = DefaultReconnectGrace
+	}
+	switch s.Game {
+	case Classic:
+		if err := s.Classic.Validate(); err != nil {
+			return s, fmt.Errorf("%w: %w", ErrBadSettings, err)
+		}
+		s.JapaneseTarget = 0
+	case Japanese:
+		if s.JapaneseTarget == 0 {
+			s.JapaneseTarget = japanese.DefaultTarget
+		}
+		if err := (japanese.Settings{Target: s.JapaneseTarget}).Validate(); err != nil {
+			return s, fmt.Errorf("%w: %w", ErrBadSettings, err)
+		}
+		s.Classic = scoring.Settings{}
+	default:
+		return s, fmt.Errorf("%w: unknown game %d", ErrBadSettings, uint8(s.Game))
+	}
+	for _, d := range []struct {
+		name string
+		d    time.Duration
+		min  time.Duration
+	}{{"move timeout", s.MoveTimeout, 1}, {"reconnect grace", s.ReconnectGrace, 1}, {"bot delay", s.BotDelay, 0}} {
+		if d.d < d.min || d.d > maxDuration {
+			return s, fmt.Errorf("%w: %s %v out of range", ErrBadSettings, d.name, d.d)
+		}
+	}
+	return s, nil
+}
+
+// SettingsFromProto reads the lobby's table settings. Stake, visibility and
+// password are the lobby's and the wallet's business, not the table's.
+// BotDelay is DefaultBotDelay; the runner may change it.
+func SettingsFromProto(ts *lobbyv1.TableSettings) (Settings, error) {
+	s := Settings{BotDelay: DefaultBotDelay}
+	if ts == nil {
+		return s, fmt.Errorf("%w: no settings", ErrBadSettings)
+	}
+	if ts.GetMoveTime() != nil {
+		s.MoveTimeout = ts.GetMoveTime().AsDuration()
+	}
+	if ts.GetReconnectGrace() != nil {
+		s.ReconnectGrace = ts.GetReconnectGrace().AsDuration()
+	}
+	switch ts.GetGame() {
+	case lobbyv1.Game_GAME_CLASSIC:
+		s.Game = Classic
+		v := ts.GetClassicVariant()
+		k := ts.GetKhishti()
+		if v == lobbyv1.ClassicVariant_CLASSIC_VARIANT_UNSPECIFIED || k == lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_UNSPECIFIED {
+			return s, fmt.Errorf("%w: classic needs a variant and a khishti penalty", ErrBadSettings)
+		}
+		// Both wire enums are the Go value plus one.
+		s.Classic = scoring.Settings{
+			Variant: classic.Variant(v - 1), Khishti: scoring.Khishti(k - 1),
+			Premia: ts.GetPremia(), Moshla: ts.GetMoshla(), RestDocked: ts.GetRestDocked(),
+		}
+	case lobbyv1.Game_GAME_JAPANESE:
+		s.Game = Japanese
+		s.JapaneseTarget = int(ts.GetJapaneseTarget())
+	default:
+		return s, fmt.Errorf("%w: unknown game %v", ErrBadSettings, ts.GetGame())
+	}
+	return s.withDefaults()
+}
+
+// Proto returns the settings as the contract's TableSettings (game rules
+// and times; no stake, visibility or password).
+func (s Settings) Proto() *lobbyv1.TableSettings {
+	ts := &lobbyv1.TableSettings{
+		MoveTime:       durationpb.New(s.MoveTimeout),
+		ReconnectGrace: durationpb.New(s.ReconnectGrace),
+	}
+	switch s.Game {
+	case Classic:
+		ts.Game = lobbyv1.Game_GAME_CLASSIC
+		ts.ClassicVariant = lobbyv1.ClassicVariant(s.Classic.Variant + 1)
+		ts.Khishti = lobbyv1.KhishtiPenalty(s.Classic.Khishti + 1)
+		ts.Premia, ts.Moshla, ts.RestDocked = s.Classic.Premia, s.Classic.Moshla, s.Classic.RestDocked
+	case Japanese:
+		ts.Game = lobbyv1.Game_GAME_JAPANESE
+		ts.JapaneseTarget = uint32(s.JapaneseTarget)
+	}
+	return ts
+}

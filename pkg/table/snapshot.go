@@ -1,0 +1,182 @@
+package table
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/pulka/pulka/pkg/classic"
+	"github.com/pulka/pulka/pkg/scoring"
+)
+
+// snapshotVersion is the first byte of MarshalBinary's output. Bump it when
+// the layout changes and keep reading the old layouts.
+const snapshotVersion = 1
+
+// maxStringLen bounds ids and names in a snapshot.
+const maxStringLen = 1 << 10
+
+// MarshalBinary encodes the whole table — hidden cards included: it is a
+// server-side snapshot, never for a client. With the inputs applied after it,
+// it rebuilds the table exactly (see UnmarshalBinary).
+func (t *Table) MarshalBinary() ([]byte, error) {
+	eng, err := t.eng.marshal()
+	if err != nil {
+		return nil, fmt.Errorf("table: engine state: %w", err)
+	}
+	s := &t.set
+	b := make([]byte, 0, 256+len(eng)+t.recent.n*40)
+	b = append(b, snapshotVersion, byte(s.Game), byte(s.Classic.Variant), byte(s.Classic.Khishti),
+		boolByte(s.Classic.Premia), boolByte(s.Classic.Moshla), boolByte(s.Classic.RestDocked), byte(s.JapaneseTarget))
+	b = binary.LittleEndian.AppendUint64(b, uint64(s.MoveTimeout))
+	b = binary.LittleEndian.AppendUint64(b, uint64(s.ReconnectGrace))
+	b = binary.LittleEndian.AppendUint64(b, uint64(s.BotDelay))
+	b = appendString(b, t.id)
+	b = appendString(b, t.gameID)
+	b = appendString(b, string(eng))
+	b = binary.LittleEndian.AppendUint64(b, t.seq)
+	b = binary.LittleEndian.AppendUint64(b, uint64(t.actAt))
+	b = binary.LittleEndian.AppendUint64(b, t.last.ms)
+	b = binary.LittleEndian.AppendUint64(b, t.last.seq)
+	b = append(b, byte(len(t.seats)))
+	for i := range t.seats {
+		st := &t.seats[i]
+		b = appendString(b, st.player)
+		b = appendString(b, st.name)
+		b = append(b, byte(st.mode), boolByte(st.away))
+		b = binary.LittleEndian.AppendUint64(b, uint64(st.grace))
+	}
+	b = binary.AppendUvarint(b, uint64(t.recent.n))
+	for i := range t.recent.n {
+		b = appendString(b, t.recent.ids[(t.recent.start+i)%recentCommands])
+	}
+	return b, nil
+}
+
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// UnmarshalBinary restores a table written by MarshalBinary. It validates
+// the whole state and returns an error wrapping ErrBadSnapshot (t unchanged)
+// for anything else.
+func (t *Table) UnmarshalBinary(data []byte) error {
+	n, err := readSnapshot(data)
+	if err != nil {
+		return err
+	}
+	*t = *n
+	return nil
+}
+
+// Restore is UnmarshalBinary into a new Table.
+func Restore(data []byte) (*Table, error) { return readSnapshot(data) }
+
+func readSnapshot(data []byte) (*Table, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrBadSnapshot}, args...)...)
+	}
+	r := reader{b: data}
+	if v := r.byte(); v != snapshotVersion {
+		return nil, bad("unknown version %d", v)
+	}
+	var s Settings
+	s.Game = Game(r.byte())
+	s.Classic = scoring.Settings{Variant: classic.Variant(r.byte()), Khishti: scoring.Khishti(r.byte())}
+	premia, moshla, rest := r.byte(), r.byte(), r.byte()
+	s.Classic.Premia, s.Classic.Moshla, s.Classic.RestDocked = premia == 1, moshla == 1, rest == 1
+	s.JapaneseTarget = int(r.byte())
+	s.MoveTimeout = time.Duration(r.uint64())
+	s.ReconnectGrace = time.Duration(r.uint64())
+	s.BotDelay = time.Duration(r.uint64())
+	t := &Table{set: s}
+	t.id = r.string()
+	t.gameID = r.string()
+	eng := r.bytes()
+	t.seq = r.uint64()
+	t.actAt = int64(r.uint64())
+	t.last = entryID{ms: r.uint64(), seq: r.uint64()}
+	nSeats := int(r.byte())
+	if r.err != nil {
+		return nil, bad("truncated")
+	}
+	if premia > 1 || moshla > 1 || rest > 1 {
+		return nil, bad("bad flags")
+	}
+	if d, err := s.withDefaults(); err != nil || d != s {
+		return nil, bad("settings: %v", err)
+	}
+	if t.id == "" || len(t.id) > maxStringLen || len(t.gameID) > maxStringLen || t.gameID == "" {
+		return nil, bad("ids")
+	}
+	if nSeats != s.Game.seats() {
+		return nil, bad("%d seats for %v", nSeats, s.Game)
+	}
+	t.seats = make([]seat, nSeats)
+	for i := range t.seats {
+		st := &t.seats[i]
+		st.player, st.name = r.string(), r.string()
+		st.mode, st.away = seatMode(r.byte()), r.byte() == 1
+		st.grace = int64(r.uint64())
+		if r.err != nil {
+			return nil, bad("truncated")
+		}
+		switch {
+		case st.mode >= seatModes, len(st.player) > maxStringLen, len(st.name) > maxStringLen:
+			return nil, bad("seat %d", i)
+		case (st.mode == seatBotFilled) != (st.player == ""):
+			return nil, bad("seat %d: a filled bot and only it has no player", i)
+		case st.mode != seatHuman && s.Game == Japanese:
+			return nil, bad("seat %d: a bot at a Japanese table", i)
+		case st.away != (st.grace != 0), st.away && st.mode != seatHuman, st.grace < 0:
+			return nil, bad("seat %d: grace", i)
+		case st.player != "" && indexOfPlayer(t.seats[:i], st.player) >= 0:
+			return nil, bad("seat %d: player in two seats", i)
+		}
+	}
+	nRecent := r.uvarint()
+	if nRecent > recentCommands {
+		return nil, bad("%d recent commands", nRecent)
+	}
+	for range nRecent {
+		id := r.string()
+		if id == "" || len(id) > maxStringLen || t.recent.has(id) {
+			return nil, bad("recent command ids")
+		}
+		t.recent.add(id)
+	}
+	if r.err != nil || len(r.b) != 0 {
+		return nil, bad("truncated or trailing bytes")
+	}
+	e, err := emptyEngine(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.unmarshal(eng); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
+	}
+	t.eng = e
+	if e.over() != (t.actAt == 0) || t.actAt < 0 {
+		return nil, bad("deadline %d with the game over=%v", t.actAt, e.over())
+	}
+	if e.over() {
+		for i := range t.seats {
+			if t.seats[i].away {
+				return nil, bad("grace after the game")
+			}
+		}
+	}
+	return t, nil
+}
+
+func indexOfPlayer(ss []seat, p string) int {
+	for i := range ss {
+		if ss[i].player == p {
+			return i
+		}
+	}
+	return -1
+}

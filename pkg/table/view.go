@@ -1,0 +1,36 @@
+package table
+
+import (
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+)
+
+// View is the table as seat may see it (seat -1, or any number that is not
+// a seat, is a watcher): the public state, the seats with presence and bids,
+// the timer, and that seat's own cards — never another seat's cards nor a
+// face-down card.
+func (t *Table) View(seat int) *tablev1.TableView {
+	if seat < 0 || seat >= len(t.seats) {
+		seat = -1
+	}
+	v := &tablev1.TableView{Settings: t.set.Proto(), Seats: make([]*tablev1.SeatView, len(t.seats))}
+	for s := range t.seats {
+		v.Seats[s] = &tablev1.SeatView{Player: t.seatPlayer(s), Away: t.seats[s].away}
+	}
+	if seat >= 0 {
+		ys := uint32(seat)
+		v.YourSeat = &ys
+	}
+	t.eng.view(seat, v)
+	if t.actAt != 0 {
+		v.Deadline = timestamppb.New(time.Unix(0, t.actAt))
+	}
+	return v
+}
+
+// ViewFor is the view of player: their seat's view if they hold a seat (or
+// own one a bot plays for them), else a watcher's.
+func (t *Table) ViewFor(player string) *tablev1.TableView { return t.View(t.seatOf(player)) }
