@@ -101,9 +101,11 @@ func TestBot_BidsByCountingLikelyTricks(t *testing.T) {
 		{"AH KH QH JH 10H 9H 8H 7H 6H", cards.Hearts, 8, 9.5},
 		{"JK1 7S 8D 9C 10S 7D 8C 9D 10C", cards.Hearts, 0.8, 1.4},
 	} {
-		h := set(t, tc.hand)
-		e := EstimateTricks(h, tc.trump, 9, 27)
-		if e < tc.lo || e > tc.hi {
+		g := &Game{variant: Standard, hand: 8, firstDealer: 3} // a nine-card hand, seat 0 bids first
+		g.resetHand()
+		g.phase, g.trump, g.leader, g.turn = PhaseBid, tc.trump, 0, 0
+		g.hands[0] = set(t, tc.hand)
+		if e := estimateBid(g, 0); e < tc.lo || e > tc.hi {
 			t.Errorf("%s (trump %v): estimate %.2f, want %.1f..%.1f", tc.hand, tc.trump, e, tc.lo, tc.hi)
 		}
 	}

@@ -1,0 +1,132 @@
+package classic
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+)
+
+var refit = flag.Bool("refit", false, "print bid weights refitted to the baseline's self-play")
+
+// bidSample is one bid decision: the features of the hand, the tricks then
+// taken.
+type bidSample struct {
+	f      [numFeatures]float64
+	tricks float64
+}
+
+// selfPlaySamples plays games of four baseline bots and collects, per hand
+// size, every seat's bidding features and the tricks it then took.
+func selfPlaySamples(t testing.TB, games int) [MaxCards + 1][]bidSample {
+	var out [MaxCards + 1][]bidSample
+	var evs []Event
+	for i := range games {
+		g := newGame(t, uint64(i)*104729+11, Variant(i%4/3))
+		var pending [Seats]bidSample
+		for !g.Over() {
+			seat := g.ToMove()
+			if g.phase == PhaseBid {
+				pending[seat].f = bidFeatures(g, seat)
+			}
+			m, _ := Bot{}.Choose(g, seat)
+			var err error
+			if evs, err = g.Apply(m, evs[:0]); err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range evs {
+				if e.Kind != EventHandEnded {
+					continue
+				}
+				for s := range Seats {
+					pending[s].tricks = float64(e.Tricks[s])
+					out[e.N] = append(out[e.N], pending[s])
+				}
+			}
+		}
+	}
+	return out
+}
+
+// fitWeights solves the least-squares weights (with a little ridge, so
+// features that never vary stay near zero) for one hand size.
+func fitWeights(samples []bidSample) [numFeatures]float64 {
+	const k = numFeatures
+	var a [k][k + 1]float64
+	for _, s := range samples {
+		for i := range k {
+			for j := range k {
+				a[i][j] += s.f[i] * s.f[j]
+			}
+			a[i][k] += s.f[i] * s.tricks
+		}
+	}
+	for i := range k {
+		a[i][i] += 1
+	}
+	for c := range k {
+		p := c
+		for r := c + 1; r < k; r++ {
+			if math.Abs(a[r][c]) > math.Abs(a[p][c]) {
+				p = r
+			}
+		}
+		a[c], a[p] = a[p], a[c]
+		for r := range k {
+			if r == c || a[c][c] == 0 {
+				continue
+			}
+			f := a[r][c] / a[c][c]
+			for j := c; j <= k; j++ {
+				a[r][j] -= f * a[c][j]
+			}
+		}
+	}
+	var w [k]float64
+	for i := range k {
+		if a[i][i] != 0 {
+			w[i] = a[i][k] / a[i][i]
+		}
+	}
+	return w
+}
+
+// TestBot_BidEstimatesAreCalibrated checks that the baseline's trick
+// estimates are unbiased against the tricks it then takes in self-play, per
+// hand size. With -refit it prints weights fitted to that play, to paste
+// into bidWeights after changing the bot's play.
+func TestBot_BidEstimatesAreCalibrated(t *testing.T) {
+	games := 2_000
+	if testing.Short() || raceOn {
+		games = 300
+	}
+	samples := selfPlaySamples(t, games)
+	var b strings.Builder
+	for n := 1; n <= MaxCards; n++ {
+		bias := 0.0
+		for _, s := range samples[n] {
+			e := 0.0
+			for i, w := range bidWeights[n] {
+				e += w * s.f[i]
+			}
+			bias += s.tricks - e
+		}
+		bias /= float64(len(samples[n]))
+		if math.Abs(bias) > 0.2 {
+			t.Errorf("%d-card hands: tricks taken exceed the estimate by %.2f on average", n, bias)
+		}
+		w := fitWeights(samples[n])
+		fmt.Fprintf(&b, "\t%d: {", n)
+		for i, x := range w {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%.3f", x)
+		}
+		b.WriteString("},\n")
+	}
+	if *refit {
+		t.Logf("refitted bidWeights:\n%s", b.String())
+	}
+}
