@@ -1,0 +1,256 @@
+package domain
+
+import (
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	"github.com/pulka/pulka/pkg/classic"
+	"github.com/pulka/pulka/pkg/scoring"
+)
+
+// Game is the card game of a table.
+type Game uint8
+
+// The games.
+const (
+	Classic Game = iota + 1
+	Japanese
+)
+
+// Visibility says whether a table is listed.
+type Visibility uint8
+
+// The visibilities.
+const (
+	Public Visibility = iota + 1
+	Private
+)
+
+// StakeKind is what a seat costs. Free is the only kind tables may use for
+// now; the kind is an enum (not a "coins > 0" convention) so later kinds are
+// new values, never a changed meaning of old ones.
+type StakeKind uint8
+
+// The stake kinds.
+const (
+	StakeFree StakeKind = iota + 1
+	StakeCoins
+)
+
+// Stake is a table's stake.
+type Stake struct {
+	Kind StakeKind
+	// Coins each player stakes (StakeCoins only).
+	Coins int64
+}
+
+// Japanese targets allowed by the rules, and the default.
+const DefaultJapaneseTarget = 21
+
+var japaneseTargets = map[uint32]bool{11: true, 15: true, 21: true, 31: true}
+
+// Bounds of the timing settings (zero means the server's default).
+const (
+	MinMoveTime       = 5 * time.Second
+	MaxMoveTime       = 5 * time.Minute
+	MinReconnectGrace = 10 * time.Second
+	MaxReconnectGrace = 10 * time.Minute
+)
+
+// Settings are a table's complete, validated settings. Classic scoring rules
+// are a scoring.Settings embedded as a value, so a new table-level setting
+// (a stake kind, a timer) never changes how a sheet is scored.
+type Settings struct {
+	Game Game
+	// Classic holds the classic scoring rules (zero for Japanese).
+	Classic scoring.Settings
+	// JapaneseTarget is 11, 15, 21 or 31 (zero for classic).
+	JapaneseTarget uint32
+	Visibility     Visibility
+	HasPassword    bool
+	Stake          Stake
+	// MoveTime and ReconnectGrace are zero for the server's default.
+	MoveTime       time.Duration
+	ReconnectGrace time.Duration
+}
+
+// Seats is the number of seats of the game.
+func (s Settings) Seats() int {
+	if s.Game == Japanese {
+		return 2
+	}
+	return 4
+}
+
+// ParseSettings validates wire settings and fills the defaults the rules
+// give (Japanese target 21, free stake). hasPassword is whether the creator
+// gave a password: the lobby decides has_password, never the client.
+//
+// It is strict where a silent fix would mislead the table description:
+// classic-only settings on a Japanese table (and the reverse) are refused,
+// not dropped.
+func ParseSettings(p *lobbyv1.TableSettings, hasPassword bool) (Settings, error) {
+	if p == nil {
+		return Settings{}, invalid("settings", "missing")
+	}
+	s := Settings{HasPassword: hasPassword}
+	switch p.GetGame() {
+	case lobbyv1.Game_GAME_CLASSIC:
+		s.Game = Classic
+		if err := parseClassic(p, &s); err != nil {
+			return Settings{}, err
+		}
+	case lobbyv1.Game_GAME_JAPANESE:
+		s.Game = Japanese
+		if err := parseJapanese(p, &s); err != nil {
+			return Settings{}, err
+		}
+	default:
+		return Settings{}, invalid("game", fmt.Sprintf("must be classic or japanese, not %v", p.GetGame()))
+	}
+	switch p.GetVisibility() {
+	case lobbyv1.TableVisibility_TABLE_VISIBILITY_PUBLIC:
+		s.Visibility = Public
+	case lobbyv1.TableVisibility_TABLE_VISIBILITY_PRIVATE:
+		s.Visibility = Private
+	default:
+		return Settings{}, invalid("visibility", "must be public or private")
+	}
+	stake, err := parseStake(p.GetStake())
+	if err != nil {
+		return Settings{}, err
+	}
+	s.Stake = stake
+	if s.MoveTime, err = parseDuration("move_time", p.GetMoveTime(), MinMoveTime, MaxMoveTime); err != nil {
+		return Settings{}, err
+	}
+	if s.ReconnectGrace, err = parseDuration("reconnect_grace", p.GetReconnectGrace(), MinReconnectGrace, MaxReconnectGrace); err != nil {
+		return Settings{}, err
+	}
+	return s, nil
+}
+
+func parseClassic(p *lobbyv1.TableSettings, s *Settings) error {
+	v := p.GetClassicVariant()
+	if v <= 0 || v > 255 || !classic.Variant(v-1).Valid() {
+		return invalid("classic_variant", "must be standard or nines")
+	}
+	k := p.GetKhishti()
+	// The wire khishti is scoring.Khishti plus one (zero means unset).
+	if k <= 0 || k > 255 || !scoring.Khishti(k-1).Valid() {
+		return invalid("khishti", "must be 200, 500, 100 or per-card")
+	}
+	if p.GetJapaneseTarget() != 0 {
+		return invalid("japanese_target", "applies to Japanese tables only")
+	}
+	s.Classic = scoring.Settings{
+		Variant:    classic.Variant(v - 1),
+		Khishti:    scoring.Khishti(k - 1),
+		Premia:     p.GetPremia(),
+		Moshla:     p.GetMoshla(),
+		RestDocked: p.GetRestDocked(),
+	}
+	if err := s.Classic.Validate(); err != nil {
+		return invalid("classic", err.Error())
+	}
+	return nil
+}
+
+func parseJapanese(p *lobbyv1.TableSettings, s *Settings) error {
+	// Japanese joker has no khishti, premia or moshla (rules.md): a table
+	// claiming one would be described wrongly.
+	switch {
+	case p.GetClassicVariant() != lobbyv1.ClassicVariant_CLASSIC_VARIANT_UNSPECIFIED:
+		return invalid("classic_variant", "applies to classic tables only")
+	case p.GetKhishti() != lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_UNSPECIFIED:
+		return invalid("khishti", "applies to classic tables only")
+	case p.GetPremia():
+		return invalid("premia", "applies to classic tables only")
+	case p.GetMoshla():
+		return invalid("moshla", "applies to classic tables only")
+	case p.GetRestDocked():
+		return invalid("rest_docked", "applies to classic tables only")
+	}
+	t := p.GetJapaneseTarget()
+	if t == 0 {
+		t = DefaultJapaneseTarget
+	}
+	if !japaneseTargets[t] {
+		return invalid("japanese_target", fmt.Sprintf("must be 11, 15, 21 or 31, not %d", t))
+	}
+	s.JapaneseTarget = t
+	return nil
+}
+
+func parseStake(p *lobbyv1.Stake) (Stake, error) {
+	if p == nil {
+		return Stake{Kind: StakeFree}, nil
+	}
+	switch k := p.GetKind().(type) {
+	case *lobbyv1.Stake_Free:
+		return Stake{Kind: StakeFree}, nil
+	case *lobbyv1.Stake_Coins:
+		if k.Coins.GetAmount() <= 0 {
+			return Stake{}, invalid("stake", "a Domino Coin stake must be positive")
+		}
+		return Stake{Kind: StakeCoins, Coins: k.Coins.GetAmount()}, nil
+	default:
+		// Set but of a kind this lobby does not know (a newer client):
+		// refuse rather than treat it as free.
+		return Stake{}, invalid("stake", "unknown stake kind")
+	}
+}
+
+func parseDuration(field string, d *durationpb.Duration, lo, hi time.Duration) (time.Duration, error) {
+	if d == nil {
+		return 0, nil
+	}
+	if err := d.CheckValid(); err != nil {
+		return 0, invalid(field, err.Error())
+	}
+	v := d.AsDuration()
+	if v == 0 {
+		return 0, nil
+	}
+	if v < lo || v > hi {
+		return 0, invalid(field, fmt.Sprintf("must be zero (server default) or between %v and %v, not %v", lo, hi, v))
+	}
+	return v, nil
+}
+
+// Proto is the complete wire form of the settings.
+func (s Settings) Proto() *lobbyv1.TableSettings {
+	p := &lobbyv1.TableSettings{HasPassword: s.HasPassword}
+	switch s.Game {
+	case Classic:
+		p.Game = lobbyv1.Game_GAME_CLASSIC
+		p.ClassicVariant = lobbyv1.ClassicVariant(s.Classic.Variant + 1)
+		p.Khishti = lobbyv1.KhishtiPenalty(s.Classic.Khishti + 1)
+		p.Premia, p.Moshla, p.RestDocked = s.Classic.Premia, s.Classic.Moshla, s.Classic.RestDocked
+	case Japanese:
+		p.Game = lobbyv1.Game_GAME_JAPANESE
+		p.JapaneseTarget = s.JapaneseTarget
+	}
+	switch s.Visibility {
+	case Public:
+		p.Visibility = lobbyv1.TableVisibility_TABLE_VISIBILITY_PUBLIC
+	case Private:
+		p.Visibility = lobbyv1.TableVisibility_TABLE_VISIBILITY_PRIVATE
+	}
+	switch s.Stake.Kind {
+	case StakeFree:
+		p.Stake = &lobbyv1.Stake{Kind: &lobbyv1.Stake_Free{Free: &lobbyv1.FreeStake{}}}
+	case StakeCoins:
+		p.Stake = &lobbyv1.Stake{Kind: &lobbyv1.Stake_Coins{Coins: &lobbyv1.CoinStake{Amount: s.Stake.Coins}}}
+	}
+	if s.MoveTime > 0 {
+		p.MoveTime = durationpb.New(s.MoveTime)
+	}
+	if s.ReconnectGrace > 0 {
+		p.ReconnectGrace = durationpb.New(s.ReconnectGrace)
+	}
+	return p
+}

@@ -1,0 +1,179 @@
+package domain
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	"github.com/pulka/pulka/pkg/classic"
+	"github.com/pulka/pulka/pkg/scoring"
+)
+
+func classicSettings(mut ...func(*lobbyv1.TableSettings)) *lobbyv1.TableSettings {
+	s := &lobbyv1.TableSettings{
+		Game:           lobbyv1.Game_GAME_CLASSIC,
+		ClassicVariant: lobbyv1.ClassicVariant_CLASSIC_VARIANT_STANDARD,
+		Khishti:        lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_200,
+		Premia:         true, Moshla: true, RestDocked: true,
+		Visibility: lobbyv1.TableVisibility_TABLE_VISIBILITY_PUBLIC,
+	}
+	for _, m := range mut {
+		m(s)
+	}
+	return s
+}
+
+func japaneseSettings(mut ...func(*lobbyv1.TableSettings)) *lobbyv1.TableSettings {
+	s := &lobbyv1.TableSettings{
+		Game:           lobbyv1.Game_GAME_JAPANESE,
+		JapaneseTarget: 21,
+		Visibility:     lobbyv1.TableVisibility_TABLE_VISIBILITY_PUBLIC,
+	}
+	for _, m := range mut {
+		m(s)
+	}
+	return s
+}
+
+func TestParseSettings_EveryClassicCombinationIsAccepted(t *testing.T) {
+	variants := map[lobbyv1.ClassicVariant]classic.Variant{
+		lobbyv1.ClassicVariant_CLASSIC_VARIANT_STANDARD: classic.Standard,
+		lobbyv1.ClassicVariant_CLASSIC_VARIANT_NINES:    classic.Nines,
+	}
+	khishtis := map[lobbyv1.KhishtiPenalty]scoring.Khishti{
+		lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_200:      scoring.Khishti200,
+		lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_500:      scoring.Khishti500,
+		lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_100:      scoring.Khishti100,
+		lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_PER_CARD: scoring.KhishtiPerCard,
+	}
+	n := 0
+	for pv, v := range variants {
+		for pk, k := range khishtis {
+			for flags := range 8 {
+				for _, vis := range []lobbyv1.TableVisibility{lobbyv1.TableVisibility_TABLE_VISIBILITY_PUBLIC, lobbyv1.TableVisibility_TABLE_VISIBILITY_PRIVATE} {
+					p := classicSettings(func(s *lobbyv1.TableSettings) {
+						s.ClassicVariant, s.Khishti, s.Visibility = pv, pk, vis
+						s.Premia, s.Moshla, s.RestDocked = flags&1 != 0, flags&2 != 0, flags&4 != 0
+					})
+					got, err := ParseSettings(p, false)
+					if err != nil {
+						t.Fatalf("%v: %v", p, err)
+					}
+					want := scoring.Settings{Variant: v, Khishti: k, Premia: flags&1 != 0, Moshla: flags&2 != 0, RestDocked: flags&4 != 0}
+					if got.Game != Classic || got.Classic != want || got.Seats() != 4 {
+						t.Fatalf("%v: got %+v", p, got)
+					}
+					// The stored form is complete and reads back the same.
+					p.Stake = &lobbyv1.Stake{Kind: &lobbyv1.Stake_Free{Free: &lobbyv1.FreeStake{}}}
+					if !proto.Equal(got.Proto(), p) {
+						t.Fatalf("round trip:\n got %v\nwant %v", got.Proto(), p)
+					}
+					n++
+				}
+			}
+		}
+	}
+	if n != 2*4*8*2 {
+		t.Fatalf("checked %d combinations", n)
+	}
+}
+
+func TestParseSettings_JapaneseTargets(t *testing.T) {
+	for _, target := range []uint32{11, 15, 21, 31} {
+		got, err := ParseSettings(japaneseSettings(func(s *lobbyv1.TableSettings) { s.JapaneseTarget = target }), false)
+		if err != nil || got.JapaneseTarget != target || got.Game != Japanese || got.Seats() != 2 {
+			t.Errorf("target %d: %+v, %v", target, got, err)
+		}
+	}
+	got, err := ParseSettings(japaneseSettings(func(s *lobbyv1.TableSettings) { s.JapaneseTarget = 0 }), false)
+	if err != nil || got.JapaneseTarget != DefaultJapaneseTarget {
+		t.Errorf("unset target: got %d, %v; want the default 21", got.JapaneseTarget, err)
+	}
+}
+
+func TestParseSettings_DefaultsAndDerivedFields(t *testing.T) {
+	p := classicSettings(func(s *lobbyv1.TableSettings) { s.HasPassword = false })
+	got, err := ParseSettings(p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.HasPassword {
+		t.Error("has_password must follow the password actually given, not the client's flag")
+	}
+	if got.Stake.Kind != StakeFree {
+		t.Errorf("missing stake: got %+v, want free", got.Stake)
+	}
+	got, err = ParseSettings(classicSettings(func(s *lobbyv1.TableSettings) { s.HasPassword = true }), false)
+	if err != nil || got.HasPassword {
+		t.Errorf("has_password without a password: %v, %v", got.HasPassword, err)
+	}
+	got, err = ParseSettings(classicSettings(func(s *lobbyv1.TableSettings) {
+		s.MoveTime, s.ReconnectGrace = durationpb.New(30*time.Second), durationpb.New(2*time.Minute)
+	}), false)
+	if err != nil || got.MoveTime != 30*time.Second || got.ReconnectGrace != 2*time.Minute {
+		t.Errorf("timers: %+v, %v", got, err)
+	}
+	got, err = ParseSettings(classicSettings(func(s *lobbyv1.TableSettings) {
+		s.Stake = &lobbyv1.Stake{Kind: &lobbyv1.Stake_Coins{Coins: &lobbyv1.CoinStake{Amount: 50}}}
+	}), false)
+	if err != nil || got.Stake != (Stake{Kind: StakeCoins, Coins: 50}) {
+		t.Errorf("coin stake parses (policy is NewTable's): %+v, %v", got.Stake, err)
+	}
+}
+
+func TestParseSettings_InvalidSettingsNameTheirField(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		in    *lobbyv1.TableSettings
+		field string
+	}{
+		{"missing", nil, "settings"},
+		{"no game", classicSettings(func(s *lobbyv1.TableSettings) { s.Game = 0 }), "game"},
+		{"unknown game", classicSettings(func(s *lobbyv1.TableSettings) { s.Game = 9 }), "game"},
+		{"classic without variant", classicSettings(func(s *lobbyv1.TableSettings) { s.ClassicVariant = 0 }), "classic_variant"},
+		{"unknown variant", classicSettings(func(s *lobbyv1.TableSettings) { s.ClassicVariant = 3 }), "classic_variant"},
+		{"wrapping variant", classicSettings(func(s *lobbyv1.TableSettings) { s.ClassicVariant = 257 }), "classic_variant"},
+		{"classic without khishti", classicSettings(func(s *lobbyv1.TableSettings) { s.Khishti = 0 }), "khishti"},
+		{"unknown khishti", classicSettings(func(s *lobbyv1.TableSettings) { s.Khishti = 5 }), "khishti"},
+		{"classic with target", classicSettings(func(s *lobbyv1.TableSettings) { s.JapaneseTarget = 21 }), "japanese_target"},
+		{"japanese target 12", japaneseSettings(func(s *lobbyv1.TableSettings) { s.JapaneseTarget = 12 }), "japanese_target"},
+		{"japanese target 100", japaneseSettings(func(s *lobbyv1.TableSettings) { s.JapaneseTarget = 100 }), "japanese_target"},
+		{"japanese with variant", japaneseSettings(func(s *lobbyv1.TableSettings) { s.ClassicVariant = 1 }), "classic_variant"},
+		{"japanese with khishti", japaneseSettings(func(s *lobbyv1.TableSettings) { s.Khishti = 1 }), "khishti"},
+		{"japanese with premia", japaneseSettings(func(s *lobbyv1.TableSettings) { s.Premia = true }), "premia"},
+		{"japanese with moshla", japaneseSettings(func(s *lobbyv1.TableSettings) { s.Moshla = true }), "moshla"},
+		{"japanese with restDocked", japaneseSettings(func(s *lobbyv1.TableSettings) { s.RestDocked = true }), "rest_docked"},
+		{"no visibility", classicSettings(func(s *lobbyv1.TableSettings) { s.Visibility = 0 }), "visibility"},
+		{"unknown visibility", classicSettings(func(s *lobbyv1.TableSettings) { s.Visibility = 7 }), "visibility"},
+		{"unknown stake kind", classicSettings(func(s *lobbyv1.TableSettings) { s.Stake = &lobbyv1.Stake{} }), "stake"},
+		{"zero coin stake", classicSettings(func(s *lobbyv1.TableSettings) {
+			s.Stake = &lobbyv1.Stake{Kind: &lobbyv1.Stake_Coins{Coins: &lobbyv1.CoinStake{}}}
+		}), "stake"},
+		{"negative coin stake", classicSettings(func(s *lobbyv1.TableSettings) {
+			s.Stake = &lobbyv1.Stake{Kind: &lobbyv1.Stake_Coins{Coins: &lobbyv1.CoinStake{Amount: -5}}}
+		}), "stake"},
+		{"move time too short", classicSettings(func(s *lobbyv1.TableSettings) { s.MoveTime = durationpb.New(time.Second) }), "move_time"},
+		{"move time too long", classicSettings(func(s *lobbyv1.TableSettings) { s.MoveTime = durationpb.New(time.Hour) }), "move_time"},
+		{"negative move time", classicSettings(func(s *lobbyv1.TableSettings) { s.MoveTime = durationpb.New(-time.Minute) }), "move_time"},
+		{"grace too short", classicSettings(func(s *lobbyv1.TableSettings) { s.ReconnectGrace = durationpb.New(time.Second) }), "reconnect_grace"},
+		{"grace too long", classicSettings(func(s *lobbyv1.TableSettings) { s.ReconnectGrace = durationpb.New(time.Hour) }), "reconnect_grace"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseSettings(tc.in, false)
+			var se *SettingsError
+			if !errors.As(err, &se) || !errors.Is(err, ErrInvalidSettings) {
+				t.Fatalf("err = %v; want a *SettingsError", err)
+			}
+			if se.Field != tc.field {
+				t.Errorf("field = %q (%v); want %q", se.Field, err, tc.field)
+			}
+			if Reason(err) != lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_INVALID_SETTINGS {
+				t.Errorf("reason = %v", Reason(err))
+			}
+		})
+	}
+}

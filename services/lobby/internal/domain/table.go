@@ -1,0 +1,385 @@
+package domain
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+)
+
+// Status is where a table is in its life.
+type Status uint8
+
+// The statuses.
+const (
+	Waiting Status = iota + 1
+	Playing
+	// Finished: the game ended, or the table was closed before it began
+	// (everybody left). A finished table is never listed.
+	Finished
+)
+
+// Limits on what players type.
+const (
+	MaxNameRunes        = 64
+	MaxDisplayNameRunes = 32
+	MaxPasswordBytes    = 128
+)
+
+// Player is the sender of a command, as the gateway authenticated it.
+type Player struct {
+	ID   string
+	Name string
+}
+
+// Seat is one seat: free, a player, or a bot.
+type Seat struct {
+	PlayerID string
+	Name     string
+	Bot      bool
+}
+
+// Free reports whether nobody sits there.
+func (s Seat) Free() bool { return s.PlayerID == "" && !s.Bot }
+
+// Table is one table as the lobby keeps it.
+type Table struct {
+	ID       string
+	Name     string
+	Settings Settings
+	Seats    []Seat
+	Status   Status
+	// Host may fill the seats with bots. It passes to a seated player when
+	// the host leaves a waiting table.
+	Host      string
+	CreatedAt time.Time
+	// PasswordHash is the argon2id hash of the password ("" for none). It
+	// is never part of a summary or a start message.
+	PasswordHash string
+}
+
+// Hasher hashes a password for storage.
+type Hasher func(password string) (string, error)
+
+// Verifier reports whether password matches a stored hash.
+type Verifier func(hash, password string) (bool, error)
+
+// NewTable validates a CreateTable command from host and builds the table.
+// Everything is validated before hash is called, so an invalid request
+// costs no hashing.
+func NewTable(id string, host Player, c *lobbyv1.CreateTable, now time.Time, hash Hasher) (*Table, error) {
+	if c == nil {
+		return nil, fmt.Errorf("%w: create_table is empty", ErrInvalidCommand)
+	}
+	name, err := cleanName(c.GetName())
+	if err != nil {
+		return nil, err
+	}
+	pw := c.GetPassword()
+	if len(pw) > MaxPasswordBytes {
+		return nil, invalid("password", fmt.Sprintf("longer than %d bytes", MaxPasswordBytes))
+	}
+	s, err := ParseSettings(c.GetSettings(), pw != "")
+	if err != nil {
+		return nil, err
+	}
+	if s.Stake.Kind != StakeFree {
+		return nil, fmt.Errorf("%w: Domino Coin tables are not open yet; create a free table", ErrNotAllowed)
+	}
+	t := &Table{
+		ID: id, Name: name, Settings: s, Seats: make([]Seat, s.Seats()),
+		Status: Waiting, Host: host.ID, CreatedAt: now.UTC().Truncate(time.Millisecond),
+	}
+	if pw != "" {
+		if t.PasswordHash, err = hash(pw); err != nil {
+			return nil, fmt.Errorf("hash password: %w", err)
+		}
+	}
+	if c.GetSitDown() {
+		t.Seats[0] = Seat{PlayerID: host.ID, Name: displayName(host.Name)}
+	}
+	return t, nil
+}
+
+func cleanName(n string) (string, error) {
+	n = strings.TrimSpace(n)
+	if !utf8.ValidString(n) {
+		return "", invalid("name", "not valid UTF-8")
+	}
+	if utf8.RuneCountInString(n) > MaxNameRunes {
+		return "", invalid("name", fmt.Sprintf("longer than %d characters", MaxNameRunes))
+	}
+	if strings.IndexFunc(n, unicode.IsControl) >= 0 {
+		return "", invalid("name", "contains control characters")
+	}
+	return n, nil
+}
+
+// displayName makes a gateway-supplied name safe to show: trimmed, without
+// control characters, bounded; "Player" when nothing is left.
+func displayName(n string) string {
+	n = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return -1
+		}
+		return r
+	}, strings.TrimSpace(n))
+	if r := []rune(n); len(r) > MaxDisplayNameRunes {
+		n = string(r[:MaxDisplayNameRunes])
+	}
+	if n == "" {
+		return "Player"
+	}
+	return n
+}
+
+// BotName is the name shown for a bot in seat i.
+func BotName(seat int) string { return "Bot " + strconv.Itoa(seat+1) }
+
+// SeatOf returns the seat playerID holds, or -1.
+func (t *Table) SeatOf(playerID string) int {
+	for i, s := range t.Seats {
+		if !s.Bot && s.PlayerID == playerID {
+			return i
+		}
+	}
+	return -1
+}
+
+// Full reports whether every seat is taken (by players or bots).
+func (t *Table) Full() bool {
+	for _, s := range t.Seats {
+		if s.Free() {
+			return false
+		}
+	}
+	return true
+}
+
+// Listed reports whether the table belongs in the public lobby list.
+func (t *Table) Listed() bool {
+	return t.Settings.Visibility == Public && t.Status != Finished
+}
+
+// SitDown seats p at seat. A player already seated here moves to the new
+// seat without giving the password again.
+func (t *Table) SitDown(p Player, seat uint32, password string, verify Verifier) error {
+	if t.Status != Waiting {
+		return fmt.Errorf("%w: take a seat through the table once the game runs", ErrAlreadyStarted)
+	}
+	if seat >= uint32(len(t.Seats)) {
+		return fmt.Errorf("%w: seat %d does not exist (this table has %d)", ErrSeatUnavailable, seat, len(t.Seats))
+	}
+	current := t.SeatOf(p.ID)
+	if t.PasswordHash != "" && current < 0 {
+		if password == "" {
+			return fmt.Errorf("%w: this table needs a password", ErrWrongPassword)
+		}
+		ok, err := verify(t.PasswordHash, password)
+		if err != nil {
+			return fmt.Errorf("check password: %w", err)
+		}
+		if !ok {
+			return ErrWrongPassword
+		}
+	}
+	if int(seat) == current {
+		return nil
+	}
+	if !t.Seats[seat].Free() {
+		return fmt.Errorf("%w: seat %d is taken", ErrSeatUnavailable, seat)
+	}
+	if current >= 0 {
+		t.Seats[current] = Seat{}
+	}
+	t.Seats[seat] = Seat{PlayerID: p.ID, Name: displayName(p.Name)}
+	return nil
+}
+
+// StandUp frees playerID's seat at a waiting table.
+func (t *Table) StandUp(playerID string) error {
+	if t.Status != Waiting {
+		return fmt.Errorf("%w: leave through the table once the game runs", ErrAlreadyStarted)
+	}
+	i := t.SeatOf(playerID)
+	if i < 0 {
+		return ErrNotSeated
+	}
+	t.Seats[i] = Seat{}
+	return nil
+}
+
+// LeaveOutcome says what leaving did besides the seat.
+type LeaveOutcome struct {
+	// Closed: the table was waiting and nobody is left to play: it is
+	// finished and leaves the list.
+	Closed bool
+	// TellRunner: the game runs and the player held a seat; the table's
+	// runner must hear of it (a bot takes a classic seat, a Japanese match
+	// is lost).
+	TellRunner bool
+}
+
+// Leave takes playerID away from the table. Before the game it frees their
+// seat and, when the host leaves, passes the host to the first seated
+// player, or closes the table when nobody is seated. During a classic game a
+// bot takes their seat. Leaving a table one does not sit at is allowed and
+// changes nothing (a watcher going away).
+func (t *Table) Leave(playerID string) (LeaveOutcome, error) {
+	i := t.SeatOf(playerID)
+	switch t.Status {
+	case Waiting:
+		if i >= 0 {
+			t.Seats[i] = Seat{}
+		}
+		if playerID != t.Host {
+			return LeaveOutcome{}, nil
+		}
+		for _, s := range t.Seats {
+			if !s.Free() && !s.Bot {
+				t.Host = s.PlayerID
+				return LeaveOutcome{}, nil
+			}
+		}
+		t.Status = Finished
+		return LeaveOutcome{Closed: true}, nil
+	case Playing:
+		if i < 0 {
+			return LeaveOutcome{}, nil
+		}
+		if t.Settings.Game == Classic {
+			t.Seats[i] = Seat{Bot: true, Name: BotName(i)}
+		}
+		return LeaveOutcome{TellRunner: true}, nil
+	default:
+		return LeaveOutcome{}, nil
+	}
+}
+
+// FillWithBots seats bots in every free seat of a waiting classic table.
+// Only the host may, and only once somebody sits there: a table of bots
+// alone is nobody's game.
+func (t *Table) FillWithBots(playerID string) error {
+	if t.Settings.Game != Classic {
+		return fmt.Errorf("%w: Japanese tables have no bots", ErrNotAllowed)
+	}
+	if t.Status != Waiting {
+		return ErrAlreadyStarted
+	}
+	if playerID != t.Host {
+		return ErrNotHost
+	}
+	seated := false
+	for _, s := range t.Seats {
+		seated = seated || (!s.Free() && !s.Bot)
+	}
+	if !seated {
+		return fmt.Errorf("%w: sit down before filling the table with bots", ErrNotAllowed)
+	}
+	for i, s := range t.Seats {
+		if s.Free() {
+			t.Seats[i] = Seat{Bot: true, Name: BotName(i)}
+		}
+	}
+	return nil
+}
+
+// Finish marks the game over; finishing twice is harmless.
+func (t *Table) Finish() { t.Status = Finished }
+
+// Start marks a full waiting table as playing and returns the start message
+// for the assigner. seed must come from a cryptographic source.
+func (t *Table) Start(now time.Time, seed uint64, trace *commonv1.TraceContext) (*lobbyv1.TableStarted, error) {
+	if t.Status != Waiting {
+		return nil, ErrAlreadyStarted
+	}
+	if !t.Full() {
+		return nil, fmt.Errorf("%w: the table has free seats", ErrNotAllowed)
+	}
+	t.Status = Playing
+	return &lobbyv1.TableStarted{
+		TableId:      t.ID,
+		Name:         t.Name,
+		Settings:     t.Settings.Proto(),
+		Seats:        t.seatsProto(),
+		Seed:         seed,
+		HostPlayerId: t.Host,
+		CreatedAt:    timestamppb.New(t.CreatedAt),
+		StartedAt:    timestamppb.New(now.UTC()),
+		Trace:        trace,
+	}, nil
+}
+
+func (t *Table) seatsProto() []*lobbyv1.Seat {
+	out := make([]*lobbyv1.Seat, len(t.Seats))
+	for i, s := range t.Seats {
+		out[i] = &lobbyv1.Seat{Index: uint32(i), PlayerId: s.PlayerID, DisplayName: s.Name, Bot: s.Bot}
+	}
+	return out
+}
+
+// Summary is the table as listed and as returned to players; never the
+// password hash.
+func (t *Table) Summary() *lobbyv1.TableSummary {
+	st := lobbyv1.TableStatus_TABLE_STATUS_UNSPECIFIED
+	switch t.Status {
+	case Waiting:
+		st = lobbyv1.TableStatus_TABLE_STATUS_WAITING
+	case Playing:
+		st = lobbyv1.TableStatus_TABLE_STATUS_PLAYING
+	case Finished:
+		st = lobbyv1.TableStatus_TABLE_STATUS_FINISHED
+	}
+	return &lobbyv1.TableSummary{
+		TableId:      t.ID,
+		Name:         t.Name,
+		Settings:     t.Settings.Proto(),
+		Seats:        t.seatsProto(),
+		Status:       st,
+		HostPlayerId: t.Host,
+		CreatedAt:    timestamppb.New(t.CreatedAt),
+	}
+}
+
+// FromSummary rebuilds a stored table from its summary and password hash.
+func FromSummary(s *lobbyv1.TableSummary, passwordHash string) (*Table, error) {
+	settings, err := ParseSettings(s.GetSettings(), s.GetSettings().GetHasPassword())
+	if err != nil {
+		return nil, fmt.Errorf("stored table %s: %w", s.GetTableId(), err)
+	}
+	t := &Table{
+		ID: s.GetTableId(), Name: s.GetName(), Settings: settings,
+		Seats: make([]Seat, settings.Seats()), Host: s.GetHostPlayerId(),
+		CreatedAt: s.GetCreatedAt().AsTime(), PasswordHash: passwordHash,
+	}
+	switch s.GetStatus() {
+	case lobbyv1.TableStatus_TABLE_STATUS_WAITING:
+		t.Status = Waiting
+	case lobbyv1.TableStatus_TABLE_STATUS_PLAYING:
+		t.Status = Playing
+	case lobbyv1.TableStatus_TABLE_STATUS_FINISHED:
+		t.Status = Finished
+	default:
+		return nil, fmt.Errorf("stored table %s: unknown status %v", t.ID, s.GetStatus())
+	}
+	if len(s.GetSeats()) != len(t.Seats) {
+		return nil, fmt.Errorf("stored table %s: %d seats, want %d", t.ID, len(s.GetSeats()), len(t.Seats))
+	}
+	for i, seat := range s.GetSeats() {
+		if seat.GetIndex() != uint32(i) {
+			return nil, fmt.Errorf("stored table %s: seat %d has index %d", t.ID, i, seat.GetIndex())
+		}
+		t.Seats[i] = Seat{PlayerID: seat.GetPlayerId(), Name: seat.GetDisplayName(), Bot: seat.GetBot()}
+	}
+	if settings.HasPassword != (passwordHash != "") {
+		return nil, fmt.Errorf("stored table %s: has_password %v but hash present %v", t.ID, settings.HasPassword, passwordHash != "")
+	}
+	return t, nil
+}
