@@ -6,8 +6,8 @@ import (
 
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	"github.com/pulka/pulka/pkg/classic"
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	"github.com/pulka/pulka/pkg/scoring"
 )
 
