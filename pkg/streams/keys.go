@@ -25,13 +25,14 @@ func TableCommands(tableID string) string { return tableKey(tableID, "cmd") }
 
 // TableEvents is the stream of events a table's owner appends (fenced by the
 // lease) and gateways fan out to players.
-func TableEvents(tableID string) string { return tableKey(tableID, "events") }
+func TableEvents(tableID string) string { return tableKey(tableID, "ev") }
 
 // TableSnapshot is the key of the table's latest state snapshot.
-func TableSnapshot(tableID string) string { return tableKey(tableID, "snapshot") }
+func TableSnapshot(tableID string) string { return tableKey(tableID, "snap") }
 
-// TableLease is the key of the table's ownership lease ("<epoch>:<owner>",
-// with a TTL). Its epoch counter lives at LeaseEpochKey(TableLease(id)).
+// TableLease is the key of the table's ownership lease (a hash with fields
+// owner and epoch, and a TTL). Its epoch counter lives at
+// LeaseEpochKey(TableLease(id)).
 func TableLease(tableID string) string { return tableKey(tableID, "lease") }
 
 // TableDedupe is the dedupe key of one message handled with an effect on the

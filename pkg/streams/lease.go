@@ -21,10 +21,8 @@ type Lease struct {
 	Epoch int64
 }
 
-func (l Lease) token() string { return strconv.FormatInt(l.Epoch, 10) + ":" + l.Owner }
-
-// Leases acquires, renews and releases leases with a TTL. The lease key holds
-// "<epoch>:<owner>" and expires; the epoch comes from INCR on a separate,
+// Leases acquires, renews and releases leases with a TTL. The lease key is a
+// hash {owner, epoch} that expires; the epoch comes from INCR on a separate,
 // never-expiring counter (LeaseEpochKey) so that it keeps growing across
 // expiries and owners. Both keys share the lease key's hash tag.
 type Leases struct {
@@ -43,31 +41,31 @@ func NewLeases(rdb redis.UniversalClient, ttl time.Duration) *Leases {
 // Even the same owner gets a new epoch: a restarted process reusing its name
 // must fence out its previous incarnation.
 var acquireScript = redis.NewScript(`
-local cur = redis.call('GET', KEYS[1])
-if cur and ARGV[3] ~= '1' then
-  local sep = string.find(cur, ':', 1, true)
-  local owner = string.sub(cur, sep + 1)
-  if owner ~= ARGV[1] then
-    return {tonumber(string.sub(cur, 1, sep - 1)), owner, 1}
-  end
+local cur = redis.call('HMGET', KEYS[1], 'owner', 'epoch')
+if cur[1] and ARGV[3] ~= '1' and cur[1] ~= ARGV[1] then
+  return {tonumber(cur[2]), cur[1], 1}
 end
 local epoch = redis.call('INCR', KEYS[2])
-redis.call('SET', KEYS[1], epoch .. ':' .. ARGV[1], 'PX', ARGV[2])
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'epoch', epoch)
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return {epoch, ARGV[1], 0}
 `)
 
 // renewScript / releaseScript act only while the lease still holds the
-// caller's token.
+// caller's owner and epoch (ARGV[1], ARGV[2]).
 var renewScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return redis.error_reply('STALEEPOCH lease is ' .. tostring(redis.call('GET', KEYS[1])))
+local cur = redis.call('HMGET', KEYS[1], 'owner', 'epoch')
+if cur[1] ~= ARGV[1] or cur[2] ~= ARGV[2] then
+  return redis.error_reply('STALEEPOCH lease is ' .. tostring(cur[2]) .. ':' .. tostring(cur[1]))
 end
-return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return redis.call('PEXPIRE', KEYS[1], ARGV[3])
 `)
 
 var releaseScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return redis.error_reply('STALEEPOCH lease is ' .. tostring(redis.call('GET', KEYS[1])))
+local cur = redis.call('HMGET', KEYS[1], 'owner', 'epoch')
+if cur[1] ~= ARGV[1] or cur[2] ~= ARGV[2] then
+  return redis.error_reply('STALEEPOCH lease is ' .. tostring(cur[2]) .. ':' .. tostring(cur[1]))
 end
 return redis.call('DEL', KEYS[1])
 `)
@@ -114,7 +112,7 @@ func (l *Leases) acquire(ctx context.Context, key, owner string, force bool) (Le
 
 // Renew extends a lease the caller still holds; ErrStaleEpoch if it lost it.
 func (l *Leases) Renew(ctx context.Context, lease Lease) error {
-	err := renewScript.Run(ctx, l.rdb, []string{lease.Key}, lease.token(), l.ttl.Milliseconds()).Err()
+	err := renewScript.Run(ctx, l.rdb, []string{lease.Key}, lease.Owner, lease.Epoch, l.ttl.Milliseconds()).Err()
 	if err != nil {
 		return fmt.Errorf("renew lease %s: %w", lease.Key, mapStale(err))
 	}
@@ -125,7 +123,7 @@ func (l *Leases) Renew(ctx context.Context, lease Lease) error {
 // already lost it. The epoch counter stays, so the next owner's epoch is
 // still higher.
 func (l *Leases) Release(ctx context.Context, lease Lease) error {
-	err := releaseScript.Run(ctx, l.rdb, []string{lease.Key}, lease.token()).Err()
+	err := releaseScript.Run(ctx, l.rdb, []string{lease.Key}, lease.Owner, lease.Epoch).Err()
 	if err != nil {
 		return fmt.Errorf("release lease %s: %w", lease.Key, mapStale(err))
 	}
@@ -134,22 +132,23 @@ func (l *Leases) Release(ctx context.Context, lease Lease) error {
 
 // Current reads who holds the lease; ok is false when nobody does.
 func (l *Leases) Current(ctx context.Context, key string) (lease Lease, ok bool, err error) {
-	v, err := l.rdb.Get(ctx, key).Result()
-	if errors.Is(err, redis.Nil) {
-		return Lease{}, false, nil
-	}
+	v, err := l.rdb.HMGet(ctx, key, "owner", "epoch").Result()
 	if err != nil {
 		return Lease{}, false, fmt.Errorf("read lease %s: %w", key, err)
 	}
-	epoch, owner, found := strings.Cut(v, ":")
-	n, perr := strconv.ParseInt(epoch, 10, 64)
-	if !found || perr != nil {
-		return Lease{}, false, fmt.Errorf("read lease %s: malformed value %q", key, v)
+	owner, _ := v[0].(string)
+	epoch, _ := v[1].(string)
+	if owner == "" {
+		return Lease{}, false, nil
+	}
+	n, err := strconv.ParseInt(epoch, 10, 64)
+	if err != nil {
+		return Lease{}, false, fmt.Errorf("read lease %s: malformed epoch %q", key, epoch)
 	}
 	return Lease{Key: key, Owner: owner, Epoch: n}, true, nil
 }
 
-// staleError keeps Redis's text ("lease is 7:runner-b") while matching
+// staleError keeps Redis's text ("lease is 7:runner-b", epoch:owner) while matching
 // ErrStaleEpoch with errors.Is.
 type staleError struct{ detail string }
 
@@ -164,16 +163,17 @@ func mapStale(err error) error {
 }
 
 // fencedAppendScript: KEYS[1]=lease, KEYS[2..]=streams (one per entry);
-// ARGV[1]=token, then per entry: maxlen ("0" = none), field count n, n
+// ARGV[1]=owner, ARGV[2]=epoch, then per entry: maxlen ("0" = none), field count n, n
 // field/value strings. Checking the token and appending in one script makes
 // the check atomic with the append: no other command, in particular no
 // Takeover, can run between them.
 var fencedAppendScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return redis.error_reply('STALEEPOCH lease is ' .. tostring(redis.call('GET', KEYS[1])))
+local cur = redis.call('HMGET', KEYS[1], 'owner', 'epoch')
+if cur[1] ~= ARGV[1] or cur[2] ~= ARGV[2] then
+  return redis.error_reply('STALEEPOCH lease is ' .. tostring(cur[2]) .. ':' .. tostring(cur[1]))
 end
 local ids = {}
-local a = 2
+local a = 3
 for k = 2, #KEYS do
   local maxlen = ARGV[a]
   local n = tonumber(ARGV[a + 1])
@@ -204,8 +204,8 @@ func (p *Publisher) AppendFenced(ctx context.Context, lease Lease, entries ...En
 	}
 	keys := make([]string, 0, 1+len(entries))
 	keys = append(keys, lease.Key)
-	args := make([]interface{}, 0, 1+len(entries)*8)
-	args = append(args, lease.token())
+	args := make([]interface{}, 0, 2+len(entries)*8)
+	args = append(args, lease.Owner, lease.Epoch)
 	spans := make([]trace.Span, len(entries))
 	for i, e := range entries {
 		_, span, c := p.tel.startPublish(ctx, e.Stream)

@@ -71,6 +71,18 @@ func (t *Tailer) Add(ctx context.Context, stream, afterID string) error {
 	return nil
 }
 
+// Position is the last ID delivered from stream (or its start position if
+// nothing was delivered yet); ok is false when stream is not followed. A
+// reader that must stop taking a stream for a while (its consumer's inbox is
+// full) can Remove it and later Add it back from the last ID it handled:
+// the entries wait in Redis meanwhile.
+func (t *Tailer) Position(stream string) (id string, ok bool) {
+	t.reg.mu.Lock()
+	defer t.reg.mu.Unlock()
+	id, ok = t.reg.pos[stream]
+	return id, ok
+}
+
 // Remove stops following stream.
 func (t *Tailer) Remove(ctx context.Context, stream string) {
 	for _, shard := range t.reg.remove(stream) {

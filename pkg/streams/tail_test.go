@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/pulka/pulka/pkg/redistest"
 	"github.com/pulka/pulka/pkg/streams"
 )
@@ -122,7 +124,13 @@ func TestTailer_FollowsManyStreamsFromTheirPositions(t *testing.T) {
 	eventually(t, 3*time.Second, "all streams", func() bool {
 		return snapshot(a) == "1,2,3,4" && snapshot(b) == "3" && snapshot(c) == "0,1"
 	})
+	if pos, ok := tl.Position(a); !ok || pos != lastID(t, rdb, a) {
+		t.Errorf("Position(a) = %s %v, want the last delivered ID", pos, ok)
+	}
 	tl.Remove(ctx, a)
+	if _, ok := tl.Position(a); ok {
+		t.Errorf("removed stream still has a position")
+	}
 	time.Sleep(100 * time.Millisecond)
 	publishN(t, pub, a, 5, 6)
 	publishN(t, pub, c, 2, 3)
@@ -135,4 +143,13 @@ func TestTailer_FollowsManyStreamsFromTheirPositions(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("tailer shutdown took %s with 5s blocking reads", d)
 	}
+}
+
+func lastID(t *testing.T, rdb *redis.Client, stream string) string {
+	t.Helper()
+	m, err := rdb.XRevRangeN(context.Background(), stream, "+", "-", 1).Result()
+	if err != nil || len(m) != 1 {
+		t.Fatalf("last entry of %s: %v", stream, err)
+	}
+	return m[0].ID
 }
