@@ -74,7 +74,8 @@ func (p Phase) String() string {
 func (p Phase) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
 
 // Game is a match of Japanese joker. It is a plain value: copy it (Clone) to
-// explore, compare with ==.
+// explore, compare with ==. The zero Game is not a match: use New or a
+// decoder.
 type Game struct {
 	seed     uint64
 	hand     uint32 // 0-based number of the current (or last) hand
@@ -516,12 +517,13 @@ func (g *Game) takeColumn(seat, col int, buf []Event, base Event) []Event {
 	g.faceUps[seat] = g.faceUps[seat].Without(g.up[seat][col])
 	g.up[seat][col] = cards.NoCard
 	toHand(col)
-	if g.faceUps[seat].Len() == 1 {
-		last := 0
-		for g.up[seat][last] == cards.NoCard {
-			last++
+	if rest := g.faceUps[seat]; rest.Len() == 1 {
+		up, last := rest.Lowest(), 0
+		for i, c := range g.up[seat] {
+			if c == up {
+				last = i
+			}
 		}
-		up := g.up[seat][last]
 		g.hands[seat] |= up.Bit()
 		g.faceUps[seat] = 0
 		g.up[seat][last] = cards.NoCard
