@@ -55,6 +55,9 @@ func (t *Table) doCommand(b *batch, cmd *tablev1.Command) error {
 	if s < 0 || t.seats[s].mode != seatHuman {
 		return ErrNotSeated
 	}
+	if t.eng.over() {
+		return ErrGameOver
+	}
 	if err := t.eng.command(b, s, cmd); err != nil {
 		return err
 	}

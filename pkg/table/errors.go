@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/pulka/pulka/pkg/classic"
-	"github.com/pulka/pulka/pkg/japanese"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/japanese"
 )
 
 // Errors of the table itself. Engine rules (must follow suit, ...) come
