@@ -49,8 +49,25 @@ func selfPlaySamples(t testing.TB, games int) [MaxCards + 1][]bidSample {
 	return out
 }
 
-// fitWeights solves the least-squares weights (with a little ridge, so
-// features that never vary stay near zero) for one hand size.
+// bidPrior is what a card player would say each feature is worth; the fit
+// is pulled towards it (see fitWeights).
+var bidPrior = [numFeatures]float64{
+	featJokers: 1, featTopTrumps: 1, featTrumps: 0.7, featSideTops: 0.8, featSide: 0.5,
+	featLength: 0.6, featLead: 0.1, featRuff: 0.3,
+}
+
+// bidPriorStrength is how hard each weight is pulled to bidPrior, per
+// sample. The sure tricks (jokers, top trumps, side tops) are held firmly:
+// the baseline makes its bid by ducking the tricks it does not need, so
+// the tricks it takes follow its own bid, and a free fit would settle on
+// any self-consistent under-valuation of strong hands.
+var bidPriorStrength = [numFeatures]float64{
+	featOne: 1e-4, featJokers: 0.3, featTopTrumps: 0.3, featTrumps: 0.02, featSideTops: 0.1, featSide: 0.02,
+	featLength: 0.02, featLead: 1e-3, featRuff: 0.02, featBidsBefore: 1e-3, featBiddersLeft: 1e-3,
+}
+
+// fitWeights solves the least-squares weights for one hand size,
+// regularised towards bidPrior.
 func fitWeights(samples []bidSample) [numFeatures]float64 {
 	const k = numFeatures
 	var a [k][k + 1]float64
@@ -63,7 +80,9 @@ func fitWeights(samples []bidSample) [numFeatures]float64 {
 		}
 	}
 	for i := range k {
-		a[i][i] += 1
+		l := bidPriorStrength[i] * float64(len(samples))
+		a[i][i] += l
+		a[i][k] += l * bidPrior[i]
 	}
 	for c := range k {
 		p := c
