@@ -28,6 +28,7 @@ type Option func(*config)
 type config struct {
 	args         []string
 	startTimeout time.Duration
+	cluster      bool
 }
 
 // WithArgs appends redis-server command-line arguments, e.g.
@@ -41,6 +42,18 @@ func WithArgs(args ...string) Option {
 // reply, so that every write Redis acknowledged survives Kill and Restart.
 func WithPersistence() Option {
 	return WithArgs("--appendonly", "yes", "--appendfsync", "always")
+}
+
+// WithCluster starts the server in cluster mode as a one-node cluster that
+// owns all 16384 slots. Multi-key commands are then refused across slots
+// (CROSSSLOT) exactly as on a real cluster, so code meant for Redis Cluster
+// can be tested with a redis.ClusterClient on Addr.
+func WithCluster() Option {
+	return func(c *config) {
+		c.cluster = true
+		c.args = append(c.args, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-node-timeout", "5000")
+	}
 }
 
 // WithStartTimeout bounds how long Start waits for the first PONG.
@@ -63,6 +76,7 @@ type Server struct {
 	exited  chan struct{}
 	logPath string
 	clients []*redis.Client
+	closers []func() error
 }
 
 // Start launches a redis-server for the test and stops it (and closes every
@@ -164,7 +178,42 @@ func (s *Server) startProcess() error {
 		<-exited
 		return err
 	}
+	if s.cfg.cluster {
+		if err := s.assignAllSlots(exited); err != nil {
+			_ = cmd.Process.Kill()
+			<-exited
+			return err
+		}
+	}
 	return nil
+}
+
+// assignAllSlots makes the single node own every slot (unless nodes.conf
+// from before a Restart already says so) and waits for cluster_state:ok.
+func (s *Server) assignAllSlots(exited <-chan struct{}) error {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1, PoolSize: 1})
+	defer c.Close()
+	ctx := context.Background()
+	err := c.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err()
+	if err != nil && !strings.Contains(err.Error(), "already busy") {
+		return fmt.Errorf("cluster addslotsrange: %w", err)
+	}
+	deadline := time.Now().Add(s.cfg.startTimeout)
+	for {
+		select {
+		case <-exited:
+			return fmt.Errorf("redis-server exited while forming the cluster: %s", s.logTail())
+		default:
+		}
+		info, err := c.ClusterInfo(ctx).Result()
+		if err == nil && strings.Contains(info, "cluster_state:ok") {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("cluster not ok within %s: %v %s", s.cfg.startTimeout, err, info)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func (s *Server) waitReady(exited <-chan struct{}) error {
@@ -271,15 +320,29 @@ func (s *Server) Restart() error {
 	return fmt.Errorf("restart redis-server on port %d: %w", s.port, err)
 }
 
+// ClusterClient returns a go-redis cluster client for a WithCluster server,
+// closed on cleanup.
+func (s *Server) ClusterClient(t testing.TB) *redis.ClusterClient {
+	t.Helper()
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{s.Addr()}})
+	s.mu.Lock()
+	s.closers = append(s.closers, c.Close)
+	s.mu.Unlock()
+	return c
+}
+
 // Stop closes every client made by Client/NewClient and kills the server.
 // It is safe to call more than once.
 func (s *Server) Stop() {
 	s.mu.Lock()
-	clients := s.clients
-	s.clients = nil
+	clients, closers := s.clients, s.closers
+	s.clients, s.closers = nil, nil
 	s.mu.Unlock()
 	for _, c := range clients {
 		_ = c.Close()
+	}
+	for _, c := range closers {
+		_ = c()
 	}
 	s.Kill()
 	if s.ownsDir {

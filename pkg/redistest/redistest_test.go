@@ -3,6 +3,7 @@ package redistest
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,5 +109,21 @@ func TestLaunch_StopRemovesDirectory(t *testing.T) {
 	s.Stop()
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("dir %s still there after Stop: %v", dir, err)
+	}
+}
+
+func TestWithCluster_RefusesCrossSlotLikeARealCluster(t *testing.T) {
+	s := Start(t, WithCluster())
+	c := s.ClusterClient(t)
+	ctx := context.Background()
+	if err := c.Set(ctx, "{a}x", 1, 0).Err(); err != nil {
+		t.Fatalf("set on cluster: %v", err)
+	}
+	direct := s.Client(t)
+	if err := direct.MGet(ctx, "{a}x", "{b}y").Err(); err == nil || !strings.Contains(err.Error(), "CROSSSLOT") {
+		t.Fatalf("cross-slot MGET: %v, want CROSSSLOT", err)
+	}
+	if err := direct.MGet(ctx, "{a}x", "{a}y").Err(); err != nil {
+		t.Fatalf("same-slot MGET: %v", err)
 	}
 }

@@ -40,3 +40,15 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 		return true
 	}
 }
+
+// idleWait is the pause between two empty polls (Cluster mode, where reads
+// cannot block across slots): it ends early when the stream set changes.
+func idleWait(ctx context.Context, changed <-chan struct{}, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-changed:
+	case <-t.C:
+	}
+}

@@ -234,7 +234,7 @@ func (c *Consumer) shard(ctx context.Context, i int) {
 		if !ok {
 			return
 		}
-		if !wakeReady {
+		if !wakeReady && !c.cluster {
 			if err := c.ensureGroups(ctx, []string{wk}, "$"); err != nil {
 				c.cfg.logger.Warn("streams: create wake stream", "key", wk, "err", err)
 				sleepCtx(ctx, bo.next())
@@ -246,20 +246,27 @@ func (c *Consumer) shard(ctx context.Context, i int) {
 		if !c.waitCapacity(ctx) {
 			return
 		}
-		args := make([]string, 0, 2*(len(keys)+1))
-		args = append(args, keys...)
-		if !c.cluster {
+		var res []redis.XStream
+		var err error
+		if c.cluster {
+			res, err = c.pollSlots(ctx, keys)
+		} else {
+			args := make([]string, 0, 2*(len(keys)+1))
+			args = append(args, keys...)
 			args = append(args, wk)
+			for range len(args) {
+				args = append(args, ">")
+			}
+			res, err = c.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
+				Group: c.group, Consumer: c.name, Streams: args, Count: c.cfg.count, Block: c.cfg.block,
+			}).Result()
 		}
-		for range len(args) {
-			args = append(args, ">")
-		}
-		res, err := c.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
-			Group: c.group, Consumer: c.name, Streams: args, Count: c.cfg.count, Block: c.cfg.block,
-		}).Result()
 		switch {
-		case errors.Is(err, redis.Nil):
+		case errors.Is(err, redis.Nil) || (err == nil && len(res) == 0):
 			bo.reset()
+			if c.cluster {
+				idleWait(ctx, c.reg.changes(), c.cfg.pollInterval)
+			}
 			continue
 		case redis.HasErrorPrefix(err, "NOGROUP"):
 			// Redis restarted without our data (or a key was deleted):
@@ -295,6 +302,45 @@ func (c *Consumer) shard(ctx context.Context, i int) {
 			}
 		}
 	}
+}
+
+// pollSlots is the read of a shard on Redis Cluster, where one command may
+// only name keys of one slot: one non-blocking XREADGROUP per slot, all in
+// one pipeline (go-redis splits it per node). Streams of one slot (a shared
+// tag) are still read together.
+func (c *Consumer) pollSlots(ctx context.Context, keys []string) ([]redis.XStream, error) {
+	groups := slotGroups(keys)
+	pipe := c.rdb.Pipeline()
+	cmds := make([]*redis.XStreamSliceCmd, len(groups))
+	for i, g := range groups {
+		args := make([]string, 0, 2*len(g))
+		args = append(args, g...)
+		for range g {
+			args = append(args, ">")
+		}
+		cmds[i] = pipe.XReadGroup(ctx, &redis.XReadGroupArgs{Group: c.group, Consumer: c.name, Streams: args, Count: c.cfg.count, Block: -1})
+	}
+	_, _ = pipe.Exec(ctx)
+	var out []redis.XStream
+	var nogroup []string
+	for i, cmd := range cmds {
+		res, err := cmd.Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+		case redis.HasErrorPrefix(err, "NOGROUP"):
+			nogroup = append(nogroup, groups[i]...)
+		case err != nil:
+			return out, err
+		default:
+			out = append(out, res...)
+		}
+	}
+	if len(nogroup) > 0 {
+		if err := c.ensureGroups(ctx, nogroup, c.cfg.startID); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
 
 // waitCapacity blocks while MaxInFlight messages are unfinished.

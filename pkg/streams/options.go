@@ -26,12 +26,13 @@ type settings struct {
 	retention func(stream string) int64
 
 	// reading
-	batchKeys   int
-	count       int64
-	block       time.Duration
-	workers     int
-	maxInFlight int
-	startID     string
+	batchKeys    int
+	count        int64
+	block        time.Duration
+	workers      int
+	maxInFlight  int
+	startID      string
+	pollInterval time.Duration
 
 	// consumer groups
 	minIdle         time.Duration
@@ -66,6 +67,7 @@ const (
 	DefaultConsumerGCEvery = time.Minute
 	DefaultLagEvery        = 15 * time.Second
 	DefaultShutdownGrace   = 10 * time.Second
+	DefaultPollInterval    = 50 * time.Millisecond
 )
 
 func newSettings(opts []Option) settings {
@@ -81,6 +83,7 @@ func newSettings(opts []Option) settings {
 		workers:         DefaultWorkers,
 		maxInFlight:     DefaultMaxInFlight,
 		startID:         "0",
+		pollInterval:    DefaultPollInterval,
 		minIdle:         DefaultMinIdle,
 		claimInterval:   DefaultClaimInterval,
 		claimCount:      DefaultClaimCount,
@@ -194,6 +197,17 @@ func WithMaxInFlight(n int) Option {
 	return func(s *settings) {
 		if n > 0 {
 			s.maxInFlight = n
+		}
+	}
+}
+
+// WithPollInterval sets the pause after an empty read on Redis Cluster,
+// where reads of streams in different slots cannot block together and are
+// polled instead (default DefaultPollInterval). Unused on a single Redis.
+func WithPollInterval(d time.Duration) Option {
+	return func(s *settings) {
+		if d > 0 {
+			s.pollInterval = d
 		}
 	}
 }

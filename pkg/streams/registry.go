@@ -144,3 +144,21 @@ func (r *registry) shardCount() int {
 	defer r.mu.Unlock()
 	return r.numShardsLocked()
 }
+
+// slotGroups splits keys into runs that share a Redis Cluster slot, keeping
+// their order within each group.
+func slotGroups(keys []string) [][]string {
+	idx := map[int]int{}
+	var groups [][]string
+	for _, k := range keys {
+		slot := HashSlot(k)
+		i, ok := idx[slot]
+		if !ok {
+			i = len(groups)
+			idx[slot] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], k)
+	}
+	return groups
+}

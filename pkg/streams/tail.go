@@ -33,6 +33,7 @@ type Tailer struct {
 	attrs   attrCache
 	reg     *registry
 	id      string
+	cluster bool
 	running atomic.Bool
 }
 
@@ -41,7 +42,9 @@ func NewTailer(rdb redis.UniversalClient, h TailHandler, opts ...Option) *Tailer
 	cfg := newSettings(opts)
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return &Tailer{rdb: rdb, handler: h, cfg: cfg, tel: newTelemetry(&cfg), reg: newRegistry(cfg.batchKeys), id: hex.EncodeToString(b[:])}
+	t := &Tailer{rdb: rdb, handler: h, cfg: cfg, tel: newTelemetry(&cfg), reg: newRegistry(cfg.batchKeys), id: hex.EncodeToString(b[:])}
+	_, t.cluster = rdb.(*redis.ClusterClient)
+	return t
 }
 
 func (t *Tailer) wakeKey(shard int) string { return wakeKey("tail", t.id, shard) }
@@ -91,7 +94,7 @@ func (t *Tailer) Remove(ctx context.Context, stream string) {
 }
 
 func (t *Tailer) wake(ctx context.Context, shard int) {
-	if !t.running.Load() {
+	if !t.running.Load() || t.cluster {
 		return
 	}
 	key := t.wakeKey(shard)
@@ -146,15 +149,24 @@ func (t *Tailer) shard(ctx context.Context, i int) {
 		if !ok {
 			return
 		}
-		args := make([]string, 0, 2*(len(keys)+1))
-		args = append(args, keys...)
-		args = append(args, wk)
-		args = append(args, pos...)
-		args = append(args, wakePos)
-		res, err := t.rdb.XRead(ctx, &redis.XReadArgs{Streams: args, Count: t.cfg.count, Block: t.cfg.block}).Result()
+		var res []redis.XStream
+		var err error
+		if t.cluster {
+			res, err = t.pollSlots(ctx, keys, pos)
+		} else {
+			args := make([]string, 0, 2*(len(keys)+1))
+			args = append(args, keys...)
+			args = append(args, wk)
+			args = append(args, pos...)
+			args = append(args, wakePos)
+			res, err = t.rdb.XRead(ctx, &redis.XReadArgs{Streams: args, Count: t.cfg.count, Block: t.cfg.block}).Result()
+		}
 		switch {
-		case errors.Is(err, redis.Nil):
+		case errors.Is(err, redis.Nil) || (err == nil && len(res) == 0):
 			bo.reset()
+			if t.cluster {
+				idleWait(ctx, t.reg.changes(), t.cfg.pollInterval)
+			}
 			continue
 		case err != nil:
 			if ctx.Err() != nil {
@@ -179,6 +191,39 @@ func (t *Tailer) shard(ctx context.Context, i int) {
 			}
 		}
 	}
+}
+
+// pollSlots is the read on Redis Cluster: one non-blocking XREAD per slot,
+// pipelined.
+func (t *Tailer) pollSlots(ctx context.Context, keys, pos []string) ([]redis.XStream, error) {
+	at := make(map[string]string, len(keys))
+	for i, k := range keys {
+		at[k] = pos[i]
+	}
+	groups := slotGroups(keys)
+	pipe := t.rdb.Pipeline()
+	cmds := make([]*redis.XStreamSliceCmd, len(groups))
+	for i, g := range groups {
+		args := make([]string, 0, 2*len(g))
+		args = append(args, g...)
+		for _, k := range g {
+			args = append(args, at[k])
+		}
+		cmds[i] = pipe.XRead(ctx, &redis.XReadArgs{Streams: args, Count: t.cfg.count, Block: -1})
+	}
+	_, _ = pipe.Exec(ctx)
+	var out []redis.XStream
+	for _, cmd := range cmds {
+		res, err := cmd.Result()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, res...)
+	}
+	return out, nil
 }
 
 func (t *Tailer) deliver(ctx context.Context, m Message) {
