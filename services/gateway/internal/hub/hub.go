@@ -1,0 +1,370 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+	"google.golang.org/protobuf/proto"
+
+	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/services/gateway/internal/visibility"
+	"github.com/pulka/pulka/services/gateway/internal/wire"
+)
+
+// Errors of Join.
+var (
+	// ErrSlow means the client could not take the replay and the events
+	// that arrived meanwhile: it is too slow to follow the table.
+	ErrSlow = errors.New("hub: client too slow for the replay")
+	// ErrClosed means the hub is shutting down.
+	ErrClosed = errors.New("hub: closed")
+)
+
+// Defaults.
+const (
+	DefaultPageSize   = 500
+	DefaultPendingMax = 4096
+)
+
+// SheetStream is the stream of a table's score-sheet updates (SheetUpdate),
+// written by scoring. services-design.md names it; pkg/streams has no helper
+// for it yet.
+func SheetStream(tableID string) string {
+	return streams.KeyPrefix + ":" + streams.TableTag(tableID) + ":sheet"
+}
+
+// Sink is one client's outbound queue.
+type Sink interface {
+	// Send queues a frame without blocking. It returns false when the queue
+	// is full; the sink's owner then disconnects the client, and the hub
+	// carries on with everybody else.
+	Send(frame []byte) bool
+}
+
+// Hub shares one reader per table among all the connections of this gateway
+// instance that watch the table, and gives each connection the events its
+// player may see.
+type Hub struct {
+	rdb        redis.UniversalClient
+	tailer     *streams.Tailer
+	log        *slog.Logger
+	pageSize   int64
+	pendingMax int
+
+	mu       sync.Mutex
+	closed   bool
+	feeds    map[string]*feed // by table id
+	byStream map[string]*feed // by event or sheet stream
+
+	sent     metric.Int64Counter
+	withheld metric.Int64Counter
+	slow     metric.Int64Counter
+}
+
+// Options tune a Hub.
+type Options struct {
+	Logger     *slog.Logger
+	Meter      metric.Meter
+	PageSize   int64 // entries per replay read
+	PendingMax int   // live events held for one client during its replay
+	// TailerOptions are passed to the streams.Tailer (e.g. WithBlock).
+	TailerOptions []streams.Option
+}
+
+// New makes a hub; Run it to follow the streams.
+func New(rdb redis.UniversalClient, o Options) *Hub {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Meter == nil {
+		o.Meter = noop.NewMeterProvider().Meter("")
+	}
+	if o.PageSize <= 0 {
+		o.PageSize = DefaultPageSize
+	}
+	if o.PendingMax <= 0 {
+		o.PendingMax = DefaultPendingMax
+	}
+	h := &Hub{rdb: rdb, log: o.Logger, pageSize: o.PageSize, pendingMax: o.PendingMax,
+		feeds: map[string]*feed{}, byStream: map[string]*feed{}}
+	h.sent, _ = o.Meter.Int64Counter("pulka_gateway_events_sent", metric.WithDescription("table events queued to clients"))
+	h.withheld, _ = o.Meter.Int64Counter("pulka_gateway_events_withheld", metric.WithDescription("table events a client's visibility did not allow"))
+	h.slow, _ = o.Meter.Int64Counter("pulka_gateway_replay_overflows", metric.WithDescription("joins refused because the client could not keep up with its replay"))
+	_, _ = o.Meter.Int64ObservableGauge("pulka_gateway_tables_followed", metric.WithDescription("tables this instance reads"),
+		metric.WithInt64Callback(func(_ context.Context, obs metric.Int64Observer) error {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			obs.Observe(int64(len(h.feeds)))
+			return nil
+		}))
+	h.tailer = streams.NewTailer(rdb, h.onMessage, o.TailerOptions...)
+	return h
+}
+
+// Run follows the streams of every joined table until ctx is cancelled.
+func (h *Hub) Run(ctx context.Context) error {
+	err := h.tailer.Run(ctx)
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	return err
+}
+
+// Tables is the number of tables followed.
+func (h *Hub) Tables() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.feeds)
+}
+
+// checkpoint is the seating after an event that changed it.
+type checkpoint struct {
+	id    string
+	seats visibility.Seats
+}
+
+// feed is one table followed by this instance.
+type feed struct {
+	table       string
+	evStream    string
+	sheetStream string
+	refs        int // guarded by Hub.mu
+	ready       chan struct{}
+	err         error // set before ready is closed
+
+	mu          sync.Mutex
+	pos         string // last event folded ("0-0" before any)
+	seats       visibility.Seats
+	checkpoints []checkpoint // ascending ids
+	subs        map[*Subscription]struct{}
+}
+
+// seatsAt is the seating after event id (the table's history up to and
+// including it). id must not be after f.pos.
+func (f *feed) seatsAt(id string) visibility.Seats {
+	i := sort.Search(len(f.checkpoints), func(i int) bool { return streams.CompareIDs(f.checkpoints[i].id, id) > 0 })
+	if i == 0 {
+		return visibility.Seats{}
+	}
+	return f.checkpoints[i-1].seats
+}
+
+// fold applies one event of the stream to the feed's seating.
+func (f *feed) fold(id string, ev *tablev1.Event) {
+	f.pos = id
+	if ev != nil && f.seats.Apply(ev) {
+		f.checkpoints = append(f.checkpoints, checkpoint{id: id, seats: f.seats})
+	}
+}
+
+// acquire returns the table's feed, starting it (reading the table's
+// history for its seating) if this is the first local watcher.
+func (h *Hub) acquire(ctx context.Context, table string) (*feed, error) {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, ErrClosed
+	}
+	f, ok := h.feeds[table]
+	if !ok {
+		f = &feed{table: table, evStream: streams.TableEvents(table), sheetStream: SheetStream(table),
+			ready: make(chan struct{}), pos: "0-0", subs: map[*Subscription]struct{}{}}
+		h.feeds[table] = f
+		h.byStream[f.evStream], h.byStream[f.sheetStream] = f, f
+	}
+	f.refs++
+	h.mu.Unlock()
+	if !ok {
+		if f.err = h.bootstrap(ctx, f); f.err != nil {
+			h.forget(f)
+		}
+		close(f.ready)
+	}
+	select {
+	case <-f.ready:
+	case <-ctx.Done():
+		h.release(f)
+		return nil, ctx.Err()
+	}
+	if f.err != nil {
+		h.release(f)
+		return nil, f.err
+	}
+	return f, nil
+}
+
+// bootstrap folds the table's whole event stream into the feed's seating,
+// then hands the streams to the tailer from exactly where it stopped.
+func (h *Hub) bootstrap(ctx context.Context, f *feed) error {
+	after := "0-0"
+	for {
+		xs, err := h.rdb.XRangeN(ctx, f.evStream, "("+after, "+", h.pageSize).Result()
+		if err != nil {
+			return fmt.Errorf("hub: read %s: %w", f.evStream, err)
+		}
+		f.mu.Lock()
+		for _, x := range xs {
+			f.fold(x.ID, h.decodeEvent(f.evStream, x.ID, xdata(x)))
+		}
+		f.mu.Unlock()
+		if len(xs) > 0 {
+			after = xs[len(xs)-1].ID
+		}
+		if int64(len(xs)) < h.pageSize {
+			break
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.tailer.Add(ctx, f.evStream, after); err != nil {
+		return fmt.Errorf("hub: follow %s: %w", f.evStream, err)
+	}
+	if err := h.tailer.Add(ctx, f.sheetStream, "$"); err != nil {
+		return fmt.Errorf("hub: follow %s: %w", f.sheetStream, err)
+	}
+	return nil
+}
+
+// release drops one reference to the feed and stops following the table
+// when it was the last.
+func (h *Hub) release(f *feed) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f.refs--
+	if f.refs > 0 || h.feeds[f.table] != f {
+		return
+	}
+	h.forgetLocked(f)
+}
+
+// forget stops following a feed that failed to start, so the next join
+// tries again instead of getting the same error.
+func (h *Hub) forget(f *feed) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.feeds[f.table] == f {
+		h.forgetLocked(f)
+	}
+}
+
+func (h *Hub) forgetLocked(f *feed) {
+	delete(h.feeds, f.table)
+	delete(h.byStream, f.evStream)
+	delete(h.byStream, f.sheetStream)
+	// Under h.mu, so a new feed of the same table cannot Add the streams
+	// before these Removes.
+	ctx := context.Background()
+	h.tailer.Remove(ctx, f.evStream)
+	h.tailer.Remove(ctx, f.sheetStream)
+}
+
+func xdata(x redis.XMessage) []byte {
+	s, _ := x.Values[streams.FieldData].(string)
+	return []byte(s)
+}
+
+// decodeEvent decodes an event entry; a malformed entry is logged and then
+// folded as nothing (its position still counts).
+func (h *Hub) decodeEvent(stream, id string, data []byte) *tablev1.Event {
+	ev := &tablev1.Event{}
+	if err := proto.Unmarshal(data, ev); err != nil {
+		h.log.Error("hub: undecodable table event", "stream", stream, "id", id, "err", err)
+		return nil
+	}
+	return ev
+}
+
+// onMessage is the tailer's handler: one new entry of a followed stream.
+func (h *Hub) onMessage(ctx context.Context, m streams.Message) {
+	h.mu.Lock()
+	f := h.byStream[m.Stream]
+	h.mu.Unlock()
+	if f == nil {
+		return
+	}
+	if m.Stream == f.sheetStream {
+		h.onSheet(ctx, f, m)
+		return
+	}
+	ev := h.decodeEvent(m.Stream, m.ID, m.Data)
+	var frame []byte
+	if ev != nil {
+		var err error
+		if frame, err = wire.Event(f.table, m.ID, ev); err != nil {
+			h.log.Error("hub: encode event", "table", f.table, "id", m.ID, "err", err)
+			ev = nil
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if streams.CompareIDs(m.ID, f.pos) <= 0 {
+		return // already folded (cannot happen with one tailer; cheap to guard)
+	}
+	f.fold(m.ID, ev)
+	if ev == nil {
+		return
+	}
+	var sent, withheld int64
+	for s := range f.subs {
+		switch {
+		case s.pending:
+			if len(s.buf) >= h.pendingMax {
+				s.overflow = true
+				continue
+			}
+			s.buf = append(s.buf, item{id: m.ID, ev: ev, frame: frame})
+		case streams.CompareIDs(m.ID, s.after) <= 0:
+			// The client's replay already covered it.
+		case visibility.Allows(ev.GetVisibility(), visibility.Viewer{PlayerID: s.player, Seat: f.seats.SeatOf(s.player)}):
+			s.sink.Send(frame)
+			sent++
+		default:
+			withheld++
+		}
+	}
+	h.sent.Add(ctx, sent)
+	h.withheld.Add(ctx, withheld)
+}
+
+// onSheet sends a score-sheet update to every watcher: the sheet is public.
+func (h *Hub) onSheet(_ context.Context, f *feed, m streams.Message) {
+	frame, ok := h.sheetFrame(f.table, m.ID, m.Data)
+	if !ok {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for s := range f.subs {
+		s.sink.Send(frame)
+	}
+}
+
+func (h *Hub) sheetFrame(table, id string, data []byte) ([]byte, bool) {
+	u := &scoringv1.SheetUpdate{}
+	if err := proto.Unmarshal(data, u); err != nil {
+		h.log.Error("hub: undecodable sheet update", "table", table, "id", id, "err", err)
+		return nil, false
+	}
+	frame, err := wire.Sheet(table, id, u)
+	if err != nil {
+		h.log.Error("hub: encode sheet", "table", table, "id", id, "err", err)
+		return nil, false
+	}
+	return frame, true
+}
+
+// item is a live event held for a client whose replay is running.
+type item struct {
+	id    string
+	ev    *tablev1.Event
+	frame []byte
+}

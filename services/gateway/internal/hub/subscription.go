@@ -1,0 +1,195 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/services/gateway/internal/visibility"
+	"github.com/pulka/pulka/services/gateway/internal/wire"
+)
+
+// Subscription is one connection following one table.
+type Subscription struct {
+	hub    *Hub
+	feed   *feed
+	player string
+	sink   Sink
+
+	// Guarded by feed.mu.
+	pending  bool   // replay running: live events go to buf
+	buf      []item // live events that arrived during the replay
+	overflow bool   // buf hit the limit
+	after    string // last event id the client has been given (or skipped)
+	closed   bool
+}
+
+// Joined says how a join went.
+type Joined struct {
+	// Seat is the player's seat after the replay, or visibility.NoSeat.
+	Seat int
+	// Replayed counts the past events sent (those the player may see).
+	Replayed int
+	// Trimmed is true when the events after the client's last event id are
+	// no longer in the stream: nothing was replayed, live events follow, and
+	// the client must resynchronise from a view (ViewSynced).
+	Trimmed bool
+	// LastID is the last event id the client is now up to date with.
+	LastID string
+}
+
+// Join makes sink follow table for player: first the events after lastID
+// ("" for the table's whole history) that the player may see, then the live
+// ones, with no gap and no duplicate at the seam. The sink gets frames only
+// through Send; Join returns once the replay is queued.
+func (h *Hub) Join(ctx context.Context, table, player, lastID string, sink Sink) (*Subscription, Joined, error) {
+	f, err := h.acquire(ctx, table)
+	if err != nil {
+		return nil, Joined{}, err
+	}
+	s := &Subscription{hub: h, feed: f, player: player, sink: sink, pending: true}
+	start := lastID
+	if start == "" {
+		start = "0-0"
+	}
+	f.mu.Lock()
+	f.subs[s] = struct{}{}
+	// Start folding the seating from a position the feed has already seen,
+	// so its checkpoints are complete up to there.
+	from := start
+	if streams.CompareIDs(from, f.pos) > 0 {
+		from = f.pos
+	}
+	seats := f.seatsAt(from)
+	f.mu.Unlock()
+
+	res, err := h.replay(ctx, s, start, from, &seats)
+	if err != nil {
+		s.Close()
+		return nil, Joined{}, err
+	}
+	h.sendLatestSheet(ctx, s)
+	return s, res, nil
+}
+
+// sendLatestSheet gives a new watcher the table's current score sheet. A live
+// update may overtake it; SheetUpdate.version tells the client which is newer.
+func (h *Hub) sendLatestSheet(ctx context.Context, s *Subscription) {
+	xs, err := h.rdb.XRevRangeN(ctx, s.feed.sheetStream, "+", "-", 1).Result()
+	if err != nil || len(xs) == 0 {
+		return
+	}
+	if frame, ok := h.sheetFrame(s.feed.table, xs[0].ID, xdata(xs[0])); ok {
+		s.sink.Send(frame)
+	}
+}
+
+// replay sends the events in (start, end of stream] — folding the seating
+// from `from` ≤ start — then the live events held meanwhile, and switches
+// the subscription to live delivery.
+func (h *Hub) replay(ctx context.Context, s *Subscription, start, from string, seats *visibility.Seats) (Joined, error) {
+	f := s.feed
+	res := Joined{}
+	after := from
+	for {
+		msgs, err := streams.ReadAfter(ctx, h.rdb, f.evStream, after, h.pageSize)
+		if errors.Is(err, streams.ErrTrimmed) {
+			return h.goLiveTrimmed(s)
+		}
+		if err != nil {
+			return Joined{}, fmt.Errorf("hub: replay %s: %w", f.table, err)
+		}
+		for _, m := range msgs {
+			after = m.ID
+			ev := h.decodeEvent(m.Stream, m.ID, m.Data)
+			if ev == nil {
+				continue
+			}
+			seats.Apply(ev)
+			if streams.CompareIDs(m.ID, start) <= 0 {
+				continue // the client has it; folded only for the seating
+			}
+			if !visibility.Allows(ev.GetVisibility(), visibility.Viewer{PlayerID: s.player, Seat: seats.SeatOf(s.player)}) {
+				continue
+			}
+			frame, err := wire.Event(f.table, m.ID, ev)
+			if err != nil {
+				continue
+			}
+			if !s.sink.Send(frame) {
+				h.slow.Add(ctx, 1)
+				return Joined{}, ErrSlow
+			}
+			res.Replayed++
+		}
+		if int64(len(msgs)) < h.pageSize {
+			break
+		}
+	}
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s.overflow {
+		h.slow.Add(ctx, 1)
+		return Joined{}, ErrSlow
+	}
+	for _, it := range s.buf {
+		if streams.CompareIDs(it.id, after) <= 0 {
+			continue // the replay read it already
+		}
+		after = it.id
+		seats.Apply(it.ev)
+		if visibility.Allows(it.ev.GetVisibility(), visibility.Viewer{PlayerID: s.player, Seat: seats.SeatOf(s.player)}) {
+			if !s.sink.Send(it.frame) {
+				h.slow.Add(ctx, 1)
+				return Joined{}, ErrSlow
+			}
+			res.Replayed++
+		}
+	}
+	if streams.CompareIDs(after, start) < 0 {
+		after = start // the client is ahead of everything read so far
+	}
+	s.buf, s.pending, s.after = nil, false, after
+	res.Seat, res.LastID = seats.SeatOf(s.player), after
+	return res, nil
+}
+
+// goLiveTrimmed starts live delivery from the feed's current position when
+// the client's history is gone. Events held during the attempt are dropped
+// too: the client resynchronises from a ViewSynced, which the table sends
+// after the gateway's Reconnect, so it comes after this position.
+func (h *Hub) goLiveTrimmed(s *Subscription) (Joined, error) {
+	f := s.feed
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s.buf, s.pending, s.after = nil, false, f.pos
+	return Joined{Seat: f.seats.SeatOf(s.player), Trimmed: true, LastID: f.pos}, nil
+}
+
+// Seat is the seat the player holds now at the subscription's table, or
+// visibility.NoSeat.
+func (s *Subscription) Seat() int {
+	s.feed.mu.Lock()
+	defer s.feed.mu.Unlock()
+	return s.feed.seats.SeatOf(s.player)
+}
+
+// Table is the table followed.
+func (s *Subscription) Table() string { return s.feed.table }
+
+// Close stops the subscription. It is safe to call more than once.
+func (s *Subscription) Close() {
+	f := s.feed
+	f.mu.Lock()
+	if s.closed {
+		f.mu.Unlock()
+		return
+	}
+	s.closed = true
+	delete(f.subs, s)
+	s.buf = nil
+	f.mu.Unlock()
+	s.hub.release(f)
+}
