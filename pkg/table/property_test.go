@@ -1,0 +1,434 @@
+package table
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/classic"
+	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/japanese"
+)
+
+// driver plays a table with random inputs: mostly legal moves, and also
+// garbage, duplicates, stale entries, ticks (often exactly at the next
+// deadline), presence changes, leaves, sits and reconnects.
+type driver struct {
+	h    *harness
+	rng  *rand.Rand
+	sent []Input
+	// checkNoOp: verify that inputs without events change nothing.
+	checkNoOp bool
+}
+
+func newDriver(tb testing.TB, seed uint64) *driver {
+	rng := rand.New(rand.NewPCG(seed, 0x7461626c65))
+	var s Settings
+	var seats []SeatInfo
+	if rng.IntN(2) == 0 {
+		v := classic.Standard
+		if rng.IntN(3) == 0 {
+			v = classic.Nines
+		}
+		s = classicSet(v, []time.Duration{0, 0, 300 * time.Millisecond, DefaultBotDelay}[rng.IntN(4)])
+		seats = humans(4)
+		for i := range seats {
+			if rng.IntN(3) == 0 {
+				seats[i] = SeatInfo{Bot: true, Name: "Bot " + strconv.Itoa(i)}
+			}
+		}
+	} else {
+		s = japaneseSet([]int{11, 15, 21, 31}[rng.IntN(4)])
+		seats = humans(2)
+	}
+	s.MoveTimeout = time.Duration(1+rng.IntN(30)) * time.Second
+	s.ReconnectGrace = time.Duration(1+rng.IntN(90)) * time.Second
+	return &driver{h: newHarness(tb, s, seed, seats), rng: rng}
+}
+
+func (d *driver) input(in Input) ([]*tablev1.Event, error) {
+	h := d.h
+	var before []byte
+	if d.checkNoOp {
+		before = state(h.tb, h.t)
+	}
+	d.sent = append(d.sent, in)
+	evs, err := h.apply(in)
+	if d.checkNoOp && len(evs) == 0 && !bytes.Equal(before, state(h.tb, h.t)) {
+		h.tb.Fatalf("input %v changed the table without an event", in)
+	}
+	return evs, err
+}
+
+func (d *driver) command(from string, c *tablev1.Command, id string) {
+	h := d.h
+	h.cmdNo++
+	if id == "" {
+		id = "c" + strconv.Itoa(h.cmdNo)
+	}
+	c.CommandId, c.PlayerId, c.TableId = id, from, h.t.ID()
+	d.input(CommandInput(c, h.entry(), h.now))
+}
+
+func (d *driver) step() {
+	h, t, rng := d.h, d.h.t, d.rng
+	h.now = h.now.Add(time.Duration(rng.IntN(4000)) * time.Millisecond)
+	n := len(t.seats)
+	who := player(rng.IntN(n))
+	// Leaving makes a classic seat a bot and ends a Japanese match: keep it
+	// rare, so that games last.
+	leaving := (t.set.Game == Classic && rng.IntN(5) == 0) || rng.IntN(40) == 0
+	switch r := rng.IntN(100); {
+	case r < 55:
+		s := t.eng.toMove()
+		if s < 0 {
+			d.input(Tick(h.now))
+			return
+		}
+		cs := legalCommands(t, s)
+		d.command(player(s), cs[rng.IntN(len(cs))], "")
+	case r < 62:
+		var c *tablev1.Command
+		switch rng.IntN(3) {
+		case 0:
+			c = bidCmd(rng.IntN(11))
+		case 1:
+			c = trumpCmd(cards.Suit(rng.IntN(6)))
+		default:
+			c = &tablev1.Command{Command: &tablev1.Command_PlayCard{PlayCard: &tablev1.PlayCardCommand{
+				Card: commonv1.Card(rng.IntN(38)), Declaration: &tablev1.JokerDeclaration{
+					Action: tablev1.JokerAction(rng.IntN(5)), Suit: commonv1.Suit(rng.IntN(6))}}}}
+		}
+		if rng.IntN(5) == 0 {
+			who = "stranger"
+		}
+		d.command(who, c, "")
+	case r < 66:
+		if len(d.sent) == 0 {
+			return
+		}
+		old := d.sent[rng.IntN(len(d.sent))]
+		if old.Kind != InputCommand {
+			return
+		}
+		if rng.IntN(2) == 0 {
+			d.input(CommandInput(old.Command, h.entry(), h.now)) // duplicate id
+		} else {
+			c := proto.Clone(old.Command).(*tablev1.Command)
+			c.CommandId = "stale" + strconv.Itoa(h.cmdNo)
+			h.cmdNo++
+			d.input(CommandInput(c, old.EntryID, h.now)) // stale entry
+		}
+	case r < 78:
+		if next, ok := t.NextDeadline(); ok && rng.IntN(3) != 0 && next.After(h.now) {
+			h.now = next
+		}
+		d.input(Tick(h.now))
+	case r < 85:
+		// An away Japanese player soon forfeits: keep it rarer there.
+		if t.set.Game == Classic || rng.IntN(15) == 0 {
+			d.input(Away(who, h.now))
+		}
+	case r < 91:
+		for s := range t.seats {
+			if t.seats[s].away && rng.IntN(4) != 0 {
+				who = player(s)
+			}
+		}
+		d.input(Back(who, h.now))
+	case r < 94:
+		s := t.SeatOf(who)
+		if rng.IntN(3) == 0 {
+			s = rng.IntN(n)
+		}
+		d.command(who, sitCmd(s), "")
+	case r < 97:
+		d.command(who, reconnectCmd(), "")
+	case r < 99:
+		if leaving {
+			d.command(who, leaveCmd(), "")
+		}
+	default:
+		if leaving {
+			d.command(who, resignCmd(), "")
+		}
+	}
+}
+
+// run drives the table until the game ends or maxSteps inputs were sent.
+func (d *driver) run(maxSteps int) {
+	for i := 0; i < maxSteps && !d.h.t.Over(); i++ {
+		d.step()
+	}
+}
+
+func TestProperty_SnapshotPlusLoggedInputsRebuildTheSameTable(t *testing.T) {
+	games := 150
+	if testing.Short() {
+		games = 20
+	}
+	for g := range games {
+		d := newDriver(t, uint64(1000+g))
+		d.checkNoOp = true
+		type snap struct {
+			at   int // len(h.log) when taken
+			data []byte
+		}
+		snaps := []snap{{0, state(t, d.h.t)}}
+		for i := 0; i < 4000 && !d.h.t.Over(); i++ {
+			d.step()
+			if d.rng.IntN(150) == 0 {
+				snaps = append(snaps, snap{len(d.h.log), state(t, d.h.t)})
+			}
+		}
+		final := state(t, d.h.t)
+		for _, sn := range snaps {
+			r, err := Restore(sn.data)
+			if err != nil {
+				t.Fatalf("game %d: restore: %v", g, err)
+			}
+			if !bytes.Equal(state(t, r), sn.data) {
+				t.Fatalf("game %d: restored snapshot re-encodes differently", g)
+			}
+			for i, l := range d.h.log[sn.at:] {
+				raw, err := MarshalInput(l.in)
+				if err != nil {
+					t.Fatalf("game %d: MarshalInput: %v", g, err)
+				}
+				in, err := UnmarshalInput(raw)
+				if err != nil {
+					t.Fatalf("game %d: UnmarshalInput: %v", g, err)
+				}
+				evs, _ := r.Apply(in)
+				want, got := marshalEvents(t, l.evs), marshalEvents(t, evs)
+				if len(want) != len(got) {
+					t.Fatalf("game %d, snapshot at %d, input %d (%v): %d events, want %d", g, sn.at, i, in.Kind, len(got), len(want))
+				}
+				for k := range want {
+					if !bytes.Equal(want[k], got[k]) {
+						t.Fatalf("game %d, snapshot at %d, input %d: event %d differs:\n got %v\nwant %v", g, sn.at, i, k, evs[k], l.evs[k])
+					}
+				}
+			}
+			if !bytes.Equal(state(t, r), final) {
+				t.Fatalf("game %d: snapshot at %d + replay ends in another state", g, sn.at)
+			}
+		}
+	}
+}
+
+func TestDeterminism_SameSeedAndInputsGiveTheSameBytes(t *testing.T) {
+	for seed := range uint64(20) {
+		a, b := newDriver(t, seed), newDriver(t, seed)
+		a.run(3000)
+		b.run(3000)
+		ea, eb := marshalEvents(t, append(a.h.start, flatten(a.h.log)...)), marshalEvents(t, append(b.h.start, flatten(b.h.log)...))
+		if len(ea) != len(eb) || len(ea) == 0 {
+			t.Fatalf("seed %d: %d and %d events", seed, len(ea), len(eb))
+		}
+		for i := range ea {
+			if !bytes.Equal(ea[i], eb[i]) {
+				t.Fatalf("seed %d: event %d differs", seed, i)
+			}
+		}
+		if !bytes.Equal(state(t, a.h.t), state(t, b.h.t)) {
+			t.Fatalf("seed %d: states differ", seed)
+		}
+	}
+}
+
+// leakCheck follows a table's events as every seat would receive them and
+// checks that nobody learns a card they may not know. It knows the deal
+// independently of the engines, from the seed and the dealing layout.
+type leakCheck struct {
+	tb     testing.TB
+	t      *Table
+	seed   uint64
+	inHand [classic.Seats]cards.Set // cards dealt to each seat's hand this hand
+	up     [japanese.Seats][japanese.Columns]cards.Card
+	down   [japanese.Seats][japanese.Columns]cards.Card
+	stock  cards.Set
+	known  [classic.Seats]cards.Set // what each seat has been told privately
+	public cards.Set
+	events int
+}
+
+func (c *leakCheck) deal(hs *tablev1.HandStarted) {
+	h, n, dealer := int(hs.GetHandIndex()), int(hs.GetCardsPerSeat()), int(hs.GetDealerSeat())
+	d := cards.Shuffled(c.seed, uint64(h))
+	*c = leakCheck{tb: c.tb, t: c.t, seed: c.seed, events: c.events}
+	if c.t.set.Game == Japanese {
+		for k, s := range [2]int{dealer, 1 - dealer} {
+			c.inHand[s] = cards.SetOf(d[3*k:3*k+3]...) | cards.SetOf(d[6+5*k:11+5*k]...)
+			for i := range japanese.Columns {
+				c.down[s][i], c.up[s][i] = d[16+10*k+i], d[21+10*k+i]
+			}
+		}
+		return
+	}
+	for i := range classic.Seats {
+		s := (dealer + 1 + i) % classic.Seats
+		if n == classic.MaxCards {
+			c.inHand[s] = cards.SetOf(d[3*i:3*i+3]...) | cards.SetOf(d[12+6*i:18+6*i]...)
+		} else {
+			c.inHand[s] = cards.SetOf(d[n*i : n*i+n]...)
+		}
+	}
+	if n < classic.MaxCards {
+		c.stock = d[classic.Seats*n].Bit()
+	}
+}
+
+// viewer is the seat an event's audience is (-1: everybody).
+func (c *leakCheck) viewer(e *tablev1.Event) int {
+	v := e.GetVisibility()
+	switch v.GetAudience() {
+	case tablev1.Audience_AUDIENCE_PUBLIC:
+		return -1
+	case tablev1.Audience_AUDIENCE_SEAT:
+		return int(v.GetSeat())
+	case tablev1.Audience_AUDIENCE_PLAYER:
+		return c.t.SeatOf(v.GetPlayerId())
+	}
+	c.tb.Fatalf("event %d without an audience: %v", e.GetSeq(), e)
+	return -2
+}
+
+func (c *leakCheck) event(e *tablev1.Event) {
+	c.events++
+	fail := func(why string, args ...any) {
+		c.tb.Helper()
+		c.tb.Fatalf("seed %d, event %d (%s) to %v: "+why, append([]any{c.seed, e.GetSeq(), kindOf(e), e.GetVisibility()}, args...)...)
+	}
+	v := c.viewer(e)
+	switch x := e.GetEvent().(type) {
+	case *tablev1.Event_HandStarted:
+		c.deal(x.HandStarted)
+	case *tablev1.Event_Dealt:
+		s := int(x.Dealt.GetSeat())
+		if v != s || e.GetVisibility().GetAudience() != tablev1.Audience_AUDIENCE_SEAT {
+			fail("cards of seat %d", s)
+		}
+		for _, w := range x.Dealt.GetCards() {
+			cd, _ := domainCard(w)
+			if !c.inHand[s].Has(cd) {
+				fail("card %v was not dealt to seat %d's hand", cd, s)
+			}
+			c.known[s] = c.known[s].With(cd)
+		}
+	case *tablev1.Event_ColumnCardRevealed:
+		s, col := int(x.ColumnCardRevealed.GetSeat()), int(x.ColumnCardRevealed.GetColumn())
+		cd, _ := domainCard(x.ColumnCardRevealed.GetCard())
+		if v != s || e.GetVisibility().GetAudience() != tablev1.Audience_AUDIENCE_SEAT || col >= japanese.Columns || c.down[s][col] != cd {
+			fail("face-down card %v of column %d", cd, col)
+		}
+		c.known[s] = c.known[s].With(cd)
+	case *tablev1.Event_CardPlayed:
+		s := int(x.CardPlayed.GetSeat())
+		cd, _ := domainCard(x.CardPlayed.GetCard())
+		if v != -1 || !(c.known[s].Has(cd) || c.public.Has(cd)) {
+			fail("seat %d played %v, which it was never given", s, cd)
+		}
+		c.public = c.public.With(cd)
+	case *tablev1.Event_TrumpTurned:
+		cd, _ := domainCard(x.TrumpTurned.GetCard())
+		if v != -1 || !c.stock.Has(cd) {
+			fail("turned card %v is not the stock's", cd)
+		}
+		c.public = c.public.With(cd)
+	case *tablev1.Event_ColumnsDealt:
+		s := int(x.ColumnsDealt.GetSeat())
+		for i, w := range x.ColumnsDealt.GetFaceUp() {
+			cd, _ := domainCard(w)
+			if v != -1 || i >= japanese.Columns || c.up[s][i] != cd {
+				fail("column %d shows %v, not its face-up card", i, cd)
+			}
+			c.public = c.public.With(cd)
+		}
+	default:
+		c.allowed(e, v, fail)
+	}
+}
+
+// allowed checks every card anywhere in m against what viewer may know.
+func (c *leakCheck) allowed(m protoMessage, viewer int, fail func(string, ...any)) {
+	for _, cd := range cardsIn(m.ProtoReflect(), nil) {
+		if !c.public.Has(cd) && (viewer < 0 || !c.known[viewer].Has(cd)) {
+			fail("card %v is neither public nor the viewer's (seat %d)", cd, viewer)
+		}
+	}
+}
+
+type protoMessage interface{ ProtoReflect() protoreflect.Message }
+
+var cardEnum = commonv1.Card(0).Descriptor().FullName()
+
+// cardsIn collects every pulka.common.v1.Card value in m, however deep.
+func cardsIn(m protoreflect.Message, out []cards.Card) []cards.Card {
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.Kind() == protoreflect.EnumKind && fd.Enum().FullName() == cardEnum:
+			add := func(n protoreflect.EnumNumber) {
+				if cd, ok := domainCard(commonv1.Card(n)); ok {
+					out = append(out, cd)
+				}
+			}
+			if fd.IsList() {
+				for i := range v.List().Len() {
+					add(v.List().Get(i).Enum())
+				}
+			} else {
+				add(v.Enum())
+			}
+		case fd.Kind() == protoreflect.MessageKind && fd.IsList():
+			for i := range v.List().Len() {
+				out = cardsIn(v.List().Get(i).Message(), out)
+			}
+		case fd.Kind() == protoreflect.MessageKind && !fd.IsMap():
+			out = cardsIn(v.Message(), out)
+		}
+		return true
+	})
+	return out
+}
+
+func TestHiddenCards_NoEventOrViewShowsACardItsAudienceMayNotKnow(t *testing.T) {
+	games := 1200
+	if testing.Short() {
+		games = 60
+	}
+	events := 0
+	for g := range games {
+		d := newDriver(t, uint64(50000+g))
+		c := &leakCheck{tb: t, t: d.h.t, seed: uint64(50000 + g)}
+		for _, e := range d.h.start {
+			c.event(e)
+		}
+		seen := 0
+		for i := 0; i < 5000 && !d.h.t.Over(); i++ {
+			d.step()
+			for _, l := range d.h.log[seen:] {
+				for _, e := range l.evs {
+					c.event(e)
+				}
+			}
+			seen = len(d.h.log)
+			if d.rng.IntN(50) == 0 {
+				for s := -1; s < len(d.h.t.seats); s++ {
+					c.allowed(d.h.t.View(s), s, func(why string, args ...any) {
+						t.Fatalf("game %d, view of seat %d: "+why, append([]any{g, s}, args...)...)
+					})
+				}
+			}
+		}
+		events += c.events
+	}
+	t.Logf("%d games, %d events checked", games, events)
+}
