@@ -1,0 +1,241 @@
+package sheetstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"google.golang.org/protobuf/proto"
+
+	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
+	"github.com/pulka/pulka/pkg/streams"
+)
+
+// ErrNotFound means there is no such sheet or finished game (never played,
+// not finished yet, or expired).
+var ErrNotFound = errors.New("sheetstore: not found")
+
+// History page sizes.
+const (
+	DefaultPageSize = 20
+	MaxPageSize     = 100
+)
+
+// Reader reads live sheets and finished games; the gateway's side.
+type Reader struct {
+	rdb redis.UniversalClient
+}
+
+// NewReader makes a reader.
+func NewReader(rdb redis.UniversalClient) *Reader { return &Reader{rdb: rdb} }
+
+// FinishedGame is a game kept for history.
+type FinishedGame struct {
+	GameID, TableID string
+	EndedAt         time.Time
+	Sheet           *scoringv1.Sheet
+	Standings       *scoringv1.FinalStandings
+}
+
+// Game reads a finished game.
+func (r *Reader) Game(ctx context.Context, gameID string) (FinishedGame, error) {
+	if err := CheckID("game", gameID); err != nil {
+		return FinishedGame{}, err
+	}
+	h, err := r.rdb.HGetAll(ctx, ResultKey(gameID)).Result()
+	if err != nil {
+		return FinishedGame{}, fmt.Errorf("sheetstore: game %s: %w", gameID, err)
+	}
+	if len(h) == 0 {
+		return FinishedGame{}, fmt.Errorf("%w: game %s", ErrNotFound, gameID)
+	}
+	return decodeRecord(gameID, h)
+}
+
+func decodeRecord(gameID string, h map[string]string) (FinishedGame, error) {
+	g := FinishedGame{GameID: gameID, TableID: h["table"], Sheet: &scoringv1.Sheet{}, Standings: &scoringv1.FinalStandings{}}
+	ms, err := strconv.ParseInt(h["ended_at"], 10, 64)
+	if err != nil {
+		return FinishedGame{}, fmt.Errorf("sheetstore: game %s: bad ended_at %q", gameID, h["ended_at"])
+	}
+	g.EndedAt = time.UnixMilli(ms)
+	if err := proto.Unmarshal([]byte(h["sheet"]), g.Sheet); err != nil {
+		return FinishedGame{}, fmt.Errorf("sheetstore: game %s: sheet: %w", gameID, err)
+	}
+	if err := proto.Unmarshal([]byte(h["standings"]), g.Standings); err != nil {
+		return FinishedGame{}, fmt.Errorf("sheetstore: game %s: standings: %w", gameID, err)
+	}
+	return g, nil
+}
+
+// Page selects part of a player's history: games that ended strictly before
+// Before (zero: the newest), at most Limit of them (zero: DefaultPageSize;
+// at most MaxPageSize). The next page starts before the last game's EndedAt.
+type Page struct {
+	Before time.Time
+	Limit  int
+}
+
+// History returns a player's finished games, newest first. Games whose
+// record has expired are left out.
+func (r *Reader) History(ctx context.Context, playerID string, p Page) ([]FinishedGame, error) {
+	if err := CheckID("player", playerID); err != nil {
+		return nil, err
+	}
+	limit := p.Limit
+	if limit <= 0 {
+		limit = DefaultPageSize
+	}
+	limit = min(limit, MaxPageSize)
+	maxScore := "+inf"
+	if !p.Before.IsZero() {
+		maxScore = "(" + strconv.FormatInt(p.Before.UnixMilli(), 10)
+	}
+	ids, err := r.rdb.ZRevRangeByScore(ctx, PlayerGamesKey(playerID), &redis.ZRangeBy{
+		Max: maxScore, Min: "-inf", Count: int64(limit),
+	}).Result()
+	if err != nil {
+		return nil, fmt.Errorf("sheetstore: history of %s: %w", playerID, err)
+	}
+	if len(ids) == 0 {
+		return []FinishedGame{}, nil
+	}
+	pipe := r.rdb.Pipeline()
+	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	for i, id := range ids {
+		cmds[i] = pipe.HGetAll(ctx, ResultKey(id))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("sheetstore: history of %s: %w", playerID, err)
+	}
+	out := make([]FinishedGame, 0, len(ids))
+	for i, cmd := range cmds {
+		h := cmd.Val()
+		if len(h) == 0 {
+			continue // expired record
+		}
+		g, err := decodeRecord(ids[i], h)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+// HistoryCount is how many finished games a player's list holds.
+func (r *Reader) HistoryCount(ctx context.Context, playerID string) (int64, error) {
+	if err := CheckID("player", playerID); err != nil {
+		return 0, err
+	}
+	n, err := r.rdb.ZCard(ctx, PlayerGamesKey(playerID)).Result()
+	if err != nil {
+		return 0, fmt.Errorf("sheetstore: history count of %s: %w", playerID, err)
+	}
+	return n, nil
+}
+
+// Latest returns a table's last sheet update and its stream ID, which a
+// gateway sends a player who joins or reconnects before following
+// SheetStream from that ID.
+func (r *Reader) Latest(ctx context.Context, tableID string) (*scoringv1.SheetUpdate, string, error) {
+	if err := CheckID("table", tableID); err != nil {
+		return nil, "", err
+	}
+	xs, err := r.rdb.XRevRangeN(ctx, SheetStream(tableID), "+", "-", 1).Result()
+	if err != nil {
+		return nil, "", fmt.Errorf("sheetstore: latest sheet of %s: %w", tableID, err)
+	}
+	if len(xs) == 0 {
+		return nil, "", fmt.Errorf("%w: no sheet for table %s", ErrNotFound, tableID)
+	}
+	u, err := DecodeUpdate(streams.Message{Data: fieldBytes(xs[0].Values[streams.FieldData])})
+	if err != nil {
+		return nil, "", err
+	}
+	return u, xs[0].ID, nil
+}
+
+// Sheet returns the committed sheet of a game (live or finished) while its
+// working keys last, with its version.
+func (r *Reader) Sheet(ctx context.Context, tableID, gameID string) (*scoringv1.Sheet, uint64, error) {
+	if err := errors.Join(CheckID("table", tableID), CheckID("game", gameID)); err != nil {
+		return nil, 0, err
+	}
+	h, err := r.rdb.HGetAll(ctx, SheetKey(tableID, gameID)).Result()
+	if err != nil {
+		return nil, 0, fmt.Errorf("sheetstore: sheet %s/%s: %w", tableID, gameID, err)
+	}
+	if len(h) == 0 {
+		return nil, 0, fmt.Errorf("%w: sheet %s/%s", ErrNotFound, tableID, gameID)
+	}
+	c, err := parseCommitted(h)
+	if err != nil {
+		return nil, 0, fmt.Errorf("sheetstore: %s: %w", SheetKey(tableID, gameID), err)
+	}
+	s := &scoringv1.Sheet{}
+	if err := proto.Unmarshal(c.Sheet, s); err != nil {
+		return nil, 0, fmt.Errorf("sheetstore: sheet %s/%s: %w", tableID, gameID, err)
+	}
+	return s, c.Version, nil
+}
+
+// DecodeUpdate decodes a SheetStream entry (read with a streams.Tailer or
+// ReadAfter).
+func DecodeUpdate(m streams.Message) (*scoringv1.SheetUpdate, error) {
+	u := &scoringv1.SheetUpdate{}
+	if err := proto.Unmarshal(m.Data, u); err != nil {
+		return nil, fmt.Errorf("sheetstore: sheet update %s: %w", m.ID, err)
+	}
+	return u, nil
+}
+
+// DecodeStandings decodes a StandingsStream entry.
+func DecodeStandings(m streams.Message) (*scoringv1.FinalStandings, error) {
+	s := &scoringv1.FinalStandings{}
+	if err := proto.Unmarshal(m.Data, s); err != nil {
+		return nil, fmt.Errorf("sheetstore: standings %s: %w", m.ID, err)
+	}
+	return s, nil
+}
+
+// InputEntry is the HandsStream entry of a scoring input, for the
+// table-runners to publish with a streams.Publisher.
+func InputEntry(in *scoringv1.ScoringInput) (streams.Entry, error) {
+	if err := CheckID("table", in.GetTableId()); err != nil {
+		return streams.Entry{}, err
+	}
+	if err := CheckID("game", in.GetGameId()); err != nil {
+		return streams.Entry{}, err
+	}
+	b, err := proto.Marshal(in)
+	if err != nil {
+		return streams.Entry{}, fmt.Errorf("sheetstore: encode input: %w", err)
+	}
+	return streams.Entry{Stream: HandsStream, Data: b}, nil
+}
+
+// EntryTime is when a stream entry was appended, from its ID ("ms-seq").
+func EntryTime(id string) (time.Time, bool) {
+	ms := id
+	for i := 0; i < len(id); i++ {
+		if id[i] == '-' {
+			ms = id[:i]
+			break
+		}
+	}
+	n, err := strconv.ParseInt(ms, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/int64(time.Millisecond) {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(n), true
+}
+
+func fieldBytes(v interface{}) []byte {
+	s, _ := v.(string)
+	return []byte(s)
+}
