@@ -1,0 +1,241 @@
+package lobbyclient
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/proto"
+
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/pkg/telemetry"
+)
+
+// ErrTimeout means no result arrived in time. The command may still be
+// applied later; sending it again with the same command_id is safe and
+// returns the first result.
+var ErrTimeout = errors.New("lobbyclient: no reply from the lobby in time")
+
+// ErrTableNotFound means Fetch found no table with that id.
+var ErrTableNotFound = errors.New("lobbyclient: table not found")
+
+// Defaults of ClientOptions.
+const (
+	DefaultTimeout        = 5 * time.Second
+	DefaultCommandMaxLen  = 100_000
+	DefaultReplyBlock     = 2 * time.Second
+	defaultBackoffMax     = 2 * time.Second
+	defaultBackoffInitial = 50 * time.Millisecond
+)
+
+// ClientOptions configure a Client; zero values take the defaults.
+type ClientOptions struct {
+	// Instance names this gateway instance's reply stream. Empty: a random
+	// name, so a restarted process never reads an old instance's replies.
+	Instance string
+	// Timeout bounds Do when ctx has no earlier deadline.
+	Timeout time.Duration
+	// CommandMaxLen trims the command stream when publishing (a guard: the
+	// lobby deletes entries as it handles them).
+	CommandMaxLen int64
+	// Block is how long one read of the reply stream blocks.
+	Block time.Duration
+	// Logger gets errors the reply reader recovers from.
+	Logger *slog.Logger
+	// TracerProvider for the publish spans (default: none).
+	TracerProvider trace.TracerProvider
+}
+
+// Client sends lobby commands and waits for their results.
+type Client struct {
+	rdb   redis.UniversalClient
+	opt   ClientOptions
+	reply string
+	pub   *streams.Publisher
+
+	mu      sync.Mutex
+	waiters map[string][]chan *lobbyv1.LobbyCommandResult
+}
+
+// NewClient makes a client. Run must be running for Do to get answers.
+func NewClient(rdb redis.UniversalClient, opt ClientOptions) *Client {
+	if opt.Instance == "" {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		opt.Instance = "gw-" + hex.EncodeToString(b[:])
+	}
+	if opt.Timeout <= 0 {
+		opt.Timeout = DefaultTimeout
+	}
+	if opt.CommandMaxLen <= 0 {
+		opt.CommandMaxLen = DefaultCommandMaxLen
+	}
+	if opt.Block <= 0 {
+		opt.Block = DefaultReplyBlock
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	popts := []streams.Option{streams.WithMaxLen(opt.CommandMaxLen)}
+	if opt.TracerProvider != nil {
+		popts = append(popts, streams.WithTracerProvider(opt.TracerProvider))
+	}
+	return &Client{
+		rdb: rdb, opt: opt, reply: ReplyStream(opt.Instance),
+		pub:     streams.NewPublisher(rdb, popts...),
+		waiters: map[string][]chan *lobbyv1.LobbyCommandResult{},
+	}
+}
+
+// ReplyStream is the stream this client reads its results from.
+func (c *Client) ReplyStream() string { return c.reply }
+
+// Do sends cmd to the lobby and waits for its result, until ctx ends or the
+// client's timeout passes (ErrTimeout). An empty command_id is filled with a
+// random one; reply_to and (if unset) the trace context are filled in a copy
+// of cmd. A refusal is a result with accepted = false, not an error.
+func (c *Client) Do(ctx context.Context, cmd *lobbyv1.LobbyCommand) (*lobbyv1.LobbyCommandResult, error) {
+	if cmd == nil {
+		return nil, errors.New("lobbyclient: nil command")
+	}
+	cmd = proto.CloneOf(cmd)
+	if cmd.GetCommandId() == "" {
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		cmd.CommandId = hex.EncodeToString(b[:])
+	}
+	cmd.ReplyTo = c.reply
+	if cmd.GetTrace() == nil {
+		cmd.Trace = telemetry.TraceContextFrom(ctx)
+	}
+	data, err := proto.Marshal(cmd)
+	if err != nil {
+		return nil, fmt.Errorf("lobbyclient: %w", err)
+	}
+	ch := make(chan *lobbyv1.LobbyCommandResult, 1)
+	id := cmd.GetCommandId()
+	c.mu.Lock()
+	c.waiters[id] = append(c.waiters[id], ch)
+	c.mu.Unlock()
+	defer c.forget(id, ch)
+
+	ctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
+	defer cancel()
+	if _, err := c.pub.Publish(ctx, streams.Entry{Stream: CommandStream, Data: data}); err != nil {
+		return nil, fmt.Errorf("lobbyclient: %w", err)
+	}
+	select {
+	case r := <-ch:
+		return r, nil
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%w (command %s)", ErrTimeout, id)
+		}
+		return nil, ctx.Err()
+	}
+}
+
+func (c *Client) forget(id string, ch chan *lobbyv1.LobbyCommandResult) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ws := c.waiters[id]
+	for i, w := range ws {
+		if w == ch {
+			ws = append(ws[:i], ws[i+1:]...)
+			break
+		}
+	}
+	if len(ws) == 0 {
+		delete(c.waiters, id)
+	} else {
+		c.waiters[id] = ws
+	}
+}
+
+// Run reads this instance's reply stream and hands each result to the Do
+// waiting for it, until ctx is cancelled. It starts at the beginning of the
+// stream, so replies that arrived before Run started are not missed.
+func (c *Client) Run(ctx context.Context) error {
+	last := "0"
+	backoff := newBackoff()
+	for ctx.Err() == nil {
+		res, err := c.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{c.reply, last}, Count: 256, Block: c.opt.Block}).Result()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			c.opt.Logger.WarnContext(ctx, "lobbyclient: reading replies failed", "stream", c.reply, "err", err)
+			backoff.wait(ctx)
+			continue
+		}
+		backoff.reset()
+		for _, s := range res {
+			for _, m := range s.Messages {
+				last = m.ID
+				c.deliver(ctx, m)
+			}
+		}
+	}
+	return nil
+}
+
+func (c *Client) deliver(ctx context.Context, m redis.XMessage) {
+	data, _ := m.Values[streams.FieldData].(string)
+	var r lobbyv1.LobbyCommandResult
+	if err := proto.Unmarshal([]byte(data), &r); err != nil {
+		c.opt.Logger.WarnContext(ctx, "lobbyclient: undecodable reply", "id", m.ID, "err", err)
+		return
+	}
+	c.mu.Lock()
+	ws := c.waiters[r.GetCommandId()]
+	delete(c.waiters, r.GetCommandId())
+	c.mu.Unlock()
+	for _, w := range ws {
+		w <- &r // buffered, one result per waiter
+	}
+}
+
+// Fetch reads one table straight from the lobby's state, private tables
+// included: a private table's id is its link, so whoever has the id may
+// read it. It never returns the password.
+func Fetch(ctx context.Context, rdb redis.Cmdable, tableID string) (*lobbyv1.TableSummary, error) {
+	b, err := rdb.HGet(ctx, TableKey(tableID), TableFieldSummary).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("%w: %s", ErrTableNotFound, tableID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lobbyclient: fetch %s: %w", tableID, err)
+	}
+	var t lobbyv1.TableSummary
+	if err := proto.Unmarshal(b, &t); err != nil {
+		return nil, fmt.Errorf("lobbyclient: fetch %s: %w", tableID, err)
+	}
+	return &t, nil
+}
+
+type backoff struct{ d time.Duration }
+
+func newBackoff() *backoff { return &backoff{d: defaultBackoffInitial} }
+
+func (b *backoff) reset() { b.d = defaultBackoffInitial }
+
+func (b *backoff) wait(ctx context.Context) {
+	t := time.NewTimer(b.d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	b.d = min(2*b.d, defaultBackoffMax)
+}

@@ -1,0 +1,49 @@
+package lobbyclient
+
+// Redis keys of the lobby. They are not under a hash tag: the lobby's commit
+// script touches several of them (and pulka:tables:start) at once, so the
+// lobby needs them in one Redis (or, on Cluster, one slot — see
+// docs/lobby.md).
+const (
+	// CommandStream carries LobbyCommands from gateways to the lobby
+	// (consumer group ConsumerGroup).
+	CommandStream = "pulka:lobby:cmd"
+	// ViewStream carries LobbyUpdates, one per change of the public list,
+	// with versions 1, 2, 3, … in stream order.
+	ViewStream = "pulka:lobby:view"
+	// SnapshotKey holds the latest LobbyView the lobby wrote.
+	SnapshotKey = "pulka:lobby:snapshot"
+	// TableStartStream carries TableStarted messages for the assigner.
+	TableStartStream = "pulka:tables:start"
+	// MetaKey is a hash: version (of the last LobbyUpdate), stream_id (its
+	// view-stream entry) and snapshot_version (of SnapshotKey).
+	MetaKey = "pulka:lobby:meta"
+	// ListedKey is a hash: table id → TableSummary of every listed table.
+	ListedKey = "pulka:lobby:listed"
+	// ConsumerGroup is the lobby's consumer group on CommandStream.
+	ConsumerGroup = "lobby"
+
+	tablePrefix  = "pulka:lobby:table:"
+	resultPrefix = "pulka:lobby:done:"
+	replyPrefix  = "pulka:lobby:reply:"
+)
+
+// Fields of a table's hash (TableKey).
+const (
+	// TableFieldSummary holds the TableSummary (never a password).
+	TableFieldSummary = "summary"
+	// TableFieldRevision counts the table's changes (optimistic locking).
+	TableFieldRevision = "rev"
+	// TableFieldPassword holds the argon2id hash of the password, if any.
+	TableFieldPassword = "pw"
+)
+
+// TableKey is the hash of one table, listed or private.
+func TableKey(tableID string) string { return tablePrefix + tableID }
+
+// ResultKey holds the first LobbyCommandResult of a command id, so that a
+// repeated command gets the same answer and is not applied twice.
+func ResultKey(commandID string) string { return resultPrefix + commandID }
+
+// ReplyStream is the stream the lobby answers a gateway instance on.
+func ReplyStream(instance string) string { return replyPrefix + instance }

@@ -1,0 +1,87 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/pulka/pulka/pkg/daemon"
+)
+
+// Environment variables of the lobby's own settings.
+const (
+	EnvName             = "PULKA_LOBBY_NAME"
+	EnvConsumers        = "PULKA_LOBBY_CONSUMERS"
+	EnvSnapshotInterval = "PULKA_LOBBY_SNAPSHOT_INTERVAL"
+	EnvResultTTL        = "PULKA_LOBBY_RESULT_TTL"
+	EnvFinishedTTL      = "PULKA_LOBBY_FINISHED_TTL"
+	EnvViewMaxLen       = "PULKA_LOBBY_VIEW_MAXLEN"
+)
+
+// Config is the lobby's configuration: the daemon's base plus its own.
+type Config struct {
+	daemon.Base
+	Name             string
+	Consumers        int
+	SnapshotInterval time.Duration
+	ResultTTL        time.Duration
+	FinishedTTL      time.Duration
+	ViewMaxLen       int64
+}
+
+// RegisterFlags declares the base flags and the lobby's.
+func (c *Config) RegisterFlags(f *daemon.Flags) {
+	c.Base.RegisterFlags(f)
+	f.String(&c.Name, "name", EnvName, "", "this replica's consumer name in the lobby group (default: the host name, i.e. the pod name)")
+	f.Int(&c.Consumers, "consumers", EnvConsumers, 2, "commands handled at once by this replica")
+	f.Duration(&c.SnapshotInterval, "snapshot-interval", EnvSnapshotInterval, time.Second, "how often the LobbyView snapshot is refreshed when the list changed")
+	f.Duration(&c.ResultTTL, "result-ttl", EnvResultTTL, 24*time.Hour, "how long a command's result is kept to answer repeats (its dedupe window)")
+	f.Duration(&c.FinishedTTL, "finished-ttl", EnvFinishedTTL, time.Hour, "how long a finished table stays readable by its link")
+	f.Int64(&c.ViewMaxLen, "view-maxlen", EnvViewMaxLen, 10_000, "approximate length of the view stream (must cover the updates between two snapshots)")
+}
+
+// Validate reports every problem at once.
+func (c *Config) Validate() error {
+	errs := []error{c.Base.Validate()}
+	if c.Consumers < 1 || c.Consumers > 64 {
+		errs = append(errs, fmt.Errorf("%w: -consumers must be 1..64, not %d", daemon.ErrConfig, c.Consumers))
+	}
+	if c.SnapshotInterval < 10*time.Millisecond {
+		errs = append(errs, fmt.Errorf("%w: -snapshot-interval must be at least 10ms", daemon.ErrConfig))
+	}
+	if c.ResultTTL < time.Minute {
+		errs = append(errs, fmt.Errorf("%w: -result-ttl must be at least 1m (it must outlast redeliveries)", daemon.ErrConfig))
+	}
+	if c.FinishedTTL <= 0 {
+		errs = append(errs, fmt.Errorf("%w: -finished-ttl must be positive", daemon.ErrConfig))
+	}
+	if c.ViewMaxLen < 100 {
+		errs = append(errs, fmt.Errorf("%w: -view-maxlen must be at least 100", daemon.ErrConfig))
+	}
+	return errors.Join(errs...)
+}
+
+// Run is the lobby's daemon.RunFunc for this configuration.
+func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
+	name := c.Name
+	if name == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return fmt.Errorf("lobby: consumer name: %w", err)
+		}
+		name = h
+	}
+	opt := Options{
+		Name: name, Consumers: c.Consumers, SnapshotInterval: c.SnapshotInterval,
+		Logger: d.Logger, MeterProvider: d.Telemetry.MeterProvider, TracerProvider: d.Telemetry.TracerProvider,
+	}
+	opt.Store.ResultTTL, opt.Store.FinishedTTL, opt.Store.ViewMaxLen = c.ResultTTL, c.FinishedTTL, c.ViewMaxLen
+	s, err := New(d.Redis, opt)
+	if err != nil {
+		return err
+	}
+	d.AddReadyCheck("lobby", s.Ready)
+	return s.Run(ctx)
+}

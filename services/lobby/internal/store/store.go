@@ -1,0 +1,412 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/propagation"
+	"google.golang.org/protobuf/proto"
+
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/lobbyclient"
+	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/services/lobby/internal/domain"
+)
+
+// ErrConflict means the table changed between Load and Commit (another
+// command, maybe on another replica, got there first): load again and retry.
+var ErrConflict = errors.New("store: table changed concurrently")
+
+// Config bounds what the lobby keeps.
+type Config struct {
+	// ViewMaxLen is the approximate length the view stream is trimmed to.
+	// It must hold the updates written between two snapshots.
+	ViewMaxLen int64
+	// StartMaxLen trims pulka:tables:start; the assigner must consume
+	// faster than this many starts pile up.
+	StartMaxLen int64
+	// ForwardMaxLen trims a table's command stream when the lobby appends.
+	ForwardMaxLen int64
+	// ReplyMaxLen and ReplyTTL bound a gateway's reply stream: replies are
+	// read within seconds, and the stream of a gateway that is gone expires.
+	ReplyMaxLen int64
+	ReplyTTL    time.Duration
+	// ResultTTL is how long a command's result (its dedupe key) is kept; it
+	// must outlast every redelivery and client retry of the command.
+	ResultTTL time.Duration
+	// FinishedTTL is how long a finished table stays readable by its link.
+	FinishedTTL time.Duration
+}
+
+// DefaultConfig is what the service uses unless configured otherwise.
+func DefaultConfig() Config {
+	return Config{
+		ViewMaxLen:    10_000,
+		StartMaxLen:   100_000,
+		ForwardMaxLen: streams.DefaultMaxLen,
+		ReplyMaxLen:   1_000,
+		ReplyTTL:      10 * time.Minute,
+		ResultTTL:     24 * time.Hour,
+		FinishedTTL:   time.Hour,
+	}
+}
+
+// Store is the lobby's Redis state.
+type Store struct {
+	rdb  redis.UniversalClient
+	cfg  Config
+	prop propagation.TextMapPropagator
+}
+
+// New makes a store; zero fields of cfg take DefaultConfig's values.
+func New(rdb redis.UniversalClient, cfg Config) *Store {
+	d := DefaultConfig()
+	for _, f := range []struct{ v, def *int64 }{
+		{&cfg.ViewMaxLen, &d.ViewMaxLen}, {&cfg.StartMaxLen, &d.StartMaxLen},
+		{&cfg.ForwardMaxLen, &d.ForwardMaxLen}, {&cfg.ReplyMaxLen, &d.ReplyMaxLen},
+	} {
+		if *f.v <= 0 {
+			*f.v = *f.def
+		}
+	}
+	for _, f := range []struct{ v, def *time.Duration }{
+		{&cfg.ReplyTTL, &d.ReplyTTL}, {&cfg.ResultTTL, &d.ResultTTL}, {&cfg.FinishedTTL, &d.FinishedTTL},
+	} {
+		if *f.v <= 0 {
+			*f.v = *f.def
+		}
+	}
+	return &Store{rdb: rdb, cfg: cfg, prop: propagation.TraceContext{}}
+}
+
+// Load returns a table and its revision; ErrTableNotFound when there is none.
+func (s *Store) Load(ctx context.Context, tableID string) (*domain.Table, int64, error) {
+	vals, err := s.rdb.HMGet(ctx, lobbyclient.TableKey(tableID),
+		lobbyclient.TableFieldRevision, lobbyclient.TableFieldSummary, lobbyclient.TableFieldPassword).Result()
+	if err != nil {
+		return nil, 0, fmt.Errorf("load table %s: %w", tableID, err)
+	}
+	revS, _ := vals[0].(string)
+	sumS, _ := vals[1].(string)
+	pw, _ := vals[2].(string)
+	if revS == "" || sumS == "" {
+		return nil, 0, fmt.Errorf("%w: %s", domain.ErrTableNotFound, tableID)
+	}
+	rev, err := strconv.ParseInt(revS, 10, 64)
+	if err != nil {
+		return nil, 0, fmt.Errorf("load table %s: revision %q: %w", tableID, revS, err)
+	}
+	var sum lobbyv1.TableSummary
+	if err := proto.Unmarshal([]byte(sumS), &sum); err != nil {
+		return nil, 0, fmt.Errorf("load table %s: %w", tableID, err)
+	}
+	t, err := domain.FromSummary(&sum, pw)
+	if err != nil {
+		return nil, 0, err
+	}
+	return t, rev, nil
+}
+
+// Result returns the stored result of a command id, if it was handled.
+func (s *Store) Result(ctx context.Context, commandID string) (*lobbyv1.LobbyCommandResult, bool, error) {
+	b, err := s.rdb.Get(ctx, lobbyclient.ResultKey(commandID)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("result of %s: %w", commandID, err)
+	}
+	var r lobbyv1.LobbyCommandResult
+	if err := proto.Unmarshal(b, &r); err != nil {
+		return nil, false, fmt.Errorf("result of %s: %w", commandID, err)
+	}
+	return &r, true, nil
+}
+
+// ListOp is what a change does to the public list.
+type ListOp uint8
+
+// The list operations.
+const (
+	ListNone ListOp = iota
+	ListUpsert
+	ListRemove
+)
+
+// Change is everything one command does, committed at once.
+type Change struct {
+	CommandID string
+	// Result is stored under the command id and returned to repeats.
+	Result *lobbyv1.LobbyCommandResult
+	// Table is the table after the command; nil when the command changed
+	// no table (a refusal).
+	Table *domain.Table
+	// ExpectRevision is the revision Load returned; 0 for a new table.
+	ExpectRevision int64
+	// List says how the public list changes.
+	List ListOp
+	// Started is appended to pulka:tables:start when set.
+	Started *lobbyv1.TableStarted
+	// Forward is appended to the table's command stream when set.
+	Forward *tablev1.Command
+}
+
+// Committed is the outcome of Commit.
+type Committed struct {
+	// Duplicate is the earlier result when the command was already applied
+	// (nothing was written).
+	Duplicate *lobbyv1.LobbyCommandResult
+	// Version is the LobbyUpdate version written (0 when the list did not
+	// change).
+	Version uint64
+	// Revision is the table's new revision (0 when no table was written).
+	Revision int64
+}
+
+// commitScript: see the package doc. KEYS: 1 result, 2 table, 3 meta,
+// 4 listed, 5 view stream, 6 start stream, 7 forward stream (or any key).
+// ARGV: 1 result bytes, 2 result ttl ms, 3 write table (0/1), 4 expected
+// revision, 5 summary, 6 password hash, 7 table ttl ms (0 = keep), 8 list op
+// (""/"upsert"/"remove"), 9 table id, 10 update bytes (version left out),
+// 11 start bytes, 12 forward bytes, 13 view maxlen, 14 start maxlen,
+// 15 forward maxlen, 16 traceparent, 17 tracestate.
+var commitScript = redis.NewScript(`
+local prev = redis.call('GET', KEYS[1])
+if prev then return {'dup', prev} end
+local rev = 0
+if ARGV[3] == '1' then
+  rev = tonumber(redis.call('HGET', KEYS[2], 'rev') or '0')
+  if rev ~= tonumber(ARGV[4]) then return {'conflict', tostring(rev)} end
+  rev = rev + 1
+  redis.call('HSET', KEYS[2], 'rev', rev, 'summary', ARGV[5])
+  if ARGV[6] ~= '' then redis.call('HSET', KEYS[2], 'pw', ARGV[6]) end
+  if tonumber(ARGV[7]) > 0 then redis.call('PEXPIRE', KEYS[2], ARGV[7]) end
+end
+local function fields(data)
+  local f = {'data', data}
+  if ARGV[16] ~= '' then f[#f+1] = 'traceparent'; f[#f+1] = ARGV[16] end
+  if ARGV[17] ~= '' then f[#f+1] = 'tracestate'; f[#f+1] = ARGV[17] end
+  return f
+end
+local version = 0
+if ARGV[8] ~= '' then
+  version = redis.call('HINCRBY', KEYS[3], 'version', 1)
+  if ARGV[8] == 'upsert' then
+    redis.call('HSET', KEYS[4], ARGV[9], ARGV[5])
+  else
+    redis.call('HDEL', KEYS[4], ARGV[9])
+  end
+  -- LobbyUpdate field 1 (version, varint) is prepended to the rest of the
+  -- message: protobuf fields may come in any order.
+  local n, v = version, {string.char(8)}
+  while n >= 128 do v[#v+1] = string.char(n % 128 + 128); n = math.floor(n / 128) end
+  v[#v+1] = string.char(n)
+  local id = redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[13], '*', unpack(fields(table.concat(v) .. ARGV[10])))
+  redis.call('HSET', KEYS[3], 'stream_id', id)
+end
+if ARGV[11] ~= '' then
+  redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[14], '*', unpack(fields(ARGV[11])))
+end
+if ARGV[12] ~= '' then
+  redis.call('XADD', KEYS[7], 'MAXLEN', '~', ARGV[15], '*', unpack(fields(ARGV[12])))
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return {'ok', tostring(version), tostring(rev)}
+`)
+
+// Commit applies c atomically (see the package doc).
+func (s *Store) Commit(ctx context.Context, c Change) (Committed, error) {
+	result, err := proto.Marshal(c.Result)
+	if err != nil {
+		return Committed{}, fmt.Errorf("commit %s: %w", c.CommandID, err)
+	}
+	tableID := c.Result.GetTableId()
+	var summary, pw, update, started, forward []byte
+	writeTable, tableTTL := "0", int64(0)
+	if c.Table != nil {
+		tableID = c.Table.ID
+		writeTable, pw = "1", []byte(c.Table.PasswordHash)
+		if summary, err = proto.Marshal(c.Table.Summary()); err != nil {
+			return Committed{}, fmt.Errorf("commit %s: %w", c.CommandID, err)
+		}
+		if c.Table.Status == domain.Finished {
+			tableTTL = s.cfg.FinishedTTL.Milliseconds()
+		}
+	}
+	listOp := ""
+	switch c.List {
+	case ListUpsert:
+		if c.Table == nil {
+			return Committed{}, fmt.Errorf("commit %s: list upsert without a table", c.CommandID)
+		}
+		listOp = "upsert"
+		update, err = proto.Marshal(&lobbyv1.LobbyUpdate{Change: &lobbyv1.LobbyUpdate_TableUpserted{TableUpserted: c.Table.Summary()}})
+	case ListRemove:
+		listOp = "remove"
+		update, err = proto.Marshal(&lobbyv1.LobbyUpdate{Change: &lobbyv1.LobbyUpdate_TableRemoved{TableRemoved: tableID}})
+	}
+	if err != nil {
+		return Committed{}, fmt.Errorf("commit %s: %w", c.CommandID, err)
+	}
+	if c.Started != nil {
+		if started, err = proto.Marshal(c.Started); err != nil {
+			return Committed{}, fmt.Errorf("commit %s: %w", c.CommandID, err)
+		}
+	}
+	forwardKey := lobbyclient.TableKey(tableID)
+	if c.Forward != nil {
+		forwardKey = streams.TableCommands(tableID)
+		if forward, err = proto.Marshal(c.Forward); err != nil {
+			return Committed{}, fmt.Errorf("commit %s: %w", c.CommandID, err)
+		}
+	}
+	carrier := propagation.MapCarrier{}
+	s.prop.Inject(ctx, carrier)
+	keys := []string{
+		lobbyclient.ResultKey(c.CommandID), lobbyclient.TableKey(tableID), lobbyclient.MetaKey,
+		lobbyclient.ListedKey, lobbyclient.ViewStream, lobbyclient.TableStartStream, forwardKey,
+	}
+	res, err := commitScript.Run(ctx, s.rdb, keys,
+		result, s.cfg.ResultTTL.Milliseconds(), writeTable, c.ExpectRevision, summary, pw, tableTTL,
+		listOp, tableID, update, started, forward,
+		s.cfg.ViewMaxLen, s.cfg.StartMaxLen, s.cfg.ForwardMaxLen,
+		carrier.Get("traceparent"), carrier.Get("tracestate"),
+	).StringSlice()
+	if err != nil {
+		return Committed{}, fmt.Errorf("commit %s: %w", c.CommandID, err)
+	}
+	switch {
+	case len(res) >= 2 && res[0] == "dup":
+		var prev lobbyv1.LobbyCommandResult
+		if err := proto.Unmarshal([]byte(res[1]), &prev); err != nil {
+			return Committed{}, fmt.Errorf("commit %s: stored result: %w", c.CommandID, err)
+		}
+		return Committed{Duplicate: &prev}, nil
+	case len(res) >= 2 && res[0] == "conflict":
+		return Committed{}, fmt.Errorf("%w: %s at revision %s, expected %d", ErrConflict, tableID, res[1], c.ExpectRevision)
+	case len(res) == 3 && res[0] == "ok":
+		v, _ := strconv.ParseUint(res[1], 10, 64)
+		r, _ := strconv.ParseInt(res[2], 10, 64)
+		return Committed{Version: v, Revision: r}, nil
+	}
+	return Committed{}, fmt.Errorf("commit %s: unexpected reply %q", c.CommandID, res)
+}
+
+// Reply appends result to a gateway's reply stream and renews the stream's
+// expiry.
+func (s *Store) Reply(ctx context.Context, stream string, result *lobbyv1.LobbyCommandResult) error {
+	b, err := proto.Marshal(result)
+	if err != nil {
+		return fmt.Errorf("reply %s: %w", result.GetCommandId(), err)
+	}
+	carrier := propagation.MapCarrier{}
+	s.prop.Inject(ctx, carrier)
+	values := []interface{}{streams.FieldData, b}
+	for _, k := range carrier.Keys() {
+		values = append(values, k, carrier.Get(k))
+	}
+	pipe := s.rdb.Pipeline()
+	pipe.XAdd(ctx, &redis.XAddArgs{Stream: stream, MaxLen: s.cfg.ReplyMaxLen, Approx: true, Values: values})
+	pipe.PExpire(ctx, stream, s.cfg.ReplyTTL)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("reply %s to %s: %w", result.GetCommandId(), stream, err)
+	}
+	return nil
+}
+
+// Forget deletes a handled command entry. Commands may carry a table
+// password in the clear; deleting the entry once handled keeps it in Redis
+// for milliseconds, not until the stream is trimmed.
+func (s *Store) Forget(ctx context.Context, stream, id string) error {
+	if err := s.rdb.XDel(ctx, stream, id).Err(); err != nil {
+		return fmt.Errorf("forget %s %s: %w", stream, id, err)
+	}
+	return nil
+}
+
+// snapshotReadScript returns {version, snapshot_version} when the snapshot
+// is current, else {version, snapshot_version, stream_id, summaries...},
+// read atomically so the summaries are exactly the list at version.
+var snapshotReadScript = redis.NewScript(`
+local m = redis.call('HMGET', KEYS[1], 'version', 'snapshot_version', 'stream_id')
+local v, sv = m[1] or '0', m[2] or '-1'
+if v == sv and ARGV[1] ~= 'force' then return {v, sv} end
+local out = {v, sv, m[3] or '0'}
+for _, s in ipairs(redis.call('HVALS', KEYS[2])) do out[#out+1] = s end
+return out
+`)
+
+// snapshotWriteScript stores a snapshot unless a newer one is there (two
+// replicas may write concurrently).
+var snapshotWriteScript = redis.NewScript(`
+local cur = tonumber(redis.call('HGET', KEYS[1], 'snapshot_version') or '-1')
+if tonumber(ARGV[1]) <= cur then return 0 end
+redis.call('SET', KEYS[2], ARGV[2])
+redis.call('HSET', KEYS[1], 'snapshot_version', ARGV[1])
+return 1
+`)
+
+// WriteSnapshot writes the current list as a LobbyView unless the stored
+// snapshot is already at the current version. It returns the version of
+// the list and whether it wrote.
+func (s *Store) WriteSnapshot(ctx context.Context) (uint64, bool, error) {
+	return s.writeSnapshot(ctx, false)
+}
+
+func (s *Store) writeSnapshot(ctx context.Context, force bool) (uint64, bool, error) {
+	arg := ""
+	if force {
+		arg = "force"
+	}
+	res, err := snapshotReadScript.Run(ctx, s.rdb, []string{lobbyclient.MetaKey, lobbyclient.ListedKey}, arg).StringSlice()
+	if err != nil {
+		return 0, false, fmt.Errorf("read lobby list: %w", err)
+	}
+	version, err := strconv.ParseUint(res[0], 10, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("read lobby list: version %q: %w", res[0], err)
+	}
+	if len(res) == 2 {
+		return version, false, nil
+	}
+	view, err := BuildView(version, res[2], res[3:])
+	if err != nil {
+		return 0, false, err
+	}
+	b, err := proto.Marshal(view)
+	if err != nil {
+		return 0, false, fmt.Errorf("snapshot: %w", err)
+	}
+	n, err := snapshotWriteScript.Run(ctx, s.rdb, []string{lobbyclient.MetaKey, lobbyclient.SnapshotKey}, version, b).Int()
+	if err != nil {
+		return 0, false, fmt.Errorf("write snapshot: %w", err)
+	}
+	return version, n == 1, nil
+}
+
+// BuildView assembles a LobbyView from stored summaries, newest first (ties
+// by id, so every replica builds the same bytes).
+func BuildView(version uint64, streamID string, summaries []string) (*lobbyv1.LobbyView, error) {
+	view := &lobbyv1.LobbyView{Version: version, StreamId: streamID, Tables: make([]*lobbyv1.TableSummary, 0, len(summaries))}
+	for _, raw := range summaries {
+		var t lobbyv1.TableSummary
+		if err := proto.Unmarshal([]byte(raw), &t); err != nil {
+			return nil, fmt.Errorf("snapshot: stored summary: %w", err)
+		}
+		view.Tables = append(view.Tables, &t)
+	}
+	slices.SortFunc(view.Tables, func(a, b *lobbyv1.TableSummary) int {
+		if c := b.GetCreatedAt().AsTime().Compare(a.GetCreatedAt().AsTime()); c != 0 {
+			return c
+		}
+		return strings.Compare(a.GetTableId(), b.GetTableId())
+	})
+	return view, nil
+}
