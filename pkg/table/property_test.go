@@ -24,6 +24,7 @@ type driver struct {
 	h    *harness
 	rng  *rand.Rand
 	sent []Input
+	all  []logged // every input with its events, none for an ignored one
 	// checkNoOp: verify that inputs without events change nothing.
 	checkNoOp bool
 }
@@ -61,6 +62,7 @@ func (d *driver) input(in Input) ([]*tablev1.Event, error) {
 	}
 	d.sent = append(d.sent, in)
 	evs, err := h.apply(in)
+	d.all = append(d.all, logged{in, evs})
 	if d.checkNoOp && len(evs) == 0 && !bytes.Equal(before, state(h.tb, h.t)) {
 		h.tb.Fatalf("input %v changed the table without an event", in)
 	}
@@ -178,49 +180,61 @@ func TestProperty_SnapshotPlusLoggedInputsRebuildTheSameTable(t *testing.T) {
 		d := newDriver(t, uint64(1000+g))
 		d.checkNoOp = true
 		type snap struct {
-			at   int // len(h.log) when taken
-			data []byte
+			logged, all int // len(h.log) and len(d.all) when taken
+			data        []byte
 		}
-		snaps := []snap{{0, state(t, d.h.t)}}
+		snaps := []snap{{0, 0, state(t, d.h.t)}}
 		for i := 0; i < 4000 && !d.h.t.Over(); i++ {
 			d.step()
 			if d.rng.IntN(150) == 0 {
-				snaps = append(snaps, snap{len(d.h.log), state(t, d.h.t)})
+				snaps = append(snaps, snap{len(d.h.log), len(d.all), state(t, d.h.t)})
 			}
 		}
 		final := state(t, d.h.t)
 		for _, sn := range snaps {
-			r, err := Restore(sn.data)
-			if err != nil {
-				t.Fatalf("game %d: restore: %v", g, err)
-			}
-			if !bytes.Equal(state(t, r), sn.data) {
-				t.Fatalf("game %d: restored snapshot re-encodes differently", g)
-			}
-			for i, l := range d.h.log[sn.at:] {
-				raw, err := MarshalInput(l.in)
-				if err != nil {
-					t.Fatalf("game %d: MarshalInput: %v", g, err)
-				}
-				in, err := UnmarshalInput(raw)
-				if err != nil {
-					t.Fatalf("game %d: UnmarshalInput: %v", g, err)
-				}
-				evs, _ := r.Apply(in)
-				want, got := marshalEvents(t, l.evs), marshalEvents(t, evs)
-				if len(want) != len(got) {
-					t.Fatalf("game %d, snapshot at %d, input %d (%v): %d events, want %d", g, sn.at, i, in.Kind, len(got), len(want))
-				}
-				for k := range want {
-					if !bytes.Equal(want[k], got[k]) {
-						t.Fatalf("game %d, snapshot at %d, input %d: event %d differs:\n got %v\nwant %v", g, sn.at, i, k, evs[k], l.evs[k])
-					}
-				}
-			}
-			if !bytes.Equal(state(t, r), final) {
-				t.Fatalf("game %d: snapshot at %d + replay ends in another state", g, sn.at)
+			// The runner's log: only the inputs that caused events.
+			replay(t, g, sn.data, d.h.log[sn.logged:], final)
+			// Every input, the ignored ones too: a restored table must
+			// ignore exactly what the original ignored.
+			replay(t, g, sn.data, d.all[sn.all:], final)
+		}
+	}
+}
+
+// replay restores data, applies the inputs of log (through MarshalInput and
+// UnmarshalInput, as the runner stores them) and checks that every input
+// gives the logged events and the table ends in state final.
+func replay(t *testing.T, g int, data []byte, log []logged, final []byte) {
+	t.Helper()
+	r, err := Restore(data)
+	if err != nil {
+		t.Fatalf("game %d: restore: %v", g, err)
+	}
+	if !bytes.Equal(state(t, r), data) {
+		t.Fatalf("game %d: restored snapshot re-encodes differently", g)
+	}
+	for i, l := range log {
+		raw, err := MarshalInput(l.in)
+		if err != nil {
+			t.Fatalf("game %d: MarshalInput: %v", g, err)
+		}
+		in, err := UnmarshalInput(raw)
+		if err != nil {
+			t.Fatalf("game %d: UnmarshalInput: %v", g, err)
+		}
+		evs, _ := r.Apply(in)
+		want, got := marshalEvents(t, l.evs), marshalEvents(t, evs)
+		if len(want) != len(got) {
+			t.Fatalf("game %d, input %d of the replay (%v): %d events, want %d", g, i, in.Kind, len(got), len(want))
+		}
+		for k := range want {
+			if !bytes.Equal(want[k], got[k]) {
+				t.Fatalf("game %d, input %d of the replay: event %d differs:\n got %v\nwant %v", g, i, k, evs[k], l.evs[k])
 			}
 		}
+	}
+	if !bytes.Equal(state(t, r), final) {
+		t.Fatalf("game %d: snapshot + replay ends in another state", g)
 	}
 }
 
