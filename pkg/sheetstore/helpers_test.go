@@ -79,7 +79,7 @@ func startCluster() (*redistest.Server, error) {
 		}
 		if time.Now().After(deadline) {
 			srv.Stop()
-			return nil, fmt.Errorf("cluster did not become ok: %q %v", info, err)
+			return nil, fmt.Errorf("cluster did not become ok: %q: %w", info, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

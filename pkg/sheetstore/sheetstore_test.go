@@ -168,14 +168,18 @@ func TestCommit_FinalSheetIsFrozenWithItsEndTime(t *testing.T) {
 		ctx := ctxT(t)
 		w := sheetstore.NewWriter(rdb, sheetstore.WriterOptions{})
 		t1 := time.UnixMilli(1_700_000_000_123)
-		r, err := w.Commit(ctx, "t1", "g1", sheetstore.Commit{Version: 4, Final: true, EndedAt: t1, Sheet: sheetBytes(t, 4), Update: updateBytes(t, 4)})
-		if err != nil || !r.Published || !r.Committed.Final || !r.Committed.EndedAt.Equal(t1) {
+		r, err := w.Commit(ctx, "t1", "g1", sheetstore.Commit{Version: 4, Final: true, EndedAt: t1,
+			Sheet: sheetBytes(t, 4), Update: updateBytes(t, 4), Standings: []byte("standings-4")})
+		if err != nil || !r.Published || !r.Committed.Final || !r.Committed.EndedAt.Equal(t1) ||
+			string(r.Committed.Standings) != "standings-4" {
 			t.Fatalf("final commit: %+v %v", r, err)
 		}
 		// A later commit — newer version, other end time — is refused and
 		// reports the frozen sheet.
-		r, err = w.Commit(ctx, "t1", "g1", sheetstore.Commit{Version: 9, Final: true, EndedAt: t1.Add(time.Hour), Sheet: sheetBytes(t, 9), Update: updateBytes(t, 9)})
-		if err != nil || r.Published || r.Committed.Version != 4 || !r.Committed.EndedAt.Equal(t1) {
+		r, err = w.Commit(ctx, "t1", "g1", sheetstore.Commit{Version: 9, Final: true, EndedAt: t1.Add(time.Hour),
+			Sheet: sheetBytes(t, 9), Update: updateBytes(t, 9), Standings: []byte("standings-9")})
+		if err != nil || r.Published || r.Committed.Version != 4 || !r.Committed.EndedAt.Equal(t1) ||
+			string(r.Committed.Standings) != "standings-4" {
 			t.Fatalf("commit after final: %+v %v", r, err)
 		}
 		var s scoringv1.Sheet
@@ -184,6 +188,10 @@ func TestCommit_FinalSheetIsFrozenWithItsEndTime(t *testing.T) {
 		}
 		if n := rdb.XLen(ctx, sheetstore.SheetStream("t1")).Val(); n != 1 {
 			t.Fatalf("sheet stream has %d entries, want 1", n)
+		}
+		g, err := w.Load(ctx, "t1", "g1")
+		if err != nil || !g.Committed.Final || string(g.Committed.Standings) != "standings-4" || !g.Committed.EndedAt.Equal(t1) {
+			t.Fatalf("Load after final: %+v %v", g.Committed, err)
 		}
 	})
 }

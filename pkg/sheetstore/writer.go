@@ -148,6 +148,9 @@ type Committed struct {
 	EndedAt time.Time
 	// Sheet is the encoded Sheet.
 	Sheet []byte
+	// Standings is the encoded FinalStandings of a final sheet, frozen with
+	// it so that every later delivery archives and publishes the same.
+	Standings []byte
 }
 
 // Load reads a game's inputs and committed sheet in one round trip.
@@ -204,6 +207,9 @@ func parseCommitted(h map[string]string) (Committed, error) {
 		return c, fmt.Errorf("bad version %q", h["v"])
 	}
 	c.Version, c.Final, c.Sheet = v, h["final"] == "1", []byte(h["sheet"])
+	if st, ok := h["standings"]; ok {
+		c.Standings = []byte(st)
+	}
 	if s := h["ended_at"]; s != "" {
 		ms, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
@@ -225,6 +231,8 @@ type Commit struct {
 	// Sheet is the encoded Sheet, Update the encoded SheetUpdate published
 	// to the table's sheet stream.
 	Sheet, Update []byte
+	// Standings is stored with a final sheet (ignored otherwise).
+	Standings []byte
 }
 
 // CommitResult is the state after a commit.
@@ -240,25 +248,25 @@ type CommitResult struct {
 // commitScript stores a sheet and appends its update unless the stored
 // sheet is final or at least as new. KEYS: sheet hash, sheet stream.
 // ARGV: version, final (0/1), sheet, ended_at ms, ttl ms, stream maxlen,
-// then the update entry's field/value pairs.
+// standings, then the update entry's field/value pairs.
 var commitScript = redis.NewScript(`
-local cur = redis.call('HMGET', KEYS[1], 'v', 'final', 'ended_at')
+local cur = redis.call('HMGET', KEYS[1], 'v', 'final', 'ended_at', 'sheet', 'standings')
 local v = tonumber(cur[1] or '0')
 if cur[2] == '1' or tonumber(ARGV[1]) <= v then
-  return {0, v, cur[2] or '0', cur[3] or '', redis.call('HGET', KEYS[1], 'sheet') or ''}
+  return {0, v, cur[2] or '0', cur[3] or '', cur[4] or '', cur[5] or ''}
 end
 redis.call('HSET', KEYS[1], 'v', ARGV[1], 'final', ARGV[2], 'sheet', ARGV[3])
 local ended = ''
 if ARGV[2] == '1' then
-  redis.call('HSET', KEYS[1], 'ended_at', ARGV[4])
+  redis.call('HSET', KEYS[1], 'ended_at', ARGV[4], 'standings', ARGV[7])
   ended = ARGV[4]
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 local x = {'XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], '*'}
-for i = 7, #ARGV do x[#x + 1] = ARGV[i] end
+for i = 8, #ARGV do x[#x + 1] = ARGV[i] end
 redis.call(unpack(x))
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
-return {1, tonumber(ARGV[1]), ARGV[2], ended, ''}
+return {1, tonumber(ARGV[1]), ARGV[2], ended, '', ''}
 `)
 
 // Commit stores c as the game's sheet and appends its update to the table's
@@ -271,13 +279,14 @@ func (w *Writer) Commit(ctx context.Context, tableID, gameID string, c Commit) (
 	if c.Final {
 		final = "1"
 	}
-	args := []interface{}{c.Version, final, c.Sheet, c.EndedAt.UnixMilli(), w.opts.GameTTL.Milliseconds(), w.opts.SheetStreamLen}
+	args := []interface{}{c.Version, final, c.Sheet, c.EndedAt.UnixMilli(), w.opts.GameTTL.Milliseconds(),
+		w.opts.SheetStreamLen, c.Standings}
 	args = append(args, w.entryFields(ctx, c.Update)...)
 	res, err := commitScript.Run(ctx, w.rdb, []string{SheetKey(tableID, gameID), SheetStream(tableID)}, args...).Slice()
 	if err != nil {
 		return CommitResult{}, fmt.Errorf("sheetstore: commit %s/%s v%d: %w", tableID, gameID, c.Version, err)
 	}
-	if len(res) != 5 {
+	if len(res) != 6 {
 		return CommitResult{}, fmt.Errorf("sheetstore: commit: unexpected reply %v", res)
 	}
 	applied, _ := res[0].(int64)
@@ -285,11 +294,15 @@ func (w *Writer) Commit(ctx context.Context, tableID, gameID string, c Commit) (
 	fin, _ := res[2].(string)
 	ended, _ := res[3].(string)
 	sheet, _ := res[4].(string)
+	standings, _ := res[5].(string)
 	out := CommitResult{Published: applied == 1, Committed: Committed{Version: uint64(v), Final: fin == "1"}}
 	if out.Published {
 		out.Committed.Sheet = c.Sheet
+		if c.Final {
+			out.Committed.Standings = c.Standings
+		}
 	} else {
-		out.Committed.Sheet = []byte(sheet)
+		out.Committed.Sheet, out.Committed.Standings = []byte(sheet), []byte(standings)
 	}
 	if ended != "" {
 		ms, err := strconv.ParseInt(ended, 10, 64)
