@@ -1,0 +1,69 @@
+package apierr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	"github.com/pulka/pulka/services/gateway/internal/auth"
+	"github.com/pulka/pulka/services/gateway/internal/hub"
+	"github.com/pulka/pulka/services/gateway/internal/wire"
+)
+
+func TestFrom_MapsEveryDomainErrorToItsStatusAndCode(t *testing.T) {
+	wrap := func(err error) error { return fmt.Errorf("handler: %w", err) }
+	tests := []struct {
+		err    error
+		status int
+		code   string
+	}{
+		{auth.ErrInvalidCredentials, http.StatusUnauthorized, "invalid_credentials"},
+		{wrap(auth.ErrExpiredToken), http.StatusUnauthorized, "session_expired"},
+		{auth.ErrInvalidToken, http.StatusUnauthorized, "unauthorized"},
+		{ErrAuthRequired, http.StatusUnauthorized, "auth_required"},
+		{ErrAccountRequired, http.StatusForbidden, "account_required"},
+		{wrap(auth.ErrUsernameTaken), http.StatusConflict, "username_taken"},
+		{fmt.Errorf("%w: too short", auth.ErrInvalidUsername), http.StatusBadRequest, "invalid_username"},
+		{auth.ErrWeakPassword, http.StatusBadRequest, "weak_password"},
+		{&auth.RateLimitedError{Scope: "ip", RetryAfter: 30 * time.Second}, http.StatusTooManyRequests, "too_many_attempts"},
+		{wrap(&LobbyRejection{Reason: lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_WRONG_PASSWORD}), http.StatusForbidden, "wrong_password"},
+		{&LobbyRejection{Reason: lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_TABLE_NOT_FOUND}, http.StatusNotFound, "table_not_found"},
+		{&LobbyRejection{Reason: lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_SEAT_UNAVAILABLE}, http.StatusConflict, "seat_unavailable"},
+		{&LobbyRejection{Reason: lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_INSUFFICIENT_FUNDS}, http.StatusPaymentRequired, "insufficient_funds"},
+		{&LobbyRejection{Reason: lobbyv1.LobbyRejectReason(99)}, http.StatusUnprocessableEntity, "rejected"},
+		{BadRequestf("seat %d", 9), http.StatusBadRequest, "bad_request"},
+		{wire.Errorf(wire.CodeInvalidCard, "x"), http.StatusBadRequest, wire.CodeInvalidCard},
+		{wrap(hub.ErrClosed), http.StatusServiceUnavailable, "unavailable"},
+		{auth.ErrBusy, http.StatusServiceUnavailable, "unavailable"},
+		{ErrNotFound, http.StatusNotFound, "not_found"},
+		{wrap(context.DeadlineExceeded), http.StatusGatewayTimeout, "timeout"},
+		{errors.New("redis: connection refused at 10.0.0.3"), http.StatusInternalServerError, "internal"},
+	}
+	for _, tt := range tests {
+		p := From(tt.err)
+		if p.Status != tt.status || p.Code != tt.code {
+			t.Errorf("From(%v) = %d %s, want %d %s", tt.err, p.Status, p.Code, tt.status, tt.code)
+		}
+		if p.Message == "" {
+			t.Errorf("From(%v) has no message", tt.err)
+		}
+	}
+}
+
+func TestFrom_HidesInternalDetails(t *testing.T) {
+	p := From(errors.New("redis: connection refused at 10.0.0.3"))
+	if p.Message != "internal error" {
+		t.Fatalf("message = %q", p.Message)
+	}
+}
+
+func TestFrom_RateLimitCarriesRetryAfter(t *testing.T) {
+	p := From(&auth.RateLimitedError{Scope: "account", RetryAfter: 42 * time.Second})
+	if p.RetryAfter != 42*time.Second {
+		t.Fatalf("RetryAfter = %v", p.RetryAfter)
+	}
+}

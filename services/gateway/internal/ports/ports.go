@@ -1,0 +1,59 @@
+// Package ports names what the gateway needs from the rest of Pulka — the
+// lobby (commands with a reply, the cached table list) and the finished
+// games' sheets — as small interfaces, so the HTTP and WebSocket layers are
+// tested with in-memory fakes and wired to pkg/lobbyclient and pkg/sheetstore
+// by the server package.
+package ports
+
+import (
+	"context"
+	"time"
+
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
+)
+
+// LobbyCommands sends a command to the lobby and waits for its result. A
+// refusal is a result with accepted = false, not an error.
+type LobbyCommands interface {
+	Do(ctx context.Context, cmd *lobbyv1.LobbyCommand) (*lobbyv1.LobbyCommandResult, error)
+}
+
+// LobbyChange is one change of the public table list.
+type LobbyChange struct {
+	Version  uint64
+	Upserted *lobbyv1.TableSummary // nil for a removal
+	Removed  string
+}
+
+// LobbyView is this instance's cached copy of the public table list.
+type LobbyView interface {
+	// List returns the listed tables matching filter, newest first.
+	List(filter *lobbyv1.TableFilter) []*lobbyv1.TableSummary
+	// Get returns a listed table.
+	Get(tableID string) (*lobbyv1.TableSummary, bool)
+	// Fetch reads any table, private ones included (their id is their link).
+	Fetch(ctx context.Context, tableID string) (*lobbyv1.TableSummary, error)
+	// Version is the version of the last change applied.
+	Version() uint64
+	// Changed is closed at the next change; take it before reading.
+	Changed() <-chan struct{}
+	// Since returns the changes after version `after`; complete is false
+	// when the history does not reach back that far (send the whole list).
+	Since(after uint64) (changes []LobbyChange, version uint64, complete bool)
+}
+
+// FinishedGame is a finished game with its final sheet.
+type FinishedGame struct {
+	GameID, TableID string
+	EndedAt         time.Time
+	Sheet           *scoringv1.Sheet
+	Standings       *scoringv1.FinalStandings
+}
+
+// Sheets reads finished games.
+type Sheets interface {
+	// History returns playerID's finished games that ended before `before`
+	// (zero: the newest), newest first, at most limit.
+	History(ctx context.Context, playerID string, before time.Time, limit int) ([]FinishedGame, error)
+}
