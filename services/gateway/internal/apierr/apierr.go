@@ -90,17 +90,17 @@ var lobbyReasons = map[lobbyv1.LobbyRejectReason]struct {
 // not shown (it may hold details that are nobody's business).
 func From(err error) Problem {
 	var (
-		rl  *auth.RateLimitedError
-		lr  *LobbyRejection
-		br  *BadRequest
-		we  *wire.Error
+		rl *auth.RateLimitedError
+		lr *LobbyRejection
+		br *BadRequest
+		we *wire.Error
 	)
 	switch {
 	case err == nil:
 		return Problem{Status: http.StatusOK}
 	case errors.As(err, &rl):
 		return Problem{Status: http.StatusTooManyRequests, Code: "too_many_attempts",
-			Message: fmt.Sprintf("too many attempts from this %s: try again in %d s", rl.Scope, int(rl.RetryAfter.Round(time.Second)/time.Second)),
+			Message:    fmt.Sprintf("too many attempts from this %s: try again in %d s", rl.Scope, int(rl.RetryAfter.Round(time.Second)/time.Second)),
 			RetryAfter: rl.RetryAfter}
 	case errors.As(err, &lr):
 		m := lr.Message
