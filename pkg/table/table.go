@@ -30,18 +30,6 @@ const (
 	seatModes
 )
 
-func (m seatMode) reason() tablev1.BotReason {
-	switch m {
-	case seatBotFilled:
-		return tablev1.BotReason_BOT_REASON_FILLED
-	case seatBotLeft:
-		return tablev1.BotReason_BOT_REASON_PLAYER_LEFT
-	case seatBotGrace:
-		return tablev1.BotReason_BOT_REASON_GRACE_EXPIRED
-	}
-	return tablev1.BotReason_BOT_REASON_UNSPECIFIED
-}
-
 type seat struct {
 	player string // the seat's owner, kept while a bot plays for them; "" for a filled bot
 	name   string
@@ -247,11 +235,12 @@ func (t *Table) NextDeadline() (at time.Time, ok bool) {
 // Ignored reports whether Apply would ignore in: ErrDuplicate for a command
 // id applied already, ErrStale for a stream entry id not after the last
 // applied one, nil otherwise. Apply returns no events and no error for such
-// an input; the runner may call Ignored to log it.
+// an input; the runner may call Ignored to log it. An input Apply refuses
+// gives its ErrBadInput.
 func (t *Table) Ignored(in Input) error {
 	e, err := in.validate()
 	if err != nil {
-		return nil
+		return err
 	}
 	return t.ignored(in, e)
 }
@@ -285,8 +274,8 @@ func (t *Table) Apply(in Input) ([]*tablev1.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.ignored(in, e) != nil {
-		return nil, nil
+	if skip := t.ignored(in, e); skip != nil {
+		return nil, nil //nolint:nilerr // an ignored input is not an error: see Ignored
 	}
 	b := &batch{t: t, at: in.At.UnixNano()}
 	t.runDue(b)
