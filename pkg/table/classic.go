@@ -10,29 +10,15 @@ import (
 )
 
 // classicPlayer chooses the server's move for a classic seat: the move of a
-// player whose time ran out, and every move of a bot seat.
+// player whose time ran out, and every move of a bot seat. It must be
+// deterministic — a replayed table must make the same moves — and decide
+// only from what the seat may know.
 type classicPlayer interface {
 	Choose(g *classic.Game, seat int) (classic.Move, bool)
 }
 
-// classicBot is the classic server player. pkg/classic has no baseline bot
-// yet; when it has one (classic.Bot, with the same Choose as japanese.Bot),
-// use it here. The player must be deterministic: a replayed table must make
-// the same moves.
-func classicBot() classicPlayer { return firstLegal{} }
-
-// firstLegal plays the first legal move: always legal, deterministic and
-// free of hidden knowledge, but no strategy at all.
-type firstLegal struct{}
-
-func (firstLegal) Choose(g *classic.Game, seat int) (classic.Move, bool) {
-	var buf [32]classic.Move
-	ms := g.Legal(seat, buf[:0])
-	if len(ms) == 0 {
-		return classic.Move{}, false
-	}
-	return ms[0], true
-}
+// classicBot is the server's classic player: the engine's baseline bot.
+func classicBot() classicPlayer { return classic.Bot{} }
 
 type classicEngine struct {
 	g   classic.Game
