@@ -39,6 +39,12 @@
 // cards. In a nine-card hand, before trump is named, only the chooser sees
 // cards, and only its first three.
 //
+// # Bots
+//
+// Bot is the baseline Player: it bids by counting likely tricks and plays to
+// make its bid exactly, deterministically, from what its seat may see, without
+// allocating. RandomBot plays uniformly among the legal moves.
+//
 // The rules, and every point where this package had to decide what the rules
 // leave open, are written down in docs/rules-classic.md.
 package classic
