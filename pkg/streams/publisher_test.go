@@ -3,7 +3,6 @@ package streams_test
 import (
 	"context"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,7 +18,7 @@ func TestPublish_TrimsApproximatelyToRetentionPerStream(t *testing.T) {
 	rdb := srv.Client(t)
 	ctx := ctxT(t)
 	pub := streams.NewPublisher(rdb, streams.WithRetention(func(stream string) int64 {
-		if strings.HasSuffix(stream, ":events") {
+		if streams.StreamClass(stream) == "pulka:{*}:ev" {
 			return 100
 		}
 		return 0 // commands: keep everything
