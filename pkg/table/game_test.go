@@ -84,6 +84,24 @@ func TestClassicGame_ScoringInputsAndTheFinalPlacingsAgreeWithTheSheet(t *testin
 	if err != nil {
 		t.Fatal(err)
 	}
+	pulkas := 0
+	for _, e := range flatten(h.log) {
+		pe := e.GetPulkaEnded()
+		if pe == nil {
+			continue
+		}
+		pt := sheet.Pulkas[pe.GetPulkaIndex()]
+		for _, r := range pe.GetResults() {
+			s := r.GetSeat()
+			if r.GetPremia() != int64(pt.Premia[s]) || r.GetMoshla() != int64(pt.Moshla[s]) || r.GetTotal() != int64(pt.Total[s]) {
+				t.Fatalf("pulka %d seat %d: %v, sheet %+v", pe.GetPulkaIndex(), s, r, pt)
+			}
+		}
+		pulkas++
+	}
+	if pulkas != classic.Pulkas {
+		t.Fatalf("%d pulkas ended", pulkas)
+	}
 	ended, _ := find(flatten(h.log), (*tablev1.Event).GetGameEnded)
 	prev := int64(1 << 62)
 	for _, p := range ended.GetPlacings() {

@@ -201,6 +201,15 @@ func TestGraceExpiry_ClassicBotTakesTheSeatAndBackGivesItBack(t *testing.T) {
 		t.Fatal("view does not show the seat away")
 	}
 	grace := t0.Add(DefaultReconnectGrace)
+	if _, err := h.apply(Back(player(away), t0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.apply(Away(player(away), t0)); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := h.t.NextDeadline(); !d.Equal(t0.Add(DefaultMoveTimeout)) {
+		t.Fatalf("NextDeadline %v: the timer comes before the grace", d)
+	}
 	// Everyone else moves in time; the away seat's timer moves for it.
 	for h.now.Before(grace.Add(-3 * time.Second)) {
 		h.now = h.now.Add(2 * time.Second)
