@@ -42,6 +42,9 @@ type config struct {
 	streams    int
 	publishers int
 	payload    int
+	workers    int
+	flushers   int
+	skip       bool
 }
 
 func run() error {
@@ -53,6 +56,9 @@ func run() error {
 	flag.IntVar(&cfg.streams, "streams", 100, "streams (tables) the latency and consume runs spread over")
 	flag.IntVar(&cfg.publishers, "publishers", 8, "concurrent publishers in the latency run")
 	flag.IntVar(&cfg.payload, "payload", 64, "payload bytes per message")
+	flag.IntVar(&cfg.workers, "workers", streams.DefaultWorkers, "consumer workers in the latency run")
+	flag.IntVar(&cfg.flushers, "flushers", 2, "Batcher pipelines in flight in the latency run")
+	flag.BoolVar(&cfg.skip, "latency-only", false, "skip redis-benchmark and the throughput runs")
 	flag.Parse()
 
 	srv, err := redistest.Launch()
@@ -64,6 +70,9 @@ func run() error {
 	ctx := context.Background()
 	fmt.Printf("redis-server on %s; GOMAXPROCS=%s\n\n", srv.Addr(), os.Getenv("GOMAXPROCS"))
 
+	if cfg.skip {
+		return latency(ctx, rdb, cfg, make([]byte, cfg.payload))
+	}
 	if line, err := redisBenchmark(srv.Port(), cfg.batch); err != nil {
 		fmt.Println("redis-benchmark:", err)
 	} else {
@@ -197,7 +206,7 @@ func latency(ctx context.Context, rdb *redis.Client, cfg config, payload []byte)
 		lat = append(lat, d)
 		mu.Unlock()
 		return nil
-	}, streams.WithStartID("$"))
+	}, streams.WithStartID("$"), streams.WithWorkers(cfg.workers))
 	if err := c.Add(ctx, names...); err != nil {
 		return err
 	}
@@ -206,7 +215,7 @@ func latency(ctx context.Context, rdb *redis.Client, cfg config, payload []byte)
 	go func() { _ = c.Run(runCtx) }()
 	time.Sleep(200 * time.Millisecond)
 
-	bt := streams.NewPublisher(rdb).NewBatcher(128, 2)
+	bt := streams.NewPublisher(rdb).NewBatcher(128, cfg.flushers)
 	defer bt.Close()
 	total := int(float64(cfg.rate) * cfg.duration.Seconds())
 	interval := time.Duration(float64(time.Second) * float64(cfg.publishers) / float64(cfg.rate))
@@ -255,8 +264,8 @@ func latency(ctx context.Context, rdb *redis.Client, cfg config, payload []byte)
 		}
 		return lat[min(len(lat)-1, int(p*float64(len(lat))))]
 	}
-	fmt.Printf("latency at %d msg/s paced (%d publishers via Batcher, %d streams, 1 consumer): sent %d in %s (%.0f msg/s), handled %d, failed %d\n",
-		cfg.rate, cfg.publishers, cfg.streams, total, elapsed.Round(time.Millisecond), float64(total)/elapsed.Seconds(), len(lat), failed.Load())
+	fmt.Printf("latency at %d msg/s paced (%d publishers via Batcher(%d flushers), %d streams, 1 consumer with %d workers): sent %d in %s (%.0f msg/s), handled %d, failed %d\n",
+		cfg.rate, cfg.publishers, cfg.flushers, cfg.streams, cfg.workers, total, elapsed.Round(time.Millisecond), float64(total)/elapsed.Seconds(), len(lat), failed.Load())
 	fmt.Printf("  publish→handler p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n",
 		q(0.50).Round(time.Microsecond), q(0.90).Round(time.Microsecond), q(0.99).Round(time.Microsecond),
 		q(0.999).Round(time.Microsecond), lat[len(lat)-1].Round(time.Microsecond))
