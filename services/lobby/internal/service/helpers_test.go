@@ -243,7 +243,9 @@ func japanese(target uint32, mut ...func(*lobbyv1.TableSettings)) *lobbyv1.Table
 	return s
 }
 
-func private(s *lobbyv1.TableSettings) { s.Visibility = lobbyv1.TableVisibility_TABLE_VISIBILITY_PRIVATE }
+func private(s *lobbyv1.TableSettings) {
+	s.Visibility = lobbyv1.TableVisibility_TABLE_VISIBILITY_PRIVATE
+}
 
 var freeStake = &lobbyv1.Stake{Kind: &lobbyv1.Stake_Free{Free: &lobbyv1.FreeStake{}}}
 
