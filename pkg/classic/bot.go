@@ -224,17 +224,16 @@ func estimateBid(g *Game, seat int) float64 {
 
 // knowledge is what the bot's seat may know, gathered once per decision.
 type knowledge struct {
-	g       *Game
-	seat    int
-	hand    cards.Set
-	legal   cards.Set // playable now, jokers included
-	unseen  cards.Set
-	trump   cards.Suit
-	need    int // tricks still wanted to make the bid exactly (negative: over)
-	left    int // cards in hand, so tricks still to play
-	after   int // seats still to play to this trick after this one
-	jokers  int
-	ordered [Seats]cards.Card
+	g      *Game
+	seat   int
+	hand   cards.Set
+	legal  cards.Set // playable now, jokers included
+	unseen cards.Set
+	trump  cards.Suit
+	need   int // tricks still wanted to make the bid exactly (negative: over)
+	left   int // cards in hand, so tricks still to play
+	after  int // seats still to play to this trick after this one
+	jokers int
 }
 
 func knowledgeOf(g *Game, seat int) knowledge {
@@ -374,7 +373,7 @@ func (k *knowledge) lead() Move {
 	}
 	if k.wantsTricks() {
 		// A sure winner first.
-		var sure cards.Card = cards.NoCard
+		sure := cards.NoCard
 		for s := k.hand &^ cards.Jokers; s != 0; s &= s - 1 {
 			c := s.Lowest()
 			if !k.isTop(c) {
@@ -493,7 +492,7 @@ func (k *knowledge) follow() Move {
 			}
 			// The cheapest winner that should hold, else the cheapest
 			// winner all the same (the strong cards are kept for later).
-			var safe cards.Card = cards.NoCard
+			safe := cards.NoCard
 			for s := winners; s != 0; s &= s - 1 {
 				c := s.Lowest()
 				if k.holds(c) && (safe == cards.NoCard || k.lowest(safe.Bit()|c.Bit()) == c) {

@@ -275,7 +275,7 @@ func trickWinner(cs *[Seats]cards.Card, js *[Seats]JokerMode, led, trump cards.S
 				best = i
 			}
 		}
-		if best >= 0 && !(js[0] == JokerHighest && led == trump) {
+		if best >= 0 && (js[0] != JokerHighest || led != trump) {
 			return best
 		}
 	}

@@ -2,6 +2,7 @@ package classic
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -120,7 +121,8 @@ func TestProperties_RandomGames(t *testing.T) {
 				}
 				before := *g
 				_, err := g.Apply(m, evs[:0])
-				if _, ok := err.(*MoveError); !ok {
+				var moveErr *MoveError
+				if !errors.As(err, &moveErr) {
 					t.Fatalf("game %d step %d: move %v not in Legal %v accepted (err %v)", i, step, m, legal, err)
 				}
 				if *g != before {

@@ -16,10 +16,10 @@ var ErrIllegalMove = errors.New("illegal move")
 // are 0-based; Err is the engine's rule (errors.Is works through it) or a
 // parse error for a move that is not even text of a move.
 type MoveError struct {
-	Index            int // 0-based index into Record.Moves
-	Move             string
+	Index             int // 0-based index into Record.Moves
+	Move              string
 	Hand, Trick, Seat int
-	Err              error
+	Err               error
 }
 
 func (e *MoveError) Error() string {
