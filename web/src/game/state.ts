@@ -1,0 +1,437 @@
+// The table as this client sees it, and the pure function that applies one
+// table event to it. Screens render a TableState; the protocol layer feeds
+// events in. Everything here is derived from events alone (a ViewSynced
+// resets it), so a replay after a reconnect rebuilds exactly the same state.
+
+import { isJoker, type Card } from '../protocol/cards';
+import type {
+  EventBody,
+  GameEndReason,
+  Phase,
+  Placing,
+  PlayedCard,
+  RejectReason,
+  SeatHandResult,
+  SeatPlayer,
+  SeatPulkaResult,
+  TableEvent,
+  TableSettings,
+  TableView,
+  Trump,
+  BotReason,
+} from '../protocol/types';
+
+export interface SeatState {
+  player: SeatPlayer;
+  away: boolean;
+  /** When the away player's grace ends (server clock, ms). */
+  graceDeadline: number | null;
+  /** Why a bot plays the seat, when one does. */
+  botReason: BotReason | null;
+  bid: number | null;
+  tricks: number;
+  score: number;
+  handSize: number;
+  columnsUp: (Card | null)[];
+  columnsDown: boolean[];
+}
+
+export interface TrickRecord {
+  cards: PlayedCard[];
+  winner: number;
+}
+
+/** Something worth announcing to the player (screen readers, the log line). */
+export type Notice =
+  | { kind: 'bid'; seat: number; tricks: number; byServer: boolean }
+  | { kind: 'trump'; seat: number | null; trump: Trump }
+  | { kind: 'played'; seat: number; card: Card; byServer: boolean }
+  | { kind: 'trick'; seat: number }
+  | { kind: 'hand_ended'; handIndex: number }
+  | { kind: 'away'; seat: number }
+  | { kind: 'back'; seat: number }
+  | { kind: 'bot'; seat: number; reason: BotReason }
+  | { kind: 'left'; seat: number }
+  | { kind: 'game_over' };
+
+export interface Rejection {
+  reason: RejectReason;
+  message: string;
+  /** Counts rejections, so a repeat of the same reason still shows. */
+  serial: number;
+}
+
+export interface TableState {
+  tableId: string;
+  gameId: string;
+  settings: TableSettings | null;
+  seats: SeatState[];
+  yourSeat: number | null;
+  /** Your cards in hand, as dealt (screens sort them). */
+  hand: Card[];
+  phase: Phase;
+  handIndex: number;
+  pulkaIndex: number;
+  cardsPerSeat: number;
+  dealerSeat: number;
+  trump: Trump | null;
+  turnedCard: Card | null;
+  trick: PlayedCard[];
+  /** Tricks finished this hand (the trick index of the next one). */
+  tricksPlayed: number;
+  lastTrick: TrickRecord | null;
+  /** Seats that have played a card this hand (Japanese: first card from the hand). */
+  playedThisHand: boolean[];
+  turnSeat: number | null;
+  /** When the seat to move runs out of time (server clock, ms). */
+  deadline: number | null;
+  lastHand: { handIndex: number; results: SeatHandResult[] } | null;
+  lastPulka: { pulkaIndex: number; results: SeatPulkaResult[] } | null;
+  gameEnd: { reason: GameEndReason; placings: Placing[] } | null;
+  rejection: Rejection | null;
+  notice: Notice | null;
+  /** The id of the last event applied: what a resume sends. */
+  lastEventId: string;
+}
+
+export function emptyTable(tableId: string): TableState {
+  return {
+    tableId,
+    gameId: '',
+    settings: null,
+    seats: [],
+    yourSeat: null,
+    hand: [],
+    phase: 'waiting',
+    handIndex: 0,
+    pulkaIndex: 0,
+    cardsPerSeat: 0,
+    dealerSeat: 0,
+    trump: null,
+    turnedCard: null,
+    trick: [],
+    tricksPlayed: 0,
+    lastTrick: null,
+    playedThisHand: [],
+    turnSeat: null,
+    deadline: null,
+    lastHand: null,
+    lastPulka: null,
+    gameEnd: null,
+    rejection: null,
+    notice: null,
+    lastEventId: '',
+  };
+}
+
+export function seatCount(s: TableState): number {
+  if (s.seats.length > 0) return s.seats.length;
+  return s.settings?.game === 'japanese' ? 2 : 4;
+}
+
+function newSeat(p: SeatPlayer): SeatState {
+  return {
+    player: p,
+    away: false,
+    graceDeadline: null,
+    botReason: p.bot ? 'filled' : null,
+    bid: null,
+    tricks: 0,
+    score: 0,
+    handSize: 0,
+    columnsUp: [],
+    columnsDown: [],
+  };
+}
+
+/** The state a ViewSynced gives: everything is replaced. */
+export function fromView(tableId: string, v: TableView, prev?: TableState): TableState {
+  const s = emptyTable(tableId);
+  s.gameId = prev?.gameId ?? '';
+  s.settings = v.settings;
+  s.seats = v.seats.map((sv, i) => ({
+    player: { ...sv.player, seat: i },
+    away: sv.away,
+    graceDeadline: prev?.seats[i]?.graceDeadline ?? null,
+    botReason: sv.player.bot ? (prev?.seats[i]?.botReason ?? 'filled') : null,
+    bid: sv.bid,
+    tricks: sv.tricks,
+    score: sv.score,
+    handSize: sv.handSize,
+    columnsUp: sv.columnsUp,
+    columnsDown: sv.columnsDown,
+  }));
+  s.yourSeat = v.yourSeat;
+  s.hand = [...v.yourHand];
+  s.phase = v.phase;
+  s.handIndex = v.handIndex;
+  s.pulkaIndex = v.pulkaIndex;
+  s.cardsPerSeat = v.cardsPerSeat;
+  s.dealerSeat = v.dealerSeat;
+  s.trump = v.trump;
+  s.turnedCard = v.turnedCard;
+  s.trick = [...v.trick];
+  s.turnSeat = v.phase === 'game_over' || v.phase === 'none' ? null : v.turnSeat;
+  s.deadline = v.deadline;
+  s.playedThisHand = s.seats.map((_, i) => v.trick.some((p) => p.seat === i));
+  // A view does not say how many tricks of the hand are done; the seats' trick
+  // counts add up to it.
+  s.tricksPlayed = s.seats.reduce((n, x) => n + x.tricks, 0);
+  if (s.tricksPlayed > 0) s.playedThisHand = s.seats.map(() => true);
+  s.lastTrick = prev?.lastTrick ?? null;
+  s.lastHand = prev?.lastHand ?? null;
+  s.lastPulka = prev?.lastPulka ?? null;
+  s.gameEnd = v.phase === 'game_over' ? (prev?.gameEnd ?? null) : null;
+  s.rejection = prev?.rejection ?? null;
+  return s;
+}
+
+function mapSeat(s: TableState, seat: number, f: (x: SeatState) => SeatState): SeatState[] {
+  return s.seats.map((x, i) => (i === seat ? f(x) : x));
+}
+
+function next(seat: number, n: number): number {
+  return (seat + 1) % n;
+}
+
+/**
+ * Applies one event. live is false for events replayed after a (re)join:
+ * they rebuild the state but raise no rejection message.
+ */
+export function applyEvent(s: TableState, ev: TableEvent, live = true): TableState {
+  const out = applyBody(s, ev.body, live);
+  out.lastEventId = ev.id || s.lastEventId;
+  if (ev.gameId) out.gameId = ev.gameId;
+  return out;
+}
+
+function applyBody(s: TableState, b: EventBody, live: boolean): TableState {
+  const n = seatCount(s);
+  const japanese = s.settings?.game === 'japanese';
+  switch (b.kind) {
+    case 'game_started':
+      return {
+        ...emptyTable(s.tableId),
+        yourSeat: s.yourSeat,
+        lastEventId: s.lastEventId,
+        settings: b.settings,
+        seats: b.seats.map(newSeat),
+        phase: 'none',
+      };
+    case 'player_seated':
+      return {
+        ...s,
+        seats: mapSeat(s, b.seat.seat, (x) => ({ ...x, player: b.seat, away: false, graceDeadline: null, botReason: b.seat.bot ? x.botReason : null })),
+      };
+    case 'player_left':
+      return { ...s, seats: mapSeat(s, b.seat, (x) => ({ ...x, away: false, graceDeadline: null })), notice: { kind: 'left', seat: b.seat } };
+    case 'seat_taken_by_bot':
+      return {
+        ...s,
+        seats: mapSeat(s, b.seat, (x) => ({ ...x, player: { ...x.player, bot: true, playerId: '' }, away: false, graceDeadline: null, botReason: b.reason })),
+        notice: { kind: 'bot', seat: b.seat, reason: b.reason },
+      };
+    case 'player_away':
+      return { ...s, seats: mapSeat(s, b.seat, (x) => ({ ...x, away: true, graceDeadline: b.graceDeadline })), notice: { kind: 'away', seat: b.seat } };
+    case 'player_back':
+      return { ...s, seats: mapSeat(s, b.seat, (x) => ({ ...x, away: false, graceDeadline: null })), notice: { kind: 'back', seat: b.seat } };
+    case 'hand_started': {
+      const first = japanese ? b.dealerSeat : next(b.dealerSeat, n);
+      const nine = !japanese && b.cardsPerSeat >= 9;
+      return {
+        ...s,
+        handIndex: b.handIndex,
+        pulkaIndex: b.pulkaIndex,
+        cardsPerSeat: b.cardsPerSeat,
+        dealerSeat: b.dealerSeat,
+        hand: [],
+        trump: null,
+        turnedCard: null,
+        trick: [],
+        tricksPlayed: 0,
+        lastTrick: null,
+        playedThisHand: s.seats.map(() => false),
+        phase: japanese || nine ? 'choose_trump' : 'bid',
+        turnSeat: first,
+        deadline: null,
+        seats: s.seats.map((x, i) => ({
+          ...x,
+          bid: null,
+          tricks: 0,
+          // Until trump is chosen a nine-card chooser (and every Japanese
+          // player) holds three cards; the others wait for the deal.
+          handSize: japanese ? 3 : nine ? (i === first ? 3 : 0) : b.cardsPerSeat,
+          columnsUp: [],
+          columnsDown: [],
+        })),
+      };
+    }
+    case 'dealt': {
+      if (b.seat !== s.yourSeat) return s;
+      const hand = [...s.hand, ...b.cards.filter((c) => !s.hand.includes(c))];
+      return { ...s, hand, seats: mapSeat(s, b.seat, (x) => ({ ...x, handSize: hand.length })) };
+    }
+    case 'trump_turned':
+      return { ...s, trump: b.trump, turnedCard: b.card, notice: { kind: 'trump', seat: null, trump: b.trump } };
+    case 'trump_chosen': {
+      const size = japanese ? 8 : 9;
+      return {
+        ...s,
+        trump: b.trump,
+        phase: japanese ? 'play' : 'bid',
+        turnSeat: japanese ? s.dealerSeat : next(s.dealerSeat, n),
+        deadline: null,
+        seats: s.seats.map((x, i) => ({ ...x, handSize: i === s.yourSeat ? Math.max(x.handSize, s.hand.length) : size })),
+        notice: { kind: 'trump', seat: b.seat, trump: b.trump },
+      };
+    }
+    case 'columns_dealt':
+      return {
+        ...s,
+        seats: mapSeat(s, b.seat, (x) => ({ ...x, columnsUp: [...b.faceUp], columnsDown: b.faceUp.map(() => true) })),
+      };
+    case 'column_card_revealed': {
+      if (b.seat !== s.yourSeat) return s;
+      const hand = s.hand.includes(b.card) ? s.hand : [...s.hand, b.card];
+      return {
+        ...s,
+        hand,
+        seats: mapSeat(s, b.seat, (x) => ({ ...x, handSize: hand.length, columnsDown: setAt(x.columnsDown, b.column, false) })),
+      };
+    }
+    case 'columns_to_hand': {
+      // The face-up cards go to the owner's hand (they are public); each
+      // face-down one follows privately as a column_card_revealed.
+      const seat = s.seats[b.seat];
+      if (!seat) return s;
+      const up = b.columns.map((c) => seat.columnsUp[c] ?? null).filter((c): c is Card => c !== null);
+      const mine = b.seat === s.yourSeat;
+      const hand = mine ? [...s.hand, ...up.filter((c) => !s.hand.includes(c))] : s.hand;
+      return {
+        ...s,
+        hand,
+        seats: mapSeat(s, b.seat, (x) => {
+          let columnsUp = x.columnsUp;
+          let columnsDown = x.columnsDown;
+          let downs = 0;
+          for (const c of b.columns) {
+            if (columnsDown[c]) downs++;
+            columnsUp = setAt(columnsUp, c, null);
+            if (!mine) columnsDown = setAt(columnsDown, c, false);
+          }
+          return { ...x, columnsUp, columnsDown, handSize: mine ? hand.length : x.handSize + up.length + downs };
+        }),
+      };
+    }
+    case 'bid_made': {
+      const dealerBid = b.seat === s.dealerSeat;
+      return {
+        ...s,
+        seats: mapSeat(s, b.seat, (x) => ({ ...x, bid: b.tricks })),
+        phase: dealerBid ? 'play' : 'bid',
+        turnSeat: next(b.seat, n),
+        deadline: null,
+        notice: { kind: 'bid', seat: b.seat, tricks: b.tricks, byServer: b.byServer },
+      };
+    }
+    case 'timer_started':
+      return { ...s, turnSeat: b.seat, phase: b.phase === 'none' ? s.phase : b.phase, deadline: b.deadline };
+    case 'card_played': {
+      const mine = b.seat === s.yourSeat;
+      const hand = mine ? s.hand.filter((c) => c !== b.card) : s.hand;
+      const trick = [...s.trick, { seat: b.seat, card: b.card, joker: b.joker }];
+      return {
+        ...s,
+        hand,
+        trick,
+        phase: 'play',
+        turnSeat: trick.length >= n ? null : next(b.seat, n),
+        deadline: null,
+        playedThisHand: setAt(s.playedThisHand, b.seat, true),
+        seats: mapSeat(s, b.seat, (x) => {
+          if (b.column !== null) {
+            // From a column: its face-down card moves into the hand.
+            const had = x.columnsDown[b.column] === true;
+            return {
+              ...x,
+              columnsUp: setAt(x.columnsUp, b.column, null),
+              columnsDown: mine ? x.columnsDown : setAt(x.columnsDown, b.column, false),
+              handSize: mine ? hand.length : x.handSize + (had ? 1 : 0),
+            };
+          }
+          return { ...x, handSize: mine ? hand.length : Math.max(0, x.handSize - 1) };
+        }),
+        notice: { kind: 'played', seat: b.seat, card: b.card, byServer: b.byServer },
+      };
+    }
+    case 'trick_won':
+      return {
+        ...s,
+        lastTrick: { cards: s.trick, winner: b.seat },
+        trick: [],
+        tricksPlayed: b.trickIndex + 1,
+        turnSeat: b.seat,
+        seats: s.seats.map((x, i) => ({ ...x, tricks: b.tricksTaken[i] ?? x.tricks })),
+        notice: { kind: 'trick', seat: b.seat },
+      };
+    case 'hand_ended':
+      return {
+        ...s,
+        lastHand: { handIndex: b.handIndex, results: b.results },
+        phase: 'none',
+        turnSeat: null,
+        deadline: null,
+        seats: s.seats.map((x, i) => {
+          const r = b.results.find((y) => y.seat === i);
+          return r ? { ...x, score: x.score + r.points + r.penalty, tricks: r.tricks } : x;
+        }),
+        notice: { kind: 'hand_ended', handIndex: b.handIndex },
+      };
+    case 'pulka_ended':
+      return {
+        ...s,
+        lastPulka: { pulkaIndex: b.pulkaIndex, results: b.results },
+        seats: s.seats.map((x, i) => {
+          const r = b.results.find((y) => y.seat === i);
+          return r ? { ...x, score: x.score + r.premia + r.moshla } : x;
+        }),
+      };
+    case 'game_ended':
+      return {
+        ...s,
+        phase: 'game_over',
+        turnSeat: null,
+        deadline: null,
+        gameEnd: { reason: b.reason, placings: b.placings },
+        seats: s.seats.map((x) => ({ ...x, away: false, graceDeadline: null })),
+        notice: { kind: 'game_over' },
+      };
+    case 'move_rejected':
+      if (!live) return s;
+      return { ...s, rejection: { reason: b.reason, message: b.message, serial: (s.rejection?.serial ?? 0) + 1 } };
+    case 'view_synced':
+      return fromView(s.tableId, b.view, s);
+    case 'unknown':
+      return s;
+  }
+}
+
+function setAt<T>(a: readonly T[], i: number, v: T): T[] {
+  const out = [...a];
+  out[i] = v;
+  return out;
+}
+
+/** Whether it is your move now. */
+export function yourTurn(s: TableState): boolean {
+  return s.yourSeat !== null && s.turnSeat === s.yourSeat && (s.phase === 'bid' || s.phase === 'play' || s.phase === 'choose_trump') && !seatIsBot(s, s.yourSeat);
+}
+
+export function seatIsBot(s: TableState, seat: number): boolean {
+  return s.seats[seat]?.player.bot === true;
+}
+
+/** The joker a card on the table was declared as, for screen text. */
+export function isJokerPlay(p: PlayedCard): boolean {
+  return isJoker(p.card);
+}

@@ -1,0 +1,130 @@
+// Cards as the client handles them: a number 0..35 exactly like pkg/cards
+// (suit·9 + rank, rank 0 = six … 8 = ace), the two jokers in the slots of
+// the six of spades (0) and the six of clubs (27). The wire carries the
+// protobuf enum name (CARD_ACE_OF_SPADES = pkg/cards + 1); the gateway reads
+// the short code players write ("AS", "10H", "JK1").
+
+export type Suit = 'S' | 'H' | 'D' | 'C';
+export const SUITS: readonly Suit[] = ['S', 'H', 'D', 'C'];
+
+/** A card, 0..35. */
+export type Card = number;
+
+export const JOKER1: Card = 0;
+export const JOKER2: Card = 27;
+export const DECK_SIZE = 36;
+
+const RANK_CODES = ['6', '7', '8', '9', '10', 'J', 'Q', 'K', 'A'] as const;
+const RANK_WORDS = ['SIX', 'SEVEN', 'EIGHT', 'NINE', 'TEN', 'JACK', 'QUEEN', 'KING', 'ACE'] as const;
+const SUIT_WORDS = ['SPADES', 'HEARTS', 'DIAMONDS', 'CLUBS'] as const;
+
+export function isJoker(c: Card): boolean {
+  return c === JOKER1 || c === JOKER2;
+}
+
+export function isCard(c: number): boolean {
+  return Number.isInteger(c) && c >= 0 && c < DECK_SIZE;
+}
+
+/** The suit of an ordinary card; null for a joker (jokers have no suit). */
+export function suitOf(c: Card): Suit | null {
+  if (isJoker(c)) return null;
+  return SUITS[Math.floor(c / 9)] ?? null;
+}
+
+/** 0 = six … 8 = ace; higher wins within a suit. */
+export function rankOf(c: Card): number {
+  return c % 9;
+}
+
+export function rankCode(c: Card): string {
+  return isJoker(c) ? 'JK' : (RANK_CODES[rankOf(c)] ?? '?');
+}
+
+/** The short code the gateway accepts in a play frame: "AS", "10H", "JK1". */
+export function cardCode(c: Card): string {
+  if (c === JOKER1) return 'JK1';
+  if (c === JOKER2) return 'JK2';
+  return rankCode(c) + (suitOf(c) ?? '');
+}
+
+export function suitIndex(s: Suit): number {
+  return SUITS.indexOf(s);
+}
+
+export function cardOf(s: Suit, rank: number): Card {
+  return suitIndex(s) * 9 + rank;
+}
+
+const nameToCard = new Map<string, Card>();
+const cardToName: string[] = [];
+for (let c = 0; c < DECK_SIZE; c++) {
+  let name: string;
+  if (c === JOKER1) name = 'CARD_JOKER_1';
+  else if (c === JOKER2) name = 'CARD_JOKER_2';
+  else name = `CARD_${RANK_WORDS[rankOf(c)] ?? ''}_OF_${SUIT_WORDS[Math.floor(c / 9)] ?? ''}`;
+  nameToCard.set(name, c);
+  cardToName.push(name);
+}
+
+/**
+ * Reads a card as the wire writes it: the enum name, or its number (pkg/cards
+ * + 1). CARD_UNSPECIFIED, an unknown name or a missing value is null.
+ */
+export function parseWireCard(v: unknown): Card | null {
+  if (typeof v === 'string') return nameToCard.get(v) ?? null;
+  if (typeof v === 'number' && v >= 1 && v <= DECK_SIZE && Number.isInteger(v)) return v - 1;
+  return null;
+}
+
+export function wireCardName(c: Card): string {
+  return cardToName[c] ?? 'CARD_UNSPECIFIED';
+}
+
+const SUIT_WIRE: Record<string, Suit | 'none'> = {
+  SUIT_SPADES: 'S',
+  SUIT_HEARTS: 'H',
+  SUIT_DIAMONDS: 'D',
+  SUIT_CLUBS: 'C',
+  SUIT_NONE: 'none',
+};
+
+/** Reads a wire suit: a suit, 'none' (no trump / bezi) or null (unspecified). */
+export function parseWireSuit(v: unknown): Suit | 'none' | null {
+  if (typeof v === 'string') return SUIT_WIRE[v] ?? null;
+  if (typeof v === 'number') return ([null, 'S', 'H', 'D', 'C', 'none'] as const)[v] ?? null;
+  return null;
+}
+
+export function isRed(s: Suit): boolean {
+  return s === 'H' || s === 'D';
+}
+
+/**
+ * Sorts a hand the way players hold it: jokers first, then the trump, then
+ * the other suits alternating colour where possible; high cards first
+ * within a suit.
+ */
+export function sortHand(hand: readonly Card[], trump: Suit | 'none' | null): Card[] {
+  const order = suitOrder(hand, trump);
+  const key = (c: Card): number => {
+    const s = suitOf(c);
+    if (s === null) return -100 + c; // jokers first, JK1 before JK2
+    return order.indexOf(s) * 10 + (8 - rankOf(c));
+  };
+  return [...hand].sort((a, b) => key(a) - key(b));
+}
+
+function suitOrder(hand: readonly Card[], trump: Suit | 'none' | null): Suit[] {
+  const present = SUITS.filter((s) => hand.some((c) => suitOf(c) === s));
+  const out: Suit[] = [];
+  if (trump !== null && trump !== 'none' && present.includes(trump)) out.push(trump);
+  const rest = present.filter((s) => !out.includes(s));
+  while (rest.length > 0) {
+    const last = out[out.length - 1];
+    let i = last === undefined ? 0 : rest.findIndex((s) => isRed(s) !== isRed(last));
+    if (i < 0) i = 0;
+    out.push(...rest.splice(i, 1));
+  }
+  return out;
+}

@@ -1,0 +1,212 @@
+import { describe, expect, it } from 'vitest';
+import { Connection, type Status } from './connection';
+import type { TableEvent } from './types';
+import { counterIds, FakeClock, FakeSocket } from '../testing/fakes';
+
+function setup(token: string | null = null) {
+  const sockets: FakeSocket[] = [];
+  const clock = new FakeClock();
+  const c = new Connection({
+    url: 'ws://test/ws',
+    socket: (u) => {
+      const s = new FakeSocket(u);
+      sockets.push(s);
+      return s;
+    },
+    clock,
+    newId: counterIds(),
+    token: () => token,
+    backoff: [100, 200, 400],
+    keepAliveMs: 1000,
+  });
+  const statuses: Status[] = [];
+  const events: { table: string; ev: TableEvent; live: boolean }[] = [];
+  const joined: { table: string; seat: number | null }[] = [];
+  c.listen({
+    status: (s) => statuses.push(s),
+    event: (table, ev, live) => events.push({ table, ev, live }),
+    joined: (table, seat) => joined.push({ table, seat }),
+  });
+  const last = () => {
+    const s = sockets[sockets.length - 1];
+    if (!s) throw new Error('no socket');
+    return s;
+  };
+  return { c, sockets, clock, statuses, events, joined, last };
+}
+
+const welcome = { type: 'welcome', player: { id: 'p1', name: 'Nino', guest: true }, server_time: '2023-11-14T22:13:21Z' };
+
+function ev(id: string, body: Record<string, unknown>) {
+  return { type: 'event', table: 't1', id, event: { seq: '1', table_id: 't1', visibility: { audience: 'AUDIENCE_PUBLIC' }, ...body } };
+}
+
+describe('Connection', () => {
+  it('sends hello with the token only when it has one, and becomes open on welcome', () => {
+    const { c, last, statuses } = setup('tok');
+    c.start();
+    last().open();
+    expect(last().frames('hello')).toEqual([{ type: 'hello', token: 'tok' }]);
+    last().receive(welcome);
+    expect(c.status).toBe('open');
+    expect(c.player).toEqual({ id: 'p1', name: 'Nino', guest: true });
+    expect(statuses).toEqual(['connecting', 'open']);
+  });
+
+  it('relies on the session cookie when it has no token', () => {
+    const { c, last } = setup(null);
+    c.start();
+    last().open();
+    expect(last().sent).toEqual([]);
+  });
+
+  it('marks events before joined as replay and after it as live', () => {
+    const { c, last, events, joined } = setup();
+    c.start();
+    last().open();
+    last().receive(welcome);
+    c.join('t1');
+    expect(last().frames('join')).toEqual([{ type: 'join', table: 't1', ref: 'id1' }]);
+    last().receive(ev('1-1', { bid_made: { seat: 1, tricks: 2 } }));
+    last().receive({ type: 'joined', ref: 'id1', table: 't1', seat: 2, replayed: 1 });
+    last().receive(ev('1-2', { bid_made: { seat: 2 } }));
+    expect(events.map((e) => [e.ev.id, e.live])).toEqual([
+      ['1-1', false],
+      ['1-2', true],
+    ]);
+    expect(joined).toEqual([{ table: 't1', seat: 2 }]);
+    expect(events[1]?.ev.body).toEqual({ kind: 'bid_made', seat: 2, tricks: 0, byServer: false });
+  });
+
+  it('reconnects with back-off and resumes every table from the last event id', () => {
+    const { c, sockets, last, clock, statuses } = setup();
+    c.start();
+    last().open();
+    last().receive(welcome);
+    c.join('t1');
+    last().receive({ type: 'joined', ref: 'id1', table: 't1', seat: 0 });
+    last().receive(ev('5-0', { player_back: { seat: 1 } }));
+    c.watchLobby(true);
+
+    last().drop();
+    expect(c.status).toBe('down');
+    clock.advance(99);
+    expect(sockets).toHaveLength(1);
+    clock.advance(1);
+    expect(sockets).toHaveLength(2);
+    last().drop(); // the second try fails too: the next wait is longer
+    clock.advance(199);
+    expect(sockets).toHaveLength(2);
+    clock.advance(1);
+    expect(sockets).toHaveLength(3);
+    last().open();
+    last().receive(welcome);
+    expect(last().frames('join')).toEqual([{ type: 'join', table: 't1', ref: 'id2', last_event_id: '5-0' }]);
+    expect(last().frames('lobby')).toEqual([{ type: 'lobby', watch: true }]);
+    expect(statuses).toEqual(['connecting', 'open', 'down', 'open']);
+  });
+
+  it('drops an event it has already seen when a replay overlaps', () => {
+    const { c, last, events } = setup();
+    c.start();
+    last().open();
+    last().receive(welcome);
+    c.join('t1', '9-0');
+    last().receive(ev('8-5', { player_back: { seat: 1 } }));
+    last().receive(ev('9-0', { player_back: { seat: 1 } }));
+    last().receive(ev('10-0', { player_back: { seat: 1 } }));
+    last().receive(ev('10-0', { player_back: { seat: 1 } }));
+    expect(events.map((e) => e.ev.id)).toEqual(['10-0']);
+  });
+
+  it('sends a move with a ref and an idempotency key, and again with the same key after a drop', () => {
+    const { c, last, clock } = setup();
+    c.start();
+    last().open();
+    last().receive(welcome);
+    c.join('t1');
+    last().receive({ type: 'joined', ref: 'id1', table: 't1', seat: 0 });
+    const ref = c.move('t1', { type: 'bid', tricks: 3 });
+    expect(ref).toBe('id2');
+    const sent = last().frames('bid');
+    expect(sent).toEqual([{ type: 'bid', table: 't1', ref: 'id2', cmd: 'id3', tricks: 3 }]);
+
+    last().drop();
+    expect(c.move('t1', { type: 'bid', tricks: 1 })).toBeNull(); // refused while down
+    clock.advance(100);
+    last().open();
+    last().receive(welcome);
+    expect(last().frames('bid')).toEqual([]); // not before the re-join is confirmed
+    last().receive({ type: 'joined', ref: 'id4', table: 't1', seat: 0 });
+    expect(last().frames('bid')).toEqual(sent);
+    last().receive({ type: 'ack', ref: 'id2', cmd: 'p1/id3' });
+
+    last().drop();
+    clock.advance(100);
+    last().open();
+    last().receive(welcome);
+    last().receive({ type: 'joined', ref: 'id5', table: 't1', seat: 0 });
+    expect(last().frames('bid')).toEqual([]); // acknowledged: never again
+  });
+
+  it('writes joker declarations and cards the way the gateway reads them', () => {
+    const { c, last } = setup();
+    c.start();
+    last().open();
+    last().receive(welcome);
+    c.join('t1');
+    c.move('t1', { type: 'play', card: 0, joker: { action: 'highest', suit: 'H' } });
+    c.move('t1', { type: 'play', card: 13 });
+    c.move('t1', { type: 'trump', suit: 'none' });
+    expect(last().frames('play').map((f) => [f.card, f.joker])).toEqual([
+      ['JK1', { action: 'highest', suit: 'H' }],
+      ['10H', undefined],
+    ]);
+    expect(last().frames('trump')[0]?.suit).toBe('none');
+  });
+
+  it('stops reconnecting when the session is refused', () => {
+    const { c, sockets, last, clock } = setup();
+    c.start();
+    last().open();
+    last().drop(4001);
+    expect(c.status).toBe('unauthorized');
+    clock.advance(10_000);
+    expect(sockets).toHaveLength(1);
+  });
+
+  it('pings a quiet connection and drops one that stays silent', () => {
+    const { c, sockets, last, clock } = setup();
+    c.start();
+    last().open();
+    last().receive(welcome);
+    clock.advance(1000);
+    expect(last().frames('ping')).toHaveLength(1);
+    clock.advance(1000);
+    expect(sockets[0]?.closed?.code).toBe(4000);
+    expect(c.status).toBe('down');
+    clock.advance(100);
+    expect(sockets).toHaveLength(2);
+  });
+
+  it('joins afresh when the history it asked for was trimmed', () => {
+    const { c, last } = setup();
+    c.start();
+    last().open();
+    last().receive(welcome);
+    c.join('t1', '3-0');
+    last().receive({ type: 'error', code: 'history_trimmed', message: 'gone', ref: 'id1' });
+    expect(last().frames('join')).toEqual([
+      { type: 'join', table: 't1', ref: 'id1', last_event_id: '3-0' },
+      { type: 'join', table: 't1', ref: 'id2' },
+    ]);
+  });
+
+  it('measures the server clock from welcome', () => {
+    const { c, last, clock } = setup();
+    c.start();
+    last().open();
+    last().receive({ ...welcome, server_time: new Date(clock.now() + 1500).toISOString() });
+    expect(c.serverNow() - clock.now()).toBe(1500);
+  });
+});

@@ -1,0 +1,395 @@
+// The WebSocket to the gateway: one per browser tab, shared by the lobby
+// and the tables. It reconnects by itself with a growing back-off, and on
+// every reconnect re-joins each followed table with the id of the last event
+// it received, so the gateway replays exactly what was missed (no gap, no
+// duplicate: events at or before that id are dropped if they come again).
+// Commands carry an idempotency key; one sent but not acknowledged when the
+// connection dropped is sent again with the same key after the re-join, and
+// the table applies it at most once.
+//
+// It knows nothing of screens: listeners get decoded events.
+
+import { decodeEvent, decodeLobbyUpdate, decodeLobbyView, decodeSheetUpdate, obj, num, str } from './decode';
+import { moveFrame, type Move, type ServerError } from './frames';
+import { compareStreamIds } from './streamid';
+import type { LobbyUpdate, LobbyView, Player, SheetUpdate, TableEvent } from './types';
+
+export type Status = 'connecting' | 'open' | 'down' | 'unauthorized' | 'closed';
+
+/** The part of the browser's WebSocket the connection uses (tests pass a fake). */
+export interface SocketLike {
+  readonly readyState: number;
+  onopen: ((ev: unknown) => void) | null;
+  onclose: ((ev: { code: number; reason: string }) => void) | null;
+  onmessage: ((ev: { data: unknown }) => void) | null;
+  onerror: ((ev: unknown) => void) | null;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+}
+
+export type SocketFactory = (url: string) => SocketLike;
+
+export interface Clock {
+  now(): number;
+  setTimeout(f: () => void, ms: number): unknown;
+  clearTimeout(h: unknown): void;
+}
+
+export interface ConnectionOptions {
+  url: string;
+  socket: SocketFactory;
+  /** A session token for the hello frame, when the cookie does not authenticate. */
+  token?: () => string | null;
+  clock?: Clock;
+  /** Random ids (refs, command keys); tests make them predictable. */
+  newId?: () => string;
+  /** Back-off steps in ms; the last repeats. */
+  backoff?: number[];
+  /** A ping when nothing was heard for this long; the socket is dropped after twice it. */
+  keepAliveMs?: number;
+}
+
+export interface Listeners {
+  status?: (s: Status) => void;
+  welcome?: (p: Player) => void;
+  event?: (table: string, ev: TableEvent, live: boolean) => void;
+  joined?: (table: string, seat: number | null, replayed: number, trimmed: boolean) => void;
+  sheet?: (table: string, u: SheetUpdate) => void;
+  lobbyView?: (v: LobbyView) => void;
+  lobbyUpdate?: (u: LobbyUpdate) => void;
+  error?: (e: ServerError, table: string | null) => void;
+  ack?: (ref: string, cmd: string) => void;
+}
+
+interface Followed {
+  lastEventId: string;
+  /** True from our join until the gateway's joined: what arrives meanwhile is replay. */
+  replaying: boolean;
+  joinRef: string;
+}
+
+interface Pending {
+  table: string;
+  frame: Record<string, unknown>;
+}
+
+const OPEN = 1;
+
+/** Close codes after which reconnecting cannot help without a new session. */
+const UNAUTHORIZED = new Set([4001, 4002]);
+
+const browserClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (f, ms) => setTimeout(f, ms),
+  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+};
+
+function randomId(): string {
+  const b = new Uint8Array(12);
+  crypto.getRandomValues(b);
+  return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+}
+
+export class Connection {
+  private ws: SocketLike | null = null;
+  private readonly tables = new Map<string, Followed>();
+  private readonly pending = new Map<string, Pending>();
+  private lobby = false;
+  private attempt = 0;
+  private retryTimer: unknown = null;
+  private aliveTimer: unknown = null;
+  private heardAt = 0;
+  private stopped = true;
+  private authed = false;
+  private readonly clock: Clock;
+  private readonly newId: () => string;
+  private readonly backoff: number[];
+  private readonly keepAliveMs: number;
+  private listeners: Listeners = {};
+  private statusNow: Status = 'closed';
+  /** Server time minus local time, in ms (from welcome and pong). */
+  skew = 0;
+  player: Player | null = null;
+
+  constructor(private readonly opts: ConnectionOptions) {
+    this.clock = opts.clock ?? browserClock;
+    this.newId = opts.newId ?? randomId;
+    this.backoff = opts.backoff ?? [500, 1000, 2000, 4000, 8000, 15000];
+    this.keepAliveMs = opts.keepAliveMs ?? 25000;
+  }
+
+  get status(): Status {
+    return this.statusNow;
+  }
+
+  listen(l: Listeners): void {
+    this.listeners = l;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.open();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.clearTimers();
+    const ws = this.ws;
+    this.ws = null;
+    if (ws) {
+      ws.onclose = null;
+      ws.close(1000, 'bye');
+    }
+    this.setStatus('closed');
+  }
+
+  /** Follows a table; resumes after lastEventId when given. */
+  join(table: string, lastEventId = ''): void {
+    const f = this.tables.get(table);
+    const last = lastEventId || f?.lastEventId || '';
+    this.tables.set(table, { lastEventId: last, replaying: true, joinRef: '' });
+    this.sendJoin(table);
+  }
+
+  /** Stops following a table (the seat is kept; use a leave move to leave). */
+  unjoin(table: string): void {
+    if (!this.tables.delete(table)) return;
+    for (const [ref, p] of this.pending) if (p.table === table) this.pending.delete(ref);
+    this.send({ type: 'unjoin', table, ref: this.newId() });
+  }
+
+  lastEventId(table: string): string {
+    return this.tables.get(table)?.lastEventId ?? '';
+  }
+
+  watchLobby(on: boolean): void {
+    this.lobby = on;
+    this.send({ type: 'lobby', watch: on });
+  }
+
+  /**
+   * Sends a move. Returns its ref, or null when the connection is down (the
+   * screen shows the banner and keeps the controls disabled).
+   */
+  move(table: string, m: Move): string | null {
+    if (!this.isOpen() || !this.tables.has(table)) return null;
+    const ref = this.newId();
+    const frame = moveFrame(table, m, ref, this.newId());
+    this.pending.set(ref, { table, frame });
+    this.send(frame);
+    return ref;
+  }
+
+  /** Server time now (ms), from the local clock and the measured skew. */
+  serverNow(): number {
+    return this.clock.now() + this.skew;
+  }
+
+  private isOpen(): boolean {
+    return this.ws !== null && this.ws.readyState === OPEN && this.authed;
+  }
+
+  private open(): void {
+    this.setStatus(this.attempt === 0 ? 'connecting' : 'down');
+    let ws: SocketLike;
+    try {
+      ws = this.opts.socket(this.opts.url);
+    } catch {
+      this.scheduleRetry();
+      return;
+    }
+    this.ws = ws;
+    this.authed = false;
+    ws.onopen = () => {
+      this.heard();
+      const tok = this.opts.token?.();
+      if (tok) ws.send(JSON.stringify({ type: 'hello', token: tok }));
+    };
+    ws.onmessage = (ev) => {
+      if (ws !== this.ws) return;
+      this.heard();
+      if (typeof ev.data === 'string') this.onFrame(ev.data);
+    };
+    ws.onerror = () => {
+      /* onclose follows */
+    };
+    ws.onclose = (ev) => {
+      if (ws !== this.ws) return;
+      this.ws = null;
+      this.authed = false;
+      this.clearTimers();
+      if (this.stopped) return;
+      if (UNAUTHORIZED.has(ev.code)) {
+        this.stopped = true;
+        this.setStatus('unauthorized');
+        return;
+      }
+      this.scheduleRetry();
+    };
+  }
+
+  private scheduleRetry(): void {
+    this.setStatus('down');
+    const step = this.backoff[Math.min(this.attempt, this.backoff.length - 1)] ?? 1000;
+    this.attempt++;
+    this.retryTimer = this.clock.setTimeout(() => {
+      this.retryTimer = null;
+      if (!this.stopped) this.open();
+    }, step);
+  }
+
+  private heard(): void {
+    this.heardAt = this.clock.now();
+    if (this.aliveTimer !== null) this.clock.clearTimeout(this.aliveTimer);
+    this.aliveTimer = this.clock.setTimeout(() => this.checkAlive(), this.keepAliveMs);
+  }
+
+  private checkAlive(): void {
+    this.aliveTimer = null;
+    const ws = this.ws;
+    if (!ws) return;
+    if (this.clock.now() - this.heardAt >= 2 * this.keepAliveMs) {
+      // Nothing heard, not even a pong: the socket is dead without knowing it.
+      ws.close(4000, 'silent');
+      ws.onclose?.({ code: 4000, reason: 'silent' });
+      return;
+    }
+    this.send({ type: 'ping', ref: this.newId() });
+    this.aliveTimer = this.clock.setTimeout(() => this.checkAlive(), this.keepAliveMs);
+  }
+
+  private clearTimers(): void {
+    if (this.retryTimer !== null) this.clock.clearTimeout(this.retryTimer);
+    if (this.aliveTimer !== null) this.clock.clearTimeout(this.aliveTimer);
+    this.retryTimer = null;
+    this.aliveTimer = null;
+  }
+
+  private setStatus(s: Status): void {
+    if (s === this.statusNow) return;
+    this.statusNow = s;
+    this.listeners.status?.(s);
+  }
+
+  private send(frame: Record<string, unknown>): boolean {
+    const ws = this.ws;
+    if (!ws || ws.readyState !== OPEN) return false;
+    if (frame.type !== 'hello' && !this.authed) return false;
+    ws.send(JSON.stringify(frame));
+    return true;
+  }
+
+  private sendJoin(table: string): void {
+    const f = this.tables.get(table);
+    if (!f) return;
+    f.replaying = true;
+    f.joinRef = this.newId();
+    const frame: Record<string, unknown> = { type: 'join', table, ref: f.joinRef };
+    if (f.lastEventId) frame.last_event_id = f.lastEventId;
+    this.send(frame);
+  }
+
+  private onFrame(data: string): void {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(data);
+    } catch {
+      return;
+    }
+    const m = obj(raw);
+    switch (str(m.type)) {
+      case 'welcome':
+        this.onWelcome(m);
+        return;
+      case 'event':
+        this.onEvent(m);
+        return;
+      case 'joined': {
+        const table = str(m.table);
+        const f = this.tables.get(table);
+        if (!f) return;
+        f.replaying = false;
+        const seat = m.seat === null || m.seat === undefined ? null : num(m.seat);
+        this.listeners.joined?.(table, seat, num(m.replayed), m.history_trimmed === true);
+        this.resendPending(table);
+        return;
+      }
+      case 'sheet':
+        this.listeners.sheet?.(str(m.table), decodeSheetUpdate(m.update));
+        return;
+      case 'lobby_view':
+        this.listeners.lobbyView?.(decodeLobbyView(m.view));
+        return;
+      case 'lobby_update':
+        this.listeners.lobbyUpdate?.(decodeLobbyUpdate(m.update));
+        return;
+      case 'ack': {
+        const ref = str(m.ref);
+        this.pending.delete(ref);
+        this.listeners.ack?.(ref, str(m.cmd));
+        return;
+      }
+      case 'pong':
+        this.setSkew(m.server_time);
+        return;
+      case 'error':
+        this.onError(m);
+        return;
+    }
+  }
+
+  private onWelcome(m: Record<string, unknown>): void {
+    const p = obj(m.player);
+    this.player = { id: str(p.id), name: str(p.name), guest: p.guest === true };
+    this.authed = true;
+    this.attempt = 0;
+    this.setSkew(m.server_time);
+    this.setStatus('open');
+    this.listeners.welcome?.(this.player);
+    if (this.lobby) this.send({ type: 'lobby', watch: true });
+    for (const t of this.tables.keys()) this.sendJoin(t);
+  }
+
+  private onEvent(m: Record<string, unknown>): void {
+    const table = str(m.table);
+    const f = this.tables.get(table);
+    if (!f) return;
+    const id = str(m.id);
+    if (id && f.lastEventId && compareStreamIds(id, f.lastEventId) <= 0) return; // seen already
+    if (id) f.lastEventId = id;
+    this.listeners.event?.(table, decodeEvent(table, id, m.event), !f.replaying);
+  }
+
+  private onError(m: Record<string, unknown>): void {
+    const e: ServerError = { code: str(m.code), message: str(m.message), ref: str(m.ref) };
+    let table: string | null = null;
+    for (const [t, f] of this.tables) if (f.joinRef !== '' && f.joinRef === e.ref) table = t;
+    const p = this.pending.get(e.ref);
+    if (p) {
+      table = p.table;
+      this.pending.delete(e.ref);
+    }
+    if (table !== null && e.code === 'history_trimmed') {
+      // What we missed is gone: join afresh; the table sends a full view.
+      const f = this.tables.get(table);
+      if (f) {
+        f.lastEventId = '';
+        this.sendJoin(table);
+        return;
+      }
+    }
+    this.listeners.error?.(e, table);
+  }
+
+  /** After a re-join: commands the old socket never got an ack for go again, same key. */
+  private resendPending(table: string): void {
+    for (const p of this.pending.values()) if (p.table === table) this.send(p.frame);
+  }
+
+  private setSkew(t: unknown): void {
+    if (typeof t !== 'string') return;
+    const ms = Date.parse(t);
+    if (!Number.isNaN(ms)) this.skew = ms - this.clock.now();
+  }
+}
