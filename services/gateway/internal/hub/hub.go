@@ -50,6 +50,14 @@ type Sink interface {
 	Send(frame []byte) bool
 }
 
+// WaitSink is a Sink that can also wait for room in its queue. A replay
+// uses it: the replay runs on the joining connection's own goroutine, so it
+// may wait for its own client (live delivery never waits).
+type WaitSink interface {
+	Sink
+	SendWait(ctx context.Context, frame []byte) bool
+}
+
 // Hub shares one reader per table among all the connections of this gateway
 // instance that watch the table, and gives each connection the events its
 // player may see.

@@ -92,6 +92,10 @@ func (h *Hub) replay(ctx context.Context, s *Subscription, start, from string, s
 	f := s.feed
 	res := Joined{}
 	after := from
+	send := s.sink.Send
+	if w, ok := s.sink.(WaitSink); ok {
+		send = func(frame []byte) bool { return w.SendWait(ctx, frame) }
+	}
 	for {
 		msgs, err := streams.ReadAfter(ctx, h.rdb, f.evStream, after, h.pageSize)
 		if errors.Is(err, streams.ErrTrimmed) {
@@ -117,7 +121,10 @@ func (h *Hub) replay(ctx context.Context, s *Subscription, start, from string, s
 			if err != nil {
 				continue
 			}
-			if !s.sink.Send(frame) {
+			if !send(frame) {
+				if ctx.Err() != nil {
+					return Joined{}, ctx.Err()
+				}
 				h.slow.Add(ctx, 1)
 				return Joined{}, ErrSlow
 			}

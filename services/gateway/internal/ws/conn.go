@@ -1,0 +1,581 @@
+package ws
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/time/rate"
+	"google.golang.org/protobuf/proto"
+
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/pkg/telemetry"
+	"github.com/pulka/pulka/services/gateway/internal/apierr"
+	"github.com/pulka/pulka/services/gateway/internal/auth"
+	"github.com/pulka/pulka/services/gateway/internal/hub"
+	"github.com/pulka/pulka/services/gateway/internal/ports"
+	"github.com/pulka/pulka/services/gateway/internal/visibility"
+	"github.com/pulka/pulka/services/gateway/internal/wire"
+)
+
+// conn is one client connection.
+type conn struct {
+	s      *Server
+	ws     *websocket.Conn
+	id     string
+	out    *outbox
+	limit  *rate.Limiter
+	claims *auth.Claims // nil until authenticated
+
+	// ctx lives as long as the connection; cancelled by fail.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	closeOnce   sync.Once
+	closing     chan struct{} // closed by fail
+	closeReason string        // set by fail, before closing is closed
+	flush       bool          // set by fail, before closing is closed
+	codeMu      sync.Mutex
+	code        websocket.StatusCode
+
+	// Owned by the reading goroutine.
+	tables     map[string]*hub.Subscription
+	strikes    int
+	lobbyStop  context.CancelFunc
+	lobbyDone  chan struct{}
+	tablesMu   sync.Mutex // guards tables for the pinger's presence refresh
+	background sync.WaitGroup
+}
+
+func newConn(s *Server, ws *websocket.Conn, claims *auth.Claims) *conn {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &conn{s: s, ws: ws, id: randomID(), claims: claims, ctx: ctx, cancel: cancel, closing: make(chan struct{}),
+		out:    newOutbox(s.cfg.SendQueueFrames, s.cfg.SendQueueBytes),
+		limit:  rate.NewLimiter(s.cfg.Rate, s.cfg.Burst),
+		tables: map[string]*hub.Subscription{}}
+}
+
+// Send queues a frame without blocking (hub.Sink). A full queue means the
+// client is not reading fast enough: it is disconnected, nobody waits for it.
+func (c *conn) Send(frame []byte) bool {
+	if err := c.out.push(frame); err != nil {
+		if errors.Is(err, errOutboxFull) {
+			c.fail(CloseSlowConsumer, closeReasonSlow, false)
+		}
+		return false
+	}
+	return true
+}
+
+// SendWait queues a frame, waiting for room (hub.WaitSink, for replays).
+func (c *conn) SendWait(ctx context.Context, frame []byte) bool {
+	return c.out.pushWait(ctx, frame) == nil
+}
+
+// fail closes the connection with code. With flush, the frames already
+// queued (an error frame, the last events) are written before the close
+// frame, within a short deadline; without (a slow client), the close starts
+// at once in the background: whoever noticed must not wait for the client.
+func (c *conn) fail(code websocket.StatusCode, reason string, flush bool) {
+	c.closeOnce.Do(func() {
+		c.codeMu.Lock()
+		if c.code == 0 {
+			c.code = code
+		}
+		c.codeMu.Unlock()
+		c.closeReason, c.flush = reason, flush
+		c.out.close()
+		close(c.closing)
+		if !flush {
+			go c.closeNow(code, reason)
+		}
+	})
+}
+
+func (c *conn) closeNow(code websocket.StatusCode, reason string) {
+	_ = c.ws.Close(code, reason)
+	c.cancel(errClosing)
+}
+
+func (c *conn) closeCode() websocket.StatusCode {
+	c.codeMu.Lock()
+	defer c.codeMu.Unlock()
+	return c.code
+}
+
+// run serves the connection until it closes.
+func (c *conn) run() {
+	defer c.cleanup()
+	c.background.Add(2)
+	go func() { defer c.background.Done(); c.writeLoop() }()
+	go func() { defer c.background.Done(); c.pingLoop() }()
+	if c.claims == nil && !c.authenticate() {
+		return
+	}
+	c.Send(wire.Welcome(c.player(), c.s.deps.Now()))
+	c.readLoop()
+}
+
+func (c *conn) player() wire.Player {
+	return wire.Player{ID: c.claims.PlayerID, Name: c.claims.Name, Guest: c.claims.Guest}
+}
+
+// authenticate waits for the hello of a connection that had no session.
+func (c *conn) authenticate() bool {
+	// Not a context deadline on the read: coder/websocket closes the
+	// connection itself when a read's context expires, and the client
+	// should see our close code.
+	timer := time.AfterFunc(c.s.cfg.AuthTimeout, func() { c.fail(CloseAuthTimedOut, "no hello in time", true) })
+	data, err := c.readFrame(c.ctx)
+	if !timer.Stop() {
+		return false // timed out just now
+	}
+	switch {
+	case errors.Is(err, errTooBig):
+		c.sendError(wire.CodeTooBig, "frame too big", "")
+		c.fail(CloseUnauthorized, "hello expected", true)
+		return false
+	case err != nil:
+		return false
+	}
+	m, err := wire.Parse(data)
+	if err == nil && m.Type != wire.TypeHello {
+		err = wire.Errorf(wire.CodeAuthRequired, "send hello with a session token first")
+	}
+	if err != nil {
+		c.refused(err, m.Ref)
+		c.fail(CloseUnauthorized, "hello expected", true)
+		return false
+	}
+	claims, err := c.s.deps.Signer.Verify(m.Token)
+	if err != nil {
+		p := apierr.From(err)
+		c.sendError(p.Code, p.Message, m.Ref)
+		c.fail(CloseUnauthorized, "invalid session", true)
+		return false
+	}
+	c.claims = &claims
+	return true
+}
+
+var errTooBig = errors.New("ws: frame over the read limit")
+
+// readFrame reads one data frame. A frame over the soft limit is drained
+// and reported as errTooBig; over the hard limit the library closes the
+// connection with 1009.
+func (c *conn) readFrame(ctx context.Context) ([]byte, error) {
+	_, r, err := c.ws.Reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 0, 256)
+	lr := io.LimitReader(r, c.s.cfg.ReadLimit+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := lr.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if int64(len(buf)) > c.s.cfg.ReadLimit {
+		if _, err := io.Copy(io.Discard, r); err != nil {
+			return nil, err
+		}
+		return nil, errTooBig
+	}
+	return buf, nil
+}
+
+func (c *conn) readLoop() {
+	for {
+		data, err := c.readFrame(c.ctx)
+		if errors.Is(err, errTooBig) {
+			c.strike(wire.Errorf(wire.CodeTooBig, "frame larger than %d bytes", c.s.cfg.ReadLimit), "")
+			continue
+		}
+		if err != nil {
+			if code := websocket.CloseStatus(err); code != -1 {
+				c.setCode(code)
+			} else if errors.Is(err, websocket.ErrMessageTooBig) {
+				c.setCode(CloseTooBig)
+			}
+			return
+		}
+		if !c.limit.Allow() {
+			c.strike(wire.Errorf(wire.CodeRateLimited, "too many frames: at most %.0f per second", float64(c.s.cfg.Rate)), "")
+			continue
+		}
+		m, err := wire.Parse(data)
+		if err != nil {
+			c.strike(err, m.Ref)
+			continue
+		}
+		c.s.m.frames.Add(c.ctx, 1, metric.WithAttributes(attribute.String("type", m.Type)))
+		if err := c.handle(m); err != nil {
+			c.strike(err, m.Ref)
+			continue
+		}
+		c.strikes = 0
+	}
+}
+
+// setCode records the close code the peer (or the library) used, if fail
+// has not chosen one.
+func (c *conn) setCode(code websocket.StatusCode) {
+	c.codeMu.Lock()
+	if c.code == 0 {
+		c.code = code
+	}
+	c.codeMu.Unlock()
+}
+
+// strike answers a refused frame with an error frame; too many in a row
+// close the connection.
+func (c *conn) strike(err error, ref string) {
+	c.refused(err, ref)
+	c.strikes++
+	if c.strikes >= c.s.cfg.MaxStrikes {
+		c.fail(ClosePolicy, "too many refused frames", true)
+	}
+}
+
+func (c *conn) refused(err error, ref string) {
+	code, msg := wire.CodeOf(err), ""
+	if code != "" {
+		var we *wire.Error
+		errors.As(err, &we)
+		msg = we.Message
+	} else {
+		p := apierr.From(err)
+		code, msg = p.Code, p.Message
+		if p.Status >= 500 {
+			c.s.deps.Logger.Error("ws: frame failed", "conn", c.id, "err", err)
+		}
+	}
+	c.s.m.refused.Add(c.ctx, 1, metric.WithAttributes(attribute.String("code", code)))
+	c.sendError(code, msg, ref)
+}
+
+func (c *conn) sendError(code, msg, ref string) { c.Send(wire.ErrorFrame(code, msg, ref)) }
+
+// handle runs one valid frame.
+func (c *conn) handle(m wire.ClientMsg) error {
+	switch m.Type {
+	case wire.TypeHello:
+		return wire.Errorf(wire.CodeInvalid, "already authenticated")
+	case wire.TypePing:
+		c.Send(wire.Pong(m.Ref, c.s.deps.Now()))
+		return nil
+	case wire.TypeJoin:
+		return c.join(m)
+	case wire.TypeUnjoin:
+		if !c.unjoin(m.Table) {
+			return wire.Errorf(wire.CodeNotJoined, "not following table %s", m.Table)
+		}
+		c.Send(wire.Unjoined(m.Table, m.Ref))
+		return nil
+	case wire.TypeLobby:
+		return c.watchLobby(*m.Watch)
+	}
+	return c.command(m)
+}
+
+// join follows a table, replaying what the client missed.
+func (c *conn) join(m wire.ClientMsg) error {
+	c.tablesMu.Lock()
+	_, already := c.tables[m.Table]
+	n := len(c.tables)
+	c.tablesMu.Unlock()
+	if already {
+		// A second join resumes afresh: drop the old subscription first so
+		// that the events are not delivered twice.
+		c.unjoin(m.Table)
+	} else if n >= c.s.cfg.MaxTables {
+		return wire.Errorf(wire.CodeTooMany, "at most %d tables per connection", c.s.cfg.MaxTables)
+	}
+	ctx, span := c.s.deps.Tracer.Start(c.ctx, "ws join", trace.WithAttributes(attribute.String("table", m.Table)))
+	defer span.End()
+	pid := c.claims.PlayerID
+	sub, res, err := c.s.deps.Hub.Join(ctx, m.Table, pid, m.LastEventID, c)
+	if errors.Is(err, hub.ErrSlow) {
+		c.fail(CloseSlowConsumer, closeReasonSlow, false)
+		return nil
+	}
+	if err != nil {
+		if c.ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	c.tablesMu.Lock()
+	c.tables[m.Table] = sub
+	c.tablesMu.Unlock()
+	var seat *uint32
+	if res.Seat != visibility.NoSeat {
+		v := uint32(res.Seat)
+		seat = &v
+	}
+	c.Send(wire.Joined(m.Table, m.Ref, seat, res.Replayed, res.Trimmed))
+
+	first, err := c.s.deps.Presence.Connect(ctx, m.Table, pid, c.id)
+	if err != nil {
+		c.s.deps.Logger.Warn("ws: presence connect failed", "table", m.Table, "err", err)
+	}
+	// The table answers a Reconnect with a ViewSynced for the player, and
+	// ends an away player's grace: send it when a seated player's first
+	// connection arrives (they are back), and whenever the history the
+	// client needed is gone (it must resynchronise from a view).
+	if (first && res.Seat != visibility.NoSeat) || res.Trimmed {
+		cmd := wire.ReconnectCommand(m.Table, pid, wire.CommandID(pid, "reconnect-"+randomID()), m.LastEventID)
+		if _, err := c.publish(ctx, cmd); err != nil {
+			c.s.deps.Logger.Warn("ws: reconnect command failed", "table", m.Table, "err", err)
+		}
+	}
+	return nil
+}
+
+// unjoin stops following a table and reports presence.
+func (c *conn) unjoin(table string) bool {
+	c.tablesMu.Lock()
+	sub, ok := c.tables[table]
+	delete(c.tables, table)
+	c.tablesMu.Unlock()
+	if !ok {
+		return false
+	}
+	seat := sub.Seat()
+	sub.Close()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), 2*time.Second)
+	defer cancel()
+	last, err := c.s.deps.Presence.Disconnect(ctx, table, c.claims.PlayerID, c.id)
+	if err != nil {
+		c.s.deps.Logger.Warn("ws: presence disconnect failed", "table", table, "err", err)
+		return true
+	}
+	if last && seat != visibility.NoSeat {
+		// TODO(table contract): pulka.table.v1.Command has no away command,
+		// so the table cannot start the reconnect grace from here (see
+		// docs/protocol.md). Counted so the gap is visible.
+		c.s.m.awayNotSent.Add(ctx, 1)
+		c.s.deps.Logger.Info("ws: seated player's last connection closed", "table", table, "player", c.claims.PlayerID, "seat", seat)
+	}
+	return true
+}
+
+// command writes a table command to the table's command stream.
+func (c *conn) command(m wire.ClientMsg) error {
+	c.tablesMu.Lock()
+	_, joined := c.tables[m.Table]
+	c.tablesMu.Unlock()
+	if !joined {
+		return wire.Errorf(wire.CodeNotJoined, "join table %s before sending it commands", m.Table)
+	}
+	key := m.Cmd
+	if key == "" {
+		key = randomID()
+	}
+	pid := c.claims.PlayerID
+	cmd, err := wire.Command(m, pid, wire.CommandID(pid, key))
+	if err != nil {
+		return err
+	}
+	ctx, span := c.s.deps.Tracer.Start(c.ctx, "ws "+m.Type, trace.WithSpanKind(trace.SpanKindProducer),
+		trace.WithAttributes(attribute.String("table", m.Table), attribute.String("command_id", cmd.CommandId)))
+	defer span.End()
+	if _, err := c.publish(ctx, cmd); err != nil {
+		return err
+	}
+	c.Send(wire.Ack(m.Ref, cmd.CommandId))
+	return nil
+}
+
+func (c *conn) publish(ctx context.Context, cmd *tablev1.Command) (string, error) {
+	cmd.Trace = telemetry.TraceContextFrom(ctx)
+	data, err := proto.Marshal(cmd)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	id, err := c.s.deps.Publisher.Publish(ctx, streams.Entry{Stream: streams.TableCommands(cmd.TableId), Data: data})
+	if err != nil {
+		return "", errors.Join(apierr.ErrUnavailable, err)
+	}
+	return id, nil
+}
+
+// watchLobby starts or stops pushing the lobby list.
+func (c *conn) watchLobby(on bool) error {
+	if c.lobbyStop != nil {
+		c.lobbyStop()
+		<-c.lobbyDone
+		c.lobbyStop, c.lobbyDone = nil, nil
+	}
+	if !on {
+		return nil
+	}
+	if c.s.deps.Lobby == nil {
+		return apierr.ErrUnavailable
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	c.lobbyStop, c.lobbyDone = cancel, make(chan struct{})
+	go func(done chan struct{}) {
+		defer close(done)
+		c.lobbyLoop(ctx, c.s.deps.Lobby)
+	}(c.lobbyDone)
+	return nil
+}
+
+func (c *conn) lobbyLoop(ctx context.Context, v ports.LobbyView) {
+	changed := v.Changed()
+	version := v.Version()
+	sendView := func() bool {
+		frame, err := wire.LobbyView(&lobbyv1.LobbyView{Version: version, Tables: v.List(nil)})
+		return err == nil && c.Send(frame)
+	}
+	if !sendView() {
+		return
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		}
+		changed = v.Changed()
+		changes, now, complete := v.Since(version)
+		version = now
+		if !complete {
+			if !sendView() {
+				return
+			}
+			continue
+		}
+		for _, ch := range changes {
+			u := &lobbyv1.LobbyUpdate{Version: ch.Version}
+			if ch.Upserted != nil {
+				u.Change = &lobbyv1.LobbyUpdate_TableUpserted{TableUpserted: ch.Upserted}
+			} else {
+				u.Change = &lobbyv1.LobbyUpdate_TableRemoved{TableRemoved: ch.Removed}
+			}
+			frame, err := wire.LobbyUpdate(u)
+			if err != nil || !c.Send(frame) {
+				return
+			}
+		}
+	}
+}
+
+// writeLoop writes queued frames until the connection closes; a flushing
+// close is completed here, after the last queued frame.
+func (c *conn) writeLoop() {
+	for {
+		select {
+		case <-c.out.ready:
+			for _, f := range c.out.take() {
+				if err := c.write(c.ctx, f); err != nil {
+					// A client that cannot take a frame in WriteTimeout is
+					// as good as gone.
+					c.fail(CloseSlowConsumer, closeReasonSlow, false)
+					break
+				}
+			}
+		case <-c.closing:
+			if !c.flush {
+				return
+			}
+			ctx, cancel := context.WithTimeout(c.ctx, flushTimeout)
+			for _, f := range c.out.take() {
+				if c.write(ctx, f) != nil {
+					break
+				}
+			}
+			cancel()
+			c.closeNow(c.closeCode(), c.closeReason)
+			return
+		}
+	}
+}
+
+// flushTimeout bounds the writing of what is queued when a connection is
+// closed on purpose.
+const flushTimeout = 2 * time.Second
+
+func (c *conn) write(ctx context.Context, f []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, c.s.cfg.WriteTimeout)
+	defer cancel()
+	return c.ws.Write(ctx, websocket.MessageText, f)
+}
+
+// pingLoop checks the peer answers and keeps the presence entries alive.
+func (c *conn) pingLoop() {
+	t := time.NewTicker(c.s.cfg.PingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(c.ctx, c.s.cfg.PingTimeout)
+		err := c.ws.Ping(ctx)
+		cancel()
+		if err != nil {
+			c.fail(ClosePolicy, "no pong", false)
+			return
+		}
+		c.refreshPresence()
+	}
+}
+
+func (c *conn) refreshPresence() {
+	if c.claims == nil {
+		return
+	}
+	c.tablesMu.Lock()
+	tables := make([]string, 0, len(c.tables))
+	for t := range c.tables {
+		tables = append(tables, t)
+	}
+	c.tablesMu.Unlock()
+	for _, t := range tables {
+		if err := c.s.deps.Presence.Refresh(c.ctx, t, c.claims.PlayerID, c.id); err != nil {
+			c.s.deps.Logger.Warn("ws: presence refresh failed", "table", t, "err", err)
+		}
+	}
+}
+
+// cleanup runs when the reading stops: every subscription and presence
+// entry of the connection goes, and its goroutines end.
+func (c *conn) cleanup() {
+	c.fail(websocket.StatusNormalClosure, "", true)
+	if c.lobbyStop != nil {
+		c.lobbyStop()
+		<-c.lobbyDone
+	}
+	c.tablesMu.Lock()
+	tables := make([]string, 0, len(c.tables))
+	for t := range c.tables {
+		tables = append(tables, t)
+	}
+	c.tablesMu.Unlock()
+	for _, t := range tables {
+		c.unjoin(t)
+	}
+	<-c.ctx.Done()
+	c.background.Wait()
+}

@@ -1,0 +1,289 @@
+package ws
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+	"golang.org/x/time/rate"
+
+	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/services/gateway/internal/auth"
+	"github.com/pulka/pulka/services/gateway/internal/hub"
+	"github.com/pulka/pulka/services/gateway/internal/ports"
+	"github.com/pulka/pulka/services/gateway/internal/presence"
+)
+
+// Close codes. 1001, 1008 and 1009 are RFC 6455's; the 4000s are Pulka's own.
+const (
+	CloseGoingAway     = websocket.StatusGoingAway      // server shutting down
+	ClosePolicy        = websocket.StatusPolicyViolation // too many bad or too fast frames
+	CloseTooBig        = websocket.StatusMessageTooBig   // frame over the hard limit
+	CloseInternal      = websocket.StatusInternalError
+	CloseUnauthorized  = websocket.StatusCode(4001) // no valid session
+	CloseSlowConsumer  = websocket.StatusCode(4008) // the client did not read fast enough
+	CloseAuthTimedOut  = websocket.StatusCode(4002) // no hello in time
+	closeReasonSlow    = "too slow: send queue full"
+	closeReasonRestart = "server shutting down"
+)
+
+// Config is the WebSocket endpoint's policy.
+type Config struct {
+	// OriginPatterns are the browser origins allowed besides the request's
+	// own host (coder/websocket's AcceptOptions.OriginPatterns).
+	OriginPatterns []string
+	// ReadLimit is the largest frame handled; a larger one gets an error
+	// frame. HardReadLimit closes the connection (1009).
+	ReadLimit     int64
+	HardReadLimit int64
+	// SendQueueFrames and SendQueueBytes bound a connection's outbound
+	// queue; a client that lets it fill up is disconnected (4008).
+	SendQueueFrames int
+	SendQueueBytes  int
+	// Rate and Burst are the token bucket of frames a client may send.
+	Rate  rate.Limit
+	Burst int
+	// MaxStrikes is how many refused frames in a row (bad, too big, too
+	// fast) close the connection (1008).
+	MaxStrikes int
+	// PingInterval is how often the server pings; PingTimeout how long it
+	// waits for the pong.
+	PingInterval time.Duration
+	PingTimeout  time.Duration
+	// WriteTimeout bounds one frame write.
+	WriteTimeout time.Duration
+	// AuthTimeout is how long a connection without a cookie has to send hello.
+	AuthTimeout time.Duration
+	// MaxTables is how many tables one connection may follow.
+	MaxTables int
+	// CookieName is the session cookie.
+	CookieName string
+}
+
+// Defaults fills unset fields.
+func (c Config) withDefaults() Config {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	defd := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	if c.ReadLimit <= 0 {
+		c.ReadLimit = 4 << 10
+	}
+	if c.HardReadLimit < c.ReadLimit {
+		c.HardReadLimit = 16 * c.ReadLimit
+	}
+	def(&c.SendQueueFrames, 1024)
+	def(&c.SendQueueBytes, 1<<20)
+	if c.Rate <= 0 {
+		c.Rate = 20
+	}
+	def(&c.Burst, 40)
+	def(&c.MaxStrikes, 20)
+	defd(&c.PingInterval, 20*time.Second)
+	defd(&c.PingTimeout, 10*time.Second)
+	defd(&c.WriteTimeout, 10*time.Second)
+	defd(&c.AuthTimeout, 10*time.Second)
+	def(&c.MaxTables, 8)
+	if c.CookieName == "" {
+		c.CookieName = "pulka_session"
+	}
+	return c
+}
+
+// Deps is what the endpoint talks to.
+type Deps struct {
+	Signer    *auth.Signer
+	Hub       *hub.Hub
+	Publisher *streams.Publisher
+	Presence  *presence.Tracker
+	// Lobby is optional: without it, lobby watching is refused.
+	Lobby  ports.LobbyView
+	Logger *slog.Logger
+	Tracer trace.Tracer
+	Meter  metric.Meter
+	Now    func() time.Time
+}
+
+// Server accepts and runs WebSocket connections.
+type Server struct {
+	cfg  Config
+	deps Deps
+
+	mu       sync.Mutex
+	conns    map[*conn]struct{}
+	closing  bool
+	closedBy map[websocket.StatusCode]int
+	wg       sync.WaitGroup
+
+	m metrics
+}
+
+type metrics struct {
+	open        metric.Int64UpDownCounter
+	closed      metric.Int64Counter
+	frames      metric.Int64Counter
+	refused     metric.Int64Counter
+	awayNotSent metric.Int64Counter
+}
+
+// NewServer makes the endpoint.
+func NewServer(cfg Config, d Deps) *Server {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Tracer == nil {
+		d.Tracer = tracenoop.NewTracerProvider().Tracer("")
+	}
+	if d.Meter == nil {
+		d.Meter = noop.NewMeterProvider().Meter("")
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	s := &Server{cfg: cfg.withDefaults(), deps: d, conns: map[*conn]struct{}{}, closedBy: map[websocket.StatusCode]int{}}
+	s.m.open, _ = d.Meter.Int64UpDownCounter("pulka_gateway_ws_connections", metric.WithDescription("open WebSocket connections"))
+	s.m.closed, _ = d.Meter.Int64Counter("pulka_gateway_ws_closed", metric.WithDescription("WebSocket connections closed, by close code"))
+	s.m.frames, _ = d.Meter.Int64Counter("pulka_gateway_ws_frames", metric.WithDescription("client frames handled, by type"))
+	s.m.refused, _ = d.Meter.Int64Counter("pulka_gateway_ws_refused", metric.WithDescription("client frames refused, by error code"))
+	s.m.awayNotSent, _ = d.Meter.Int64Counter("pulka_gateway_presence_away_unsent",
+		metric.WithDescription("seated players whose last connection closed; the table contract has no away command yet"))
+	return s
+}
+
+// Config is the effective configuration (defaults filled).
+func (s *Server) Config() Config { return s.cfg }
+
+// Open is the number of open connections.
+func (s *Server) Open() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// Closed is how many connections were closed with code (the server's
+// choice, or the client's when it closed first).
+func (s *Server) Closed(code websocket.StatusCode) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closedBy[code]
+}
+
+// ServeHTTP upgrades the request and runs the connection until it closes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// A session from the cookie or an Authorization header authenticates at
+	// once; otherwise the first frame must be a hello. A bad cookie is not
+	// fatal: the client may still send a good token.
+	var claims *auth.Claims
+	if tok := s.requestToken(r); tok != "" {
+		if c, err := s.deps.Signer.Verify(tok); err == nil {
+			claims = &c
+		}
+	}
+	s.mu.Lock()
+	closing := s.closing
+	if !closing {
+		s.wg.Add(1)
+	}
+	s.mu.Unlock()
+	if closing {
+		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	defer s.wg.Done()
+
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.cfg.OriginPatterns})
+	if err != nil {
+		// Accept has answered (403 for a foreign origin, 400/426 otherwise).
+		s.deps.Logger.Debug("ws: handshake refused", "err", err, "origin", r.Header.Get("Origin"))
+		return
+	}
+	ws.SetReadLimit(s.cfg.HardReadLimit)
+	c := newConn(s, ws, claims)
+	if !s.register(c) {
+		_ = ws.Close(CloseGoingAway, closeReasonRestart)
+		return
+	}
+	defer s.unregister(c)
+	c.run()
+}
+
+func (s *Server) requestToken(r *http.Request) string {
+	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
+		return strings.TrimPrefix(h, "Bearer ")
+	}
+	if ck, err := r.Cookie(s.cfg.CookieName); err == nil {
+		return ck.Value
+	}
+	return ""
+}
+
+func (s *Server) register(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	s.m.open.Add(context.Background(), 1)
+	return true
+}
+
+func (s *Server) unregister(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.closedBy[c.closeCode()]++
+	s.mu.Unlock()
+	s.m.open.Add(context.Background(), -1)
+	s.m.closed.Add(context.Background(), 1, metric.WithAttributes(attribute.Int("code", int(c.closeCode()))))
+}
+
+// Shutdown closes every connection with 1001 (going away) and waits until
+// they have finished, or ctx ends. New connections are refused from now on.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.fail(CloseGoingAway, closeReasonRestart, true)
+	}
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("ws: %d connections still open: %w", s.Open(), ctx.Err())
+	}
+}
+
+func randomID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// errClosing is the cause of a connection context cancelled by fail.
+var errClosing = errors.New("ws: connection closing")

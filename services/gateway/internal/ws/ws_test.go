@@ -1,0 +1,569 @@
+package ws
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/time/rate"
+	"google.golang.org/protobuf/proto"
+
+	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/redistest"
+	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/services/gateway/internal/auth"
+	"github.com/pulka/pulka/services/gateway/internal/hub"
+	"github.com/pulka/pulka/services/gateway/internal/presence"
+)
+
+var secret = []byte(strings.Repeat("k", auth.MinSecretLen))
+
+// gateway is one gateway instance under test: its own hub and endpoint on a
+// real socket, sharing Redis with the other instances.
+type gateway struct {
+	srv    *Server
+	hub    *hub.Hub
+	http   *httptest.Server
+	signer *auth.Signer
+}
+
+type env struct {
+	redis *redistest.Server
+	rdb   *redis.Client
+	pub   *streams.Publisher
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	r := redistest.Start(t)
+	rdb := r.Client(t)
+	return &env{redis: r, rdb: rdb, pub: streams.NewPublisher(rdb, streams.WithMaxLen(0))}
+}
+
+func (e *env) gateway(t *testing.T, cfg Config) *gateway {
+	t.Helper()
+	signer, err := auth.NewSigner(secret, nil, time.Hour, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hub.New(e.rdb, hub.Options{TailerOptions: []streams.Option{streams.WithBlock(100 * time.Millisecond)}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = h.Run(ctx); close(done) }()
+	s := NewServer(cfg, Deps{Signer: signer, Hub: h, Publisher: e.pub,
+		Presence: presence.New(e.rdb, time.Minute, time.Now)})
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() {
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = s.Shutdown(sctx)
+		scancel()
+		hs.Close()
+		cancel()
+		<-done
+	})
+	return &gateway{srv: s, hub: h, http: hs, signer: signer}
+}
+
+func (g *gateway) token(t *testing.T, player string) string {
+	t.Helper()
+	tok, _, err := g.signer.Issue(auth.Claims{PlayerID: player, Name: player})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func (g *gateway) url() string { return "ws" + strings.TrimPrefix(g.http.URL, "http") }
+
+type client struct {
+	t  *testing.T
+	c  *websocket.Conn
+	mu sync.Mutex
+}
+
+// dial connects without authenticating.
+func (g *gateway) dial(t *testing.T, h http.Header) *client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, g.url(), &websocket.DialOptions{HTTPHeader: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadLimit(1 << 24)
+	t.Cleanup(func() { _ = c.CloseNow() })
+	return &client{t: t, c: c}
+}
+
+// login connects and says hello; it returns once welcomed.
+func (g *gateway) login(t *testing.T, player string) *client {
+	t.Helper()
+	c := g.dial(t, nil)
+	c.send(map[string]any{"type": "hello", "token": g.token(t, player)})
+	if f := c.next(); f["type"] != "welcome" {
+		t.Fatalf("after hello: %v", f)
+	}
+	return c
+}
+
+func (c *client) send(v any) {
+	c.t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.sendRaw(b)
+}
+
+func (c *client) sendRaw(b []byte) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.c.Write(ctx, websocket.MessageText, b); err != nil {
+		c.t.Fatalf("write: %v", err)
+	}
+}
+
+// read returns the next frame or the read error.
+func (c *client) read(d time.Duration) (map[string]any, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	_, b, err := c.c.Read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func (c *client) next() map[string]any {
+	c.t.Helper()
+	m, err := c.read(5 * time.Second)
+	if err != nil {
+		c.t.Fatalf("read: %v", err)
+	}
+	return m
+}
+
+// nextOf skips frames until one of type typ.
+func (c *client) nextOf(typ string) map[string]any {
+	c.t.Helper()
+	for {
+		if m := c.next(); m["type"] == typ {
+			return m
+		}
+	}
+}
+
+// closed waits for the connection to close and returns its close code.
+func (c *client) closed() websocket.StatusCode {
+	c.t.Helper()
+	code, err := c.waitClose()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return code
+}
+
+// waitClose is closed for other goroutines than the test's.
+func (c *client) waitClose() (websocket.StatusCode, error) {
+	for {
+		_, err := c.read(10 * time.Second)
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				return 0, errors.New("connection still open")
+			}
+			return websocket.CloseStatus(err), nil
+		}
+	}
+}
+
+func (e *env) publish(t *testing.T, table string, ev *tablev1.Event) string {
+	t.Helper()
+	data, _ := proto.Marshal(ev)
+	id, err := e.pub.Publish(context.Background(), streams.Entry{Stream: streams.TableEvents(table), Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func pub(ev *tablev1.Event) *tablev1.Event {
+	ev.Visibility = &tablev1.Visibility{Audience: tablev1.Audience_AUDIENCE_PUBLIC}
+	return ev
+}
+
+func seated(seat uint32, p string) *tablev1.Event {
+	return pub(&tablev1.Event{Event: &tablev1.Event_PlayerSeated{PlayerSeated: &tablev1.PlayerSeated{
+		Seat: &tablev1.SeatPlayer{Seat: seat, PlayerId: p}}}})
+}
+
+func dealt(seat uint32, cs ...commonv1.Card) *tablev1.Event {
+	return &tablev1.Event{Visibility: &tablev1.Visibility{Audience: tablev1.Audience_AUDIENCE_SEAT, Seat: seat},
+		Event: &tablev1.Event_Dealt{Dealt: &tablev1.Dealt{Seat: seat, Cards: cs}}}
+}
+
+func bidMade(seat uint32) *tablev1.Event {
+	return pub(&tablev1.Event{Event: &tablev1.Event_BidMade{BidMade: &tablev1.BidMade{Seat: seat, Tricks: 1}}})
+}
+
+func TestAuth_HelloWithTokenIsWelcomed(t *testing.T) {
+	g := newEnv(t).gateway(t, Config{})
+	c := g.dial(t, nil)
+	c.send(map[string]any{"type": "hello", "token": g.token(t, "ana")})
+	f := c.next()
+	p, _ := f["player"].(map[string]any)
+	if f["type"] != "welcome" || p["id"] != "ana" {
+		t.Fatalf("welcome = %v", f)
+	}
+}
+
+func TestAuth_CookieAuthenticatesAtOnce(t *testing.T) {
+	g := newEnv(t).gateway(t, Config{})
+	c := g.dial(t, http.Header{"Cookie": {"pulka_session=" + g.token(t, "bob")}})
+	if f := c.next(); f["type"] != "welcome" {
+		t.Fatalf("first frame = %v", f)
+	}
+}
+
+func TestAuth_BadTokenGetsErrorAndClose4001(t *testing.T) {
+	g := newEnv(t).gateway(t, Config{})
+	c := g.dial(t, nil)
+	c.send(map[string]any{"type": "hello", "token": "v1.forged.sig", "ref": "h1"})
+	f := c.next()
+	if f["type"] != "error" || f["code"] != "unauthorized" || f["ref"] != "h1" {
+		t.Fatalf("frame = %v", f)
+	}
+	if code := c.closed(); code != CloseUnauthorized {
+		t.Fatalf("close code = %d, want %d", code, CloseUnauthorized)
+	}
+}
+
+func TestAuth_FrameOtherThanHelloFirstIsRefused(t *testing.T) {
+	g := newEnv(t).gateway(t, Config{})
+	c := g.dial(t, nil)
+	c.send(map[string]any{"type": "join", "table": "t1"})
+	if f := c.next(); f["code"] != "auth_required" {
+		t.Fatalf("frame = %v", f)
+	}
+	if code := c.closed(); code != CloseUnauthorized {
+		t.Fatalf("close code = %d", code)
+	}
+}
+
+func TestAuth_NoHelloInTimeCloses4002(t *testing.T) {
+	g := newEnv(t).gateway(t, Config{AuthTimeout: 100 * time.Millisecond})
+	c := g.dial(t, nil)
+	if code := c.closed(); code != CloseAuthTimedOut {
+		t.Fatalf("close code = %d, want %d", code, CloseAuthTimedOut)
+	}
+}
+
+func TestOrigin_ForeignOriginIsRejected(t *testing.T) {
+	g := newEnv(t).gateway(t, Config{OriginPatterns: []string{"pulka.example"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, resp, err := websocket.Dial(ctx, g.url(), &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"https://evil.example"}}})
+	if err == nil {
+		t.Fatal("foreign origin accepted")
+	}
+	if resp == nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("response = %v, want 403", resp)
+	}
+	c, _, err := websocket.Dial(ctx, g.url(), &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"https://pulka.example"}}})
+	if err != nil {
+		t.Fatalf("allowed origin refused: %v", err)
+	}
+	_ = c.CloseNow()
+}
+
+func TestFrames_OversizedFrameGetsAnErrorAndTheConnectionLives(t *testing.T) {
+	g := newEnv(t).gateway(t, Config{ReadLimit: 512, HardReadLimit: 4096})
+	c := g.login(t, "ana")
+	c.sendRaw([]byte(`{"type":"ping","pad":"` + strings.Repeat("x", 1000) + `"}`))
+	if f := c.next(); f["type"] != "error" || f["code"] != "too_big" {
+		t.Fatalf("frame = %v", f)
+	}
+	c.send(map[string]any{"type": "ping", "ref": "p"})
+	if f := c.next(); f["type"] != "pong" || f["ref"] != "p" {
+		t.Fatalf("after the big frame: %v", f)
+	}
+}
+
+func TestFrames_FrameOverTheHardLimitCloses1009(t *testing.T) {
+	g := newEnv(t).gateway(t, Config{ReadLimit: 512, HardReadLimit: 4096})
+	c := g.login(t, "ana")
+	c.sendRaw([]byte(`{"type":"ping","pad":"` + strings.Repeat("x", 10000) + `"}`))
+	if code := c.closed(); code != websocket.StatusMessageTooBig {
+		t.Fatalf("close code = %d, want 1009", code)
+	}
+}
+
+func TestFrames_MalformedAndUnknownFramesGetErrors(t *testing.T) {
+	g := newEnv(t).gateway(t, Config{})
+	c := g.login(t, "ana")
+	for _, tt := range []struct{ frame, code, ref string }{
+		{`{"type":`, "bad_json", ""},
+		{`not json at all`, "bad_json", ""},
+		{`{"type":"teleport","ref":"r1"}`, "unknown_type", "r1"},
+		{`{"type":"play","table":"t1","card":"ZZ","ref":"r2"}`, "invalid_card", "r2"},
+		{`{"type":"bid","table":"t1","tricks":2,"ref":"r3"}`, "not_joined", "r3"},
+		{`{"type":"hello","token":"x","ref":"r4"}`, "invalid_message", "r4"},
+	} {
+		c.sendRaw([]byte(tt.frame))
+		f := c.next()
+		if f["type"] != "error" || f["code"] != tt.code || (tt.ref != "" && f["ref"] != tt.ref) || f["message"] == "" {
+			t.Fatalf("%s → %v, want error %s", tt.frame, f, tt.code)
+		}
+	}
+	c.send(map[string]any{"type": "ping"})
+	if f := c.next(); f["type"] != "pong" {
+		t.Fatalf("connection unusable after bad frames: %v", f)
+	}
+}
+
+func TestFrames_TooManyBadFramesClose1008(t *testing.T) {
+	g := newEnv(t).gateway(t, Config{MaxStrikes: 5})
+	c := g.login(t, "ana")
+	for i := 0; i < 5; i++ {
+		c.sendRaw([]byte(`{`))
+	}
+	if code := c.closed(); code != websocket.StatusPolicyViolation {
+		t.Fatalf("close code = %d, want 1008", code)
+	}
+}
+
+func TestFrames_TooFastIsRateLimited(t *testing.T) {
+	g := newEnv(t).gateway(t, Config{Rate: rate.Limit(1), Burst: 3, MaxStrikes: 100})
+	c := g.login(t, "ana")
+	for i := 0; i < 10; i++ {
+		c.send(map[string]any{"type": "ping"})
+	}
+	pongs, limited := 0, 0
+	for i := 0; i < 10; i++ {
+		switch f := c.next(); {
+		case f["type"] == "pong":
+			pongs++
+		case f["code"] == "rate_limited":
+			limited++
+		default:
+			t.Fatalf("frame = %v", f)
+		}
+	}
+	if pongs < 3 || pongs > 4 || limited != 10-pongs {
+		t.Fatalf("pongs %d, rate limited %d", pongs, limited)
+	}
+}
+
+func TestJoin_PlayerGetsOnlyWhatTheyMaySee(t *testing.T) {
+	e := newEnv(t)
+	g := e.gateway(t, Config{})
+	ids := []string{
+		e.publish(t, "t1", seated(0, "ana")),
+		e.publish(t, "t1", seated(1, "bob")),
+		e.publish(t, "t1", dealt(0, commonv1.Card_CARD_ACE_OF_SPADES)),
+		e.publish(t, "t1", dealt(1, commonv1.Card_CARD_JOKER_1)),
+	}
+	c := g.login(t, "ana")
+	c.send(map[string]any{"type": "join", "table": "t1", "ref": "j"})
+	var got []string
+	for _, want := range []int{0, 1, 2} {
+		f := c.nextOf("event")
+		got = append(got, f["id"].(string))
+		if f["id"] != ids[want] {
+			t.Fatalf("event %v, want %s", f, ids[want])
+		}
+	}
+	j := c.nextOf("joined")
+	if j["ref"] != "j" || j["seat"] != float64(0) || j["replayed"] != float64(3) {
+		t.Fatalf("joined = %v", j)
+	}
+	live := e.publish(t, "t1", dealt(1, commonv1.Card_CARD_JOKER_2)) // bob's: never to ana
+	mine := e.publish(t, "t1", dealt(0, commonv1.Card_CARD_KING_OF_HEARTS))
+	f := c.nextOf("event")
+	if f["id"] != mine {
+		t.Fatalf("live event = %v, want %s (not bob's %s)", f, mine, live)
+	}
+	ev := f["event"].(map[string]any)
+	d := ev["dealt"].(map[string]any)
+	if d["cards"].([]any)[0] != "CARD_KING_OF_HEARTS" {
+		t.Fatalf("event body = %v", ev)
+	}
+}
+
+func TestCommand_IsWrittenToTheTableStreamWithThePlayerAndAnAck(t *testing.T) {
+	e := newEnv(t)
+	g := e.gateway(t, Config{})
+	c := g.login(t, "ana")
+	c.send(map[string]any{"type": "join", "table": "t1"})
+	c.nextOf("joined")
+	c.send(map[string]any{"type": "play", "table": "t1", "card": "JK1", "joker": map[string]any{"action": "highest", "suit": "H"}, "cmd": "k1", "ref": "m1"})
+	ack := c.nextOf("ack")
+	if ack["ref"] != "m1" || ack["cmd"] != "ana/k1" {
+		t.Fatalf("ack = %v", ack)
+	}
+	xs, err := e.rdb.XRange(context.Background(), streams.TableCommands("t1"), "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []*tablev1.Command
+	for _, x := range xs {
+		var cmd tablev1.Command
+		if err := proto.Unmarshal([]byte(x.Values[streams.FieldData].(string)), &cmd); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, &cmd)
+	}
+	last := cmds[len(cmds)-1]
+	pc := last.GetPlayCard()
+	if last.PlayerId != "ana" || last.TableId != "t1" || last.CommandId != "ana/k1" || pc.GetCard() != commonv1.Card_CARD_JOKER_1 ||
+		pc.GetDeclaration().GetAction() != tablev1.JokerAction_JOKER_ACTION_HIGHEST || pc.GetDeclaration().GetSuit() != commonv1.Suit_SUIT_HEARTS {
+		t.Fatalf("command = %v", last)
+	}
+}
+
+func TestPresence_SeatedPlayersFirstConnectionSendsReconnect(t *testing.T) {
+	e := newEnv(t)
+	g := e.gateway(t, Config{})
+	seen := e.publish(t, "t1", seated(2, "cem"))
+	c := g.login(t, "cem")
+	c.send(map[string]any{"type": "join", "table": "t1", "last_event_id": seen})
+	c.nextOf("joined")
+	second := g.login(t, "cem") // another tab: not a return
+	second.send(map[string]any{"type": "join", "table": "t1", "last_event_id": seen})
+	second.nextOf("joined")
+	xs, _ := e.rdb.XRange(context.Background(), streams.TableCommands("t1"), "-", "+").Result()
+	if len(xs) != 1 {
+		t.Fatalf("%d commands, want one reconnect", len(xs))
+	}
+	var cmd tablev1.Command
+	_ = proto.Unmarshal([]byte(xs[0].Values[streams.FieldData].(string)), &cmd)
+	if cmd.GetReconnect().GetLastEventId() != seen || cmd.PlayerId != "cem" {
+		t.Fatalf("command = %v", &cmd)
+	}
+}
+
+// TestSlowConsumer_IsDisconnectedWithoutBlockingAFastOne has one client that
+// never reads and one that does, at a table that publishes a lot: the fast
+// one gets every event in time, the slow one is cut off.
+func TestSlowConsumer_IsDisconnectedWithoutBlockingAFastOne(t *testing.T) {
+	e := newEnv(t)
+	g := e.gateway(t, Config{SendQueueFrames: 64, SendQueueBytes: 1 << 20, WriteTimeout: time.Second})
+	slow := g.login(t, "slow")
+	slow.send(map[string]any{"type": "join", "table": "t1"})
+	slow.nextOf("joined")
+	fast := g.login(t, "fast")
+	fast.send(map[string]any{"type": "join", "table": "t1"})
+	fast.nextOf("joined")
+
+	// Big public events, so that the slow client's socket buffers fill up
+	// and its queue overflows, published at a pace a reading client keeps.
+	big := make([]commonv1.Card, 0, 1000)
+	for i := 0; i < cap(big); i++ {
+		big = append(big, commonv1.Card(1+i%36))
+	}
+	const n = 600
+	got := make(chan int, 1)
+	go func() {
+		count := 0
+		for count < n {
+			f, err := fast.read(10 * time.Second)
+			if err != nil {
+				break
+			}
+			if f["type"] == "event" {
+				count++
+			}
+		}
+		got <- count
+	}()
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		ev := pub(&tablev1.Event{Event: &tablev1.Event_ColumnsDealt{ColumnsDealt: &tablev1.ColumnsDealt{FaceUp: big}}})
+		e.publish(t, "t1", ev)
+		if i%10 == 0 {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if c := <-got; c != n {
+		t.Fatalf("fast client got %d of %d events", c, n)
+	}
+	t.Logf("fast client received %d events of ~%d KiB in %v", n, len(big)*22/1024, time.Since(start))
+	deadline := time.Now().Add(10 * time.Second)
+	for g.srv.Open() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("slow client still connected (%d open)", g.srv.Open())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := g.srv.Closed(CloseSlowConsumer); n != 1 {
+		t.Fatalf("%d connections closed as slow consumers, want 1", n)
+	}
+	// The slow client, reading at last, finds its connection closed.
+	code := slow.closed()
+	if code != CloseSlowConsumer && code != -1 {
+		t.Fatalf("slow client close code = %d", code)
+	}
+	t.Logf("slow client's close code: %d (-1: its socket was too full for the close frame)", code)
+}
+
+func TestResume_SecondGatewayInstanceSendsExactlyTheMissedEvents(t *testing.T) {
+	e := newEnv(t)
+	first := e.gateway(t, Config{})
+	second := e.gateway(t, Config{})
+	ids := []string{e.publish(t, "t1", seated(1, "bob")), e.publish(t, "t1", dealt(1)), e.publish(t, "t1", bidMade(0))}
+	c := first.login(t, "bob")
+	c.send(map[string]any{"type": "join", "table": "t1"})
+	seen := ""
+	for i := 0; i < 2; i++ {
+		seen = c.nextOf("event")["id"].(string)
+	}
+	_ = c.c.CloseNow() // the connection drops after the second event
+	missed := []string{ids[2], e.publish(t, "t1", dealt(0)), e.publish(t, "t1", dealt(1)), e.publish(t, "t1", bidMade(1))}
+	want := []string{missed[0], missed[2], missed[3]} // not seat 0's deal
+	r := second.login(t, "bob")
+	r.send(map[string]any{"type": "join", "table": "t1", "last_event_id": seen})
+	for _, id := range want {
+		if f := r.nextOf("event"); f["id"] != id {
+			t.Fatalf("resumed event %v, want %s", f["id"], id)
+		}
+	}
+	j := r.nextOf("joined")
+	if j["replayed"] != float64(len(want)) {
+		t.Fatalf("joined = %v", j)
+	}
+	live := e.publish(t, "t1", bidMade(2))
+	if f := r.nextOf("event"); f["id"] != live {
+		t.Fatalf("live event %v, want %s", f["id"], live)
+	}
+}
+
+func TestShutdown_ClosesConnectionsWithGoingAway(t *testing.T) {
+	g := newEnv(t).gateway(t, Config{})
+	c := g.login(t, "ana")
+	code := make(chan websocket.StatusCode, 1)
+	go func() { cc, _ := c.waitClose(); code <- cc }() // a browser answers the close handshake
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := g.srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-code; got != websocket.StatusGoingAway {
+		t.Fatalf("close code = %d, want 1001", got)
+	}
+	if _, resp, err := websocket.Dial(ctx, g.url(), nil); err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("dial after shutdown: %v %v", resp, err)
+	}
+}
