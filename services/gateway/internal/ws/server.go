@@ -29,7 +29,7 @@ import (
 
 // Close codes. 1001, 1008 and 1009 are RFC 6455's; the 4000s are Pulka's own.
 const (
-	CloseGoingAway     = websocket.StatusGoingAway      // server shutting down
+	CloseGoingAway     = websocket.StatusGoingAway       // server shutting down
 	ClosePolicy        = websocket.StatusPolicyViolation // too many bad or too fast frames
 	CloseTooBig        = websocket.StatusMessageTooBig   // frame over the hard limit
 	CloseInternal      = websocket.StatusInternalError
