@@ -172,11 +172,10 @@ func (c *Client) Run(ctx context.Context) error {
 			continue
 		}
 		if err != nil {
-			if ctx.Err() != nil {
-				break
+			if ctx.Err() == nil { // else: shutting down, the loop ends
+				c.opt.Logger.WarnContext(ctx, "lobbyclient: reading replies failed", "stream", c.reply, "err", err)
+				backoff.wait(ctx)
 			}
-			c.opt.Logger.WarnContext(ctx, "lobbyclient: reading replies failed", "stream", c.reply, "err", err)
-			backoff.wait(ctx)
 			continue
 		}
 		backoff.reset()

@@ -79,11 +79,10 @@ func (v *View) Run(ctx context.Context) error {
 		if needLoad {
 			id, progressed, err := v.load(ctx)
 			if err != nil {
-				if ctx.Err() != nil {
-					break
+				if ctx.Err() == nil { // else: shutting down, the loop ends
+					v.opt.Logger.WarnContext(ctx, "lobbyclient: loading the lobby snapshot failed", "err", err)
+					backoff.wait(ctx)
 				}
-				v.opt.Logger.WarnContext(ctx, "lobbyclient: loading the lobby snapshot failed", "err", err)
-				backoff.wait(ctx)
 				continue
 			}
 			if !progressed {
@@ -98,11 +97,10 @@ func (v *View) Run(ctx context.Context) error {
 			continue
 		}
 		if err != nil {
-			if ctx.Err() != nil {
-				break
+			if ctx.Err() == nil {
+				v.opt.Logger.WarnContext(ctx, "lobbyclient: reading the lobby view failed", "err", err)
+				backoff.wait(ctx)
 			}
-			v.opt.Logger.WarnContext(ctx, "lobbyclient: reading the lobby view failed", "err", err)
-			backoff.wait(ctx)
 			continue
 		}
 		backoff.reset()

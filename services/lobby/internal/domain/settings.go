@@ -47,8 +47,10 @@ type Stake struct {
 	Coins int64
 }
 
-// Japanese targets allowed by the rules, and the default.
+// DefaultJapaneseTarget is the rules' target when the creator chose none.
 const DefaultJapaneseTarget = 21
+
+// japaneseTargets are the targets the rules allow.
 
 var japaneseTargets = map[uint32]bool{11: true, 15: true, 21: true, 31: true}
 

@@ -182,7 +182,11 @@ func (e *env) lobbyState() *lobbyv1.LobbyView {
 		e.t.Fatal(err)
 	}
 	var version uint64
-	fmt.Sscan(meta["version"], &version)
+	if meta["version"] != "" {
+		if _, err := fmt.Sscan(meta["version"], &version); err != nil {
+			e.t.Fatal(err)
+		}
+	}
 	v, err := store.BuildView(version, meta["stream_id"], vals)
 	if err != nil {
 		e.t.Fatal(err)
