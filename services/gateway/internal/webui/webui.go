@@ -64,7 +64,7 @@ func (h *spa) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case name == "" || name == "index.html":
 		h.serveIndex(w, r)
-	case strings.HasPrefix(name, "assets/"):
+	case name == "assets" || strings.HasPrefix(name, "assets/"):
 		// A hashed asset that is not there is a stale page asking for an old
 		// build: a 404, never index.html under a script's name.
 		h.serveFile(w, r, name, cacheImmutable)
