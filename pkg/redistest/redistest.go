@@ -210,7 +210,7 @@ func (s *Server) assignAllSlots(exited <-chan struct{}) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("cluster not ok within %s: %v %s", s.cfg.startTimeout, err, info)
+			return fmt.Errorf("cluster not ok within %s: %w %s", s.cfg.startTimeout, err, info)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -237,7 +237,7 @@ func (s *Server) waitReady(exited <-chan struct{}) error {
 		}
 		// LOADING: the AOF is being replayed after a restart; keep waiting.
 		if time.Now().After(deadline) {
-			return fmt.Errorf("redis-server on port %d did not answer PING within %s: %v; log: %s",
+			return fmt.Errorf("redis-server on port %d did not answer PING within %s: %w; log: %s",
 				s.port, s.cfg.startTimeout, err, s.logTail())
 		}
 		time.Sleep(10 * time.Millisecond)

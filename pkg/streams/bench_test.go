@@ -60,7 +60,7 @@ func BenchmarkPublish(b *testing.B) {
 func BenchmarkBatcher(b *testing.B) {
 	srv := redistest.Start(b)
 	rdb := srv.Client(b)
-	bt := streams.NewPublisher(rdb).NewBatcher(128, 2)
+	bt := streams.NewPublisher(rdb).NewBatcher(context.Background(), 128, 2)
 	defer bt.Close()
 	stream := streams.TableCommands("bench")
 	b.SetParallelism(16)

@@ -115,8 +115,10 @@ type batchReq struct {
 
 // NewBatcher starts a batcher with `flushers` pipelines in flight at most
 // (1 keeps per-stream order of concurrent calls; more raises throughput).
-// Close it to stop its goroutines.
-func (p *Publisher) NewBatcher(maxBatch, flushers int) *Batcher {
+// Its pipelines run with ctx's values but not its cancellation (a queued
+// caller always gets an answer); when ctx ends the batcher closes itself.
+// Close stops it earlier.
+func (p *Publisher) NewBatcher(ctx context.Context, maxBatch, flushers int) *Batcher {
 	if maxBatch <= 0 {
 		maxBatch = 128
 	}
@@ -124,10 +126,12 @@ func (p *Publisher) NewBatcher(maxBatch, flushers int) *Batcher {
 		flushers = 1
 	}
 	b := &Batcher{p: p, maxBatch: maxBatch, reqs: make(chan *batchReq, maxBatch*flushers), done: make(chan struct{})}
+	runCtx := context.WithoutCancel(ctx)
 	for i := 0; i < flushers; i++ {
 		b.wg.Add(1)
-		go b.loop()
+		go b.loop(runCtx)
 	}
+	context.AfterFunc(ctx, b.Close)
 	return b
 }
 
@@ -172,7 +176,7 @@ func (b *Batcher) Close() {
 	})
 }
 
-func (b *Batcher) loop() {
+func (b *Batcher) loop(ctx context.Context) {
 	defer b.wg.Done()
 	batch := make([]*batchReq, 0, b.maxBatch)
 	for {
@@ -193,18 +197,18 @@ func (b *Batcher) loop() {
 				break fill
 			}
 		}
-		b.flush(batch)
+		b.flush(ctx, batch)
 	}
 }
 
-func (b *Batcher) flush(batch []*batchReq) {
+// flush sends one batch. One caller giving up must not fail the others'
+// entries, so the pipeline runs under the batcher's uncancellable context
+// (the client's timeouts still bound it); each entry still carries its own
+// caller's trace.
+func (b *Batcher) flush(ctx context.Context, batch []*batchReq) {
 	pipe := b.p.rdb.Pipeline()
 	cmds := make([]*redis.StringCmd, len(batch))
 	spans := make([]trace.Span, len(batch))
-	// One caller giving up must not fail the others' entries, so the
-	// pipeline ignores cancellation (the client's timeouts still bound it);
-	// each entry still carries its own caller's trace.
-	ctx := context.WithoutCancel(batch[0].ctx)
 	for i, r := range batch {
 		_, span, c := b.p.tel.startPublish(r.ctx, r.entry.Stream)
 		spans[i] = span
@@ -214,7 +218,7 @@ func (b *Batcher) flush(batch []*batchReq) {
 	for i, r := range batch {
 		id, err := cmds[i].Result()
 		endSpan(spans[i], err)
-		b.p.count(r.ctx, r.entry.Stream, err)
+		b.p.count(ctx, r.entry.Stream, err)
 		if err != nil {
 			r.err = fmt.Errorf("publish to %s: %w", r.entry.Stream, err)
 		}

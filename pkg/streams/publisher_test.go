@@ -2,6 +2,7 @@ package streams_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -96,7 +97,7 @@ func TestBatcher_CoalescesConcurrentPublishesIntoFewerRoundTrips(t *testing.T) {
 	ctx := ctxT(t)
 	var pc pipelineCounter
 	rdb.AddHook(&pc)
-	b := streams.NewPublisher(rdb).NewBatcher(64, 1)
+	b := streams.NewPublisher(rdb).NewBatcher(ctx, 64, 1)
 	const callers, each = 32, 50
 	var wg sync.WaitGroup
 	ids := make(chan string, callers*each)
@@ -136,7 +137,7 @@ func TestBatcher_CoalescesConcurrentPublishesIntoFewerRoundTrips(t *testing.T) {
 	if trips := pc.trips.Load(); trips >= callers*each/2 {
 		t.Errorf("%d round trips for %d publishes: not coalesced", trips, callers*each)
 	}
-	if _, err := b.Publish(ctx, streams.Entry{Stream: "x"}); err != streams.ErrClosed {
+	if _, err := b.Publish(ctx, streams.Entry{Stream: "x"}); !errors.Is(err, streams.ErrClosed) {
 		t.Errorf("publish after Close: %v, want ErrClosed", err)
 	}
 }

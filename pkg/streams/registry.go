@@ -126,13 +126,6 @@ func (r *registry) all() []string {
 	return append([]string(nil), r.order...)
 }
 
-func (r *registry) has(stream string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	_, ok := r.index[stream]
-	return ok
-}
-
 func (r *registry) len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -29,7 +29,7 @@ func TestTrace_ConsumerSpanIsChildOfPublishSpan(t *testing.T) {
 	if _, err := pub.Publish(rootCtx, streams.Entry{Stream: stream}); err != nil {
 		t.Fatal(err)
 	}
-	b := pub.NewBatcher(8, 1)
+	b := pub.NewBatcher(ctx, 8, 1)
 	if _, err := b.Publish(rootCtx, streams.Entry{Stream: stream}); err != nil {
 		t.Fatal(err)
 	}

@@ -109,7 +109,7 @@ func redisBenchmark(port, pipeline int) (string, error) {
 		"XADD", "rb-bench", "MAXLEN", "~", "10000", "*", "data", strings.Repeat("x", 64)}
 	out, err := exec.Command("redis-benchmark", args...).CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("%v: %s", err, out)
+		return "", fmt.Errorf("%w: %s", err, out)
 	}
 	m := benchLine.FindAllStringSubmatch(string(out), -1)
 	if len(m) == 0 {
@@ -215,7 +215,7 @@ func latency(ctx context.Context, rdb *redis.Client, cfg config, payload []byte)
 	go func() { _ = c.Run(runCtx) }()
 	time.Sleep(200 * time.Millisecond)
 
-	bt := streams.NewPublisher(rdb).NewBatcher(128, cfg.flushers)
+	bt := streams.NewPublisher(rdb).NewBatcher(ctx, 128, cfg.flushers)
 	defer bt.Close()
 	total := int(float64(cfg.rate) * cfg.duration.Seconds())
 	interval := time.Duration(float64(time.Second) * float64(cfg.publishers) / float64(cfg.rate))
