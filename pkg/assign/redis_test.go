@@ -1,0 +1,288 @@
+package assign
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"google.golang.org/protobuf/proto"
+
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	"github.com/pulka/pulka/pkg/lobbyclient"
+	"github.com/pulka/pulka/pkg/redistest"
+	"github.com/pulka/pulka/pkg/streams"
+)
+
+func newRedis(t *testing.T) *redis.Client {
+	t.Helper()
+	return redistest.Start(t).Client(t)
+}
+
+func member(ms []Member, id string) (Member, bool) {
+	i := slices.IndexFunc(ms, func(m Member) bool { return m.ID == id })
+	if i < 0 {
+		return Member{}, false
+	}
+	return ms[i], true
+}
+
+func TestHeartbeats_MemberIsReadyUntilItsTTLRunsOut(t *testing.T) {
+	ctx := context.Background()
+	rdb := newRedis(t)
+	h := NewHeartbeats(rdb, 300*time.Millisecond)
+	if err := h.Beat(ctx, Member{ID: "a", Capacity: 7}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Beat(ctx, Member{ID: "b", Draining: true}); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := h.Members(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := member(ms, "a")
+	b, _ := member(ms, "b")
+	if !a.Ready || a.Capacity != 7 || a.Draining || !b.Ready || !b.Draining {
+		t.Fatalf("members = %+v, want a ready with capacity 7 and b ready draining", ms)
+	}
+	time.Sleep(400 * time.Millisecond)
+	if err := h.Beat(ctx, Member{ID: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	ms, _ = h.Members(ctx)
+	a, okA := member(ms, "a")
+	b, _ = member(ms, "b")
+	if !okA || a.Ready || !b.Ready || b.Draining {
+		t.Fatalf("members = %+v, want a known but not ready (no beat for longer than the TTL), b ready", ms)
+	}
+	if err := h.Leave(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	ms, _ = h.Members(ctx)
+	if _, ok := member(ms, "b"); ok {
+		t.Fatalf("members = %+v: b left and must be gone", ms)
+	}
+}
+
+func TestHeartbeats_RefusesIDsThatBreakTheEncoding(t *testing.T) {
+	h := NewHeartbeats(newRedis(t), time.Second)
+	for _, id := range []string{"", "a,b", "a{b}", "a b"} {
+		if err := h.Beat(context.Background(), Member{ID: id}); !errors.Is(err, ErrBadID) {
+			t.Errorf("Beat(%q) = %v, want ErrBadID", id, err)
+		}
+	}
+}
+
+func TestStore_MoveIsACompareAndSetOnTheOwner(t *testing.T) {
+	ctx := context.Background()
+	s := NewStore(newRedis(t))
+	var none streams.Lease
+	if ok, err := s.Add(ctx, none, "t1", "a"); !ok || err != nil {
+		t.Fatalf("Add = %v, %v", ok, err)
+	}
+	if ok, _ := s.Add(ctx, none, "t1", "b"); ok {
+		t.Fatal("a second Add of the same table must not change its owner")
+	}
+	if ok, _ := s.Move(ctx, none, "t1", "b", "c"); ok {
+		t.Fatal("Move from a runner that does not own the table must fail")
+	}
+	if ok, err := s.Move(ctx, none, "t1", "a", "b"); !ok || err != nil {
+		t.Fatalf("Move a→b = %v, %v", ok, err)
+	}
+	if ok, _ := s.Move(ctx, none, "nope", "", "b"); ok {
+		t.Fatal("Move of an unknown table must fail")
+	}
+	ta, _ := s.TablesOf(ctx, "a")
+	tb, _ := s.TablesOf(ctx, "b")
+	if len(ta) != 0 || !slices.Equal(tb, []string{"t1"}) {
+		t.Fatalf("tables of a %v, of b %v; want t1 only on b", ta, tb)
+	}
+	if ok, _ := s.Remove(ctx, "t1", "a"); ok {
+		t.Fatal("only the owner removes a table")
+	}
+	if ok, _ := s.Remove(ctx, "t1", "b"); !ok {
+		t.Fatal("the owner must be able to remove its table")
+	}
+	owners, _ := s.Owners(ctx)
+	tb, _ = s.TablesOf(ctx, "b")
+	if len(owners) != 0 || len(tb) != 0 {
+		t.Fatalf("after Remove: owners %v, tables of b %v", owners, tb)
+	}
+}
+
+func TestStore_UnplacedTableIsRecordedAndPlacedLater(t *testing.T) {
+	ctx := context.Background()
+	s := NewStore(newRedis(t))
+	if ok, err := s.Add(ctx, streams.Lease{}, "t1", ""); !ok || err != nil {
+		t.Fatalf("Add unplaced = %v, %v", ok, err)
+	}
+	if r, ok, _ := s.Owner(ctx, "t1"); !ok || r != "" {
+		t.Fatalf("Owner = %q, %v; want recorded without owner", r, ok)
+	}
+	if ok, _ := s.Move(ctx, streams.Lease{}, "t1", "", "a"); !ok {
+		t.Fatal("an unplaced table must be movable from \"\"")
+	}
+	if ta, _ := s.TablesOf(ctx, "a"); !slices.Equal(ta, []string{"t1"}) {
+		t.Fatalf("tables of a = %v", ta)
+	}
+}
+
+func TestStore_StaleLeaderCannotWrite(t *testing.T) {
+	ctx := context.Background()
+	rdb := newRedis(t)
+	s := NewStore(rdb)
+	leases := streams.NewLeases(rdb, time.Minute)
+	old, err := leases.Acquire(ctx, LeaderKey, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := leases.Takeover(ctx, LeaderKey, "y"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Add(ctx, old, "t1", "a"); !errors.Is(err, streams.ErrStaleEpoch) {
+		t.Fatalf("Add by a former leader = %v, want ErrStaleEpoch", err)
+	}
+	if owners, _ := s.Owners(ctx); len(owners) != 0 {
+		t.Fatalf("a stale leader wrote %v", owners)
+	}
+}
+
+// fixedMembers is a Membership for tests.
+type fixedMembers []Member
+
+func (f fixedMembers) Members(context.Context) ([]Member, error) { return f, nil }
+
+func TestAssigner_PlacesNewTablesOnTheLeastLoadedRunner(t *testing.T) {
+	ctx := context.Background()
+	rdb := newRedis(t)
+	s := NewStore(rdb)
+	a, err := NewAssigner(rdb, fixedMembers(live("a", "b")), s, AssignerOptions{ID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"t1", "t2", "t3"} {
+		if err := a.Place(ctx, &lobbyv1.TableStarted{TableId: id, Seed: 42}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A redelivered start keeps the first placement.
+	if err := a.Place(ctx, &lobbyv1.TableStarted{TableId: "t1"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	owners, _ := s.Owners(ctx)
+	want := map[string]string{"t1": "a", "t2": "b", "t3": "a"}
+	if len(owners) != 3 || owners["t1"] != want["t1"] || owners["t2"] != want["t2"] || owners["t3"] != want["t3"] {
+		t.Fatalf("owners = %v, want %v", owners, want)
+	}
+	data, err := rdb.Get(ctx, StartKey("t1")).Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ts lobbyv1.TableStarted
+	if err := proto.Unmarshal(data, &ts); err != nil || ts.GetSeed() != 42 {
+		t.Fatalf("stored start = %v (%v); want the first one, seed 42", &ts, err)
+	}
+}
+
+func TestAssigner_ReconcileMovesADeadRunnersTablesAndFencesIt(t *testing.T) {
+	ctx := context.Background()
+	rdb := newRedis(t)
+	s := NewStore(rdb)
+	leases := streams.NewLeases(rdb, time.Minute)
+	for _, id := range []string{"t1", "t2"} {
+		if _, err := s.Add(ctx, streams.Lease{}, id, "dead"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Add(ctx, streams.Lease{}, "t3", "a"); err != nil {
+		t.Fatal(err)
+	}
+	old, err := leases.Acquire(ctx, streams.TableLease("t1"), "dead")
+	if err != nil {
+		t.Fatal(err)
+	}
+	members := fixedMembers{{ID: "a", Ready: true}, {ID: "b", Ready: true}, {ID: "dead"}}
+	a, err := NewAssigner(rdb, members, s, AssignerOptions{ID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := a.Reconcile(ctx)
+	if err != nil || n != 2 {
+		t.Fatalf("Reconcile = %d, %v; want 2 moves", n, err)
+	}
+	owners, _ := s.Owners(ctx)
+	if owners["t1"] != "b" || owners["t2"] != "a" && owners["t2"] != "b" || owners["t3"] != "a" {
+		t.Fatalf("owners = %v", owners)
+	}
+	cur, ok, err := leases.Current(ctx, streams.TableLease("t1"))
+	if err != nil || !ok || cur.Owner != "b" || cur.Epoch <= old.Epoch {
+		t.Fatalf("lease of t1 = %+v (%v), want taken over by b with an epoch above %d", cur, err, old.Epoch)
+	}
+	pub := streams.NewPublisher(rdb)
+	_, err = pub.AppendFenced(ctx, old, streams.Entry{Stream: streams.TableEvents("t1"), Data: []byte("x")})
+	if !errors.Is(err, streams.ErrStaleEpoch) {
+		t.Fatalf("the dead owner's append = %v, want ErrStaleEpoch", err)
+	}
+	if n, _ := a.Reconcile(ctx); n != 0 {
+		t.Fatalf("a second pass moved %d tables; healthy owners keep theirs", n)
+	}
+}
+
+func TestAssigner_OneLeaderConsumesStartsAndTakesOverWhenItStops(t *testing.T) {
+	ctx := context.Background()
+	rdb := newRedis(t)
+	s := NewStore(rdb)
+	h := NewHeartbeats(rdb, time.Minute)
+	if err := h.Beat(ctx, Member{ID: "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	opt := AssignerOptions{LeaderTTL: 300 * time.Millisecond, Interval: 50 * time.Millisecond}
+	opt.ID = "x"
+	ax, _ := NewAssigner(rdb, h, s, opt)
+	opt.ID = "y"
+	ay, _ := NewAssigner(rdb, h, s, opt)
+	cx, stopX := context.WithCancel(ctx)
+	cy, stopY := context.WithCancel(ctx)
+	defer stopX()
+	defer stopY()
+	doneX, doneY := make(chan struct{}), make(chan struct{})
+	go func() { defer close(doneX); _ = ax.Run(cx) }()
+	go func() { defer close(doneY); _ = ay.Run(cy) }()
+
+	publish := func(id string) {
+		data, _ := proto.Marshal(&lobbyv1.TableStarted{TableId: id})
+		if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: lobbyclient.TableStartStream, Values: []any{streams.FieldData, data}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitOwner := func(id string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			if r, ok, _ := s.Owner(ctx, id); ok && r == "r1" {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("table %s was not placed", id)
+	}
+	publish("t1")
+	waitOwner("t1")
+	if ax.IsLeader() == ay.IsLeader() {
+		t.Fatalf("leaders: x=%v y=%v, want exactly one", ax.IsLeader(), ay.IsLeader())
+	}
+	leader, other, stop, done := ax, ay, stopX, doneX
+	if ay.IsLeader() {
+		leader, other, stop, done = ay, ax, stopY, doneY
+	}
+	stop()
+	<-done
+	publish("t2")
+	waitOwner("t2")
+	if leader.IsLeader() || !other.IsLeader() {
+		t.Fatalf("after stopping the leader: stopped=%v other=%v", leader.IsLeader(), other.IsLeader())
+	}
+}
