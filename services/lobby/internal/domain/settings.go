@@ -51,7 +51,6 @@ type Stake struct {
 const DefaultJapaneseTarget = 21
 
 // japaneseTargets are the targets the rules allow.
-
 var japaneseTargets = map[uint32]bool{11: true, 15: true, 21: true, 31: true}
 
 // Bounds of the timing settings (zero means the server's default).

@@ -29,6 +29,13 @@ type env struct {
 	client *lobbyclient.Client
 	view   *lobbyclient.View
 	ids    atomic.Int64
+	// clock is the lobbies' shared clock: one second per reading, so
+	// tables created one after the other never share a creation time.
+	clock atomic.Int64
+}
+
+func (e *env) now() time.Time {
+	return time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC).Add(time.Duration(e.clock.Add(1)) * time.Second)
 }
 
 func newEnv(t *testing.T, opts ...redistest.Option) *env {
@@ -64,7 +71,7 @@ func (e *env) lobby(name string, mut ...func(*Options)) (svc *Service, stop func
 	e.t.Helper()
 	opt := Options{
 		Name: name, Consumers: 2, SnapshotInterval: 20 * time.Millisecond,
-		Password: cheapPasswords, MinIdle: 500 * time.Millisecond,
+		Password: cheapPasswords, MinIdle: 500 * time.Millisecond, Now: e.now,
 	}
 	for _, m := range mut {
 		m(&opt)
