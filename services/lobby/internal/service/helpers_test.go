@@ -42,7 +42,7 @@ func newEnv(t *testing.T, opts ...redistest.Option) *env {
 	t.Helper()
 	srv := redistest.Start(t, opts...)
 	e := &env{t: t, srv: srv, rdb: srv.Client(t)}
-	e.client = lobbyclient.NewClient(srv.Client(t), lobbyclient.ClientOptions{Timeout: 10 * time.Second, Block: 100 * time.Millisecond})
+	e.client = newTestClient(srv)
 	e.view = lobbyclient.NewView(srv.Client(t), lobbyclient.ViewOptions{Block: 100 * time.Millisecond})
 	e.run(e.client.Run)
 	e.run(e.view.Run)
@@ -261,3 +261,16 @@ func private(s *lobbyv1.TableSettings) {
 var freeStake = &lobbyv1.Stake{Kind: &lobbyv1.Stake_Free{Free: &lobbyv1.FreeStake{}}}
 
 func redistestPersistence() redistest.Option { return redistest.WithPersistence() }
+
+type redisXAdd struct {
+	stream string
+	data   []byte
+}
+
+func (x *redisXAdd) args() *redis.XAddArgs {
+	return &redis.XAddArgs{Stream: x.stream, Values: []interface{}{"data", x.data}}
+}
+
+func newTestClient(srv *redistest.Server) *lobbyclient.Client {
+	return lobbyclient.NewClient(srv.NewClient(), lobbyclient.ClientOptions{Timeout: 10 * time.Second, Block: 100 * time.Millisecond})
+}

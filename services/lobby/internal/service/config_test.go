@@ -1,0 +1,92 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pulka/pulka/pkg/daemon"
+	"github.com/pulka/pulka/pkg/redistest"
+)
+
+func loadConfig(t *testing.T, env map[string]string, args ...string) (*Config, error) {
+	t.Helper()
+	var cfg Config
+	err := daemon.Load(&cfg, "lobby", args, func(k string) string { return env[k] }, io.Discard)
+	return &cfg, err
+}
+
+func TestConfig_DefaultsAndEnvironment(t *testing.T) {
+	cfg, err := loadConfig(t, map[string]string{EnvConsumers: "4", EnvSnapshotInterval: "250ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Consumers != 4 || cfg.SnapshotInterval != 250*time.Millisecond || cfg.ResultTTL != 24*time.Hour || cfg.ViewMaxLen != 10_000 {
+		t.Fatalf("config %+v", cfg)
+	}
+}
+
+func TestConfig_InvalidValuesAreRefused(t *testing.T) {
+	for _, args := range [][]string{
+		{"-consumers", "0"},
+		{"-snapshot-interval", "1ms"},
+		{"-result-ttl", "10s"},
+		{"-finished-ttl", "0s"},
+		{"-view-maxlen", "5"},
+	} {
+		if _, err := loadConfig(t, nil, args...); !errors.Is(err, daemon.ErrConfig) {
+			t.Errorf("%v: err = %v", args, err)
+		}
+	}
+}
+
+func TestRun_ServesReadinessAndMetrics(t *testing.T) {
+	srv := redistest.Start(t)
+	cfg, err := loadConfig(t, map[string]string{daemon.EnvRedisAddr: srv.Addr(), daemon.EnvAdminAddr: "127.0.0.1:0"}, "-name", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	admin := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- daemon.Run(ctx, daemon.Options{Name: "lobby", Config: cfg.Base, LogWriter: io.Discard}, func(ctx context.Context, d *daemon.Daemon) error {
+			admin <- d.AdminAddr()
+			return cfg.Run(ctx, d)
+		})
+	}()
+	addr := "http://" + <-admin
+	get := func(path string) (int, string) {
+		resp, err := http.Get(addr + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for code, _ := get("/readyz"); code != http.StatusOK; code, _ = get("/readyz") {
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz never OK (last %d)", code)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// One command through the running service shows up in the metrics.
+	e := &env{t: t, srv: srv, rdb: srv.Client(t)}
+	e.client = newTestClient(srv)
+	e.run(e.client.Run)
+	e.mustCreate("host", classic(), "", true)
+	if code, body := get("/metrics"); code != http.StatusOK || !strings.Contains(body, "pulka_lobby_commands_total") {
+		t.Fatalf("/metrics %d:\n%s", code, body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+}
