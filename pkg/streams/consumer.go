@@ -544,7 +544,7 @@ func (c *Consumer) flushAcks(ctx context.Context, acks *ackBuf) error {
 // handle runs the handler for one delivery and reports whether to ack it.
 func (c *Consumer) handle(ctx context.Context, d *delivery) bool {
 	m := d.msg
-	class := StreamClass(m.Stream)
+	class := c.tel.meta(m.Stream).class
 	if m.Deliveries > c.cfg.maxDeliveries {
 		// Delivered this often without an ack: its handler keeps crashing
 		// or hanging the consumer. Do not run it again.
@@ -615,7 +615,7 @@ func (c *Consumer) deadLetter(ctx context.Context, m Message, reason string) {
 		c.cfg.logger.Error("streams: dead-letter failed; message stays pending", "stream", m.Stream, "id", m.ID, "err", err)
 		return
 	}
-	c.tel.deadLettered.Add(ctx, 1, c.attrs.get(StreamClass(m.Stream), c.group, ""))
+	c.tel.deadLettered.Add(ctx, 1, c.attrs.get(c.tel.meta(m.Stream).class, c.group, ""))
 	c.cfg.logger.Warn("streams: message dead-lettered", "stream", m.Stream, "id", m.ID, "deliveries", m.Deliveries, "reason", reason)
 }
 
@@ -714,7 +714,7 @@ func (c *Consumer) claimBatch(ctx context.Context, streams []string) error {
 			if n == 0 {
 				n = 2 // it was delivered before, or it would not be pending
 			}
-			c.tel.redelivered.Add(ctx, 1, c.attrs.get(StreamClass(g.stream), c.group, ""))
+			c.tel.redelivered.Add(ctx, 1, c.attrs.get(c.tel.meta(g.stream).class, c.group, ""))
 			if !c.dispatch(ctx, g.stream, xm, n) {
 				c.untrack(g.stream, fresh[j:])
 				return nil

@@ -43,13 +43,17 @@ func (m Message) Key() string { return m.Stream + "/" + m.ID }
 // entryArgs flattens an entry into XADD field/value pairs, trace fields
 // included.
 func entryArgs(e Entry, carrier *injectCarrier) []interface{} {
-	args := make([]interface{}, 0, 2+2*len(e.Header)+len(carrier.pairs))
+	var trace []string
+	if carrier != nil {
+		trace = carrier.pairs
+	}
+	args := make([]interface{}, 0, 2+2*len(e.Header)+len(trace))
 	args = append(args, FieldData, e.Data)
 	for k, v := range e.Header {
 		args = append(args, k, v)
 	}
-	for i := 0; i+1 < len(carrier.pairs); i += 2 {
-		args = append(args, carrier.pairs[i], carrier.pairs[i+1])
+	for i := 0; i+1 < len(trace); i += 2 {
+		args = append(args, trace[i], trace[i+1])
 	}
 	return args
 }

@@ -47,10 +47,10 @@ func (p *Publisher) Publish(ctx context.Context, e Entry) (string, error) {
 
 func (p *Publisher) count(ctx context.Context, stream string, err error) {
 	if err != nil {
-		p.tel.publishErrs.Add(ctx, 1, p.attrs.get(StreamClass(stream), "", ""))
+		p.tel.publishErrs.Add(ctx, 1, p.attrs.get(p.tel.meta(stream).class, "", ""))
 		return
 	}
-	p.tel.published.Add(ctx, 1, p.attrs.get(StreamClass(stream), "", ""))
+	p.tel.published.Add(ctx, 1, p.attrs.get(p.tel.meta(stream).class, "", ""))
 }
 
 // PublishBatch appends entries in one round trip (a pipeline, not a

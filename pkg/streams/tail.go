@@ -230,7 +230,7 @@ func (t *Tailer) deliver(ctx context.Context, m Message) {
 	sctx, span := t.tel.startConsume(ctx, m, "")
 	t.handler(sctx, m)
 	span.End()
-	t.tel.consumed.Add(sctx, 1, t.attrs.get(StreamClass(m.Stream), "", "ok"))
+	t.tel.consumed.Add(sctx, 1, t.attrs.get(t.tel.meta(m.Stream).class, "", "ok"))
 }
 
 // ReadAfter returns up to count entries of stream with IDs greater than

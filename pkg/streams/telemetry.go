@@ -28,6 +28,10 @@ var (
 type telemetry struct {
 	tracer     trace.Tracer
 	propagator propagation.TextMapPropagator
+	// plainTraceContext: the propagator is the W3C trace context alone, which
+	// writes nothing for an invalid span context.
+	plainTraceContext bool
+	metas             sync.Map // stream → *streamMeta
 
 	published    metric.Int64Counter
 	consumed     metric.Int64Counter
@@ -43,6 +47,7 @@ func newTelemetry(s *settings) *telemetry {
 		tracer:     s.tracerProvider.Tracer(instrumentationName),
 		propagator: s.propagator,
 	}
+	_, t.plainTraceContext = s.propagator.(propagation.TraceContext)
 	// Instrument constructors only fail on invalid names; ours are constant,
 	// and a failing one still returns a usable no-op instrument.
 	t.published, _ = m.Int64Counter("pulka.streams.published",
@@ -61,12 +66,45 @@ func newTelemetry(s *settings) *telemetry {
 	return t
 }
 
+// streamMeta is what the hot path needs per stream, computed once: the
+// stream class and the span options derived from it.
+type streamMeta struct {
+	class       string
+	publishName string
+	publishOpts []trace.SpanStartOption
+	processName string
+}
+
+// meta caches streamMeta per stream name; thousands of tables mean
+// thousands of entries of a few hundred bytes.
+func (t *telemetry) meta(stream string) *streamMeta {
+	if m, ok := t.metas.Load(stream); ok {
+		return m.(*streamMeta)
+	}
+	class := StreamClass(stream)
+	m := &streamMeta{
+		class:       class,
+		publishName: "publish " + class,
+		processName: "process " + class,
+		publishOpts: []trace.SpanStartOption{
+			trace.WithSpanKind(trace.SpanKindProducer),
+			trace.WithAttributes(attrSystem, keyDestination.String(class)),
+		},
+	}
+	actual, _ := t.metas.LoadOrStore(stream, m)
+	return actual.(*streamMeta)
+}
+
 // startPublish opens the producer span of one entry and returns the trace
-// fields to store with it.
+// fields to store with it (nil when there are none).
 func (t *telemetry) startPublish(ctx context.Context, stream string) (context.Context, trace.Span, *injectCarrier) {
-	ctx, span := t.tracer.Start(ctx, "publish "+StreamClass(stream),
-		trace.WithSpanKind(trace.SpanKindProducer),
-		trace.WithAttributes(attrSystem, keyDestination.String(StreamClass(stream))))
+	m := t.meta(stream)
+	ctx, span := t.tracer.Start(ctx, m.publishName, m.publishOpts...)
+	if t.plainTraceContext && !span.SpanContext().IsValid() {
+		// Nothing to propagate (no caller trace, no-op tracer): skip the
+		// carrier on the hot path.
+		return ctx, span, nil
+	}
 	c := &injectCarrier{}
 	t.propagator.Inject(ctx, c)
 	return ctx, span, c
@@ -86,11 +124,12 @@ func (t *telemetry) startConsume(ctx context.Context, m Message, group string) (
 	if len(m.trace) > 0 {
 		ctx = t.propagator.Extract(ctx, extractCarrier(m.trace))
 	}
-	attrs := []attribute.KeyValue{attrSystem, keyDestination.String(StreamClass(m.Stream)), keyMessageID.String(m.ID)}
+	meta := t.meta(m.Stream)
+	attrs := []attribute.KeyValue{attrSystem, keyDestination.String(meta.class), keyMessageID.String(m.ID)}
 	if group != "" {
 		attrs = append(attrs, keyGroup.String(group), keyDeliveries.Int64(m.Deliveries))
 	}
-	return t.tracer.Start(ctx, "process "+StreamClass(m.Stream),
+	return t.tracer.Start(ctx, meta.processName,
 		trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...))
 }
 
