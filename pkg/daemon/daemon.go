@@ -162,6 +162,11 @@ func Run(ctx context.Context, opts Options, run RunFunc) (err error) {
 		return fmt.Errorf("daemon: telemetry: %w", err)
 	}
 	log := tel.Logger
+	if opts.SetGlobal {
+		// go-redis logs pool trouble through a process-wide logger in its
+		// own text format; route it into the JSON log.
+		redis.SetLogger(redisLogger{log})
+	}
 	// Telemetry is flushed last, after everything that may still log or
 	// record a span; its context must outlive the caller's cancelled one.
 	defer func() {
@@ -321,3 +326,10 @@ func (r *readiness) add(name string, fn func(context.Context) error) {
 }
 
 func (r *readiness) drain() { r.draining.Store(true) }
+
+// redisLogger adapts go-redis' internal logging to slog.
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...interface{}) {
+	l.log.WarnContext(ctx, fmt.Sprintf(format, v...), "component", "go-redis")
+}
