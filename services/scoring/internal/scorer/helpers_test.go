@@ -80,7 +80,9 @@ func publish(t *testing.T, rdb redis.UniversalClient, inputs ...*scoringv1.Scori
 	}
 }
 
-func newScorer(t *testing.T, rdb redis.UniversalClient) *scorer.Scorer {
+func newScorer(t *testing.T, rdb redis.UniversalClient) *scorer.Scorer { return newScorerB(t, rdb) }
+
+func newScorerB(t testing.TB, rdb redis.UniversalClient) *scorer.Scorer {
 	t.Helper()
 	s, err := scorer.New(rdb, sheetstore.WriterOptions{}, slog.New(slog.NewTextHandler(io.Discard, nil)),
 		tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider())
