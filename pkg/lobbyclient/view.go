@@ -1,6 +1,7 @@
 package lobbyclient
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -47,7 +48,9 @@ type View struct {
 	loaded  bool
 	version uint64
 	tables  map[string]*lobbyv1.TableSummary
-	sorted  []*lobbyv1.TableSummary // newest first; nil when stale
+	// sorted holds the same tables newest first, kept in order by binary
+	// search on every change (re-sorting 10 000 tables per update costs ms).
+	sorted []*lobbyv1.TableSummary
 	// log holds the changes after version logStart, oldest first.
 	log      []Change
 	logStart uint64
@@ -138,10 +141,17 @@ func (v *View) load(ctx context.Context) (string, bool, error) {
 	v.loaded = true
 	v.version = view.GetVersion()
 	v.tables = make(map[string]*lobbyv1.TableSummary, len(view.GetTables()))
+	v.sorted = make([]*lobbyv1.TableSummary, 0, len(view.GetTables()))
 	for _, t := range view.GetTables() {
+		if old, dup := v.tables[t.GetTableId()]; dup {
+			v.removeSorted(old)
+		}
 		v.tables[t.GetTableId()] = t
+		v.sorted = append(v.sorted, t)
 	}
-	v.sorted = nil
+	// The lobby writes the snapshot newest first already; sorting again
+	// costs little and does not trust it.
+	slices.SortFunc(v.sorted, newestFirst)
 	v.log, v.logStart = v.log[:0], v.version
 	v.notifyLocked()
 	v.mu.Unlock()
@@ -171,14 +181,22 @@ func (v *View) apply(ctx context.Context, m redis.XMessage) bool {
 	c := Change{Version: u.GetVersion()}
 	switch ch := u.GetChange().(type) {
 	case *lobbyv1.LobbyUpdate_TableUpserted:
-		c.Upserted = ch.TableUpserted
-		v.tables[ch.TableUpserted.GetTableId()] = ch.TableUpserted
+		t := ch.TableUpserted
+		c.Upserted = t
+		if old, ok := v.tables[t.GetTableId()]; ok {
+			v.removeSorted(old)
+		}
+		v.tables[t.GetTableId()] = t
+		i, _ := slices.BinarySearchFunc(v.sorted, t, newestFirst)
+		v.sorted = slices.Insert(v.sorted, i, t)
 	case *lobbyv1.LobbyUpdate_TableRemoved:
 		c.Removed = ch.TableRemoved
-		delete(v.tables, ch.TableRemoved)
+		if old, ok := v.tables[ch.TableRemoved]; ok {
+			v.removeSorted(old)
+			delete(v.tables, ch.TableRemoved)
+		}
 	}
 	v.version = u.GetVersion()
-	v.sorted = nil
 	v.log = append(v.log, c)
 	if over := len(v.log) - v.opt.History; over > 0 {
 		v.logStart = v.log[over-1].Version
@@ -186,6 +204,12 @@ func (v *View) apply(ctx context.Context, m redis.XMessage) bool {
 	}
 	v.notifyLocked()
 	return true
+}
+
+func (v *View) removeSorted(t *lobbyv1.TableSummary) {
+	if i, ok := slices.BinarySearchFunc(v.sorted, t, newestFirst); ok {
+		v.sorted = slices.Delete(v.sorted, i, i+1)
+	}
 }
 
 func (v *View) notifyLocked() {
@@ -242,22 +266,9 @@ func (v *View) Since(after uint64) (changes []Change, version uint64, complete b
 // List returns the listed tables that match filter (nil: all), newest first.
 func (v *View) List(filter *lobbyv1.TableFilter) []*lobbyv1.TableSummary {
 	v.mu.RLock()
-	sorted := v.sorted
-	v.mu.RUnlock()
-	if sorted == nil {
-		v.mu.Lock()
-		if v.sorted == nil {
-			v.sorted = make([]*lobbyv1.TableSummary, 0, len(v.tables))
-			for _, t := range v.tables {
-				v.sorted = append(v.sorted, t)
-			}
-			slices.SortFunc(v.sorted, newestFirst)
-		}
-		sorted = v.sorted
-		v.mu.Unlock()
-	}
-	out := make([]*lobbyv1.TableSummary, 0, len(sorted))
-	for _, t := range sorted {
+	defer v.mu.RUnlock()
+	out := make([]*lobbyv1.TableSummary, 0, len(v.sorted))
+	for _, t := range v.sorted {
 		if Match(filter, t) {
 			out = append(out, t)
 		}
@@ -277,7 +288,11 @@ func (v *View) Get(tableID string) (*lobbyv1.TableSummary, bool) {
 // newestFirst orders by creation time, newest first, then by id — the
 // order of LobbyView.tables.
 func newestFirst(a, b *lobbyv1.TableSummary) int {
-	if c := b.GetCreatedAt().AsTime().Compare(a.GetCreatedAt().AsTime()); c != 0 {
+	ta, tb := a.GetCreatedAt(), b.GetCreatedAt()
+	if c := cmp.Compare(tb.GetSeconds(), ta.GetSeconds()); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(tb.GetNanos(), ta.GetNanos()); c != 0 {
 		return c
 	}
 	return strings.Compare(a.GetTableId(), b.GetTableId())

@@ -1,0 +1,74 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	"github.com/pulka/pulka/pkg/redistest"
+)
+
+// BenchmarkApply_SitAndStand measures one command end to end inside the
+// service (dedupe check, load, decide, commit script) against a local
+// redis-server: the lobby's per-command cost without the stream hops.
+func BenchmarkApply_SitAndStand(b *testing.B) {
+	srv := redistest.Start(b)
+	svc, err := New(srv.Client(b), Options{Password: cheapPasswords})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	created, err := svc.Apply(ctx, &lobbyv1.LobbyCommand{CommandId: "create", PlayerId: "host",
+		Command: &lobbyv1.LobbyCommand_CreateTable{CreateTable: &lobbyv1.CreateTable{Settings: classic(), SitDown: true}}})
+	if err != nil || !created.GetAccepted() {
+		b.Fatal(created, err)
+	}
+	id := created.GetTableId()
+	i := 0
+	for b.Loop() {
+		cmd := sit(id, 1, "")
+		if i%2 == 1 {
+			cmd = standUp(id)
+		}
+		cmd.CommandId, cmd.PlayerId = fmt.Sprint("c", i), "guest"
+		r, err := svc.Apply(ctx, cmd)
+		if err != nil || !r.GetAccepted() {
+			b.Fatal(r, err)
+		}
+		i++
+	}
+}
+
+// BenchmarkApply_ParallelTables runs commands on many tables at once, as
+// several consumers do.
+func BenchmarkApply_ParallelTables(b *testing.B) {
+	srv := redistest.Start(b)
+	svc, err := New(srv.Client(b), Options{Password: cheapPasswords})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	var n atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		me := n.Add(1)
+		created, err := svc.Apply(ctx, &lobbyv1.LobbyCommand{CommandId: fmt.Sprint("create", me), PlayerId: "host",
+			Command: &lobbyv1.LobbyCommand_CreateTable{CreateTable: &lobbyv1.CreateTable{Settings: classic(), SitDown: true}}})
+		if err != nil || !created.GetAccepted() {
+			b.Error(created, err)
+			return
+		}
+		for i := 0; pb.Next(); i++ {
+			cmd := sit(created.GetTableId(), 1, "")
+			if i%2 == 1 {
+				cmd = standUp(created.GetTableId())
+			}
+			cmd.CommandId, cmd.PlayerId = fmt.Sprint("c", me, "-", i), "guest"
+			if r, err := svc.Apply(ctx, cmd); err != nil || !r.GetAccepted() {
+				b.Error(r, err)
+				return
+			}
+		}
+	})
+}
