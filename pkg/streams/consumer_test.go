@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -566,8 +565,6 @@ func TestConsumer_RunTwiceFails(t *testing.T) {
 		t.Fatalf("second concurrent Run succeeded")
 	}
 }
-
-var _ = fmt.Sprint
 
 func runIDOf(info string) string {
 	for _, line := range strings.Split(info, "\n") {

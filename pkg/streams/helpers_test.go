@@ -12,7 +12,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/pulka/pulka/pkg/redistest"
 	"github.com/pulka/pulka/pkg/streams"
 )
 
@@ -120,5 +119,3 @@ func applyEffect(ctx context.Context, rdb redis.Scripter, m streams.Message) (st
 		Do("RPUSH", "fx:"+tag+":log", m.ID)
 	return streams.Once(ctx, rdb, "fx:"+tag+":dedupe:"+m.Key(), time.Hour, m.ID, eff)
 }
-
-var _ = redistest.Start

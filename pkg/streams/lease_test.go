@@ -1,7 +1,6 @@
 package streams_test
 
 import (
-	"context"
 	"errors"
 	"strconv"
 	"sync"
@@ -242,5 +241,3 @@ func joinSp(s []string) string {
 	}
 	return out
 }
-
-var _ = context.Background

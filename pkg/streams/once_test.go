@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/pulka/pulka/pkg/redistest"
 	"github.com/pulka/pulka/pkg/streams"
 )
@@ -126,5 +124,3 @@ return 'ok'
 		})
 	}
 }
-
-var _ = redis.Nil
