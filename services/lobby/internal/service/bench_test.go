@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -66,6 +67,47 @@ func BenchmarkApply_ParallelTables(b *testing.B) {
 			}
 			cmd.CommandId, cmd.PlayerId = fmt.Sprint("c", me, "-", i), "guest"
 			if r, err := svc.Apply(ctx, cmd); err != nil || !r.GetAccepted() {
+				b.Error(r, err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkDo_EndToEnd is a gateway's view of one command: XADD to
+// pulka:lobby:cmd, a lobby replica (2 consumers) applies it, the result
+// comes back on the reply stream. Run in parallel, as many players do.
+func BenchmarkDo_EndToEnd(b *testing.B) {
+	srv := redistest.Start(b)
+	e := &env{srv: srv, rdb: srv.Client(b)}
+	e.client = newTestClient(srv)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	b.Cleanup(func() { cancel(); wg.Wait() }) // before the server stops
+	svc, err := New(srv.Client(b), Options{Consumers: 2, Password: cheapPasswords})
+	if err != nil {
+		b.Fatal(err)
+	}
+	wg.Add(2)
+	go func() { defer wg.Done(); _ = e.client.Run(ctx) }()
+	go func() { defer wg.Done(); _ = svc.Run(ctx) }()
+	var n atomic.Int64
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		me := n.Add(1)
+		created, err := e.client.Do(ctx, &lobbyv1.LobbyCommand{PlayerId: "host",
+			Command: &lobbyv1.LobbyCommand_CreateTable{CreateTable: &lobbyv1.CreateTable{Settings: classic(), SitDown: true}}})
+		if err != nil || !created.GetAccepted() {
+			b.Error(created, err)
+			return
+		}
+		for i := 0; pb.Next(); i++ {
+			cmd := sit(created.GetTableId(), 1, "")
+			if i%2 == 1 {
+				cmd = standUp(created.GetTableId())
+			}
+			cmd.CommandId, cmd.PlayerId = fmt.Sprint("c", me, "-", i), "guest"
+			if r, err := e.client.Do(ctx, cmd); err != nil || !r.GetAccepted() {
 				b.Error(r, err)
 				return
 			}
