@@ -24,9 +24,13 @@ run: build ## Run Pulka on this machine (until the services exist: one classic g
 	$(BIN)/pulkactl demo
 
 .PHONY: test
-test: check-generated ## Run every test of every module with -race, plus a short fuzz of every fuzz target.
+test: check-generated test-deps ## Run every test of every module with -race, plus a short fuzz of every fuzz target.
 	@for m in $(MODULES); do echo "==> go test -race $$m"; (cd $$m && $(GO) test -race -count=1 ./...); done
 	@FUZZTIME=$(FUZZTIME) scripts/fuzz-smoke.sh $(MODULES)
+
+.PHONY: test-deps
+test-deps: ## Check (and on Debian as root, install) what the tests need: redis-server.
+	@scripts/need.sh redis-server redis-server
 
 .PHONY: build
 build: ## Build every binary into bin/.
