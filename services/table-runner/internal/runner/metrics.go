@@ -1,0 +1,67 @@
+package runner
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+type metrics struct {
+	apply      metric.Float64Histogram
+	restores   metric.Int64Counter
+	fenced     metric.Int64Counter
+	rejections metric.Int64Counter
+	inboxFull  metric.Int64Counter
+	malformed  metric.Int64Counter
+}
+
+func newMetrics(mp metric.MeterProvider, r *Runner) (*metrics, error) {
+	m := mp.Meter("github.com/pulka/pulka/services/table-runner")
+	out := &metrics{}
+	var err error
+	if out.apply, err = m.Float64Histogram("pulka.runner.apply.duration", metric.WithUnit("s"),
+		metric.WithDescription("Time to apply one input and append its events (attribute input: command, tick, presence)."),
+		metric.WithExplicitBucketBoundaries(0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1)); err != nil {
+		return nil, err
+	}
+	if out.restores, err = m.Int64Counter("pulka.runner.restores",
+		metric.WithDescription("Tables opened by this runner (attribute source: created, snapshot, genesis; outcome: ok, error).")); err != nil {
+		return nil, err
+	}
+	if out.fenced, err = m.Int64Counter("pulka.runner.fenced",
+		metric.WithDescription("Writes refused because another runner holds a newer lease epoch of the table.")); err != nil {
+		return nil, err
+	}
+	if out.rejections, err = m.Int64Counter("pulka.runner.rejections",
+		metric.WithDescription("Commands refused by the rules (attribute reason).")); err != nil {
+		return nil, err
+	}
+	if out.inboxFull, err = m.Int64Counter("pulka.runner.inbox.full",
+		metric.WithDescription("Times a table's inbox was full and the table switched to reading its backlog from Redis.")); err != nil {
+		return nil, err
+	}
+	if out.malformed, err = m.Int64Counter("pulka.runner.commands.malformed",
+		metric.WithDescription("Command stream entries that are neither a command nor a presence report (skipped).")); err != nil {
+		return nil, err
+	}
+	if _, err = m.Int64ObservableGauge("pulka.runner.tables",
+		metric.WithDescription("Tables this runner owns (open or opening)."),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(int64(r.tableCount()))
+			return nil
+		})); err != nil {
+		return nil, err
+	}
+	if _, err = m.Int64ObservableGauge("pulka.runner.inbox.depth",
+		metric.WithDescription("Commands waiting in the tables' inboxes (attribute stat: sum, max)."),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			sum, mx := r.inboxDepth()
+			o.Observe(int64(sum), metric.WithAttributes(attribute.String("stat", "sum")))
+			o.Observe(int64(mx), metric.WithAttributes(attribute.String("stat", "max")))
+			return nil
+		})); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

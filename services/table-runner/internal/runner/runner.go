@@ -1,0 +1,359 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/pulka/pulka/pkg/assign"
+	"github.com/pulka/pulka/pkg/sheetstore"
+	"github.com/pulka/pulka/pkg/streams"
+)
+
+// Why a table's goroutine stopped (its context's cause).
+var (
+	errShutdown = errors.New("runner: shutting down")
+	errMoved    = errors.New("runner: table assigned to another runner")
+	errFenced   = errors.New("runner: fenced by a newer lease epoch")
+	errFinished = errors.New("runner: game over")
+)
+
+// Runner owns the tables the assignment gives it: one goroutine per table,
+// one shared reader (a streams.Tailer: multi-key XREAD) for every table's
+// command stream, and the loops that keep it a member (heartbeat), keep its
+// leases (renewal) and follow the assignment (poll). It may also run the
+// leader-elected assigner.
+type Runner struct {
+	rdb    redis.UniversalClient
+	opt    Options
+	log    *slog.Logger
+	pub    *streams.Publisher
+	leases *streams.Leases
+	beats  *assign.Heartbeats
+	store  *assign.Store
+	asg    *assign.Assigner
+	tailer *streams.Tailer
+	tracer trace.Tracer
+	m      *metrics
+
+	ready    atomic.Bool
+	draining atomic.Bool
+
+	mu        sync.Mutex
+	slots     map[string]*slot // by table id
+	byStream  map[string]*slot // by command stream
+	failures  map[string]int   // consecutive failed opens per table
+	notBefore map[string]time.Time
+	actorCtx  context.Context
+	actors    sync.WaitGroup
+}
+
+// New makes a runner; Run starts it.
+func New(rdb redis.UniversalClient, opt Options) (*Runner, error) {
+	opt, err := opt.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	r := &Runner{
+		rdb: rdb, opt: opt, log: opt.Logger.With("runner", opt.ID),
+		leases: streams.NewLeases(rdb, opt.LeaseTTL),
+		beats:  assign.NewHeartbeats(rdb, opt.HeartbeatTTL),
+		store:  assign.NewStore(rdb),
+		tracer: opt.TracerProvider.Tracer("github.com/pulka/pulka/services/table-runner"),
+		slots:  map[string]*slot{}, byStream: map[string]*slot{},
+		failures: map[string]int{}, notBefore: map[string]time.Time{},
+	}
+	evClass := streams.StreamClass(streams.TableEvents("x"))
+	r.pub = streams.NewPublisher(rdb,
+		streams.WithTracerProvider(opt.TracerProvider), streams.WithMeterProvider(opt.MeterProvider),
+		streams.WithRetention(func(stream string) int64 {
+			switch {
+			case streams.StreamClass(stream) == evClass:
+				return opt.EventMaxLen
+			case stream == sheetstore.HandsStream:
+				return opt.ScoringMaxLen
+			}
+			return streams.DefaultMaxLen
+		}))
+	r.tailer = streams.NewTailer(rdb, r.onCommand,
+		streams.WithTracerProvider(opt.TracerProvider), streams.WithMeterProvider(opt.MeterProvider),
+		streams.WithLogger(r.log), streams.WithBlock(opt.ReadBlock))
+	if opt.Assigner {
+		r.asg, err = assign.NewAssigner(rdb, r.beats, r.store, assign.AssignerOptions{
+			ID: opt.ID, LeaderTTL: opt.LeaderTTL, Interval: opt.ReconcileEvery, TableLeaseTTL: opt.LeaseTTL,
+			ConsumerOptions: []streams.Option{streams.WithMinIdle(opt.StartClaimIdle), streams.WithClaimInterval(opt.StartClaimIdle / 4)},
+			Logger:          r.log, MeterProvider: opt.MeterProvider,
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if r.m, err = newMetrics(opt.MeterProvider, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// ID is the runner's id.
+func (r *Runner) ID() string { return r.opt.ID }
+
+// Leading reports whether this runner's assigner is the leader.
+func (r *Runner) Leading() bool { return r.asg != nil && r.asg.IsLeader() }
+
+// Ready reports whether the runner is a live member taking tables.
+func (r *Runner) Ready(context.Context) error {
+	if r.draining.Load() {
+		return errShutdown
+	}
+	if !r.ready.Load() {
+		return errors.New("runner: not a member yet")
+	}
+	return nil
+}
+
+// Tables returns the ids of the tables this runner owns (open or opening).
+func (r *Runner) Tables() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, 0, len(r.slots))
+	for id := range r.slots {
+		out = append(out, id)
+	}
+	return out
+}
+
+func (r *Runner) tableCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.slots)
+}
+
+func (r *Runner) inboxDepth() (sum, mx int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.slots {
+		n := len(s.inbox)
+		sum += n
+		mx = max(mx, n)
+	}
+	return sum, mx
+}
+
+// Run works until ctx is cancelled, then hands its tables over: each table
+// writes a snapshot and releases its lease, the runner leaves the
+// membership (so the assigner moves its tables at its next pass instead of
+// after the heartbeat TTL) and gives up the assigner's leadership.
+func (r *Runner) Run(ctx context.Context) error {
+	bg := context.WithoutCancel(ctx)
+	actorCtx, stopActors := context.WithCancel(bg)
+	defer stopActors()
+	r.mu.Lock()
+	r.actorCtx = actorCtx
+	r.mu.Unlock()
+
+	tailCtx, stopTail := context.WithCancel(bg)
+	var tailDone sync.WaitGroup
+	tailDone.Add(1)
+	go func() { defer tailDone.Done(); _ = r.tailer.Run(tailCtx) }()
+
+	var loops sync.WaitGroup
+	loop := func(every time.Duration, f func(context.Context)) {
+		loops.Add(1)
+		go func() {
+			defer loops.Done()
+			t := time.NewTicker(every)
+			defer t.Stop()
+			for {
+				f(ctx)
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+			}
+		}()
+	}
+	loop(r.opt.HeartbeatTTL/3, r.beat)
+	loop(r.opt.LeaseTTL/3, r.renew)
+	loop(r.opt.PollInterval, r.sync)
+	if r.asg != nil {
+		loops.Add(1)
+		go func() { defer loops.Done(); _ = r.asg.Run(ctx) }()
+	}
+	<-ctx.Done()
+	r.draining.Store(true)
+	loops.Wait()
+
+	r.mu.Lock()
+	for _, s := range r.slots {
+		s.cancel(errShutdown)
+	}
+	r.mu.Unlock()
+	r.actors.Wait()
+	lctx, cancel := context.WithTimeout(bg, time.Second)
+	if err := r.beats.Leave(lctx, r.opt.ID); err != nil {
+		r.log.Warn("runner: leave the membership", "err", err)
+	}
+	cancel()
+	stopTail()
+	tailDone.Wait()
+	return nil
+}
+
+func (r *Runner) beat(ctx context.Context) {
+	err := r.beats.Beat(ctx, assign.Member{ID: r.opt.ID, Capacity: r.opt.Capacity, Draining: r.draining.Load()})
+	if err != nil {
+		if ctx.Err() == nil {
+			r.log.Warn("runner: heartbeat", "err", err)
+		}
+		return
+	}
+	r.ready.Store(true)
+}
+
+// renew extends the lease of every open table; a table whose lease was
+// taken over is stopped at once.
+func (r *Runner) renew(ctx context.Context) {
+	r.mu.Lock()
+	slots := make([]*slot, 0, len(r.slots))
+	for _, s := range r.slots {
+		slots = append(slots, s)
+	}
+	r.mu.Unlock()
+	for _, s := range slots {
+		l, ok := s.currentLease()
+		if !ok {
+			continue
+		}
+		err := r.leases.Renew(ctx, l)
+		switch {
+		case errors.Is(err, streams.ErrStaleEpoch):
+			r.m.fenced.Add(ctx, 1)
+			r.log.Warn("runner: lease lost", "table", s.id, "epoch", l.Epoch, "err", err)
+			s.cancel(errFenced)
+		case err != nil && ctx.Err() == nil:
+			r.log.Warn("runner: renew lease", "table", s.id, "err", err)
+		}
+	}
+}
+
+// sync opens the tables newly assigned to this runner and stops those
+// assigned elsewhere.
+func (r *Runner) sync(ctx context.Context) {
+	if r.draining.Load() {
+		return
+	}
+	ids, err := r.store.TablesOf(ctx, r.opt.ID)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.log.Warn("runner: read assignment", "err", err)
+		}
+		return
+	}
+	mine := make(map[string]bool, len(ids))
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, id := range ids {
+		mine[id] = true
+		if _, open := r.slots[id]; open || now.Before(r.notBefore[id]) {
+			continue
+		}
+		r.startLocked(id)
+	}
+	for id, s := range r.slots {
+		if !mine[id] {
+			s.cancel(errMoved)
+		}
+	}
+}
+
+// startLocked starts table id's goroutine. r.mu is held.
+func (r *Runner) startLocked(id string) {
+	ctx, cancel := context.WithCancelCause(r.actorCtx)
+	s := &slot{id: id, cmd: streams.TableCommands(id), inbox: make(chan item, r.opt.Inbox), cancel: cancel, catchup: true}
+	r.slots[id] = s
+	r.byStream[s.cmd] = s
+	r.actors.Add(1)
+	go func() {
+		defer r.actors.Done()
+		err := r.runTable(ctx, s)
+		r.stopped(s, err)
+	}()
+}
+
+// stopped forgets a table whose goroutine ended and decides when it may be
+// opened again (if it is still assigned here).
+func (r *Runner) stopped(s *slot, err error) {
+	s.mu.Lock()
+	s.closed = true
+	if s.inTailer {
+		s.inTailer = false
+		r.tailer.Remove(context.Background(), s.cmd)
+	}
+	s.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.slots[s.id] == s {
+		delete(r.slots, s.id)
+		delete(r.byStream, s.cmd)
+	}
+	switch {
+	case errors.Is(err, errShutdown), errors.Is(err, errMoved), errors.Is(err, errFinished):
+		delete(r.failures, s.id)
+		delete(r.notBefore, s.id)
+		r.log.Info("runner: table closed", "table", s.id, "why", err)
+		return
+	case errors.Is(err, errFenced), errors.Is(err, streams.ErrLeaseHeld):
+		r.log.Warn("runner: table not ours (yet)", "table", s.id, "err", err)
+	default:
+		r.log.Error("runner: table stopped", "table", s.id, "err", err)
+	}
+	n := r.failures[s.id]
+	r.failures[s.id] = n + 1
+	r.notBefore[s.id] = time.Now().Add(min(r.opt.PollInterval<<min(n, 5), 5*time.Second))
+}
+
+// onCommand is the shared reader's handler: it hands a command stream
+// entry to its table's inbox without waiting. A full inbox switches the
+// table to catch-up: the reader stops following its stream and drops what
+// it already read of it (the entries stay in Redis); the table reads its
+// backlog itself when it has room, then follows again (see catchUp).
+func (r *Runner) onCommand(ctx context.Context, m streams.Message) {
+	r.mu.Lock()
+	s := r.byStream[m.Stream]
+	r.mu.Unlock()
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	if s.catchup {
+		if streams.CompareIDs(m.ID, s.lastDropped) > 0 {
+			s.lastDropped = m.ID
+		}
+		return
+	}
+	select {
+	case s.inbox <- item{msg: m, span: trace.SpanContextFromContext(ctx)}:
+	default:
+		s.catchup, s.lastDropped = true, m.ID
+		r.m.inboxFull.Add(ctx, 1)
+		if s.inTailer {
+			s.inTailer = false
+			r.tailer.Remove(ctx, s.cmd)
+		}
+	}
+}
+
+func (r *Runner) String() string { return fmt.Sprintf("runner %s", r.opt.ID) }

@@ -1,0 +1,550 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/pulka/pulka/pkg/assign"
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/lobbyclient"
+	"github.com/pulka/pulka/pkg/sheetstore"
+	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/telemetry"
+	"github.com/pulka/pulka/services/table-runner/internal/tablelog"
+)
+
+// item is one command stream entry handed to a table's goroutine.
+type item struct {
+	msg  streams.Message
+	span trace.SpanContext // the reader's span, to continue the trace
+}
+
+// slot is the runner's handle on one table: the inbox the shared reader
+// fills, and the reading state the reader and the table's goroutine share.
+type slot struct {
+	id     string
+	cmd    string
+	inbox  chan item
+	cancel context.CancelCauseFunc
+
+	mu          sync.Mutex
+	catchup     bool   // the table reads its backlog itself; the reader drops its entries
+	lastDropped string // the newest entry the reader dropped meanwhile
+	inTailer    bool   // the shared reader follows the command stream
+	closed      bool
+	lease       streams.Lease
+	hasLease    bool
+}
+
+func (s *slot) currentLease() (streams.Lease, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lease, s.hasLease
+}
+
+func (s *slot) setLease(l streams.Lease) {
+	s.mu.Lock()
+	s.lease, s.hasLease = l, true
+	s.mu.Unlock()
+}
+
+func (s *slot) needCatchUp() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.catchup
+}
+
+// actor is the state of one table's goroutine.
+type actor struct {
+	r       *Runner
+	s       *slot
+	lease   streams.Lease
+	t       *table.Table
+	lastEv  string // last event entry appended (or restored)
+	readPos string // last command stream entry handled
+	// dirty: the table's memory may be ahead of what is durable — a step
+	// whose append, or whose publications, did not complete. Such a state
+	// must not become a snapshot.
+	dirty bool
+	stop  <-chan struct{} // the table is being stopped
+}
+
+// runTable is the goroutine of one table: it takes the lease, restores (or
+// creates) the table, then applies inputs and timer ticks until the game is
+// over or the table is stopped.
+//
+// Stopping (ctx) is looked at only between steps: a step's Redis calls run
+// to completion (bounded by the client's timeouts), because an append
+// abandoned half-way would leave the table not knowing whether its log
+// holds the step.
+func (r *Runner) runTable(ctx context.Context, s *slot) (err error) {
+	a := &actor{r: r, s: s, stop: ctx.Done()}
+	io := context.WithoutCancel(ctx)
+	if err := a.open(io); err != nil {
+		return err
+	}
+	defer func() {
+		if cause := context.Cause(ctx); errors.Is(cause, errShutdown) || errors.Is(cause, errMoved) {
+			a.handOver(io)
+		}
+	}()
+	if a.t.Over() {
+		return a.finish(io)
+	}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		if len(s.inbox) == 0 && s.needCatchUp() {
+			if err := a.catchUp(io); err != nil {
+				return err
+			}
+		}
+		var fire <-chan time.Time
+		if at, ok := a.t.NextDeadline(); ok {
+			d := time.Until(at)
+			if d <= 0 {
+				seq := a.t.Seq()
+				if err := a.step(io, table.Tick(time.Now())); err != nil {
+					return err
+				}
+				if a.t.Over() {
+					return a.finish(io)
+				}
+				if a.t.Seq() != seq {
+					continue
+				}
+				// Nothing was due after all (the wall clock moved back):
+				// look again shortly rather than spin.
+				d = 10 * time.Millisecond
+			}
+			timer.Reset(d)
+			fire = timer.C
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case it := <-s.inbox:
+			err = a.handle(trace.ContextWithSpanContext(io, it.span), it.msg)
+		case <-fire:
+			err = a.step(io, table.Tick(time.Now()))
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if a.t.Over() {
+			return a.finish(io)
+		}
+	}
+}
+
+// open takes the table's lease (a new epoch: whatever wrote before is
+// fenced from now on) and restores the table from its snapshot and log, or
+// creates its game from the start the assigner stored.
+func (a *actor) open(ctx context.Context) error {
+	r := a.r
+	l, err := r.leases.Acquire(ctx, streams.TableLease(a.s.id), r.opt.ID)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", a.s.id, err)
+	}
+	a.lease = l
+	a.s.setLease(l)
+	st, err := tablelog.Restore(ctx, r.rdb, a.s.id)
+	source := "genesis"
+	switch {
+	case errors.Is(err, tablelog.ErrNotStarted):
+		source = "created"
+		err = a.create(ctx)
+	case err == nil:
+		if st.FromSnapshot {
+			source = "snapshot"
+		}
+		a.t, a.lastEv = st.Table, st.EventID
+		// The previous owner may have died between appending these
+		// events and publishing what follows from them; publishing again
+		// is harmless (scoring and the lobby dedupe).
+		err = a.effects(ctx, st.Replayed)
+	}
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+	}
+	r.m.restores.Add(ctx, 1, metric.WithAttributes(attribute.String("source", source), attribute.String("outcome", outcome)))
+	if err != nil {
+		return fmt.Errorf("open %s: %w", a.s.id, err)
+	}
+	a.readPos = a.t.LastEntryID()
+	r.log.Info("runner: table open", "table", a.s.id, "epoch", l.Epoch, "source", source,
+		"replayed_steps", st.Steps, "seq", a.t.Seq(), "after_command", a.readPos)
+	return nil
+}
+
+// create starts the game from the assigner's TableStarted and logs its
+// genesis.
+func (a *actor) create(ctx context.Context) error {
+	r := a.r
+	raw, err := r.rdb.Get(ctx, assign.StartKey(a.s.id)).Bytes()
+	if err != nil {
+		return fmt.Errorf("read start: %w", err)
+	}
+	ts := &lobbyv1.TableStarted{}
+	if err := proto.Unmarshal(raw, ts); err != nil {
+		return fmt.Errorf("decode start: %w", err)
+	}
+	set, err := table.SettingsFromProto(ts.GetSettings())
+	if err != nil {
+		return fmt.Errorf("settings: %w", err)
+	}
+	if ts.GetSettings().GetMoveTime() == nil {
+		set.MoveTimeout = r.opt.MoveTimeout
+	}
+	if ts.GetSettings().GetReconnectGrace() == nil {
+		set.ReconnectGrace = r.opt.ReconnectGrace
+	}
+	set.BotDelay = r.opt.BotDelay
+	seats := make([]table.SeatInfo, len(ts.GetSeats()))
+	for i, s := range ts.GetSeats() {
+		seats[i] = table.SeatInfo{PlayerID: s.GetPlayerId(), Name: s.GetDisplayName(), Bot: s.GetBot()}
+	}
+	t, evs, err := table.New(a.s.id, set, ts.GetSeed(), seats, time.Now())
+	if err != nil {
+		return fmt.Errorf("new game: %w", err)
+	}
+	genesis, err := t.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	entries, err := tablelog.Entries(a.s.id, a.lease.Epoch, nil, genesis, evs)
+	if err != nil {
+		return err
+	}
+	ids, err := r.pub.AppendFenced(telemetry.ContextWithTrace(ctx, ts.GetTrace()), a.lease, entries...)
+	if err != nil {
+		return a.appendFailed(ctx, err)
+	}
+	a.t, a.lastEv = t, ids[len(ids)-1]
+	return a.effects(ctx, evs)
+}
+
+// handle turns one command stream entry into an input and applies it.
+// Entries at or before the read position were handled already (they come
+// again around catch-up and reopening) and are skipped.
+func (a *actor) handle(ctx context.Context, m streams.Message) error {
+	if streams.CompareIDs(m.ID, a.readPos) <= 0 {
+		return nil
+	}
+	a.readPos = m.ID
+	now := time.Now()
+	var in table.Input
+	if p, ok := m.Header[tablelog.HeaderPresence]; ok {
+		player := m.Header[tablelog.HeaderPlayer]
+		switch {
+		case p == tablelog.PresenceAway && player != "":
+			in = table.Away(player, now)
+		case p == tablelog.PresenceBack && player != "":
+			in = table.Back(player, now)
+		default:
+			a.r.m.malformed.Add(ctx, 1)
+			a.r.log.Warn("runner: bad presence report", "table", a.s.id, "id", m.ID, "presence", p)
+			return nil
+		}
+		in.EntryID = m.ID
+	} else {
+		cmd := &tablev1.Command{}
+		if err := proto.Unmarshal(m.Data, cmd); err != nil {
+			a.r.m.malformed.Add(ctx, 1)
+			a.r.log.Warn("runner: undecodable command", "table", a.s.id, "id", m.ID, "err", err)
+			return nil
+		}
+		in = table.CommandInput(cmd, m.ID, now)
+	}
+	return a.step(ctx, in)
+}
+
+// step applies one input and makes its effect durable: the input and its
+// events are appended to the event stream in one fenced append, then
+// scoring and the lobby hear what they must, then (at a hand boundary) the
+// snapshot is written. Any failure to append stops the table: its memory
+// may be ahead of the log, and the log is the truth it is reopened from.
+func (a *actor) step(ctx context.Context, in table.Input) error {
+	r := a.r
+	start := time.Now()
+	ctx, span := r.tracer.Start(ctx, "table.apply", trace.WithAttributes(
+		attribute.String("pulka.table_id", a.s.id), attribute.String("pulka.input", in.Kind.String())))
+	defer span.End()
+	if r.opt.beforeApply != nil {
+		r.opt.beforeApply(a.s.id, in)
+	}
+	a.dirty = true
+	evs, err := a.t.Apply(in)
+	var rej *table.RejectError
+	switch {
+	case err == nil:
+	case errors.As(err, &rej):
+		r.m.rejections.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", rej.Reason.String())))
+		span.SetAttributes(attribute.String("pulka.rejected", rej.Reason.String()))
+	case len(evs) == 0:
+		// An input the table cannot read changes nothing.
+		a.dirty = false
+		r.log.Warn("runner: input refused", "table", a.s.id, "kind", in.Kind, "err", err)
+		return nil
+	default:
+		span.SetStatus(codes.Error, err.Error())
+		return fmt.Errorf("apply %v: %w", in.Kind, err)
+	}
+	if len(evs) == 0 {
+		a.dirty = false
+		return nil // a duplicate or stale input
+	}
+	data, err := table.MarshalInput(in)
+	if err != nil {
+		return err
+	}
+	entries, err := tablelog.Entries(a.s.id, a.lease.Epoch, data, nil, evs)
+	if err != nil {
+		return err
+	}
+	ids, err := r.pub.AppendFenced(ctx, a.lease, entries...)
+	if err != nil {
+		span.SetStatus(codes.Error, err.Error())
+		return a.appendFailed(ctx, err)
+	}
+	a.lastEv = ids[len(ids)-1]
+	kind := "command"
+	switch in.Kind {
+	case table.InputTick:
+		kind = "tick"
+	case table.InputAway, table.InputBack:
+		kind = "presence"
+	}
+	r.m.apply.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(attribute.String("input", kind)))
+	if err := a.effects(ctx, evs); err != nil {
+		return err
+	}
+	a.dirty = false
+	if handBoundary(evs) {
+		return a.snapshot(ctx)
+	}
+	return nil
+}
+
+func (a *actor) appendFailed(ctx context.Context, err error) error {
+	if errors.Is(err, streams.ErrStaleEpoch) {
+		a.r.m.fenced.Add(ctx, 1)
+		return fmt.Errorf("%w: %w", errFenced, err)
+	}
+	return err
+}
+
+func handBoundary(evs []*tablev1.Event) bool {
+	for _, e := range evs {
+		switch e.GetEvent().(type) {
+		case *tablev1.Event_HandEnded, *tablev1.Event_GameEnded:
+			return true
+		}
+	}
+	return false
+}
+
+// effects publishes what other services must hear about evs: scoring's
+// inputs (game start, each finished hand, game end; deduplicated by game,
+// kind and hand) and, at the game's end, FinishTable to the lobby. Both are
+// retried until they succeed: the snapshot, which ends the need to publish
+// them again, comes only after.
+func (a *actor) effects(ctx context.Context, evs []*tablev1.Event) error {
+	var out []streams.Entry
+	for _, in := range a.t.ScoringInputs(evs) {
+		in.Trace = telemetry.TraceContextFrom(ctx)
+		data, err := proto.Marshal(in)
+		if err != nil {
+			return err
+		}
+		out = append(out, streams.Entry{Stream: sheetstore.HandsStream, Data: data})
+	}
+	for _, e := range evs {
+		if _, ok := e.GetEvent().(*tablev1.Event_GameEnded); ok {
+			data, err := proto.Marshal(&lobbyv1.LobbyCommand{
+				CommandId: "table-runner:finish:" + e.GetGameId(),
+				Trace:     telemetry.TraceContextFrom(ctx),
+				Command:   &lobbyv1.LobbyCommand_FinishTable{FinishTable: &lobbyv1.FinishTable{TableId: a.s.id}},
+			})
+			if err != nil {
+				return err
+			}
+			out = append(out, streams.Entry{Stream: lobbyclient.CommandStream, Data: data})
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+		_, err := a.r.pub.PublishBatch(ctx, out)
+		if err == nil {
+			return nil
+		}
+		a.r.log.Warn("runner: publish results, retrying", "table", a.s.id, "err", err)
+		select {
+		case <-a.stop:
+			return fmt.Errorf("publish results of %s: stopped while retrying: %w", a.s.id, err)
+		case <-time.After(wait):
+		}
+	}
+}
+
+// snapshot writes the table's state with the last event it includes.
+func (a *actor) snapshot(ctx context.Context) error {
+	b, err := a.t.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	err = tablelog.WriteSnapshot(ctx, a.r.rdb, a.lease, a.s.id, tablelog.Snapshot{EventID: a.lastEv, Table: b})
+	if err != nil {
+		return a.appendFailed(ctx, err)
+	}
+	return nil
+}
+
+// catchUp reads the table's command backlog from Redis — everything after
+// the read position, a page (the inbox size) at a time — and applies it,
+// until it has reached the end of the stream and everything the shared
+// reader dropped meanwhile; then the shared reader follows the stream again
+// from the read position. Entries the reader hands over later that were
+// read here are skipped by the read position.
+func (a *actor) catchUp(ctx context.Context) error {
+	page := int64(cap(a.s.inbox))
+	for {
+		after := a.readPos
+		if after == "" {
+			after = "0"
+		}
+		msgs, err := streams.ReadAfter(ctx, a.r.rdb, a.s.cmd, after, page)
+		if errors.Is(err, streams.ErrTrimmed) {
+			// Commands after the read position are gone: nothing can bring
+			// them back, so go on with what is left.
+			a.r.log.Error("runner: command stream trimmed past the table's position", "table", a.s.id, "after", after)
+			msgs, err = rawRead(ctx, a.r.rdb, a.s.cmd, after, page)
+		}
+		if err != nil {
+			return fmt.Errorf("catch up %s: %w", a.s.id, err)
+		}
+		for _, m := range msgs {
+			if err := a.handle(m.Context(ctx), m); err != nil {
+				return err
+			}
+		}
+		if int64(len(msgs)) == page {
+			continue
+		}
+		s := a.s
+		s.mu.Lock()
+		if streams.CompareIDs(a.readPos, s.lastDropped) >= 0 {
+			s.catchup, s.lastDropped = false, ""
+			if !s.inTailer && !s.closed {
+				if err := a.r.tailer.Add(ctx, s.cmd, after0(a.readPos)); err != nil {
+					s.catchup = true
+					s.mu.Unlock()
+					return err
+				}
+				s.inTailer = true
+			}
+			s.mu.Unlock()
+			return nil
+		}
+		s.mu.Unlock()
+	}
+}
+
+func after0(id string) string {
+	if id == "" {
+		return "0"
+	}
+	return id
+}
+
+// rawRead is XRANGE after `after` without the trimming check.
+func rawRead(ctx context.Context, rdb redis.UniversalClient, stream, after string, count int64) ([]streams.Message, error) {
+	xs, err := rdb.XRangeN(ctx, stream, "("+after0(after), "+", count).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]streams.Message, len(xs))
+	for i, x := range xs {
+		m := streams.Message{Stream: stream, ID: x.ID, Header: map[string]string{}}
+		for k, v := range x.Values {
+			s, _ := v.(string)
+			switch k {
+			case streams.FieldData:
+				m.Data = []byte(s)
+			case streams.FieldTraceParent, streams.FieldTraceState, streams.FieldBaggage:
+			default:
+				m.Header[k] = s
+			}
+		}
+		out[i] = m
+	}
+	return out, nil
+}
+
+// finish ends a table whose game is over: a last snapshot, the table's keys
+// set to expire, the assignment and the lease given up.
+func (a *actor) finish(ctx context.Context) error {
+	r := a.r
+	if err := a.snapshot(ctx); err != nil {
+		return err
+	}
+	id := a.s.id
+	pipe := r.rdb.Pipeline()
+	for _, k := range []string{streams.TableEvents(id), streams.TableCommands(id), streams.TableSnapshot(id),
+		assign.StartKey(id), streams.LeaseEpochKey(streams.TableLease(id))} {
+		pipe.PExpire(ctx, k, r.opt.FinishedTTL)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("finish %s: %w", id, err)
+	}
+	if _, err := r.store.Remove(ctx, id, r.opt.ID); err != nil {
+		return fmt.Errorf("finish %s: %w", id, err)
+	}
+	if err := r.leases.Release(ctx, a.lease); err != nil && !errors.Is(err, streams.ErrStaleEpoch) {
+		r.log.Warn("runner: release lease", "table", id, "err", err)
+	}
+	r.log.Info("runner: game over", "table", id, "seq", a.t.Seq())
+	return errFinished
+}
+
+// handOver leaves the table ready for its next owner: a snapshot (so the
+// next owner replays little) and the lease released (so it need not wait
+// for the TTL). A table taken over already refuses both, harmlessly.
+func (a *actor) handOver(ctx context.Context) {
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.r.opt.ShutdownHandover)
+	defer cancel()
+	if !a.dirty {
+		if err := a.snapshot(hctx); err != nil {
+			a.r.log.Info("runner: no snapshot at hand-over", "table", a.s.id, "err", err)
+			return
+		}
+	}
+	if err := a.r.leases.Release(hctx, a.lease); err != nil {
+		a.r.log.Info("runner: release at hand-over", "table", a.s.id, "err", err)
+	}
+}

@@ -1,0 +1,368 @@
+// Package tablelog is the layout of a table's durable history in Redis: the
+// event stream as the log of the inputs that changed the table, the
+// snapshot, and the restore that rebuilds a table from them.
+//
+// The event stream pulka:{t:<id>}:ev holds one entry per event, data = the
+// pulka.table.v1.Event, as gateways read it. The first entry of the events
+// one step produced carries the step in a header field, invisible to
+// gateways (they forward only the event):
+//
+//   - "genesis": the table's snapshot right after table.New (the game's
+//     creation), on the first entry of the stream (GameStarted);
+//   - "input": table.MarshalInput of the input that step applied.
+//
+// The engine is deterministic and Apply changes the state if and only if it
+// returns events, so the state after any entry is the genesis plus every
+// logged input up to it — or, faster, the latest snapshot plus the inputs
+// logged after the event ID it records.
+package tablelog
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+	"google.golang.org/protobuf/proto"
+
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/pkg/table"
+)
+
+// Header fields of event entries (see the package doc).
+const (
+	HeaderInput   = "input"
+	HeaderGenesis = "genesis"
+)
+
+// Header fields of command stream entries that are not commands: a
+// gateway's presence report for a player. Such an entry has no data.
+const (
+	HeaderPresence = "presence" // PresenceAway or PresenceBack
+	HeaderPlayer   = "player"   // the player id
+	PresenceAway   = "away"
+	PresenceBack   = "back"
+)
+
+var (
+	// ErrNotStarted means the table has neither a snapshot nor a log: its
+	// game has not been created yet.
+	ErrNotStarted = errors.New("tablelog: the table has no log yet")
+	// ErrCorrupt means the log cannot be replayed: a missing genesis, an
+	// undecodable entry, or a replay whose events differ from the logged
+	// ones (a non-deterministic engine, or a change of engine between the
+	// writer and the reader).
+	ErrCorrupt = errors.New("tablelog: the log does not replay")
+)
+
+var deterministic = proto.MarshalOptions{Deterministic: true}
+
+// Entries builds the event stream entries of one step: each event stamped
+// with the writer's lease epoch, the first carrying the step (the encoded
+// input, or the genesis snapshot for the game's creation).
+func Entries(tableID string, epoch int64, input, genesis []byte, evs []*tablev1.Event) ([]streams.Entry, error) {
+	if len(evs) == 0 {
+		return nil, nil
+	}
+	if (input == nil) == (genesis == nil) {
+		return nil, errors.New("tablelog: a step is either an input or a genesis")
+	}
+	stream := streams.TableEvents(tableID)
+	out := make([]streams.Entry, len(evs))
+	for i, ev := range evs {
+		ev.Epoch = uint64(epoch)
+		data, err := deterministic.Marshal(ev)
+		if err != nil {
+			return nil, fmt.Errorf("tablelog: encode event %d: %w", ev.GetSeq(), err)
+		}
+		out[i] = streams.Entry{Stream: stream, Data: data}
+	}
+	if input != nil {
+		out[0].Header = map[string]string{HeaderInput: string(input)}
+	} else {
+		out[0].Header = map[string]string{HeaderGenesis: string(genesis)}
+	}
+	return out, nil
+}
+
+// Snapshot is a table's state and the last event entry it includes.
+type Snapshot struct {
+	EventID string
+	Table   []byte
+}
+
+const snapshotVersion = 1
+
+// MarshalBinary encodes the snapshot for the snapshot key.
+func (s Snapshot) MarshalBinary() ([]byte, error) {
+	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(s.EventID)+len(s.Table))
+	b = append(b, snapshotVersion)
+	b = binary.AppendUvarint(b, uint64(len(s.EventID)))
+	b = append(b, s.EventID...)
+	return append(b, s.Table...), nil
+}
+
+// ParseSnapshot decodes what MarshalBinary wrote.
+func ParseSnapshot(b []byte) (Snapshot, error) {
+	if len(b) < 2 || b[0] != snapshotVersion {
+		return Snapshot{}, fmt.Errorf("%w: snapshot version", ErrCorrupt)
+	}
+	n, k := binary.Uvarint(b[1:])
+	if k <= 0 || n > uint64(len(b)-1-k) {
+		return Snapshot{}, fmt.Errorf("%w: snapshot header", ErrCorrupt)
+	}
+	rest := b[1+k:]
+	return Snapshot{EventID: string(rest[:n]), Table: rest[n:]}, nil
+}
+
+// snapshotScript: KEYS[1]=lease KEYS[2]=snapshot; ARGV[1]=owner
+// ARGV[2]=epoch ARGV[3]=value. The same fence as streams' AppendFenced.
+var snapshotScript = redis.NewScript(`
+local cur = redis.call('HMGET', KEYS[1], 'owner', 'epoch')
+if cur[1] ~= ARGV[1] or cur[2] ~= ARGV[2] then
+  return redis.error_reply('STALEEPOCH lease is ' .. tostring(cur[2]) .. ':' .. tostring(cur[1]))
+end
+redis.call('SET', KEYS[2], ARGV[3])
+return 1
+`)
+
+// WriteSnapshot stores s as tableID's snapshot if lease is still current;
+// otherwise the error wraps streams.ErrStaleEpoch and nothing is written.
+func WriteSnapshot(ctx context.Context, rdb redis.Scripter, lease streams.Lease, tableID string, s Snapshot) error {
+	v, _ := s.MarshalBinary()
+	err := snapshotScript.Run(ctx, rdb, []string{lease.Key, streams.TableSnapshot(tableID)}, lease.Owner, lease.Epoch, v).Err()
+	if err != nil {
+		if redis.HasErrorPrefix(err, "STALEEPOCH") {
+			return fmt.Errorf("tablelog: snapshot of %s: %w (%v)", tableID, streams.ErrStaleEpoch, err)
+		}
+		return fmt.Errorf("tablelog: snapshot of %s: %w", tableID, err)
+	}
+	return nil
+}
+
+// Step is one logged step: a genesis or an input, with the events it
+// produced and their entry IDs.
+type Step struct {
+	Genesis []byte
+	Input   *table.Input
+	Events  []*tablev1.Event
+	IDs     []string
+}
+
+// LastID is the entry ID of the step's last event.
+func (s *Step) LastID() string { return s.IDs[len(s.IDs)-1] }
+
+// readAll returns every entry of stream after `after`, in pages.
+func readAll(ctx context.Context, rdb redis.UniversalClient, stream, after string, page int64) ([]streams.Message, error) {
+	var out []streams.Message
+	for {
+		msgs, err := streams.ReadAfter(ctx, rdb, stream, after, page)
+		if err != nil {
+			if errors.Is(err, streams.ErrTrimmed) {
+				return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+			}
+			return nil, err
+		}
+		out = append(out, msgs...)
+		if int64(len(msgs)) < page {
+			return out, nil
+		}
+		after = msgs[len(msgs)-1].ID
+	}
+}
+
+// decodeSteps groups event entries into steps; msgs must start at a step
+// boundary (every snapshot's event ID is one).
+func decodeSteps(msgs []streams.Message) ([]Step, error) {
+	var steps []Step
+	for _, m := range msgs {
+		ev := &tablev1.Event{}
+		if err := proto.Unmarshal(m.Data, ev); err != nil {
+			return nil, fmt.Errorf("%w: event %s: %w", ErrCorrupt, m.ID, err)
+		}
+		g, isGenesis := m.Header[HeaderGenesis]
+		in, isInput := m.Header[HeaderInput]
+		switch {
+		case isGenesis:
+			steps = append(steps, Step{Genesis: []byte(g)})
+		case isInput:
+			input, err := table.UnmarshalInput([]byte(in))
+			if err != nil {
+				return nil, fmt.Errorf("%w: input at %s: %w", ErrCorrupt, m.ID, err)
+			}
+			steps = append(steps, Step{Input: &input})
+		case len(steps) == 0:
+			return nil, fmt.Errorf("%w: event %s starts no step", ErrCorrupt, m.ID)
+		}
+		s := &steps[len(steps)-1]
+		s.Events = append(s.Events, ev)
+		s.IDs = append(s.IDs, m.ID)
+	}
+	return steps, nil
+}
+
+// Read returns the whole log of tableID (for verification and tools: a
+// runner restores from the snapshot instead).
+func Read(ctx context.Context, rdb redis.UniversalClient, tableID string) ([]Step, error) {
+	msgs, err := readAll(ctx, rdb, streams.TableEvents(tableID), "0", 1000)
+	if err != nil {
+		return nil, err
+	}
+	return decodeSteps(msgs)
+}
+
+// State is a restored table.
+type State struct {
+	Table *table.Table
+	// EventID is the last event entry the state includes ("" for none).
+	EventID string
+	// Replayed are the events of the steps re-applied after the snapshot
+	// (or from the genesis), for re-publishing their side effects.
+	Replayed []*tablev1.Event
+	// Steps is how many logged steps were re-applied.
+	Steps int
+	// FromSnapshot is true when the snapshot key was the starting point.
+	FromSnapshot bool
+}
+
+// Restore rebuilds tableID from its snapshot (or its genesis) and the steps
+// logged after it. It returns ErrNotStarted when there is nothing to
+// restore, and ErrCorrupt when the log cannot be replayed exactly (the
+// replayed events must have the logged seqs and kinds).
+func Restore(ctx context.Context, rdb redis.UniversalClient, tableID string) (State, error) {
+	var st State
+	after := "0"
+	raw, err := rdb.Get(ctx, streams.TableSnapshot(tableID)).Bytes()
+	switch {
+	case errors.Is(err, redis.Nil):
+	case err != nil:
+		return st, fmt.Errorf("tablelog: read snapshot of %s: %w", tableID, err)
+	default:
+		snap, err := ParseSnapshot(raw)
+		if err != nil {
+			return st, err
+		}
+		if st.Table, err = table.Restore(snap.Table); err != nil {
+			return st, fmt.Errorf("%w: snapshot: %w", ErrCorrupt, err)
+		}
+		st.EventID, st.FromSnapshot = snap.EventID, true
+		if snap.EventID != "" {
+			after = snap.EventID
+		}
+	}
+	msgs, err := readAll(ctx, rdb, streams.TableEvents(tableID), after, 512)
+	if err != nil {
+		return st, err
+	}
+	steps, err := decodeSteps(msgs)
+	if err != nil {
+		return st, err
+	}
+	for i := range steps {
+		s := &steps[i]
+		switch {
+		case s.Genesis != nil:
+			if st.Table != nil {
+				return st, fmt.Errorf("%w: a second genesis at %s", ErrCorrupt, s.IDs[0])
+			}
+			if st.Table, err = table.Restore(s.Genesis); err != nil {
+				return st, fmt.Errorf("%w: genesis: %w", ErrCorrupt, err)
+			}
+			st.Replayed = append(st.Replayed, s.Events...)
+		case st.Table == nil:
+			return st, fmt.Errorf("%w: input at %s before any genesis", ErrCorrupt, s.IDs[0])
+		default:
+			evs, err := st.Table.Apply(*s.Input)
+			var rej *table.RejectError
+			if err != nil && !errors.As(err, &rej) {
+				return st, fmt.Errorf("%w: re-applying %s: %w", ErrCorrupt, s.IDs[0], err)
+			}
+			if err := sameShape(evs, s.Events); err != nil {
+				return st, fmt.Errorf("%w: step at %s: %w", ErrCorrupt, s.IDs[0], err)
+			}
+			st.Replayed = append(st.Replayed, evs...)
+		}
+		st.EventID = s.LastID()
+		st.Steps++
+	}
+	if st.Table == nil {
+		if len(msgs) > 0 {
+			return st, fmt.Errorf("%w: events without a genesis", ErrCorrupt)
+		}
+		return st, ErrNotStarted
+	}
+	return st, nil
+}
+
+// sameShape checks that a replay produced the logged events' seqs and
+// kinds (Verify compares every byte).
+func sameShape(got, logged []*tablev1.Event) error {
+	if len(got) != len(logged) {
+		return fmt.Errorf("%d events, logged %d", len(got), len(logged))
+	}
+	for i := range got {
+		if got[i].GetSeq() != logged[i].GetSeq() || kind(got[i]) != kind(logged[i]) {
+			return fmt.Errorf("event %d is %s #%d, logged %s #%d", i, kind(got[i]), got[i].GetSeq(), kind(logged[i]), logged[i].GetSeq())
+		}
+	}
+	return nil
+}
+
+func kind(e *tablev1.Event) string {
+	f := e.ProtoReflect().WhichOneof(e.ProtoReflect().Descriptor().Oneofs().ByName("event"))
+	if f == nil {
+		return "none"
+	}
+	return string(f.Name())
+}
+
+// Verify replays a whole log purely — the genesis and then every input —
+// and checks that each step yields byte for byte the logged events (the
+// lease epoch aside, which the writer stamps). It returns the final table.
+func Verify(steps []Step) (*table.Table, error) {
+	if len(steps) == 0 || steps[0].Genesis == nil {
+		return nil, fmt.Errorf("%w: the log does not start with a genesis", ErrCorrupt)
+	}
+	t, err := table.Restore(steps[0].Genesis)
+	if err != nil {
+		return nil, fmt.Errorf("%w: genesis: %w", ErrCorrupt, err)
+	}
+	for i := 1; i < len(steps); i++ {
+		s := &steps[i]
+		if s.Input == nil {
+			return nil, fmt.Errorf("%w: a second genesis at %s", ErrCorrupt, s.IDs[0])
+		}
+		evs, err := t.Apply(*s.Input)
+		var rej *table.RejectError
+		if err != nil && !errors.As(err, &rej) {
+			return nil, fmt.Errorf("%w: step %d at %s: %w", ErrCorrupt, i, s.IDs[0], err)
+		}
+		if len(evs) != len(s.Events) {
+			return nil, fmt.Errorf("%w: step %d at %s made %d events, logged %d", ErrCorrupt, i, s.IDs[0], len(evs), len(s.Events))
+		}
+		for j := range evs {
+			if err := sameBytes(evs[j], s.Events[j]); err != nil {
+				return nil, fmt.Errorf("%w: step %d at %s, event %d: %w", ErrCorrupt, i, s.IDs[0], j, err)
+			}
+		}
+	}
+	return t, nil
+}
+
+func sameBytes(got, logged *tablev1.Event) error {
+	l := proto.Clone(logged).(*tablev1.Event)
+	l.Epoch = 0
+	g := proto.Clone(got).(*tablev1.Event)
+	g.Epoch = 0
+	a, err1 := deterministic.Marshal(g)
+	b, err2 := deterministic.Marshal(l)
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	if string(a) != string(b) {
+		return fmt.Errorf("replayed %v, logged %v", g, l)
+	}
+	return nil
+}
