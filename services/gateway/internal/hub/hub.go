@@ -15,6 +15,7 @@ import (
 
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/sheetstore"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/services/gateway/internal/visibility"
 	"github.com/pulka/pulka/services/gateway/internal/wire"
@@ -36,11 +37,8 @@ const (
 )
 
 // SheetStream is the stream of a table's score-sheet updates (SheetUpdate),
-// written by scoring. services-design.md names it; pkg/streams has no helper
-// for it yet.
-func SheetStream(tableID string) string {
-	return streams.KeyPrefix + ":" + streams.TableTag(tableID) + ":sheet"
-}
+// written by scoring (pkg/sheetstore owns the name).
+func SheetStream(tableID string) string { return sheetstore.SheetStream(tableID) }
 
 // Sink is one client's outbound queue.
 type Sink interface {

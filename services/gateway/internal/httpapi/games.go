@@ -1,0 +1,92 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/pulka/pulka/services/gateway/internal/apierr"
+	"github.com/pulka/pulka/services/gateway/internal/wire"
+)
+
+// Game is one finished game in a player's history.
+type Game struct {
+	GameID    string          `json:"game_id"`
+	TableID   string          `json:"table_id"`
+	EndedAt   time.Time       `json:"ended_at"`
+	Sheet     json.RawMessage `json:"sheet,omitempty"`     // pulka.scoring.v1.Sheet
+	Standings json.RawMessage `json:"standings,omitempty"` // pulka.scoring.v1.FinalStandings
+}
+
+// Games is a page of a player's history, newest first. NextBefore is the
+// `before` of the next page; empty on the last one.
+type Games struct {
+	Games      []Game `json:"games"`
+	NextBefore string `json:"next_before,omitempty"`
+}
+
+func (a *API) myGames(c *gin.Context) { a.games(c, claimsOf(c).PlayerID) }
+
+func (a *API) playerGames(c *gin.Context) {
+	id := c.Param("id")
+	if !wire.ValidTableID(id) { // the same id rules
+		Fail(c, apierr.BadRequestf("%q is not a player id", id))
+		return
+	}
+	a.games(c, id)
+}
+
+// games answers a player's finished games: ?before=<RFC 3339>&limit=1..100.
+func (a *API) games(c *gin.Context, player string) {
+	if a.deps.Sheets == nil {
+		Fail(c, apierr.ErrUnavailable)
+		return
+	}
+	var before time.Time
+	if v := c.Query("before"); v != "" {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			Fail(c, apierr.BadRequestf("before=%q is not an RFC 3339 time", v))
+			return
+		}
+		before = t
+	}
+	limit := 20
+	if v := c.Query("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			Fail(c, apierr.BadRequestf("limit=%q is not 1..100", v))
+			return
+		}
+		limit = n
+	}
+	gs, err := a.deps.Sheets.History(c.Request.Context(), player, before, limit)
+	if err != nil {
+		Fail(c, err)
+		return
+	}
+	out := Games{Games: make([]Game, 0, len(gs))}
+	for _, g := range gs {
+		item := Game{GameID: g.GameID, TableID: g.TableID, EndedAt: g.EndedAt.UTC()}
+		if g.Sheet != nil {
+			if item.Sheet, err = wire.ProtoJSON(g.Sheet); err != nil {
+				Fail(c, err)
+				return
+			}
+		}
+		if g.Standings != nil {
+			if item.Standings, err = wire.ProtoJSON(g.Standings); err != nil {
+				Fail(c, err)
+				return
+			}
+		}
+		out.Games = append(out.Games, item)
+	}
+	if len(gs) == limit {
+		out.NextBefore = gs[len(gs)-1].EndedAt.UTC().Format(time.RFC3339Nano)
+	}
+	c.JSON(http.StatusOK, out)
+}

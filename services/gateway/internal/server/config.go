@@ -1,0 +1,182 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/pulka/pulka/pkg/daemon"
+	"github.com/pulka/pulka/services/gateway/internal/auth"
+)
+
+// Environment variables of the gateway (besides daemon's PULKA_REDIS_* etc.).
+const (
+	EnvHTTPAddr        = "PULKA_GATEWAY_ADDR"
+	EnvSessionSecret   = "PULKA_SESSION_SECRET"          // environment only
+	EnvPreviousSecrets = "PULKA_SESSION_PREVIOUS_SECRETS" // environment only, comma-separated
+	EnvSessionTTL      = "PULKA_SESSION_TTL"
+	EnvCookieSecure    = "PULKA_COOKIE_SECURE"
+	EnvCookieDomain    = "PULKA_COOKIE_DOMAIN"
+	EnvAllowedOrigins  = "PULKA_ALLOWED_ORIGINS"
+	EnvTrustedProxies  = "PULKA_TRUSTED_PROXIES"
+	EnvStaticDir       = "PULKA_STATIC_DIR"
+	EnvInstance        = "PULKA_INSTANCE"
+	EnvLobbyTimeout    = "PULKA_LOBBY_TIMEOUT"
+	EnvLoginPerIP      = "PULKA_LOGIN_PER_IP"
+	EnvLoginPerAccount = "PULKA_LOGIN_PER_ACCOUNT"
+	EnvLoginWindow     = "PULKA_LOGIN_WINDOW"
+	EnvSignupsPerIP    = "PULKA_SIGNUPS_PER_IP"
+	EnvSignupWindow    = "PULKA_SIGNUP_WINDOW"
+	EnvHashConcurrency = "PULKA_HASH_CONCURRENCY"
+	EnvWSReadLimit     = "PULKA_WS_READ_LIMIT"
+	EnvWSSendQueue     = "PULKA_WS_SEND_QUEUE"
+	EnvWSRate          = "PULKA_WS_RATE"
+	EnvWSBurst         = "PULKA_WS_BURST"
+	EnvWSPing          = "PULKA_WS_PING_INTERVAL"
+	EnvWSMaxTables     = "PULKA_WS_MAX_TABLES"
+)
+
+// Config is the gateway's configuration.
+type Config struct {
+	daemon.Base
+
+	// HTTPAddr serves the API, the WebSocket and the web client.
+	HTTPAddr string
+	// SessionSecret signs session tokens (HMAC-SHA256), at least 32 bytes.
+	// PreviousSecrets (comma-separated) still verify, for rotation.
+	SessionSecret   string
+	PreviousSecrets string
+	SessionTTL      time.Duration
+	CookieSecure    bool
+	CookieDomain    string
+	// AllowedOrigins are extra browser origins (host patterns such as
+	// "pulka.example" or "*.pulka.example", or "https://host"),
+	// comma-separated; the gateway's own host is always allowed.
+	AllowedOrigins string
+	// TrustedProxies (comma-separated IPs or CIDRs) may set X-Forwarded-For.
+	TrustedProxies string
+	// StaticDir, when set, is served at / (the built web client), with
+	// index.html for unknown paths so client-side routes work.
+	StaticDir string
+	// Instance names this instance (its lobby reply stream); default: the
+	// host name (the pod name in Kubernetes).
+	Instance        string
+	LobbyTimeout    time.Duration
+	LoginPerIP      int
+	LoginPerAccount int
+	LoginWindow     time.Duration
+	SignupsPerIP    int
+	SignupWindow    time.Duration
+	HashConcurrency int
+
+	WSReadLimit    int
+	WSSendQueue    int
+	WSRate         int
+	WSBurst        int
+	WSPingInterval time.Duration
+	WSMaxTables    int
+}
+
+// RegisterFlags declares the base flags and the gateway's.
+func (c *Config) RegisterFlags(f *daemon.Flags) {
+	c.Base.RegisterFlags(f)
+	f.String(&c.HTTPAddr, "http-addr", EnvHTTPAddr, ":8080", "address of the HTTP API, the WebSocket (/ws) and the web client")
+	f.Env(&c.SessionSecret, EnvSessionSecret)
+	f.Env(&c.PreviousSecrets, EnvPreviousSecrets)
+	f.Duration(&c.SessionTTL, "session-ttl", EnvSessionTTL, 7*24*time.Hour, "how long a session token lives")
+	f.Bool(&c.CookieSecure, "cookie-secure", EnvCookieSecure, false, "mark the session cookie Secure (set it behind HTTPS)")
+	f.String(&c.CookieDomain, "cookie-domain", EnvCookieDomain, "", "Domain of the session cookie (default: the request host)")
+	f.String(&c.AllowedOrigins, "allowed-origins", EnvAllowedOrigins, "", "extra browser origins allowed (comma-separated host patterns)")
+	f.String(&c.TrustedProxies, "trusted-proxies", EnvTrustedProxies, "", "proxies whose X-Forwarded-For is trusted (comma-separated IPs/CIDRs)")
+	f.String(&c.StaticDir, "static-dir", EnvStaticDir, "", "directory of the built web client to serve at / (empty: none)")
+	f.String(&c.Instance, "instance", EnvInstance, "", "this instance's name (default: the host name)")
+	f.Duration(&c.LobbyTimeout, "lobby-timeout", EnvLobbyTimeout, 10*time.Second, "how long to wait for the lobby's answer")
+	f.Int(&c.LoginPerIP, "login-per-ip", EnvLoginPerIP, 30, "login attempts per client IP per login window")
+	f.Int(&c.LoginPerAccount, "login-per-account", EnvLoginPerAccount, 5, "failed logins per account per login window")
+	f.Duration(&c.LoginWindow, "login-window", EnvLoginWindow, 15*time.Minute, "the login rate-limit window")
+	f.Int(&c.SignupsPerIP, "signups-per-ip", EnvSignupsPerIP, 30, "guest sessions and registrations per client IP per signup window")
+	f.Duration(&c.SignupWindow, "signup-window", EnvSignupWindow, time.Hour, "the signup rate-limit window")
+	f.Int(&c.HashConcurrency, "hash-concurrency", EnvHashConcurrency, 4, "password hashes computed at once (each takes 19 MiB)")
+	f.Int(&c.WSReadLimit, "ws-read-limit", EnvWSReadLimit, 4096, "largest WebSocket frame handled, in bytes")
+	f.Int(&c.WSSendQueue, "ws-send-queue", EnvWSSendQueue, 1024, "frames queued for one client before it is dropped as too slow")
+	f.Int(&c.WSRate, "ws-rate", EnvWSRate, 20, "frames per second a client may send (token bucket rate)")
+	f.Int(&c.WSBurst, "ws-burst", EnvWSBurst, 40, "token bucket size")
+	f.Duration(&c.WSPingInterval, "ws-ping-interval", EnvWSPing, 20*time.Second, "how often the server pings each client")
+	f.Int(&c.WSMaxTables, "ws-max-tables", EnvWSMaxTables, 8, "tables one connection may follow")
+}
+
+// Validate reports every problem at once.
+func (c *Config) Validate() error {
+	errs := []error{c.Base.Validate()}
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{daemon.ErrConfig}, args...)...))
+	}
+	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
+		bad("http-addr %q: %v", c.HTTPAddr, err)
+	}
+	if len(c.SessionSecret) < auth.MinSecretLen {
+		bad("%s must be set to at least %d bytes (e.g. openssl rand -hex 32)", EnvSessionSecret, auth.MinSecretLen)
+	}
+	for _, s := range splitList(c.PreviousSecrets) {
+		if len(s) < auth.MinSecretLen {
+			bad("every %s must be at least %d bytes", EnvPreviousSecrets, auth.MinSecretLen)
+			break
+		}
+	}
+	if c.SessionTTL < time.Minute {
+		bad("session-ttl must be at least 1m")
+	}
+	for _, p := range splitList(c.AllowedOrigins) {
+		if _, err := path.Match(p, ""); err != nil || p == "*" {
+			bad("allowed-origins: %q is not a host pattern (and * is refused: it would allow every site)", p)
+		}
+	}
+	for _, p := range splitList(c.TrustedProxies) {
+		if net.ParseIP(p) == nil {
+			if _, _, err := net.ParseCIDR(p); err != nil {
+				bad("trusted-proxies: %q is neither an IP nor a CIDR", p)
+			}
+		}
+	}
+	if c.StaticDir != "" {
+		if st, err := os.Stat(c.StaticDir); err != nil || !st.IsDir() {
+			bad("static-dir %q is not a directory", c.StaticDir)
+		}
+	}
+	if c.LobbyTimeout <= 0 {
+		bad("lobby-timeout must be positive")
+	}
+	positive := map[string]int{"login-per-ip": c.LoginPerIP, "login-per-account": c.LoginPerAccount,
+		"signups-per-ip": c.SignupsPerIP, "hash-concurrency": c.HashConcurrency, "ws-send-queue": c.WSSendQueue,
+		"ws-rate": c.WSRate, "ws-burst": c.WSBurst, "ws-max-tables": c.WSMaxTables}
+	for _, name := range []string{"login-per-ip", "login-per-account", "signups-per-ip", "hash-concurrency", "ws-send-queue", "ws-rate", "ws-burst", "ws-max-tables"} {
+		if positive[name] < 1 {
+			bad("%s must be at least 1", name)
+		}
+	}
+	if c.LoginWindow < time.Second || c.SignupWindow < time.Second {
+		bad("login-window and signup-window must be at least 1s")
+	}
+	if c.WSReadLimit < 256 || c.WSReadLimit > 1<<20 {
+		bad("ws-read-limit must be 256..1048576 bytes")
+	}
+	if c.WSPingInterval < time.Second {
+		bad("ws-ping-interval must be at least 1s")
+	}
+	return errors.Join(errs...)
+}
+
+// splitList splits a comma-separated setting, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,301 @@
+// Package server assembles the gateway: the HTTP API and the web client
+// (gin), the WebSocket endpoint, the table fan-out hub, the lobby client and
+// the sheet reader, around one Redis client; and runs it inside the daemon
+// shell (health, readiness, metrics, graceful shutdown).
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+	"golang.org/x/time/rate"
+
+	"github.com/pulka/pulka/pkg/daemon"
+	"github.com/pulka/pulka/pkg/lobbyclient"
+	"github.com/pulka/pulka/pkg/sheetstore"
+	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/services/gateway/internal/auth"
+	"github.com/pulka/pulka/services/gateway/internal/httpapi"
+	"github.com/pulka/pulka/services/gateway/internal/hub"
+	"github.com/pulka/pulka/services/gateway/internal/ports"
+	"github.com/pulka/pulka/services/gateway/internal/presence"
+	"github.com/pulka/pulka/services/gateway/internal/ws"
+)
+
+// Parts are what a Server is built on besides its Config. Run makes them
+// from the daemon; tests pass fakes for the lobby and the sheets.
+type Parts struct {
+	Redis  redis.UniversalClient
+	Lobby  ports.LobbyCommands
+	View   ports.LobbyView
+	Sheets ports.Sheets
+	Logger *slog.Logger
+	Tracer trace.TracerProvider
+	Meter  metric.MeterProvider
+	Now    func() time.Time
+	// Argon2 overrides the password-hash cost (tests); zero: the default.
+	Argon2 auth.Argon2Params
+	// Hub and WS tune the fan-out and the WebSocket endpoint beyond Config.
+	Hub hub.Options
+	WS  ws.Config
+}
+
+// Server is one gateway instance.
+type Server struct {
+	handler http.Handler
+	ws      *ws.Server
+	hub     *hub.Hub
+	log     *slog.Logger
+}
+
+// New builds a gateway instance; Run its background loops and serve Handler.
+func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
+	if p.Logger == nil {
+		p.Logger = slog.New(slog.DiscardHandler)
+	}
+	if p.Tracer == nil {
+		p.Tracer = tracenoop.NewTracerProvider()
+	}
+	if p.Meter == nil {
+		p.Meter = metricnoop.NewMeterProvider()
+	}
+	if p.Now == nil {
+		p.Now = time.Now
+	}
+	if p.Argon2 == (auth.Argon2Params{}) {
+		p.Argon2 = auth.DefaultArgon2()
+	}
+	var previous [][]byte
+	for _, s := range splitList(cfg.PreviousSecrets) {
+		previous = append(previous, []byte(s))
+	}
+	signer, err := auth.NewSigner([]byte(cfg.SessionSecret), previous, cfg.SessionTTL, p.Now)
+	if err != nil {
+		return nil, err
+	}
+	accounts, err := auth.NewAccounts(ctx, p.Redis, auth.NewHasher(p.Argon2, cfg.HashConcurrency), p.Now)
+	if err != nil {
+		return nil, err
+	}
+	login := auth.NewLoginGuard(accounts,
+		auth.NewLimiter(p.Redis, "login-ip", cfg.LoginPerIP, cfg.LoginWindow),
+		auth.NewLimiter(p.Redis, "login-account", cfg.LoginPerAccount, cfg.LoginWindow))
+	meter := p.Meter.Meter("github.com/pulka/pulka/services/gateway")
+	tracer := p.Tracer.Tracer("github.com/pulka/pulka/services/gateway")
+
+	ho := p.Hub
+	ho.Logger, ho.Meter = p.Logger, meter
+	ho.TailerOptions = append(ho.TailerOptions, streams.WithLogger(p.Logger),
+		streams.WithTracerProvider(p.Tracer), streams.WithMeterProvider(p.Meter))
+	h := hub.New(p.Redis, ho)
+
+	wc := p.WS
+	wc.OriginPatterns = append(wc.OriginPatterns, splitList(cfg.AllowedOrigins)...)
+	if wc.ReadLimit == 0 {
+		wc.ReadLimit = int64(cfg.WSReadLimit)
+	}
+	if wc.SendQueueFrames == 0 {
+		wc.SendQueueFrames = cfg.WSSendQueue
+	}
+	if wc.Rate == 0 {
+		wc.Rate = rate.Limit(cfg.WSRate)
+	}
+	if wc.Burst == 0 {
+		wc.Burst = cfg.WSBurst
+	}
+	if wc.PingInterval == 0 {
+		wc.PingInterval = cfg.WSPingInterval
+	}
+	if wc.MaxTables == 0 {
+		wc.MaxTables = cfg.WSMaxTables
+	}
+	ping := wc.PingInterval
+	if ping <= 0 {
+		ping = 20 * time.Second
+	}
+	wsrv := ws.NewServer(wc, ws.Deps{
+		Signer: signer, Hub: h,
+		Publisher: streams.NewPublisher(p.Redis, streams.WithTracerProvider(p.Tracer), streams.WithMeterProvider(p.Meter)),
+		// Entries outlive three missed refreshes (pings).
+		Presence: presence.New(p.Redis, 3*ping, p.Now),
+		Lobby:    p.View, Logger: p.Logger, Tracer: tracer, Meter: meter, Now: p.Now,
+	})
+
+	engine := gin.New()
+	engine.Use(recovery(p.Logger), requestLog(p.Logger), traced(tracer))
+	err = httpapi.Mount(engine, httpapi.Config{
+		CookieName: wsrv.Config().CookieName, CookieSecure: cfg.CookieSecure, CookieDomain: cfg.CookieDomain,
+		AllowedOrigins: splitList(cfg.AllowedOrigins), TrustedProxies: splitList(cfg.TrustedProxies),
+		LobbyTimeout: cfg.LobbyTimeout,
+	}, httpapi.Deps{
+		Signer: signer, Accounts: accounts, Login: login,
+		Signups: auth.NewLimiter(p.Redis, "signup-ip", cfg.SignupsPerIP, cfg.SignupWindow),
+		Lobby:   p.Lobby, View: p.View, Sheets: p.Sheets, Logger: p.Logger, Now: p.Now,
+		NewID: randomKey,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	engine.GET("/ws", gin.WrapH(wsrv))
+	engine.NoRoute(noRoute(cfg.StaticDir))
+	engine.NoMethod(httpapi.NotFound)
+	return &Server{handler: engine, ws: wsrv, hub: h, log: p.Logger}, nil
+}
+
+// Handler serves the API, the WebSocket and the web client.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Run runs the hub until ctx is cancelled.
+func (s *Server) Run(ctx context.Context) error { return s.hub.Run(ctx) }
+
+// Shutdown closes every WebSocket with 1001 and waits for them.
+func (s *Server) Shutdown(ctx context.Context) error { return s.ws.Shutdown(ctx) }
+
+// Connections is the number of open WebSockets.
+func (s *Server) Connections() int { return s.ws.Open() }
+
+// noRoute answers unknown paths: JSON 404 under /api, the web client
+// (index.html for client-side routes) elsewhere when a directory is set.
+func noRoute(staticDir string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		p := c.Request.URL.Path
+		if staticDir == "" || strings.HasPrefix(p, "/api/") || (c.Request.Method != http.MethodGet && c.Request.Method != http.MethodHead) {
+			httpapi.NotFound(c)
+			return
+		}
+		// filepath.Join cleans ".." away, so the path stays inside the directory.
+		file := filepath.Join(staticDir, filepath.FromSlash(filepath.Clean("/"+p)))
+		if st, err := os.Stat(file); err == nil && !st.IsDir() {
+			c.File(file)
+			return
+		}
+		c.File(filepath.Join(staticDir, "index.html"))
+	}
+}
+
+func recovery(log *slog.Logger) gin.HandlerFunc {
+	return gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, err any) {
+		log.ErrorContext(c.Request.Context(), "http: handler panicked", "err", fmt.Sprint(err), "path", c.Request.URL.Path)
+		httpapi.Fail(c, errors.New("panic"))
+	})
+}
+
+func requestLog(log *slog.Logger) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		c.Next()
+		level := slog.LevelDebug
+		if c.Writer.Status() >= 500 {
+			level = slog.LevelWarn
+		}
+		log.Log(c.Request.Context(), level, "http request", "method", c.Request.Method, "route", c.FullPath(),
+			"status", c.Writer.Status(), "duration", time.Since(start), "ip", c.ClientIP())
+	}
+}
+
+// traced starts a span per request, so lobby commands carry its context.
+func traced(tr trace.Tracer) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if c.Request.URL.Path == "/ws" {
+			c.Next() // a connection is not one operation: frames get spans
+			return
+		}
+		ctx, span := tr.Start(c.Request.Context(), c.Request.Method+" "+c.Request.URL.Path, trace.WithSpanKind(trace.SpanKindServer))
+		c.Request = c.Request.WithContext(ctx)
+		c.Next()
+		span.SetAttributes(attribute.Int("http.status_code", c.Writer.Status()))
+		span.End()
+	}
+}
+
+// Run is the gateway as a daemon service: it connects the lobby client, the
+// lobby view and the sheet reader to the daemon's Redis, serves HTTPAddr
+// until ctx is cancelled, then closes the WebSockets (1001) and drains.
+func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
+	instance := c.Instance
+	if instance == "" {
+		instance, _ = os.Hostname()
+	}
+	lc := lobbyclient.NewClient(d.Redis, lobbyclient.ClientOptions{Instance: instance, Timeout: c.LobbyTimeout,
+		Logger: d.Logger, TracerProvider: d.Telemetry.TracerProvider})
+	view := lobbyclient.NewView(d.Redis, lobbyclient.ViewOptions{Logger: d.Logger})
+	s, err := New(ctx, c, Parts{
+		Redis: d.Redis, Lobby: lobbyCommands{lc}, View: lobbyView{v: view, rdb: d.Redis},
+		Sheets: sheets{sheetstore.NewReader(d.Redis)}, Logger: d.Logger,
+		Tracer: d.Telemetry.TracerProvider, Meter: d.Telemetry.MeterProvider,
+	})
+	if err != nil {
+		return err
+	}
+	d.AddReadyCheck("lobby-view", func(context.Context) error {
+		if !view.Loaded() {
+			return errors.New("lobby view not loaded yet")
+		}
+		return nil
+	})
+	ln, err := net.Listen("tcp", c.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("gateway: listen %s: %w", c.HTTPAddr, err)
+	}
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(d.Logger.Handler(), slog.LevelWarn)}
+	d.Logger.Info("gateway listening", "addr", ln.Addr().String(), "instance", instance)
+
+	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for name, run := range map[string]func(context.Context) error{"hub": s.Run, "lobby-client": lc.Run, "lobby-view": view.Run} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := run(bg); err != nil {
+				errs <- fmt.Errorf("%s: %w", name, err)
+			}
+		}()
+	}
+	go func() {
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errs <- fmt.Errorf("http: %w", err)
+		}
+	}()
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errs:
+	}
+	// Shut down: no new requests, WebSockets told we are going away, then
+	// the loops stop. The daemon bounds all of it.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.ShutdownTimeout)
+	defer cancel()
+	shutdownErr := errors.Join(hs.Shutdown(sctx), s.Shutdown(sctx))
+	stop()
+	wg.Wait()
+	return errors.Join(runErr, shutdownErr)
+}
+
+func randomKey() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

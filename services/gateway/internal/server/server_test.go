@@ -1,0 +1,450 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/gin-gonic/gin"
+	"google.golang.org/protobuf/proto"
+
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/redistest"
+	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/services/gateway/internal/apierr"
+	"github.com/pulka/pulka/services/gateway/internal/auth"
+	"github.com/pulka/pulka/services/gateway/internal/hub"
+	"github.com/pulka/pulka/services/gateway/internal/ports"
+)
+
+func TestMain(m *testing.M) {
+	gin.SetMode(gin.ReleaseMode)
+	os.Exit(m.Run())
+}
+
+// fakeLobby answers lobby commands like the lobby would for one table "t1"
+// with password "sesame", and lists two tables.
+type fakeLobby struct {
+	mu   sync.Mutex
+	cmds []*lobbyv1.LobbyCommand
+}
+
+func (f *fakeLobby) Do(_ context.Context, cmd *lobbyv1.LobbyCommand) (*lobbyv1.LobbyCommandResult, error) {
+	f.mu.Lock()
+	f.cmds = append(f.cmds, cmd)
+	f.mu.Unlock()
+	res := &lobbyv1.LobbyCommandResult{CommandId: cmd.CommandId, PlayerId: cmd.PlayerId, Accepted: true}
+	switch c := cmd.Command.(type) {
+	case *lobbyv1.LobbyCommand_CreateTable:
+		res.TableId = "t-new"
+	case *lobbyv1.LobbyCommand_SitDown:
+		res.TableId = c.SitDown.TableId
+		if c.SitDown.TableId != "t1" {
+			res.Accepted, res.Reason = false, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_TABLE_NOT_FOUND
+		} else if c.SitDown.Password != "sesame" {
+			res.Accepted, res.Reason, res.Message = false, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_WRONG_PASSWORD, "wrong password"
+		}
+	}
+	return res, nil
+}
+
+var listed = []*lobbyv1.TableSummary{
+	{TableId: "t2", Name: "Japanese", Settings: &lobbyv1.TableSettings{Game: lobbyv1.Game_GAME_JAPANESE}, Status: lobbyv1.TableStatus_TABLE_STATUS_WAITING},
+	{TableId: "t1", Name: "Classic", Settings: &lobbyv1.TableSettings{Game: lobbyv1.Game_GAME_CLASSIC, HasPassword: true}, Status: lobbyv1.TableStatus_TABLE_STATUS_WAITING},
+}
+
+func (f *fakeLobby) List(filter *lobbyv1.TableFilter) []*lobbyv1.TableSummary {
+	var out []*lobbyv1.TableSummary
+	for _, t := range listed {
+		if filter.GetGame() != 0 && t.Settings.Game != filter.GetGame() {
+			continue
+		}
+		if filter.GetWithoutPassword() && t.Settings.HasPassword {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+func (f *fakeLobby) Get(id string) (*lobbyv1.TableSummary, bool) {
+	for _, t := range listed {
+		if t.TableId == id {
+			return t, true
+		}
+	}
+	return nil, false
+}
+func (f *fakeLobby) Fetch(_ context.Context, id string) (*lobbyv1.TableSummary, error) {
+	if t, ok := f.Get(id); ok {
+		return t, nil
+	}
+	return nil, &apierr.LobbyRejection{Reason: lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_TABLE_NOT_FOUND}
+}
+func (f *fakeLobby) Version() uint64                                    { return 7 }
+func (f *fakeLobby) Changed() <-chan struct{}                           { return make(chan struct{}) }
+func (f *fakeLobby) Since(uint64) ([]ports.LobbyChange, uint64, bool) { return nil, 7, true }
+
+type fakeSheets struct{}
+
+func (fakeSheets) History(_ context.Context, player string, _ time.Time, limit int) ([]ports.FinishedGame, error) {
+	return []ports.FinishedGame{{GameID: "g1", TableID: "t1", EndedAt: time.Unix(1_700_000_000, 0),
+		Sheet:     &scoringv1.Sheet{GameId: "g1", Players: []*scoringv1.SheetPlayer{{PlayerId: player}}},
+		Standings: &scoringv1.FinalStandings{GameId: "g1"}}}, nil
+}
+
+type testServer struct {
+	url   string
+	lobby *fakeLobby
+	srv   *Server
+	redis *redistest.Server
+}
+
+func testConfig() *Config {
+	return &Config{HTTPAddr: ":0", SessionSecret: strings.Repeat("s", 32), SessionTTL: time.Hour,
+		AllowedOrigins: "pulka.example", LobbyTimeout: time.Second,
+		LoginPerIP: 100, LoginPerAccount: 3, LoginWindow: time.Minute, SignupsPerIP: 100, SignupWindow: time.Minute,
+		HashConcurrency: 2, WSReadLimit: 4096, WSSendQueue: 256, WSRate: 50, WSBurst: 50, WSPingInterval: time.Minute, WSMaxTables: 4}
+}
+
+func startServer(t *testing.T, cfg *Config, r *redistest.Server) *testServer {
+	t.Helper()
+	if r == nil {
+		r = redistest.Start(t)
+	}
+	lobby := &fakeLobby{}
+	s, err := New(context.Background(), cfg, Parts{Redis: r.Client(t), Lobby: lobby, View: lobby, Sheets: fakeSheets{},
+		Argon2: auth.Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1, KeyLen: 32, SaltLen: 16},
+		Hub:    hubFast()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = s.Run(ctx); close(done) }()
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(func() {
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = s.Shutdown(sctx)
+		scancel()
+		hs.Close()
+		cancel()
+		<-done
+	})
+	return &testServer{url: hs.URL, lobby: lobby, srv: s, redis: r}
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   map[string]any
+}
+
+func (ts *testServer) do(t *testing.T, method, path string, body any, hdr map[string]string) response {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, ts.url+path, rd)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out := response{status: resp.StatusCode, header: resp.Header}
+	b, _ := io.ReadAll(resp.Body)
+	if len(b) > 0 {
+		if err := json.Unmarshal(b, &out.body); err != nil {
+			t.Fatalf("%s %s: body %q is not JSON", method, path, b)
+		}
+	}
+	return out
+}
+
+func errorCode(r response) string {
+	e, _ := r.body["error"].(map[string]any)
+	s, _ := e["code"].(string)
+	return s
+}
+
+func bearer(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
+
+func TestAPI_GuestSessionThenMe(t *testing.T) {
+	ts := startServer(t, testConfig(), nil)
+	r := ts.do(t, "POST", "/api/v1/session/guest", nil, nil)
+	if r.status != http.StatusCreated {
+		t.Fatalf("guest: %d %v", r.status, r.body)
+	}
+	tok := r.body["token"].(string)
+	player := r.body["player"].(map[string]any)
+	if player["guest"] != true || !strings.HasPrefix(player["name"].(string), "Guest-") {
+		t.Fatalf("guest = %v", r.body)
+	}
+	if !strings.Contains(r.header.Get("Set-Cookie"), "pulka_session=") || !strings.Contains(r.header.Get("Set-Cookie"), "HttpOnly") {
+		t.Fatalf("cookie = %q", r.header.Get("Set-Cookie"))
+	}
+	me := ts.do(t, "GET", "/api/v1/me", nil, bearer(tok))
+	if me.status != http.StatusOK || me.body["player"].(map[string]any)["id"] != player["id"] {
+		t.Fatalf("me: %d %v", me.status, me.body)
+	}
+	byCookie := ts.do(t, "GET", "/api/v1/me", nil, map[string]string{"Cookie": "pulka_session=" + tok})
+	if byCookie.status != http.StatusOK {
+		t.Fatalf("me by cookie: %d %v", byCookie.status, byCookie.body)
+	}
+	if r := ts.do(t, "GET", "/api/v1/me", nil, nil); r.status != http.StatusUnauthorized || errorCode(r) != "auth_required" {
+		t.Fatalf("me without session: %d %v", r.status, r.body)
+	}
+	if r := ts.do(t, "GET", "/api/v1/me", nil, bearer(tok+"x")); r.status != http.StatusUnauthorized || errorCode(r) != "unauthorized" {
+		t.Fatalf("me with a forged token: %d %v", r.status, r.body)
+	}
+}
+
+func TestAPI_RegisterLoginWrongPasswordAndRateLimit(t *testing.T) {
+	ts := startServer(t, testConfig(), nil)
+	cred := map[string]string{"username": "Nino", "password": "khachapuri"}
+	if r := ts.do(t, "POST", "/api/v1/register", cred, nil); r.status != http.StatusCreated {
+		t.Fatalf("register: %d %v", r.status, r.body)
+	}
+	if r := ts.do(t, "POST", "/api/v1/register", cred, nil); r.status != http.StatusConflict || errorCode(r) != "username_taken" {
+		t.Fatalf("second register: %d %v", r.status, r.body)
+	}
+	if r := ts.do(t, "POST", "/api/v1/register", map[string]string{"username": "x", "password": "khachapuri"}, nil); errorCode(r) != "invalid_username" {
+		t.Fatalf("bad name: %d %v", r.status, r.body)
+	}
+	if r := ts.do(t, "POST", "/api/v1/register", map[string]string{"username": "Tamar", "password": "short"}, nil); errorCode(r) != "weak_password" {
+		t.Fatalf("weak password: %d %v", r.status, r.body)
+	}
+	ok := ts.do(t, "POST", "/api/v1/login", map[string]string{"username": "nino", "password": "khachapuri"}, nil)
+	if ok.status != http.StatusOK || ok.body["player"].(map[string]any)["guest"] != false {
+		t.Fatalf("login: %d %v", ok.status, ok.body)
+	}
+	for i := 0; i < 3; i++ { // LoginPerAccount = 3
+		r := ts.do(t, "POST", "/api/v1/login", map[string]string{"username": "Nino", "password": "wrong-one"}, nil)
+		if r.status != http.StatusUnauthorized || errorCode(r) != "invalid_credentials" {
+			t.Fatalf("wrong password %d: %d %v", i, r.status, r.body)
+		}
+	}
+	r := ts.do(t, "POST", "/api/v1/login", map[string]string{"username": "Nino", "password": "khachapuri"}, nil)
+	if r.status != http.StatusTooManyRequests || errorCode(r) != "too_many_attempts" || r.header.Get("Retry-After") == "" {
+		t.Fatalf("after 3 failures: %d %v (Retry-After %q)", r.status, r.body, r.header.Get("Retry-After"))
+	}
+	if r := ts.do(t, "POST", "/api/v1/login", "not an object", nil); r.status != http.StatusBadRequest || errorCode(r) != "bad_request" {
+		t.Fatalf("bad body: %d %v", r.status, r.body)
+	}
+}
+
+func TestAPI_LoginRateLimitedPerIP(t *testing.T) {
+	cfg := testConfig()
+	cfg.LoginPerIP = 2
+	ts := startServer(t, cfg, nil)
+	for i := 0; i < 2; i++ {
+		if r := ts.do(t, "POST", "/api/v1/login", map[string]string{"username": "anyone", "password": "whatever1"}, nil); r.status != http.StatusUnauthorized {
+			t.Fatalf("attempt %d: %d", i, r.status)
+		}
+	}
+	r := ts.do(t, "POST", "/api/v1/login", map[string]string{"username": "someone-else", "password": "whatever1"}, nil)
+	if r.status != http.StatusTooManyRequests || !strings.Contains(r.body["error"].(map[string]any)["message"].(string), "ip") {
+		t.Fatalf("third attempt from one IP: %d %v", r.status, r.body)
+	}
+}
+
+func TestAPI_TablesListFiltersAndActions(t *testing.T) {
+	ts := startServer(t, testConfig(), nil)
+	tok := ts.do(t, "POST", "/api/v1/session/guest", nil, nil).body["token"].(string)
+	all := ts.do(t, "GET", "/api/v1/tables", nil, bearer(tok))
+	if all.status != http.StatusOK || len(all.body["tables"].([]any)) != 2 || all.header.Get("X-Lobby-Version") != "7" {
+		t.Fatalf("list: %d %v", all.status, all.body)
+	}
+	classic := ts.do(t, "GET", "/api/v1/tables?game=classic", nil, bearer(tok))
+	if ts := classic.body["tables"].([]any); len(ts) != 1 || ts[0].(map[string]any)["table_id"] != "t1" {
+		t.Fatalf("classic: %v", classic.body)
+	}
+	open := ts.do(t, "GET", "/api/v1/tables?without_password=true", nil, bearer(tok))
+	if ts := open.body["tables"].([]any); len(ts) != 1 || ts[0].(map[string]any)["table_id"] != "t2" {
+		t.Fatalf("without password: %v", open.body)
+	}
+	page := ts.do(t, "GET", "/api/v1/tables?page_size=1", nil, bearer(tok))
+	if len(page.body["tables"].([]any)) != 1 || page.body["next_page_token"] != "1" {
+		t.Fatalf("page: %v", page.body)
+	}
+	if r := ts.do(t, "GET", "/api/v1/tables?game=poker", nil, bearer(tok)); r.status != http.StatusBadRequest {
+		t.Fatalf("bad filter: %d", r.status)
+	}
+	if r := ts.do(t, "GET", "/api/v1/tables/t1", nil, bearer(tok)); r.status != http.StatusOK || r.body["name"] != "Classic" {
+		t.Fatalf("get: %d %v", r.status, r.body)
+	}
+	if r := ts.do(t, "GET", "/api/v1/tables/nope", nil, bearer(tok)); r.status != http.StatusNotFound || errorCode(r) != "table_not_found" {
+		t.Fatalf("get missing: %d %v", r.status, r.body)
+	}
+
+	created := ts.do(t, "POST", "/api/v1/tables", map[string]any{"name": "Mine", "sit_down": true,
+		"settings": map[string]any{"game": "GAME_CLASSIC", "classic_variant": "CLASSIC_VARIANT_NINES", "premia": true}},
+		map[string]string{"Authorization": "Bearer " + tok, "Idempotency-Key": "create-1"})
+	if created.status != http.StatusCreated || created.body["table_id"] != "t-new" {
+		t.Fatalf("create: %d %v", created.status, created.body)
+	}
+	ts.lobby.mu.Lock()
+	cmd := ts.lobby.cmds[0]
+	ts.lobby.mu.Unlock()
+	ct := cmd.GetCreateTable()
+	if !strings.HasSuffix(cmd.CommandId, "/create-1") || cmd.PlayerId == "" || ct.Settings.ClassicVariant != lobbyv1.ClassicVariant_CLASSIC_VARIANT_NINES || !ct.SitDown {
+		t.Fatalf("create command = %v", cmd)
+	}
+
+	wrong := ts.do(t, "POST", "/api/v1/tables/t1/sit", map[string]any{"seat": 1, "password": "open"}, bearer(tok))
+	if wrong.status != http.StatusForbidden || errorCode(wrong) != "wrong_password" {
+		t.Fatalf("sit with the wrong password: %d %v", wrong.status, wrong.body)
+	}
+	if r := ts.do(t, "POST", "/api/v1/tables/t1/sit", map[string]any{"seat": 1, "password": "sesame"}, bearer(tok)); r.status != http.StatusOK {
+		t.Fatalf("sit: %d %v", r.status, r.body)
+	}
+	if r := ts.do(t, "POST", "/api/v1/tables/t1/sit", map[string]any{"password": "sesame"}, bearer(tok)); r.status != http.StatusBadRequest {
+		t.Fatalf("sit without seat: %d %v", r.status, r.body)
+	}
+	for _, action := range []string{"stand", "leave", "bots"} {
+		if r := ts.do(t, "POST", "/api/v1/tables/t1/"+action, nil, bearer(tok)); r.status != http.StatusOK {
+			t.Fatalf("%s: %d %v", action, r.status, r.body)
+		}
+	}
+}
+
+func TestAPI_ForeignOriginCannotChangeState(t *testing.T) {
+	ts := startServer(t, testConfig(), nil)
+	r := ts.do(t, "POST", "/api/v1/session/guest", nil, map[string]string{"Origin": "https://evil.example"})
+	if r.status != http.StatusForbidden || errorCode(r) != "origin_not_allowed" {
+		t.Fatalf("foreign origin: %d %v", r.status, r.body)
+	}
+	if r := ts.do(t, "POST", "/api/v1/session/guest", nil, map[string]string{"Origin": "https://pulka.example"}); r.status != http.StatusCreated {
+		t.Fatalf("allowed origin: %d %v", r.status, r.body)
+	}
+}
+
+func TestAPI_FinishedGamesWithSheets(t *testing.T) {
+	ts := startServer(t, testConfig(), nil)
+	tok := ts.do(t, "POST", "/api/v1/session/guest", nil, nil).body["token"].(string)
+	r := ts.do(t, "GET", "/api/v1/players/u-42/games?limit=1", nil, bearer(tok))
+	games, _ := r.body["games"].([]any)
+	if r.status != http.StatusOK || len(games) != 1 || r.body["next_before"] == nil {
+		t.Fatalf("games: %d %v", r.status, r.body)
+	}
+	g := games[0].(map[string]any)
+	sheet := g["sheet"].(map[string]any)
+	if g["game_id"] != "g1" || sheet["players"].([]any)[0].(map[string]any)["player_id"] != "u-42" {
+		t.Fatalf("game = %v", g)
+	}
+	if r := ts.do(t, "GET", "/api/v1/me/games?before=yesterday", nil, bearer(tok)); r.status != http.StatusBadRequest {
+		t.Fatalf("bad before: %d", r.status)
+	}
+}
+
+func TestAPI_UnknownPathIsJSON404(t *testing.T) {
+	ts := startServer(t, testConfig(), nil)
+	if r := ts.do(t, "GET", "/api/v1/nothing", nil, nil); r.status != http.StatusNotFound || errorCode(r) != "not_found" {
+		t.Fatalf("unknown: %d %v", r.status, r.body)
+	}
+}
+
+// TestWebSocket_ThroughGinWithTheSessionCookie plays the browser: a guest
+// session from the API, then the WebSocket with the cookie, a join and a
+// move that lands on the table's command stream.
+func TestWebSocket_ThroughGinWithTheSessionCookie(t *testing.T) {
+	ts := startServer(t, testConfig(), nil)
+	guest := ts.do(t, "POST", "/api/v1/session/guest", nil, nil)
+	tok := guest.body["token"].(string)
+	pid := guest.body["player"].(map[string]any)["id"].(string)
+	rdb := ts.redis.Client(t)
+	ev := &tablev1.Event{Visibility: &tablev1.Visibility{Audience: tablev1.Audience_AUDIENCE_PUBLIC},
+		Event: &tablev1.Event_PlayerSeated{PlayerSeated: &tablev1.PlayerSeated{Seat: &tablev1.SeatPlayer{Seat: 3, PlayerId: pid}}}}
+	data, _ := proto.Marshal(ev)
+	evID, err := streams.NewPublisher(rdb).Publish(context.Background(), streams.Entry{Stream: streams.TableEvents("t1"), Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.url, "http")+"/ws",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Cookie": {"pulka_session=" + tok}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	read := func() map[string]any {
+		_, b, err := c.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		return m
+	}
+	if f := read(); f["type"] != "welcome" {
+		t.Fatalf("first frame %v", f)
+	}
+	_ = c.Write(ctx, websocket.MessageText, []byte(`{"type":"join","table":"t1"}`))
+	if f := read(); f["type"] != "event" || f["id"] != evID {
+		t.Fatalf("replayed %v", f)
+	}
+	if f := read(); f["type"] != "joined" || f["seat"] != float64(3) {
+		t.Fatalf("joined %v", f)
+	}
+	_ = c.Write(ctx, websocket.MessageText, []byte(`{"type":"bid","table":"t1","tricks":2,"cmd":"b1"}`))
+	if f := read(); f["type"] != "ack" || f["cmd"] != pid+"/b1" {
+		t.Fatalf("ack %v", f)
+	}
+	xs, _ := rdb.XRange(ctx, streams.TableCommands("t1"), "-", "+").Result()
+	var kinds []string
+	for _, x := range xs {
+		var cmd tablev1.Command
+		_ = proto.Unmarshal([]byte(x.Values[streams.FieldData].(string)), &cmd)
+		switch {
+		case cmd.GetReconnect() != nil:
+			kinds = append(kinds, "reconnect")
+		case cmd.GetBid() != nil && cmd.GetBid().Tricks == 2 && cmd.PlayerId == pid:
+			kinds = append(kinds, "bid")
+		}
+	}
+	if strings.Join(kinds, ",") != "reconnect,bid" {
+		t.Fatalf("commands = %v", kinds)
+	}
+}
+
+func TestConfig_ValidateReportsEveryProblem(t *testing.T) {
+	c := testConfig()
+	c.Base.RedisAddr, c.Base.AdminAddr, c.Base.ShutdownTimeout = "localhost:6379", ":9090", time.Second
+	if err := c.Validate(); err != nil {
+		t.Fatalf("valid config: %v", err)
+	}
+	c.SessionSecret = "short"
+	c.AllowedOrigins = "*"
+	c.TrustedProxies = "not-an-ip"
+	c.WSRate = 0
+	c.HTTPAddr = "nowhere"
+	err := c.Validate()
+	for _, want := range []string{EnvSessionSecret, "allowed-origins", "trusted-proxies", "ws-rate", "http-addr"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate() = %v, want a complaint about %s", err, want)
+		}
+	}
+}
+
+func hubFast() hub.Options {
+	return hub.Options{TailerOptions: []streams.Option{streams.WithBlock(100 * time.Millisecond)}}
+}
