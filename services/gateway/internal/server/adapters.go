@@ -34,7 +34,7 @@ type lobbyView struct {
 }
 
 func (l lobbyView) List(f *lobbyv1.TableFilter) []*lobbyv1.TableSummary { return l.v.List(f) }
-func (l lobbyView) Get(id string) (*lobbyv1.TableSummary, bool)       { return l.v.Get(id) }
+func (l lobbyView) Get(id string) (*lobbyv1.TableSummary, bool)         { return l.v.Get(id) }
 func (l lobbyView) Version() uint64                                     { return l.v.Version() }
 func (l lobbyView) Changed() <-chan struct{}                            { return l.v.Changed() }
 

@@ -16,7 +16,7 @@ import (
 // Environment variables of the gateway (besides daemon's PULKA_REDIS_* etc.).
 const (
 	EnvHTTPAddr        = "PULKA_GATEWAY_ADDR"
-	EnvSessionSecret   = "PULKA_SESSION_SECRET"          // environment only
+	EnvSessionSecret   = "PULKA_SESSION_SECRET"           // environment only
 	EnvPreviousSecrets = "PULKA_SESSION_PREVIOUS_SECRETS" // environment only, comma-separated
 	EnvSessionTTL      = "PULKA_SESSION_TTL"
 	EnvCookieSecure    = "PULKA_COOKIE_SECURE"

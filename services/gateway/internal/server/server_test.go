@@ -91,8 +91,8 @@ func (f *fakeLobby) Fetch(_ context.Context, id string) (*lobbyv1.TableSummary, 
 	}
 	return nil, &apierr.LobbyRejection{Reason: lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_TABLE_NOT_FOUND}
 }
-func (f *fakeLobby) Version() uint64                                    { return 7 }
-func (f *fakeLobby) Changed() <-chan struct{}                           { return make(chan struct{}) }
+func (f *fakeLobby) Version() uint64                                  { return 7 }
+func (f *fakeLobby) Changed() <-chan struct{}                         { return make(chan struct{}) }
 func (f *fakeLobby) Since(uint64) ([]ports.LobbyChange, uint64, bool) { return nil, 7, true }
 
 type fakeSheets struct{}
