@@ -75,10 +75,11 @@ func TestScorer_WholeGameTwiceOutOfOrderWithCrashesBetweenEffectAndAck(t *testin
 	publish(t, rdb, shuffledTwice(rand.New(rand.NewPCG(3, 4)), inputs)...)
 
 	// Consumer A handles every entry once, but "dies" after the effect of
-	// every third one: those stay pending with their effect done.
+	// every third one: those stay pending with their effect done. (A never
+	// reclaims them itself: its reclaim idle time is an hour.)
 	s := newScorer(t, rdb)
 	h, crashes := crashing(s.Handle, func(n int) bool { return n%3 == 0 })
-	stopA := runConsumer(t, rdb, "scoring-a", h)
+	stopA := runConsumer(t, rdb, "scoring-a", h, streams.WithMinIdle(time.Hour))
 	eventually(t, 20*time.Second, "consumer A to see every entry", func() bool {
 		groups, _ := rdb.XInfoGroups(ctx, sheetstore.HandsStream).Result()
 		return len(groups) == 1 && groups[0].Lag == 0 && groups[0].Pending == int64(crashes()) && crashes() > 0
