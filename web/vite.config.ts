@@ -1,9 +1,11 @@
 import { defineConfig } from 'vitest/config';
+import { gzipTwins } from './scripts/gzip-twins';
 
 // The build lands inside the gateway's Go module, which embeds it
 // (services/gateway/internal/webui, //go:embed all:dist). Hashed file names
 // let the gateway cache assets for a year and keep index.html uncached.
 export default defineConfig({
+  plugins: [gzipTwins()],
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
   build: {
     outDir: '../services/gateway/internal/webui/dist/app',

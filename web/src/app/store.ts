@@ -1,0 +1,187 @@
+// The application's state, in signals: the session, the connection, the
+// lobby list and each followed table. It wires the protocol layer's
+// listeners to the pure reducers; screens read signals and call the
+// methods here, nothing else.
+
+import { batch, signal, type Signal } from '@preact/signals';
+import { Api, ApiError, type Session } from '../protocol/api';
+import { Connection, type SocketFactory, type SocketLike, type Status } from '../protocol/connection';
+import type { Move } from '../protocol/frames';
+import type { LobbyUpdate, LobbyView, SheetUpdate, TableEvent, TableSummary } from '../protocol/types';
+import { applyEvent, emptyTable, type TableState } from '../game/state';
+
+export class TableSession {
+  readonly state: Signal<TableState>;
+  readonly sheet = signal<SheetUpdate | null>(null);
+  /** The lobby's summary (seats, settings) before and around the game. */
+  readonly summary = signal<TableSummary | null>(null);
+  readonly joined = signal(false);
+
+  constructor(readonly id: string) {
+    this.state = signal(emptyTable(id));
+  }
+
+  apply(ev: TableEvent, live: boolean): void {
+    this.state.value = applyEvent(this.state.value, ev, live);
+  }
+
+  setSheet(u: SheetUpdate): void {
+    const cur = this.sheet.value;
+    // Sheets are whole; a stale one (lower version of the same game) is dropped.
+    if (cur && cur.sheet.gameId === u.sheet.gameId && cur.version > u.version) return;
+    this.sheet.value = u;
+  }
+}
+
+export interface Toast {
+  text: string;
+  kind: 'error' | 'info';
+  serial: number;
+}
+
+export class Store {
+  readonly status = signal<Status>('closed');
+  readonly session = signal<Session | null>(null);
+  readonly checking = signal(true);
+  readonly lobby = signal<TableSummary[]>([]);
+  readonly lobbyVersion = signal(0);
+  readonly toast = signal<Toast | null>(null);
+  private readonly tables = new Map<string, TableSession>();
+  private watchingLobby = false;
+
+  constructor(
+    readonly api: Api,
+    readonly conn: Connection,
+  ) {
+    conn.listen({
+      status: (s) => (this.status.value = s),
+      welcome: (p) => {
+        const cur = this.session.value;
+        if (cur && cur.player.id !== p.id) this.session.value = { ...cur, player: p };
+      },
+      event: (table, ev, live) => this.tables.get(table)?.apply(ev, live),
+      joined: (table, seat) => {
+        const t = this.tables.get(table);
+        if (!t) return;
+        batch(() => {
+          t.joined.value = true;
+          if (t.state.value.yourSeat !== seat) t.state.value = { ...t.state.value, yourSeat: seat };
+        });
+      },
+      sheet: (table, u) => this.tables.get(table)?.setSheet(u),
+      lobbyView: (v) => this.setLobby(v),
+      lobbyUpdate: (u) => this.updateLobby(u),
+      error: (e) => this.showError(e.code, e.message),
+    });
+  }
+
+  static create(socket?: SocketFactory): Store {
+    const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    const url = `${proto}//${location.host}/ws`;
+    let store: Store | null = null;
+    const conn = new Connection({
+      url,
+      socket: socket ?? ((u) => new WebSocket(u) as unknown as SocketLike),
+      token: () => store?.session.value?.token || null,
+    });
+    store = new Store(new Api(), conn);
+    return store;
+  }
+
+  /** Finds the session from the cookie and connects if there is one. */
+  async init(): Promise<void> {
+    try {
+      const s = await this.api.current();
+      if (s) this.signedIn(s);
+    } catch {
+      // The gateway is unreachable: the entry screen says so when used.
+    } finally {
+      this.checking.value = false;
+    }
+  }
+
+  signedIn(s: Session): void {
+    this.session.value = s;
+    this.conn.start();
+  }
+
+  async signOut(): Promise<void> {
+    try {
+      await this.api.logout();
+    } catch {
+      // Signed out locally either way.
+    }
+    this.conn.stop();
+    this.session.value = null;
+  }
+
+  table(id: string): TableSession {
+    let t = this.tables.get(id);
+    if (!t) {
+      t = new TableSession(id);
+      this.tables.set(id, t);
+    }
+    return t;
+  }
+
+  follow(id: string): TableSession {
+    const t = this.table(id);
+    this.conn.join(id, t.state.value.lastEventId);
+    return t;
+  }
+
+  unfollow(id: string): void {
+    this.conn.unjoin(id);
+    const t = this.tables.get(id);
+    if (t) t.joined.value = false;
+  }
+
+  watchLobby(on: boolean): void {
+    if (this.watchingLobby === on) return;
+    this.watchingLobby = on;
+    this.conn.watchLobby(on);
+  }
+
+  move(table: string, m: Move): boolean {
+    return this.conn.move(table, m) !== null;
+  }
+
+  serverNow(): number {
+    return this.conn.serverNow();
+  }
+
+  setLobby(v: LobbyView): void {
+    batch(() => {
+      this.lobby.value = v.tables;
+      this.lobbyVersion.value = v.version;
+      for (const s of v.tables) this.noteSummary(s);
+    });
+  }
+
+  updateLobby(u: LobbyUpdate): void {
+    if (u.kind === 'unknown') return;
+    const list = this.lobby.value;
+    if (u.kind === 'upserted') {
+      const i = list.findIndex((x) => x.tableId === u.table.tableId);
+      this.lobby.value = i >= 0 ? list.map((x, j) => (j === i ? u.table : x)) : [u.table, ...list];
+      this.noteSummary(u.table);
+    } else {
+      this.lobby.value = list.filter((x) => x.tableId !== u.tableId);
+    }
+    this.lobbyVersion.value = u.version;
+  }
+
+  noteSummary(s: TableSummary): void {
+    const t = this.tables.get(s.tableId);
+    if (t) t.summary.value = s;
+  }
+
+  showError(code: string, message: string): void {
+    this.toast.value = { text: code || message, kind: 'error', serial: (this.toast.value?.serial ?? 0) + 1 };
+  }
+
+  showApiError(e: unknown): void {
+    if (e instanceof ApiError) this.showError(e.code, e.message);
+    else this.showError('network', String(e));
+  }
+}

@@ -1,0 +1,54 @@
+// Interface languages: Georgian (the default), English, Russian, Turkish.
+// Every language has every key (the compiler checks it, and i18n.test.ts
+// also fails on a key no screen uses). The choice is kept in localStorage.
+
+import { signal } from '@preact/signals';
+import { en, type MsgKey } from './en';
+import { ka } from './ka';
+import { ru } from './ru';
+import { tr } from './tr';
+
+export type { MsgKey };
+export type Lang = 'ka' | 'en' | 'ru' | 'tr';
+
+export const LANGS: readonly Lang[] = ['ka', 'en', 'ru', 'tr'];
+export const MESSAGES: Record<Lang, Record<MsgKey, string>> = { ka, en, ru, tr };
+
+/** Each language's own name, for the switcher. */
+export const LANG_NAMES: Record<Lang, string> = { ka: 'ქართული', en: 'English', ru: 'Русский', tr: 'Türkçe' };
+
+const STORAGE_KEY = 'pulka.lang';
+
+function stored(): Lang {
+  try {
+    const v = globalThis.localStorage?.getItem(STORAGE_KEY);
+    if (v && (LANGS as readonly string[]).includes(v)) return v as Lang;
+  } catch {
+    // Storage may be blocked (private mode): the default then.
+  }
+  return 'ka';
+}
+
+export const lang = signal<Lang>(stored());
+
+export function setLang(l: Lang): void {
+  lang.value = l;
+  try {
+    globalThis.localStorage?.setItem(STORAGE_KEY, l);
+  } catch {
+    // Not remembered, but still switched.
+  }
+  if (typeof document !== 'undefined') document.documentElement.lang = l;
+}
+
+export type Params = Record<string, string | number>;
+
+/** The message in the current language, with {name} placeholders filled. */
+export function t(key: MsgKey, params?: Params): string {
+  const msg = MESSAGES[lang.value][key];
+  if (!params) return msg;
+  return msg.replace(/\{(\w+)\}/g, (m, k: string) => {
+    const v = params[k];
+    return v === undefined ? m : String(v);
+  });
+}

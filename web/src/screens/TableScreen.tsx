@@ -1,0 +1,305 @@
+// /t/<id>: the waiting room until the game starts (rules, seats, password,
+// bots), then the classic or Japanese table, the score sheet on demand, and
+// the end of the game.
+
+import { useEffect, useState } from 'preact/hooks';
+import { t } from '../i18n';
+import type { Store, TableSession } from '../app/store';
+import { navigate, tablePath } from '../app/router';
+import { ApiError } from '../protocol/api';
+import type { TableSettings, TableSummary } from '../protocol/types';
+import type { TableState } from '../game/state';
+import { buildSheetModel, type LiveHand } from '../sheet/model';
+import { ScoreSheet } from '../sheet/ScoreSheet';
+import { formatPoints } from '../sheet/notation';
+import { describeRules, endText, errorText, gameName } from '../ui/text';
+import { Dialog } from '../ui/Dialog';
+import { Avatar } from '../ui/Avatar';
+import { ClassicTable } from './table/ClassicTable';
+import { JapaneseTable } from './table/JapaneseTable';
+import { seatName } from './table/parts';
+
+export function TableScreen({ store, tableId }: { store: Store; tableId: string }) {
+  const session = store.table(tableId);
+  useEffect(() => {
+    store.follow(tableId);
+    return () => store.unfollow(tableId);
+  }, [store, tableId]);
+
+  const s = session.state.value;
+  if (s.settings === null) return <WaitingRoom store={store} session={session} />;
+  return <Game store={store} session={session} s={s} />;
+}
+
+function liveHand(s: TableState): LiveHand | null {
+  if (s.phase !== 'bid' && s.phase !== 'play' && s.phase !== 'choose_trump') return null;
+  return { handIndex: s.handIndex, cards: s.cardsPerSeat, bids: s.seats.map((x) => x.bid), tricks: s.seats.map((x) => x.tricks) };
+}
+
+function Game({ store, session, s }: { store: Store; session: TableSession; s: TableState }) {
+  const [sheetOpen, setSheetOpen] = useState(false);
+  const [confirmLeave, setConfirmLeave] = useState(false);
+  const online = store.status.value === 'open';
+  const japanese = s.settings?.game === 'japanese';
+  const sheet = session.sheet.value?.sheet ?? null;
+  const names = s.seats.map((_, i) => seatName(s, i));
+  const model = () => buildSheetModel(sheet, liveHand(s), { settings: s.settings, names });
+  const premia = s.settings?.premia ?? false;
+  const onCourse = s.seats.map((_, i) => (premia && sheet ? (sheet.totals.find((x) => x.seat === i)?.onCourse ?? null) : null));
+  const send = (m: Parameters<Store['move']>[1]) => store.move(session.id, m);
+  const title = session.summary.value?.name || t('table_default_name');
+
+  const header = (
+    <header class="table-head">
+      <button type="button" class="link" onClick={() => navigate('/')} data-testid="back-to-lobby">
+        ← {t('lobby_title')}
+      </button>
+      <h1>{title}</h1>
+      <div class="table-actions">
+        <button type="button" onClick={() => setSheetOpen(true)} data-testid="open-sheet" aria-haspopup="dialog">
+          {t('sheet_button')}
+        </button>
+        {s.yourSeat !== null && s.phase !== 'game_over' && (
+          <button type="button" class="danger" onClick={() => setConfirmLeave(true)} data-testid="leave-game">
+            {japanese ? t('resign') : t('leave')}
+          </button>
+        )}
+      </div>
+    </header>
+  );
+
+  const props = { s, send, serverNow: () => store.serverNow(), online, onCourse, header };
+  return (
+    <>
+      {japanese ? <JapaneseTable {...props} /> : <ClassicTable {...props} />}
+      {sheetOpen && (
+        <Dialog title={t('sheet_title')} onClose={() => setSheetOpen(false)} wide testid="sheet-dialog">
+          <ScoreSheet model={model()} />
+        </Dialog>
+      )}
+      {confirmLeave && (
+        <Dialog title={japanese ? t('resign') : t('leave')} onClose={() => setConfirmLeave(false)} testid="confirm-leave">
+          <p>{japanese ? t('resign_confirm') : t('leave_confirm')}</p>
+          <div class="row">
+            <button
+              type="button"
+              class="danger"
+              data-testid="confirm-leave-yes"
+              onClick={() => {
+                setConfirmLeave(false);
+                send(japanese ? { type: 'resign' } : { type: 'leave' });
+              }}
+            >
+              {japanese ? t('resign') : t('leave')}
+            </button>
+            <button type="button" onClick={() => setConfirmLeave(false)}>
+              {t('cancel')}
+            </button>
+          </div>
+        </Dialog>
+      )}
+      {s.gameEnd && <GameEnd store={store} s={s} sheetModel={japanese ? null : model()} title={title} />}
+    </>
+  );
+}
+
+function GameEnd({ store, s, sheetModel, title }: { store: Store; s: TableState; sheetModel: ReturnType<typeof buildSheetModel> | null; title: string }) {
+  const [busy, setBusy] = useState(false);
+  const end = s.gameEnd;
+  if (!end) return null;
+  const japanese = s.settings?.game === 'japanese';
+  const again = async () => {
+    if (!s.settings) return;
+    setBusy(true);
+    try {
+      const settings: TableSettings = { ...s.settings, hasPassword: false };
+      const tbl = await store.api.createTable(title, settings, '', true);
+      store.table(tbl.tableId).summary.value = tbl;
+      navigate(tablePath(tbl.tableId));
+    } catch (e) {
+      store.showApiError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog title={t('game_over')} onClose={() => navigate('/')} wide testid="game-end">
+      <p>{endText(end.reason)}</p>
+      <ol class="placings" data-testid="placings">
+        {end.placings.map((p) => (
+          <li key={p.seat} class={p.seat === s.yourSeat ? 'you' : ''} data-testid={`placing-${p.seat}`}>
+            <span class="place">{t('place_n', { n: p.place })}</span> <Avatar name={seatName(s, p.seat)} id={p.playerId || seatName(s, p.seat)} />{' '}
+            <span class="name">{seatName(s, p.seat)}</span> <span class="score">{japanese ? p.score : formatPoints(p.score)}</span>
+          </li>
+        ))}
+      </ol>
+      {sheetModel && <ScoreSheet model={sheetModel} />}
+      <div class="row">
+        <button type="button" class="primary" disabled={busy} onClick={() => void again()} data-testid="play-again">
+          {t('play_again')}
+        </button>
+        <button type="button" onClick={() => navigate('/')}>
+          {t('lobby_title')}
+        </button>
+      </div>
+    </Dialog>
+  );
+}
+
+function WaitingRoom({ store, session }: { store: Store; session: TableSession }) {
+  const [error, setError] = useState('');
+  const [askPassword, setAskPassword] = useState<number | null>(null);
+  const [password, setPassword] = useState('');
+  const [copied, setCopied] = useState(false);
+  const summary = session.summary.value;
+  const me = store.session.value?.player.id ?? '';
+
+  useEffect(() => {
+    let stop = false;
+    const load = async () => {
+      try {
+        const sm = await store.api.table(session.id);
+        if (!stop) session.summary.value = sm;
+      } catch (e) {
+        if (!stop && e instanceof ApiError) setError(errorText(e.code));
+      }
+    };
+    void load();
+    // Private tables are not in the lobby's live list: look again now and then.
+    const h = setInterval(() => void load(), 4000);
+    return () => {
+      stop = true;
+      clearInterval(h);
+    };
+  }, [store, session]);
+
+  const act = async (f: () => Promise<void>) => {
+    setError('');
+    try {
+      await f();
+      session.summary.value = await store.api.table(session.id);
+    } catch (e) {
+      setError(e instanceof ApiError ? errorText(e.code) : errorText('network'));
+    }
+  };
+
+  if (!summary) {
+    return (
+      <main class="waiting-room">
+        <p>{error || t('loading')}</p>
+        <button type="button" onClick={() => navigate('/')}>
+          {t('lobby_title')}
+        </button>
+      </main>
+    );
+  }
+  const mySeat = summary.seats.find((x) => x.playerId === me) ?? null;
+  const host = summary.hostPlayerId === me;
+  const classic = summary.settings.game === 'classic';
+  const hasFree = summary.seats.some((x) => !x.playerId && !x.bot);
+  const sit = (seat: number) => {
+    if (summary.settings.hasPassword && !host) setAskPassword(seat);
+    else void act(() => store.api.sit(session.id, seat, ''));
+  };
+  const link = typeof location === 'undefined' ? tablePath(session.id) : `${location.origin}${tablePath(session.id)}`;
+
+  return (
+    <main class="waiting-room" aria-labelledby="wr-title" data-testid="waiting-room">
+      <button type="button" class="link" onClick={() => navigate('/')}>
+        ← {t('lobby_title')}
+      </button>
+      <h1 id="wr-title">{summary.name || t('table_default_name')}</h1>
+      <p class="game-name">{gameName(summary.settings)}</p>
+      <section aria-label={t('rules_title')} class="rules-box">
+        <h2>{t('rules_title')}</h2>
+        <ul data-testid="table-rules">
+          {describeRules(summary.settings).map((line) => (
+            <li key={line}>{line}</li>
+          ))}
+        </ul>
+      </section>
+      <section aria-label={t('seats')}>
+        <h2>{t('seats')}</h2>
+        <ul class="wr-seats">
+          {summary.seats.map((seat) => (
+            <li key={seat.index} data-testid={`wr-seat-${seat.index}`}>
+              {seat.playerId || seat.bot ? (
+                <>
+                  <Avatar name={seat.name} id={seat.playerId} bot={seat.bot} /> {seat.bot ? t('bot') : seat.name}
+                  {seat.playerId === me && <strong> ({t('you')})</strong>}
+                </>
+              ) : (
+                <>
+                  <span class="free">{t('seat_free')}</span>
+                  {!mySeat && summary.status === 'waiting' && (
+                    <button type="button" onClick={() => sit(seat.index)} data-testid={`sit-${seat.index}`}>
+                      {t('sit_here')}
+                    </button>
+                  )}
+                </>
+              )}
+            </li>
+          ))}
+        </ul>
+      </section>
+      <div class="row">
+        {host && classic && hasFree && (
+          <button type="button" onClick={() => void act(() => store.api.fillWithBots(session.id))} data-testid="fill-bots">
+            {t('opt_fill_bots')}
+          </button>
+        )}
+        {mySeat && (
+          <button type="button" onClick={() => void act(() => store.api.stand(session.id))} data-testid="stand-up">
+            {t('stand_up')}
+          </button>
+        )}
+        <button
+          type="button"
+          onClick={() => {
+            void act(() => store.api.leave(session.id)).then(() => navigate('/'));
+          }}
+          data-testid="leave-table"
+        >
+          {t('leave_table')}
+        </button>
+        <button
+          type="button"
+          onClick={() => {
+            void navigator.clipboard?.writeText(link).then(() => setCopied(true));
+          }}
+          data-testid="copy-link"
+        >
+          {copied ? t('link_copied') : t('copy_link')}
+        </button>
+      </div>
+      <p class="hint">{t('waiting_hint')}</p>
+      {error && (
+        <p class="form-error" role="alert">
+          {error}
+        </p>
+      )}
+      {askPassword !== null && (
+        <Dialog title={t('password_title')} onClose={() => setAskPassword(null)} testid="password-prompt">
+          <form
+            onSubmit={(e) => {
+              e.preventDefault();
+              const seat = askPassword;
+              setAskPassword(null);
+              void act(() => store.api.sit(session.id, seat, password));
+            }}
+          >
+            <label>
+              {t('field_table_password')}
+              <input type="password" autoComplete="off" value={password} onInput={(e) => setPassword((e.currentTarget as HTMLInputElement).value)} data-testid="password-input" />
+            </label>
+            <button type="submit" class="primary">
+              {t('sit_here')}
+            </button>
+          </form>
+        </Dialog>
+      )}
+    </main>
+  );
+}
+
+export type { TableSummary };

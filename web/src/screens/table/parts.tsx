@@ -1,0 +1,228 @@
+// Pieces both tables use: a seat, the trick in the middle, your hand, the
+// refusal message, the live announcements, and the score sheet dialog.
+
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { t } from '../../i18n';
+import type { Card } from '../../protocol/cards';
+import type { PlayedCard } from '../../protocol/types';
+import type { Notice, Rejection, SeatState, TableState } from '../../game/state';
+import { Avatar } from '../../ui/Avatar';
+import { CardBack, CardButton, CardView } from '../../ui/Card';
+import { Timer } from '../../ui/Timer';
+import { botText, cardName, rejectText, SUIT_SYMBOL, trumpName } from '../../ui/text';
+import { formatPoints } from '../../sheet/notation';
+import { useTick } from '../../ui/hooks';
+
+/** Where a seat sits on screen, counted clockwise from yours (0 = you, at the bottom). */
+export function relative(seat: number, you: number | null, n: number): number {
+  return (seat - (you ?? 0) + n) % n;
+}
+
+export function seatName(s: TableState, seat: number): string {
+  const p = s.seats[seat]?.player;
+  if (!p) return t('seat_n', { n: seat + 1 });
+  if (p.bot && !p.name) return t('bot');
+  return p.name || t('seat_n', { n: seat + 1 });
+}
+
+export function SeatBox({
+  s,
+  seat,
+  pos,
+  serverNow,
+  japanese,
+  onCourse,
+}: {
+  s: TableState;
+  seat: number;
+  pos: number;
+  serverNow: () => number;
+  japanese: boolean;
+  onCourse?: boolean | null;
+}) {
+  const x: SeatState | undefined = s.seats[seat];
+  useTick(1000, x?.graceDeadline != null);
+  if (!x) return null;
+  const name = seatName(s, seat);
+  const turn = s.turnSeat === seat && s.phase !== 'game_over' && s.phase !== 'none';
+  const you = seat === s.yourSeat;
+  const dealer = s.dealerSeat === seat && s.phase !== 'waiting';
+  const graceLeft = x.graceDeadline !== null ? Math.max(0, Math.ceil((x.graceDeadline - serverNow()) / 1000)) : null;
+  const bidText = x.bid === null ? '·' : x.bid === 0 ? '–' : String(x.bid);
+  const label = [
+    name,
+    you ? t('you') : '',
+    dealer ? (japanese ? t('declarer') : t('dealer')) : '',
+    !japanese && x.bid !== null ? (x.bid === 0 ? t('seat_passed') : t('seat_bid', { n: x.bid })) : '',
+    t('seat_tricks', { n: x.tricks }),
+    x.away ? t('away') : '',
+    x.player.bot ? t('bot') : '',
+    turn ? t('their_turn') : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
+  return (
+    <section class={`seat pos-${pos}${turn ? ' turn' : ''}${you ? ' you' : ''}${x.away ? ' away' : ''}`} aria-label={label} data-testid={`seat-${seat}`}>
+      <div class="seat-id">
+        <Avatar name={name} id={x.player.playerId || name} bot={x.player.bot} />
+        <span class={`seat-name${onCourse === false ? ' off-course' : ''}`}>{name}</span>
+        {dealer && (
+          <span class="chip dealer" title={japanese ? t('declarer') : t('dealer')} data-testid={`dealer-${seat}`}>
+            {japanese ? 'Ⓓ' : 'D'}
+          </span>
+        )}
+      </div>
+      <div class="seat-stats">
+        {!japanese && (
+          <span class="bid" data-testid={`bid-${seat}`} title={t('bid')}>
+            {bidText}
+          </span>
+        )}
+        <span class="tricks" data-testid={`tricks-${seat}`} title={t('tricks')}>
+          {japanese ? x.tricks : `/${x.tricks}`}
+        </span>
+        <span class={`score${onCourse === true ? ' on-course' : onCourse === false ? ' off-course' : ''}`} data-testid={`score-${seat}`}>
+          {japanese ? x.score : formatPoints(x.score)}
+        </span>
+      </div>
+      {x.player.bot && (
+        <span class="marker bot-marker" data-testid={`bot-marker-${seat}`}>
+          🤖 {x.botReason && x.botReason !== 'filled' ? botText(x.botReason) : t('bot')}
+        </span>
+      )}
+      {x.away && (
+        <span class="marker away-marker" data-testid={`away-marker-${seat}`}>
+          {graceLeft !== null ? t('away_for', { s: graceLeft }) : t('away')}
+        </span>
+      )}
+      {turn && <Timer deadline={s.deadline} serverNow={serverNow} mine={you} total={s.settings?.moveTime ?? 30} />}
+    </section>
+  );
+}
+
+/** The cards in the middle: the trick being played or, until the next card, the last one and who took it. */
+export function TrickArea({ s, n, japanese }: { s: TableState; n: number; japanese: boolean }) {
+  const showing: PlayedCard[] = s.trick.length > 0 ? s.trick : (s.lastTrick?.cards ?? []);
+  const winner = s.trick.length === 0 ? (s.lastTrick?.winner ?? null) : null;
+  return (
+    <div class="trick" aria-label={t('trick')} data-testid="trick">
+      {showing.map((p) => (
+        <div key={p.card} class={`played pos-${relative(p.seat, s.yourSeat, n)}${winner === p.seat ? ' winner' : ''}`} data-testid={`played-${p.seat}`}>
+          <CardView card={p.card} label={`${seatName(s, p.seat)}: ${cardName(p.card)}${p.joker ? ` (${jokerText(p, japanese)})` : ''}`} />
+          {p.joker && (
+            <span class="joker-decl" aria-hidden="true">
+              {jokerText(p, japanese)}
+            </span>
+          )}
+        </div>
+      ))}
+      {winner !== null && (
+        <p class="trick-winner" data-testid="trick-winner">
+          {t('took_trick', { name: seatName(s, winner) })}
+        </p>
+      )}
+    </div>
+  );
+}
+
+export function jokerText(p: PlayedCard, japanese: boolean): string {
+  const j = p.joker;
+  if (!j) return '';
+  const suit = j.suit ? SUIT_SYMBOL[j.suit] : '';
+  switch (j.action) {
+    case 'take':
+      return t('joker_take');
+    case 'discard':
+      return t('joker_discard');
+    case 'highest':
+      return japanese ? t('joker_named', { suit }) : t('joker_highest_s', { suit });
+    case 'give':
+      return t('joker_give_s', { suit });
+  }
+}
+
+/** Your hand: buttons, the legal ones playable; arrows move between cards. */
+export function HandView({ cards, playable, onPlay, disabled }: { cards: Card[]; playable: Card[]; onPlay: (c: Card) => void; disabled: boolean }) {
+  const ref = useRef<HTMLDivElement>(null);
+  const onKey = (e: KeyboardEvent) => {
+    if (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight' && e.key !== 'Home' && e.key !== 'End') return;
+    const btns = Array.from(ref.current?.querySelectorAll<HTMLButtonElement>('button.card') ?? []);
+    const i = btns.indexOf(document.activeElement as HTMLButtonElement);
+    let j = i;
+    if (e.key === 'ArrowLeft') j = Math.max(0, i - 1);
+    else if (e.key === 'ArrowRight') j = Math.min(btns.length - 1, i + 1);
+    else if (e.key === 'Home') j = 0;
+    else j = btns.length - 1;
+    btns[j]?.focus();
+    e.preventDefault();
+  };
+  return (
+    <div class="hand" role="group" aria-label={t('your_hand', { n: cards.length })} ref={ref} onKeyDown={onKey} data-testid="hand">
+      {cards.map((c) => (
+        <CardButton key={c} card={c} playable={!disabled && playable.includes(c)} onPlay={onPlay} />
+      ))}
+    </div>
+  );
+}
+
+export function HiddenHand({ count, label }: { count: number; label: string }) {
+  return (
+    <div class="hidden-hand" role="img" aria-label={label}>
+      {Array.from({ length: Math.min(count, 18) }, (_, i) => (
+        <CardBack key={i} small />
+      ))}
+    </div>
+  );
+}
+
+/** The server's refusal, in words, for a few seconds. */
+export function RejectionAlert({ r }: { r: Rejection | null }) {
+  const [shown, setShown] = useState<number>(0);
+  useEffect(() => {
+    if (!r) return undefined;
+    setShown(r.serial);
+    const h = setTimeout(() => setShown(0), 5000);
+    return () => clearTimeout(h);
+  }, [r?.serial]);
+  if (!r || shown !== r.serial) return null;
+  return (
+    <div class="rejection" role="alert" data-testid="rejection">
+      {t('rejected', { why: rejectText(r.reason) })}
+    </div>
+  );
+}
+
+export function noticeText(n: Notice, s: TableState, japanese: boolean): string {
+  switch (n.kind) {
+    case 'bid':
+      return n.tricks === 0 ? t('n_pass', { name: seatName(s, n.seat) }) : t('n_bid', { name: seatName(s, n.seat), n: n.tricks });
+    case 'trump':
+      return n.seat === null ? t('n_trump_turned', { trump: trumpName(n.trump, japanese) }) : t('n_trump_chosen', { name: seatName(s, n.seat), trump: trumpName(n.trump, japanese) });
+    case 'played':
+      return t('n_played', { name: seatName(s, n.seat), card: cardName(n.card) });
+    case 'trick':
+      return t('took_trick', { name: seatName(s, n.seat) });
+    case 'hand_ended':
+      return t('n_hand_ended', { n: n.handIndex + 1 });
+    case 'away':
+      return t('n_away', { name: seatName(s, n.seat) });
+    case 'back':
+      return t('n_back', { name: seatName(s, n.seat) });
+    case 'bot':
+      return t('n_bot', { name: seatName(s, n.seat) });
+    case 'left':
+      return t('n_left', { name: seatName(s, n.seat) });
+    case 'game_over':
+      return t('n_game_over');
+  }
+}
+
+/** A polite live region with the latest thing that happened, for screen readers. */
+export function Announcer({ s, japanese }: { s: TableState; japanese: boolean }) {
+  const text = s.notice ? noticeText(s.notice, s, japanese) : '';
+  return (
+    <p class="sr-only" aria-live="polite" data-testid="announcer">
+      {text}
+    </p>
+  );
+}

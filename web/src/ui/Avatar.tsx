@@ -1,0 +1,26 @@
+// A generated avatar: the name's initials on a colour drawn from the
+// player's id, so the same player always looks the same.
+
+const COLOURS = ['#8e3b46', '#2d6a4f', '#1d4e89', '#7b2cbf', '#b5651d', '#006d77', '#6a4c93', '#9c6644'];
+
+export function initials(name: string): string {
+  const parts = name.trim().split(/\s+/).filter(Boolean);
+  const first = parts[0] ?? '';
+  const last = parts.length > 1 ? (parts[parts.length - 1] ?? '') : '';
+  const chars = [...first].slice(0, last ? 1 : 2).join('') + [...last].slice(0, 1).join('');
+  return chars.toUpperCase() || '?';
+}
+
+export function colourOf(key: string): string {
+  let h = 0;
+  for (let i = 0; i < key.length; i++) h = (h * 31 + key.charCodeAt(i)) >>> 0;
+  return COLOURS[h % COLOURS.length] ?? '#555';
+}
+
+export function Avatar({ name, id, bot }: { name: string; id: string; bot?: boolean }) {
+  return (
+    <span class={`avatar${bot ? ' bot' : ''}`} style={{ background: colourOf(id || name) }} aria-hidden="true">
+      {bot ? '🤖' : initials(name)}
+    </span>
+  );
+}

@@ -1,0 +1,157 @@
+// Words for game things, in the current language: card and suit names,
+// table settings as sentences, and the server's refusal reasons and error
+// codes as messages. Every key appears literally here so that the
+// unused-key test can see it.
+
+import { t, type MsgKey } from '../i18n';
+import { isJoker, JOKER1, rankOf, suitOf, type Card, type Suit } from '../protocol/cards';
+import type { BotReason, GameEndReason, Khishti, RejectReason, TableSettings, Trump } from '../protocol/types';
+
+const SUIT_KEYS: Record<Suit, MsgKey> = { S: 'suit_S', H: 'suit_H', D: 'suit_D', C: 'suit_C' };
+const SUIT_GEN_KEYS: Record<Suit, MsgKey> = { S: 'suit_gen_S', H: 'suit_gen_H', D: 'suit_gen_D', C: 'suit_gen_C' };
+const RANK_KEYS: MsgKey[] = ['rank_6', 'rank_7', 'rank_8', 'rank_9', 'rank_10', 'rank_J', 'rank_Q', 'rank_K', 'rank_A'];
+
+export const SUIT_SYMBOL: Record<Suit, string> = { S: '♠', H: '♥', D: '♦', C: '♣' };
+
+export function suitName(s: Suit): string {
+  return t(SUIT_KEYS[s]);
+}
+
+/** The trump as a word: a suit, "no trump" (classic) or "bezi" (Japanese). */
+export function trumpName(tr: Trump | null, japanese: boolean): string {
+  if (tr === null) return t('trump_unknown');
+  if (tr === 'none') return japanese ? t('trump_bezi') : t('trump_none');
+  return suitName(tr);
+}
+
+export function cardName(c: Card): string {
+  if (isJoker(c)) return c === JOKER1 ? t('joker_1') : t('joker_2');
+  const s = suitOf(c);
+  const r = RANK_KEYS[rankOf(c)];
+  if (!s || !r) return '?';
+  return t('card_name', { rank: t(r), suit: t(SUIT_GEN_KEYS[s]) });
+}
+
+const KHISHTI_KEYS: Record<Khishti, MsgKey> = {
+  '200': 'khishti_200',
+  '500': 'khishti_500',
+  '100': 'khishti_100',
+  'per-card': 'khishti_per_card',
+};
+
+export function khishtiName(k: Khishti): string {
+  return t(KHISHTI_KEYS[k]);
+}
+
+export function gameName(s: TableSettings): string {
+  if (s.game === 'japanese') return t('game_japanese');
+  return s.variant === 'nines' ? t('variant_nines') : t('variant_standard');
+}
+
+export function stakeText(s: TableSettings): string {
+  if (s.stake.kind === 'coins') return t('stake_coins', { n: s.stake.amount });
+  if (s.stake.kind === 'free') return t('stake_free');
+  return t('stake_unknown');
+}
+
+/** The table's rules as short sentences, shown before anyone sits down. */
+export function describeRules(s: TableSettings): string[] {
+  const out: string[] = [];
+  if (s.game === 'japanese') {
+    out.push(t('desc_japanese', { target: s.japaneseTarget || 21 }));
+  } else {
+    out.push(s.variant === 'nines' ? t('desc_nines') : t('desc_standard'));
+    out.push(t('desc_khishti', { what: khishtiName(s.khishti ?? '200') }));
+    if (!s.premia) out.push(t('desc_no_premia'));
+    else {
+      out.push(t('desc_premia'));
+      if (!s.moshla) out.push(t('desc_no_moshla'));
+      else out.push(s.restDocked ? t('desc_moshla_docked') : t('desc_moshla_not_docked'));
+    }
+  }
+  out.push(stakeText(s));
+  out.push(s.visibility === 'public' ? t('desc_public') : t('desc_private'));
+  if (s.hasPassword) out.push(t('desc_password'));
+  if (s.moveTime !== null) out.push(t('desc_move_time', { s: s.moveTime }));
+  return out;
+}
+
+const REJECT_KEYS: Record<RejectReason, MsgKey> = {
+  MALFORMED: 'reject_malformed',
+  NOT_SEATED: 'reject_not_seated',
+  SEAT_UNAVAILABLE: 'reject_seat_unavailable',
+  NOT_YOUR_TURN: 'reject_not_your_turn',
+  WRONG_PHASE: 'reject_wrong_phase',
+  INVALID_BID: 'reject_invalid_bid',
+  DEALER_BID_FORBIDDEN: 'reject_dealer_bid',
+  INVALID_TRUMP: 'reject_invalid_trump',
+  CARD_NOT_AVAILABLE: 'reject_card_not_available',
+  MUST_FOLLOW_SUIT: 'reject_must_follow',
+  MUST_TRUMP: 'reject_must_trump',
+  MUST_PLAY_HIGHEST: 'reject_must_highest',
+  FIRST_CARD_FROM_HAND: 'reject_first_from_hand',
+  INVALID_DECLARATION: 'reject_invalid_joker',
+  GAME_OVER: 'reject_game_over',
+  NOT_ALLOWED: 'reject_not_allowed',
+  UNSPECIFIED: 'reject_unknown',
+};
+
+export function rejectText(r: RejectReason): string {
+  return t(REJECT_KEYS[r]);
+}
+
+/** Error codes of the gateway (WebSocket error frames and HTTP bodies). */
+const ERROR_KEYS: Record<string, MsgKey> = {
+  network: 'err_network',
+  rate_limited: 'err_rate_limited',
+  unauthorized: 'err_unauthorized',
+  auth_required: 'err_unauthorized',
+  invalid_credentials: 'err_credentials',
+  username_taken: 'err_username_taken',
+  invalid_username: 'err_invalid_username',
+  weak_password: 'err_weak_password',
+  invalid_settings: 'err_invalid_settings',
+  table_not_found: 'err_table_not_found',
+  seat_unavailable: 'err_seat_unavailable',
+  wrong_password: 'err_wrong_password',
+  already_started: 'err_already_started',
+  not_seated: 'err_not_seated',
+  not_host: 'err_not_host',
+  not_allowed: 'err_not_allowed',
+  insufficient_funds: 'err_insufficient_funds',
+  account_required: 'err_account_required',
+  unavailable: 'err_unavailable',
+  too_many_tables: 'err_too_many_tables',
+};
+
+export function errorText(code: string): string {
+  const k = ERROR_KEYS[code];
+  return k ? t(k) : t('err_generic', { code });
+}
+
+const BOT_KEYS: Record<BotReason, MsgKey> = {
+  filled: 'bot_filled',
+  player_left: 'bot_player_left',
+  grace_expired: 'bot_grace_expired',
+  unknown: 'bot_unknown',
+};
+
+export function botText(r: BotReason): string {
+  return t(BOT_KEYS[r]);
+}
+
+const END_KEYS: Record<GameEndReason, MsgKey> = {
+  completed: 'end_completed',
+  resigned: 'end_resigned',
+  forfeited: 'end_forfeited',
+  aborted: 'end_aborted',
+  unknown: 'end_completed',
+};
+
+export function endText(r: GameEndReason): string {
+  return t(END_KEYS[r]);
+}
+
+export function pulkaName(i: number): string {
+  return t('pulka_n', { n: ['I', 'II', 'III', 'IV'][i] ?? String(i + 1) });
+}
