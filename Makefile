@@ -35,7 +35,7 @@ test-deps: ## Check (and on Debian as root, install) what the tests need: redis-
 .PHONY: build
 build: ## Build every binary into bin/.
 	@mkdir -p $(BIN)
-	cd pkg && $(GO) build -o $(BIN)/ ./cmd/...
+	@for m in $(MODULES); do if [ -d $$m/cmd ]; then echo "==> go build $$m/cmd/..."; (cd $$m && $(GO) build -o $(BIN)/ ./cmd/...); fi; done
 
 .PHONY: bench
 bench: ## Run the benchmarks of every module.
