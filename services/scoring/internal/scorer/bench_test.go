@@ -71,7 +71,9 @@ func BenchmarkConsumer_Games(b *testing.B) {
 			time.Sleep(time.Millisecond)
 		}
 		cancel()
-		<-done
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
 	}
 	b.ReportMetric(float64(games*18*b.N)/b.Elapsed().Seconds(), "inputs/s")
 }
