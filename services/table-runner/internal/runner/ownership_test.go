@@ -1,0 +1,253 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/pulka/pulka/pkg/assign"
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/japanese"
+	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/services/table-runner/internal/tablelog"
+)
+
+func isMove(e *tablev1.Event) bool {
+	k := kindOf(e)
+	return k == "trump_chosen" || k == "card_played" || k == "bid_made"
+}
+
+// plan computes n legal commands ahead on a copy of the driver's shadow game.
+func plan(d *jDriver, n int) (players []string, cmds []*tablev1.Command) {
+	g := d.g.Clone()
+	for range n {
+		if g.Over() {
+			break
+		}
+		seat := g.ToMove()
+		m, _ := japanese.Bot{}.Choose(g, seat)
+		if _, err := g.Apply(m, nil); err != nil {
+			d.t.Fatal(err)
+		}
+		players = append(players, d.players[seat])
+		cmds = append(cmds, commandOf(m))
+	}
+	return players, cmds
+}
+
+func TestRunner_FullInboxStopsReadingTheTableAndLosesNothing(t *testing.T) {
+	_, rdb := startRedis(t)
+	gate := make(chan struct{})
+	blocked := make(chan struct{}, 1)
+	var closedGate bool
+	opt := testOptions("r1")
+	opt.Inbox = 2
+	opt.beforeApply = func(_ string, in table.Input) {
+		if in.Kind == table.InputCommand && !closedGate {
+			closedGate = true
+			blocked <- struct{}{}
+			<-gate
+		}
+	}
+	r := startRunner(t, rdb, opt)
+	ts := japaneseStart("j1", 21, 21, "alice", "bob")
+	place(t, rdb, ts, "r1")
+	d := newJDriver(t, rdb, ts)
+	first := waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", isKind("timer_started"))
+
+	players, cmds := plan(d, 40)
+	ids := make([]string, len(cmds))
+	ids[0] = send(t, rdb, "j1", players[0], cmds[0])
+	<-blocked // the table's goroutine is busy with the first command
+	for i := 1; i < len(cmds); i++ {
+		ids[i] = send(t, rdb, "j1", players[i], cmds[i])
+	}
+	stream := streams.TableCommands("j1")
+	waitFor(t, 5*time.Second, "the reader to stop following the full table", func() bool {
+		r.mu.Lock()
+		s := r.slots["j1"]
+		r.mu.Unlock()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		_, following := r.tailer.Position(stream)
+		return s.catchup && !s.inTailer && !following && len(s.inbox) == cap(s.inbox)
+	})
+	close(gate)
+
+	waitFor(t, 10*time.Second, "every command's move", func() bool {
+		n := 0
+		for _, e := range eventsAfter(t, rdb, "j1", first.id) {
+			if isMove(e.ev) {
+				n++
+			}
+		}
+		return n == len(cmds)
+	})
+	var order []string
+	for _, e := range eventsAfter(t, rdb, "j1", first.id) {
+		if isMove(e.ev) {
+			if e.ev.GetTrumpChosen().GetByServer() || e.ev.GetCardPlayed().GetByServer() {
+				t.Fatalf("server move %v", e.ev)
+			}
+			order = append(order, e.ev.GetCausedBy())
+		}
+		if kindOf(e.ev) == "move_rejected" {
+			t.Fatalf("rejection %v: a command was applied out of order", e.ev)
+		}
+	}
+	if !slices.Equal(order, ids) {
+		t.Fatalf("moves caused by %v, want the commands in order %v", order, ids)
+	}
+	// The reader follows the table again.
+	waitFor(t, 5*time.Second, "the reader to follow the table again", func() bool {
+		_, ok := r.tailer.Position(stream)
+		return ok
+	})
+	checkLog(t, rdb, ts, opt)
+}
+
+func TestRunner_StaleOwnerCannotAppendAfterTheLeaseMoved(t *testing.T) {
+	_, rdb := startRedis(t)
+	ctx := context.Background()
+	opt := testOptions("r1")
+	r := startRunner(t, rdb, opt)
+	ts := japaneseStart("j1", 4, 21, "alice", "bob")
+	place(t, rdb, ts, "r1")
+	d := newJDriver(t, rdb, ts)
+	waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", isKind("timer_started"))
+	leases := streams.NewLeases(rdb, time.Minute)
+	old, ok, err := leases.Current(ctx, streams.TableLease("j1"))
+	if err != nil || !ok || old.Owner != "r1" {
+		t.Fatalf("lease = %+v, %v, %v", old, ok, err)
+	}
+	// Another owner takes the table over (as the assigner does for a
+	// migration); r1 is not told.
+	taken, err := leases.Takeover(ctx, streams.TableLease("j1"), "r2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := rdb.XLen(ctx, streams.TableEvents("j1")).Result()
+	seat := d.g.ToMove()
+	m, _ := japanese.Bot{}.Choose(d.g, seat)
+	id := send(t, rdb, "j1", d.players[seat], commandOf(m))
+	waitFor(t, 5*time.Second, "r1 to drop the table it no longer owns", func() bool {
+		return !slices.Contains(r.Tables(), "j1")
+	})
+	// r1 applied the command in memory and was refused: nothing of it is
+	// in the log.
+	time.Sleep(200 * time.Millisecond)
+	after, _ := rdb.XLen(ctx, streams.TableEvents("j1")).Result()
+	if after != before {
+		t.Fatalf("the event stream grew from %d to %d entries after the takeover", before, after)
+	}
+	// Neither can the stale owner write a snapshot.
+	err = tablelog.WriteSnapshot(ctx, rdb, old, "j1", tablelog.Snapshot{EventID: "1-1", Table: []byte("x")})
+	if !errors.Is(err, streams.ErrStaleEpoch) {
+		t.Fatalf("stale snapshot write = %v, want ErrStaleEpoch", err)
+	}
+	// When the new owner lets go, r1 (still assigned) opens the table again
+	// from the log, and the refused command is applied — once.
+	if err := leases.Release(ctx, taken); err != nil {
+		t.Fatal(err)
+	}
+	ev := waitEvent(t, rdb, "j1", "0", 5*time.Second, "the command's move", func(e *tablev1.Event) bool {
+		return e.GetCausedBy() == id && isMove(e)
+	})
+	if ev.ev.GetEpoch() <= uint64(taken.Epoch) {
+		t.Fatalf("the move was written with epoch %d, not above the takeover's %d", ev.ev.GetEpoch(), taken.Epoch)
+	}
+	checkLog(t, rdb, ts, opt)
+}
+
+func TestRunner_GracefulStopHandsTablesOverWithASnapshot(t *testing.T) {
+	_, rdb := startRedis(t)
+	ctx := context.Background()
+	o1, o2 := testOptions("r1"), testOptions("r2")
+	o1.Assigner, o2.Assigner = true, true
+	o1.BotDelay, o2.BotDelay = 4*time.Millisecond, 4*time.Millisecond
+	r1 := startRunner(t, rdb, o1)
+	r2 := startRunner(t, rdb, o2)
+	waitFor(t, 5*time.Second, "both runners to be members", func() bool {
+		return r1.Ready(ctx) == nil && r2.Ready(ctx) == nil
+	})
+	ts := classicStart("c1", 99)
+	publishStart(t, rdb, ts)
+	waitFor(t, 5*time.Second, "the table to open", func() bool {
+		return len(r1.Tables())+len(r2.Tables()) == 1
+	})
+	owner, other := r1, r2
+	if len(r2.Tables()) == 1 {
+		owner, other = r2, r1
+	}
+	waitEvent(t, rdb, "c1", "0", 10*time.Second, "the third hand", func(e *tablev1.Event) bool {
+		return e.GetHandStarted() != nil && e.GetHandStarted().GetHandIndex() == 2
+	})
+	stopped := time.Now()
+	owner.stop()
+	snap, err := rdb.Get(ctx, streams.TableSnapshot("c1")).Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := tablelog.ParseSnapshot(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hand-over snapshot includes the stopped owner's last event.
+	var oldEpoch uint64
+	last := ""
+	for _, e := range allEvents(t, rdb, "c1") {
+		if e.id == s.EventID {
+			oldEpoch = e.ev.GetEpoch()
+		}
+		if oldEpoch != 0 && e.ev.GetEpoch() == oldEpoch {
+			last = e.id
+		}
+	}
+	if last == "" || s.EventID != last {
+		t.Fatalf("hand-over snapshot at %q, the stopped owner's last event is %q", s.EventID, last)
+	}
+	next := waitEvent(t, rdb, "c1", last, 5*time.Second, "the next move", isMove)
+	t.Logf("hand-over: next move %v after the owner stopped", time.Since(stopped).Round(time.Millisecond))
+	if !slices.Contains(other.Tables(), "c1") {
+		t.Fatalf("the table is not on the other runner")
+	}
+	if next.ev.GetEpoch() <= oldEpoch {
+		t.Fatalf("the new owner wrote with epoch %d, not above %d", next.ev.GetEpoch(), oldEpoch)
+	}
+	waitEvent(t, rdb, "c1", last, 20*time.Second, "the game's end", isKind("game_ended"))
+	checkLog(t, rdb, ts, o1)
+	if _, ok, _ := assign.NewStore(rdb).Owner(ctx, "c1"); ok {
+		waitFor(t, 2*time.Second, "the finished table to leave the assignment", func() bool {
+			_, ok, _ := assign.NewStore(rdb).Owner(ctx, "c1")
+			return !ok
+		})
+	}
+}
+
+func TestRunner_PresenceReportsStartAndEndTheGrace(t *testing.T) {
+	_, rdb := startRedis(t)
+	ctx := context.Background()
+	startRunner(t, rdb, testOptions("r1"))
+	ts := classicStart("c1", 1, "alice")
+	place(t, rdb, ts, "r1")
+	first := waitEvent(t, rdb, "c1", "0", 5*time.Second, "the game's start", isKind("game_started"))
+	report := func(kind string) {
+		err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: streams.TableCommands("c1"), Values: []any{
+			tablelog.HeaderPresence, kind, tablelog.HeaderPlayer, "alice"}}).Err()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	report(tablelog.PresenceAway)
+	away := waitEvent(t, rdb, "c1", first.id, 5*time.Second, "PlayerAway", isKind("player_away"))
+	if away.ev.GetPlayerAway().GetPlayerId() != "alice" || away.ev.GetPlayerAway().GetGraceDeadline() == nil {
+		t.Fatalf("away event %v", away.ev)
+	}
+	report(tablelog.PresenceBack)
+	waitEvent(t, rdb, "c1", away.id, 5*time.Second, "PlayerBack", isKind("player_back"))
+}
