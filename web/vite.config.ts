@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import { gzipTwins } from './scripts/gzip-twins';
+import { gzipTwins } from './scripts/gzip-twins.ts';
 
 // The build lands inside the gateway's Go module, which embeds it
 // (services/gateway/internal/webui, //go:embed all:dist). Hashed file names

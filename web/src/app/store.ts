@@ -54,7 +54,11 @@ export class Store {
     readonly conn: Connection,
   ) {
     conn.listen({
-      status: (s) => (this.status.value = s),
+      status: (s) => {
+        this.status.value = s;
+        // The gateway refused the session (expired): back to the entry.
+        if (s === 'unauthorized') this.session.value = null;
+      },
       welcome: (p) => {
         const cur = this.session.value;
         if (cur && cur.player.id !== p.id) this.session.value = { ...cur, player: p };

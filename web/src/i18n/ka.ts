@@ -25,7 +25,7 @@ export const ka: Record<MsgKey, string> = {
   entry_login: 'შესვლა',
   entry_register: 'რეგისტრაცია',
   entry_play_guest: 'სტუმრად თამაში',
-  field_guest_name: 'თქვენი სახელი (არასავალდებულო)',
+  guest_hint: 'სტუმარი მაშინვე იღებს სახელს და თამაშობს უფასო მაგიდებზე; შემდეგ არაფერი ინახება.',
   field_username: 'მომხმარებლის სახელი',
   field_password: 'პაროლი',
   register_hint: 'ანგარიში ინახავს თქვენს სახელს, დომინო ქოინს და თამაშების ისტორიას. პაროლი მინიმუმ 8 სიმბოლოა.',

@@ -25,7 +25,7 @@ export const ru: Record<MsgKey, string> = {
   entry_login: 'Вход',
   entry_register: 'Регистрация',
   entry_play_guest: 'Играть как гость',
-  field_guest_name: 'Ваше имя (необязательно)',
+  guest_hint: 'Гость сразу получает имя и играет за бесплатными столами; потом ничего не сохраняется.',
   field_username: 'Имя пользователя',
   field_password: 'Пароль',
   register_hint: 'Аккаунт хранит ваше имя, Domino Coin и историю игр. Пароль — не меньше 8 символов.',

@@ -25,7 +25,7 @@ export const tr: Record<MsgKey, string> = {
   entry_login: 'Giriş',
   entry_register: 'Kayıt ol',
   entry_play_guest: 'Misafir olarak oyna',
-  field_guest_name: 'Adınız (isteğe bağlı)',
+  guest_hint: 'Misafir hemen bir ad alır ve ücretsiz masalarda oynar; sonrasında hiçbir şey saklanmaz.',
   field_username: 'Kullanıcı adı',
   field_password: 'Şifre',
   register_hint: 'Hesap; adınızı, Domino Coin bakiyenizi ve oyun geçmişinizi saklar. Şifre en az 8 karakter olmalı.',

@@ -1,10 +1,9 @@
-// The gateway's HTTP API (docs/protocol.md): sessions and the lobby
-// commands. The session is an HttpOnly cookie the gateway sets; the token in
-// the answer is kept only in memory, for the WebSocket's hello when the
-// cookie does not reach it.
+// The gateway's HTTP API under /api/v1: sessions and the lobby commands.
+// The session is the HttpOnly cookie the gateway sets; the token in the
+// answer is kept only in memory, for the WebSocket's hello when the cookie
+// does not reach it (it is never written to storage).
 
-import { decodeSummary, obj, str, num } from './decode';
-import { encodeSettings } from './decode';
+import { decodeSummary, encodeSettings, num, obj, str } from './decode';
 import type { Player, TableSettings, TableSummary } from './types';
 
 export class ApiError extends Error {
@@ -27,35 +26,43 @@ export interface Session {
 
 export type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
 
-/** Paths of the API, in one place. */
+/** Paths of the API (services/gateway/internal/httpapi), in one place. */
+const V1 = '/api/v1';
+const tbl = (id: string) => `${V1}/tables/${encodeURIComponent(id)}`;
 export const PATHS = {
-  session: '/api/session',
-  guest: '/api/session/guest',
-  login: '/api/session/login',
-  register: '/api/accounts',
-  tables: '/api/tables',
-  table: (id: string) => `/api/tables/${encodeURIComponent(id)}`,
-  sit: (id: string) => `/api/tables/${encodeURIComponent(id)}/sit`,
-  stand: (id: string) => `/api/tables/${encodeURIComponent(id)}/stand`,
-  leave: (id: string) => `/api/tables/${encodeURIComponent(id)}/leave`,
-  bots: (id: string) => `/api/tables/${encodeURIComponent(id)}/bots`,
+  me: `${V1}/me`,
+  guest: `${V1}/session/guest`,
+  login: `${V1}/login`,
+  register: `${V1}/register`,
+  logout: `${V1}/logout`,
+  tables: `${V1}/tables`,
+  table: tbl,
+  sit: (id: string) => `${tbl(id)}/sit`,
+  stand: (id: string) => `${tbl(id)}/stand`,
+  leave: (id: string) => `${tbl(id)}/leave`,
+  bots: (id: string) => `${tbl(id)}/bots`,
 } as const;
 
-function commandId(): string {
+function idempotencyKey(): string {
   const b = new Uint8Array(12);
   crypto.getRandomValues(b);
   return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
 }
 
+/** Failures after which sending the same lobby command again is safe and may help. */
+function retryable(e: unknown): boolean {
+  return e instanceof ApiError && (e.status === 0 || e.status === 503 || e.status === 504);
+}
+
 export class Api {
   constructor(private readonly fetcher: Fetch = (i, o) => fetch(i, o)) {}
 
-  private async call(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
-    const init: RequestInit = { method, credentials: 'same-origin', headers: { Accept: 'application/json' } };
-    if (body !== undefined) {
-      init.headers = { Accept: 'application/json', 'Content-Type': 'application/json' };
-      init.body = JSON.stringify(body);
-    }
+  private async call(method: string, path: string, body?: unknown, key?: string): Promise<Record<string, unknown>> {
+    const headers: Record<string, string> = { Accept: 'application/json' };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (key) headers['Idempotency-Key'] = key;
+    const init: RequestInit = { method, credentials: 'same-origin', headers };
+    if (body !== undefined) init.body = JSON.stringify(body);
     let res: Response;
     try {
       res = await this.fetcher(path, init);
@@ -79,27 +86,41 @@ export class Api {
     return obj(data);
   }
 
-  private session(d: Record<string, unknown>): Session {
+  /**
+   * A lobby command: one idempotency key for the command, so that the one
+   * retry after a lost answer can never apply it twice.
+   */
+  private async command(path: string, body: unknown): Promise<Record<string, unknown>> {
+    const key = idempotencyKey();
+    try {
+      return await this.call('POST', path, body, key);
+    } catch (e) {
+      if (!retryable(e)) throw e;
+      return this.call('POST', path, body, key);
+    }
+  }
+
+  private session(d: Record<string, unknown>, token = ''): Session {
     const p = obj(d.player);
     return {
       player: { id: str(p.id), name: str(p.name), guest: p.guest === true },
-      token: str(d.token),
+      token: str(d.token) || token,
       balance: d.balance === undefined ? null : num(d.balance),
     };
   }
 
-  /** The current session from the cookie, or null. */
+  /** The session the cookie holds, or null. */
   async current(): Promise<Session | null> {
     try {
-      return this.session(await this.call('GET', PATHS.session));
+      return this.session(await this.call('GET', PATHS.me));
     } catch (e) {
-      if (e instanceof ApiError && (e.status === 401 || e.status === 404)) return null;
+      if (e instanceof ApiError && e.status === 401) return null;
       throw e;
     }
   }
 
-  async guest(name: string): Promise<Session> {
-    return this.session(await this.call('POST', PATHS.guest, name ? { name } : {}));
+  async guest(): Promise<Session> {
+    return this.session(await this.call('POST', PATHS.guest, {}));
   }
 
   async login(username: string, password: string): Promise<Session> {
@@ -111,41 +132,33 @@ export class Api {
   }
 
   async logout(): Promise<void> {
-    await this.call('DELETE', PATHS.session);
+    await this.call('POST', PATHS.logout, {});
   }
 
+  /** One table, private ones included (the id is the link). */
   async table(id: string): Promise<TableSummary> {
-    const d = await this.call('GET', PATHS.table(id));
-    return decodeSummary(d.table ?? d);
+    return decodeSummary(await this.call('GET', PATHS.table(id)));
   }
 
-  /** Creates a table; the answer names it (and, for a private one, is how the link is learnt). */
-  async createTable(name: string, settings: TableSettings, password: string, sitDown: boolean): Promise<TableSummary> {
-    const d = await this.call('POST', PATHS.tables, {
-      command_id: commandId(),
-      name,
-      settings: encodeSettings(settings),
-      password,
-      sit_down: sitDown,
-    });
-    const s = decodeSummary(d.table ?? d);
-    if (!s.tableId) s.tableId = str(d.table_id);
-    return s;
+  /** Creates a table and answers its id. */
+  async createTable(name: string, settings: TableSettings, password: string, sitDown: boolean): Promise<string> {
+    const d = await this.command(PATHS.tables, { name, settings: encodeSettings(settings), password, sit_down: sitDown });
+    return str(d.table_id);
   }
 
   async sit(id: string, seat: number, password: string): Promise<void> {
-    await this.call('POST', PATHS.sit(id), { command_id: commandId(), seat, password });
+    await this.command(PATHS.sit(id), { seat, password });
   }
 
   async stand(id: string): Promise<void> {
-    await this.call('POST', PATHS.stand(id), { command_id: commandId() });
+    await this.command(PATHS.stand(id), {});
   }
 
   async leave(id: string): Promise<void> {
-    await this.call('POST', PATHS.leave(id), { command_id: commandId() });
+    await this.command(PATHS.leave(id), {});
   }
 
   async fillWithBots(id: string): Promise<void> {
-    await this.call('POST', PATHS.bots(id), { command_id: commandId() });
+    await this.command(PATHS.bots(id), {});
   }
 }

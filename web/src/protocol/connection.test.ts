@@ -18,6 +18,7 @@ function setup(token: string | null = null) {
     token: () => token,
     backoff: [100, 200, 400],
     keepAliveMs: 1000,
+    helloDelayMs: 500,
   });
   const statuses: Status[] = [];
   const events: { table: string; ev: TableEvent; live: boolean }[] = [];
@@ -42,10 +43,12 @@ function ev(id: string, body: Record<string, unknown>) {
 }
 
 describe('Connection', () => {
-  it('sends hello with the token only when it has one, and becomes open on welcome', () => {
-    const { c, last, statuses } = setup('tok');
+  it('sends hello with the token when the cookie brings no welcome, and becomes open on welcome', () => {
+    const { c, last, statuses, clock } = setup('tok');
     c.start();
     last().open();
+    expect(last().frames('hello')).toEqual([]);
+    clock.advance(500);
     expect(last().frames('hello')).toEqual([{ type: 'hello', token: 'tok' }]);
     last().receive(welcome);
     expect(c.status).toBe('open');
@@ -54,10 +57,20 @@ describe('Connection', () => {
   });
 
   it('relies on the session cookie when it has no token', () => {
-    const { c, last } = setup(null);
+    const { c, last, clock } = setup(null);
     c.start();
     last().open();
+    clock.advance(500);
     expect(last().sent).toEqual([]);
+  });
+
+  it('sends no hello when the cookie already brought the welcome', () => {
+    const { c, last, clock } = setup('tok');
+    c.start();
+    last().open();
+    last().receive(welcome);
+    clock.advance(500);
+    expect(last().frames('hello')).toEqual([]);
   });
 
   it('marks events before joined as replay and after it as live', () => {

@@ -47,6 +47,8 @@ export interface ConnectionOptions {
   backoff?: number[];
   /** A ping when nothing was heard for this long; the socket is dropped after twice it. */
   keepAliveMs?: number;
+  /** How long to wait for the cookie's welcome before sending the token's hello. */
+  helloDelayMs?: number;
 }
 
 export interface Listeners {
@@ -98,6 +100,7 @@ export class Connection {
   private attempt = 0;
   private retryTimer: unknown = null;
   private aliveTimer: unknown = null;
+  private helloTimer: unknown = null;
   private heardAt = 0;
   private stopped = true;
   private authed = false;
@@ -105,6 +108,7 @@ export class Connection {
   private readonly newId: () => string;
   private readonly backoff: number[];
   private readonly keepAliveMs: number;
+  private readonly helloDelayMs: number;
   private listeners: Listeners = {};
   private statusNow: Status = 'closed';
   /** Server time minus local time, in ms (from welcome and pong). */
@@ -116,6 +120,7 @@ export class Connection {
     this.newId = opts.newId ?? randomId;
     this.backoff = opts.backoff ?? [500, 1000, 2000, 4000, 8000, 15000];
     this.keepAliveMs = opts.keepAliveMs ?? 25000;
+    this.helloDelayMs = opts.helloDelayMs ?? 1500;
   }
 
   get status(): Status {
@@ -203,8 +208,14 @@ export class Connection {
     this.authed = false;
     ws.onopen = () => {
       this.heard();
-      const tok = this.opts.token?.();
-      if (tok) ws.send(JSON.stringify({ type: 'hello', token: tok }));
+      // The session cookie authenticates a browser at once (welcome comes
+      // first); a hello then would be refused as a second authentication.
+      // Only when no welcome comes does the token go in a hello.
+      this.helloTimer = this.clock.setTimeout(() => {
+        this.helloTimer = null;
+        const tok = this.opts.token?.();
+        if (tok && ws === this.ws && !this.authed && ws.readyState === OPEN) ws.send(JSON.stringify({ type: 'hello', token: tok }));
+      }, this.helloDelayMs);
     };
     ws.onmessage = (ev) => {
       if (ws !== this.ws) return;
@@ -262,8 +273,10 @@ export class Connection {
   private clearTimers(): void {
     if (this.retryTimer !== null) this.clock.clearTimeout(this.retryTimer);
     if (this.aliveTimer !== null) this.clock.clearTimeout(this.aliveTimer);
+    if (this.helloTimer !== null) this.clock.clearTimeout(this.helloTimer);
     this.retryTimer = null;
     this.aliveTimer = null;
+    this.helloTimer = null;
   }
 
   private setStatus(s: Status): void {

@@ -48,11 +48,10 @@ export function CreateTable({ store, onClose }: { store: Store; onClose: () => v
     setBusy(true);
     setError('');
     try {
-      const tbl = await store.api.createTable(name.trim() || t('table_default_name'), settings, password, sitDown);
-      if (bots && classic) await store.api.fillWithBots(tbl.tableId);
-      store.table(tbl.tableId).summary.value = tbl;
+      const id = await store.api.createTable(name.trim() || t('table_default_name'), settings, password, sitDown);
+      if (bots && classic) await store.api.fillWithBots(id);
       onClose();
-      navigate(tablePath(tbl.tableId));
+      navigate(tablePath(id));
     } catch (err) {
       setError(err instanceof ApiError ? errorText(err.code) : errorText('network'));
     } finally {

@@ -23,7 +23,7 @@ export function Entry({ store }: { store: Store }) {
     try {
       const s =
         mode === 'guest'
-          ? await store.api.guest(name.trim())
+          ? await store.api.guest()
           : mode === 'login'
             ? await store.api.login(name.trim(), password)
             : await store.api.register(name.trim(), password);
@@ -63,17 +63,21 @@ export function Entry({ store }: { store: Store }) {
         {tab('register', t('entry_register'))}
       </div>
       <form class="entry-form" onSubmit={submit} data-testid={`entry-form-${mode}`}>
-        <label>
-          {mode === 'guest' ? t('field_guest_name') : t('field_username')}
-          <input
-            name="username"
-            autoComplete={mode === 'guest' ? 'nickname' : 'username'}
-            value={name}
-            required={mode !== 'guest'}
-            maxLength={32}
-            onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)}
-          />
-        </label>
+        {mode === 'guest' && <p class="hint">{t('guest_hint')}</p>}
+        {mode !== 'guest' && (
+          <label>
+            {t('field_username')}
+            <input
+              name="username"
+              autoComplete="username"
+              value={name}
+              required
+              minLength={3}
+              maxLength={32}
+              onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)}
+            />
+          </label>
+        )}
         {mode !== 'guest' && (
           <label>
             {t('field_password')}

@@ -113,9 +113,8 @@ function GameEnd({ store, s, sheetModel, title }: { store: Store; s: TableState;
     setBusy(true);
     try {
       const settings: TableSettings = { ...s.settings, hasPassword: false };
-      const tbl = await store.api.createTable(title, settings, '', true);
-      store.table(tbl.tableId).summary.value = tbl;
-      navigate(tablePath(tbl.tableId));
+      const id = await store.api.createTable(title, settings, '', true);
+      navigate(tablePath(id));
     } catch (e) {
       store.showApiError(e);
     } finally {

@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import { decodeSheet, decodeSheetUpdate } from '../protocol/decode';
+import { buildSheetModel, PASS, type SheetModel } from './model';
+import { MINUS } from './notation';
+import threeHands from './testdata/seed-3-hands.json';
+import pulkasIandII from './testdata/seed-pulkas-I-II.json';
+import scoringShape from './testdata/seed-pulkas-I-II.scoring.json';
+
+// The fixtures are real server output: seed-*.json is the protojson of a
+// pulka.scoring.v1.SheetUpdate built by pkg/scoring from the hands of seeds
+// 000/001 (pkg/cmd/pulkactl/testdata/seed_pulkas_I_II.json, per-card
+// khishti), *.scoring.json is `pulkactl score` of the same hands.
+
+const names = { settings: null, names: [] };
+
+function model(json: unknown): SheetModel {
+  return buildSheetModel(decodeSheetUpdate(json).sheet, null, names);
+}
+
+function cell(m: SheetModel, hand: number, seat: number) {
+  for (const s of m.sections) for (const r of s.rows) if (r.handIndex === hand) return r.cells[seat];
+  throw new Error(`no hand ${hand}`);
+}
+
+describe('the score sheet model', () => {
+  it('writes the seed totals after three hands: 2.1, 2.5, −1, −0.4', () => {
+    const m = model(threeHands);
+    expect(m.sul.map((s) => s.total)).toEqual(['2.1', '2.5', `${MINUS}1`, `${MINUS}0.4`]);
+    expect(m.players.map((p) => p.name)).toEqual(['Giorgi', 'Ana', 'Levan', 'Nika']);
+  });
+
+  it('keeps only Ana on course after three hands (her pass counts as made)', () => {
+    const m = model(threeHands);
+    expect(m.sul.map((s) => s.course)).toEqual(['off', 'on', 'off', 'off']);
+    expect(m.players.map((p) => p.course)).toEqual(['off', 'on', 'off', 'off']);
+  });
+
+  it('heads pulka I as in progress with the hands played so far', () => {
+    const m = model(threeHands);
+    expect(m.sections).toHaveLength(1);
+    expect(m.sections[0]).toMatchObject({ pulkaIndex: 0, finished: false, played: 3, size: 8 });
+  });
+
+  it('writes hand cells whole, a pass as a dash, and marks every outcome', () => {
+    const m = model(threeHands);
+    expect(cell(m, 0, 0)).toMatchObject({ bid: '1', score: '100', outcome: 'made', mark: '✓' });
+    expect(cell(m, 0, 1)).toMatchObject({ bid: PASS, score: '50', outcome: 'made' });
+    expect(cell(m, 0, 3)).toMatchObject({ bid: '1', score: `${MINUS}100`, outcome: 'khishti', mark: '!' });
+    expect(cell(m, 1, 0)).toMatchObject({ bid: PASS, score: '10', outcome: 'missed', mark: '✗' });
+    expect(cell(m, 1, 2)).toMatchObject({ bid: '2', score: `${MINUS}200`, outcome: 'khishti' });
+  });
+
+  it('writes pulka II as 9.5 with the premia for Giorgi and 1.7 with the moshla for Nika', () => {
+    const m = model(pulkasIandII);
+    const p2 = m.sections[1];
+    expect(p2?.finished).toBe(true);
+    expect(p2?.sigma[0]).toEqual({ seat: 0, total: '9.5', extra: '+2.5', extraKind: 'premia' });
+    expect(p2?.sigma[3]).toEqual({ seat: 3, total: '1.7', extra: `${MINUS}3`, extraKind: 'moshla' });
+    expect(p2?.sigma[1]).toMatchObject({ total: '3.7', extra: `${MINUS}2`, extraKind: 'moshla' });
+  });
+
+  it('strikes the hand each moshla cancels and keeps its score', () => {
+    const m = model(pulkasIandII);
+    // Ana's 200 in hand 9, Levan's 150 in hand 10, Nika's 300 in hand 11.
+    expect(cell(m, 8, 1)).toMatchObject({ struck: true, score: '200' });
+    expect(cell(m, 9, 2)).toMatchObject({ struck: true, score: '150' });
+    expect(cell(m, 10, 3)).toMatchObject({ struck: true, score: '300' });
+    const struck = m.sections.flatMap((s) => s.rows.flatMap((r) => r.cells.filter((c) => c.struck)));
+    expect(struck).toHaveLength(3);
+  });
+
+  it('writes the grand totals and the foot after two pulkas', () => {
+    const m = model(pulkasIandII);
+    expect(m.sul.map((s) => s.total)).toEqual(['23.8', '5.3', '3.9', `${MINUS}3.6`]);
+    // Between pulkas everybody starts green again.
+    expect(m.sul.every((s) => s.course === 'on')).toBe(true);
+    expect(m.foot).toMatchObject({ variant: 'standard', hand: 13, hands: 24, cards: 8, pulkaIndex: 2, khishti: 'per-card', over: false });
+  });
+
+  it('reads pkg/scoring’s own sheet JSON into the same model', () => {
+    const fromScoring = buildSheetModel(decodeSheet(scoringShape), null, { settings: null, names: ['Giorgi', 'Ana', 'Levan', 'Nika'] });
+    const fromWire = model(pulkasIandII);
+    expect(fromScoring.sections).toEqual(fromWire.sections);
+    expect(fromScoring.sul).toEqual(fromWire.sul);
+    expect(fromScoring.foot).toEqual(fromWire.foot);
+  });
+
+  it('adds the hand being played: bids as made, tricks so far, a pass as a dash', () => {
+    const sheet = decodeSheetUpdate(pulkasIandII).sheet;
+    const m = buildSheetModel(sheet, { handIndex: 12, cards: 8, bids: [2, 0, null, null], tricks: [1, 0, 0, 0] }, names);
+    const p3 = m.sections[2];
+    expect(p3).toMatchObject({ pulkaIndex: 2, finished: false, size: 8 });
+    const row = p3?.rows[0];
+    expect(row?.current).toBe(true);
+    expect(row?.cards).toBe(8);
+    expect(row?.cells.map((c) => [c.bid, c.score, c.outcome])).toEqual([
+      ['2', '1', 'in_progress'],
+      [PASS, '0', 'in_progress'],
+      ['', '', 'in_progress'],
+      ['', '', 'in_progress'],
+    ]);
+  });
+
+  it('does not repeat a hand the server’s sheet already has', () => {
+    const sheet = decodeSheetUpdate(threeHands).sheet;
+    const m = buildSheetModel(sheet, { handIndex: 2, cards: 3, bids: [1, 1, 0, 2], tricks: [1, 1, 0, 1] }, names);
+    expect(m.sections[0]?.rows.filter((r) => r.handIndex === 2)).toHaveLength(1);
+    expect(m.sections[0]?.rows.some((r) => r.current)).toBe(false);
+  });
+
+  it('draws an empty sheet before the first hand from the table’s settings and names', () => {
+    const m = buildSheetModel(null, { handIndex: 0, cards: 1, bids: [null, null, null, null], tricks: [0, 0, 0, 0] }, {
+      settings: null,
+      names: ['A', 'B', 'C', 'D'],
+    });
+    expect(m.players.map((p) => p.name)).toEqual(['A', 'B', 'C', 'D']);
+    expect(m.sections[0]?.rows).toHaveLength(1);
+    expect(m.sul.map((s) => s.total)).toEqual(['0', '0', '0', '0']);
+    expect(m.sul.every((s) => s.course === 'on')).toBe(true);
+  });
+
+  it('leaves totals uncoloured when the premia is off', () => {
+    const u = decodeSheetUpdate(threeHands);
+    u.sheet.settings.premia = false;
+    const m = buildSheetModel(u.sheet, null, names);
+    expect(m.sul.every((s) => s.course === 'neutral')).toBe(true);
+  });
+});
