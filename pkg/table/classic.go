@@ -285,7 +285,8 @@ func (e *classicEngine) gameEnded(b *batch) {
 		scores[s] = int64(sheet.Total[s])
 	}
 	b.add(public(), &tablev1.Event{Event: &tablev1.Event_GameEnded{GameEnded: &tablev1.GameEnded{
-		Reason: tablev1.GameEndReason_GAME_END_REASON_COMPLETED, Placings: placings(scores, b.t.endPlayer)}}})
+		Reason: tablev1.GameEndReason_GAME_END_REASON_COMPLETED, Placings: placings(scores, b.t.endPlayer),
+		HandsPlayed: uint32(len(sheet.Hands))}}})
 }
 
 func (e *classicEngine) view(seat int, tv *tablev1.TableView) {

@@ -67,7 +67,8 @@ func TestLeaveOrResign_JapaneseOpponentWins(t *testing.T) {
 			}
 			ended := evs[len(evs)-1].GetGameEnded()
 			if ended.GetReason() != tablev1.GameEndReason_GAME_END_REASON_RESIGNED ||
-				ended.GetPlacings()[0].GetSeat() != 1 || ended.GetPlacings()[0].GetPlayerId() != "p1" {
+				ended.GetPlacings()[0].GetSeat() != 1 || ended.GetPlacings()[0].GetPlayerId() != "p1" ||
+				ended.GetHandsPlayed() != 0 {
 				t.Fatalf("game ended %v", ended)
 			}
 			if !h.t.Over() {

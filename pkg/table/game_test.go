@@ -38,7 +38,11 @@ func TestJapaneseMatch_TwoHumansPlayingRandomLegalCommandsReachTheTarget(t *test
 		}
 		hands := count(all, "hand_ended")
 		in := h.t.ScoringInputs(append(h.start, all...))
-		if len(in) != hands+2 || in[0].GetGameStarted() == nil || in[len(in)-1].GetGameEnded().GetCompleted() != true {
+		if got := ended.GetHandsPlayed(); got != uint32(hands) {
+			t.Fatalf("seed %d: GameEnded.hands_played = %d, want %d hands ended", seed, got, hands)
+		}
+		if len(in) != hands+2 || in[0].GetGameStarted() == nil || in[len(in)-1].GetGameEnded().GetCompleted() != true ||
+			in[len(in)-1].GetGameEnded().GetHandsPlayed() != uint32(hands) {
 			t.Fatalf("seed %d: %d scoring inputs for %d hands", seed, len(in), hands)
 		}
 		for i, x := range in[1 : len(in)-1] {
@@ -103,6 +107,9 @@ func TestClassicGame_ScoringInputsAndTheFinalPlacingsAgreeWithTheSheet(t *testin
 		t.Fatalf("%d pulkas ended", pulkas)
 	}
 	ended, _ := find(flatten(h.log), (*tablev1.Event).GetGameEnded)
+	if ended.GetHandsPlayed() != uint32(len(sheet.Hands)) {
+		t.Fatalf("GameEnded.hands_played = %d, want %d", ended.GetHandsPlayed(), len(sheet.Hands))
+	}
 	prev := int64(1 << 62)
 	for _, p := range ended.GetPlacings() {
 		if p.GetScore() != int64(sheet.Total[p.GetSeat()]) || p.GetScore() > prev || p.GetPlayerId() != "" {

@@ -173,13 +173,19 @@ func (e *japaneseEngine) convert(b *batch, evs []japanese.Event) {
 			case japanese.ReasonForfeit:
 				reason = tablev1.GameEndReason_GAME_END_REASON_FORFEITED
 			}
+			// A match won on the target ends with its last hand scored; a
+			// resignation or forfeit leaves the current hand unscored.
+			played := uint32(ev.Hand)
+			if reason == tablev1.GameEndReason_GAME_END_REASON_COMPLETED {
+				played++
+			}
 			w := int(ev.Seat)
 			ps := []*tablev1.Placing{
 				{Place: 1, Seat: uint32(w), PlayerId: b.t.endPlayer(w), Score: int64(ev.Scores[w])},
 				{Place: 2, Seat: uint32(1 - w), PlayerId: b.t.endPlayer(1 - w), Score: int64(ev.Scores[1-w])},
 			}
 			b.add(public(), &tablev1.Event{Event: &tablev1.Event_GameEnded{GameEnded: &tablev1.GameEnded{
-				Reason: reason, Placings: ps}}})
+				Reason: reason, Placings: ps, HandsPlayed: played}}})
 		}
 	}
 }

@@ -36,7 +36,10 @@ func (t *Table) ScoringInputs(evs []*tablev1.Event) []*scoringv1.ScoringInput {
 			in.Input = &scoringv1.ScoringInput_HandResult{HandResult: &scoringv1.HandResult{
 				HandIndex: h.GetHandIndex(), CardsPerSeat: n, Seats: seats}}
 		case *tablev1.Event_GameEnded:
-			g := &scoringv1.GameEnded{Completed: e.GameEnded.GetReason() == tablev1.GameEndReason_GAME_END_REASON_COMPLETED}
+			g := &scoringv1.GameEnded{
+				Completed:   e.GameEnded.GetReason() == tablev1.GameEndReason_GAME_END_REASON_COMPLETED,
+				HandsPlayed: e.GameEnded.GetHandsPlayed(),
+			}
 			if !g.Completed && t.set.Game == Japanese {
 				for _, p := range e.GameEnded.GetPlacings() {
 					if p.GetPlace() > 1 {

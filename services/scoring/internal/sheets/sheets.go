@@ -67,8 +67,9 @@ type Result struct {
 // are on the sheet; later ones wait in the store and join the sheet when the
 // gap is filled. The game is final when every hand of the variant is on the
 // sheet (classic), when a player reached the target (Japanese), or when the
-// GameEnded says the game stopped early (resign, forfeit, abort) and no
-// stored hand is still waiting.
+// GameEnded says the game stopped early (resign, forfeit, abort), no stored
+// hand is still waiting and every hand it counts as played is on the sheet
+// (a hand result still being redelivered is never cut off).
 func Build(g Game) (Result, error) {
 	if g.Start == nil {
 		return Result{}, fmt.Errorf("%w: game %s has not started", ErrInvalid, g.GameID)
@@ -87,7 +88,8 @@ func Build(g Game) (Result, error) {
 		return Result{}, err
 	}
 	r.Waiting = len(g.Hands) - r.Played
-	if !r.Final && g.End != nil && !g.End.GetCompleted() && r.Waiting == 0 {
+	if !r.Final && g.End != nil && !g.End.GetCompleted() && r.Waiting == 0 &&
+		r.Played >= int(g.End.GetHandsPlayed()) {
 		// Stopped early. A classic pulka cut short stays unfinished (no
 		// premia, no moshla); the one "pulka" of a Japanese match is the
 		// match, and it is over.

@@ -257,6 +257,8 @@ func TestBuild_GameEndedEarly(t *testing.T) {
 		{"ended early, all hands here", []int{0, 1, 2, 3, 4}, incomplete, true},
 		{"ended early, a hand still missing", []int{0, 1, 3, 4}, incomplete, false},
 		{"ended before any hand", nil, incomplete, true},
+		{"ended early, the last played hand still in flight", []int{0, 1, 2}, &scoringv1.GameEnded{Completed: false, HandsPlayed: 4}, false},
+		{"ended early, every played hand here", []int{0, 1, 2, 3}, &scoringv1.GameEnded{Completed: false, HandsPlayed: 4}, true},
 		{"completed but hands missing", []int{0, 1, 2}, &scoringv1.GameEnded{Completed: true}, false},
 		{"no end yet", []int{0, 1, 2}, nil, false},
 	}

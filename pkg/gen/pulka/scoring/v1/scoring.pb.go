@@ -476,7 +476,11 @@ type GameEnded struct {
 	// the table's GameEnded event says why).
 	Completed bool `protobuf:"varint,1,opt,name=completed,proto3" json:"completed,omitempty"`
 	// Japanese: the seat that resigned or forfeited, if any.
-	LoserSeat     *uint32 `protobuf:"varint,2,opt,name=loser_seat,json=loserSeat,proto3,oneof" json:"loser_seat,omitempty"`
+	LoserSeat *uint32 `protobuf:"varint,2,opt,name=loser_seat,json=loserSeat,proto3,oneof" json:"loser_seat,omitempty"`
+	// How many hands were played to the end. The sheet is final only once that
+	// many hands are on it, so a hand result still being redelivered is never
+	// cut off by a game that stopped early.
+	HandsPlayed   uint32 `protobuf:"varint,3,opt,name=hands_played,json=handsPlayed,proto3" json:"hands_played,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -521,6 +525,13 @@ func (x *GameEnded) GetCompleted() bool {
 func (x *GameEnded) GetLoserSeat() uint32 {
 	if x != nil && x.LoserSeat != nil {
 		return *x.LoserSeat
+	}
+	return 0
+}
+
+func (x *GameEnded) GetHandsPlayed() uint32 {
+	if x != nil {
+		return x.HandsPlayed
 	}
 	return 0
 }
@@ -1246,11 +1257,12 @@ const file_pulka_scoring_v1_scoring_proto_rawDesc = "" +
 	"\n" +
 	"hand_index\x18\x01 \x01(\rR\thandIndex\x12$\n" +
 	"\x0ecards_per_seat\x18\x02 \x01(\rR\fcardsPerSeat\x122\n" +
-	"\x05seats\x18\x03 \x03(\v2\x1c.pulka.scoring.v1.SeatTricksR\x05seats\"\\\n" +
+	"\x05seats\x18\x03 \x03(\v2\x1c.pulka.scoring.v1.SeatTricksR\x05seats\"\x7f\n" +
 	"\tGameEnded\x12\x1c\n" +
 	"\tcompleted\x18\x01 \x01(\bR\tcompleted\x12\"\n" +
 	"\n" +
-	"loser_seat\x18\x02 \x01(\rH\x00R\tloserSeat\x88\x01\x01B\r\n" +
+	"loser_seat\x18\x02 \x01(\rH\x00R\tloserSeat\x88\x01\x01\x12!\n" +
+	"\fhands_played\x18\x03 \x01(\rR\vhandsPlayedB\r\n" +
 	"\v_loser_seat\"\xd9\x01\n" +
 	"\tSheetCell\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x15\n" +

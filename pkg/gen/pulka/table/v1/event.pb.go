@@ -2412,7 +2412,10 @@ type GameEnded struct {
 	// Why it ended.
 	Reason GameEndReason `protobuf:"varint,1,opt,name=reason,proto3,enum=pulka.table.v1.GameEndReason" json:"reason,omitempty"`
 	// Every seat, best first.
-	Placings      []*Placing `protobuf:"bytes,2,rep,name=placings,proto3" json:"placings,omitempty"`
+	Placings []*Placing `protobuf:"bytes,2,rep,name=placings,proto3" json:"placings,omitempty"`
+	// How many hands were played to the end (scored). Scoring uses it to know
+	// that a game which stopped early has no scored hand still in flight.
+	HandsPlayed   uint32 `protobuf:"varint,3,opt,name=hands_played,json=handsPlayed,proto3" json:"hands_played,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2459,6 +2462,13 @@ func (x *GameEnded) GetPlacings() []*Placing {
 		return x.Placings
 	}
 	return nil
+}
+
+func (x *GameEnded) GetHandsPlayed() uint32 {
+	if x != nil {
+		return x.HandsPlayed
+	}
+	return 0
 }
 
 // MoveRejected answers a refused command. Addressed to its sender only; the
@@ -3057,10 +3067,11 @@ const file_pulka_table_v1_event_proto_rawDesc = "" +
 	"\x05place\x18\x01 \x01(\rR\x05place\x12\x12\n" +
 	"\x04seat\x18\x02 \x01(\rR\x04seat\x12\x1b\n" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x14\n" +
-	"\x05score\x18\x04 \x01(\x03R\x05score\"w\n" +
+	"\x05score\x18\x04 \x01(\x03R\x05score\"\x9a\x01\n" +
 	"\tGameEnded\x125\n" +
 	"\x06reason\x18\x01 \x01(\x0e2\x1d.pulka.table.v1.GameEndReasonR\x06reason\x123\n" +
-	"\bplacings\x18\x02 \x03(\v2\x17.pulka.table.v1.PlacingR\bplacings\"^\n" +
+	"\bplacings\x18\x02 \x03(\v2\x17.pulka.table.v1.PlacingR\bplacings\x12!\n" +
+	"\fhands_played\x18\x03 \x01(\rR\vhandsPlayed\"^\n" +
 	"\fMoveRejected\x124\n" +
 	"\x06reason\x18\x01 \x01(\x0e2\x1c.pulka.table.v1.RejectReasonR\x06reason\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\"\x8f\x01\n" +
