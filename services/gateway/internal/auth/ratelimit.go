@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -48,7 +49,7 @@ func (l *Limiter) Blocked(ctx context.Context, key string) (blocked bool, retryA
 	ttl := pipe.PTTL(ctx, l.prefix+key)
 	_, _ = pipe.Exec(ctx)
 	n, err := get.Int64()
-	if err == redis.Nil {
+	if errors.Is(err, redis.Nil) {
 		return false, 0, nil
 	}
 	if err != nil {

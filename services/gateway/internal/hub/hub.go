@@ -66,6 +66,10 @@ type Hub struct {
 	pageSize   int64
 	pendingMax int
 
+	// bg is for the hub's own housekeeping (waking the tailer when a table
+	// is dropped), which must happen whatever the caller's context.
+	bg context.Context
+
 	mu       sync.Mutex
 	closed   bool
 	feeds    map[string]*feed // by table id
@@ -100,7 +104,7 @@ func New(rdb redis.UniversalClient, o Options) *Hub {
 	if o.PendingMax <= 0 {
 		o.PendingMax = DefaultPendingMax
 	}
-	h := &Hub{rdb: rdb, log: o.Logger, pageSize: o.PageSize, pendingMax: o.PendingMax,
+	h := &Hub{rdb: rdb, log: o.Logger, bg: context.Background(), pageSize: o.PageSize, pendingMax: o.PendingMax,
 		feeds: map[string]*feed{}, byStream: map[string]*feed{}}
 	h.sent, _ = o.Meter.Int64Counter("pulka_gateway_events_sent", metric.WithDescription("table events queued to clients"))
 	h.withheld, _ = o.Meter.Int64Counter("pulka_gateway_events_withheld", metric.WithDescription("table events a client's visibility did not allow"))
@@ -268,9 +272,8 @@ func (h *Hub) forgetLocked(f *feed) {
 	delete(h.byStream, f.sheetStream)
 	// Under h.mu, so a new feed of the same table cannot Add the streams
 	// before these Removes.
-	ctx := context.Background()
-	h.tailer.Remove(ctx, f.evStream)
-	h.tailer.Remove(ctx, f.sheetStream)
+	h.tailer.Remove(h.bg, f.evStream)
+	h.tailer.Remove(h.bg, f.sheetStream)
 }
 
 func xdata(x redis.XMessage) []byte {

@@ -59,8 +59,8 @@ type Config struct {
 	AllowedOrigins string
 	// TrustedProxies (comma-separated IPs or CIDRs) may set X-Forwarded-For.
 	TrustedProxies string
-	// StaticDir, when set, is served at / (the built web client), with
-	// index.html for unknown paths so client-side routes work.
+	// StaticDir, when set, is served at / instead of the web client
+	// embedded in the binary (a build of web/, e.g. while developing it).
 	StaticDir string
 	// Instance names this instance (its lobby reply stream); default: the
 	// host name (the pod name in Kubernetes).
@@ -92,7 +92,7 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 	f.String(&c.CookieDomain, "cookie-domain", EnvCookieDomain, "", "Domain of the session cookie (default: the request host)")
 	f.String(&c.AllowedOrigins, "allowed-origins", EnvAllowedOrigins, "", "extra browser origins allowed (comma-separated host patterns)")
 	f.String(&c.TrustedProxies, "trusted-proxies", EnvTrustedProxies, "", "proxies whose X-Forwarded-For is trusted (comma-separated IPs/CIDRs)")
-	f.String(&c.StaticDir, "static-dir", EnvStaticDir, "", "directory of the built web client to serve at / (empty: none)")
+	f.String(&c.StaticDir, "static-dir", EnvStaticDir, "", "directory of a web client build to serve at / instead of the embedded one")
 	f.String(&c.Instance, "instance", EnvInstance, "", "this instance's name (default: the host name)")
 	f.Duration(&c.LobbyTimeout, "lobby-timeout", EnvLobbyTimeout, 10*time.Second, "how long to wait for the lobby's answer")
 	f.Int(&c.LoginPerIP, "login-per-ip", EnvLoginPerIP, 30, "login attempts per client IP per login window")

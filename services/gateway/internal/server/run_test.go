@@ -60,12 +60,15 @@ func TestRun_ServesThenClosesWebSocketsWithGoingAway(t *testing.T) {
 	}
 	wctx, wcancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer wcancel()
-	c, _, err := websocket.Dial(wctx, "ws"+strings.TrimPrefix(base, "http")+"/ws",
+	c, resp, err := websocket.Dial(wctx, "ws"+strings.TrimPrefix(base, "http")+"/ws",
 		&websocket.DialOptions{HTTPHeader: http.Header{"Cookie": {"pulka_session=" + tok}}})
+	if resp != nil && resp.Body != nil {
+		_ = resp.Body.Close()
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.CloseNow()
+	defer func() { _ = c.CloseNow() }()
 	if _, _, err := c.Read(wctx); err != nil { // welcome
 		t.Fatal(err)
 	}

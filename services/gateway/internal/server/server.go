@@ -15,7 +15,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -38,6 +37,7 @@ import (
 	"github.com/pulka/pulka/services/gateway/internal/hub"
 	"github.com/pulka/pulka/services/gateway/internal/ports"
 	"github.com/pulka/pulka/services/gateway/internal/presence"
+	"github.com/pulka/pulka/services/gateway/internal/webui"
 	"github.com/pulka/pulka/services/gateway/internal/ws"
 )
 
@@ -141,7 +141,7 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 	})
 
 	engine := gin.New()
-	engine.Use(recovery(p.Logger), requestLog(p.Logger), traced(tracer))
+	engine.Use(recovery(p.Logger), requestLog(p.Logger), traced(tracer)) //nolint:contextcheck // middleware use each request's context
 	err = httpapi.Mount(engine, httpapi.Config{
 		CookieName: wsrv.Config().CookieName, CookieSecure: cfg.CookieSecure, CookieDomain: cfg.CookieDomain,
 		AllowedOrigins: splitList(cfg.AllowedOrigins), TrustedProxies: splitList(cfg.TrustedProxies),
@@ -174,21 +174,19 @@ func (s *Server) Shutdown(ctx context.Context) error { return s.ws.Shutdown(ctx)
 func (s *Server) Connections() int { return s.ws.Open() }
 
 // noRoute answers unknown paths: JSON 404 under /api, the web client
-// (index.html for client-side routes) elsewhere when a directory is set.
+// elsewhere (webui: index.html for client-side routes) — the one embedded in
+// the binary, or the build in staticDir when one is set.
 func noRoute(staticDir string) gin.HandlerFunc {
+	web := webui.Handler()
+	if staticDir != "" {
+		web = webui.NewHandler(os.DirFS(staticDir))
+	}
 	return func(c *gin.Context) {
-		p := c.Request.URL.Path
-		if staticDir == "" || strings.HasPrefix(p, "/api/") || (c.Request.Method != http.MethodGet && c.Request.Method != http.MethodHead) {
+		if strings.HasPrefix(c.Request.URL.Path, "/api/") || (c.Request.Method != http.MethodGet && c.Request.Method != http.MethodHead) {
 			httpapi.NotFound(c)
 			return
 		}
-		// filepath.Join cleans ".." away, so the path stays inside the directory.
-		file := filepath.Join(staticDir, filepath.FromSlash(filepath.Clean("/"+p)))
-		if st, err := os.Stat(file); err == nil && !st.IsDir() {
-			c.File(file)
-			return
-		}
-		c.File(filepath.Join(staticDir, "index.html"))
+		web.ServeHTTP(c.Writer, c.Request)
 	}
 }
 

@@ -380,12 +380,15 @@ func TestWebSocket_ThroughGinWithTheSessionCookie(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.url, "http")+"/ws",
+	c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.url, "http")+"/ws",
 		&websocket.DialOptions{HTTPHeader: http.Header{"Cookie": {"pulka_session=" + tok}}})
+	if resp != nil && resp.Body != nil {
+		_ = resp.Body.Close()
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.CloseNow()
+	defer func() { _ = c.CloseNow() }()
 	read := func() map[string]any {
 		_, b, err := c.Read(ctx)
 		if err != nil {
@@ -428,7 +431,7 @@ func TestWebSocket_ThroughGinWithTheSessionCookie(t *testing.T) {
 
 func TestConfig_ValidateReportsEveryProblem(t *testing.T) {
 	c := testConfig()
-	c.Base.RedisAddr, c.Base.AdminAddr, c.Base.ShutdownTimeout = "localhost:6379", ":9090", time.Second
+	c.RedisAddr, c.AdminAddr, c.ShutdownTimeout = "localhost:6379", ":9090", time.Second
 	if err := c.Validate(); err != nil {
 		t.Fatalf("valid config: %v", err)
 	}
@@ -447,4 +450,16 @@ func TestConfig_ValidateReportsEveryProblem(t *testing.T) {
 
 func hubFast() hub.Options {
 	return hub.Options{TailerOptions: []streams.Option{streams.WithBlock(100 * time.Millisecond)}}
+}
+
+func TestWebClient_ServedOutsideTheAPI(t *testing.T) {
+	ts := startServer(t, testConfig(), nil)
+	resp, err := http.Get(ts.url + "/t/some-table")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("client route: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
 }

@@ -218,12 +218,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(s.cfg.HardReadLimit)
 	c := newConn(s, ws, claims)
-	if !s.register(c) {
+	if !s.register(r.Context(), c) {
 		_ = ws.Close(CloseGoingAway, closeReasonRestart)
 		return
 	}
-	defer s.unregister(c)
-	c.run()
+	defer s.unregister(r.Context(), c)
+	// The connection gets its own context: after the hijack the request's
+	// context must not be used (coder/websocket's Accept documentation).
+	c.run() //nolint:contextcheck // see above
 }
 
 func (s *Server) requestToken(r *http.Request) string {
@@ -236,24 +238,25 @@ func (s *Server) requestToken(r *http.Request) string {
 	return ""
 }
 
-func (s *Server) register(c *conn) bool {
+func (s *Server) register(ctx context.Context, c *conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
 		return false
 	}
 	s.conns[c] = struct{}{}
-	s.m.open.Add(context.Background(), 1)
+	s.m.open.Add(ctx, 1)
 	return true
 }
 
-func (s *Server) unregister(c *conn) {
+func (s *Server) unregister(ctx context.Context, c *conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.closedBy[c.closeCode()]++
 	s.mu.Unlock()
-	s.m.open.Add(context.Background(), -1)
-	s.m.closed.Add(context.Background(), 1, metric.WithAttributes(attribute.Int("code", int(c.closeCode()))))
+	ctx = context.WithoutCancel(ctx)
+	s.m.open.Add(ctx, -1)
+	s.m.closed.Add(ctx, 1, metric.WithAttributes(attribute.Int("code", int(c.closeCode()))))
 }
 
 // Shutdown closes every connection with 1001 (going away) and waits until
