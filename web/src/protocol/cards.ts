@@ -128,3 +128,15 @@ function suitOrder(hand: readonly Card[], trump: Suit | 'none' | null): Suit[] {
   }
   return out;
 }
+
+/** Reads a short code ("AS", "10H", "JK1"); null when it is not a card. */
+export function parseCode(code: string): Card | null {
+  const u = code.trim().toUpperCase();
+  if (u === 'JK1') return JOKER1;
+  if (u === 'JK2') return JOKER2;
+  const s = u.slice(-1) as Suit;
+  const r = RANK_CODES.indexOf(u.slice(0, -1) as (typeof RANK_CODES)[number]);
+  if (!SUITS.includes(s) || r < 0) return null;
+  const c = cardOf(s, r);
+  return isJoker(c) ? null : c;
+}
