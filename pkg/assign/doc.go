@@ -15,4 +15,20 @@
 //     deterministic;
 //   - a table that has a healthy owner never moves (no rebalancing churn: a
 //     migration costs a snapshot restore, so Plan only moves what must move).
+//
+// Around Plan, for Redis (docker-compose, the local mode):
+//
+//   - Heartbeats is the Redis Membership: runners Beat into a sorted set of
+//     deadlines taken from the Redis server's clock, and Leave on a clean
+//     stop;
+//   - Store is the assignment: table → runner plus a set per runner, changed
+//     by scripts that compare-and-set the current owner and check the
+//     assigner's leader lease;
+//   - Assigner is the loop: leader election (a streams lease), placing the
+//     tables of the lobby's start stream with PlaceNew, and reconciling with
+//     Plan, taking over each moved table's lease for its new owner so the old
+//     owner is fenced first. It works with any Membership, so the operator can
+//     run it too.
+//
+// docs/table-runner.md describes the keys and the timing.
 package assign

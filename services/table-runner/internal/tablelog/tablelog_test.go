@@ -1,0 +1,241 @@
+package tablelog
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/redistest"
+	"github.com/pulka/pulka/pkg/scoring"
+	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/pkg/table"
+)
+
+var t0 = time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
+
+// writer logs a table of four bots the way a runner does, step by step.
+type writer struct {
+	t     *testing.T
+	rdb   *redis.Client
+	pub   *streams.Publisher
+	lease streams.Lease
+	tbl   *table.Table
+	now   time.Time
+	last  string
+}
+
+func newWriter(t *testing.T) *writer {
+	t.Helper()
+	rdb := redistest.Start(t).Client(t)
+	ctx := context.Background()
+	lease, err := streams.NewLeases(rdb, time.Minute).Acquire(ctx, streams.TableLease("t1"), "me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := table.ClassicSettings(scoring.DefaultSettings())
+	set.BotDelay = time.Second
+	bots := make([]table.SeatInfo, 4)
+	for i := range bots {
+		bots[i] = table.SeatInfo{Name: "bot", Bot: true}
+	}
+	tbl, evs, err := table.New("t1", set, 77, bots, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &writer{t: t, rdb: rdb, pub: streams.NewPublisher(rdb), lease: lease, tbl: tbl, now: t0}
+	genesis, _ := tbl.MarshalBinary()
+	w.append(nil, genesis, evs)
+	return w
+}
+
+func (w *writer) append(input, genesis []byte, evs []*tablev1.Event) {
+	w.t.Helper()
+	entries, err := Entries("t1", w.lease.Epoch, input, genesis, evs)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	ids, err := w.pub.AppendFenced(context.Background(), w.lease, entries...)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.last = ids[len(ids)-1]
+}
+
+// tick advances to the next bot move and logs it.
+func (w *writer) tick() {
+	w.t.Helper()
+	at, ok := w.tbl.NextDeadline()
+	if !ok {
+		w.t.Fatal("no deadline")
+	}
+	in := table.Tick(at)
+	evs, err := w.tbl.Apply(in)
+	if err != nil || len(evs) == 0 {
+		w.t.Fatalf("tick: %d events, %v", len(evs), err)
+	}
+	data, _ := table.MarshalInput(in)
+	w.append(data, nil, evs)
+}
+
+func (w *writer) state() []byte {
+	b, err := w.tbl.MarshalBinary()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return b
+}
+
+func TestRestore_FromTheSnapshotOrFromTheGenesisGivesTheSameTable(t *testing.T) {
+	ctx := context.Background()
+	w := newWriter(t)
+	for range 30 {
+		w.tick()
+	}
+	if err := WriteSnapshot(ctx, w.rdb, w.lease, "t1", Snapshot{EventID: w.last, Table: w.state()}); err != nil {
+		t.Fatal(err)
+	}
+	for range 25 {
+		w.tick()
+	}
+	want := w.state()
+
+	st, err := Restore(ctx, w.rdb, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := st.Table.MarshalBinary()
+	if !bytes.Equal(got, want) || !st.FromSnapshot || st.Steps != 25 || st.EventID != w.last {
+		t.Fatalf("from the snapshot: equal=%v snapshot=%v steps=%d event=%s (want 25 steps to %s)",
+			bytes.Equal(got, want), st.FromSnapshot, st.Steps, st.EventID, w.last)
+	}
+	if err := w.rdb.Del(ctx, streams.TableSnapshot("t1")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	st, err = Restore(ctx, w.rdb, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = st.Table.MarshalBinary()
+	if !bytes.Equal(got, want) || st.FromSnapshot || st.Steps != 56 {
+		t.Fatalf("from the genesis: equal=%v snapshot=%v steps=%d (want 56)", bytes.Equal(got, want), st.FromSnapshot, st.Steps)
+	}
+	if st.Replayed[0].GetGameStarted() == nil {
+		t.Fatal("a replay from the genesis must include the start events (for re-publishing)")
+	}
+	steps, err := Read(ctx, w.rdb, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	final, err := Verify(steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := final.MarshalBinary(); !bytes.Equal(b, want) {
+		t.Fatal("Verify's final table differs from the writer's")
+	}
+}
+
+func TestRestore_RefusesALogThatReplaysDifferently(t *testing.T) {
+	ctx := context.Background()
+	w := newWriter(t)
+	w.tick()
+	// A step whose events the input does not produce: a tick at the same
+	// instant changes nothing, so replaying it yields no events.
+	at, _ := w.tbl.NextDeadline()
+	in := table.Tick(at.Add(-time.Millisecond))
+	data, _ := table.MarshalInput(in)
+	evs, _ := w.tbl.Apply(table.Tick(at))
+	w.append(data, nil, evs)
+	if _, err := Restore(ctx, w.rdb, "t1"); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Restore = %v, want ErrCorrupt", err)
+	}
+	steps, _ := Read(ctx, w.rdb, "t1")
+	if _, err := Verify(steps); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Verify = %v, want ErrCorrupt", err)
+	}
+}
+
+func TestRestore_NothingLoggedIsNotStarted(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	if _, err := Restore(context.Background(), rdb, "t1"); !errors.Is(err, ErrNotStarted) {
+		t.Fatalf("Restore = %v, want ErrNotStarted", err)
+	}
+}
+
+func TestRestore_EventsWithoutAGenesisAreCorrupt(t *testing.T) {
+	w := newWriter(t)
+	w.tick()
+	ctx := context.Background()
+	first, err := w.rdb.XRangeN(ctx, streams.TableEvents("t1"), "-", "+", 1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.rdb.XDel(ctx, streams.TableEvents("t1"), first[0].ID).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Restore(ctx, w.rdb, "t1"); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Restore = %v, want ErrCorrupt", err)
+	}
+}
+
+func TestWriteSnapshot_IsFencedByTheLease(t *testing.T) {
+	ctx := context.Background()
+	w := newWriter(t)
+	if _, err := streams.NewLeases(w.rdb, time.Minute).Takeover(ctx, streams.TableLease("t1"), "other"); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteSnapshot(ctx, w.rdb, w.lease, "t1", Snapshot{EventID: w.last, Table: w.state()})
+	if !errors.Is(err, streams.ErrStaleEpoch) {
+		t.Fatalf("WriteSnapshot by a stale owner = %v, want ErrStaleEpoch", err)
+	}
+	if n, _ := w.rdb.Exists(ctx, streams.TableSnapshot("t1")).Result(); n != 0 {
+		t.Fatal("a stale owner wrote the snapshot")
+	}
+}
+
+func TestSnapshot_RoundTripAndGarbage(t *testing.T) {
+	s := Snapshot{EventID: "1714564800000-3", Table: []byte{1, 2, 3}}
+	b, _ := s.MarshalBinary()
+	got, err := ParseSnapshot(b)
+	if err != nil || got.EventID != s.EventID || !bytes.Equal(got.Table, s.Table) {
+		t.Fatalf("round trip = %+v, %v", got, err)
+	}
+	for _, bad := range [][]byte{nil, {2, 0}, {1, 200, 1}, {1}} {
+		if _, err := ParseSnapshot(bad); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("ParseSnapshot(%v) = %v, want ErrCorrupt", bad, err)
+		}
+	}
+}
+
+func TestEntries_OnlyTheFirstEventCarriesTheStep(t *testing.T) {
+	w := newWriter(t)
+	at, _ := w.tbl.NextDeadline()
+	in := table.Tick(at)
+	evs, _ := w.tbl.Apply(in)
+	data, _ := table.MarshalInput(in)
+	es, err := Entries("t1", 9, data, nil, evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if es[0].Header[HeaderInput] != string(data) {
+		t.Fatal("the first entry must carry the input")
+	}
+	for i, e := range es[1:] {
+		if len(e.Header) != 0 {
+			t.Fatalf("entry %d carries %v", i+1, e.Header)
+		}
+	}
+	for _, ev := range evs {
+		if ev.GetEpoch() != 9 {
+			t.Fatalf("event %d has epoch %d, want the writer's 9", ev.GetSeq(), ev.GetEpoch())
+		}
+	}
+	if _, err := Entries("t1", 9, data, []byte("g"), evs); err == nil {
+		t.Fatal("a step cannot be both an input and a genesis")
+	}
+}
