@@ -154,7 +154,8 @@ type feed struct {
 	mu          sync.Mutex
 	pos         string // last event folded ("0-0" before any)
 	seats       visibility.Seats
-	checkpoints []checkpoint // ascending ids
+	checkpoints []checkpoint        // ascending ids
+	members     map[string]struct{} // every player who has held a seat here
 	subs        map[*Subscription]struct{}
 }
 
@@ -173,6 +174,11 @@ func (f *feed) fold(id string, ev *tablev1.Event) {
 	f.pos = id
 	if ev != nil && f.seats.Apply(ev) {
 		f.checkpoints = append(f.checkpoints, checkpoint{id: id, seats: f.seats})
+		for _, p := range f.seats {
+			if p != "" {
+				f.members[p] = struct{}{}
+			}
+		}
 	}
 }
 
@@ -187,7 +193,7 @@ func (h *Hub) acquire(ctx context.Context, table string) (*feed, error) {
 	f, ok := h.feeds[table]
 	if !ok {
 		f = &feed{table: table, evStream: streams.TableEvents(table), sheetStream: SheetStream(table),
-			ready: make(chan struct{}), pos: "0-0", subs: map[*Subscription]struct{}{}}
+			ready: make(chan struct{}), pos: "0-0", subs: map[*Subscription]struct{}{}, members: map[string]struct{}{}}
 		h.feeds[table] = f
 		h.byStream[f.evStream], h.byStream[f.sheetStream] = f, f
 	}

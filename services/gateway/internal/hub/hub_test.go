@@ -495,7 +495,7 @@ func BenchmarkFanOut(b *testing.B) {
 	h := New(rdb, Options{})
 	ctx := context.Background()
 	f := &feed{table: "t", evStream: streams.TableEvents("t"), sheetStream: SheetStream("t"), pos: "0-0",
-		subs: map[*Subscription]struct{}{}, ready: make(chan struct{})}
+		subs: map[*Subscription]struct{}{}, ready: make(chan struct{}), members: map[string]struct{}{}}
 	h.feeds["t"], h.byStream[f.evStream] = f, f
 	for i := 0; i < 100; i++ {
 		f.subs[&Subscription{hub: h, feed: f, player: fmt.Sprintf("p%d", i), sink: discard{}, after: "0-0"}] = struct{}{}

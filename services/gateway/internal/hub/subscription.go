@@ -183,6 +183,16 @@ func (s *Subscription) Seat() int {
 	return s.feed.seats.SeatOf(s.player)
 }
 
+// Member reports whether the player has held a seat at the table at any
+// point of its history (a bot may play it now): the table cares about such
+// a player's presence, not about a watcher's.
+func (s *Subscription) Member() bool {
+	s.feed.mu.Lock()
+	defer s.feed.mu.Unlock()
+	_, ok := s.feed.members[s.player]
+	return ok
+}
+
 // Table is the table followed.
 func (s *Subscription) Table() string { return s.feed.table }
 

@@ -418,13 +418,13 @@ func TestWebSocket_ThroughGinWithTheSessionCookie(t *testing.T) {
 		var cmd tablev1.Command
 		_ = proto.Unmarshal([]byte(x.Values[streams.FieldData].(string)), &cmd)
 		switch {
-		case cmd.GetReconnect() != nil:
-			kinds = append(kinds, "reconnect")
+		case x.Values["presence"] == "back" && x.Values["player"] == pid:
+			kinds = append(kinds, "back")
 		case cmd.GetBid() != nil && cmd.GetBid().Tricks == 2 && cmd.PlayerId == pid:
 			kinds = append(kinds, "bid")
 		}
 	}
-	if strings.Join(kinds, ",") != "reconnect,bid" {
+	if strings.Join(kinds, ",") != "back,bid" {
 		t.Fatalf("commands = %v", kinds)
 	}
 }

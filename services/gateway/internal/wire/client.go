@@ -213,7 +213,8 @@ func Command(m ClientMsg, playerID, commandID string) (*tablev1.Command, error) 
 }
 
 // ReconnectCommand is the command the gateway sends on a player's behalf when
-// their first connection to a table they sit at comes back.
+// the events a resuming client missed are no longer in the stream: the table
+// answers it with a ViewSynced for the player.
 func ReconnectCommand(tableID, playerID, commandID, lastEventID string) *tablev1.Command {
 	return &tablev1.Command{
 		CommandId: commandID, TableId: tableID, PlayerId: playerID,

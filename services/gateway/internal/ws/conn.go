@@ -335,17 +335,46 @@ func (c *conn) join(m wire.ClientMsg) error {
 	if err != nil {
 		c.s.deps.Logger.Warn("ws: presence connect failed", "table", m.Table, "err", err)
 	}
-	// The table answers a Reconnect with a ViewSynced for the player, and
-	// ends an away player's grace: send it when a seated player's first
-	// connection arrives (they are back), and whenever the history the
-	// client needed is gone (it must resynchronise from a view).
-	if (first && res.Seat != visibility.NoSeat) || res.Trimmed {
+	// A player of the table whose first connection arrives is back: that
+	// ends their reconnect grace (or gives back a seat a bot took when it
+	// ran out).
+	if first && sub.Member() {
+		c.reportPresence(ctx, m.Table, PresenceBack)
+	}
+	// When the history the client needed is gone, the table resynchronises
+	// it: it answers a Reconnect with a ViewSynced for the player.
+	if res.Trimmed {
 		cmd := wire.ReconnectCommand(m.Table, pid, wire.CommandID(pid, "reconnect-"+randomID()), m.LastEventID)
 		if _, err := c.publish(ctx, cmd); err != nil {
 			c.s.deps.Logger.Warn("ws: reconnect command failed", "table", m.Table, "err", err)
 		}
 	}
 	return nil
+}
+
+// Presence reports are command-stream entries without data whose header
+// says "presence" = away|back and "player" = the player id; the
+// table-runner turns them into table.Away / table.Back inputs (the layout
+// is services/table-runner/internal/tablelog's; tablev1.Command has no
+// presence commands).
+const (
+	headerPresence = "presence"
+	headerPlayer   = "player"
+	// PresenceAway and PresenceBack are the values of the presence header.
+	PresenceAway = "away"
+	PresenceBack = "back"
+)
+
+func (c *conn) reportPresence(ctx context.Context, table, what string) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_, err := c.s.deps.Publisher.Publish(ctx, streams.Entry{Stream: streams.TableCommands(table),
+		Header: map[string]string{headerPresence: what, headerPlayer: c.claims.PlayerID}})
+	if err != nil {
+		c.s.deps.Logger.Warn("ws: presence report failed", "table", table, "presence", what, "err", err)
+		return
+	}
+	c.s.m.presence.Add(ctx, 1, metric.WithAttributes(attribute.String("presence", what)))
 }
 
 // unjoin stops following a table and reports presence.
@@ -357,21 +386,18 @@ func (c *conn) unjoin(table string) bool {
 	if !ok {
 		return false
 	}
-	seat := sub.Seat()
+	member := sub.Member()
 	sub.Close()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), 5*time.Second)
 	defer cancel()
 	last, err := c.s.deps.Presence.Disconnect(ctx, table, c.claims.PlayerID, c.id)
 	if err != nil {
 		c.s.deps.Logger.Warn("ws: presence disconnect failed", "table", table, "err", err)
 		return true
 	}
-	if last && seat != visibility.NoSeat {
-		// TODO(table contract): pulka.table.v1.Command has no away command,
-		// so the table cannot start the reconnect grace from here (see
-		// docs/protocol.md). Counted so the gap is visible.
-		c.s.m.awayNotSent.Add(ctx, 1)
-		c.s.deps.Logger.Info("ws: seated player's last connection closed", "table", table, "player", c.claims.PlayerID, "seat", seat)
+	if last && member {
+		// The table starts the player's reconnect grace.
+		c.reportPresence(ctx, table, PresenceAway)
 	}
 	return true
 }

@@ -138,11 +138,11 @@ type Server struct {
 }
 
 type metrics struct {
-	open        metric.Int64UpDownCounter
-	closed      metric.Int64Counter
-	frames      metric.Int64Counter
-	refused     metric.Int64Counter
-	awayNotSent metric.Int64Counter
+	open     metric.Int64UpDownCounter
+	closed   metric.Int64Counter
+	frames   metric.Int64Counter
+	refused  metric.Int64Counter
+	presence metric.Int64Counter
 }
 
 // NewServer makes the endpoint.
@@ -164,8 +164,8 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.m.closed, _ = d.Meter.Int64Counter("pulka_gateway_ws_closed", metric.WithDescription("WebSocket connections closed, by close code"))
 	s.m.frames, _ = d.Meter.Int64Counter("pulka_gateway_ws_frames", metric.WithDescription("client frames handled, by type"))
 	s.m.refused, _ = d.Meter.Int64Counter("pulka_gateway_ws_refused", metric.WithDescription("client frames refused, by error code"))
-	s.m.awayNotSent, _ = d.Meter.Int64Counter("pulka_gateway_presence_away_unsent",
-		metric.WithDescription("seated players whose last connection closed; the table contract has no away command yet"))
+	s.m.presence, _ = d.Meter.Int64Counter("pulka_gateway_presence_reports",
+		metric.WithDescription("presence reports (away: a player's last connection to a table closed; back: the first came)"))
 	return s
 }
 

@@ -441,24 +441,85 @@ func TestCommand_IsWrittenToTheTableStreamWithThePlayerAndAnAck(t *testing.T) {
 	}
 }
 
-func TestPresence_SeatedPlayersFirstConnectionSendsReconnect(t *testing.T) {
+// presenceReports lists the presence entries of a table's command stream
+// as "player:away|back".
+func (e *env) presenceReports(t *testing.T, table string) []string {
+	t.Helper()
+	xs, err := e.rdb.XRange(context.Background(), streams.TableCommands(table), "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, x := range xs {
+		if p, ok := x.Values["presence"].(string); ok {
+			out = append(out, x.Values["player"].(string)+":"+p)
+		}
+	}
+	return out
+}
+
+func TestPresence_BackOnAPlayersFirstConnectionAwayAfterTheLast(t *testing.T) {
+	e := newEnv(t)
+	first := e.gateway(t, Config{})
+	second := e.gateway(t, Config{})
+	seen := e.publish(t, "t1", seated(2, "cem"))
+	a := first.login(t, "cem")
+	a.send(map[string]any{"type": "join", "table": "t1", "last_event_id": seen})
+	a.nextOf("joined")
+	b := second.login(t, "cem") // another tab, on another instance: not a return
+	b.send(map[string]any{"type": "join", "table": "t1", "last_event_id": seen})
+	b.nextOf("joined")
+	w := first.login(t, "wendy") // a watcher: the table does not care
+	w.send(map[string]any{"type": "join", "table": "t1"})
+	w.nextOf("joined")
+	if got := strings.Join(e.presenceReports(t, "t1"), ","); got != "cem:back" {
+		t.Fatalf("reports after joining = %q, want cem:back", got)
+	}
+	_ = a.c.Close(websocket.StatusNormalClosure, "")
+	waitOpen(t, first.srv, 1)
+	if got := strings.Join(e.presenceReports(t, "t1"), ","); got != "cem:back" {
+		t.Fatalf("reports with one tab left = %q", got)
+	}
+	_ = b.c.Close(websocket.StatusNormalClosure, "")
+	_ = w.c.Close(websocket.StatusNormalClosure, "")
+	waitOpen(t, second.srv, 0)
+	waitOpen(t, first.srv, 0)
+	if got := strings.Join(e.presenceReports(t, "t1"), ","); got != "cem:back,cem:away" {
+		t.Fatalf("reports after the last tab closed = %q, want cem:back,cem:away", got)
+	}
+}
+
+func waitOpen(t *testing.T, s *Server, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.Open() != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections open, want %d", s.Open(), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestResume_TrimmedHistoryAsksTheTableForAView(t *testing.T) {
 	e := newEnv(t)
 	g := e.gateway(t, Config{})
-	seen := e.publish(t, "t1", seated(2, "cem"))
-	c := g.login(t, "cem")
-	c.send(map[string]any{"type": "join", "table": "t1", "last_event_id": seen})
-	c.nextOf("joined")
-	second := g.login(t, "cem") // another tab: not a return
-	second.send(map[string]any{"type": "join", "table": "t1", "last_event_id": seen})
-	second.nextOf("joined")
-	xs, _ := e.rdb.XRange(context.Background(), streams.TableCommands("t1"), "-", "+").Result()
-	if len(xs) != 1 {
-		t.Fatalf("%d commands, want one reconnect", len(xs))
+	var ids []string
+	for i := 0; i < 20; i++ {
+		ids = append(ids, e.publish(t, "t1", bidMade(0)))
 	}
+	if err := e.rdb.XTrimMaxLen(context.Background(), streams.TableEvents("t1"), 5).Err(); err != nil {
+		t.Fatal(err)
+	}
+	c := g.login(t, "ana")
+	c.send(map[string]any{"type": "join", "table": "t1", "last_event_id": ids[1]})
+	if j := c.nextOf("joined"); j["history_trimmed"] != true {
+		t.Fatalf("joined = %v", j)
+	}
+	xs, _ := e.rdb.XRange(context.Background(), streams.TableCommands("t1"), "-", "+").Result()
 	var cmd tablev1.Command
-	_ = proto.Unmarshal([]byte(xs[0].Values[streams.FieldData].(string)), &cmd)
-	if cmd.GetReconnect().GetLastEventId() != seen || cmd.PlayerId != "cem" {
-		t.Fatalf("command = %v", &cmd)
+	if len(xs) != 1 || proto.Unmarshal([]byte(xs[0].Values[streams.FieldData].(string)), &cmd) != nil ||
+		cmd.GetReconnect().GetLastEventId() != ids[1] || cmd.PlayerId != "ana" {
+		t.Fatalf("commands = %v", xs)
 	}
 }
 
