@@ -21,7 +21,7 @@ const STORAGE_KEY = 'pulka.lang';
 
 function stored(): Lang {
   try {
-    const v = globalThis.localStorage?.getItem(STORAGE_KEY);
+    const v = localStorage.getItem(STORAGE_KEY);
     if (v && (LANGS as readonly string[]).includes(v)) return v as Lang;
   } catch {
     // Storage may be blocked (private mode): the default then.
@@ -34,7 +34,7 @@ export const lang = signal<Lang>(stored());
 export function setLang(l: Lang): void {
   lang.value = l;
   try {
-    globalThis.localStorage?.setItem(STORAGE_KEY, l);
+    localStorage.setItem(STORAGE_KEY, l);
   } catch {
     // Not remembered, but still switched.
   }

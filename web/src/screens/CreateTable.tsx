@@ -68,10 +68,10 @@ export function CreateTable({ store, onClose }: { store: Store; onClose: () => v
 
   return (
     <Dialog title={t('create_title')} onClose={onClose} wide testid="create-table">
-      <form class="create-form" onSubmit={submit}>
+      <form class="create-form" onSubmit={(e) => void submit(e)}>
         <label>
           {t('field_table_name')}
-          <input value={name} maxLength={40} placeholder={t('table_default_name')} onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)} />
+          <input value={name} maxLength={40} placeholder={t('table_default_name')} onInput={(e) => setName((e.currentTarget).value)} />
         </label>
         <fieldset>
           <legend>{t('field_game')}</legend>
@@ -88,11 +88,11 @@ export function CreateTable({ store, onClose }: { store: Store; onClose: () => v
             <fieldset>
               <legend>{t('field_premia_moshla')}</legend>
               <label class="choice">
-                <input type="checkbox" checked={s.premia} onChange={(e) => set({ premia: (e.currentTarget as HTMLInputElement).checked })} data-testid="opt-premia" />
+                <input type="checkbox" checked={s.premia} onChange={(e) => set({ premia: (e.currentTarget).checked })} data-testid="opt-premia" />
                 {t('opt_premia')}
               </label>
               <label class="choice">
-                <input type="checkbox" checked={s.moshla} disabled={!s.premia} onChange={(e) => set({ moshla: (e.currentTarget as HTMLInputElement).checked })} data-testid="opt-moshla" />
+                <input type="checkbox" checked={s.moshla} disabled={!s.premia} onChange={(e) => set({ moshla: (e.currentTarget).checked })} data-testid="opt-moshla" />
                 {t('opt_moshla')}
               </label>
               <label class="choice">
@@ -100,7 +100,7 @@ export function CreateTable({ store, onClose }: { store: Store; onClose: () => v
                   type="checkbox"
                   checked={s.restDocked}
                   disabled={!s.premia || !s.moshla}
-                  onChange={(e) => set({ restDocked: (e.currentTarget as HTMLInputElement).checked })}
+                  onChange={(e) => set({ restDocked: (e.currentTarget).checked })}
                   data-testid="opt-rest-docked"
                 />
                 {t('opt_rest_docked')}
@@ -125,7 +125,7 @@ export function CreateTable({ store, onClose }: { store: Store; onClose: () => v
                 min={1}
                 max={1000000}
                 value={s.stake.amount}
-                onInput={(e) => set({ stake: { kind: 'coins', amount: Math.max(1, Math.floor(Number((e.currentTarget as HTMLInputElement).value) || 1)) } })}
+                onInput={(e) => set({ stake: { kind: 'coins', amount: Math.max(1, Math.floor(Number((e.currentTarget).value) || 1)) } })}
               />
             </label>
           )}
@@ -137,16 +137,16 @@ export function CreateTable({ store, onClose }: { store: Store; onClose: () => v
           {radio('vis', 'private', s.visibility, t('opt_private'), () => set({ visibility: 'private' }))}
           <label>
             {t('field_table_password')}
-            <input type="password" autoComplete="new-password" value={password} maxLength={64} onInput={(e) => setPassword((e.currentTarget as HTMLInputElement).value)} />
+            <input type="password" autoComplete="new-password" value={password} maxLength={64} onInput={(e) => setPassword((e.currentTarget).value)} />
           </label>
         </fieldset>
         <label class="choice">
-          <input type="checkbox" checked={sitDown} onChange={(e) => setSitDown((e.currentTarget as HTMLInputElement).checked)} />
+          <input type="checkbox" checked={sitDown} onChange={(e) => setSitDown((e.currentTarget).checked)} />
           {t('opt_sit_down')}
         </label>
         {classic && (
           <label class="choice">
-            <input type="checkbox" checked={bots} onChange={(e) => setBots((e.currentTarget as HTMLInputElement).checked)} data-testid="opt-bots" />
+            <input type="checkbox" checked={bots} onChange={(e) => setBots((e.currentTarget).checked)} data-testid="opt-bots" />
             {t('opt_fill_bots')}
           </label>
         )}

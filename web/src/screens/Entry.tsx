@@ -62,7 +62,7 @@ export function Entry({ store }: { store: Store }) {
         {tab('login', t('entry_login'))}
         {tab('register', t('entry_register'))}
       </div>
-      <form class="entry-form" onSubmit={submit} data-testid={`entry-form-${mode}`}>
+      <form class="entry-form" onSubmit={(e) => void submit(e)} data-testid={`entry-form-${mode}`}>
         {mode === 'guest' && <p class="hint">{t('guest_hint')}</p>}
         {mode !== 'guest' && (
           <label>
@@ -74,7 +74,7 @@ export function Entry({ store }: { store: Store }) {
               required
               minLength={3}
               maxLength={32}
-              onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)}
+              onInput={(e) => setName((e.currentTarget).value)}
             />
           </label>
         )}
@@ -88,7 +88,7 @@ export function Entry({ store }: { store: Store }) {
               value={password}
               required
               minLength={mode === 'register' ? 8 : undefined}
-              onInput={(e) => setPassword((e.currentTarget as HTMLInputElement).value)}
+              onInput={(e) => setPassword((e.currentTarget).value)}
             />
           </label>
         )}

@@ -44,7 +44,7 @@ export function Lobby({ store }: { store: Store }) {
       >
         <label>
           {t('join_link_label')}
-          <input value={link} placeholder={t('join_link_placeholder')} onInput={(e) => setLink((e.currentTarget as HTMLInputElement).value)} data-testid="join-link" />
+          <input value={link} placeholder={t('join_link_placeholder')} onInput={(e) => setLink((e.currentTarget).value)} data-testid="join-link" />
         </label>
         <button type="submit">{t('join_link_go')}</button>
         {linkError && (
@@ -57,7 +57,7 @@ export function Lobby({ store }: { store: Store }) {
         <legend>{t('filters')}</legend>
         <label>
           {t('filter_game')}
-          <select value={filter.game} onChange={(e) => set({ game: (e.currentTarget as HTMLSelectElement).value as LobbyFilter['game'] })} data-testid="filter-game">
+          <select value={filter.game} onChange={(e) => set({ game: (e.currentTarget).value as LobbyFilter['game'] })} data-testid="filter-game">
             <option value="all">{t('filter_all')}</option>
             <option value="standard">{t('variant_standard')}</option>
             <option value="nines">{t('variant_nines')}</option>
@@ -66,7 +66,7 @@ export function Lobby({ store }: { store: Store }) {
         </label>
         <label>
           {t('filter_stake')}
-          <select value={filter.stake} onChange={(e) => set({ stake: (e.currentTarget as HTMLSelectElement).value as LobbyFilter['stake'] })} data-testid="filter-stake">
+          <select value={filter.stake} onChange={(e) => set({ stake: (e.currentTarget).value as LobbyFilter['stake'] })} data-testid="filter-stake">
             <option value="any">{t('filter_all')}</option>
             <option value="free">{t('stake_free')}</option>
             <option value="coins">{t('opt_stake_coins')}</option>
@@ -75,11 +75,11 @@ export function Lobby({ store }: { store: Store }) {
         {filter.stake === 'coins' && (
           <label>
             {t('filter_max_stake')}
-            <input type="number" min={0} value={filter.maxStake || ''} onInput={(e) => set({ maxStake: Math.max(0, Number((e.currentTarget as HTMLInputElement).value) || 0) })} />
+            <input type="number" min={0} value={filter.maxStake || ''} onInput={(e) => set({ maxStake: Math.max(0, Number((e.currentTarget).value) || 0) })} />
           </label>
         )}
         <label class="choice">
-          <input type="checkbox" checked={filter.freeSeats} onChange={(e) => set({ freeSeats: (e.currentTarget as HTMLInputElement).checked })} data-testid="filter-free-seats" />
+          <input type="checkbox" checked={filter.freeSeats} onChange={(e) => set({ freeSeats: (e.currentTarget).checked })} data-testid="filter-free-seats" />
           {t('filter_free_seats')}
         </label>
       </fieldset>

@@ -264,7 +264,8 @@ function WaitingRoom({ store, session }: { store: Store; session: TableSession }
         <button
           type="button"
           onClick={() => {
-            void navigator.clipboard?.writeText(link).then(() => setCopied(true));
+            // The clipboard exists only on secure origins.
+            if ('clipboard' in navigator) void navigator.clipboard.writeText(link).then(() => setCopied(true));
           }}
           data-testid="copy-link"
         >
@@ -289,7 +290,7 @@ function WaitingRoom({ store, session }: { store: Store; session: TableSession }
           >
             <label>
               {t('field_table_password')}
-              <input type="password" autoComplete="off" value={password} onInput={(e) => setPassword((e.currentTarget as HTMLInputElement).value)} data-testid="password-input" />
+              <input type="password" autoComplete="off" value={password} onInput={(e) => setPassword((e.currentTarget).value)} data-testid="password-input" />
             </label>
             <button type="submit" class="primary">
               {t('sit_here')}

@@ -6,12 +6,14 @@ import { act } from 'preact/test-utils';
 export function mount(node: ComponentChild): { root: HTMLElement; rerender: (n: ComponentChild) => void; unmount: () => void } {
   const root = document.createElement('div');
   document.body.appendChild(root);
-  act(() => render(node, root));
+  void act(() => render(node, root));
   return {
     root,
-    rerender: (n) => act(() => render(n, root)),
+    rerender: (n) => {
+      void act(() => render(n, root));
+    },
     unmount: () => {
-      act(() => render(null, root));
+      void act(() => render(null, root));
       root.remove();
     },
   };
@@ -24,7 +26,7 @@ export function byTestId(root: ParentNode, id: string): HTMLElement {
 }
 
 export function click(el: Element): void {
-  act(() => {
+  void act(() => {
     el.dispatchEvent(new MouseEvent('click', { bubbles: true }));
   });
 }

@@ -7,7 +7,7 @@ export function initials(name: string): string {
   const parts = name.trim().split(/\s+/).filter(Boolean);
   const first = parts[0] ?? '';
   const last = parts.length > 1 ? (parts[parts.length - 1] ?? '') : '';
-  const chars = [...first].slice(0, last ? 1 : 2).join('') + [...last].slice(0, 1).join('');
+  const chars = Array.from(first).slice(0, last ? 1 : 2).join('') + Array.from(last).slice(0, 1).join('');
   return chars.toUpperCase() || '?';
 }
 

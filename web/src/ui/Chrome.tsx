@@ -11,7 +11,7 @@ export function LangSwitch() {
       <select
         value={lang.value}
         data-testid="lang-switch"
-        onChange={(e) => setLang((e.currentTarget as HTMLSelectElement).value as Lang)}
+        onChange={(e) => setLang((e.currentTarget).value as Lang)}
       >
         {LANGS.map((l) => (
           <option key={l} value={l} lang={l}>
