@@ -251,3 +251,22 @@ func TestRunner_PresenceReportsStartAndEndTheGrace(t *testing.T) {
 	report(tablelog.PresenceBack)
 	waitEvent(t, rdb, "c1", away.id, 5*time.Second, "PlayerBack", isKind("player_back"))
 }
+
+func TestRunner_UnplayableStartIsAbandonedNotRetriedForever(t *testing.T) {
+	_, rdb := startRedis(t)
+	ctx := context.Background()
+	startRunner(t, rdb, testOptions("r1"))
+	ts := japaneseStart("j1", 1, 21, "alice")
+	ts.Seats = append(ts.Seats, seatsOf(nil, 1)...) // a bot at a Japanese table
+	place(t, rdb, ts, "r1")
+	waitFor(t, 5*time.Second, "the assignment to drop the table", func() bool {
+		_, ok, _ := assign.NewStore(rdb).Owner(ctx, "j1")
+		return !ok
+	})
+	if n, _ := rdb.XLen(ctx, "pulka:lobby:cmd").Result(); n != 1 {
+		t.Fatalf("lobby commands = %d, want the FinishTable", n)
+	}
+	if n, _ := rdb.XLen(ctx, streams.TableEvents("j1")).Result(); n != 0 {
+		t.Fatalf("an unplayable table logged %d events", n)
+	}
+}

@@ -19,10 +19,11 @@ import (
 
 // Why a table's goroutine stopped (its context's cause).
 var (
-	errShutdown = errors.New("runner: shutting down")
-	errMoved    = errors.New("runner: table assigned to another runner")
-	errFenced   = errors.New("runner: fenced by a newer lease epoch")
-	errFinished = errors.New("runner: game over")
+	errShutdown  = errors.New("runner: shutting down")
+	errMoved     = errors.New("runner: table assigned to another runner")
+	errFenced    = errors.New("runner: fenced by a newer lease epoch")
+	errFinished  = errors.New("runner: game over")
+	errAbandoned = errors.New("runner: table abandoned")
 )
 
 // Runner owns the tables the assignment gives it: one goroutine per table,
@@ -306,7 +307,7 @@ func (r *Runner) stopped(s *slot, err error) {
 		delete(r.byStream, s.cmd)
 	}
 	switch {
-	case errors.Is(err, errShutdown), errors.Is(err, errMoved), errors.Is(err, errFinished):
+	case errors.Is(err, errShutdown), errors.Is(err, errMoved), errors.Is(err, errFinished), errors.Is(err, errAbandoned):
 		delete(r.failures, s.id)
 		delete(r.notBefore, s.id)
 		r.log.Info("runner: table closed", "table", s.id, "why", err)

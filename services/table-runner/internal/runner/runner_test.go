@@ -223,4 +223,3 @@ func TestRunner_TimerExpiryMakesExactlyOneServerMove(t *testing.T) {
 		t.Fatalf("%d server moves for one timer expiry", n)
 	}
 }
-

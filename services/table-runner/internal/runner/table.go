@@ -210,11 +210,11 @@ func (a *actor) create(ctx context.Context) error {
 	}
 	ts := &lobbyv1.TableStarted{}
 	if err := proto.Unmarshal(raw, ts); err != nil {
-		return fmt.Errorf("decode start: %w", err)
+		return a.abandon(ctx, fmt.Errorf("decode start: %w", err))
 	}
 	set, err := table.SettingsFromProto(ts.GetSettings())
 	if err != nil {
-		return fmt.Errorf("settings: %w", err)
+		return a.abandon(ctx, err)
 	}
 	if ts.GetSettings().GetMoveTime() == nil {
 		set.MoveTimeout = r.opt.MoveTimeout
@@ -229,7 +229,7 @@ func (a *actor) create(ctx context.Context) error {
 	}
 	t, evs, err := table.New(a.s.id, set, ts.GetSeed(), seats, time.Now())
 	if err != nil {
-		return fmt.Errorf("new game: %w", err)
+		return a.abandon(ctx, err)
 	}
 	genesis, err := t.MarshalBinary()
 	if err != nil {
@@ -245,6 +245,29 @@ func (a *actor) create(ctx context.Context) error {
 	}
 	a.t, a.lastEv = t, ids[len(ids)-1]
 	return a.effects(ctx, evs)
+}
+
+// abandon gives up a table whose start can never become a game (the lobby
+// validates starts, so this is a bug somewhere): the lobby is told the table
+// is over and the assignment forgets it, instead of retrying for ever.
+func (a *actor) abandon(ctx context.Context, why error) error {
+	r := a.r
+	r.log.Error("runner: the table's start is unplayable; abandoning it", "table", a.s.id, "err", why)
+	data, err := proto.Marshal(&lobbyv1.LobbyCommand{
+		CommandId: "table-runner:abandon:" + a.s.id,
+		Command:   &lobbyv1.LobbyCommand_FinishTable{FinishTable: &lobbyv1.FinishTable{TableId: a.s.id}},
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := r.pub.Publish(ctx, streams.Entry{Stream: lobbyclient.CommandStream, Data: data}); err != nil {
+		return err
+	}
+	if _, err := r.store.Remove(ctx, a.s.id, r.opt.ID); err != nil {
+		return err
+	}
+	_ = r.leases.Release(ctx, a.lease)
+	return fmt.Errorf("%w: %w", errAbandoned, why)
 }
 
 // handle turns one command stream entry into an input and applies it.
