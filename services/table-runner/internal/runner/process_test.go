@@ -11,11 +11,15 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/pulka/pulka/pkg/assign"
 	"github.com/pulka/pulka/pkg/daemon"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/pkg/table"
 	"github.com/pulka/pulka/pkg/telemetry"
+	"github.com/pulka/pulka/services/table-runner/internal/tablelog"
 )
 
 // buildRunner compiles the table-runner binary into a temporary directory.
@@ -183,8 +187,25 @@ func TestProcess_KillTheOwnerMidHand_TheTableMovesAndTheGameFinishes(t *testing.
 	// exactly once, and the killed owner's epoch is below the new one's.
 	opt := testOptions("x")
 	opt.BotDelay, opt.MoveTimeout = 3*time.Millisecond, time.Minute
-	checkLog(t, rdb, cts, opt)
-	_, steps := checkLog(t, rdb, jts, opt)
+	cFinal, cSteps := checkLog(t, rdb, cts, opt)
+	jFinal, steps := checkLog(t, rdb, jts, opt)
+	// Scoring heard each game's start, hands and end as the pure replays
+	// have them (a republished input is checked to be identical).
+	for _, g := range []struct {
+		final *table.Table
+		steps []tablelog.Step
+	}{{cFinal, cSteps}, {jFinal, steps}} {
+		got := scoringInputs(t, rdb, g.final.GameID())
+		want := pureScoring(g.final, g.steps)
+		if len(got) != len(want) {
+			t.Fatalf("%s: scoring heard %d inputs, the replay has %d", g.final.ID(), len(got), len(want))
+		}
+		for k, w := range want {
+			if !proto.Equal(got[k], w) {
+				t.Fatalf("%s %s: published %v, replay %v", g.final.ID(), k, got[k], w)
+			}
+		}
+	}
 	applied := map[string]int{}
 	epochs := map[uint64]bool{}
 	for _, s := range steps {
