@@ -163,7 +163,17 @@ export class Store {
   }
 
   updateLobby(u: LobbyUpdate): void {
-    if (u.kind === 'unknown') return;
+    const expected = this.lobbyVersion.value + 1;
+    if (u.version <= this.lobbyVersion.value) return; // already in the view
+    if (u.version > expected && this.lobbyVersion.value > 0) {
+      // A gap: some change was missed. Ask for the whole list again.
+      this.conn.watchLobby(true);
+      return;
+    }
+    if (u.kind === 'unknown') {
+      this.lobbyVersion.value = u.version;
+      return;
+    }
     const list = this.lobby.value;
     if (u.kind === 'upserted') {
       const i = list.findIndex((x) => x.tableId === u.table.tableId);

@@ -74,14 +74,14 @@ export function SeatBox({
       </div>
       <div class="seat-stats">
         {!japanese && (
-          <span class="bid" data-testid={`bid-${seat}`} title={t('bid')}>
+          <span class="bid" data-testid={`seat-bid-${seat}`} title={t('bid')}>
             {bidText}
           </span>
         )}
-        <span class="tricks" data-testid={`tricks-${seat}`} title={t('tricks')}>
+        <span class="tricks" data-testid={`seat-tricks-${seat}`} title={t('tricks')}>
           {japanese ? x.tricks : `/${x.tricks}`}
         </span>
-        <span class={`score${onCourse === true ? ' on-course' : onCourse === false ? ' off-course' : ''}`} data-testid={`score-${seat}`}>
+        <span class={`score${onCourse === true ? ' on-course' : onCourse === false ? ' off-course' : ''}`} data-testid={`seat-score-${seat}`}>
           {japanese ? x.score : formatPoints(x.score)}
         </span>
       </div>

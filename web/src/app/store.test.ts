@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { Api } from '../protocol/api';
+import { Connection } from '../protocol/connection';
+import { classicSettings, seatsOf } from '../testing/events';
+import { counterIds, FakeClock, FakeSocket } from '../testing/fakes';
+import { Store } from './store';
+
+function setup() {
+  const sockets: FakeSocket[] = [];
+  const clock = new FakeClock();
+  const conn = new Connection({
+    url: 'ws://x/ws',
+    socket: (u) => {
+      const s = new FakeSocket(u);
+      sockets.push(s);
+      return s;
+    },
+    clock,
+    newId: counterIds(),
+    backoff: [100],
+  });
+  const store = new Store(new Api(() => Promise.reject(new Error('no HTTP in this test'))), conn);
+  store.signedIn({ player: { id: 'p0', name: 'Nino', guest: true }, token: '', balance: null });
+  const last = () => sockets[sockets.length - 1] as FakeSocket;
+  last().open();
+  last().receive({ type: 'welcome', player: { id: 'p0', name: 'Nino', guest: true }, server_time: new Date(clock.now()).toISOString() });
+  return { store, sockets, clock, last };
+}
+
+const ev = (id: string, body: Record<string, unknown>) => ({ type: 'event', table: 't1', id, event: { table_id: 't1', ...body } });
+
+describe('the store', () => {
+  it('builds a table’s state from its events and keeps it through a reconnect', () => {
+    const { store, last, clock } = setup();
+    expect(store.status.value).toBe('open');
+    const t = store.follow('t1');
+    last().receive(ev('1-1', { game_started: { settings: classicSettings, seats: seatsOf(['Nino', 'Giorgi', 'Ana', 'Levan']) } }));
+    last().receive({ type: 'joined', ref: 'id1', table: 't1', seat: 0, replayed: 1 });
+    last().receive(ev('1-2', { hand_started: { cards_per_seat: 1, dealer_seat: 3 } }));
+    last().receive(ev('1-3', { dealt: { cards: ['CARD_ACE_OF_HEARTS'] } }));
+    expect(t.state.value.yourSeat).toBe(0);
+    expect(t.state.value.hand).toEqual([17]);
+    expect(t.joined.value).toBe(true);
+
+    last().drop();
+    expect(store.status.value).toBe('down');
+    clock.advance(100);
+    last().open();
+    last().receive({ type: 'welcome', player: { id: 'p0', name: 'Nino', guest: true } });
+    expect(last().frames('join')).toEqual([{ type: 'join', table: 't1', ref: 'id2', last_event_id: '1-3' }]);
+    last().receive(ev('1-4', { trump_turned: { card: 'CARD_SEVEN_OF_CLUBS', trump: 'SUIT_CLUBS' } }));
+    last().receive({ type: 'joined', ref: 'id2', table: 't1', seat: 0, replayed: 1 });
+    // Nothing was lost: the hand from before the drop, the trump from the replay.
+    expect(t.state.value.hand).toEqual([17]);
+    expect(t.state.value.trump).toBe('C');
+    expect(store.status.value).toBe('open');
+  });
+
+  it('keeps the newest sheet of a game', () => {
+    const { store, last } = setup();
+    const t = store.follow('t1');
+    const sheet = (v: number, total: string) => ({ type: 'sheet', table: 't1', id: `2-${v}`, update: { version: String(v), sheet: { game_id: 'g', totals: [{ total }] } } });
+    last().receive(sheet(5, '500'));
+    last().receive(sheet(3, '300'));
+    expect(t.sheet.value?.version).toBe(5);
+    expect(t.sheet.value?.sheet.totals[0]?.total).toBe(500);
+  });
+
+  it('applies the lobby view and its updates', () => {
+    const { store, last } = setup();
+    store.watchLobby(true);
+    expect(last().frames('lobby')).toEqual([{ type: 'lobby', watch: true }]);
+    last().receive({ type: 'lobby_view', view: { version: '3', tables: [{ table_id: 'a', name: 'A' }, { table_id: 'b', name: 'B' }] } });
+    last().receive({ type: 'lobby_update', update: { version: '4', table_upserted: { table_id: 'c', name: 'C' } } });
+    last().receive({ type: 'lobby_update', update: { version: '5', table_removed: 'a' } });
+    last().receive({ type: 'lobby_update', update: { version: '6', table_upserted: { table_id: 'b', name: 'B2' } } });
+    expect(store.lobby.value.map((t) => [t.tableId, t.name])).toEqual([
+      ['c', 'C'],
+      ['b', 'B2'],
+    ]);
+    expect(store.lobbyVersion.value).toBe(6);
+  });
+
+  it('asks for the whole lobby again when an update was missed', () => {
+    const { store, last } = setup();
+    store.watchLobby(true);
+    last().receive({ type: 'lobby_view', view: { version: '3', tables: [{ table_id: 'a', name: 'A' }] } });
+    last().receive({ type: 'lobby_update', update: { version: '3', table_removed: 'a' } }); // old news
+    expect(store.lobby.value).toHaveLength(1);
+    last().receive({ type: 'lobby_update', update: { version: '5', table_removed: 'a' } }); // 4 is missing
+    expect(store.lobby.value).toHaveLength(1);
+    expect(last().frames('lobby')).toHaveLength(2);
+  });
+
+  it('goes back to the entry when the gateway refuses the session', () => {
+    const { store, last } = setup();
+    last().drop(4001);
+    expect(store.status.value).toBe('unauthorized');
+    expect(store.session.value).toBeNull();
+  });
+});

@@ -1,0 +1,150 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { setLang } from '../../i18n';
+import type { Move } from '../../protocol/frames';
+import type { TableState } from '../../game/state';
+import { byTestId, click, mount } from '../../testing/render';
+import { classicDealing, classicFollowing, play } from '../../testing/tables';
+import { ClassicTable } from './ClassicTable';
+
+function draw(s: TableState, online = true) {
+  const send = vi.fn<(m: Move) => boolean>(() => true);
+  const m = mount(<ClassicTable s={s} send={send} serverNow={() => Date.now()} online={online} onCourse={[null, null, null, null]} header={null} />);
+  return { ...m, send };
+}
+
+const playable = (root: HTMLElement) =>
+  Array.from(root.querySelectorAll<HTMLElement>('[data-testid="hand"] button'))
+    .filter((b) => b.dataset.playable === 'true')
+    .map((b) => b.dataset.testid);
+
+describe('the classic table', () => {
+  beforeEach(() => setLang('en'));
+  afterEach(() => {
+    document.body.innerHTML = '';
+  });
+
+  it('shows seats with names, the dealer, bids, the trump and whose turn it is', () => {
+    const { root } = draw(classicDealing());
+    expect(byTestId(root, 'seat-1').textContent).toContain('Giorgi');
+    expect(byTestId(root, 'dealer-0')).toBeTruthy();
+    expect(byTestId(root, 'seat-bid-1').textContent).toBe('2');
+    expect(byTestId(root, 'seat-bid-3').textContent).toBe('–');
+    expect(byTestId(root, 'seat-bid-0').textContent).toBe('·');
+    expect(byTestId(root, 'trump').getAttribute('aria-label')).toBe('Trump: Diamonds');
+    expect(byTestId(root, 'seat-0').className).toContain('turn');
+    expect(byTestId(root, 'move-timer').getAttribute('role')).toBe('timer');
+    expect(byTestId(root, 'hand-info').textContent).toBe('Hand 5 · 5 cards · Pulka I');
+  });
+
+  it('disables the dealer’s forbidden bid and says why', () => {
+    const { root, send } = draw(classicDealing());
+    // 2 + 1 + 0 bid by the others: the dealer may not bid 2 of 5.
+    const two = byTestId(root, 'bid-2') as HTMLButtonElement;
+    expect(two.disabled).toBe(true);
+    expect(byTestId(root, 'forbidden-bid').textContent).toBe('As the dealer you may not bid 2: the bids would total 5.');
+    expect((byTestId(root, 'bid-pass') as HTMLButtonElement).disabled).toBe(false);
+    click(byTestId(root, 'bid-3'));
+    expect(send).toHaveBeenCalledWith({ type: 'bid', tricks: 3 });
+    click(two);
+    expect(send).toHaveBeenCalledTimes(1);
+  });
+
+  it('sorts your hand and lets only legal cards be played', () => {
+    const { root, send } = draw(classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' }));
+    expect(Array.from(root.querySelectorAll<HTMLElement>('[data-testid="hand"] button')).map((b) => b.dataset.testid)).toEqual([
+      'card-JK1',
+      'card-9D',
+      'card-AS',
+      'card-7S',
+      'card-KH',
+    ]);
+    expect(playable(root)).toEqual(['card-JK1', 'card-AS', 'card-7S']);
+    click(byTestId(root, 'card-KH'));
+    expect(send).not.toHaveBeenCalled();
+    click(byTestId(root, 'card-7S'));
+    expect(send).toHaveBeenCalledWith({ type: 'play', card: 1 });
+  });
+
+  it('asks how a following joker is meant: take or discard', () => {
+    const { root, send } = draw(classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' }));
+    click(byTestId(root, 'card-JK1'));
+    const dialog = byTestId(document.body, 'joker-dialog');
+    expect(dialog.querySelector('[data-testid="joker-highest-S"]')).toBeNull();
+    click(byTestId(dialog, 'joker-discard'));
+    expect(send).toHaveBeenCalledWith({ type: 'play', card: 0, joker: { action: 'discard' } });
+    expect(document.querySelector('[data-testid="joker-dialog"]')).toBeNull();
+  });
+
+  it('asks a leading joker for highest or give and a suit', () => {
+    let s = play(classicDealing(), [
+      { bid_made: { tricks: 1 } },
+      { timer_started: { phase: 'PHASE_PLAY', deadline: new Date(Date.now() + 20000).toISOString() } },
+    ]);
+    s = { ...s, turnSeat: 0 };
+    const { root, send } = draw(s);
+    click(byTestId(root, 'card-JK1'));
+    const dialog = byTestId(document.body, 'joker-dialog');
+    expect(dialog.querySelector('[data-testid="joker-take"]')).toBeNull();
+    click(byTestId(dialog, 'joker-give-H'));
+    expect(send).toHaveBeenCalledWith({ type: 'play', card: 0, joker: { action: 'give', suit: 'H' } });
+  });
+
+  it('lets the seat after the dealer choose trump on three cards in a nine-card hand', () => {
+    const s = play(classicDealing(), [
+      { hand_started: { hand_index: 8, pulka_index: 1, cards_per_seat: 9, dealer_seat: 3 } },
+      { dealt: { cards: ['CARD_ACE_OF_SPADES', 'CARD_KING_OF_SPADES', 'CARD_JOKER_1'] } },
+    ]);
+    const { root, send } = draw(s);
+    expect(root.querySelectorAll('[data-testid="hand"] button')).toHaveLength(3);
+    click(byTestId(root, 'trump-none'));
+    expect(send).toHaveBeenCalledWith({ type: 'trump', suit: 'none' });
+    click(byTestId(root, 'trump-S'));
+    expect(send).toHaveBeenLastCalledWith({ type: 'trump', suit: 'S' });
+  });
+
+  it('shows the trick as played, then who took it', () => {
+    const s = play(classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' }), [
+      { card_played: { card: 'CARD_ACE_OF_SPADES' } },
+      { trick_won: { trick_index: 0, tricks_taken: [1, 0, 0, 0] } },
+    ]);
+    const { root } = draw(s);
+    expect(byTestId(root, 'trick').querySelectorAll('.played')).toHaveLength(4);
+    expect(byTestId(root, 'trick-winner').textContent).toBe('Nino took the trick');
+    expect(byTestId(root, 'seat-tricks-0').textContent).toBe('/1');
+  });
+
+  it('says clearly when the server refuses a move', () => {
+    const s = play(classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' }), [
+      { visibility: { audience: 'AUDIENCE_PLAYER' }, move_rejected: { reason: 'REJECT_REASON_MUST_FOLLOW_SUIT', message: 'x' } },
+    ]);
+    const { root } = draw(s);
+    expect(byTestId(root, 'rejection').textContent).toBe('The server refused that move: you must follow suit.');
+    expect(byTestId(root, 'rejection').getAttribute('role')).toBe('alert');
+  });
+
+  it('marks away players and bots, and offers your seat back from a bot', () => {
+    const s = play(classicDealing(), [
+      { player_away: { seat: 2, player_id: 'p2', grace_deadline: new Date(Date.now() + 60000).toISOString() } },
+      { seat_taken_by_bot: { reason: 'BOT_REASON_PLAYER_LEFT' } },
+    ]);
+    const { root, send } = draw(s);
+    expect(byTestId(root, 'away-marker-2').textContent).toMatch(/^away · (59|60)s$/);
+    expect(byTestId(root, 'bot-marker-0').textContent).toContain('bot (player left)');
+    expect(root.querySelector('[data-testid="bid-panel"]')).toBeNull();
+    click(byTestId(root, 'retake-seat'));
+    expect(send).toHaveBeenCalledWith({ type: 'sit', seat: 0 });
+  });
+
+  it('keeps moves disabled while the connection is down', () => {
+    const { root } = draw(classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' }), false);
+    expect(playable(root)).toEqual([]);
+  });
+
+  it('labels seats and cards for screen readers', () => {
+    const { root } = draw(classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' }));
+    expect(byTestId(root, 'card-AS').getAttribute('aria-label')).toBe('ace of spades');
+    expect(byTestId(root, 'card-KH').getAttribute('aria-disabled')).toBe('true');
+    expect(byTestId(root, 'seat-0').getAttribute('aria-label')).toBe('Nino, you, dealer, bid 1, tricks: 0, to move');
+    expect(byTestId(root, 'played-1').querySelector('[role="img"]')?.getAttribute('aria-label')).toBe('Giorgi: queen of spades');
+  });
+});

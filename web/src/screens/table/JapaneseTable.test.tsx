@@ -1,0 +1,92 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { setLang } from '../../i18n';
+import type { Move } from '../../protocol/frames';
+import type { TableState } from '../../game/state';
+import { byTestId, click, mount } from '../../testing/render';
+import { japaneseStarted, play } from '../../testing/tables';
+import { JapaneseTable } from './JapaneseTable';
+
+function draw(s: TableState) {
+  const send = vi.fn<(m: Move) => boolean>(() => true);
+  const m = mount(<JapaneseTable s={s} send={send} serverNow={() => Date.now()} online onCourse={[]} header={null} />);
+  return { ...m, send };
+}
+
+const deadline = () => new Date(Date.now() + 20000).toISOString();
+
+function dealt(): TableState {
+  return play(japaneseStarted(), [
+    { trump_chosen: { seat: 1, trump: 'SUIT_HEARTS' } },
+    { dealt: { cards: ['CARD_SIX_OF_HEARTS', 'CARD_SEVEN_OF_HEARTS', 'CARD_EIGHT_OF_CLUBS', 'CARD_NINE_OF_CLUBS', 'CARD_TEN_OF_CLUBS'] } },
+    { columns_dealt: { face_up: ['CARD_ACE_OF_HEARTS', 'CARD_KING_OF_DIAMONDS', 'CARD_QUEEN_OF_SPADES', 'CARD_JACK_OF_HEARTS', 'CARD_ACE_OF_DIAMONDS'] } },
+    { columns_dealt: { seat: 1, face_up: ['CARD_SEVEN_OF_DIAMONDS', 'CARD_EIGHT_OF_DIAMONDS', 'CARD_NINE_OF_DIAMONDS', 'CARD_TEN_OF_DIAMONDS', 'CARD_JACK_OF_DIAMONDS'] } },
+  ]);
+}
+
+describe('the Japanese table', () => {
+  beforeEach(() => setLang('en'));
+  afterEach(() => {
+    document.body.innerHTML = '';
+  });
+
+  it('offers the declarer the four suits and bezi', () => {
+    const s = play(japaneseStarted(), [], true);
+    const { root, send } = draw({ ...s, dealerSeat: 0, turnSeat: 0 });
+    expect(byTestId(root, 'trump-panel').textContent).toContain('Choose the trump, or bezi.');
+    click(byTestId(root, 'trump-none'));
+    expect(send).toHaveBeenCalledWith({ type: 'trump', suit: 'none' });
+  });
+
+  it('shows both players’ columns: face-up cards and face-down backs', () => {
+    const { root } = draw(dealt());
+    const theirs = byTestId(root, 'columns-1');
+    expect(theirs.querySelectorAll('.card.back')).toHaveLength(5);
+    expect(byTestId(theirs, 'table-card-7D').getAttribute('aria-label')).toBe('seven of diamonds');
+    expect(byTestId(root, 'columns-0').querySelectorAll('button.card')).toHaveLength(5);
+    expect(byTestId(root, 'match-score').textContent).toBe('Nino 0 : 0 Giorgi · to 21');
+  });
+
+  it('keeps the first card of the hand in the hand, then lets face-up column cards follow suit', () => {
+    let s = play(dealt(), [
+      { card_played: { seat: 1, card: 'CARD_SEVEN_OF_DIAMONDS', column: 0 } },
+      { timer_started: { phase: 'PHASE_PLAY', deadline: deadline() } },
+    ]);
+    let view = draw(s);
+    // No diamond in the hand, trump (hearts) in the hand: the column's diamonds may not be used yet.
+    expect(byTestId(view.root, 'card-KD').dataset.playable).toBe('false');
+    expect(byTestId(view.root, 'card-6H').dataset.playable).toBe('true');
+    expect(byTestId(view.root, 'your-move').textContent).toBe('Your move: your first card comes from your hand.');
+    view.unmount();
+
+    s = play(s, [
+      { card_played: { card: 'CARD_SIX_OF_HEARTS' } },
+      { trick_won: { trick_index: 0, tricks_taken: [1, 0] } },
+      { card_played: { card: 'CARD_EIGHT_OF_CLUBS' } },
+      { card_played: { seat: 1, card: 'CARD_JOKER_2', declaration: { action: 'JOKER_ACTION_TAKE' } } },
+      { trick_won: { trick_index: 1, seat: 1, tricks_taken: [1, 1] } },
+      { card_played: { seat: 1, card: 'CARD_EIGHT_OF_DIAMONDS', column: 1 } },
+      { timer_started: { phase: 'PHASE_PLAY', deadline: deadline() } },
+    ]);
+    view = draw(s);
+    expect(byTestId(view.root, 'card-KD').dataset.playable).toBe('true');
+    expect(byTestId(view.root, 'card-AD').dataset.playable).toBe('true');
+    expect(byTestId(view.root, 'card-7H').dataset.playable).toBe('false');
+    click(byTestId(view.root, 'card-AD'));
+    expect(view.send).toHaveBeenCalledWith({ type: 'play', card: 26 });
+  });
+
+  it('names a suit when leading a joker', () => {
+    const s = play(dealt(), [
+      { card_played: { seat: 1, card: 'CARD_SEVEN_OF_DIAMONDS', column: 0 } },
+      { card_played: { card: 'CARD_SIX_OF_HEARTS' } },
+      { trick_won: { trick_index: 0, tricks_taken: [1, 0] } },
+      { timer_started: { phase: 'PHASE_PLAY', deadline: deadline() } },
+    ]);
+    const { root, send } = draw(s);
+    click(byTestId(root, 'card-JK1'));
+    const dialog = byTestId(document.body, 'joker-dialog');
+    expect(dialog.querySelector('[data-testid="joker-give-S"]')).toBeNull();
+    click(byTestId(dialog, 'joker-highest-C'));
+    expect(send).toHaveBeenCalledWith({ type: 'play', card: 0, joker: { action: 'highest', suit: 'C' } });
+  });
+});
