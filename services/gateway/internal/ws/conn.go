@@ -45,6 +45,7 @@ type conn struct {
 	flush       bool          // set by fail, before closing is closed
 	codeMu      sync.Mutex
 	code        websocket.StatusCode
+	codeWeak    bool // code is only cleanup's default; a real reason replaces it
 
 	// Owned by the reading goroutine.
 	tables     map[string]*hub.Subscription
@@ -85,12 +86,14 @@ func (c *conn) SendWait(ctx context.Context, frame []byte) bool {
 // frame, within a short deadline; without (a slow client), the close starts
 // at once in the background: whoever noticed must not wait for the client.
 func (c *conn) fail(code websocket.StatusCode, reason string, flush bool) {
+	c.codeMu.Lock()
+	if c.code == 0 || c.codeWeak {
+		// A reason found late (the writer timing out while the reader had
+		// already seen the connection die) still names the close.
+		c.code, c.codeWeak = code, false
+	}
+	c.codeMu.Unlock()
 	c.closeOnce.Do(func() {
-		c.codeMu.Lock()
-		if c.code == 0 {
-			c.code = code
-		}
-		c.codeMu.Unlock()
 		c.closeReason, c.flush = reason, flush
 		c.out.close()
 		close(c.closing)
@@ -297,13 +300,17 @@ func (c *conn) handle(m wire.ClientMsg) error {
 // join follows a table, replaying what the client missed.
 func (c *conn) join(m wire.ClientMsg) error {
 	c.tablesMu.Lock()
-	_, already := c.tables[m.Table]
+	old, rejoin := c.tables[m.Table]
+	delete(c.tables, m.Table)
 	n := len(c.tables)
 	c.tablesMu.Unlock()
-	if already {
+	wasMember := false
+	if rejoin {
 		// A second join resumes afresh: drop the old subscription first so
-		// that the events are not delivered twice.
-		c.unjoin(m.Table)
+		// that no event is delivered twice. The connection's presence at
+		// the table stays (it still follows the table).
+		wasMember = old.Member()
+		old.Close()
 	} else if n >= c.s.cfg.MaxTables {
 		return wire.Errorf(wire.CodeTooMany, "at most %d tables per connection", c.s.cfg.MaxTables)
 	}
@@ -311,6 +318,9 @@ func (c *conn) join(m wire.ClientMsg) error {
 	defer span.End()
 	pid := c.claims.PlayerID
 	sub, res, err := c.s.deps.Hub.Join(ctx, m.Table, pid, m.LastEventID, c)
+	if err != nil && rejoin {
+		c.gone(m.Table, wasMember)
+	}
 	if errors.Is(err, hub.ErrSlow) {
 		c.fail(CloseSlowConsumer, closeReasonSlow, false)
 		return nil
@@ -329,17 +339,8 @@ func (c *conn) join(m wire.ClientMsg) error {
 		v := uint32(res.Seat)
 		seat = &v
 	}
-	c.Send(wire.Joined(m.Table, m.Ref, seat, res.Replayed, res.Trimmed))
-
-	first, err := c.s.deps.Presence.Connect(ctx, m.Table, pid, c.id)
-	if err != nil {
-		c.s.deps.Logger.Warn("ws: presence connect failed", "table", m.Table, "err", err)
-	}
-	// A player of the table whose first connection arrives is back: that
-	// ends their reconnect grace (or gives back a seat a bot took when it
-	// ran out).
-	if first && sub.Member() {
-		c.reportPresence(ctx, m.Table, PresenceBack)
+	if !rejoin {
+		c.arrived(ctx, sub)
 	}
 	// When the history the client needed is gone, the table resynchronises
 	// it: it answers a Reconnect with a ViewSynced for the player.
@@ -349,7 +350,23 @@ func (c *conn) join(m wire.ClientMsg) error {
 			c.s.deps.Logger.Warn("ws: reconnect command failed", "table", m.Table, "err", err)
 		}
 	}
+	// Last, so that a client told it joined is also counted as present.
+	c.Send(wire.Joined(m.Table, m.Ref, seat, res.Replayed, res.Trimmed))
 	return nil
+}
+
+// arrived records the connection's presence at the subscription's table.
+func (c *conn) arrived(ctx context.Context, sub *hub.Subscription) {
+	first, err := c.s.deps.Presence.Connect(ctx, sub.Table(), c.claims.PlayerID, c.id)
+	if err != nil {
+		c.s.deps.Logger.Warn("ws: presence connect failed", "table", sub.Table(), "err", err)
+	}
+	// A player of the table whose first connection arrives is back: that
+	// ends their reconnect grace (or gives back a seat a bot took when it
+	// ran out).
+	if first && sub.Member() {
+		c.reportPresence(ctx, sub.Table(), PresenceBack)
+	}
 }
 
 // Presence reports are command-stream entries without data whose header
@@ -388,18 +405,24 @@ func (c *conn) unjoin(table string) bool {
 	}
 	member := sub.Member()
 	sub.Close()
+	c.gone(table, member)
+	return true
+}
+
+// gone removes the connection's presence at table; member says whether the
+// player has held a seat there.
+func (c *conn) gone(table string, member bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), 5*time.Second)
 	defer cancel()
 	last, err := c.s.deps.Presence.Disconnect(ctx, table, c.claims.PlayerID, c.id)
 	if err != nil {
 		c.s.deps.Logger.Warn("ws: presence disconnect failed", "table", table, "err", err)
-		return true
+		return
 	}
 	if last && member {
 		// The table starts the player's reconnect grace.
 		c.reportPresence(ctx, table, PresenceAway)
 	}
-	return true
 }
 
 // command writes a table command to the table's command stream.
@@ -588,7 +611,16 @@ func (c *conn) refreshPresence() {
 // cleanup runs when the reading stops: every subscription and presence
 // entry of the connection goes, and its goroutines end.
 func (c *conn) cleanup() {
-	c.fail(websocket.StatusNormalClosure, "", true)
+	c.codeMu.Lock()
+	if c.code == 0 {
+		c.code, c.codeWeak = websocket.StatusNormalClosure, true
+	}
+	c.codeMu.Unlock()
+	c.closeOnce.Do(func() { // as fail(1000, flush), keeping the code weak
+		c.closeReason, c.flush = "", true
+		c.out.close()
+		close(c.closing)
+	})
 	if c.lobbyStop != nil {
 		c.lobbyStop()
 		<-c.lobbyDone

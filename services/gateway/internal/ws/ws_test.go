@@ -577,6 +577,9 @@ func TestSlowConsumer_IsDisconnectedWithoutBlockingAFastOne(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if n := g.srv.Closed(CloseSlowConsumer); n != 1 {
+		g.srv.mu.Lock()
+		t.Logf("closed by code: %v", g.srv.closedBy)
+		g.srv.mu.Unlock()
 		t.Fatalf("%d connections closed as slow consumers, want 1", n)
 	}
 	// The slow client, reading at last, finds its connection closed.
@@ -635,5 +638,39 @@ func TestShutdown_ClosesConnectionsWithGoingAway(t *testing.T) {
 	closeBody(resp)
 	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("dial after shutdown: %v %v", resp, err)
+	}
+}
+
+func TestJoin_AgainOnTheSameConnectionResumesWithoutDuplicatesOrPresenceNoise(t *testing.T) {
+	e := newEnv(t)
+	g := e.gateway(t, Config{})
+	ids := []string{e.publish(t, "t1", seated(0, "ana")), e.publish(t, "t1", dealt(0)), e.publish(t, "t1", bidMade(0))}
+	c := g.login(t, "ana")
+	c.send(map[string]any{"type": "join", "table": "t1"})
+	c.nextOf("joined")
+	c.send(map[string]any{"type": "join", "table": "t1", "last_event_id": ids[1], "ref": "again"})
+	if f := c.nextOf("event"); f["id"] != ids[2] {
+		t.Fatalf("replay after the second join: %v", f)
+	}
+	if j := c.next(); j["type"] != "joined" || j["ref"] != "again" || j["replayed"] != float64(1) {
+		t.Fatalf("second joined = %v", j)
+	}
+	live := e.publish(t, "t1", bidMade(1))
+	if f := c.next(); f["id"] != live {
+		t.Fatalf("live event = %v, want %s once", f, live)
+	}
+	c.send(map[string]any{"type": "ping", "ref": "p"})
+	if f := c.next(); f["type"] != "pong" {
+		t.Fatalf("a duplicate arrived: %v", f)
+	}
+	if got := strings.Join(e.presenceReports(t, "t1"), ","); got != "ana:back" {
+		t.Fatalf("presence reports = %q, want ana:back only", got)
+	}
+	c.send(map[string]any{"type": "unjoin", "table": "t1", "ref": "u"})
+	if f := c.next(); f["type"] != "unjoined" {
+		t.Fatalf("unjoin answer = %v", f)
+	}
+	if got := strings.Join(e.presenceReports(t, "t1"), ","); got != "ana:back,ana:away" {
+		t.Fatalf("presence reports after unjoin = %q", got)
 	}
 }
