@@ -223,7 +223,7 @@ func (s *Store) move(ctx context.Context, leader streams.Lease, table, from, to 
 		leader.Owner, epoch, table, from, to, boolDigit(create)).Int()
 	if err != nil {
 		if redis.HasErrorPrefix(err, "STALEEPOCH") {
-			return false, fmt.Errorf("assign: move %s: %w (%v)", table, streams.ErrStaleEpoch, err)
+			return false, fmt.Errorf("assign: move %s: %w: %w", table, streams.ErrStaleEpoch, err)
 		}
 		return false, fmt.Errorf("assign: move %s: %w", table, err)
 	}

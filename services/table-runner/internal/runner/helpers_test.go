@@ -229,13 +229,6 @@ func isKind(kind string) func(*tablev1.Event) bool {
 	return func(e *tablev1.Event) bool { return kindOf(e) == kind }
 }
 
-func lastID(evs []loggedEvent) string {
-	if len(evs) == 0 {
-		return "0"
-	}
-	return evs[len(evs)-1].id
-}
-
 // checkLog proves the invariants of a table's log: the whole log replays
 // purely (byte for byte); the genesis is what table.New makes from the
 // start; seqs run 1..n without gap or repeat; epochs never go back; every

@@ -52,7 +52,6 @@ type Runner struct {
 	byStream  map[string]*slot // by command stream
 	failures  map[string]int   // consecutive failed opens per table
 	notBefore map[string]time.Time
-	actorCtx  context.Context
 	actors    sync.WaitGroup
 }
 
@@ -153,12 +152,6 @@ func (r *Runner) inboxDepth() (sum, mx int) {
 // after the heartbeat TTL) and gives up the assigner's leadership.
 func (r *Runner) Run(ctx context.Context) error {
 	bg := context.WithoutCancel(ctx)
-	actorCtx, stopActors := context.WithCancel(bg)
-	defer stopActors()
-	r.mu.Lock()
-	r.actorCtx = actorCtx
-	r.mu.Unlock()
-
 	tailCtx, stopTail := context.WithCancel(bg)
 	var tailDone sync.WaitGroup
 	tailDone.Add(1)
@@ -267,7 +260,9 @@ func (r *Runner) sync(ctx context.Context) {
 		if _, open := r.slots[id]; open || now.Before(r.notBefore[id]) {
 			continue
 		}
-		r.startLocked(id)
+		// A table stops on its own cancel (shutdown, move, fence), never
+		// with this poll's context.
+		r.startLocked(context.WithoutCancel(ctx), id)
 	}
 	for id, s := range r.slots {
 		if !mine[id] {
@@ -276,9 +271,9 @@ func (r *Runner) sync(ctx context.Context) {
 	}
 }
 
-// startLocked starts table id's goroutine. r.mu is held.
-func (r *Runner) startLocked(id string) {
-	ctx, cancel := context.WithCancelCause(r.actorCtx)
+// startLocked starts table id's goroutine under parent. r.mu is held.
+func (r *Runner) startLocked(parent context.Context, id string) {
+	ctx, cancel := context.WithCancelCause(parent)
 	s := &slot{id: id, cmd: streams.TableCommands(id), inbox: make(chan item, r.opt.Inbox), cancel: cancel, catchup: true}
 	r.slots[id] = s
 	r.byStream[s.cmd] = s
@@ -286,18 +281,18 @@ func (r *Runner) startLocked(id string) {
 	go func() {
 		defer r.actors.Done()
 		err := r.runTable(ctx, s)
-		r.stopped(s, err)
+		r.stopped(context.WithoutCancel(ctx), s, err)
 	}()
 }
 
 // stopped forgets a table whose goroutine ended and decides when it may be
 // opened again (if it is still assigned here).
-func (r *Runner) stopped(s *slot, err error) {
+func (r *Runner) stopped(ctx context.Context, s *slot, err error) {
 	s.mu.Lock()
 	s.closed = true
 	if s.inTailer {
 		s.inTailer = false
-		r.tailer.Remove(context.Background(), s.cmd)
+		r.tailer.Remove(ctx, s.cmd)
 	}
 	s.mu.Unlock()
 	r.mu.Lock()

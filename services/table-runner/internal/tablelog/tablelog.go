@@ -135,7 +135,7 @@ func WriteSnapshot(ctx context.Context, rdb redis.Scripter, lease streams.Lease,
 	err := snapshotScript.Run(ctx, rdb, []string{lease.Key, streams.TableSnapshot(tableID)}, lease.Owner, lease.Epoch, v).Err()
 	if err != nil {
 		if redis.HasErrorPrefix(err, "STALEEPOCH") {
-			return fmt.Errorf("tablelog: snapshot of %s: %w (%v)", tableID, streams.ErrStaleEpoch, err)
+			return fmt.Errorf("tablelog: snapshot of %s: %w: %w", tableID, streams.ErrStaleEpoch, err)
 		}
 		return fmt.Errorf("tablelog: snapshot of %s: %w", tableID, err)
 	}
