@@ -286,3 +286,32 @@ func TestAssigner_OneLeaderConsumesStartsAndTakesOverWhenItStops(t *testing.T) {
 		t.Fatalf("after stopping the leader: stopped=%v other=%v", leader.IsLeader(), other.IsLeader())
 	}
 }
+
+// switchable is a Membership whose members a test can change.
+type switchable struct{ ms []Member }
+
+func (s *switchable) Members(context.Context) ([]Member, error) { return s.ms, nil }
+
+func TestAssigner_TableWithoutARunnerIsPlacedWhenOneAppears(t *testing.T) {
+	ctx := context.Background()
+	rdb := newRedis(t)
+	s := NewStore(rdb)
+	members := &switchable{}
+	a, err := NewAssigner(rdb, members, s, AssignerOptions{ID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Place(ctx, &lobbyv1.TableStarted{TableId: "t1"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if r, ok, _ := s.Owner(ctx, "t1"); !ok || r != "" {
+		t.Fatalf("owner = %q, %v; want recorded, waiting for a runner", r, ok)
+	}
+	members.ms = live("a")
+	if n, err := a.Reconcile(ctx); n != 1 || err != nil {
+		t.Fatalf("Reconcile = %d, %v; want the waiting table placed", n, err)
+	}
+	if ts, _ := s.TablesOf(ctx, "a"); !slices.Equal(ts, []string{"t1"}) {
+		t.Fatalf("tables of a = %v", ts)
+	}
+}
