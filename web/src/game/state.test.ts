@@ -237,3 +237,18 @@ describe('applying Japanese events', () => {
     expect(s.seats.map((x) => x.score)).toEqual([4, 0]);
   });
 });
+
+describe('seat ownership', () => {
+  it('keeps your seat yours while a bot plays it, until someone else sits there', async () => {
+    const { ownedSeat } = await import('./state');
+    let s = run({ ...emptyTable('t1'), yourSeat: null }, [
+      { game_started: { settings: classicSettings, seats: seatsOf(['Nino', 'Giorgi', 'Ana', 'Levan']) } },
+      { player_left: { seat: 2, player_id: 'p2' } },
+      { seat_taken_by_bot: { seat: 2, reason: 'BOT_REASON_PLAYER_LEFT' } },
+    ]);
+    expect(ownedSeat(s, 'p2')).toBe(2);
+    expect(ownedSeat(s, 'p9')).toBeNull();
+    s = run(s, [{ player_seated: { seat: { seat: 2, player_id: 'p2', display_name: 'Ana' } } }]);
+    expect(ownedSeat(s, 'p2')).toBe(2);
+  });
+});

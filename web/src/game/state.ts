@@ -92,6 +92,12 @@ export interface TableState {
   notice: Notice | null;
   /** The id of the last event applied: what a resume sends. */
   lastEventId: string;
+  /**
+   * Who owns each seat: the player seated there, kept while a bot plays it
+   * for them, so a player whose seat a bot took can still find it (the
+   * gateway then counts them as a watcher).
+   */
+  owners: string[];
 }
 
 export function emptyTable(tableId: string): TableState {
@@ -121,6 +127,7 @@ export function emptyTable(tableId: string): TableState {
     rejection: null,
     notice: null,
     lastEventId: '',
+    owners: [],
   };
 }
 
@@ -183,6 +190,7 @@ export function fromView(tableId: string, v: TableView, prev?: TableState): Tabl
   s.lastPulka = prev?.lastPulka ?? null;
   s.gameEnd = v.phase === 'game_over' ? (prev?.gameEnd ?? null) : null;
   s.rejection = prev?.rejection ?? null;
+  s.owners = v.seats.map((sv, i) => sv.player.playerId || prev?.owners[i] || '');
   return s;
 }
 
@@ -216,11 +224,13 @@ function applyBody(s: TableState, b: EventBody, live: boolean): TableState {
         lastEventId: s.lastEventId,
         settings: b.settings,
         seats: b.seats.map(newSeat),
+        owners: b.seats.map((p) => p.playerId),
         phase: 'none',
       };
     case 'player_seated':
       return {
         ...s,
+        owners: b.seat.playerId ? setAt(s.owners, b.seat.seat, b.seat.playerId) : s.owners,
         seats: mapSeat(s, b.seat.seat, (x) => ({ ...x, player: b.seat, away: false, graceDeadline: null, botReason: b.seat.bot ? x.botReason : null })),
       };
     case 'player_left':
@@ -420,6 +430,13 @@ function setAt<T>(a: readonly T[], i: number, v: T): T[] {
   const out = [...a];
   out[i] = v;
   return out;
+}
+
+/** The seat player owns (plays, or a bot plays for them); null when none. */
+export function ownedSeat(s: TableState, player: string): number | null {
+  if (player === '') return null;
+  const i = s.owners.indexOf(player);
+  return i >= 0 ? i : null;
 }
 
 /** Whether it is your move now. */

@@ -208,7 +208,7 @@ export const en = {
   err_unauthorized: 'Please sign in.',
   err_credentials: 'Wrong username or password.',
   err_username_taken: 'That username is taken.',
-  err_invalid_username: 'Usernames are 3–32 letters, digits, dots, dashes or underscores.',
+  err_invalid_username: 'Usernames are 3–24 letters, digits, dots, dashes or underscores, and do not start with “guest”.',
   err_weak_password: 'The password is too weak (at least 8 characters).',
   err_invalid_settings: 'Those table settings are not valid.',
   err_table_not_found: 'There is no such table (or it has finished).',

@@ -209,7 +209,7 @@ export const ka: Record<MsgKey, string> = {
   err_unauthorized: 'გთხოვთ, შეხვიდეთ.',
   err_credentials: 'მომხმარებლის სახელი ან პაროლი არასწორია.',
   err_username_taken: 'ეს სახელი დაკავებულია.',
-  err_invalid_username: 'სახელი 3–32 სიმბოლოა: ასოები, ციფრები, წერტილი, ტირე ან ქვედა ტირე.',
+  err_invalid_username: 'სახელი 3–24 სიმბოლოა: ასოები, ციფრები, წერტილი, ტირე ან ქვედა ტირე, და არ იწყება „guest“-ით.',
   err_weak_password: 'პაროლი ძალიან სუსტია (მინიმუმ 8 სიმბოლო).',
   err_invalid_settings: 'მაგიდის პარამეტრები არასწორია.',
   err_table_not_found: 'ასეთი მაგიდა არ არსებობს (ან დასრულდა).',

@@ -209,7 +209,7 @@ export const ru: Record<MsgKey, string> = {
   err_unauthorized: 'Пожалуйста, войдите.',
   err_credentials: 'Неверное имя пользователя или пароль.',
   err_username_taken: 'Это имя уже занято.',
-  err_invalid_username: 'Имя — 3–32 буквы, цифры, точки, дефисы или подчёркивания.',
+  err_invalid_username: 'Имя — 3–24 буквы, цифры, точки, дефисы или подчёркивания и не начинается с «guest».',
   err_weak_password: 'Пароль слишком слабый (не меньше 8 символов).',
   err_invalid_settings: 'Настройки стола неверны.',
   err_table_not_found: 'Такого стола нет (или игра закончилась).',

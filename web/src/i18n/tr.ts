@@ -209,7 +209,7 @@ export const tr: Record<MsgKey, string> = {
   err_unauthorized: 'Lütfen giriş yapın.',
   err_credentials: 'Kullanıcı adı ya da şifre yanlış.',
   err_username_taken: 'Bu kullanıcı adı alınmış.',
-  err_invalid_username: 'Kullanıcı adı 3–32 harf, rakam, nokta, tire ya da alt çizgiden oluşur.',
+  err_invalid_username: 'Kullanıcı adı 3–24 harf, rakam, nokta, tire ya da alt çizgiden oluşur ve “guest” ile başlamaz.',
   err_weak_password: 'Şifre çok zayıf (en az 8 karakter).',
   err_invalid_settings: 'Masa ayarları geçersiz.',
   err_table_not_found: 'Böyle bir masa yok (ya da oyun bitti).',

@@ -73,7 +73,7 @@ export function Entry({ store }: { store: Store }) {
               value={name}
               required
               minLength={3}
-              maxLength={32}
+              maxLength={24}
               onInput={(e) => setName((e.currentTarget).value)}
             />
           </label>

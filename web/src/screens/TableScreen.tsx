@@ -8,7 +8,7 @@ import type { Store, TableSession } from '../app/store';
 import { navigate, tablePath } from '../app/router';
 import { ApiError } from '../protocol/api';
 import type { TableSettings, TableSummary } from '../protocol/types';
-import type { TableState } from '../game/state';
+import { ownedSeat, type TableState } from '../game/state';
 import { buildSheetModel, type LiveHand } from '../sheet/model';
 import { ScoreSheet } from '../sheet/ScoreSheet';
 import { formatPoints } from '../sheet/notation';
@@ -26,8 +26,12 @@ export function TableScreen({ store, tableId }: { store: Store; tableId: string 
     return () => store.unfollow(tableId);
   }, [store, tableId]);
 
-  const s = session.state.value;
-  if (s.settings === null) return <WaitingRoom store={store} session={session} />;
+  const raw = session.state.value;
+  if (raw.settings === null) return <WaitingRoom store={store} session={session} />;
+  // While a bot plays your seat the gateway counts you as a watcher; the
+  // seat is still yours to take back.
+  const owned = raw.yourSeat === null ? ownedSeat(raw, store.session.value?.player.id ?? '') : null;
+  const s = owned !== null ? { ...raw, yourSeat: owned } : raw;
   return <Game store={store} session={session} s={s} />;
 }
 

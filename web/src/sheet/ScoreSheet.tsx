@@ -79,7 +79,7 @@ export function ScoreSheet({ model }: { model: SheetModel }) {
               </tr>
             )}
             {sec.rows.map((r) => (
-              <tr key={r.handIndex} class={r.current ? 'hand current' : 'hand'} data-testid={`sheet-hand-${r.handIndex}`}>
+              <tr key={r.handIndex} class={r.current ? 'sheet-row current' : 'sheet-row'} data-testid={`sheet-hand-${r.handIndex}`}>
                 <th scope="row" class="cards-col">
                   {japanese ? r.handIndex + 1 : r.cards}
                 </th>

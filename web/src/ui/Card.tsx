@@ -40,16 +40,19 @@ export function CardButton({
   playable,
   onPlay,
   selected,
+  dim = !playable,
 }: {
   card: Card;
   playable: boolean;
   onPlay: (c: Card) => void;
   selected?: boolean;
+  /** Greyed out: illegal now (when it is not your move, nothing is dimmed). */
+  dim?: boolean;
 }) {
   return (
     <button
       type="button"
-      class={`card${playable ? ' playable' : ''}${selected ? ' selected' : ''}`}
+      class={`card${playable ? ' playable' : ''}${dim ? ' illegal' : ''}${selected ? ' selected' : ''}`}
       aria-label={cardName(card)}
       aria-disabled={!playable}
       aria-pressed={selected === undefined ? undefined : selected}

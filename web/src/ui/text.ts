@@ -104,6 +104,9 @@ export function rejectText(r: RejectReason): string {
 const ERROR_KEYS: Record<string, MsgKey> = {
   network: 'err_network',
   rate_limited: 'err_rate_limited',
+  too_many_attempts: 'err_rate_limited',
+  session_expired: 'err_unauthorized',
+  timeout: 'err_unavailable',
   unauthorized: 'err_unauthorized',
   auth_required: 'err_unauthorized',
   invalid_credentials: 'err_credentials',

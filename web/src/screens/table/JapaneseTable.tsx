@@ -36,7 +36,7 @@ function Columns({
             {down && <CardBack small label={t('face_down')} />}
             {up !== null &&
               (playable !== null ? (
-                <CardButton card={up} playable={playable.includes(up)} onPlay={onPlay} />
+                <CardButton card={up} playable={playable.includes(up)} dim={playable.length > 0 && !playable.includes(up)} onPlay={onPlay} />
               ) : (
                 <CardView card={up} label={cardName(up)} />
               ))}

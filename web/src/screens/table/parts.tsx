@@ -155,7 +155,7 @@ export function HandView({ cards, playable, onPlay, disabled }: { cards: Card[];
   return (
     <div class="hand" role="group" aria-label={t('your_hand', { n: cards.length })} ref={ref} onKeyDown={onKey} data-testid="hand">
       {cards.map((c) => (
-        <CardButton key={c} card={c} playable={!disabled && playable.includes(c)} onPlay={onPlay} />
+        <CardButton key={c} card={c} playable={!disabled && playable.includes(c)} dim={!disabled && !playable.includes(c)} onPlay={onPlay} />
       ))}
     </div>
   );
