@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -199,6 +200,17 @@ func TestHandler_EmbeddedMatchesBuilt(t *testing.T) {
 	if Built() {
 		if w.Code != http.StatusOK {
 			t.Fatalf("built, but / answers %d", w.Code)
+		}
+		// Every asset the built index.html names is served, cached for a year.
+		assets := regexp.MustCompile(`/assets/[^"]+`).FindAllString(w.Body.String(), -1)
+		if len(assets) == 0 {
+			t.Fatal("the built index.html names no assets")
+		}
+		for _, a := range assets {
+			r := get(Handler(), http.MethodGet, a, map[string]string{"Accept-Encoding": "gzip"})
+			if r.Code != http.StatusOK || r.Header().Get("Cache-Control") != cacheImmutable {
+				t.Errorf("%s: status %d, Cache-Control %q", a, r.Code, r.Header().Get("Cache-Control"))
+			}
 		}
 		return
 	}
