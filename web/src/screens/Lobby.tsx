@@ -8,6 +8,7 @@ import { navigate, tablePath } from '../app/router';
 import type { TableSummary } from '../protocol/types';
 import { describeRules, gameName, stakeText } from '../ui/text';
 import { Avatar } from '../ui/Avatar';
+import { CoinNote } from '../ui/Chrome';
 import { CreateTable } from './CreateTable';
 import { DEFAULT_FILTER, filterTables, freeSeats, tableIdFromLink, type LobbyFilter } from './lobbyFilter';
 
@@ -96,6 +97,7 @@ export function Lobby({ store }: { store: Store }) {
           </ul>
         )}
       </section>
+      <CoinNote />
       {creating && <CreateTable store={store} onClose={() => setCreating(false)} />}
     </main>
   );

@@ -156,6 +156,13 @@ function WaitingRoom({ store, session }: { store: Store; session: TableSession }
   const [copied, setCopied] = useState(false);
   const summary = session.summary.value;
   const me = store.session.value?.player.id ?? '';
+  const status = summary?.status;
+
+  // A table that had no history yet may have refused the first join: follow
+  // it again once its game is under way.
+  useEffect(() => {
+    if (status === 'playing' && !session.joined.value) store.follow(session.id);
+  }, [status, store, session]);
 
   useEffect(() => {
     let stop = false;

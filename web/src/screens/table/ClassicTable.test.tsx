@@ -49,6 +49,14 @@ describe('the classic table', () => {
     expect(send).toHaveBeenCalledTimes(1);
   });
 
+  it('bids from the keyboard with a digit, never the forbidden one', () => {
+    const { send } = draw(classicDealing());
+    document.body.dispatchEvent(new KeyboardEvent('keydown', { key: '2', bubbles: true }));
+    expect(send).not.toHaveBeenCalled();
+    document.body.dispatchEvent(new KeyboardEvent('keydown', { key: '0', bubbles: true }));
+    expect(send).toHaveBeenCalledWith({ type: 'bid', tricks: 0 });
+  });
+
   it('sorts your hand and lets only legal cards be played', () => {
     const { root, send } = draw(classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' }));
     expect(Array.from(root.querySelectorAll<HTMLElement>('[data-testid="hand"] button')).map((b) => b.dataset.testid)).toEqual([

@@ -2,7 +2,7 @@
 // your hand at the bottom with only legal cards playable, and the bidding,
 // trump and joker choices when they are yours to make.
 
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { t } from '../../i18n';
 import { isJoker, sortHand, SUITS, type Card, type Suit } from '../../protocol/cards';
 import type { JokerAction, Trump } from '../../protocol/types';
@@ -108,6 +108,17 @@ function BidPanel({ s, send }: { s: TableState; send: (m: Move) => boolean }) {
   const me = s.yourSeat ?? 0;
   const forbidden = forbiddenBid(s, me);
   const bids = Array.from({ length: s.cardsPerSeat + 1 }, (_, i) => i);
+  // Keyboard play: a digit bids (outside form fields).
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.ctrlKey || e.metaKey || e.altKey || !/^[0-9]$/.test(e.key)) return;
+      if (e.target instanceof HTMLElement && e.target.closest('input, select, textarea, [role="dialog"]')) return;
+      const n = Number(e.key);
+      if (n <= s.cardsPerSeat && n !== forbidden) send({ type: 'bid', tricks: n });
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [s.cardsPerSeat, forbidden, send]);
   return (
     <div class="panel bid-panel" role="group" aria-label={t('bid_prompt')} data-testid="bid-panel">
       <p>{t('bid_prompt')}</p>
