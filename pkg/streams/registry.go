@@ -97,13 +97,20 @@ func (r *registry) shardKeys(i int, withPos bool) (keys, pos []string, ok bool) 
 	return keys, pos, true
 }
 
-// advance records the last ID read from stream if it is still registered.
-func (r *registry) advance(stream, id string) {
+// advance records id as the last ID delivered from stream, but only if the
+// stream's position is still from, the position the read started at (or the
+// last ID this same batch advanced to). It reports false when the stream was
+// removed, or removed and added again at another position, while the batch
+// was being delivered: the rest of that batch must then be dropped, or the
+// re-added position would jump past entries never delivered from it.
+func (r *registry) advance(stream, from, id string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.index[stream]; ok {
-		r.pos[stream] = id
+	if _, ok := r.index[stream]; !ok || r.pos[stream] != from {
+		return false
 	}
+	r.pos[stream] = id
+	return true
 }
 
 // startMissing marks as alive, and returns, the shards that need a goroutine.

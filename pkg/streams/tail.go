@@ -185,8 +185,12 @@ func (t *Tailer) shard(ctx context.Context, i int) {
 				wakePos = xs.Messages[len(xs.Messages)-1].ID
 				continue
 			}
+			from := positionOf(keys, pos, xs.Stream)
 			for _, xm := range xs.Messages {
-				t.reg.advance(xs.Stream, xm.ID)
+				if !t.reg.advance(xs.Stream, from, xm.ID) {
+					break // removed or repositioned meanwhile: its new reader owns the rest
+				}
+				from = xm.ID
 				t.deliver(ctx, toMessage(xs.Stream, xm, 0))
 			}
 		}
@@ -322,4 +326,14 @@ func (m Message) Context(ctx context.Context) context.Context {
 		return ctx
 	}
 	return propagation.TraceContext{}.Extract(ctx, extractCarrier(m.trace))
+}
+
+// positionOf returns the position a read asked for stream at.
+func positionOf(keys, pos []string, stream string) string {
+	for i, k := range keys {
+		if k == stream {
+			return pos[i]
+		}
+	}
+	return ""
 }

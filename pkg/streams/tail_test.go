@@ -153,3 +153,67 @@ func lastID(t *testing.T, rdb *redis.Client, stream string) string {
 	}
 	return m[0].ID
 }
+
+// A table paused and resumed at an earlier position while the reader is still
+// delivering an old batch of its stream: the old batch must stop, and the
+// stream is read again from the position it was re-added at. Before the
+// compare-and-set advance, the old batch moved the new position past entries
+// the resumed reader never saw.
+func TestTailer_ReAddAtEarlierPositionDuringDeliveryLosesNothing(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := ctxT(t)
+	pub := streams.NewPublisher(rdb)
+	s := streams.TableEvents("pause")
+	ids := publishN(t, pub, s, 0, 6)
+
+	var mu sync.Mutex
+	var got []string
+	resumed := false
+	var afterResume []string
+	blocked, release := make(chan struct{}), make(chan struct{})
+	tl := streams.NewTailer(rdb, func(ctx context.Context, m streams.Message) {
+		if string(m.Data) == "2" && !resumed {
+			close(blocked)
+			<-release
+		}
+		mu.Lock()
+		got = append(got, string(m.Data))
+		if resumed {
+			afterResume = append(afterResume, string(m.Data))
+		}
+		mu.Unlock()
+	}, streams.WithBlock(time.Second), streams.WithCount(100))
+	if err := tl.Add(ctx, s, "0"); err != nil {
+		t.Fatal(err)
+	}
+	stop := runConsumer(t, tl)
+	defer stop()
+	<-blocked
+	// The consumer pauses the stream and resumes it after entry 0, the last
+	// one it had applied (it dropped 1 while paused, as the table-runner does).
+	tl.Remove(ctx, s)
+	mu.Lock()
+	resumed = true
+	mu.Unlock()
+	if err := tl.Add(ctx, s, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	eventually(t, 3*time.Second, "entries after the resume position", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(afterResume) >= 5 && afterResume[len(afterResume)-1] == "5"
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	seen := map[string]bool{}
+	for _, d := range afterResume {
+		seen[d] = true
+	}
+	for _, want := range []string{"1", "2", "3", "4", "5"} {
+		if !seen[want] {
+			t.Fatalf("after resuming at entry 0, entry %s was never delivered (after resume: %v, all: %v)", want, afterResume, got)
+		}
+	}
+}
