@@ -41,14 +41,20 @@ type env struct {
 	pub   *streams.Publisher
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvB(t) }
+
+func newEnvB(t testing.TB) *env {
 	t.Helper()
 	r := redistest.Start(t)
 	rdb := r.Client(t)
 	return &env{redis: r, rdb: rdb, pub: streams.NewPublisher(rdb, streams.WithMaxLen(0))}
 }
 
-func (e *env) gateway(t *testing.T, cfg Config) *gateway {
+func (e *env) gateway(t *testing.T, cfg Config) *gateway { return e.gatewayCfg(t, cfg) }
+
+func (e *env) gatewayB(b testing.TB) *gateway { return e.gatewayCfg(b, Config{}) }
+
+func (e *env) gatewayCfg(t testing.TB, cfg Config) *gateway {
 	t.Helper()
 	signer, err := auth.NewSigner(secret, nil, time.Hour, time.Now)
 	if err != nil {
@@ -71,6 +77,8 @@ func (e *env) gateway(t *testing.T, cfg Config) *gateway {
 	})
 	return &gateway{srv: s, hub: h, http: hs, signer: signer}
 }
+
+func authClaims(player string) auth.Claims { return auth.Claims{PlayerID: player, Name: player} }
 
 func (g *gateway) token(t *testing.T, player string) string {
 	t.Helper()

@@ -1,0 +1,76 @@
+package ws
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"google.golang.org/protobuf/proto"
+
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/streams"
+)
+
+// BenchmarkFanOut_WebSockets measures a move's way from the table's event
+// stream to every watcher's WebSocket: 64 clients on one table (a table with
+// spectators, or 16 tables' worth of players), events published one at a
+// time as a runner would; it reports the latency from XADD to the last client
+// holding the event.
+func BenchmarkFanOut_WebSockets(b *testing.B) {
+	const clients = 64
+	e := newEnvB(b)
+	g := e.gatewayB(b)
+	conns := make([]*websocket.Conn, clients)
+	ctx := context.Background()
+	for i := range conns {
+		tok, _, _ := g.signer.Issue(authClaims(fmt.Sprintf("p%d", i)))
+		c, resp, err := websocket.Dial(ctx, g.url(), &websocket.DialOptions{HTTPHeader: map[string][]string{"Cookie": {"pulka_session=" + tok}}})
+		closeBody(resp)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer func() { _ = c.CloseNow() }()
+		_, _, _ = c.Read(ctx) // welcome
+		_ = c.Write(ctx, websocket.MessageText, []byte(`{"type":"join","table":"bench"}`))
+		for {
+			_, m, err := c.Read(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if strings.Contains(string(m), `"joined"`) {
+				break
+			}
+		}
+		conns[i] = c
+	}
+	data, _ := proto.Marshal(&tablev1.Event{Visibility: &tablev1.Visibility{Audience: tablev1.Audience_AUDIENCE_PUBLIC},
+		Event: &tablev1.Event_BidMade{BidMade: &tablev1.BidMade{Seat: 1, Tricks: 2}}})
+	var lat []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if _, err := e.pub.Publish(ctx, streams.Entry{Stream: streams.TableEvents("bench"), Data: data}); err != nil {
+			b.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for _, c := range conns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, _, _ = c.Read(ctx)
+			}()
+		}
+		wg.Wait()
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+	b.ReportMetric(clients, "clients")
+}
