@@ -52,6 +52,9 @@ type host struct {
 	Out io.Writer
 	// LookPath finds redis-server (exec.LookPath).
 	LookPath func(string) (string, error)
+	// Embedded starts the embedded Redis-compatible server; nil means
+	// startEmbedded (tests pass a crippled one).
+	Embedded func() (*redisHandle, error)
 }
 
 // run starts Redis and every service, waits until each is ready, prints
@@ -68,7 +71,7 @@ func run(ctx context.Context, cfg Config, h host) error {
 	width := len("table-runner-") + len(fmt.Sprint(cfg.Runners))
 	con := newConsole(h.Out, width, cfg.RawLogs)
 
-	rh, err := startRedis(ctx, cfg, h.LookPath, con)
+	rh, err := startRedis(ctx, cfg, h, con)
 	if err != nil {
 		return err
 	}

@@ -52,9 +52,13 @@ func (h *redisHandle) Stop() {
 // server. Whichever it is must pass probeRedis, the commands Pulka's stream
 // library relies on; one that does not is refused rather than left to fail
 // halfway through a game.
-func startRedis(ctx context.Context, cfg Config, lookPath func(string) (string, error), con *console) (*redisHandle, error) {
+func startRedis(ctx context.Context, cfg Config, hs host, con *console) (*redisHandle, error) {
+	embedded := hs.Embedded
+	if embedded == nil {
+		embedded = startEmbedded
+	}
 	var h *redisHandle
-	switch _, lookErr := lookPath("redis-server"); {
+	switch _, lookErr := hs.LookPath("redis-server"); {
 	case cfg.Redis != "":
 		h = &redisHandle{Addr: cfg.Redis, Kind: redisExisting, About: "yours (-redis)"}
 	case !cfg.EmbeddedRedis && lookErr == nil:
@@ -67,7 +71,7 @@ func startRedis(ctx context.Context, cfg Config, lookPath func(string) (string, 
 		if !cfg.EmbeddedRedis {
 			con.Printf("redis-server is not installed: using the embedded Redis-compatible server (to use a real one, %s)", installHint)
 		}
-		emb, err := startEmbedded()
+		emb, err := embedded()
 		if err != nil {
 			return nil, err
 		}

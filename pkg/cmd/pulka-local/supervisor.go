@@ -119,7 +119,8 @@ func (s *supervisor) running(binaries ...string) []*child {
 // waitReady polls c's /readyz until it answers 200. It fails when the
 // process ends first, when timeout passes, or when ctx is cancelled.
 func waitReady(ctx context.Context, c *child, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	errLate := errors.New("not ready in time")
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errLate)
 	defer cancel()
 	client := &http.Client{Timeout: time.Second}
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -131,7 +132,9 @@ func waitReady(ctx context.Context, c *child, timeout time.Duration) error {
 			return fmt.Errorf("%s: %w", c.spec.Name, err)
 		}
 		if resp, err := client.Do(req); err != nil {
-			last = err.Error()
+			if ctx.Err() == nil { // keep what it said before the deadline cut the request
+				last = err.Error()
+			}
 		} else {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 			_ = resp.Body.Close()
@@ -144,7 +147,7 @@ func waitReady(ctx context.Context, c *child, timeout time.Duration) error {
 		case <-c.done:
 			return fmt.Errorf("%s exited before it was ready (%s)", c.spec.Name, exitText(c.err))
 		case <-ctx.Done():
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			if errors.Is(context.Cause(ctx), errLate) {
 				return fmt.Errorf("%s was not ready within %s: /readyz: %s", c.spec.Name, timeout, last)
 			}
 			return ctx.Err()
@@ -174,7 +177,7 @@ func (s *supervisor) stop(timeout time.Duration) error {
 		case <-wait.Done():
 		}
 		if c.exited() {
-			if c.err != nil {
+			if c.err != nil && !endedBySIGTERM(c.err) {
 				errs = append(errs, fmt.Errorf("%s stopped with a failure (%s)", c.spec.Name, exitText(c.err)))
 			}
 			continue
@@ -189,6 +192,18 @@ func (s *supervisor) stop(timeout time.Duration) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// endedBySIGTERM reports whether a process was ended by SIGTERM itself: a
+// child that had not yet set up its handler when it was told to stop
+// (SIGTERM's default action ends it) stopped as asked.
+func endedBySIGTERM(err error) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGTERM
 }
 
 // exitText describes how a process ended.
