@@ -369,24 +369,12 @@ func (c *conn) arrived(ctx context.Context, sub *hub.Subscription) {
 	}
 }
 
-// Presence reports are command-stream entries without data whose header
-// says "presence" = away|back and "player" = the player id; the
-// table-runner turns them into table.Away / table.Back inputs (the layout
-// is services/table-runner/internal/tablelog's; tablev1.Command has no
-// presence commands).
-const (
-	headerPresence = "presence"
-	headerPlayer   = "player"
-	// PresenceAway and PresenceBack are the values of the presence header.
-	PresenceAway = "away"
-	PresenceBack = "back"
-)
-
+// reportPresence tells the table-runner that this player came back to the
+// table or went away (streams.PresenceEntry is the format both sides share).
 func (c *conn) reportPresence(ctx context.Context, table, what string) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	_, err := c.s.deps.Publisher.Publish(ctx, streams.Entry{Stream: streams.TableCommands(table),
-		Header: map[string]string{headerPresence: what, headerPlayer: c.claims.PlayerID}})
+	_, err := c.s.deps.Publisher.Publish(ctx, streams.PresenceEntry(table, c.claims.PlayerID, what == PresenceAway))
 	if err != nil {
 		c.s.deps.Logger.Warn("ws: presence report failed", "table", table, "presence", what, "err", err)
 		return
@@ -395,6 +383,12 @@ func (c *conn) reportPresence(ctx context.Context, table, what string) {
 }
 
 // unjoin stops following a table and reports presence.
+// PresenceAway and PresenceBack name a presence report in logs and metrics.
+const (
+	PresenceAway = "away"
+	PresenceBack = "back"
+)
+
 func (c *conn) unjoin(table string) bool {
 	c.tablesMu.Lock()
 	sub, ok := c.tables[table]

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 
 	"github.com/pulka/pulka/pkg/assign"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
@@ -236,19 +235,18 @@ func TestRunner_PresenceReportsStartAndEndTheGrace(t *testing.T) {
 	ts := classicStart("c1", 1, "alice")
 	place(t, rdb, ts, "r1")
 	first := waitEvent(t, rdb, "c1", "0", 5*time.Second, "the game's start", isKind("game_started"))
-	report := func(kind string) {
-		err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: streams.TableCommands("c1"), Values: []any{
-			tablelog.HeaderPresence, kind, tablelog.HeaderPlayer, "alice"}}).Err()
-		if err != nil {
+	pub := streams.NewPublisher(rdb)
+	report := func(away bool) {
+		if _, err := pub.Publish(ctx, streams.PresenceEntry("c1", "alice", away)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	report(tablelog.PresenceAway)
+	report(true)
 	away := waitEvent(t, rdb, "c1", first.id, 5*time.Second, "PlayerAway", isKind("player_away"))
 	if away.ev.GetPlayerAway().GetPlayerId() != "alice" || away.ev.GetPlayerAway().GetGraceDeadline() == nil {
 		t.Fatalf("away event %v", away.ev)
 	}
-	report(tablelog.PresenceBack)
+	report(false)
 	waitEvent(t, rdb, "c1", away.id, 5*time.Second, "PlayerBack", isKind("player_back"))
 }
 

@@ -280,17 +280,15 @@ func (a *actor) handle(ctx context.Context, m streams.Message) error {
 	a.readPos = m.ID
 	now := time.Now()
 	var in table.Input
-	if p, ok := m.Header[tablelog.HeaderPresence]; ok {
-		player := m.Header[tablelog.HeaderPlayer]
-		switch {
-		case p == tablelog.PresenceAway && player != "":
-			in = table.Away(player, now)
-		case p == tablelog.PresenceBack && player != "":
-			in = table.Back(player, now)
-		default:
+	if player, away, isPresence, err := streams.ParsePresence(m); isPresence {
+		if err != nil {
 			a.r.m.malformed.Add(ctx, 1)
-			a.r.log.Warn("runner: bad presence report", "table", a.s.id, "id", m.ID, "presence", p)
+			a.r.log.Warn("runner: bad presence report", "table", a.s.id, "id", m.ID, "err", err)
 			return nil
+		}
+		in = table.Back(player, now)
+		if away {
+			in = table.Away(player, now)
 		}
 		in.EntryID = m.ID
 	} else {

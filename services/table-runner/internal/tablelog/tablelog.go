@@ -37,15 +37,6 @@ const (
 	HeaderGenesis = "genesis"
 )
 
-// Header fields of command stream entries that are not commands: a
-// gateway's presence report for a player. Such an entry has no data.
-const (
-	HeaderPresence = "presence" // PresenceAway or PresenceBack
-	HeaderPlayer   = "player"   // the player id
-	PresenceAway   = "away"
-	PresenceBack   = "back"
-)
-
 var (
 	// ErrNotStarted means the table has neither a snapshot nor a log: its
 	// game has not been created yet.

@@ -1,0 +1,35 @@
+package streams_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/pulka/pulka/pkg/streams"
+)
+
+func TestPresence_EntryParsesBack(t *testing.T) {
+	for _, away := range []bool{true, false} {
+		e := streams.PresenceEntry("t1", "alice", away)
+		if e.Stream != streams.TableCommands("t1") || len(e.Data) != 0 {
+			t.Fatalf("entry %+v: want a data-less entry on the table's command stream", e)
+		}
+		player, gotAway, is, err := streams.ParsePresence(streams.Message{Header: e.Header})
+		if err != nil || !is || player != "alice" || gotAway != away {
+			t.Fatalf("ParsePresence = %q %v %v %v, want alice %v", player, gotAway, is, err, away)
+		}
+	}
+}
+
+func TestPresence_CommandsAreNotPresenceAndJunkIsAnError(t *testing.T) {
+	if _, _, is, err := streams.ParsePresence(streams.Message{Data: []byte{1}}); is || err != nil {
+		t.Fatalf("a command entry read as presence: %v %v", is, err)
+	}
+	for _, h := range []map[string]string{
+		{"presence": "away"},
+		{"presence": "gone", "player": "bob"},
+	} {
+		if _, _, is, err := streams.ParsePresence(streams.Message{Header: h}); !is || !errors.Is(err, streams.ErrBadPresence) {
+			t.Fatalf("header %v: is=%v err=%v, want ErrBadPresence", h, is, err)
+		}
+	}
+}
