@@ -9,9 +9,9 @@ import (
 	"time"
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
 	"github.com/pulka/pulka/services/gateway/internal/hub"
-	"github.com/pulka/pulka/services/gateway/internal/wire"
 )
 
 func TestFrom_MapsEveryDomainErrorToItsStatusAndCode(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/apierr"
-	"github.com/pulka/pulka/services/gateway/internal/wire"
 )
 
 // Game is one finished game in a player's history.

@@ -12,8 +12,8 @@ import (
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	"github.com/pulka/pulka/pkg/telemetry"
+	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/apierr"
-	"github.com/pulka/pulka/services/gateway/internal/wire"
 )
 
 // Page sizes of the table list.

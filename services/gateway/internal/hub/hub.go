@@ -17,8 +17,8 @@ import (
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/sheetstore"
 	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/visibility"
-	"github.com/pulka/pulka/services/gateway/internal/wire"
 )
 
 // Errors of Join.

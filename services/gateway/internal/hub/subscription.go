@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/visibility"
-	"github.com/pulka/pulka/services/gateway/internal/wire"
 )
 
 // Subscription is one connection following one table.

@@ -18,12 +18,12 @@ import (
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/pkg/telemetry"
+	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/apierr"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
 	"github.com/pulka/pulka/services/gateway/internal/hub"
 	"github.com/pulka/pulka/services/gateway/internal/ports"
 	"github.com/pulka/pulka/services/gateway/internal/visibility"
-	"github.com/pulka/pulka/services/gateway/internal/wire"
 )
 
 // conn is one client connection.
