@@ -17,8 +17,11 @@ export class TableSession {
   readonly summary = signal<TableSummary | null>(null);
   readonly joined = signal(false);
 
-  constructor(readonly id: string) {
-    this.state = signal(emptyTable(id));
+  constructor(
+    readonly id: string,
+    me = '',
+  ) {
+    this.state = signal(emptyTable(id, me));
   }
 
   apply(ev: TableEvent, live: boolean): void {
@@ -69,7 +72,9 @@ export class Store {
         if (!t) return;
         batch(() => {
           t.joined.value = true;
-          if (t.state.value.yourSeat !== seat) t.state.value = { ...t.state.value, yourSeat: seat };
+          // The gateway knows the seating at the point the client joined; a
+          // seat the events gave since (or a game not begun then) stays.
+          if (seat !== null && t.state.value.yourSeat !== seat) t.state.value = { ...t.state.value, yourSeat: seat };
         });
       },
       sheet: (table, u) => this.tables.get(table)?.setSheet(u),
@@ -122,7 +127,7 @@ export class Store {
   table(id: string): TableSession {
     let t = this.tables.get(id);
     if (!t) {
-      t = new TableSession(id);
+      t = new TableSession(id, this.session.value?.player.id ?? '');
       this.tables.set(id, t);
     }
     return t;

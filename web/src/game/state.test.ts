@@ -252,3 +252,21 @@ describe('seat ownership', () => {
     expect(ownedSeat(s, 'p2')).toBe(2);
   });
 });
+
+describe('finding your seat', () => {
+  it('takes it from the game’s seating when the table was joined before the game began', () => {
+    const s = run(emptyTable('t1', 'p2'), [
+      { game_started: { settings: classicSettings, seats: seatsOf(['Nino', 'Giorgi', 'Ana', 'Levan']) } },
+      { hand_started: { cards_per_seat: 1, dealer_seat: 1 } },
+      { visibility: { audience: 'AUDIENCE_SEAT', seat: 2 }, dealt: { seat: 2, cards: ['CARD_ACE_OF_SPADES'] } },
+    ]);
+    expect(s.yourSeat).toBe(2);
+    expect(s.hand.map(cardCode)).toEqual(['AS']);
+    expect(yourTurn(s)).toBe(true);
+  });
+
+  it('stays a watcher when the seating does not name you', () => {
+    const s = run(emptyTable('t1', 'p9'), [{ game_started: { settings: classicSettings, seats: seatsOf(['Nino', 'Giorgi', 'Ana', 'Levan']) } }]);
+    expect(s.yourSeat).toBeNull();
+  });
+});

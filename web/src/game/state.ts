@@ -63,6 +63,8 @@ export interface Rejection {
 
 export interface TableState {
   tableId: string;
+  /** The player this client is (to find their seat in the seating events). */
+  me: string;
   gameId: string;
   settings: TableSettings | null;
   seats: SeatState[];
@@ -100,9 +102,10 @@ export interface TableState {
   owners: string[];
 }
 
-export function emptyTable(tableId: string): TableState {
+export function emptyTable(tableId: string, me = ''): TableState {
   return {
     tableId,
+    me,
     gameId: '',
     settings: null,
     seats: [],
@@ -153,7 +156,7 @@ function newSeat(p: SeatPlayer): SeatState {
 
 /** The state a ViewSynced gives: everything is replaced. */
 export function fromView(tableId: string, v: TableView, prev?: TableState): TableState {
-  const s = emptyTable(tableId);
+  const s = emptyTable(tableId, prev?.me ?? '');
   s.gameId = prev?.gameId ?? '';
   s.settings = v.settings;
   s.seats = v.seats.map((sv, i) => ({
@@ -217,19 +220,24 @@ function applyBody(s: TableState, b: EventBody, live: boolean): TableState {
   const n = seatCount(s);
   const japanese = s.settings?.game === 'japanese';
   switch (b.kind) {
-    case 'game_started':
+    case 'game_started': {
+      // The gateway's joined frame names no seat for a table joined before
+      // its game began; the seating in this event does.
+      const mine = s.me ? b.seats.findIndex((p) => p.playerId === s.me) : -1;
       return {
-        ...emptyTable(s.tableId),
-        yourSeat: s.yourSeat,
+        ...emptyTable(s.tableId, s.me),
+        yourSeat: mine >= 0 ? mine : s.yourSeat,
         lastEventId: s.lastEventId,
         settings: b.settings,
         seats: b.seats.map(newSeat),
         owners: b.seats.map((p) => p.playerId),
         phase: 'none',
       };
+    }
     case 'player_seated':
       return {
         ...s,
+        yourSeat: s.me !== '' && b.seat.playerId === s.me ? b.seat.seat : s.yourSeat,
         owners: b.seat.playerId ? setAt(s.owners, b.seat.seat, b.seat.playerId) : s.owners,
         seats: mapSeat(s, b.seat.seat, (x) => ({ ...x, player: b.seat, away: false, graceDeadline: null, botReason: b.seat.bot ? x.botReason : null })),
       };

@@ -1,5 +1,6 @@
 // A generated avatar: the name's initials on a colour drawn from the
-// player's id, so the same player always looks the same.
+// player's id, so the same player always looks the same; bots are grey
+// and square (shapes and text only: no emoji font is needed).
 
 const COLOURS = ['#8e3b46', '#2d6a4f', '#1d4e89', '#7b2cbf', '#b5651d', '#006d77', '#6a4c93', '#9c6644'];
 
@@ -20,7 +21,7 @@ export function colourOf(key: string): string {
 export function Avatar({ name, id, bot }: { name: string; id: string; bot?: boolean }) {
   return (
     <span class={`avatar${bot ? ' bot' : ''}`} style={{ background: colourOf(id || name) }} aria-hidden="true">
-      {bot ? '🤖' : initials(name)}
+      {initials(name)}
     </span>
   );
 }

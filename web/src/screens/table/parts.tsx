@@ -87,7 +87,7 @@ export function SeatBox({
       </div>
       {x.player.bot && (
         <span class="marker bot-marker" data-testid={`bot-marker-${seat}`}>
-          🤖 {x.botReason && x.botReason !== 'filled' ? botText(x.botReason) : t('bot')}
+          {x.botReason && x.botReason !== 'filled' ? botText(x.botReason) : t('bot')}
         </span>
       )}
       {x.away && (
