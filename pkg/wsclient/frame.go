@@ -1,0 +1,116 @@
+package wsclient
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/wire"
+)
+
+// TypeReconnected is the type of a frame the client makes itself (the
+// gateway never sends it): the connection dropped and was dialled again,
+// and every joined table was joined again from its last event id. Err says
+// why it dropped.
+const TypeReconnected = "reconnected"
+
+// Frame is one decoded server frame. Type is a wire.Type… constant (or
+// TypeReconnected); which other fields are set depends on it.
+type Frame struct {
+	Type string
+	// Ref echoes the client's ref (ack, joined, unjoined, pong, error).
+	Ref string
+	// Table is the table of a joined, unjoined, event or sheet frame.
+	Table string
+	// ID is the stream id of an event or sheet frame: what a later join
+	// passes as its last event id.
+	ID string
+	// Cmd is the full command id of an ack (<player id>/<key>).
+	Cmd string
+
+	Event       *tablev1.Event         // event
+	Sheet       *scoringv1.SheetUpdate // sheet
+	LobbyView   *lobbyv1.LobbyView     // lobby_view
+	LobbyUpdate *lobbyv1.LobbyUpdate   // lobby_update
+	Player      *wire.Player           // welcome
+
+	// Seat is the player's seat at a joined table (nil: watching).
+	Seat *uint32
+	// Replayed counts the past events a join sent; HistoryTrimmed says that
+	// the events after the given id were no longer there.
+	Replayed       int
+	HistoryTrimmed bool
+
+	// Err is an error frame's code and message, or why a reconnected
+	// connection dropped.
+	Err error
+	// ServerTime is the gateway's clock (welcome, pong).
+	ServerTime time.Time
+	// At is when this client read the frame (for latency measurements).
+	At time.Time
+}
+
+// frameJSON is every field a server frame can have.
+type frameJSON struct {
+	Type       string          `json:"type"`
+	Ref        string          `json:"ref"`
+	Table      string          `json:"table"`
+	ID         string          `json:"id"`
+	Cmd        string          `json:"cmd"`
+	Event      json.RawMessage `json:"event"`
+	Update     json.RawMessage `json:"update"`
+	View       json.RawMessage `json:"view"`
+	Player     *wire.Player    `json:"player"`
+	Seat       *uint32         `json:"seat"`
+	Replayed   int             `json:"replayed"`
+	Trimmed    bool            `json:"history_trimmed"`
+	Code       string          `json:"code"`
+	Message    string          `json:"message"`
+	ServerTime string          `json:"server_time"`
+}
+
+// Decoding ignores fields a newer gateway may add.
+var protoIn = protojson.UnmarshalOptions{DiscardUnknown: true}
+
+// DecodeFrame decodes one server frame read at the time at.
+func DecodeFrame(data []byte, at time.Time) (Frame, error) {
+	var j frameJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return Frame{}, fmt.Errorf("wsclient: frame: %w", err)
+	}
+	f := Frame{Type: j.Type, Ref: j.Ref, Table: j.Table, ID: j.ID, Cmd: j.Cmd, Player: j.Player,
+		Seat: j.Seat, Replayed: j.Replayed, HistoryTrimmed: j.Trimmed, At: at}
+	if j.ServerTime != "" {
+		if t, err := time.Parse(time.RFC3339Nano, j.ServerTime); err == nil {
+			f.ServerTime = t
+		}
+	}
+	var err error
+	switch j.Type {
+	case wire.TypeEvent:
+		f.Event = &tablev1.Event{}
+		err = protoIn.Unmarshal(j.Event, f.Event)
+	case wire.TypeSheet:
+		f.Sheet = &scoringv1.SheetUpdate{}
+		err = protoIn.Unmarshal(j.Update, f.Sheet)
+	case wire.TypeLobbyView:
+		f.LobbyView = &lobbyv1.LobbyView{}
+		err = protoIn.Unmarshal(j.View, f.LobbyView)
+	case wire.TypeLobbyUpdate:
+		f.LobbyUpdate = &lobbyv1.LobbyUpdate{}
+		err = protoIn.Unmarshal(j.Update, f.LobbyUpdate)
+	case wire.TypeError:
+		f.Err = &wire.Error{Code: j.Code, Message: j.Message}
+	case "":
+		return Frame{}, fmt.Errorf("wsclient: frame without a type")
+	}
+	if err != nil {
+		return Frame{}, fmt.Errorf("wsclient: %s frame: %w", j.Type, err)
+	}
+	return f, nil
+}

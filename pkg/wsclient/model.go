@@ -1,0 +1,452 @@
+package wsclient
+
+import (
+	"time"
+
+	"github.com/pulka/pulka/pkg/cards"
+	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/wire"
+)
+
+// SeatInfo is who holds a seat.
+type SeatInfo struct {
+	PlayerID string
+	Name     string
+	// Bot: a bot plays the seat now.
+	Bot bool
+}
+
+// Played is a card on the current trick.
+type Played struct {
+	Seat  int
+	Card  cards.Card
+	Joker *tablev1.JokerDeclaration
+}
+
+// Model is what one player sees of a table, folded from the events the
+// gateway sends it: enough to show the table and to list the legal moves of
+// its seat. It trusts the events (the table checked every move) and keeps
+// only public information plus the seat's own cards.
+//
+// Whose turn it is comes from TimerStarted, which the table sends whenever
+// a player (not a bot) is to move; any move clears it. A Model is not safe
+// for concurrent use.
+type Model struct {
+	TableID  string
+	PlayerID string
+	Settings *lobbyv1.TableSettings
+	Seats    []SeatInfo
+	// MySeat is the player's seat, -1 while they hold none (watching).
+	MySeat int
+	Phase  tablev1.Phase
+	// Turn is the seat a player must move for now, -1 when no player is to
+	// move (a bot's turn, or the game is over).
+	Turn     int
+	Deadline time.Time
+
+	HandIndex    int
+	CardsPerSeat int
+	Dealer       int
+	// Trump is the hand's trump, cards.NoSuit for none (bezi); TrumpKnown
+	// says whether it is set yet.
+	Trump      cards.Suit
+	TrumpKnown bool
+	TurnedCard cards.Card
+	// Hand is the seat's own cards (not its Japanese columns).
+	Hand cards.Set
+	// Bids per seat, -1 before a seat has bid (classic).
+	Bids []int
+	// Tricks taken per seat in this hand.
+	Tricks []int
+	// Points per seat summed over the hands (classic: points and penalties
+	// of the hands, without premia; Japanese: the match score).
+	Points []int64
+	Trick  []Played
+	// Columns are each seat's face-up column cards (Japanese; cards.NoCard
+	// where a column is gone), FaceDown whether a card lies under it.
+	Columns  [][]cards.Card
+	FaceDown [][]bool
+
+	// Over: the game ended; End says how.
+	Over bool
+	End  *tablev1.GameEnded
+	// Rejected is the last move of this player the table refused.
+	Rejected *tablev1.MoveRejected
+	// LastSeq is the seq of the last event applied.
+	LastSeq uint64
+
+	playedThisHand bool
+}
+
+// NewModel is the model of table as player sees it, before any event.
+func NewModel(table, player string) *Model {
+	return &Model{TableID: table, PlayerID: player, MySeat: -1, Turn: -1, Dealer: -1,
+		Trump: cards.NoSuit, TurnedCard: cards.NoCard}
+}
+
+// Japanese reports whether the table plays Japanese joker.
+func (m *Model) Japanese() bool { return m.Settings.GetGame() == lobbyv1.Game_GAME_JAPANESE }
+
+// MyTurn reports whether the player is to move now.
+func (m *Model) MyTurn() bool { return !m.Over && m.MySeat >= 0 && m.Turn == m.MySeat }
+
+func domainCard(c commonv1.Card) cards.Card {
+	if c < commonv1.Card_CARD_JOKER_1 || int(c) > cards.DeckSize {
+		return cards.NoCard
+	}
+	return cards.Card(c - 1)
+}
+
+func domainSuit(s commonv1.Suit) (cards.Suit, bool) {
+	if s < commonv1.Suit_SUIT_SPADES || s > commonv1.Suit_SUIT_NONE {
+		return cards.NoSuit, false
+	}
+	return cards.Suit(s - 1), true
+}
+
+func cardSet(cs []commonv1.Card) cards.Set {
+	var s cards.Set
+	for _, c := range cs {
+		if d := domainCard(c); d.Valid() {
+			s = s.With(d)
+		}
+	}
+	return s
+}
+
+func (m *Model) seats(n int) {
+	grow := func(s []int, v int) []int {
+		for len(s) < n {
+			s = append(s, v)
+		}
+		return s[:n]
+	}
+	m.Bids, m.Tricks = grow(m.Bids, -1), grow(m.Tricks, 0)
+	for len(m.Points) < n {
+		m.Points = append(m.Points, 0)
+	}
+	for len(m.Seats) < n {
+		m.Seats = append(m.Seats, SeatInfo{})
+	}
+	for len(m.Columns) < n {
+		m.Columns = append(m.Columns, nil)
+		m.FaceDown = append(m.FaceDown, nil)
+	}
+}
+
+func (m *Model) startHand() {
+	m.Hand, m.Trick, m.playedThisHand = 0, nil, false
+	m.Trump, m.TrumpKnown, m.TurnedCard = cards.NoSuit, false, cards.NoCard
+	for s := range m.Bids {
+		m.Bids[s], m.Tricks[s] = -1, 0
+		m.Columns[s], m.FaceDown[s] = nil, nil
+	}
+}
+
+// valid reports whether seat s is a seat of the table.
+func (m *Model) valid(s uint32) bool { return int(s) < len(m.Seats) }
+
+// Apply folds one event into the model. Events at or before LastSeq are
+// ignored (a resumed stream never repeats one, but a caller may replay), and
+// it reports whether ev was applied.
+func (m *Model) Apply(ev *tablev1.Event) bool {
+	if ev.GetSeq() != 0 && ev.GetSeq() <= m.LastSeq {
+		return false
+	}
+	if ev.GetSeq() != 0 {
+		m.LastSeq = ev.GetSeq()
+	}
+	switch e := ev.GetEvent().(type) {
+	case *tablev1.Event_GameStarted:
+		m.Settings = e.GameStarted.GetSettings()
+		m.Seats, m.Bids, m.Tricks, m.Points, m.Columns, m.FaceDown = nil, nil, nil, nil, nil, nil
+		m.seats(len(e.GameStarted.GetSeats()))
+		m.MySeat, m.Over, m.End = -1, false, nil
+		for _, sp := range e.GameStarted.GetSeats() {
+			m.seat(sp)
+		}
+		m.startHand()
+	case *tablev1.Event_PlayerSeated:
+		m.seat(e.PlayerSeated.GetSeat())
+	case *tablev1.Event_PlayerLeft:
+		if s := e.PlayerLeft.GetSeat(); m.valid(s) {
+			m.Seats[s].Bot = true
+			if int(s) == m.MySeat {
+				m.MySeat = -1
+			}
+		}
+	case *tablev1.Event_SeatTakenByBot:
+		if s := e.SeatTakenByBot.GetSeat(); m.valid(s) {
+			m.Seats[s].Bot = true
+		}
+	case *tablev1.Event_HandStarted:
+		h := e.HandStarted
+		m.HandIndex, m.CardsPerSeat, m.Dealer = int(h.GetHandIndex()), int(h.GetCardsPerSeat()), int(h.GetDealerSeat())
+		m.startHand()
+	case *tablev1.Event_Dealt:
+		if int(e.Dealt.GetSeat()) == m.MySeat {
+			m.Hand |= cardSet(e.Dealt.GetCards())
+		}
+	case *tablev1.Event_TrumpTurned:
+		m.TurnedCard = domainCard(e.TrumpTurned.GetCard())
+		m.Trump, m.TrumpKnown = domainSuit(e.TrumpTurned.GetTrump())
+	case *tablev1.Event_TrumpChosen:
+		m.Trump, m.TrumpKnown = domainSuit(e.TrumpChosen.GetTrump())
+		m.Turn = -1
+	case *tablev1.Event_ColumnsDealt:
+		if s := e.ColumnsDealt.GetSeat(); m.valid(s) {
+			up := e.ColumnsDealt.GetFaceUp()
+			m.Columns[s], m.FaceDown[s] = make([]cards.Card, len(up)), make([]bool, len(up))
+			for i, c := range up {
+				m.Columns[s][i], m.FaceDown[s][i] = domainCard(c), true
+			}
+		}
+	case *tablev1.Event_ColumnCardRevealed:
+		r := e.ColumnCardRevealed
+		if int(r.GetSeat()) == m.MySeat {
+			m.Hand = m.Hand.With(domainCard(r.GetCard()))
+		}
+		m.columnGone(r.GetSeat(), r.GetColumn(), false)
+	case *tablev1.Event_ColumnsToHand:
+		s := e.ColumnsToHand.GetSeat()
+		for _, col := range e.ColumnsToHand.GetColumns() {
+			if int(s) == m.MySeat && m.valid(s) && int(col) < len(m.Columns[s]) {
+				m.Hand = m.Hand.With(m.Columns[s][col])
+			}
+			m.columnGone(s, col, true)
+		}
+	case *tablev1.Event_BidMade:
+		if s := e.BidMade.GetSeat(); m.valid(s) {
+			m.Bids[s] = int(e.BidMade.GetTricks())
+		}
+		m.Turn = -1
+	case *tablev1.Event_TimerStarted:
+		m.Turn, m.Phase = int(e.TimerStarted.GetSeat()), e.TimerStarted.GetPhase()
+		m.Deadline = e.TimerStarted.GetDeadline().AsTime()
+	case *tablev1.Event_CardPlayed:
+		m.played(e.CardPlayed)
+	case *tablev1.Event_TrickWon:
+		m.Trick = nil
+		for s, n := range e.TrickWon.GetTricksTaken() {
+			if s < len(m.Tricks) {
+				m.Tricks[s] = int(n)
+			}
+		}
+	case *tablev1.Event_HandEnded:
+		for _, r := range e.HandEnded.GetResults() {
+			if m.valid(r.GetSeat()) {
+				m.Points[r.GetSeat()] += r.GetPoints() + r.GetPenalty()
+			}
+		}
+		m.Trick = nil
+	case *tablev1.Event_GameEnded:
+		m.Over, m.End, m.Turn, m.Phase = true, e.GameEnded, -1, tablev1.Phase_PHASE_GAME_OVER
+	case *tablev1.Event_MoveRejected:
+		if ev.GetVisibility().GetAudience() == tablev1.Audience_AUDIENCE_PUBLIC {
+			break
+		}
+		m.Rejected = e.MoveRejected
+	case *tablev1.Event_ViewSynced:
+		m.sync(e.ViewSynced.GetView())
+	}
+	return true
+}
+
+func (m *Model) seat(sp *tablev1.SeatPlayer) {
+	s := sp.GetSeat()
+	if !m.valid(s) {
+		return
+	}
+	m.Seats[s] = SeatInfo{PlayerID: sp.GetPlayerId(), Name: sp.GetDisplayName(), Bot: sp.GetBot()}
+	if sp.GetPlayerId() == m.PlayerID && !sp.GetBot() {
+		m.MySeat = int(s)
+	}
+}
+
+// columnGone removes seat s's column col: its face-up card (when up) and
+// the card under it.
+func (m *Model) columnGone(s, col uint32, up bool) {
+	if !m.valid(s) || int(col) >= len(m.Columns[s]) {
+		return
+	}
+	if up {
+		m.Columns[s][col] = cards.NoCard
+	}
+	m.FaceDown[s][col] = false
+}
+
+func (m *Model) played(p *tablev1.CardPlayed) {
+	s, c := int(p.GetSeat()), domainCard(p.GetCard())
+	m.Turn = -1
+	if p.Column != nil {
+		m.columnGone(p.GetSeat(), p.GetColumn(), true)
+	} else if s == m.MySeat {
+		m.Hand = m.Hand.Without(c)
+	}
+	if s == m.MySeat {
+		m.playedThisHand = true
+	}
+	m.Trick = append(m.Trick, Played{Seat: s, Card: c, Joker: p.GetDeclaration()})
+}
+
+// sync replaces everything with a ViewSynced's view.
+func (m *Model) sync(v *tablev1.TableView) {
+	m.Settings = v.GetSettings()
+	n := len(v.GetSeats())
+	m.Seats, m.Bids, m.Tricks, m.Points, m.Columns, m.FaceDown = nil, nil, nil, nil, nil, nil
+	m.seats(n)
+	m.MySeat = -1
+	if v.YourSeat != nil {
+		m.MySeat = int(v.GetYourSeat())
+	}
+	m.startHand()
+	tricks := 0
+	for s, sv := range v.GetSeats() {
+		m.Seats[s] = SeatInfo{PlayerID: sv.GetPlayer().GetPlayerId(), Name: sv.GetPlayer().GetDisplayName(), Bot: sv.GetPlayer().GetBot()}
+		if sv.Bid != nil {
+			m.Bids[s] = int(sv.GetBid())
+		}
+		m.Tricks[s] = int(sv.GetTricks())
+		tricks += m.Tricks[s]
+		m.Points[s] = sv.GetScore()
+		if up := sv.GetColumnsFaceUp(); len(up) > 0 {
+			m.Columns[s], m.FaceDown[s] = make([]cards.Card, len(up)), make([]bool, len(up))
+			for i, c := range up {
+				m.Columns[s][i] = domainCard(c)
+				m.FaceDown[s][i] = i < len(sv.GetColumnsFaceDown()) && sv.GetColumnsFaceDown()[i]
+			}
+		}
+	}
+	m.Hand = cardSet(v.GetYourHand())
+	m.Phase = v.GetPhase()
+	m.HandIndex, m.CardsPerSeat, m.Dealer = int(v.GetHandIndex()), int(v.GetCardsPerSeat()), int(v.GetDealerSeat())
+	m.Trump, m.TrumpKnown = domainSuit(v.GetTrump())
+	m.TurnedCard = domainCard(v.GetTurnedCard())
+	m.playedThisHand = tricks > 0
+	for _, p := range v.GetTrick() {
+		s := int(p.GetSeat())
+		m.Trick = append(m.Trick, Played{Seat: s, Card: domainCard(p.GetCard()), Joker: p.GetDeclaration()})
+		if s == m.MySeat {
+			m.playedThisHand = true
+		}
+	}
+	m.Over = m.Phase == tablev1.Phase_PHASE_GAME_OVER
+	m.Turn = -1
+	switch m.Phase {
+	case tablev1.Phase_PHASE_CHOOSE_TRUMP, tablev1.Phase_PHASE_BID, tablev1.Phase_PHASE_PLAY:
+		m.Turn = int(v.GetTurnSeat())
+		m.Deadline = v.GetDeadline().AsTime()
+	}
+}
+
+// Playable is the set of cards the seat may play now (empty when it is not
+// its turn to play): the follow rules of pkg/classic and pkg/japanese on
+// what the seat sees. A card led by a joker names the suit to follow (and,
+// 'highest', that only the highest card of it may be played); without that
+// suit trump must be played if held; jokers may always be played.
+func (m *Model) Playable() cards.Set {
+	if !m.MyTurn() || m.Phase != tablev1.Phase_PHASE_PLAY {
+		return 0
+	}
+	avail := m.Hand
+	if m.Japanese() && m.playedThisHand {
+		// Face-up column cards count from the seat's second card of a hand.
+		for _, c := range m.Columns[m.MySeat] {
+			if c.Valid() {
+				avail = avail.With(c)
+			}
+		}
+	}
+	if len(m.Trick) == 0 {
+		return avail
+	}
+	lead := m.Trick[0]
+	jokers := avail.Jokers()
+	led, highest := lead.Card.Suit(), false
+	if lead.Card.IsJoker() {
+		led, _ = domainSuit(lead.Joker.GetSuit())
+		highest = lead.Joker.GetAction() == tablev1.JokerAction_JOKER_ACTION_HIGHEST
+	}
+	if of := avail.OfSuit(led); of != 0 {
+		if highest {
+			return jokers | of.Highest().Bit()
+		}
+		return jokers | of
+	}
+	if m.TrumpKnown {
+		if tr := avail.OfSuit(m.Trump); tr != 0 {
+			return jokers | tr
+		}
+	}
+	return avail
+}
+
+// ForbiddenBid is the bid the seat may not make now (the dealer's bid that
+// would make the bids total the cards dealt), -1 when none is.
+func (m *Model) ForbiddenBid() int {
+	if m.MySeat != m.Dealer {
+		return -1
+	}
+	rest := 0
+	for s, b := range m.Bids {
+		if s != m.MySeat && b > 0 {
+			rest += b
+		}
+	}
+	if f := m.CardsPerSeat - rest; f >= 0 {
+		return f
+	}
+	return -1
+}
+
+// Legal lists every legal move of the seat now (nothing when it is not its
+// turn). A joker is listed once per declaration: classic take and discard
+// when following, highest and give in each suit when leading; Japanese take
+// when following, highest in each suit when leading.
+func (m *Model) Legal() []Move {
+	if !m.MyTurn() {
+		return nil
+	}
+	var out []Move
+	switch m.Phase {
+	case tablev1.Phase_PHASE_CHOOSE_TRUMP:
+		for _, s := range cards.Suits {
+			out = append(out, Move{Kind: MoveTrump, Suit: s})
+		}
+		out = append(out, Move{Kind: MoveTrump, Suit: cards.NoSuit})
+	case tablev1.Phase_PHASE_BID:
+		f := m.ForbiddenBid()
+		for b := 0; b <= m.CardsPerSeat; b++ {
+			if b != f {
+				out = append(out, Move{Kind: MoveBid, Tricks: b})
+			}
+		}
+	case tablev1.Phase_PHASE_PLAY:
+		lead := len(m.Trick) == 0
+		for set := m.Playable(); set != 0; set &= set - 1 {
+			c := set.Lowest()
+			switch {
+			case !c.IsJoker():
+				out = append(out, Move{Kind: MovePlay, Card: c})
+			case lead:
+				actions := []string{"highest", "give"}
+				if m.Japanese() {
+					actions = actions[:1]
+				}
+				for _, a := range actions {
+					for _, s := range cards.Suits {
+						out = append(out, Move{Kind: MovePlay, Card: c, Joker: &wire.JokerDecl{Action: a, Suit: s.String()}})
+					}
+				}
+			case m.Japanese():
+				out = append(out, Move{Kind: MovePlay, Card: c, Joker: &wire.JokerDecl{Action: "take"}})
+			default:
+				out = append(out, Move{Kind: MovePlay, Card: c, Joker: &wire.JokerDecl{Action: "take"}},
+					Move{Kind: MovePlay, Card: c, Joker: &wire.JokerDecl{Action: "discard"}})
+			}
+		}
+	}
+	return out
+}
