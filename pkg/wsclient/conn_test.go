@@ -1,0 +1,342 @@
+package wsclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/pulka/pulka/pkg/cards"
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/wire"
+)
+
+// fakeGateway speaks the gateway's side of the protocol with pkg/wire's
+// encoders, over a real WebSocket: enough to test the client's framing,
+// commands and resume logic without Redis. The real gateway is exercised by
+// the pulkactl play and load tests.
+type fakeGateway struct {
+	t      *testing.T
+	events []string // stream ids "1-0", "2-0", ... of table t1
+	// dropAfter, when > 0, drops the first connection (no close frame)
+	// after sending that many events.
+	dropAfter int
+	// closeWith, when set, closes the first connection with this code right
+	// after the welcome.
+	closeWith websocket.StatusCode
+
+	mu       sync.Mutex
+	conns    int
+	joins    []wire.ClientMsg
+	commands []wire.ClientMsg
+}
+
+func newFakeGateway(t *testing.T, events int) (*fakeGateway, *httptest.Server) {
+	g := &fakeGateway{t: t}
+	for i := 1; i <= events; i++ {
+		g.events = append(g.events, fmt.Sprintf("%d-0", i))
+	}
+	srv := httptest.NewServer(g)
+	t.Cleanup(srv.Close)
+	return g, srv
+}
+
+func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ws, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer func() { _ = ws.CloseNow() }()
+	ctx := r.Context()
+	if r.Header.Get("Authorization") != "Bearer good" {
+		_ = ws.Write(ctx, websocket.MessageText, wire.ErrorFrame(wire.CodeUnauthorized, "bad token", ""))
+		_ = ws.Close(4001, "unauthorized")
+		return
+	}
+	g.mu.Lock()
+	g.conns++
+	first := g.conns == 1
+	g.mu.Unlock()
+	_ = ws.Write(ctx, websocket.MessageText, wire.Welcome(wire.Player{ID: "p1", Name: "Nino"}, time.Now()))
+	if first && g.closeWith != 0 {
+		_ = ws.Close(g.closeWith, "going away")
+		return
+	}
+	sent := 0
+	for {
+		_, data, err := ws.Read(ctx)
+		if err != nil {
+			return
+		}
+		m, err := wire.Parse(data)
+		if err != nil {
+			_ = ws.Write(ctx, websocket.MessageText, wire.ErrorFrame(wire.CodeOf(err), err.Error(), m.Ref))
+			continue
+		}
+		switch {
+		case m.Type == wire.TypeJoin:
+			g.mu.Lock()
+			g.joins = append(g.joins, m)
+			g.mu.Unlock()
+			replayed := 0
+			for i, id := range g.events {
+				if m.LastEventID != "" && i < indexOf(g.events, m.LastEventID)+1 {
+					continue
+				}
+				if first && g.dropAfter > 0 && sent == g.dropAfter {
+					return // the connection dies: no close frame
+				}
+				ev := &tablev1.Event{Seq: uint64(i + 1), TableId: m.Table,
+					Event: &tablev1.Event_BidMade{BidMade: &tablev1.BidMade{Seat: uint32(i % 4), Tricks: 1}}}
+				b, err := wire.Event(m.Table, id, ev)
+				if err != nil {
+					g.t.Error(err)
+					return
+				}
+				_ = ws.Write(ctx, websocket.MessageText, b)
+				sent++
+				replayed++
+			}
+			seat := uint32(0)
+			_ = ws.Write(ctx, websocket.MessageText, wire.Joined(m.Table, m.Ref, &seat, replayed, false))
+		case m.IsTableCommand():
+			g.mu.Lock()
+			g.commands = append(g.commands, m)
+			g.mu.Unlock()
+			_ = ws.Write(ctx, websocket.MessageText, wire.Ack(m.Ref, wire.CommandID("p1", m.Cmd)))
+		case m.Type == wire.TypePing:
+			_ = ws.Write(ctx, websocket.MessageText, wire.Pong(m.Ref, time.Now()))
+		}
+	}
+}
+
+func indexOf(ids []string, id string) int {
+	for i, v := range ids {
+		if v == id {
+			return i
+		}
+	}
+	return -1
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func dialTest(t *testing.T, url string, opts Options) *Conn {
+	t.Helper()
+	if opts.Token == "" {
+		opts.Token = "good"
+	}
+	c, err := Dial(testCtx(t), url, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func TestDial_WelcomeNamesThePlayer(t *testing.T) {
+	_, srv := newFakeGateway(t, 0)
+	c := dialTest(t, srv.URL, Options{})
+	if c.Player().ID != "p1" || c.Player().Name != "Nino" {
+		t.Fatalf("player = %+v", c.Player())
+	}
+}
+
+func TestDial_RefusedTokenIsTheGatewaysError(t *testing.T) {
+	_, srv := newFakeGateway(t, 0)
+	_, err := Dial(testCtx(t), srv.URL, Options{Token: "forged"})
+	if !IsCode(err, wire.CodeUnauthorized) {
+		t.Fatalf("err = %v, want code %s", err, wire.CodeUnauthorized)
+	}
+}
+
+func TestConn_ResumesFromTheLastEventAfterADropWithoutGapOrDuplicate(t *testing.T) {
+	g, srv := newFakeGateway(t, 12)
+	g.dropAfter = 5
+	c := dialTest(t, srv.URL, Options{Reconnect: true, MinBackoff: 10 * time.Millisecond})
+	ctx := testCtx(t)
+	if _, err := c.Join(ctx, "t1", ""); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	reconnected := 0
+	for len(ids) < len(g.events) {
+		f, err := c.Next(ctx)
+		if err != nil {
+			t.Fatalf("after %v: %v", ids, err)
+		}
+		switch f.Type {
+		case wire.TypeEvent:
+			if f.Event.GetBidMade() == nil || f.Event.GetSeq() != uint64(len(ids)+1) {
+				t.Fatalf("event %s decoded as %v", f.ID, f.Event)
+			}
+			ids = append(ids, f.ID)
+		case TypeReconnected:
+			reconnected++
+			if len(ids) != g.dropAfter || f.Err == nil {
+				t.Fatalf("reconnected after %d events (err %v), want after %d with the cause", len(ids), f.Err, g.dropAfter)
+			}
+		}
+	}
+	if reconnected != 1 {
+		t.Fatalf("reconnected %d times, want 1", reconnected)
+	}
+	if !equal(ids, g.events) {
+		t.Fatalf("events %v, want %v", ids, g.events)
+	}
+	g.mu.Lock()
+	joins := g.joins
+	g.mu.Unlock()
+	if len(joins) != 2 || joins[0].LastEventID != "" || joins[1].LastEventID != "5-0" || joins[1].Table != "t1" {
+		t.Fatalf("joins = %+v, want a first join and a resume after 5-0", joins)
+	}
+	if got := c.LastEventID("t1"); got != "12-0" {
+		t.Fatalf("LastEventID = %q", got)
+	}
+}
+
+func TestConn_JoinFromAnIDGetsOnlyTheLaterEvents(t *testing.T) {
+	_, srv := newFakeGateway(t, 6)
+	c := dialTest(t, srv.URL, Options{})
+	ctx := testCtx(t)
+	ref, err := c.Join(ctx, "t1", "4-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	f, err := c.WaitFor(ctx, func(f Frame) bool {
+		if f.Type == wire.TypeEvent {
+			ids = append(ids, f.ID)
+		}
+		return f.Type == wire.TypeJoined
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Ref != ref || f.Replayed != 2 || f.Seat == nil || *f.Seat != 0 || !equal(ids, []string{"5-0", "6-0"}) {
+		t.Fatalf("joined %+v after %v", f, ids)
+	}
+}
+
+func TestConn_WithoutReconnectEndsWithTheCloseCode(t *testing.T) {
+	g, srv := newFakeGateway(t, 0)
+	g.closeWith = websocket.StatusGoingAway
+	c := dialTest(t, srv.URL, Options{})
+	_, err := c.Next(testCtx(t))
+	if websocket.CloseStatus(err) != websocket.StatusGoingAway {
+		t.Fatalf("Next after a 1001: %v", err)
+	}
+	if _, err := c.Ping(testCtx(t)); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Ping on an ended connection: %v", err)
+	}
+}
+
+func TestConn_ReconnectsAfterAGatewayShutdown(t *testing.T) {
+	g, srv := newFakeGateway(t, 2)
+	g.closeWith = websocket.StatusGoingAway
+	c := dialTest(t, srv.URL, Options{Reconnect: true, MinBackoff: 10 * time.Millisecond})
+	ctx := testCtx(t)
+	if _, err := c.WaitFor(ctx, func(f Frame) bool { return f.Type == TypeReconnected }); err != nil {
+		t.Fatal(err)
+	}
+	// A join sent now goes over the new connection.
+	if _, err := c.Join(ctx, "t1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WaitFor(ctx, func(f Frame) bool { return f.Type == wire.TypeJoined && f.Replayed == 2 }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConn_CommandsCarryTheKeyAndReturnThePlayersCommandID(t *testing.T) {
+	g, srv := newFakeGateway(t, 0)
+	c := dialTest(t, srv.URL, Options{})
+	ctx := testCtx(t)
+	tests := []struct {
+		name string
+		send func() (string, error)
+		want wire.ClientMsg
+	}{
+		{"bid", func() (string, error) { return c.Bid(ctx, "t1", 2, "k1") }, wire.ClientMsg{Type: wire.TypeBid, Cmd: "k1"}},
+		{"trump none", func() (string, error) { return c.Trump(ctx, "t1", cards.NoSuit, "k2") }, wire.ClientMsg{Type: wire.TypeTrump, Suit: "none", Cmd: "k2"}},
+		{"trump hearts", func() (string, error) { return c.Trump(ctx, "t1", cards.Hearts, "k3") }, wire.ClientMsg{Type: wire.TypeTrump, Suit: "H", Cmd: "k3"}},
+		{"play", func() (string, error) { return c.Play(ctx, "t1", cards.New(cards.Spades, cards.Ace), nil, "k4") }, wire.ClientMsg{Type: wire.TypePlay, Card: "AS", Cmd: "k4"}},
+		{"joker", func() (string, error) {
+			return c.Move(ctx, "t1", Move{Kind: MovePlay, Card: cards.Joker1, Joker: &wire.JokerDecl{Action: "highest", Suit: "D"}}, "k5")
+		}, wire.ClientMsg{Type: wire.TypePlay, Card: "JK1", Cmd: "k5"}},
+		{"resign", func() (string, error) { return c.Resign(ctx, "t1", "k6") }, wire.ClientMsg{Type: wire.TypeResign, Cmd: "k6"}},
+		{"leave", func() (string, error) { return c.Leave(ctx, "t1", "k7") }, wire.ClientMsg{Type: wire.TypeLeave, Cmd: "k7"}},
+		{"sit", func() (string, error) { return c.Sit(ctx, "t1", 3, "k8") }, wire.ClientMsg{Type: wire.TypeSit, Cmd: "k8"}},
+	}
+	for i, tt := range tests {
+		id, err := tt.send()
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if id != "p1/"+tt.want.Cmd {
+			t.Fatalf("%s: id %q", tt.name, id)
+		}
+		ack, err := c.WaitFor(ctx, func(f Frame) bool { return f.Type == wire.TypeAck })
+		if err != nil || ack.Cmd != id {
+			t.Fatalf("%s: ack %+v, %v", tt.name, ack, err)
+		}
+		g.mu.Lock()
+		got := g.commands[i]
+		g.mu.Unlock()
+		if got.Type != tt.want.Type || got.Cmd != tt.want.Cmd || got.Table != "t1" ||
+			(tt.want.Suit != "" && got.Suit != tt.want.Suit) || (tt.want.Card != "" && got.Card != tt.want.Card) {
+			t.Fatalf("%s: gateway got %+v", tt.name, got)
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if *g.commands[0].Tricks != 2 || *g.commands[7].Seat != 3 || g.commands[4].Joker.Action != "highest" || g.commands[4].Joker.Suit != "D" {
+		t.Fatalf("fields lost: %+v", g.commands)
+	}
+}
+
+func TestConn_WithoutAKeyEachCommandGetsANewOne(t *testing.T) {
+	_, srv := newFakeGateway(t, 0)
+	c := dialTest(t, srv.URL, Options{})
+	a, err1 := c.Resign(testCtx(t), "t1", "")
+	b, err2 := c.Resign(testCtx(t), "t1", "")
+	if err1 != nil || err2 != nil || a == b || !strings.HasPrefix(a, "p1/") {
+		t.Fatalf("ids %q %q (%v %v)", a, b, err1, err2)
+	}
+}
+
+func TestWebSocketURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://localhost:8080":  "ws://localhost:8080/ws",
+		"https://pulka.example/": "wss://pulka.example/ws",
+		"localhost:8080":         "ws://localhost:8080/ws",
+		"ws://h:1/ws":            "ws://h:1/ws",
+	} {
+		if got := WebSocketURL(in); got != want {
+			t.Errorf("WebSocketURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
