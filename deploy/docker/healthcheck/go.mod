@@ -1,0 +1,3 @@
+module github.com/pulka/pulka/deploy/docker/healthcheck
+
+go 1.26.0
