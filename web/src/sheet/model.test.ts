@@ -126,3 +126,43 @@ describe('the score sheet model', () => {
     expect(m.sul.every((s) => s.course === 'neutral')).toBe(true);
   });
 });
+
+describe('the Japanese sheet', () => {
+  it('writes match totals whole, not in /100 notation, and colours no course', () => {
+    const sheet = decodeSheetUpdate({
+      version: '5',
+      sheet: {
+        settings: { game: 'GAME_JAPANESE', japanese_target: 21 },
+        players: [{ display_name: 'Nino' }, { seat: 1, display_name: 'Giorgi' }],
+        pulkas: [
+          {
+            hands: [
+              { cards: 18, cells: [{ tricks: 10, points: '2', outcome: 'HAND_OUTCOME_MADE' }, { seat: 1, tricks: 8, outcome: 'HAND_OUTCOME_MISSED' }] },
+              { hand_index: 1, cards: 18, cells: [{ tricks: 12, points: '6', outcome: 'HAND_OUTCOME_MADE' }, { seat: 1, tricks: 6, outcome: 'HAND_OUTCOME_MISSED' }] },
+            ],
+            totals: [{ total: '8' }, { seat: 1 }],
+          },
+        ],
+        totals: [{ total: '8' }, { seat: 1 }],
+        current_hand: 2,
+      },
+    }).sheet;
+    const m = buildSheetModel(sheet, null, { settings: null, names: [] });
+    expect(m.game).toBe('japanese');
+    expect(m.sul.map((s) => [s.total, s.course])).toEqual([
+      ['8', 'neutral'],
+      ['0', 'neutral'],
+    ]);
+    expect(m.sections[0]?.rows.map((r) => r.cells.map((c) => [c.bid, c.score]))).toEqual([
+      [
+        ['10', '2'],
+        ['8', '0'],
+      ],
+      [
+        ['12', '6'],
+        ['6', '0'],
+      ],
+    ]);
+    expect(m.foot.japaneseTarget).toBe(21);
+  });
+});

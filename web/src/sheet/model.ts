@@ -206,13 +206,15 @@ export function buildSheetModel(
   };
 
   const current = live?.handIndex ?? sheet?.currentHand ?? 0;
+  // Japanese scores are small whole numbers (the trick difference), written as they are.
+  const total = game === 'japanese' ? formatWhole : formatPoints;
   return {
     game,
     players: range(seats).map((seat) => ({ seat, name: name(seat), course: courseOf(seat) })),
     sections,
     sul: range(seats).map((seat) => {
       const points = sheet?.totals.find((x) => x.seat === seat)?.total ?? 0;
-      return { seat, total: formatPoints(points), points, course: courseOf(seat) };
+      return { seat, total: total(points), points, course: courseOf(seat) };
     }),
     foot: {
       variant,

@@ -153,7 +153,7 @@ export function HandView({ cards, playable, onPlay, disabled }: { cards: Card[];
     e.preventDefault();
   };
   return (
-    <div class="hand" role="group" aria-label={t('your_hand', { n: cards.length })} ref={ref} onKeyDown={onKey} data-testid="hand">
+    <div class={`hand${cards.length > 9 ? ' many' : ''}`} role="group" aria-label={t('your_hand', { n: cards.length })} ref={ref} onKeyDown={onKey} data-testid="hand">
       {cards.map((c) => (
         <CardButton key={c} card={c} playable={!disabled && playable.includes(c)} dim={!disabled && !playable.includes(c)} onPlay={onPlay} />
       ))}
