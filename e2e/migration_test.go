@@ -1,0 +1,108 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/pulka/pulka/pkg/assign"
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/sheetstore"
+)
+
+// owner is the runner the assignment names for the table ("" if none yet).
+func owner(s *stack, tableID string) string {
+	o, _ := s.rdb.HGet(context.Background(), assign.OwnersKey, tableID).Result()
+	return o
+}
+
+// TestMigration_SIGKILLOfTheOwnerMidHand_TheGameFinishesOnTheOtherRunner
+// runs its own stack with two runners (the kill must not disturb the other
+// tests' tables). Four WebSocket players play a nines game; in the middle
+// of the second hand the process of the runner owning the table is
+// SIGKILLed while the players keep sending moves. The table moves to the
+// other runner (a higher lease epoch) and the game finishes; every command
+// the players sent is in the log exactly once, no move was made by the
+// server (nothing sent was lost), the log replays purely, the sheet equals
+// the pure replay, and scoring stored each hand once and wrote one
+// standings entry (premia and moshla once).
+func TestMigration_SIGKILLOfTheOwnerMidHand_TheGameFinishesOnTheOtherRunner(t *testing.T) {
+	t.Parallel()
+	s, err := startStack("kill", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.close(t.Failed()) })
+	var tableID string
+	s.dumpOnFailure(t, &tableID)
+	sessions := []session{s.guest(t), s.guest(t), s.guest(t), s.guest(t)}
+	clients := seatPlayers(t, s, tableSpec{moveTime: time.Minute, name: "e2e kill"}, sessions, &tableID)
+	for _, c := range clients {
+		c.autoPlay(tableID, true)
+	}
+
+	// Mid-hand: the second hand's tenth card.
+	c := clients[0]
+	second := c.awaitEvent(0, 30*time.Second, tableID, "the second hand", func(ev *tablev1.Event) bool {
+		return ev.GetHandStarted() != nil && ev.GetHandStarted().GetHandIndex() == 1
+	})
+	played := 0
+	c.awaitEvent(second.N, 30*time.Second, tableID, "ten cards of the second hand", func(ev *tablev1.Event) bool {
+		if ev.GetCardPlayed() != nil {
+			played++
+		}
+		return played == 10
+	})
+	victim := owner(s, tableID)
+	proc := s.runner(victim)
+	if proc == nil {
+		t.Fatalf("the table's owner %q is not one of the stack's runners", victim)
+	}
+	proc.kill()
+	killedAt := time.Now()
+	t.Logf("SIGKILLed %s, the owner of %s", victim, tableID)
+
+	for _, c := range clients {
+		c.awaitEvent(0, 60*time.Second, tableID, "the end of the game after the kill", gameEnded)
+	}
+	g := verifyGame(t, s, tableID, clients)
+	checkAllMovesByPlayers(t, g.log, clients)
+
+	// The kill happened in the middle of a hand, and a higher epoch wrote
+	// everything after it.
+	var lastOld, firstNew *logEntry
+	oldEpoch := g.log[0].Ev.GetEpoch()
+	for i := range g.log {
+		e := &g.log[i]
+		switch {
+		case e.Ev.GetEpoch() < oldEpoch:
+			t.Errorf("epoch went back: %s", describe(e.ID, e.Ev))
+		case e.Ev.GetEpoch() == oldEpoch:
+			if firstNew != nil {
+				t.Errorf("the old epoch wrote after the new one: %s", describe(e.ID, e.Ev))
+			}
+			lastOld = e
+		case firstNew == nil:
+			firstNew = e
+		}
+	}
+	if firstNew == nil {
+		t.Fatalf("every event has the first epoch %d: the table never moved", oldEpoch)
+	}
+	if k := kind(lastOld.Ev); k == "hand_ended" || k == "pulka_ended" || k == "game_ended" {
+		t.Errorf("the kill was not mid-hand: the old owner's last event is %s", describe(lastOld.ID, lastOld.Ev))
+	}
+	if now := owner(s, tableID); now == victim {
+		t.Errorf("the table is still assigned to the killed runner %s", victim)
+	}
+	recovered := firstNew.Ev.GetOccurredAt().AsTime()
+	t.Logf("SIGKILL → first event of the new owner (epoch %d → %d): %v", oldEpoch, firstNew.Ev.GetEpoch(),
+		recovered.Sub(killedAt).Round(time.Millisecond))
+
+	// Scoring stored each hand once: 16 hands of nines, one sheet per
+	// version, one standings entry (checked by verifyGame).
+	n, err := s.rdb.HLen(context.Background(), sheetstore.HandsKey(tableID, g.gameID)).Result()
+	if err != nil || n != 16 {
+		t.Errorf("scoring stored %d hands (err %v), want 16", n, err)
+	}
+}

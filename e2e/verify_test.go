@@ -1,0 +1,296 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/pulka/pulka/pkg/cards"
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
+	"github.com/pulka/pulka/pkg/record"
+	"github.com/pulka/pulka/pkg/sheetstore"
+	"github.com/pulka/pulka/pkg/streams"
+)
+
+// finished is a verified game: its log, its record and the pure replay.
+type finished struct {
+	table  string
+	gameID string
+	log    []logEntry
+	rec    *record.Record
+	res    *record.Result
+	hands  []handTruth
+}
+
+// verifyGame checks a finished table end to end:
+//
+//   - the log replays purely from its genesis, event for event;
+//   - the record rebuilt from the start's seed and the logged moves
+//     replays legally to the end of the game;
+//   - every frame each client received passes checkFrames;
+//   - the final sheet the clients received, the sheet in each human's
+//     history and the sheet in the scoring store equal the pure replay's
+//     (record.Replay, i.e. scoring.Build of the replayed hands), cell by
+//     cell, premia and moshla included;
+//   - scoring published each sheet version once, in order, froze premia
+//     and moshla once written, and wrote one FinalStandings for the game.
+func verifyGame(t *testing.T, s *stack, tableID string, clients []*client) *finished {
+	t.Helper()
+	log := mustReadLog(t, s.rdb, tableID)
+	if err := replayLog(log); err != nil {
+		t.Fatalf("the log does not replay purely: %v", err)
+	}
+	start := tableStarted(t, s.rdb, tableID)
+	rec, err := recordOf(start, log)
+	if err != nil {
+		t.Fatalf("rebuild the record: %v", err)
+	}
+	res, err := record.Replay(rec)
+	if err != nil {
+		t.Fatalf("the record of the log does not replay: %v", err)
+	}
+	if !res.Over {
+		t.Fatalf("the record of %d moves stops before the end of the game", len(rec.Moves))
+	}
+	hands, err := truth(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &finished{table: tableID, gameID: log[0].Ev.GetGameId(), log: log, rec: rec, res: res, hands: hands}
+	framesChecked := 0
+	for _, c := range clients {
+		n, problems := checkFrames(c, tableID, log, hands)
+		for i, p := range problems {
+			if i == 10 {
+				t.Errorf("… and %d more", len(problems)-i)
+				break
+			}
+			t.Error(p)
+		}
+		if n == 0 {
+			t.Errorf("%s received no event of the table", c.name)
+		}
+		framesChecked += n
+	}
+	t.Logf("table %s: %d log entries, %d moves, %d hands; %d event frames checked", tableID, len(log), len(rec.Moves), len(hands), framesChecked)
+
+	want := flatReplay(res)
+	played := len(want.Hands)
+	finalVersion := uint64(1 + 2*played + 1)
+	for _, c := range clients {
+		if c.find(func(f *frame) bool { return f.ev != nil && f.Table == tableID && gameEnded(f.ev) }) == nil {
+			continue // the client left before the end: it gets no final sheet
+		}
+		f := c.await(0, 20*time.Second, fmt.Sprintf("the final sheet (version %d)", finalVersion), func(f *frame) bool {
+			return f.sheet != nil && f.Table == tableID && f.sheet.GetVersion() == finalVersion
+		})
+		if d := diffSheets(flatProto(f.sheet.GetSheet()), want); d != "" {
+			t.Errorf("%s's final sheet differs from the pure replay: %s", c.name, d)
+		}
+		checkSheetFrames(t, c, tableID)
+	}
+	stored, version, err := sheetstore.NewReader(s.rdb).Sheet(context.Background(), tableID, g.gameID)
+	if err != nil || version != finalVersion {
+		t.Fatalf("stored sheet: version %d, err %v; want version %d", version, err, finalVersion)
+	}
+	if d := diffSheets(flatProto(stored), want); d != "" {
+		t.Errorf("the stored sheet differs from the pure replay: %s", d)
+	}
+	checkSheetStream(t, s, tableID, g.gameID, finalVersion)
+	for _, c := range clients {
+		h := s.gameInHistory(t, c.ses, g.gameID)
+		if d := diffSheets(flatProto(h.Sheet), want); d != "" {
+			t.Errorf("%s's history sheet differs from the pure replay: %s", c.name, d)
+		}
+		checkStandings(t, h.Standings, want.Totals, log)
+	}
+	return g
+}
+
+// checkSheetFrames: the sheet frames a client got never go back in version
+// (a live update may come just before the latest on join; docs/protocol.md
+// says to keep the highest, so a lower one right after a join is allowed).
+func checkSheetFrames(t *testing.T, c *client, tableID string) {
+	t.Helper()
+	var last uint64
+	lastConn := -1
+	for _, f := range c.snapshot() {
+		if f.sheet == nil || f.Table != tableID {
+			continue
+		}
+		v := f.sheet.GetVersion()
+		if f.Conn == lastConn && v < last && v+2 < last {
+			t.Errorf("%s: sheet version %d after %d", c.name, v, last)
+		}
+		last, lastConn = max(v, last), f.Conn
+	}
+}
+
+// checkSheetStream reads the table's sheet stream: each version once, in
+// increasing order, ending with the final one; premia and moshla never
+// change once written (they are written once per pulka, when it ends);
+// and one FinalStandings for the game.
+func checkSheetStream(t *testing.T, s *stack, tableID, gameID string, final uint64) {
+	t.Helper()
+	ctx := context.Background()
+	msgs, err := streams.ReadAfter(ctx, s.rdb, sheetstore.SheetStream(tableID), "0", 10_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last uint64
+	written := map[string]int64{} // "pulka/seat/premia|moshla" → value once non-zero
+	for _, m := range msgs {
+		u, err := sheetstore.DecodeUpdate(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.GetSheet().GetGameId() != gameID {
+			continue
+		}
+		if u.GetVersion() <= last {
+			t.Errorf("sheet stream: version %d after %d", u.GetVersion(), last)
+		}
+		last = u.GetVersion()
+		for _, p := range u.GetSheet().GetPulkas() {
+			for _, st := range p.GetTotals() {
+				for what, v := range map[string]int64{"premia": st.GetPremia(), "moshla": st.GetMoshla()} {
+					key := fmt.Sprintf("pulka %d seat %d %s", p.GetPulkaIndex(), st.GetSeat(), what)
+					if old, ok := written[key]; ok && old != v {
+						t.Errorf("sheet stream version %d: %s changed from %d to %d", u.GetVersion(), key, old, v)
+					}
+					if p.GetFinished() {
+						written[key] = v
+					}
+				}
+			}
+		}
+	}
+	if last != final {
+		t.Errorf("the sheet stream ends at version %d, want the final %d", last, final)
+	}
+	msgs, err = streams.ReadAfter(ctx, s.rdb, sheetstore.StandingsStream, "0", 100_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, m := range msgs {
+		fs, err := sheetstore.DecodeStandings(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fs.GetGameId() == gameID {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d FinalStandings for game %s, want exactly one", n, gameID)
+	}
+}
+
+// checkStandings: places follow the totals (ties share a place), except a
+// Japanese player who resigned or forfeited, who is last; the players are
+// the ones the log says held the seats at the end.
+func checkStandings(t *testing.T, fs *scoringv1.FinalStandings, totals []int64, log []logEntry) {
+	t.Helper()
+	st := fs.GetStandings()
+	if len(st) != len(totals) {
+		t.Fatalf("%d standings for %d seats", len(st), len(totals))
+	}
+	var end *tablev1.GameEnded
+	for _, e := range log {
+		if ge, ok := e.Ev.GetEvent().(*tablev1.Event_GameEnded); ok {
+			end = ge.GameEnded
+		}
+	}
+	loser := -1
+	if end != nil && (end.GetReason() == tablev1.GameEndReason_GAME_END_REASON_RESIGNED ||
+		end.GetReason() == tablev1.GameEndReason_GAME_END_REASON_FORFEITED) {
+		for _, p := range end.GetPlacings() {
+			if p.GetPlace() != 1 {
+				loser = int(p.GetSeat())
+			}
+		}
+	}
+	order := make([]int, len(totals))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if (a == loser) != (b == loser) {
+			return b == loser
+		}
+		return totals[a] > totals[b]
+	})
+	for i, s := range st {
+		if int(s.GetSeat()) != order[i] && totals[s.GetSeat()] != totals[order[i]] {
+			t.Errorf("standing %d is seat %d (total %d), want seat %d (total %d)", i, s.GetSeat(), s.GetTotal(), order[i], totals[order[i]])
+		}
+		if s.GetTotal() != totals[s.GetSeat()] {
+			t.Errorf("seat %d stands with %d, the sheet's total is %d", s.GetSeat(), s.GetTotal(), totals[s.GetSeat()])
+		}
+	}
+	if loser >= 0 && int(st[len(st)-1].GetSeat()) != loser {
+		t.Errorf("the player who resigned or forfeited (seat %d) is not last: %v", loser, st)
+	}
+}
+
+// commandSteps counts, per command id, the logged steps whose input is
+// that command (each command must be applied at most once).
+func commandSteps(log []logEntry) map[string]int {
+	out := map[string]int{}
+	for _, e := range log {
+		if e.Input != nil && e.Input.Command != nil {
+			out[e.Input.Command.GetCommandId()]++
+		}
+	}
+	return out
+}
+
+// rejections lists the MoveRejected events of the log.
+func rejections(log []logEntry) []logEntry {
+	var out []logEntry
+	for _, e := range log {
+		if _, ok := e.Ev.GetEvent().(*tablev1.Event_MoveRejected); ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// serverMoves counts the moves the server made for humans (timer expiry)
+// and bots (by_server).
+func serverMoves(log []logEntry) int {
+	n := 0
+	for _, e := range log {
+		switch ev := e.Ev.GetEvent().(type) {
+		case *tablev1.Event_CardPlayed:
+			if ev.CardPlayed.GetByServer() {
+				n++
+			}
+		case *tablev1.Event_BidMade:
+			if ev.BidMade.GetByServer() {
+				n++
+			}
+		case *tablev1.Event_TrumpChosen:
+			if ev.TrumpChosen.GetByServer() {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// unusedCard is a card the player certainly does not hold: a card of the
+// deck outside its own hand and face-up columns.
+func unusedCard(m seatModel) cards.Card {
+	for c := cards.Card(0); c < cards.DeckSize; c++ {
+		if !m.hand.Has(c) && !m.faceUp.Has(c) && !c.IsJoker() {
+			return c
+		}
+	}
+	return cards.NoCard
+}
