@@ -28,6 +28,7 @@ func commands() map[string]command {
 		"replay":   {summary: "check every move of a game record and print its final sheet", run: runReplay},
 		"selfplay": {summary: "play seeded bot games and print games per second and a summary", run: runSelfplay},
 		"demo":     {summary: "play one classic game of four bots and print the paper sheet", run: runDemo},
+		"play":     {summary: "play a game at a running Pulka from the terminal (or --auto)", run: runPlay},
 	}
 }
 
