@@ -31,8 +31,9 @@ type Player struct {
 	// paced load generator hands out send slots with it). It returns the
 	// instant the move counts from (zero: now).
 	BeforeMove func(ctx context.Context) (time.Time, error)
-	// OnSend, when set, is told of each move sent: its command id (the
-	// caused_by of its events) and the instant it counts from.
+	// OnSend, when set, is told of each move just before it is sent: its
+	// command id (the caused_by of its events) and the instant it counts
+	// from. A move sent again (same key) is told again.
 	OnSend func(cmdID string, m Move, at time.Time)
 	// OnFrame, when set, sees every frame after the model has folded it.
 	OnFrame func(Frame)
@@ -134,16 +135,18 @@ func (p *Player) Run(ctx context.Context) error {
 			}
 		}
 		sentAt = m.LastSeq
-		id, err := p.Conn.Move(ctx, p.Table, mv, moveKey(m.LastSeq))
+		if p.OnSend != nil {
+			// Told before the frame is written: the events it causes may
+			// reach another connection before Move returns.
+			p.OnSend(wire.CommandID(p.Conn.Player().ID, moveKey(sentAt)), mv, at)
+		}
+		_, err = p.Conn.Move(ctx, p.Table, mv, moveKey(sentAt))
 		if errors.Is(err, ErrDisconnected) {
 			sentAt = ^uint64(0) // sent again once joined again
 			continue
 		}
 		if err != nil {
 			return err
-		}
-		if p.OnSend != nil {
-			p.OnSend(id, mv, at)
 		}
 	}
 }

@@ -29,6 +29,7 @@ func commands() map[string]command {
 		"selfplay": {summary: "play seeded bot games and print games per second and a summary", run: runSelfplay},
 		"demo":     {summary: "play one classic game of four bots and print the paper sheet", run: runDemo},
 		"play":     {summary: "play a game at a running Pulka from the terminal (or --auto)", run: runPlay},
+		"load":     {summary: "load-test a running Pulka over real WebSockets (moves/s, latency)", run: runLoad},
 	}
 }
 

@@ -1,0 +1,458 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pulka/pulka/pkg/wire"
+	"github.com/pulka/pulka/pkg/wsclient"
+)
+
+const loadHelp = `usage: pulkactl load [--server URL] [--tables N] [--mode throughput|paced] [--rate R] [--duration D]
+
+Load-tests a running Pulka through its public edge: creates N tables with a
+client on every seat, each over its own WebSocket (classic: four clients;
+--bots: one client and three bots; --game japanese: two clients), and plays
+legal moves (the baseline of pulkactl play --auto) until --duration has passed
+after the warm-up. A finished game is followed by a new table.
+
+  throughput  every client moves as soon as the events say it is its turn
+  paced       open loop: each table gets a move slot every 1/R seconds, on a
+              schedule that does not wait for answers; a move counts from its
+              slot (a late answer delays the next move but not the clock)
+
+It prints the moves per second whose events reached every client of the table,
+and the latency from a client's command (or its slot) to the moment the last
+client of the table received an event caused by it (matched by command id and
+caused_by). Only loopback servers should be targeted.
+
+flags:
+`
+
+type loadFlags struct {
+	server, mode, game        string
+	tables, setupConcurrency  int
+	rate                      float64
+	duration, warmup, timeout time.Duration
+	bots                      bool
+}
+
+func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	var f loadFlags
+	fs := flag.NewFlagSet("load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.server, "server", "http://localhost:8080", "the gateway's address")
+	fs.IntVar(&f.tables, "tables", 10, "tables played at once")
+	fs.StringVar(&f.mode, "mode", "throughput", "throughput or paced")
+	fs.Float64Var(&f.rate, "rate", 1, "paced: moves per second per table")
+	fs.DurationVar(&f.duration, "duration", 10*time.Second, "how long to measure")
+	fs.DurationVar(&f.warmup, "warmup", 2*time.Second, "how long to play before measuring")
+	fs.StringVar(&f.game, "game", "classic", "classic or japanese")
+	fs.BoolVar(&f.bots, "bots", false, "classic: one client and three bots per table")
+	fs.IntVar(&f.setupConcurrency, "setup-concurrency", 16, "tables set up at once")
+	fs.DurationVar(&f.timeout, "setup-timeout", 5*time.Minute, "how long setting up the tables may take")
+	fs.Usage = func() {
+		_, _ = io.WriteString(fs.Output(), loadHelp)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return &ExitError{Code: exitUsage}
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageError(fmt.Errorf("load: unexpected arguments %q", fs.Args()))
+	case f.tables < 1 || f.tables > 10000:
+		return usageError(errors.New("load: --tables must be 1..10000"))
+	case f.mode != "throughput" && f.mode != "paced":
+		return usageError(fmt.Errorf("load: --mode %q: throughput or paced", f.mode))
+	case f.mode == "paced" && (f.rate <= 0 || f.rate > 50):
+		return usageError(errors.New("load: --rate must be in (0, 50] moves per second per table"))
+	case f.duration <= 0 || f.duration > time.Hour || f.warmup < 0:
+		return usageError(errors.New("load: --duration must be in (0, 1h] and --warmup not negative"))
+	case f.game != "classic" && f.game != "japanese":
+		return usageError(fmt.Errorf("load: --game %q: classic or japanese", f.game))
+	case f.bots && f.game != "classic":
+		return usageError(errors.New("load: --bots is for classic tables"))
+	case f.setupConcurrency < 1:
+		return usageError(errors.New("load: --setup-concurrency must be at least 1"))
+	}
+	res, err := runLoadTest(ctx, f, stderr)
+	if err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	fmt.Fprint(stdout, res.String())
+	return nil
+}
+
+// loadResult is what one load run measured.
+type loadResult struct {
+	mode                      string
+	tables, clients           int
+	rate                      float64
+	setup, window             time.Duration
+	moves                     int
+	latencies                 []time.Duration // sorted
+	rejected, refused, reconn int64
+	games, failed, lateSlots  int64
+	firstError                string
+}
+
+func (r *loadResult) movesPerSecond() float64 { return float64(r.moves) / r.window.Seconds() }
+
+// quantile is the q-quantile of the latencies (nearest rank).
+func (r *loadResult) quantile(q float64) time.Duration {
+	if len(r.latencies) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(r.latencies))+0.5) - 1
+	return r.latencies[min(max(i, 0), len(r.latencies)-1)]
+}
+
+func (r *loadResult) String() string {
+	ms := func(d time.Duration) string {
+		return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 2, 64) + " ms"
+	}
+	s := fmt.Sprintf("load: %s, %d tables, %d clients", r.mode, r.tables, r.clients)
+	if r.mode == "paced" {
+		s += fmt.Sprintf(", %.3g move/s per table", r.rate)
+	}
+	s += fmt.Sprintf(", set up in %.1fs, measured %.1fs\n", r.setup.Seconds(), r.window.Seconds())
+	s += fmt.Sprintf("moves: %d, %.0f moves/s end to end\n", r.moves, r.movesPerSecond())
+	s += fmt.Sprintf("latency command → last client's event: p50 %s  p99 %s  p99.9 %s  max %s  (n=%d)\n",
+		ms(r.quantile(0.50)), ms(r.quantile(0.99)), ms(r.quantile(0.999)), ms(r.quantile(1)), len(r.latencies))
+	s += fmt.Sprintf("refused moves %d, gateway refusals %d, reconnects %d, games finished %d, tables failed %d",
+		r.rejected, r.refused, r.reconn, r.games, r.failed)
+	if r.mode == "paced" {
+		s += fmt.Sprintf(", moves sent after their slot %d", r.lateSlots)
+	}
+	s += "\n"
+	if r.firstError != "" {
+		s += "first error: " + r.firstError + "\n"
+	}
+	return s
+}
+
+// recorder matches commands to the events they cause.
+type recorder struct {
+	mu         sync.Mutex
+	pending    map[string]*inflight
+	start, end time.Time // the measured window
+	latencies  []time.Duration
+	moves      int
+	firstError string
+
+	rejected, refused, reconn, games, failed, lateSlots atomic.Int64
+}
+
+type inflight struct {
+	at   time.Time
+	need int // clients that must see an event caused by it
+	got  int
+}
+
+func newRecorder() *recorder { return &recorder{pending: map[string]*inflight{}} }
+
+func (r *recorder) sent(id string, at time.Time, clients int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.pending[id]; !ok { // a resend keeps the first instant
+		r.pending[id] = &inflight{at: at, need: clients}
+	}
+}
+
+// seen records that one client received the first event caused by id.
+func (r *recorder) seen(id string, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p, ok := r.pending[id]
+	if !ok {
+		return
+	}
+	p.got++
+	if p.got < p.need {
+		return
+	}
+	delete(r.pending, id)
+	if !r.start.IsZero() && !p.at.Before(r.start) && (r.end.IsZero() || at.Before(r.end)) {
+		r.moves++
+		r.latencies = append(r.latencies, at.Sub(p.at))
+	}
+}
+
+func (r *recorder) fail(err error) {
+	r.failed.Add(1)
+	r.mu.Lock()
+	if r.firstError == "" {
+		r.firstError = err.Error()
+	}
+	r.mu.Unlock()
+}
+
+// seatPlayer is one client of a load table.
+type seatPlayer struct {
+	api  *wsclient.API
+	conn *wsclient.Conn
+}
+
+func runLoadTest(ctx context.Context, f loadFlags, progress io.Writer) (*loadResult, error) {
+	clients := 4
+	switch {
+	case f.game == "japanese":
+		clients = 2
+	case f.bots:
+		clients = 1
+	}
+	rec := newRecorder()
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+
+	// Set up every table's clients (sessions and WebSockets) first, bounded.
+	began := time.Now()
+	setupCtx, cancelSetup := context.WithTimeout(ctx, f.timeout)
+	defer cancelSetup()
+	groups := make([][]seatPlayer, f.tables)
+	var setupErr error
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, f.setupConcurrency)
+	for i := range groups {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			g, err := connectGroup(setupCtx, f.server, clients)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && setupErr == nil {
+				setupErr = err
+			}
+			groups[i] = g
+		}()
+	}
+	wg.Wait()
+	defer func() {
+		for _, g := range groups {
+			for _, p := range g {
+				if p.conn != nil {
+					_ = p.conn.Close()
+				}
+			}
+		}
+	}()
+	if setupErr != nil {
+		return nil, fmt.Errorf("setting up clients: %w", setupErr)
+	}
+	setup := time.Since(began)
+	fmt.Fprintf(progress, "load: %d clients connected in %.1fs; playing\n", f.tables*clients, setup.Seconds())
+
+	var tablesWG sync.WaitGroup
+	for i, g := range groups {
+		tablesWG.Add(1)
+		go func() {
+			defer tablesWG.Done()
+			playTables(runCtx, f, i, g, rec)
+		}()
+	}
+	sleepCtx(ctx, f.warmup)
+	rec.mu.Lock()
+	rec.start = time.Now()
+	rec.mu.Unlock()
+	sleepCtx(ctx, f.duration)
+	rec.mu.Lock()
+	rec.end = time.Now()
+	window := rec.end.Sub(rec.start)
+	rec.mu.Unlock()
+	stop()
+	tablesWG.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	lat := slices.Clone(rec.latencies)
+	slices.Sort(lat)
+	return &loadResult{mode: f.mode, tables: f.tables, clients: f.tables * clients, rate: f.rate, setup: setup,
+		window: window, moves: rec.moves, latencies: lat, rejected: rec.rejected.Load(), refused: rec.refused.Load(),
+		reconn: rec.reconn.Load(), games: rec.games.Load(), failed: rec.failed.Load(), lateSlots: rec.lateSlots.Load(),
+		firstError: rec.firstError}, nil
+}
+
+// connectGroup makes the guest sessions and WebSockets of one table.
+func connectGroup(ctx context.Context, server string, clients int) ([]seatPlayer, error) {
+	g := make([]seatPlayer, clients)
+	for i := range g {
+		api := &wsclient.API{Server: server}
+		s, err := api.Guest(ctx)
+		if err != nil {
+			return g, fmt.Errorf("guest session: %w", err)
+		}
+		api.Token = s.Token
+		c, err := wsclient.Dial(ctx, server, wsclient.Options{Token: s.Token, Reconnect: true, Buffer: 1024})
+		if err != nil {
+			return g, err
+		}
+		g[i] = seatPlayer{api: api, conn: c}
+	}
+	return g, nil
+}
+
+// playTables plays games at new tables with one group of clients until ctx
+// ends.
+func playTables(ctx context.Context, f loadFlags, idx int, g []seatPlayer, rec *recorder) {
+	for n := 0; ctx.Err() == nil; n++ {
+		table, err := openTable(ctx, f, g, fmt.Sprintf("load %d.%d", idx, n))
+		if err != nil {
+			if ctx.Err() == nil {
+				rec.fail(err)
+			}
+			return
+		}
+		err = playGame(ctx, f, g, table, rec)
+		if ctx.Err() != nil {
+			return // stopped mid-game: not a finished game
+		}
+		if err != nil {
+			rec.fail(err)
+			return
+		}
+		rec.games.Add(1)
+		for _, p := range g {
+			_, _ = p.conn.Unjoin(ctx, table)
+		}
+	}
+}
+
+// openTable creates a table with the first client and seats the others (or
+// bots), which starts the game.
+func openTable(ctx context.Context, f loadFlags, g []seatPlayer, name string) (string, error) {
+	settings := wsclient.ClassicSettings()
+	if f.game == "japanese" {
+		settings = wsclient.JapaneseSettings(11)
+	}
+	id, err := g[0].api.CreateTable(ctx, wsclient.CreateTable{Name: name, Settings: settings, SitDown: true}, wsclient.NewKey())
+	if err != nil {
+		return "", fmt.Errorf("create table: %w", err)
+	}
+	if f.bots {
+		if err := g[0].api.FillBots(ctx, id, wsclient.NewKey()); err != nil {
+			return "", fmt.Errorf("fill bots: %w", err)
+		}
+	}
+	for s := 1; s < len(g); s++ {
+		if err := g[s].api.Sit(ctx, id, s, "", wsclient.NewKey()); err != nil {
+			return "", fmt.Errorf("sit at seat %d: %w", s, err)
+		}
+	}
+	return id, nil
+}
+
+// playGame runs a Player per client until the game ends.
+func playGame(ctx context.Context, f loadFlags, g []seatPlayer, table string, rec *recorder) error {
+	var slots chan time.Time
+	if f.mode == "paced" {
+		slots = make(chan time.Time, 4096)
+		go pace(ctx, f.rate, slots, rec)
+	}
+	gameCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, len(g))
+	for _, p := range g {
+		lastCause := ""
+		pl := &wsclient.Player{Conn: p.conn, Table: table,
+			OnSend: func(id string, _ wsclient.Move, at time.Time) { rec.sent(id, at, len(g)) },
+			OnFrame: func(fr wsclient.Frame) {
+				switch fr.Type {
+				case wire.TypeEvent:
+					if fr.Table != table {
+						return
+					}
+					if cb := fr.Event.GetCausedBy(); cb != "" && cb != lastCause {
+						lastCause = cb
+						rec.seen(cb, fr.At)
+					}
+					if r := fr.Event.GetMoveRejected(); r != nil {
+						rec.rejected.Add(1)
+					}
+				case wire.TypeError:
+					rec.refused.Add(1)
+				case wsclient.TypeReconnected:
+					rec.reconn.Add(1)
+				}
+			}}
+		if slots != nil {
+			pl.BeforeMove = func(ctx context.Context) (time.Time, error) {
+				select {
+				case at := <-slots:
+					if time.Since(at) > 50*time.Millisecond {
+						rec.lateSlots.Add(1)
+					}
+					return at, nil
+				case <-ctx.Done():
+					return time.Time{}, ctx.Err()
+				}
+			}
+		}
+		go func() {
+			err := pl.Run(gameCtx)
+			if err != nil {
+				cancel() // one client failing ends the table
+			}
+			errs <- err
+		}()
+	}
+	var first error
+	for range g {
+		if err := <-errs; err != nil && first == nil && !errors.Is(err, context.Canceled) {
+			first = err
+		}
+	}
+	return first
+}
+
+// pace hands out one move slot every 1/rate seconds, from a random phase so
+// that the tables do not all move at the same instant. It never waits for
+// answers: when the table falls behind, slots queue up and count from their
+// own instants.
+func pace(ctx context.Context, rate float64, slots chan<- time.Time, rec *recorder) {
+	every := time.Duration(float64(time.Second) / rate)
+	next := time.Now().Add(rand.N(every))
+	t := time.NewTimer(time.Until(next))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		select {
+		case slots <- next:
+		default:
+			rec.lateSlots.Add(1) // over 4096 behind: the run is saturated
+		}
+		next = next.Add(every)
+		t.Reset(time.Until(next))
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
