@@ -20,11 +20,15 @@ help: ## List the targets.
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z0-9_.-]+:.*##/ {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2} /^##@/ {printf "\n%s\n", substr($$0, 5)}' $(MAKEFILE_LIST)
 
 .PHONY: run
-run: build ## Run Pulka on this machine (until the services exist: one classic game of four bots).
+run: build ## Run all of Pulka on this machine: Redis, every service, the web client at http://localhost:8080 (Ctrl-C stops it).
+	$(BIN)/pulka-local $(RUN_FLAGS)
+
+.PHONY: demo
+demo: build ## Play one classic game of four bots in the terminal and print its score sheet.
 	$(BIN)/pulkactl demo
 
 .PHONY: test
-test: check-generated test-deps ## Run every test of every module with -race, plus a short fuzz of every fuzz target.
+test: check-generated test-deps web-test ## Run every test: Go (with -race) in every module, a short fuzz of every fuzz target, the web client's.
 	@for m in $(MODULES); do echo "==> go test -race $$m"; (cd $$m && $(GO) test -race -count=1 ./...); done
 	@FUZZTIME=$(FUZZTIME) scripts/fuzz-smoke.sh $(MODULES)
 
@@ -33,7 +37,7 @@ test-deps: ## Check (and on Debian as root, install) what the tests need: redis-
 	@scripts/need.sh redis-server redis-server
 
 .PHONY: build
-build: ## Build every binary into bin/.
+build: web ## Build the web client and every binary into bin/.
 	@mkdir -p $(BIN)
 	@for m in $(MODULES); do if [ -d $$m/cmd ]; then echo "==> go build $$m/cmd/..."; (cd $$m && $(GO) build -o $(BIN)/ ./cmd/...); fi; done
 
@@ -46,9 +50,35 @@ fmt: ## Format the Go code.
 	@for m in $(MODULES); do (cd $$m && $(GO) fmt ./...); done
 
 .PHONY: lint
-lint: $(BIN)/golangci-lint $(BIN)/buf ## go vet, golangci-lint and buf lint.
+lint: $(BIN)/golangci-lint $(BIN)/buf web-lint ## go vet, golangci-lint, buf lint, and the web client's type-check and lint.
 	@for m in $(MODULES); do echo "==> vet+lint $$m"; (cd $$m && $(GO) vet ./... && $(BIN)/golangci-lint run ./...); done
 	cd proto && $(BIN)/buf lint
+
+##@ Web client (web/: TypeScript, Preact, Vite; built into the gateway binary)
+
+WEB_DEPS := web/node_modules/.installed
+
+$(WEB_DEPS): web/package.json web/package-lock.json
+	@scripts/need.sh node nodejs
+	@scripts/need.sh npm npm
+	cd web && npm ci --no-audit --no-fund
+	@touch $@
+
+.PHONY: web
+web: $(WEB_DEPS) ## Build the web client into the gateway (services/gateway/internal/webui/dist/app).
+	cd web && npm run build
+
+.PHONY: web-test
+web-test: $(WEB_DEPS) ## The web client's unit tests (Vitest).
+	cd web && npm test
+
+.PHONY: web-lint
+web-lint: $(WEB_DEPS) ## Type-check and lint the web client.
+	cd web && npm run typecheck && npm run lint
+
+.PHONY: web-size
+web-size: web ## Gzipped size of the built web client.
+	cd web && npm run size
 
 ##@ Generated code
 
