@@ -234,6 +234,9 @@ func (a *API) doLobby(c *gin.Context, okStatus int, cmd *lobbyv1.LobbyCommand) {
 	}
 	cmd.CommandId = wire.CommandID(cl.PlayerID, key)
 	cmd.PlayerId = cl.PlayerID
+	// The lobby seats players under this name; without it every person
+	// would show as a nameless seat on tables and sheets.
+	cmd.DisplayName = cl.Name
 	ctx, cancel := a.lobbyCtx(c)
 	defer cancel()
 	cmd.Trace = telemetry.TraceContextFrom(ctx)

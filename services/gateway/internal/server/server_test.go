@@ -268,7 +268,9 @@ func TestAPI_LoginRateLimitedPerIP(t *testing.T) {
 
 func TestAPI_TablesListFiltersAndActions(t *testing.T) {
 	ts := startServer(t, testConfig(), nil)
-	tok := ts.do(t, "POST", "/api/v1/session/guest", nil, nil).body["token"].(string)
+	guest := ts.do(t, "POST", "/api/v1/session/guest", nil, nil).body
+	tok := guest["token"].(string)
+	name := guest["player"].(map[string]any)["name"].(string)
 	all := ts.do(t, "GET", "/api/v1/tables", nil, bearer(tok))
 	if all.status != http.StatusOK || len(all.body["tables"].([]any)) != 2 || all.header.Get("X-Lobby-Version") != "7" {
 		t.Fatalf("list: %d %v", all.status, all.body)
@@ -305,7 +307,8 @@ func TestAPI_TablesListFiltersAndActions(t *testing.T) {
 	cmd := ts.lobby.cmds[0]
 	ts.lobby.mu.Unlock()
 	ct := cmd.GetCreateTable()
-	if !strings.HasSuffix(cmd.CommandId, "/create-1") || cmd.PlayerId == "" || ct.Settings.ClassicVariant != lobbyv1.ClassicVariant_CLASSIC_VARIANT_NINES || !ct.SitDown {
+	if !strings.HasSuffix(cmd.CommandId, "/create-1") || cmd.PlayerId == "" || cmd.DisplayName != name || name == "" ||
+		ct.Settings.ClassicVariant != lobbyv1.ClassicVariant_CLASSIC_VARIANT_NINES || !ct.SitDown {
 		t.Fatalf("create command = %v", cmd)
 	}
 
