@@ -14,8 +14,8 @@ import (
 	"github.com/coder/websocket"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 )
 
 // frame is one frame a client received, with the fields of every type
@@ -71,11 +71,11 @@ type client struct {
 	s    *stack
 	ses  session
 
-	mu      sync.Mutex
-	frames  []*frame
-	changed chan struct{}
-	cur     *wsConn
-	conns   int
+	mu       sync.Mutex
+	frames   []*frame
+	changed  chan struct{}
+	cur      *wsConn
+	conns    int
 	closeErr error
 	// Auto-play: a model per table, fed by every event frame.
 	auto   map[string]bool

@@ -3,6 +3,8 @@ package e2e
 import (
 	"bytes"
 	"fmt"
+	"strings"
+	"testing"
 
 	"google.golang.org/protobuf/proto"
 
@@ -209,40 +211,46 @@ func checkFrames(c *client, tableID string, log []logEntry, hands []handTruth) (
 				fail(f, "cards dealt to seat %d reached %s (seats %v)", e.Dealt.GetSeat(), player, mySeats)
 			} else if ht == nil || got&^ht.private[e.Dealt.GetSeat()] != 0 {
 				fail(f, "dealt cards %v are not the pure replay's deal", got)
+			} else {
+				own |= got
 			}
-			own |= got
 		case *tablev1.Event_ColumnCardRevealed:
 			card := domainCard(e.ColumnCardRevealed.GetCard())
 			if !ownSeat(e.ColumnCardRevealed.GetSeat()) {
 				fail(f, "a face-down card of seat %d reached %s", e.ColumnCardRevealed.GetSeat(), player)
 			} else if ht == nil || !ht.private[e.ColumnCardRevealed.GetSeat()].Has(card) {
 				fail(f, "revealed card %v is not the pure replay's", card)
+			} else {
+				own = own.With(card)
 			}
-			own = own.With(card)
 		case *tablev1.Event_TrumpTurned:
 			card := domainCard(e.TrumpTurned.GetCard())
 			if ht == nil || card != ht.turned {
 				fail(f, "turned card %v is not the pure replay's", card)
+			} else {
+				public = public.With(card)
 			}
-			public = public.With(card)
 		case *tablev1.Event_ColumnsDealt:
 			got := domainCards(e.ColumnsDealt.GetFaceUp())
 			if ht == nil || got != ht.faceUp[e.ColumnsDealt.GetSeat()] {
 				fail(f, "face-up cards %v are not the pure replay's", got)
+			} else {
+				public |= got
 			}
-			public |= got
 		case *tablev1.Event_CardPlayed:
 			card := domainCard(e.CardPlayed.GetCard())
 			if ht == nil || !ht.held(int(e.CardPlayed.GetSeat())).Has(card) {
 				fail(f, "seat %d played %v, which the pure replay never gave it", e.CardPlayed.GetSeat(), card)
+			} else {
+				public = public.With(card)
 			}
-			public = public.With(card)
 		case *tablev1.Event_ViewSynced:
 			got := domainCards(e.ViewSynced.GetView().GetYourHand())
 			if len(mySeats) == 0 || ht == nil || got&^ht.held(mySeats[0]) != 0 {
 				fail(f, "the synced hand %v is not the player's", got)
+			} else {
+				own |= got
 			}
-			own |= got
 			for _, s := range e.ViewSynced.GetView().GetSeats() {
 				public |= domainCards(s.GetColumnsFaceUp())
 			}
@@ -260,4 +268,138 @@ func checkFrames(c *client, tableID string, log []logEntry, hands []handTruth) (
 		}
 	}
 	return checked, problems
+}
+
+// doctored returns a copy of client c whose frames are edit(frames): a
+// client that received what the edit says, for checking the checker.
+func doctored(c *client, edit func([]*frame) []*frame) *client {
+	c.mu.Lock()
+	joins := append([]joinRecord(nil), c.joins...)
+	c.mu.Unlock()
+	frames := c.snapshot()
+	cp := make([]*frame, len(frames))
+	for i, f := range frames {
+		g := *f
+		if f.ev != nil {
+			g.ev = proto.Clone(f.ev).(*tablev1.Event)
+		}
+		cp[i] = &g
+	}
+	return &client{name: c.name + "(doctored)", ses: c.ses, frames: edit(cp), joins: joins, changed: make(chan struct{})}
+}
+
+// wantProblem runs the checker on a doctored client and reports whether
+// some problem contains want.
+func wantProblem(t *testing.T, what string, c *client, g *finished, want string) {
+	t.Helper()
+	_, problems := checkFrames(c, g.table, g.log, g.hands)
+	for _, p := range problems {
+		if strings.Contains(p, want) {
+			return
+		}
+	}
+	t.Errorf("the frame checker misses %s: no problem says %q among %d: %v", what, want, len(problems), problems)
+}
+
+// checkTheChecker feeds the frame checker three leaks it must catch, made
+// from a real game's frames: another seat's Dealt delivered to c, an
+// opponent's hidden card put into a public event, and c's own deal
+// replaced by the opponent's cards.
+func checkTheChecker(t *testing.T, g *finished, c *client) {
+	t.Helper()
+	mySeat := -1
+	for _, sp := range g.log[0].Ev.GetGameStarted().GetSeats() {
+		if sp.GetPlayerId() == c.ses.Player.ID {
+			mySeat = int(sp.GetSeat())
+		}
+	}
+	other := -1
+	for i, e := range g.log {
+		if d := e.Ev.GetDealt(); d != nil && int(d.GetSeat()) != mySeat {
+			other = i
+			break
+		}
+	}
+	if mySeat < 0 || other < 0 {
+		t.Fatalf("no other seat's deal in the log (my seat %d)", mySeat)
+	}
+	e := g.log[other]
+	wantProblem(t, "another seat's Dealt", doctored(c, func(fs []*frame) []*frame {
+		for i, f := range fs {
+			if f.ev != nil && f.ev.GetSeq() > e.Ev.GetSeq() {
+				leak := &frame{N: -1, Conn: f.Conn, Type: "event", Table: g.table, ID: e.ID, ev: stripped(e.Ev), Raw: []byte("doctored")}
+				return append(fs[:i:i], append([]*frame{leak}, fs[i:]...)...)
+			}
+		}
+		return fs
+	}), g, "may not see it")
+
+	// A card another seat was dealt, shown in someone else's CardPlayed
+	// before its owner played it.
+	leaked := false
+	hiddenCase := doctored(c, func(fs []*frame) []*frame {
+		for _, d := range g.log {
+			dealt := d.Ev.GetDealt()
+			if dealt == nil || int(dealt.GetSeat()) == mySeat {
+				continue
+			}
+			hidden := dealt.GetCards()[0]
+			for _, f := range fs {
+				p := f.ev.GetCardPlayed()
+				if f.ev == nil || f.ev.GetSeq() <= d.Ev.GetSeq() || p == nil {
+					continue
+				}
+				if p.GetSeat() == dealt.GetSeat() && p.GetCard() == hidden {
+					break // played by its owner: public from here on
+				}
+				if p.GetSeat() != dealt.GetSeat() {
+					p.Card, leaked = hidden, true // as if the table showed it early
+					return fs
+				}
+			}
+		}
+		return fs
+	})
+	if !leaked {
+		t.Fatal("found no CardPlayed to put a hidden card in")
+	}
+	wantProblem(t, "a hidden card in a public event", hiddenCase, g, "may not know")
+
+	// Japanese: the player's own face-down card shown before it reached
+	// the player's hand.
+	for i, r := range g.log {
+		rev := r.Ev.GetColumnCardRevealed()
+		if rev == nil || int(rev.GetSeat()) != mySeat {
+			continue
+		}
+		start := i
+		for start > 0 && g.log[start].Ev.GetHandStarted() == nil {
+			start--
+		}
+		early := false
+		faceDown := doctored(c, func(fs []*frame) []*frame {
+			for _, f := range fs {
+				p := f.ev.GetCardPlayed()
+				if p != nil && int(p.GetSeat()) != mySeat && f.ev.GetSeq() > g.log[start].Ev.GetSeq() && f.ev.GetSeq() < r.Ev.GetSeq() {
+					p.Card, early = rev.GetCard(), true
+					return fs
+				}
+			}
+			return fs
+		})
+		if early {
+			wantProblem(t, "a face-down card shown before its reveal", faceDown, g, "may not know")
+		}
+		break
+	}
+
+	wantProblem(t, "a deal that is not the player's", doctored(c, func(fs []*frame) []*frame {
+		for _, f := range fs {
+			if d := f.ev.GetDealt(); d != nil && f.ev.GetSeq() > e.Ev.GetSeq() {
+				d.Cards = e.Ev.GetDealt().GetCards()
+				break
+			}
+		}
+		return fs
+	}), g, "not the pure replay's deal")
 }

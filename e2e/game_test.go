@@ -90,6 +90,15 @@ func TestClassic_FourPlayersPlayAStandardGameToTheEnd(t *testing.T) {
 		t.Errorf("%d hands played, want 24", len(g.res.Classic.HandResults()))
 	}
 	checkAllMovesByPlayers(t, g.log, clients)
+	checkTheChecker(t, g, clients[1])
+	// And the sheet comparison sees a changed cell or a changed premia.
+	want := flatReplay(g.res)
+	cell, premia := flatReplay(g.res), flatReplay(g.res)
+	cell.Hands[5][2].Value++
+	premia.Pulkas[3].Premia[1]++
+	if diffSheets(cell, want) == "" || diffSheets(premia, want) == "" {
+		t.Error("diffSheets misses a changed cell or premia")
+	}
 }
 
 // TestJapanese_TwoPlayersPlayAWholeMatch: two players play a Japanese match
@@ -110,4 +119,5 @@ func TestJapanese_TwoPlayersPlayAWholeMatch(t *testing.T) {
 		t.Errorf("the match ended at %v without a winner at 21", g.res.Scores)
 	}
 	checkAllMovesByPlayers(t, g.log, clients)
+	checkTheChecker(t, g, clients[0])
 }

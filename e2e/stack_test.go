@@ -261,6 +261,11 @@ func startStack(name string, runners int) (*stack, error) {
 			return fail(err)
 		}
 	}
+	// The gateway's /readyz can answer before its HTTP server listens:
+	// wait for the API itself.
+	if err := waitHTTP(s.base+"/api/v1/me", 10*time.Second); err != nil {
+		return fail(err)
+	}
 	return s, nil
 }
 
@@ -413,6 +418,23 @@ func waitReady(svc *service, timeout time.Duration) error {
 			return fmt.Errorf("%s not ready after %v (last: %v)\n%s", svc.name, timeout, err, svc.logTail(30))
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitHTTP polls url until the server answers at all.
+func waitHTTP(url string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	hc := &http.Client{Timeout: time.Second}
+	for {
+		resp, err := hc.Get(url)
+		if err == nil {
+			_ = resp.Body.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: %w", url, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
