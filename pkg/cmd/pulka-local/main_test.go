@@ -36,6 +36,10 @@ const (
 	fakeCrash      = "crash"       // ready at once; exits 3 when the trigger file appears
 	fakeNeverReady = "never-ready" // /readyz answers 503
 	fakeDie        = "die"         // exits 4 at once
+	// fakeLateListen is ready at once but opens PULKA_GATEWAY_ADDR only
+	// 300 ms later, as the gateway's /readyz can say yes before its HTTP
+	// listener is open.
+	fakeLateListen = "late-listen"
 )
 
 func TestMain(m *testing.M) {
@@ -88,6 +92,17 @@ func fakeService(spec string) int {
 	go func() {
 		_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) }))
 	}()
+	if addr := os.Getenv(envGatewayAddr); addr != "" {
+		if mode == fakeLateListen {
+			time.Sleep(300 * time.Millisecond)
+		}
+		web, err := net.Listen("tcp", addr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fake:", err)
+			return 5
+		}
+		go func() { _ = http.Serve(web, http.NotFoundHandler()) }()
+	}
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {

@@ -40,6 +40,10 @@ type childSpec struct {
 	Env []string
 	// Admin is the host:port of its /healthz, /readyz and /metrics.
 	Admin string
+	// Serves, when set, is an address the service must accept connections
+	// on before it counts as ready (the gateway's): a service's /readyz can
+	// say yes before its own listener is open.
+	Serves string
 }
 
 // ReadyURL is where the launcher asks whether the service is ready.
@@ -93,7 +97,24 @@ func plan(cfg Config, w wiring) (backends []childSpec, gateway childSpec) {
 		envSessionSecret+"="+w.Secret,
 		envAllowedOrigins+"="+gatewayURL(cfg.Addr),
 		envInstance+"=gateway-1")
+	gateway.Serves = dialAddr(cfg.Addr)
 	return backends, gateway
+}
+
+// dialAddr is where this machine reaches a listener on addr: a listener on
+// every interface is reached on loopback.
+func dialAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	switch host {
+	case "", "0.0.0.0":
+		host = "127.0.0.1"
+	case "::":
+		host = "::1"
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // gatewayURL is the address a browser on this machine opens: every

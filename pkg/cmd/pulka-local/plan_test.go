@@ -119,8 +119,14 @@ func TestPlan_GatewayGetsItsAddressTheSecretAndItsOwnOrigin(t *testing.T) {
 			t.Errorf("gateway %s=%q, want %q", k, got, v)
 		}
 	}
-	// The secret is the gateway's alone.
+	if gw.Serves != "localhost:8080" {
+		t.Errorf("gateway counts as ready once %q accepts connections, want localhost:8080", gw.Serves)
+	}
+	// The secret is the gateway's alone, and only its listener is waited for.
 	for _, s := range backends {
+		if s.Serves != "" {
+			t.Errorf("%s waits for %q", s.Name, s.Serves)
+		}
 		if _, ok := envOf(s, envSessionSecret); ok {
 			t.Errorf("%s was given the session secret", s.Name)
 		}
@@ -174,5 +180,19 @@ func TestFreePorts_AreDistinctAndFree(t *testing.T) {
 			t.Fatalf("port %d is not free: %v", p, err)
 		}
 		_ = l.Close()
+	}
+}
+
+func TestDialAddr_ReachesAListenerOnEveryInterfaceOnLoopback(t *testing.T) {
+	for addr, want := range map[string]string{
+		":8080":          "127.0.0.1:8080",
+		"0.0.0.0:8080":   "127.0.0.1:8080",
+		"[::]:8080":      "[::1]:8080",
+		"localhost:8080": "localhost:8080",
+		"10.1.2.3:80":    "10.1.2.3:80",
+	} {
+		if got := dialAddr(addr); got != want {
+			t.Errorf("dialAddr(%q) = %q, want %q", addr, got, want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -116,8 +117,9 @@ func (s *supervisor) running(binaries ...string) []*child {
 	return out
 }
 
-// waitReady polls c's /readyz until it answers 200. It fails when the
-// process ends first, when timeout passes, or when ctx is cancelled.
+// waitReady polls c's /readyz until it answers 200 (and, for a service
+// with Serves, its address accepts a connection). It fails when the process
+// ends first, when timeout passes, or when ctx is cancelled.
 func waitReady(ctx context.Context, c *child, timeout time.Duration) error {
 	errLate := errors.New("not ready in time")
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errLate)
@@ -138,10 +140,22 @@ func waitReady(ctx context.Context, c *child, timeout time.Duration) error {
 		} else {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			switch {
+			case resp.StatusCode != http.StatusOK:
+				last = fmt.Sprintf("%s %s", resp.Status, strings.TrimSpace(string(body)))
+			case c.spec.Serves == "":
 				return nil
+			default:
+				var d net.Dialer
+				conn, err := d.DialContext(ctx, "tcp", c.spec.Serves)
+				if err == nil {
+					_ = conn.Close()
+					return nil
+				}
+				if ctx.Err() == nil {
+					last = "ready, but nothing accepts connections on " + c.spec.Serves + " yet"
+				}
 			}
-			last = fmt.Sprintf("%s %s", resp.Status, strings.TrimSpace(string(body)))
 		}
 		select {
 		case <-c.done:

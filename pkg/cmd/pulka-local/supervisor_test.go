@@ -182,3 +182,45 @@ func hasLine(out, want string) bool {
 	}
 	return false
 }
+
+func TestWaitReady_AServedAddressMustAcceptConnectionsToo(t *testing.T) {
+	s := newFakeSupervisor(t, "*="+fakeLateListen, 1)
+	ports, err := freePorts(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
+	web := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
+	c, err := s.start(childSpec{Name: "gw", Binary: "gateway", Admin: admin, Serves: web,
+		Env: []string{daemon.EnvAdminAddr + "=" + admin, envGatewayAddr + "=" + web}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := waitReady(context.Background(), c, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", web)
+	if err != nil {
+		t.Fatalf("ready, but %s refuses connections: %v", web, err)
+	}
+	_ = conn.Close()
+}
+
+func TestWaitReady_TimesOutWhenTheServedAddressNeverOpens(t *testing.T) {
+	s := newFakeSupervisor(t, "*="+fakeServe, 1)
+	ports, err := freePorts(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
+	web := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
+	c, err := s.start(childSpec{Name: "gw", Binary: "gateway", Admin: admin, Serves: web,
+		Env: []string{daemon.EnvAdminAddr + "=" + admin}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = waitReady(context.Background(), c, 700*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "nothing accepts connections on "+web) {
+		t.Fatalf("got %v", err)
+	}
+}
