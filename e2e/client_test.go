@@ -16,6 +16,7 @@ import (
 
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/wire"
 )
 
 // frame is one frame a client received, with the fields of every type
@@ -168,7 +169,7 @@ func (c *client) read(ctx context.Context, wc *wsConn) {
 		if decodeErr != nil {
 			c.t.Errorf("%s: undecodable frame %s: %v", c.name, f, decodeErr)
 		}
-		var move map[string]any
+		var move *wire.ClientMsg
 		if f.ev != nil {
 			move = c.observe(wc, f)
 		}
@@ -260,8 +261,8 @@ func (c *client) join(table, lastEventID string) *frame {
 		c.cur.joined[table] = lastEventID
 		c.joins = append(c.joins, joinRecord{Conn: c.cur.n, Table: table, LastEventID: lastEventID})
 	}
-	if m := c.models[table]; m != nil {
-		m.joined = false // until this join's replay is over
+	if sm := c.models[table]; sm != nil {
+		sm.joined = false // until this join's replay is over
 	}
 	c.mu.Unlock()
 	msg := map[string]any{"type": "join", "table": table, "ref": ref}

@@ -3,17 +3,16 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/pulka/pulka/pkg/cards"
-	"github.com/pulka/pulka/pkg/classic"
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
-	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
-	"github.com/pulka/pulka/pkg/japanese"
+	"github.com/pulka/pulka/pkg/wire"
+	"github.com/pulka/pulka/pkg/wsclient"
 )
 
 // Wire enums are pkg/cards' numbers plus one (docs/protocol-contracts.md).
@@ -41,274 +40,135 @@ func domainCards(cs []commonv1.Card) cards.Set {
 	return s
 }
 
-// trickCard is a card on the table in the current trick, as a player sees it.
-type trickCard struct {
-	seat   int
-	card   cards.Card
-	action tablev1.JokerAction
-	suit   cards.Suit
-}
-
-// seatModel is what one player knows of a table, built only from the event
-// frames the player received: its own cards, the public cards, whose turn
-// it is. It chooses a legal move from that knowledge alone — the test of
-// "legal moves chosen from what each client sees": a rule the model gets
-// wrong shows up as a MoveRejected, and a hidden card the model would need
-// shows up as a card it does not have.
+// seatModel is what one player knows of a table: pkg/wsclient's Model,
+// folded only from the event frames this player received, whose legal
+// moves follow the rules from that knowledge alone — the test of "legal
+// moves chosen from what each client sees" (a rule the model got wrong, or
+// a hidden card it would need, shows up as a MoveRejected). Around it, the
+// bookkeeping of auto-play: the turn being answered and whether the join's
+// replay is over.
 type seatModel struct {
-	table, player string
-	japanese      bool
-	seat          int
-	rng           cards.RNG
-
-	hand    cards.Set
-	faceUp  cards.Set // Japanese: my face-up column cards
-	myFirst bool      // Japanese: I have not played a card this hand
-	cardsN  int
-	dealer  int
-	bids    [classic.Seats]int
-	trump   cards.Suit
-	trick   []trickCard
-
-	pending  bool // my turn, waiting for my move
+	m   *wsclient.Model
+	rng cards.RNG
+	// turnSeq is the seq of the last TimerStarted: a turn is answered
+	// once, with the key "turn-<seq>", so a resend after a reconnect is
+	// the same command (applied once by the table).
 	turnSeq  uint64
-	phase    tablev1.Phase
-	over     bool
 	joined   bool
 	answered map[uint64]bool
-	moves    int
 }
 
 func newSeatModel(table, player string, seed uint64) *seatModel {
-	return &seatModel{table: table, player: player, seat: -1, rng: cards.NewRNG(seed, 7),
-		answered: map[uint64]bool{}}
+	return &seatModel{m: wsclient.NewModel(table, player), rng: cards.NewRNG(seed, 7), answered: map[uint64]bool{}}
 }
 
-// observe applies one event the player received.
-func (m *seatModel) observe(ev *tablev1.Event) {
-	switch e := ev.GetEvent().(type) {
-	case *tablev1.Event_GameStarted:
-		m.japanese = e.GameStarted.GetSettings().GetGame() == lobbyv1.Game_GAME_JAPANESE
-		for _, sp := range e.GameStarted.GetSeats() {
-			if sp.GetPlayerId() == m.player {
-				m.seat = int(sp.GetSeat())
-			}
-		}
-	case *tablev1.Event_PlayerSeated:
-		if e.PlayerSeated.GetSeat().GetPlayerId() == m.player {
-			m.seat = int(e.PlayerSeated.GetSeat().GetSeat())
-		}
-	case *tablev1.Event_SeatTakenByBot:
-		if int(e.SeatTakenByBot.GetSeat()) == m.seat {
-			m.pending = false
-		}
-	case *tablev1.Event_HandStarted:
-		h := e.HandStarted
-		m.hand, m.faceUp, m.myFirst, m.trick = 0, 0, true, nil
-		m.cardsN, m.dealer, m.trump = int(h.GetCardsPerSeat()), int(h.GetDealerSeat()), cards.NoSuit
-		for i := range m.bids {
-			m.bids[i] = -1
-		}
-	case *tablev1.Event_Dealt:
-		if int(e.Dealt.GetSeat()) == m.seat {
-			m.hand |= domainCards(e.Dealt.GetCards())
-		}
-	case *tablev1.Event_TrumpTurned:
-		m.trump = domainSuit(e.TrumpTurned.GetTrump())
-	case *tablev1.Event_TrumpChosen:
-		m.trump = domainSuit(e.TrumpChosen.GetTrump())
-		m.pending = false
-	case *tablev1.Event_ColumnsDealt:
-		if int(e.ColumnsDealt.GetSeat()) == m.seat {
-			m.faceUp |= domainCards(e.ColumnsDealt.GetFaceUp())
-		}
-	case *tablev1.Event_ColumnCardRevealed:
-		if int(e.ColumnCardRevealed.GetSeat()) == m.seat {
-			m.hand = m.hand.With(domainCard(e.ColumnCardRevealed.GetCard()))
-		}
-	case *tablev1.Event_BidMade:
-		m.bids[e.BidMade.GetSeat()] = int(e.BidMade.GetTricks())
-		m.pending = false
-	case *tablev1.Event_CardPlayed:
-		p := e.CardPlayed
-		c := domainCard(p.GetCard())
-		m.trick = append(m.trick, trickCard{seat: int(p.GetSeat()), card: c,
-			action: p.GetDeclaration().GetAction(), suit: domainSuit(p.GetDeclaration().GetSuit())})
-		if int(p.GetSeat()) == m.seat {
-			m.hand, m.faceUp, m.myFirst = m.hand.Without(c), m.faceUp.Without(c), false
-		}
-		m.pending = false
-	case *tablev1.Event_TrickWon:
-		m.trick = nil
-	case *tablev1.Event_TimerStarted:
-		m.pending = int(e.TimerStarted.GetSeat()) == m.seat
-		m.turnSeq, m.phase = ev.GetSeq(), e.TimerStarted.GetPhase()
-	case *tablev1.Event_GameEnded:
-		m.over, m.pending = true, false
+func (sm *seatModel) observe(ev *tablev1.Event) {
+	sm.m.Apply(ev)
+	if ev.GetTimerStarted() != nil {
+		sm.turnSeq = ev.GetSeq()
 	}
 }
 
-// decide returns the frame of this player's move when it is its turn and
-// it has not answered this turn yet.
-func (m *seatModel) decide() map[string]any {
-	if !m.joined || !m.pending || m.answered[m.turnSeq] || m.over {
+// decide returns this player's move when it is its turn, the join's replay
+// is over and the turn has not been answered yet: a random legal move (low
+// bids, so that hands are made, missed and khishti'd alike).
+func (sm *seatModel) decide() *wire.ClientMsg {
+	if !sm.joined || !sm.m.MyTurn() || sm.answered[sm.turnSeq] {
 		return nil
 	}
-	m.answered[m.turnSeq] = true
-	// The key names the turn: a client that resends after a reconnect
-	// sends the same command, which the table applies once.
-	msg := map[string]any{"table": m.table, "cmd": fmt.Sprintf("turn-%d", m.turnSeq)}
-	switch m.phase {
-	case tablev1.Phase_PHASE_CHOOSE_TRUMP:
-		s := classic.ChooseTrumpFor(m.hand)
-		if m.japanese {
-			s = japanese.ChooseTrumpFor(m.hand)
+	legal := sm.m.Legal()
+	if len(legal) == 0 {
+		return nil
+	}
+	sm.answered[sm.turnSeq] = true
+	if sm.m.Phase == tablev1.Phase_PHASE_BID {
+		var low []wsclient.Move
+		for _, mv := range legal {
+			if mv.Tricks <= 3 {
+				low = append(low, mv)
+			}
 		}
-		msg["type"], msg["suit"] = "trump", suitWord(s)
-	case tablev1.Phase_PHASE_BID:
-		msg["type"], msg["tricks"] = "bid", m.chooseBid()
-	case tablev1.Phase_PHASE_PLAY:
-		m.choosePlay(msg)
+		if len(low) > 0 {
+			legal = low
+		}
+	}
+	mv := legal[sm.rng.IntN(len(legal))]
+	msg := &wire.ClientMsg{Table: sm.m.TableID, Cmd: "turn-" + strconv.FormatUint(sm.turnSeq, 10)}
+	switch mv.Kind {
+	case wsclient.MoveTrump:
+		msg.Type, msg.Suit = wire.TypeTrump, "none"
+		if mv.Suit.Valid() {
+			msg.Suit = mv.Suit.String()
+		}
+	case wsclient.MoveBid:
+		n := uint32(mv.Tricks)
+		msg.Type, msg.Tricks = wire.TypeBid, &n
+	case wsclient.MovePlay:
+		msg.Type, msg.Card, msg.Joker = wire.TypePlay, mv.Card.String(), mv.Joker
 	default:
 		return nil
 	}
-	m.moves++
 	return msg
 }
 
-func suitWord(s cards.Suit) string {
-	if s == cards.NoSuit {
-		return "none"
-	}
-	return s.String()
+// seen is a snapshot of what a player knows, for tests that pick moves by
+// hand.
+type seen struct {
+	seat   int
+	hand   cards.Set
+	faceUp cards.Set // Japanese: the player's face-up column cards
+	legal  cards.Set // the cards it may play now
 }
 
-// chooseBid bids low (so that hands are made, missed and khishti'd alike),
-// never the dealer's forbidden number.
-func (m *seatModel) chooseBid() int {
-	forbidden := -1
-	if m.seat == m.dealer {
-		rest := 0
-		for s, b := range m.bids {
-			if s != m.seat && b > 0 {
-				rest += b
+// model returns what the client's player knows of table now.
+func (c *client) model(table string) seen {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sm := c.models[table]
+	if sm == nil {
+		return seen{seat: -1}
+	}
+	v := seen{seat: sm.m.MySeat, hand: sm.m.Hand, legal: sm.m.Playable()}
+	if sm.m.MySeat >= 0 && sm.m.MySeat < len(sm.m.Columns) {
+		for _, card := range sm.m.Columns[sm.m.MySeat] {
+			if card.Valid() {
+				v.faceUp = v.faceUp.With(card)
 			}
 		}
-		forbidden = m.cardsN - rest
 	}
-	for {
-		b := m.rng.IntN(min(m.cardsN, 3) + 1)
-		if b != forbidden {
-			return b
-		}
-	}
+	return v
 }
 
-// legal is the set of cards the player may play now, by the follow rules
-// of rules.md as the player can apply them to what it sees.
-func (m *seatModel) legal() cards.Set {
-	avail := m.hand
-	if m.japanese && !m.myFirst {
-		avail |= m.faceUp
+func (c *client) seatModel(table string) *seatModel {
+	sm := c.models[table]
+	if sm == nil {
+		seed := uint64(len(c.name))*7919 + uint64(c.name[len(c.name)-1])
+		sm = newSeatModel(table, c.ses.Player.ID, seed)
+		c.models[table] = sm
 	}
-	if len(m.trick) == 0 {
-		return avail
-	}
-	lead := m.trick[0]
-	jokers := avail.Jokers()
-	if m.japanese {
-		if lead.card.IsJoker() {
-			if s := avail.OfSuit(lead.suit); s != 0 {
-				return s.Highest().Bit() | jokers
-			}
-			if lead.suit != m.trump {
-				if t := avail.OfSuit(m.trump); t != 0 {
-					return t | jokers
-				}
-			}
-			return avail
-		}
-		if s := avail.OfSuit(lead.card.Suit()); s != 0 {
-			return s | jokers
-		}
-		if t := avail.OfSuit(m.trump); t != 0 {
-			return t | jokers
-		}
-		return avail
-	}
-	led, highest := lead.card.Suit(), false
-	if lead.card.IsJoker() {
-		led, highest = lead.suit, lead.action == tablev1.JokerAction_JOKER_ACTION_HIGHEST
-	}
-	if of := avail.OfSuit(led); of != 0 {
-		if highest {
-			return jokers | of.Highest().Bit()
-		}
-		return jokers | of
-	}
-	if tr := avail.OfSuit(m.trump); tr != 0 {
-		return jokers | tr
-	}
-	return avail
-}
-
-// choosePlay fills msg with a random legal card (and a joker declaration).
-func (m *seatModel) choosePlay(msg map[string]any) {
-	set := m.legal()
-	cs := set.Cards()
-	if len(cs) == 0 {
-		// Nothing the player knows of is playable: send a card anyway so
-		// that the table's answer (a MoveRejected) shows the gap.
-		msg["type"], msg["card"] = "play", "AS"
-		return
-	}
-	c := cs[m.rng.IntN(len(cs))]
-	msg["type"], msg["card"] = "play", c.String()
-	if !c.IsJoker() {
-		return
-	}
-	suit := cards.Suits[m.rng.IntN(len(cards.Suits))].String()
-	switch {
-	case len(m.trick) > 0:
-		action := "take"
-		if !m.japanese && m.rng.IntN(3) == 0 {
-			action = "discard"
-		}
-		msg["joker"] = map[string]string{"action": action}
-	case m.japanese || m.rng.IntN(2) == 0:
-		msg["joker"] = map[string]string{"action": "highest", "suit": suit}
-	default:
-		msg["joker"] = map[string]string{"action": "give", "suit": suit}
-	}
+	return sm
 }
 
 // observe feeds an event frame to the table's model; c.mu is held. A move
 // the model decides on is written by the caller after the lock is released.
-func (c *client) observe(wc *wsConn, f *frame) map[string]any {
-	m := c.models[f.Table]
-	if m == nil {
-		m = newSeatModel(f.Table, c.ses.Player.ID, uint64(len(c.name))*7919+uint64(c.name[len(c.name)-1]))
-		c.models[f.Table] = m
-	}
-	m.observe(f.ev)
+func (c *client) observe(wc *wsConn, f *frame) *wire.ClientMsg {
+	sm := c.seatModel(f.Table)
+	sm.observe(f.ev)
 	if !c.auto[f.Table] || c.cur != wc {
 		return nil
 	}
-	return m.decide()
+	return sm.decide()
 }
 
-// wake marks table joined on the connection and returns a pending move.
-func (c *client) wake(wc *wsConn, table string) map[string]any {
-	m := c.models[table]
-	if m == nil {
-		m = newSeatModel(table, c.ses.Player.ID, uint64(len(c.name))*7919+uint64(c.name[len(c.name)-1]))
-		c.models[table] = m
-	}
-	m.joined = c.cur == wc
-	if !c.auto[table] || !m.joined {
+// wake marks table joined on the connection and returns a pending move;
+// c.mu is held.
+func (c *client) wake(wc *wsConn, table string) *wire.ClientMsg {
+	sm := c.seatModel(table)
+	sm.joined = c.cur == wc
+	if !c.auto[table] || !sm.joined {
 		return nil
 	}
-	return m.decide()
+	return sm.decide()
 }
 
 // autoPlay turns auto-play on or off for table; turning it on answers a
@@ -316,11 +176,11 @@ func (c *client) wake(wc *wsConn, table string) map[string]any {
 func (c *client) autoPlay(table string, on bool) {
 	c.mu.Lock()
 	c.auto[table] = on
-	var msg map[string]any
+	var msg *wire.ClientMsg
 	wc := c.cur
 	if on && wc != nil {
-		if m := c.models[table]; m != nil && m.joined {
-			msg = m.decide()
+		if sm := c.models[table]; sm != nil && sm.joined {
+			msg = sm.decide()
 		}
 	}
 	c.mu.Unlock()
@@ -330,7 +190,7 @@ func (c *client) autoPlay(table string, on bool) {
 // write sends a move decided by the model (from the reader goroutine, so
 // failures are reported with Errorf: Fatal may only stop the test's own
 // goroutine).
-func (c *client) write(wc *wsConn, msg map[string]any) {
+func (c *client) write(wc *wsConn, msg *wire.ClientMsg) {
 	if msg == nil || wc == nil {
 		return
 	}
@@ -340,7 +200,7 @@ func (c *client) write(wc *wsConn, msg map[string]any) {
 		return
 	}
 	c.mu.Lock()
-	c.sent = append(c.sent, sentCommand{Table: fmt.Sprint(msg["table"]), Key: fmt.Sprint(msg["cmd"]), Move: string(b)})
+	c.sent = append(c.sent, sentCommand{Table: msg.Table, Key: msg.Cmd, Move: string(b)})
 	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -364,18 +224,8 @@ func (c *client) commandsSent(table string) []string {
 	var out []string
 	for _, s := range c.sent {
 		if s.Table == table {
-			out = append(out, c.ses.Player.ID+"/"+s.Key)
+			out = append(out, wire.CommandID(c.ses.Player.ID, s.Key))
 		}
 	}
 	return out
-}
-
-// model returns a copy of the player's model of table.
-func (c *client) model(table string) seatModel {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if m := c.models[table]; m != nil {
-		return *m
-	}
-	return seatModel{seat: -1}
 }

@@ -264,7 +264,7 @@ func TestRefusals_ChangeNothingButAPrivateRejection(t *testing.T) {
 	// The declarer leads a legal card that is not a joker — one of a suit
 	// the follower holds along with other suits when there is one (the
 	// test sees both hands), so that the follow rule can be broken.
-	leads := (dm.legal() &^ dm.hand.Jokers()).Cards()
+	leads := (dm.legal &^ dm.hand.Jokers()).Cards()
 	lead := leads[0]
 	fh := o.model(tableID).hand &^ cards.Jokers
 	for _, c := range leads {
@@ -287,7 +287,7 @@ func TestRefusals_ChangeNothingButAPrivateRejection(t *testing.T) {
 	}
 	expectRefused(t, s, tableID, refusal{name: "first card from a column", from: o,
 		msg: playOf(om.faceUp), reasons: []tablev1.RejectReason{tablev1.RejectReason_REJECT_REASON_FIRST_CARD_FROM_HAND}})
-	if bad := (om.hand &^ om.legal() &^ om.hand.Jokers()).Cards(); len(bad) > 0 {
+	if bad := (om.hand &^ om.legal &^ om.hand.Jokers()).Cards(); len(bad) > 0 {
 		expectRefused(t, s, tableID, refusal{name: "follow rule", from: o,
 			msg: map[string]any{"type": "play", "card": bad[0].String()},
 			reasons: []tablev1.RejectReason{tablev1.RejectReason_REJECT_REASON_MUST_FOLLOW_SUIT,
@@ -331,7 +331,7 @@ func TestRefusals_ChangeNothingButAPrivateRejection(t *testing.T) {
 	// The follower now plays a legal card; then the declarer resigns to end
 	// the match, and the whole log is checked.
 	om = o.model(tableID)
-	follow := playOf(om.legal())
+	follow := playOf(om.legal)
 	follow["table"], follow["cmd"] = tableID, "follow"
 	o.send(follow)
 	o.awaitEvent(0, 10*time.Second, tableID, "the follower's card", func(ev *tablev1.Event) bool {

@@ -302,7 +302,7 @@ func serverMoves(log []logEntry) int {
 
 // unusedCard is a card the player certainly does not hold: a card of the
 // deck outside its own hand and face-up columns.
-func unusedCard(m seatModel) cards.Card {
+func unusedCard(m seen) cards.Card {
 	for c := cards.Card(0); c < cards.DeckSize; c++ {
 		if !m.hand.Has(c) && !m.faceUp.Has(c) && !c.IsJoker() {
 			return c
