@@ -15,7 +15,7 @@ import (
 )
 
 // ErrConfig is wrapped by every problem with the launcher's flags.
-var ErrConfig = errors.New("pulka-local: invalid configuration")
+var ErrConfig = errors.New("invalid configuration")
 
 // Config is what the launcher runs and how.
 type Config struct {

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 func main() { os.Exit(mainCode()) }
@@ -30,19 +32,29 @@ func mainCode() int {
 		return 1
 	}
 	cfg, err := parseConfig(os.Args[1:], exe, os.Stderr)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
+	if errors.Is(err, flag.ErrHelp) {
 		return 0
-	case err != nil:
-		fmt.Fprintf(os.Stderr, "%v\n", err)
-		return 2
 	}
-	if err := run(ctx, cfg, host{Env: os.Environ(), Out: os.Stdout, LookPath: exec.LookPath}); err != nil {
+	if err == nil {
+		// go-redis reports failed dials through a process-wide logger of
+		// its own; the launcher says what failed itself.
+		redis.SetLogger(quietRedis{})
+		err = run(ctx, cfg, host{Env: os.Environ(), Out: os.Stdout, LookPath: exec.LookPath})
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "pulka-local: %v\n", err)
+		if errors.Is(err, ErrConfig) {
+			return 2
+		}
 		return 1
 	}
 	return 0
 }
+
+// quietRedis discards go-redis' own log lines.
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}
 
 // host is what run needs from the process it runs in.
 type host struct {

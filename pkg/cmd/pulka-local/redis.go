@@ -17,7 +17,7 @@ import (
 )
 
 // ErrRedis means no Redis that can run Pulka could be started or reached.
-var ErrRedis = errors.New("pulka-local: redis")
+var ErrRedis = errors.New("redis")
 
 // installHint is how to get a real Redis on Debian.
 const installHint = "install redis-server (apt-get install redis-server)"
@@ -137,7 +137,6 @@ func probeRedis(ctx context.Context, rdb *redis.Client) error {
 	_, _ = rand.Read(tag[:])
 	base := "pulka-local:probe:{" + hex.EncodeToString(tag[:]) + "}:"
 	stream, hash, str, counter := base+"s", base+"h", base+"k", base+"n"
-	defer rdb.Del(context.WithoutCancel(ctx), stream, hash, str, counter)
 
 	step := func(what string, err error) error {
 		if err != nil {
@@ -155,6 +154,7 @@ func probeRedis(ctx context.Context, rdb *redis.Client) error {
 	if err := step("PING", rdb.Ping(ctx).Err()); err != nil {
 		return err
 	}
+	defer rdb.Del(context.WithoutCancel(ctx), stream, hash, str, counter)
 	first, err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, MaxLen: 1000, Approx: true, Values: []any{"f", "1"}}).Result()
 	if err := step("XADD MAXLEN ~", err); err != nil {
 		return err
