@@ -27,7 +27,9 @@ import (
 // timeout bounds the whole check; compose's own timeout is longer.
 const timeout = 2 * time.Second
 
-func main() { os.Exit(check(context.Background(), os.Args[1:], os.Getenv, os.Stderr)) }
+func main() {
+	os.Exit(check(context.Background(), os.Args[1:], os.Getenv, os.Stderr)) //nolint:forbidigo // main: the exit code is the check's result
+}
 
 // check asks the URL in args (or the default) and returns the exit code.
 func check(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) int {

@@ -62,7 +62,7 @@ func startRedis(ctx context.Context, cfg Config, hs host, con *console) (*redisH
 	case cfg.Redis != "":
 		h = &redisHandle{Addr: cfg.Redis, Kind: redisExisting, About: "yours (-redis)"}
 	case !cfg.EmbeddedRedis && lookErr == nil:
-		srv, err := redistest.Launch()
+		srv, err := redistest.Launch() //nolint:contextcheck // no context in its API; bounded by its own start timeout
 		if err != nil {
 			return nil, fmt.Errorf("%w: start redis-server: %w", ErrRedis, err)
 		}
@@ -255,8 +255,11 @@ return {id, cur[1], t[1]}`)
 		return err
 	}
 	time.Sleep(150 * time.Millisecond)
-	if err := rdb.Get(ctx, str).Err(); !errors.Is(err, redis.Nil) {
-		return fmt.Errorf("expiry: a key set with PX 50 ms still exists after 150 ms (%v)", err)
+	switch err := rdb.Get(ctx, str).Err(); {
+	case err == nil:
+		return errors.New("expiry: a key set with PX 50 ms still exists after 150 ms")
+	case !errors.Is(err, redis.Nil):
+		return fmt.Errorf("expiry: GET: %w", err)
 	}
 	return nil
 }

@@ -60,7 +60,7 @@ type supervisor struct {
 // newSupervisor runs binaries from binDir; capacity is the most children it
 // will start (the exits channel never blocks a child's goroutine).
 func newSupervisor(binDir string, env []string, con *console, capacity int) *supervisor {
-	return &supervisor{binDir: binDir, env: slices.Clip(env), con: con, exits: make(chan *child, capacity)}
+	return &supervisor{binDir: binDir, env: env, con: con, exits: make(chan *child, capacity)}
 }
 
 // start launches spec's binary. The child has its own process group, so a
@@ -74,7 +74,7 @@ func (s *supervisor) start(spec childSpec) (*child, error) {
 		return nil, fmt.Errorf("start %s: more children than the %d planned", spec.Name, cap(s.exits))
 	}
 	cmd := exec.Command(filepath.Join(s.binDir, spec.Binary))
-	cmd.Env = append(s.env, spec.Env...)
+	cmd.Env = slices.Concat(s.env, spec.Env)
 	cmd.SysProcAttr = childProcAttr()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
