@@ -87,6 +87,7 @@ type client struct {
 	// dropAfter, when set, is the table whose next acknowledged move drops
 	// the connection (the move is then queued at the table for sure).
 	dropAfter string
+	dropLead  bool // only after a move that leads a trick
 	dropFrom  int
 	dropped   chan struct{}
 }
@@ -103,6 +104,7 @@ type sentCommand struct {
 	Table string
 	Key   string // the cmd field (idempotency key)
 	Move  string // what it meant, for messages
+	Lead  bool   // a card leading a trick
 }
 
 func (s *stack) newClient(t testing.TB, name string, ses session) *client {
@@ -198,7 +200,7 @@ func (c *client) read(ctx context.Context, wc *wsConn) {
 // auto-play sent to the table being dropped; c.mu is held.
 func (c *client) ackIsMove(cmd string) bool {
 	for _, s := range c.sent[c.dropFrom:] {
-		if s.Table == c.dropAfter && c.ses.Player.ID+"/"+s.Key == cmd {
+		if s.Table == c.dropAfter && c.ses.Player.ID+"/"+s.Key == cmd && (s.Lead || !c.dropLead) {
 			return true
 		}
 	}
@@ -207,11 +209,12 @@ func (c *client) ackIsMove(cmd string) bool {
 
 // dropAfterNextMove makes the connection fail, without a close handshake,
 // as soon as the gateway acknowledges the client's next auto-played move
-// to table; the returned channel is closed then.
-func (c *client) dropAfterNextMove(table string) <-chan struct{} {
+// to table (with leadOnly, the next card that leads a trick); the returned
+// channel is closed then.
+func (c *client) dropAfterNextMove(table string, leadOnly bool) <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.dropAfter = table
+	c.dropAfter, c.dropLead = table, leadOnly
 	c.dropFrom = len(c.sent) // only moves sent from now on count
 	c.dropped = make(chan struct{})
 	return c.dropped

@@ -82,6 +82,10 @@ func TestClassic_FourPlayersPlayAStandardGameToTheEnd(t *testing.T) {
 	s.dumpOnFailure(t, &tableID)
 	sessions := []session{s.register(t), s.guest(t), s.register(t), s.guest(t)}
 	clients := seatPlayers(t, s, tableSpec{standard: true, moveTime: time.Minute, name: "e2e standard"}, sessions, &tableID)
+	// One player also follows the lobby: its frames are checked too.
+	from := clients[0].len()
+	clients[0].send(map[string]any{"type": "lobby", "watch": true})
+	clients[0].await(from, 10*time.Second, "the lobby view", func(f *frame) bool { return f.Type == "lobby_view" })
 	started := time.Now()
 	playToEnd(t, clients, tableID, 90*time.Second)
 	t.Logf("a standard game of four WebSocket players: %v", time.Since(started).Round(time.Millisecond))

@@ -56,6 +56,8 @@ type seatModel struct {
 	turnSeq  uint64
 	joined   bool
 	answered map[uint64]bool
+	// lead: the last move decided leads a trick.
+	lead bool
 }
 
 func newSeatModel(table, player string, seed uint64) *seatModel {
@@ -93,6 +95,7 @@ func (sm *seatModel) decide() *wire.ClientMsg {
 		}
 	}
 	mv := legal[sm.rng.IntN(len(legal))]
+	sm.lead = mv.Kind == wsclient.MovePlay && len(sm.m.Trick) == 0
 	msg := &wire.ClientMsg{Table: sm.m.TableID, Cmd: "turn-" + strconv.FormatUint(sm.turnSeq, 10)}
 	switch mv.Kind {
 	case wsclient.MoveTrump:
@@ -200,7 +203,7 @@ func (c *client) write(wc *wsConn, msg *wire.ClientMsg) {
 		return
 	}
 	c.mu.Lock()
-	c.sent = append(c.sent, sentCommand{Table: msg.Table, Key: msg.Cmd, Move: string(b)})
+	c.sent = append(c.sent, sentCommand{Table: msg.Table, Key: msg.Cmd, Move: string(b), Lead: c.seatModel(msg.Table).lead})
 	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -8,9 +8,10 @@ import (
 )
 
 // dropMidHand lets c auto-play until `cards` cards of hand `hand` are on the
-// table, then drops its connection right after its next move is queued.
-// It returns the id of the last event c received.
-func dropMidHand(t *testing.T, c *client, tableID string, hand uint32, cards int) string {
+// table, then drops its connection right after its next move (with
+// leadOnly, its next lead) is queued. It returns the id of the last event
+// c received.
+func dropMidHand(t *testing.T, c *client, tableID string, hand uint32, cards int, leadOnly bool) string {
 	t.Helper()
 	hs := c.awaitEvent(0, 30*time.Second, tableID, "the hand to drop in", func(ev *tablev1.Event) bool {
 		return ev.GetHandStarted() != nil && ev.GetHandStarted().GetHandIndex() == hand
@@ -23,7 +24,7 @@ func dropMidHand(t *testing.T, c *client, tableID string, hand uint32, cards int
 		return n >= cards
 	})
 	select {
-	case <-c.dropAfterNextMove(tableID):
+	case <-c.dropAfterNextMove(tableID, leadOnly):
 	case <-time.After(30 * time.Second):
 		t.Fatalf("%s made no move to drop after", c.name)
 	}
@@ -80,7 +81,8 @@ func TestReconnect_ResumingWithTheLastEventIDGivesExactlyTheMissedEvents(t *test
 	ca.autoPlay(tableID, true)
 	cb.autoPlay(tableID, true)
 
-	lastID := dropMidHand(t, ca, tableID, 1, 6)
+	// After a lead, the three others play before it is the player's turn again.
+	lastID := dropMidHand(t, ca, tableID, 1, 6, true)
 	var log []logEntry
 	eventually(t, 20*time.Second, "the table to wait for the dropped player", func() bool {
 		log = mustReadLog(t, s.rdb, tableID)
@@ -166,7 +168,7 @@ func TestGrace_ClassicSeatGoesToABotAndTheGameGoesOn(t *testing.T) {
 	ca.join(tableID, "")
 	s.fillWithBots(t, a, tableID)
 	ca.autoPlay(tableID, true)
-	dropMidHand(t, ca, tableID, 0, 5)
+	dropMidHand(t, ca, tableID, 0, 5, false)
 
 	var log []logEntry
 	eventually(t, 60*time.Second, "the game to end without the player", func() bool {
@@ -223,7 +225,7 @@ func TestGrace_JapanesePlayerWhoStaysAwayLosesTheMatch(t *testing.T) {
 	for _, c := range clients {
 		c.autoPlay(tableID, true)
 	}
-	dropMidHand(t, clients[0], tableID, 0, 7)
+	dropMidHand(t, clients[0], tableID, 0, 7, false)
 	end := clients[1].awaitEvent(0, 30*time.Second, tableID, "the end of the match", gameEnded)
 	ge := end.ev.GetGameEnded()
 	if ge.GetReason() != tablev1.GameEndReason_GAME_END_REASON_FORFEITED {

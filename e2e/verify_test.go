@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
@@ -60,6 +62,15 @@ func verifyGame(t *testing.T, s *stack, tableID string, clients []*client) *fini
 		t.Fatal(err)
 	}
 	g := &finished{table: tableID, gameID: log[0].Ev.GetGameId(), log: log, rec: rec, res: res, hands: hands}
+	// The seed decides every deal: no frame may carry it.
+	seed := []byte(strconv.FormatUint(start.GetSeed(), 10))
+	for _, c := range clients {
+		for _, f := range c.snapshot() {
+			if bytes.Contains(f.Raw, seed) {
+				t.Errorf("%s frame #%d carries the table's seed: %s", c.name, f.N, f)
+			}
+		}
+	}
 	framesChecked := 0
 	for _, c := range clients {
 		n, problems := checkFrames(c, tableID, log, hands)
