@@ -121,9 +121,12 @@ func (c *client) connect() {
 	ctx, cancel := context.WithCancel(context.Background())
 	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer dcancel()
-	ws, _, err := websocket.Dial(dctx, "ws"+strings.TrimPrefix(c.s.base, "http")+"/ws", &websocket.DialOptions{
+	ws, resp, err := websocket.Dial(dctx, "ws"+strings.TrimPrefix(c.s.base, "http")+"/ws", &websocket.DialOptions{
 		HTTPHeader: http.Header{"Authorization": {"Bearer " + c.ses.Token}},
 	})
+	if resp != nil && resp.Body != nil {
+		_ = resp.Body.Close()
+	}
 	if err != nil {
 		cancel()
 		c.t.Fatalf("%s: dial: %v", c.name, err)
@@ -192,7 +195,7 @@ func (c *client) read(ctx context.Context, wc *wsConn) {
 			close(c.dropped)
 			continue
 		}
-		c.write(wc, move)
+		c.write(ctx, wc, move)
 	}
 }
 

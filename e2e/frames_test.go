@@ -207,20 +207,22 @@ func checkFrames(c *client, tableID string, log []logEntry, hands []handTruth) (
 		switch e := f.ev.GetEvent().(type) {
 		case *tablev1.Event_Dealt:
 			got := domainCards(e.Dealt.GetCards())
-			if !ownSeat(e.Dealt.GetSeat()) {
+			switch {
+			case !ownSeat(e.Dealt.GetSeat()):
 				fail(f, "cards dealt to seat %d reached %s (seats %v)", e.Dealt.GetSeat(), player, mySeats)
-			} else if ht == nil || got&^ht.private[e.Dealt.GetSeat()] != 0 {
+			case ht == nil || got&^ht.private[e.Dealt.GetSeat()] != 0:
 				fail(f, "dealt cards %v are not the pure replay's deal", got)
-			} else {
+			default:
 				own |= got
 			}
 		case *tablev1.Event_ColumnCardRevealed:
 			card := domainCard(e.ColumnCardRevealed.GetCard())
-			if !ownSeat(e.ColumnCardRevealed.GetSeat()) {
+			switch {
+			case !ownSeat(e.ColumnCardRevealed.GetSeat()):
 				fail(f, "a face-down card of seat %d reached %s", e.ColumnCardRevealed.GetSeat(), player)
-			} else if ht == nil || !ht.private[e.ColumnCardRevealed.GetSeat()].Has(card) {
+			case ht == nil || !ht.private[e.ColumnCardRevealed.GetSeat()].Has(card):
 				fail(f, "revealed card %v is not the pure replay's", card)
-			} else {
+			default:
 				own = own.With(card)
 			}
 		case *tablev1.Event_TrumpTurned:

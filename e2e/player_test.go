@@ -187,13 +187,13 @@ func (c *client) autoPlay(table string, on bool) {
 		}
 	}
 	c.mu.Unlock()
-	c.write(wc, msg)
+	c.write(context.Background(), wc, msg)
 }
 
 // write sends a move decided by the model (from the reader goroutine, so
 // failures are reported with Errorf: Fatal may only stop the test's own
 // goroutine).
-func (c *client) write(wc *wsConn, msg *wire.ClientMsg) {
+func (c *client) write(ctx context.Context, wc *wsConn, msg *wire.ClientMsg) {
 	if msg == nil || wc == nil {
 		return
 	}
@@ -205,7 +205,7 @@ func (c *client) write(wc *wsConn, msg *wire.ClientMsg) {
 	c.mu.Lock()
 	c.sent = append(c.sent, sentCommand{Table: msg.Table, Key: msg.Cmd, Move: string(b), Lead: c.seatModel(msg.Table).lead})
 	c.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := wc.ws.Write(ctx, websocket.MessageText, b); err != nil {
 		// The connection may be closing under a test's disconnect: the

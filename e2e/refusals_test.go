@@ -273,7 +273,6 @@ func TestRefusals_ChangeNothingButAPrivateRejection(t *testing.T) {
 			break
 		}
 	}
-	from = d.len()
 	d.send(map[string]any{"type": "play", "table": tableID, "card": lead.String(), "cmd": "lead"})
 	o.awaitEvent(0, 10*time.Second, tableID, "the lead", func(ev *tablev1.Event) bool {
 		return ev.GetCardPlayed() != nil && domainCard(ev.GetCardPlayed().GetCard()) == lead

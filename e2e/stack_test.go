@@ -70,7 +70,7 @@ const (
 	heartbeatTTL   = time.Second
 )
 
-// binaries is what TestMain built: one file per service.
+// binDir is where TestMain built the service binaries (one file each).
 var binDir string
 
 // shared is the stack most tests use; TestMain starts it before the tests
@@ -401,6 +401,7 @@ func (s *stack) dumpOnFailure(t *testing.T, tables ...*string) {
 func waitReady(svc *service, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	hc := &http.Client{Timeout: time.Second}
+	var last string
 	for {
 		select {
 		case <-svc.exited:
@@ -413,9 +414,12 @@ func waitReady(svc *service, timeout time.Duration) error {
 			if resp.StatusCode == http.StatusOK {
 				return nil
 			}
+			last = resp.Status
+		} else {
+			last = err.Error()
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready after %v (last: %v)\n%s", svc.name, timeout, err, svc.logTail(30))
+			return fmt.Errorf("%s not ready after %v (last: %s)\n%s", svc.name, timeout, last, svc.logTail(30))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
