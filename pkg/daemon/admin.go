@@ -21,6 +21,10 @@ const CheckTimeout = 800 * time.Millisecond
 // ErrDraining is the readiness failure of a daemon that is shutting down.
 var ErrDraining = errors.New("daemon: shutting down")
 
+// ErrStarting is the readiness failure of a service that has not yet called
+// Daemon.Started.
+var ErrStarting = errors.New("daemon: starting")
+
 // status is the JSON body of /healthz and /readyz.
 type status struct {
 	Status string            `json:"status"`
@@ -55,6 +59,10 @@ func (r *readiness) check(ctx context.Context) checkResult {
 	checks := append([]namedCheck(nil), r.checks...)
 	r.mu.Unlock()
 	res := checkResult{failed: map[string]error{}}
+	if !r.started.Load() {
+		res.names = append(res.names, "started")
+		res.failed["started"] = ErrStarting
+	}
 	if r.draining.Load() {
 		res.names = append(res.names, "shutdown")
 		res.failed["shutdown"] = ErrDraining

@@ -86,6 +86,13 @@ func (d *Daemon) OnShutdown(name string, fn func(context.Context) error) {
 	d.hooks = append(d.hooks, hook{name, fn})
 }
 
+// Started tells the daemon the service has finished starting: its
+// listeners are open and its readiness checks registered. Until then
+// /readyz answers 503 "starting", so nothing that waits for readiness (a
+// load balancer, the local launcher, a test) reaches a port that is not yet
+// open or a service whose own checks do not exist yet.
+func (d *Daemon) Started() { d.ready.started.Store(true) }
+
 // AddReadyCheck registers a check /readyz runs; the service is ready only
 // while every check returns nil. Checks must be quick and honour ctx (each
 // gets CheckTimeout).
@@ -311,6 +318,7 @@ func newRedis(cfg Base) redis.UniversalClient {
 type readiness struct {
 	mu       sync.Mutex
 	checks   []namedCheck
+	started  atomic.Bool
 	draining atomic.Bool
 }
 

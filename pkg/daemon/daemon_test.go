@@ -59,6 +59,7 @@ func start(t *testing.T, cfg daemon.Base, run daemon.RunFunc) *started {
 	go func() {
 		s.done <- daemon.Run(ctx, daemon.Options{Name: "test", Config: cfg, LogWriter: s.logs},
 			func(ctx context.Context, d *daemon.Daemon) error {
+				d.Started()
 				got <- d
 				return run(ctx, d)
 			})
@@ -365,4 +366,38 @@ func TestMetrics_ServesRedisPoolAndServiceMetrics(t *testing.T) {
 		text, _ := get(t, s.d.AdminAddr(), "/metrics").body["text"].(string)
 		return strings.Contains(text, "pulka_redis_pool_connections") && strings.Contains(text, "pulka_test_things_total")
 	})
+}
+
+// A service is not ready before it says it has started, whatever its checks
+// say: the launcher once reached the gateway's port before it was open.
+func TestReadyz_NotReadyUntilTheServiceHasStarted(t *testing.T) {
+	srv := redistest.Start(t)
+	proceed := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := make(chan *daemon.Daemon, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- daemon.Run(ctx, daemon.Options{Name: "slow", Config: baseFor(srv), LogWriter: io.Discard},
+			func(ctx context.Context, d *daemon.Daemon) error {
+				got <- d
+				<-proceed
+				d.Started()
+				<-ctx.Done()
+				return nil
+			})
+	}()
+	d := <-got
+	if p := get(t, d.AdminAddr(), "/readyz"); p.code != http.StatusServiceUnavailable {
+		t.Fatalf("before Started: /readyz %d %v, want 503", p.code, p.body)
+	}
+	if err := d.Ready(context.Background()); !errors.Is(err, daemon.ErrStarting) {
+		t.Fatalf("before Started: Ready() = %v, want ErrStarting", err)
+	}
+	close(proceed)
+	eventually(t, "ready after Started", func() bool { return get(t, d.AdminAddr(), "/readyz").code == http.StatusOK })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }

@@ -253,6 +253,7 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(d.Logger.Handler(), slog.LevelWarn)}
 	d.Logger.Info("gateway listening", "addr", ln.Addr().String(), "instance", instance)
+	d.Started() // the port is open: /readyz may now say so
 
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()

@@ -83,5 +83,6 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 		return err
 	}
 	d.AddReadyCheck("lobby", s.Ready)
+	d.Started()
 	return s.Run(ctx)
 }

@@ -39,6 +39,7 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 		}
 		return nil
 	})
+	d.Started()
 	// Redis may still be starting (docker-compose, a rolling restart):
 	// keep trying to join the group instead of crash-looping.
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {

@@ -142,5 +142,6 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 		return err
 	}
 	d.AddReadyCheck("table-runner", r.Ready)
+	d.Started()
 	return r.Run(ctx)
 }
