@@ -29,7 +29,11 @@ demo: build ## Play one classic game of four bots in the terminal and print its 
 
 .PHONY: test
 test: check-generated test-deps web-test ## Run every test: Go (with -race) in every module, a short fuzz of every fuzz target, the web client's.
-	@for m in $(MODULES); do echo "==> go test -race $$m"; (cd $$m && $(GO) test -race -count=1 ./...); done
+	@failed=""; for m in $(MODULES) deploy/docker/healthcheck; do \
+		echo "==> go test -race $$m"; \
+		(cd $$m && GOWORK=$$( [ $$m = deploy/docker/healthcheck ] && echo off || echo "$(ROOT)/go.work" ) $(GO) test -race -count=1 ./...) || failed="$$failed $$m"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "FAILED modules:$$failed" >&2; exit 1; fi
 	@FUZZTIME=$(FUZZTIME) scripts/fuzz-smoke.sh $(MODULES)
 
 .PHONY: test-deps
