@@ -1,0 +1,164 @@
+// Scripted players over the gateway's real HTTP API and WebSocket, from
+// Node: guest sessions, a table, and four seats whose every bid and card
+// the test chooses. Frames are read as raw protobuf JSON here, not with the
+// client's decoder, so that the screen is checked against the server alone.
+
+import { BASE_URL } from './harness';
+import type { RawSheet } from './sheet';
+
+export interface Guest {
+  token: string;
+  id: string;
+  name: string;
+}
+
+async function api<T>(method: string, path: string, token: string | null, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const res = await fetch(BASE_URL + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path}: ${String(res.status)} ${text}`);
+  return (text ? JSON.parse(text) : {}) as T;
+}
+
+export async function newGuest(): Promise<Guest> {
+  const s = await api<{ token: string; player: { id: string; name: string } }>('POST', '/api/v1/session/guest', null, {});
+  return { token: s.token, id: s.player.id, name: s.player.name };
+}
+
+/** TableSettings as protobuf JSON (pulka.lobby.v1). */
+export type RawSettings = Record<string, unknown>;
+
+export async function createTable(host: Guest, name: string, settings: RawSettings, password = ''): Promise<string> {
+  const d = await api<{ table_id: string }>('POST', '/api/v1/tables', host.token, { name, settings, password, sit_down: true });
+  return d.table_id;
+}
+
+export async function sit(g: Guest, table: string, seat: number, password = ''): Promise<void> {
+  await api('POST', `/api/v1/tables/${encodeURIComponent(table)}/sit`, g.token, { seat, password });
+}
+
+export async function tableStatus(g: Guest, table: string): Promise<string> {
+  const d = await api<{ status?: string }>('GET', `/api/v1/tables/${encodeURIComponent(table)}`, g.token);
+  return d.status ?? '';
+}
+
+/** A table event as the gateway sends it: the oneof case is the one key besides the envelope's. */
+export type RawEvent = Record<string, unknown> & {
+  seq?: string;
+  visibility?: { audience?: string; seat?: number };
+};
+
+const ENVELOPE = new Set(['seq', 'table_id', 'game_id', 'occurred_at', 'visibility', 'caused_by']);
+
+export function kindOf(ev: RawEvent): string {
+  return Object.keys(ev).find((k) => !ENVELOPE.has(k)) ?? '';
+}
+
+export function body(ev: RawEvent): Record<string, unknown> {
+  const b = ev[kindOf(ev)];
+  return typeof b === 'object' && b !== null ? (b as Record<string, unknown>) : {};
+}
+
+interface Waiter {
+  check: () => boolean;
+  resolve: () => void;
+}
+
+/** One player's WebSocket, following one table. */
+export class WsSeat {
+  readonly events: RawEvent[] = [];
+  sheet: { version: number; sheet: RawSheet } | null = null;
+  readonly errors: string[] = [];
+  private readonly ws: WebSocket;
+  private waiters: Waiter[] = [];
+  private joined = false;
+  private refs = 0;
+
+  private constructor(
+    readonly guest: Guest,
+    readonly table: string,
+  ) {
+    this.ws = new WebSocket(BASE_URL.replace(/^http/, 'ws') + '/ws');
+    this.ws.onopen = () => {
+      this.send({ type: 'hello', token: guest.token });
+      this.send({ type: 'join', table, ref: 'join' });
+    };
+    this.ws.onmessage = (e: MessageEvent) => this.onFrame(String(e.data));
+    this.ws.onclose = (e: CloseEvent) => this.errors.push(`socket closed ${String(e.code)}`);
+  }
+
+  static async open(guest: Guest, table: string): Promise<WsSeat> {
+    const s = new WsSeat(guest, table);
+    await s.until(() => s.joined, 'joined');
+    return s;
+  }
+
+  close(): void {
+    this.ws.onclose = null;
+    this.ws.close(1000);
+  }
+
+  send(frame: Record<string, unknown>): void {
+    this.ws.send(JSON.stringify(frame));
+  }
+
+  /** A table command with its own idempotency key. */
+  command(frame: Record<string, unknown>): void {
+    this.send({ ...frame, table: this.table, cmd: `e2e-${String(++this.refs)}-${String(Date.now())}` });
+  }
+
+  private onFrame(text: string): void {
+    const f = JSON.parse(text) as { type?: string; event?: RawEvent; update?: { version?: string; sheet?: RawSheet }; code?: string; message?: string; ref?: string };
+    switch (f.type) {
+      case 'joined':
+        this.joined = true;
+        break;
+      case 'event':
+        if (f.event) this.events.push(f.event);
+        break;
+      case 'sheet': {
+        const v = Number(f.update?.version ?? 0);
+        if (!this.sheet || v > this.sheet.version) this.sheet = { version: v, sheet: f.update?.sheet ?? {} };
+        break;
+      }
+      case 'error':
+        this.errors.push(`${f.code ?? ''}: ${f.message ?? ''}`);
+        break;
+    }
+    this.waiters = this.waiters.filter((w) => {
+      if (!w.check()) return true;
+      w.resolve();
+      return false;
+    });
+  }
+
+  /** Resolves once cond holds (checked now and after every frame). */
+  async until(cond: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+    if (cond()) return;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w.check !== cond);
+        const refused = this.events.filter((e) => kindOf(e) === 'move_rejected').map((e) => JSON.stringify(body(e)));
+        reject(new Error(`waited ${String(timeoutMs)} ms for ${what}; errors ${JSON.stringify(this.errors)}; refusals ${JSON.stringify(refused)}`));
+      }, timeoutMs);
+      this.waiters.push({
+        check: cond,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      });
+    });
+  }
+
+  /** The events of hand h so far (from its HandStarted on). */
+  handEvents(h: number): RawEvent[] {
+    const start = this.events.findIndex((e) => kindOf(e) === 'hand_started' && Number(body(e).hand_index ?? 0) === h);
+    if (start < 0) return [];
+    const rest = this.events.slice(start + 1);
+    const next = rest.findIndex((e) => kindOf(e) === 'hand_started');
+    return [this.events[start] as RawEvent, ...(next < 0 ? rest : rest.slice(0, next))];
+  }
+}
