@@ -75,7 +75,9 @@ function installProbe(): void {
   const watch = new MutationObserver(() => {
     const r = document.querySelector('[data-testid="rejection"]');
     if (r?.textContent && probe.rejections[probe.rejections.length - 1] !== r.textContent) probe.rejections.push(r.textContent);
-    if (probe.lobbyListedAt < 0 && document.querySelector('[data-testid="table-list"] li')) probe.lobbyListedAt = performance.now();
+    if (probe.lobbyListedAt < 0 && document.querySelector('[data-testid="table-list"] li')) {
+      probe.lobbyListedAt = performance.mark('pulka:lobby-listed').startTime;
+    }
   });
   watch.observe(document, { subtree: true, childList: true });
 

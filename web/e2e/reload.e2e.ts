@@ -22,7 +22,7 @@ const DIR = 'reload';
 async function position(page: Page) {
   return page.evaluate(() => {
     const q = (id: string) => document.querySelector(`[data-testid="${id}"]`);
-    const text = (id: string) => q(id)?.textContent?.trim() ?? null;
+    const text = (id: string) => q(id)?.textContent.trim() ?? null;
     return {
       hand: text('hand-info'),
       trump: q('trump')?.getAttribute('aria-label') ?? null,

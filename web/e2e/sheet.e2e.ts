@@ -95,23 +95,22 @@ async function playHand(seats: WsSeat[], h: number, needs: { khishti: boolean })
     const t = TRUMP_CHOICES[h % TRUMP_CHOICES.length] ?? 'none';
     chooser.command({ type: 'trump', suit: t });
   }
-  let trump: Trump | null = null;
-  await p0.until(() => {
+  const trumpOf = () => {
     const e = p0.handEvents(h).find((x) => kindOf(x) === 'trump_chosen' || kindOf(x) === 'trump_turned');
-    if (!e) return false;
-    trump = parseWireSuit(body(e).trump);
-    return trump !== null;
-  }, `the trump of hand ${String(h + 1)}`);
+    return e ? parseWireSuit(body(e).trump) : null;
+  };
+  await p0.until(() => trumpOf() !== null, `the trump of hand ${String(h + 1)}`);
+  const trump: Trump = trumpOf() ?? 'none';
   const hands: Card[][] = [];
   for (const [i, s] of seats.entries()) {
     await s.until(() => cardsOf(s.handEvents(h), i).length === cards, `seat ${String(i)}'s ${String(cards)} cards`);
     hands.push(cardsOf(s.handEvents(h), i));
   }
-  let plan = planHand(hands, trump ?? 'none', first, STYLES);
+  let plan = planHand(hands, trump, first, STYLES);
   // Until the sheet has a khishti, look for a way of playing in which some
   // seat takes nothing (it then bids 1).
   for (let mask = 0; needs.khishti && emptySeat(plan) === null && mask < 16; mask++) {
-    plan = planHand(hands, trump ?? 'none', first, STYLES.map((_, i) => ((mask >> i) & 1 ? 'high' : 'low')));
+    plan = planHand(hands, trump, first, STYLES.map((_, i) => ((mask >> i) & 1 ? 'high' : 'low')));
   }
   const khishtiSeat = needs.khishti ? emptySeat(plan) : null;
   if (khishtiSeat !== null) needs.khishti = false;
@@ -141,7 +140,6 @@ async function playHand(seats: WsSeat[], h: number, needs: { khishti: boolean })
 test('the sheet screen shows the server’s numbers, colours, strikes, premia, moshla and /100 totals for a scripted game', async () => {
   const guests = await Promise.all([newGuest(), newGuest(), newGuest(), newGuest()]);
   const [host] = guests;
-  if (!host) throw new Error('no guests');
   const table = await createTable(host, 'Scripted sheet', {
     game: 'GAME_CLASSIC',
     classic_variant: 'CLASSIC_VARIANT_NINES',

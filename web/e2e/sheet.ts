@@ -70,7 +70,7 @@ export async function readScreenSheet(page: Page, root: string): Promise<ScreenS
       let out = '';
       for (const c of Array.from(e.childNodes)) {
         if (c.nodeType === Node.TEXT_NODE) out += c.textContent ?? '';
-        else if (c instanceof HTMLElement && c.tagName === 'S') out += c.textContent ?? '';
+        else if (c instanceof HTMLElement && c.tagName === 'S') out += c.textContent;
       }
       return out.trim();
     };
@@ -94,8 +94,8 @@ export async function readScreenSheet(page: Page, root: string): Promise<ScreenS
     for (const td of Array.from(el.querySelectorAll('td[data-testid^="sheet-sigma-"]'))) {
       const extra = td.querySelector('.extra');
       out.sigma[id(td).slice('sheet-sigma-'.length)] = {
-        total: td.querySelector('.total')?.textContent?.trim() ?? '',
-        extra: extra?.textContent?.trim() ?? '',
+        total: td.querySelector('.total')?.textContent.trim() ?? '',
+        extra: extra?.textContent.trim() ?? '',
         extraKind: extra ? (extra.classList.contains('premia') ? 'premia' : extra.classList.contains('moshla') ? 'moshla' : '?') : '',
         extraColor: color(extra),
       };

@@ -1,0 +1,91 @@
+// Time to a playable lobby on localhost: from the navigation's start to the
+// lobby listing its first table (the performance mark the test-only probe
+// sets when the list appears), five times with an empty cache (a new
+// browser context each) and five reloads with a warm one. The medians go to
+// out/lobby-times.json and docs/benchmarks.md.
+
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { launch, median, newContext, saveJSON, shoot } from './harness';
+import { createTable, newGuest } from './scripted';
+
+let browser: Browser;
+beforeAll(async () => {
+  browser = await launch();
+});
+afterAll(async () => {
+  await browser.close();
+});
+
+interface Load {
+  listed: number;
+  responseEnd: number;
+  domContentLoaded: number;
+  load: number;
+}
+
+async function timeLobby(page: Page, go: () => Promise<unknown>): Promise<Load> {
+  await go();
+  await page.waitForFunction(() => performance.getEntriesByName('pulka:lobby-listed').length > 0, null, { timeout: 20_000 });
+  await page.waitForFunction(() => document.readyState === 'complete');
+  return page.evaluate(() => {
+    const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
+    return {
+      listed: performance.getEntriesByName('pulka:lobby-listed')[0]?.startTime ?? -1,
+      responseEnd: nav.responseEnd,
+      domContentLoaded: nav.domContentLoadedEventEnd,
+      load: nav.loadEventEnd,
+    };
+  });
+}
+
+function medians(loads: Load[]) {
+  const r = (x: number) => Math.round(x * 10) / 10;
+  return {
+    runs: loads.length,
+    listedMs: r(median(loads.map((l) => l.listed))),
+    responseEndMs: r(median(loads.map((l) => l.responseEnd))),
+    domContentLoadedMs: r(median(loads.map((l) => l.domContentLoaded))),
+    loadMs: r(median(loads.map((l) => l.load))),
+    listedEachMs: loads.map((l) => r(l.listed)),
+  };
+}
+
+test('time from navigation start to a lobby listing tables (median of 5, cold and warm cache)', async () => {
+  // A waiting public table, so the lobby has something to list.
+  const host = await newGuest();
+  const tableId = await createTable(host, 'Measured', {
+    game: 'GAME_CLASSIC',
+    classic_variant: 'CLASSIC_VARIANT_STANDARD',
+    khishti: 'KHISHTI_PENALTY_200',
+    premia: true,
+    moshla: true,
+    rest_docked: true,
+    visibility: 'TABLE_VISIBILITY_PUBLIC',
+    stake: { free: {} },
+  });
+  const viewer = await newGuest();
+
+  const cold: Load[] = [];
+  for (let i = 0; i < 5; i++) {
+    const ctx = await newContext(browser, { token: viewer.token });
+    const page = await ctx.newPage();
+    cold.push(await timeLobby(page, () => page.goto('/')));
+    expect(await page.getByTestId(`table-${tableId}`).count()).toBe(1);
+    await ctx.close();
+  }
+  const warm: Load[] = [];
+  const ctx = await newContext(browser, { token: viewer.token });
+  const page = await ctx.newPage();
+  await timeLobby(page, () => page.goto('/'));
+  for (let i = 0; i < 5; i++) warm.push(await timeLobby(page, () => page.reload()));
+  await shoot(page, 'lobby', '07-lobby-list');
+  await ctx.close();
+
+  const result = { coldCache: medians(cold), warmCache: medians(warm) };
+  console.log('lobby: navigation start to the list of tables', JSON.stringify(result));
+  saveJSON('lobby-times.json', result);
+  // On localhost the lobby must be usable well within a second or two.
+  expect(result.coldCache.listedMs).toBeLessThan(3000);
+  expect(result.warmCache.listedMs).toBeLessThan(3000);
+});
