@@ -20,20 +20,16 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/pulka/pulka/pkg/daemon"
 	"github.com/pulka/pulka/pkg/redistest"
 )
 
 // The services' own configuration packages are internal to their modules,
-// so the environment variables the stack sets are spelled here; a typo
-// makes a service refuse to start or ignore the value, and the tests that
-// depend on short timers then fail on their timings.
+// so the environment variables the stack sets besides pkg/daemon's are
+// spelled here;
+// TestStack_EverySettingIsOneTheServiceReads checks them against each
+// binary's -help.
 const (
-	envRedisAddr       = "PULKA_REDIS_ADDR"
-	envAdminAddr       = "PULKA_ADMIN_ADDR"
-	envLogLevel        = "LOG_LEVEL"
-	envShutdownTimeout = "PULKA_SHUTDOWN_TIMEOUT"
-	envDrainDelay      = "PULKA_DRAIN_DELAY"
-
 	envGatewayAddr   = "PULKA_GATEWAY_ADDR"
 	envSessionSecret = "PULKA_SESSION_SECRET"
 	envInstance      = "PULKA_INSTANCE"
@@ -146,6 +142,8 @@ func buildServices() (dir string, cleanup func(), err error) {
 // service is one running service process.
 type service struct {
 	name    string
+	binary  string
+	env     []string // the service's own settings (NAME=value) the stack gave
 	admin   string
 	logPath string
 	cmd     *exec.Cmd
@@ -303,6 +301,8 @@ func (s *stack) start(name, binary string, env ...string) (*service, error) {
 	}
 	svc := &service{
 		name:    name,
+		binary:  binary,
+		env:     env,
 		admin:   net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 		logPath: filepath.Join(s.dir, name+".log"),
 		exited:  make(chan struct{}),
@@ -313,11 +313,11 @@ func (s *stack) start(name, binary string, env ...string) (*service, error) {
 	}
 	svc.cmd = exec.Command(filepath.Join(binDir, binary))
 	svc.cmd.Env = append(os.Environ(),
-		envRedisAddr+"="+s.redis.Addr(),
-		envAdminAddr+"="+svc.admin,
-		envLogLevel+"=info",
-		envShutdownTimeout+"=8s",
-		envDrainDelay+"=0s",
+		daemon.EnvRedisAddr+"="+s.redis.Addr(),
+		daemon.EnvAdminAddr+"="+svc.admin,
+		daemon.EnvLogLevel+"=info",
+		daemon.EnvShutdownTimeout+"=8s",
+		daemon.EnvDrainDelay+"=0s",
 	)
 	svc.cmd.Env = append(svc.cmd.Env, env...)
 	svc.cmd.Stdout, svc.cmd.Stderr = logFile, logFile
@@ -464,5 +464,27 @@ func eventually(t testing.TB, timeout time.Duration, what string, cond func() bo
 			t.Fatalf("%s: %v after %v", what, errTimeout, timeout)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestStack_EverySettingIsOneTheServiceReads: each environment variable the
+// stack gives a service is one that service's -help names, so a typo (or a
+// renamed setting) fails here instead of silently leaving a default — a
+// one-minute move timer, say — under the tests. The session secret is
+// read from the environment only and is not listed; the gateway refuses to
+// start without it.
+func TestStack_EverySettingIsOneTheServiceReads(t *testing.T) {
+	t.Parallel()
+	for _, svc := range shared.all() {
+		out, err := exec.Command(filepath.Join(binDir, svc.binary), "-help").CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s -help: %v\n%s", svc.binary, err, out)
+		}
+		for _, kv := range svc.env {
+			name, _, _ := strings.Cut(kv, "=")
+			if name != envSessionSecret && !strings.Contains(string(out), "(env "+name+")") {
+				t.Errorf("%s: %s is not a setting of %s", svc.name, name, svc.binary)
+			}
+		}
 	}
 }
