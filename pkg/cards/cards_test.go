@@ -136,3 +136,28 @@ func BenchmarkShuffled(b *testing.B) {
 		_ = Shuffled(1, uint64(i))
 	}
 }
+
+func TestSet_LongestSuitTopCardBreaksTies(t *testing.T) {
+	cases := []struct {
+		set     string
+		suit    Suit
+		n       int
+		topRank Rank
+	}{
+		{"[7H 8H AS]", Hearts, 2, Eight},
+		{"[7H AS]", Spades, 1, Ace},
+		{"[KD KC QS]", Diamonds, 1, King},
+		{"[JK1 JK2]", NoSuit, 0, 0},
+		{"[]", NoSuit, 0, 0},
+	}
+	for _, c := range cases {
+		var s Set
+		if c.set != "[]" {
+			s = SetOf(mustParseAll(t, c.set)...)
+		}
+		suit, n, top := s.LongestSuit()
+		if suit != c.suit || n != c.n || (n > 0 && top != c.topRank) {
+			t.Errorf("%s.LongestSuit() = %v %d %v, want %v %d %v", c.set, suit, n, top, c.suit, c.n, c.topRank)
+		}
+	}
+}

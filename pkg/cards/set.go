@@ -100,3 +100,22 @@ func (s Set) String() string {
 	b.WriteByte(']')
 	return b.String()
 }
+
+// LongestSuit returns the suit with the most cards in the set, the higher top
+// card breaking ties (and then the suit order), with its length and top rank.
+// For a set without ordinary cards it returns NoSuit and 0.
+func (s Set) LongestSuit() (suit Suit, n int, top Rank) {
+	suit, bestScore := NoSuit, 0
+	for _, su := range Suits {
+		in := s.OfSuit(su)
+		l := in.Len()
+		if l == 0 {
+			continue
+		}
+		t := in.Highest().Rank()
+		if score := l*16 + int(t); score > bestScore {
+			suit, bestScore, n, top = su, score, l, t
+		}
+	}
+	return suit, n, top
+}

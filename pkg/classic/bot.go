@@ -39,20 +39,8 @@ func (Bot) Choose(g *Game, seat int) (Move, bool) {
 // its single card is a king or ace; no trump when the three are scattered
 // and low.
 func ChooseTrumpFor(first cards.Set) cards.Suit {
-	best, bestScore, bestLen := cards.NoSuit, -1, 0
-	var bestTop cards.Rank
-	for _, s := range cards.Suits {
-		in := first.OfSuit(s)
-		n := in.Len()
-		if n == 0 {
-			continue
-		}
-		top := in.Highest().Rank()
-		if score := n*16 + int(top); score > bestScore {
-			best, bestScore, bestLen, bestTop = s, score, n, top
-		}
-	}
-	if bestLen >= 2 || (bestLen == 1 && bestTop >= cards.King) {
+	best, n, top := first.LongestSuit()
+	if n >= 2 || (n == 1 && top >= cards.King) {
 		return best
 	}
 	return cards.NoSuit

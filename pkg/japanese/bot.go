@@ -33,20 +33,8 @@ func (Bot) Choose(g *Game, seat int) (Move, bool) {
 // the longest suit (the higher top card breaks ties) when it has two cards or
 // a queen or better, bezi when the three cards are weak and scattered.
 func ChooseTrumpFor(first cards.Set) cards.Suit {
-	best, bestScore, bestLen := cards.NoSuit, 0, 0
-	var bestTop cards.Rank
-	for _, s := range cards.Suits {
-		in := first.OfSuit(s)
-		n := in.Len()
-		if n == 0 {
-			continue
-		}
-		top := in.Highest().Rank()
-		if score := n*16 + int(top); score > bestScore {
-			best, bestScore, bestLen, bestTop = s, score, n, top
-		}
-	}
-	if bestLen >= 2 || (bestLen == 1 && bestTop >= cards.Queen) {
+	best, n, top := first.LongestSuit()
+	if n >= 2 || (n == 1 && top >= cards.Queen) {
 		return best
 	}
 	return cards.NoSuit
