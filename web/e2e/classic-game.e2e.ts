@@ -19,6 +19,7 @@ import {
   shoot,
   signInAsGuest,
   tableIdOf,
+  textContrast,
   type ApplySample,
 } from './harness';
 import { playUntilEnd, rejections, type PlayCount } from './ui';
@@ -65,6 +66,7 @@ test('a guest plays a whole standard game against three bots by clicking, and th
     else await shoot(page, DIR, name);
   };
   const count: PlayCount = { bids: 0, trumps: 0, cards: 0, jokers: 0 };
+  const jokerContrast: number[] = [];
   const result = await playUntilEnd(
     page,
     {
@@ -84,7 +86,11 @@ test('a guest plays a whole standard game against three bots by clicking, and th
         });
         return false;
       },
-      onJokerDialog: () => once('07-joker', true),
+      onJokerDialog: async () => {
+        // The dialog opens over the green felt: its words must be readable.
+        jokerContrast.push(await textContrast(page, '[data-testid="joker-dialog"] .dialog-head h2'));
+        await once('07-joker', true);
+      },
     },
     count,
   );
@@ -94,6 +100,10 @@ test('a guest plays a whole standard game against three bots by clicking, and th
   // Every one of the 24 hands asked for a bid and all 144 of the seat's cards were clicked.
   expect(count.bids).toBe(24);
   expect(count.cards).toBe(2 * (1 + 2 + 3 + 4 + 5 + 6 + 7 + 8) + 8 * 9);
+  // A seat holds a joker in some hand of 24 all but always; each time the
+  // dialog's title had at least WCAG AA contrast (4.5:1).
+  expect(jokerContrast.length, 'joker dialogs seen').toBeGreaterThan(0);
+  expect(Math.min(...jokerContrast), 'contrast of the joker dialog').toBeGreaterThanOrEqual(4.5);
 
   const server = await finishedGame(page, tableId);
   expect(server.sheet?.pulkas?.length).toBe(4);

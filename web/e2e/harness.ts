@@ -277,3 +277,34 @@ export function tableIdOf(page: Page): string {
   if (!m?.[1]) throw new Error(`not at a table: ${page.url()}`);
   return decodeURIComponent(m[1]);
 }
+
+/**
+ * The WCAG contrast ratio of an element's text against the background it is
+ * drawn on (the nearest ancestor with an opaque background colour).
+ */
+export async function textContrast(page: Page, selector: string): Promise<number> {
+  return page.$eval(selector, (el) => {
+    const rgb = (css: string): [number, number, number, number] => {
+      const m = /rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?/.exec(css);
+      return m ? [Number(m[1]), Number(m[2]), Number(m[3]), m[4] === undefined ? 1 : Number(m[4])] : [0, 0, 0, 0];
+    };
+    const lum = ([r, g, b]: [number, number, number, number]) => {
+      const ch = (v: number) => {
+        const s = v / 255;
+        return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+      };
+      return 0.2126 * ch(r) + 0.7152 * ch(g) + 0.0722 * ch(b);
+    };
+    const fg = rgb(getComputedStyle(el).color);
+    let bg: [number, number, number, number] = [255, 255, 255, 1];
+    for (let e: Element | null = el; e; e = e.parentElement) {
+      const c = rgb(getComputedStyle(e).backgroundColor);
+      if (c[3] >= 0.99) {
+        bg = c;
+        break;
+      }
+    }
+    const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x) as [number, number];
+    return (a + 0.05) / (b + 0.05);
+  });
+}
