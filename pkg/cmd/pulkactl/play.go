@@ -197,11 +197,13 @@ func playInteractive(ctx context.Context, conn *wsclient.Conn, m *wsclient.Model
 	if _, err := conn.Join(ctx, m.TableID, ""); err != nil {
 		return fmt.Errorf("play: %w", err)
 	}
-	joined, prompted := false, uint64(0)
+	joined, prompted, again := false, uint64(0), false
 	for {
-		if joined && m.MyTurn() && prompted != m.LastSeq {
-			prompted = m.LastSeq
-			fmt.Fprint(stdout, view(m))
+		if joined && m.MyTurn() && (prompted != m.LastSeq || again) {
+			if prompted != m.LastSeq {
+				fmt.Fprint(stdout, view(m))
+			}
+			prompted, again = m.LastSeq, false
 			fmt.Fprintf(stdout, "your move (%s)> ", hint(m))
 		}
 		select {
@@ -236,9 +238,12 @@ func playInteractive(ctx context.Context, conn *wsclient.Conn, m *wsclient.Model
 			if !ok {
 				return errors.New("play: input ended before the game")
 			}
-			if err := typed(ctx, conn, m, strings.TrimSpace(line), stdout); err != nil {
+			sent, err := typed(ctx, conn, m, strings.TrimSpace(line), stdout)
+			if err != nil {
 				return err
 			}
+			again = !sent // ask again until a move is sent
+
 		}
 	}
 }
@@ -246,37 +251,38 @@ func playInteractive(ctx context.Context, conn *wsclient.Conn, m *wsclient.Model
 // errQuit ends an interactive game at the player's request.
 var errQuit = &ExitError{Code: exitOK}
 
-// typed handles one line the player typed.
-func typed(ctx context.Context, conn *wsclient.Conn, m *wsclient.Model, line string, stdout io.Writer) error {
+// typed handles one line the player typed; sent says a move went out.
+func typed(ctx context.Context, conn *wsclient.Conn, m *wsclient.Model, line string, stdout io.Writer) (sent bool, err error) {
 	switch strings.ToLower(line) {
 	case "":
-		return nil
+		return false, nil
 	case "quit", "exit":
-		return errQuit
+		return false, errQuit
 	case "view":
 		fmt.Fprint(stdout, view(m))
-		return nil
+		return false, nil
 	case "legal":
 		fmt.Fprintln(stdout, legalText(m))
-		return nil
+		return false, nil
 	}
 	mv, err := wsclient.ParseMove(line)
 	if err != nil {
 		fmt.Fprintf(stdout, "%v\n", err)
-		return nil
+		return false, nil
 	}
 	if !m.MyTurn() {
 		fmt.Fprintln(stdout, "it is not your turn")
-		return nil
+		return false, nil
 	}
 	if !slices.ContainsFunc(m.Legal(), func(l wsclient.Move) bool { return l.String() == mv.String() }) {
 		fmt.Fprintf(stdout, "%s is not legal now; legal: %s\n", mv, legalText(m))
-		return nil
+		return false, nil
 	}
 	if _, err := conn.Move(ctx, m.TableID, mv, fmt.Sprintf("s%d", m.LastSeq)); err != nil {
 		fmt.Fprintf(stdout, "not sent: %v\n", err)
+		return false, nil
 	}
-	return nil
+	return true, nil
 }
 
 func legalText(m *wsclient.Model) string {

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+)
+
+func TestLoad_RefusesBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"load", "--tables", "0"},
+		{"load", "--mode", "burst"},
+		{"load", "--mode", "paced", "--rate", "0"},
+		{"load", "--duration", "0s"},
+		{"load", "--game", "poker"},
+		{"load", "--game", "japanese", "--bots"},
+		{"load", "extra"},
+	} {
+		if _, errOut, code := runCmd(t, "", args...); code != exitUsage {
+			t.Errorf("%v: exit %d (%s), want %d", args, code, errOut, exitUsage)
+		}
+	}
+}
+
+func TestLoadResult_QuantilesAreNearestRank(t *testing.T) {
+	r := &loadResult{window: 2 * time.Second, moves: 10}
+	for i := 1; i <= 1000; i++ {
+		r.latencies = append(r.latencies, time.Duration(i)*time.Millisecond)
+	}
+	for q, want := range map[float64]time.Duration{0.5: 500 * time.Millisecond, 0.99: 990 * time.Millisecond,
+		0.999: 999 * time.Millisecond, 1: time.Second} {
+		if got := r.quantile(q); got != want {
+			t.Errorf("quantile(%v) = %v, want %v", q, got, want)
+		}
+	}
+	if r.movesPerSecond() != 5 {
+		t.Errorf("moves/s = %v", r.movesPerSecond())
+	}
+	if (&loadResult{}).quantile(0.99) != 0 {
+		t.Error("quantile of nothing")
+	}
+}
+
+func TestRecorder_CountsAMoveWhenEveryClientSawItsEvent(t *testing.T) {
+	r := newRecorder()
+	t0 := time.Now()
+	r.start = t0
+	r.sent("p1/s1", t0.Add(time.Millisecond), 3)
+	r.sent("p1/s1", t0.Add(5*time.Millisecond), 3) // a resend keeps the first instant
+	r.seen("p1/s1", t0.Add(2*time.Millisecond))
+	r.seen("p1/s1", t0.Add(4*time.Millisecond))
+	if r.moves != 0 {
+		t.Fatal("counted before the last client")
+	}
+	r.seen("p1/s1", t0.Add(9*time.Millisecond))
+	r.seen("other", t0)
+	if r.moves != 1 || len(r.latencies) != 1 || r.latencies[0] != 8*time.Millisecond {
+		t.Fatalf("moves %d, latencies %v", r.moves, r.latencies)
+	}
+	r.sent("p1/s2", t0.Add(-time.Second), 1) // before the window: not measured
+	r.seen("p1/s2", t0.Add(time.Millisecond))
+	if r.moves != 1 {
+		t.Fatal("a move sent during the warm-up was measured")
+	}
+}
+
+var loadLine = regexp.MustCompile(`moves: (\d+), (\d+) moves/s end to end\n.*p50 ([\d.]+) ms  p99 ([\d.]+) ms.*\n.*refused moves (\d+), gateway refusals (\d+), reconnects \d+, games finished \d+, tables failed (\d+)`)
+
+func loadNumbers(t *testing.T, out string) (moves, refused, failed int) {
+	t.Helper()
+	m := loadLine.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no report in:\n%s", out)
+	}
+	moves, _ = strconv.Atoi(m[1])
+	rej, _ := strconv.Atoi(m[5])
+	ref, _ := strconv.Atoi(m[6])
+	failed, _ = strconv.Atoi(m[7])
+	return moves, rej + ref, failed
+}
+
+func TestLoad_ThroughputPlaysEveryTableThroughTheStack(t *testing.T) {
+	url := liveStack(t)
+	out, errOut, code := runCmd(t, "", "load", "--server", url, "--tables", "3", "--duration", "3s", "--warmup", "500ms")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	moves, refused, failed := loadNumbers(t, out)
+	if moves < 30 || refused != 0 || failed != 0 {
+		t.Fatalf("moves %d, refused %d, failed tables %d:\n%s", moves, refused, failed, out)
+	}
+}
+
+func TestLoad_PacedSendsOnItsScheduleWhateverTheAnswers(t *testing.T) {
+	url := liveStack(t)
+	out, errOut, code := runCmd(t, "", "load", "--server", url, "--tables", "2", "--mode", "paced", "--rate", "10",
+		"--duration", "3s", "--warmup", "500ms", "--bots")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	// One client per table moves at its turns only (bots take the others),
+	// so it uses fewer slots than the schedule offers but never more.
+	moves, refused, failed := loadNumbers(t, out)
+	if moves < 2 || moves > 2*10*3+2 || refused != 0 || failed != 0 {
+		t.Fatalf("moves %d (at most %d), refused %d, failed %d:\n%s", moves, 2*10*3, refused, failed, out)
+	}
+}
