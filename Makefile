@@ -28,13 +28,14 @@ demo: build ## Play one classic game of four bots in the terminal and print its 
 	$(BIN)/pulkactl demo
 
 .PHONY: test
-test: check-generated test-deps web-test ## Run every test: Go (with -race) in every module, a short fuzz of every fuzz target, the web client's.
+test: check-generated test-deps web-test ## Run every test: Go (with -race) in every module, a short fuzz of every fuzz target, the web client's unit and browser tests.
 	@failed=""; for m in $(MODULES) deploy/docker/healthcheck; do \
 		echo "==> go test -race $$m"; \
 		(cd $$m && GOWORK=$$( [ $$m = deploy/docker/healthcheck ] && echo off || echo "$(ROOT)/go.work" ) $(GO) test -race -count=1 ./...) || failed="$$failed $$m"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "FAILED modules:$$failed" >&2; exit 1; fi
 	@FUZZTIME=$(FUZZTIME) scripts/fuzz-smoke.sh $(MODULES)
+	@$(MAKE) --no-print-directory browser-test
 
 .PHONY: test-deps
 test-deps: ## Check (and on Debian as root, install) what the tests need: redis-server.
@@ -80,6 +81,10 @@ web-test: $(WEB_DEPS) ## The web client's unit tests (Vitest).
 web-lint: $(WEB_DEPS) ## Type-check and lint the web client.
 	cd web && npm run typecheck && npm run lint
 
+.PHONY: browser-test
+browser-test: build ## The web client's tests in headless Chromium against all of Pulka (scripts/browser-test.sh).
+	@scripts/browser-test.sh
+
 .PHONY: web-size
 web-size: web ## Gzipped size of the built web client.
 	cd web && npm run size
@@ -117,4 +122,4 @@ tools: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/golangci-lint ## Build every tool 
 
 .PHONY: clean
 clean: ## Remove bin/ and test output.
-	rm -rf $(BIN) tmp
+	rm -rf $(BIN) tmp web/e2e/out
