@@ -130,7 +130,8 @@ func Dial(ctx context.Context, server string, opts Options) (*Conn, error) {
 		return nil, err
 	}
 	c.ws, c.player = ws, p
-	runCtx, cancel := context.WithCancel(context.Background())
+	// The reader outlives ctx, which bounds the dial only; Close ends it.
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx)) //nolint:contextcheck // see above
 	c.cancel = cancel
 	go c.run(runCtx, ws)
 	return c, nil

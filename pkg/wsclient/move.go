@@ -2,6 +2,7 @@ package wsclient
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -55,8 +56,8 @@ func (m Move) String() string {
 	return "none"
 }
 
-// ErrBadMove: a typed move that ParseMove cannot read.
-var ErrBadMove = fmt.Errorf("wsclient: not a move (bid N, trump S|H|D|C|none, play CARD [take|discard|highest S|give S])")
+// ErrBadMove is returned for a typed move that ParseMove cannot read.
+var ErrBadMove = errors.New("wsclient: not a move (bid N, trump S|H|D|C|none, play CARD [take|discard|highest S|give S])")
 
 // ParseMove reads a typed move: "bid 2", "trump H" or "trump none",
 // "play AS", "play 10h", "play JK1 take", "play JK2 highest D".

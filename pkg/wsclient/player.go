@@ -10,8 +10,8 @@ import (
 	"github.com/pulka/pulka/pkg/wire"
 )
 
-// ErrTooManyRejections: the table refused the player's moves many times in
-// a row, so the model and the table disagree.
+// ErrTooManyRejections is returned when the table refused the player's
+// moves many times in a row: the model and the table disagree.
 var ErrTooManyRejections = errors.New("wsclient: the table keeps refusing this player's moves")
 
 // Player plays one seat of one table by itself over a Conn: it joins the

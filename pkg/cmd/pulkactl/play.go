@@ -133,11 +133,12 @@ func runPlay(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 func takeSeat(ctx context.Context, api *wsclient.API, f playFlags) (string, error) {
 	if f.create != "" {
 		settings := wsclient.ClassicSettings()
-		if f.create == "japanese" {
+		switch {
+		case f.create == "japanese":
 			settings = wsclient.JapaneseSettings(uint32(f.target))
-		} else if f.variant == "nines" {
+		case f.variant == "nines":
 			settings.ClassicVariant = lobbyv1.ClassicVariant_CLASSIC_VARIANT_NINES
-		} else if f.variant != "standard" {
+		case f.variant != "standard":
 			return "", fmt.Errorf("--variant %q: standard or nines", f.variant)
 		}
 		id, err := api.CreateTable(ctx, wsclient.CreateTable{Name: "pulkactl " + f.create, Settings: settings, SitDown: true}, wsclient.NewKey())
