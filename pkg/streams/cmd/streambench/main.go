@@ -14,10 +14,9 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"slices"
+	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,6 +44,9 @@ type config struct {
 	workers    int
 	flushers   int
 	skip       bool
+	impl       string
+	rounds     int
+	profiles   profiles
 }
 
 func run() error {
@@ -59,7 +61,18 @@ func run() error {
 	flag.IntVar(&cfg.workers, "workers", streams.DefaultWorkers, "consumer workers in the latency run")
 	flag.IntVar(&cfg.flushers, "flushers", 2, "Batcher pipelines in flight in the latency run")
 	flag.BoolVar(&cfg.skip, "latency-only", false, "skip redis-benchmark and the throughput runs")
+	flag.StringVar(&cfg.impl, "impl", "both", "latency run through: lib (the library), raw (plain go-redis of the same shape) or both, alternating")
+	flag.IntVar(&cfg.rounds, "rounds", 1, "latency rounds per implementation (alternating raw and lib with -impl both)")
+	flag.StringVar(&cfg.profiles.cpu, "cpuprofile", "", "write a CPU profile of the latency runs to this file")
+	flag.StringVar(&cfg.profiles.heap, "memprofile", "", "write an allocation profile (after the latency runs) to this file")
+	flag.StringVar(&cfg.profiles.block, "blockprofile", "", "write a blocking profile of the latency runs to this file")
+	flag.StringVar(&cfg.profiles.mutex, "mutexprofile", "", "write a mutex contention profile of the latency runs to this file")
 	flag.Parse()
+	switch cfg.impl {
+	case "lib", "raw", "both":
+	default:
+		return fmt.Errorf("-impl %q: want lib, raw or both", cfg.impl)
+	}
 
 	srv, err := redistest.Launch()
 	if err != nil {
@@ -68,10 +81,10 @@ func run() error {
 	defer srv.Stop()
 	rdb := srv.NewClient(func(o *redis.Options) { o.PoolSize = 64 })
 	ctx := context.Background()
-	fmt.Printf("redis-server on %s; GOMAXPROCS=%s\n\n", srv.Addr(), os.Getenv("GOMAXPROCS"))
+	fmt.Printf("redis-server on %s; GOMAXPROCS=%d, NumCPU=%d; %s\n\n", srv.Addr(), runtime.GOMAXPROCS(0), runtime.NumCPU(), loadAverage())
 
 	if cfg.skip {
-		return latency(ctx, rdb, cfg, make([]byte, cfg.payload))
+		return latencyRuns(ctx, rdb, cfg, make([]byte, cfg.payload))
 	}
 	if line, err := redisBenchmark(srv.Port(), cfg.batch); err != nil {
 		fmt.Println("redis-benchmark:", err)
@@ -97,7 +110,7 @@ func run() error {
 	}
 	fmt.Printf("consume (1 consumer, %d streams, handle+ack): %.0f msg/s\n", cfg.streams, cons)
 
-	return latency(ctx, rdb, cfg, payload)
+	return latencyRuns(ctx, rdb, cfg, payload)
 }
 
 var benchLine = regexp.MustCompile(`([0-9.]+) requests per second`)
@@ -190,84 +203,4 @@ func consumeThroughput(ctx context.Context, rdb *redis.Client, cfg config, paylo
 		return 0, fmt.Errorf("consumed only %d of %d", n.Load(), cfg.messages)
 	}
 	return float64(cfg.messages) / time.Since(start).Seconds(), nil
-}
-
-// latency publishes at a fixed rate (open loop: each message has a
-// scheduled send time, so a slow round trip delays the next sends instead of
-// hiding them) and records publish-call-start → handler-start.
-func latency(ctx context.Context, rdb *redis.Client, cfg config, payload []byte) error {
-	names := tableNames("lat", cfg.streams)
-	var mu sync.Mutex
-	lat := make([]time.Duration, 0, cfg.rate*int(cfg.duration.Seconds()+1))
-	c := streams.NewConsumer(rdb, "lat", "c1", func(_ context.Context, m streams.Message) error {
-		sent, _ := strconv.ParseInt(m.Header["ts"], 10, 64)
-		d := time.Since(time.Unix(0, sent))
-		mu.Lock()
-		lat = append(lat, d)
-		mu.Unlock()
-		return nil
-	}, streams.WithStartID("$"), streams.WithWorkers(cfg.workers))
-	if err := c.Add(ctx, names...); err != nil {
-		return err
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() { _ = c.Run(runCtx) }()
-	time.Sleep(200 * time.Millisecond)
-
-	bt := streams.NewPublisher(rdb).NewBatcher(ctx, 128, cfg.flushers)
-	defer bt.Close()
-	total := int(float64(cfg.rate) * cfg.duration.Seconds())
-	interval := time.Duration(float64(time.Second) * float64(cfg.publishers) / float64(cfg.rate))
-	start := time.Now()
-	var wg sync.WaitGroup
-	var failed atomic.Int64
-	for p := 0; p < cfg.publishers; p++ {
-		wg.Add(1)
-		go func(p int) {
-			defer wg.Done()
-			for k := 0; ; k++ {
-				i := k*cfg.publishers + p
-				if i >= total {
-					return
-				}
-				due := start.Add(time.Duration(k) * interval).Add(time.Duration(p) * interval / time.Duration(cfg.publishers))
-				if d := time.Until(due); d > 0 {
-					time.Sleep(d)
-				}
-				e := streams.Entry{Stream: names[i%len(names)], Data: payload,
-					Header: map[string]string{"ts": strconv.FormatInt(time.Now().UnixNano(), 10)}}
-				if _, err := bt.Publish(ctx, e); err != nil {
-					failed.Add(1)
-				}
-			}
-		}(p)
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		mu.Lock()
-		n := len(lat)
-		mu.Unlock()
-		if n >= total-int(failed.Load()) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	slices.Sort(lat)
-	q := func(p float64) time.Duration {
-		if len(lat) == 0 {
-			return 0
-		}
-		return lat[min(len(lat)-1, int(p*float64(len(lat))))]
-	}
-	fmt.Printf("latency at %d msg/s paced (%d publishers via Batcher(%d flushers), %d streams, 1 consumer with %d workers): sent %d in %s (%.0f msg/s), handled %d, failed %d\n",
-		cfg.rate, cfg.publishers, cfg.flushers, cfg.streams, cfg.workers, total, elapsed.Round(time.Millisecond), float64(total)/elapsed.Seconds(), len(lat), failed.Load())
-	fmt.Printf("  publish→handler p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n",
-		q(0.50).Round(time.Microsecond), q(0.90).Round(time.Microsecond), q(0.99).Round(time.Microsecond),
-		q(0.999).Round(time.Microsecond), lat[len(lat)-1].Round(time.Microsecond))
-	return nil
 }
