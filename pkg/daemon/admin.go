@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 	"sort"
 	"sync"
 	"time"
@@ -109,6 +110,14 @@ func (d *Daemon) routes(metrics http.Handler) {
 		writeStatus(w, code, st)
 	})
 	d.mux.Handle("GET /metrics", metrics)
+	// Profiles on the admin port only (never the public one): measuring
+	// before optimising needs them in the running services. Registered by
+	// hand so nothing lands on http.DefaultServeMux.
+	d.mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	d.mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	d.mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	d.mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	d.mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 }
 
 func writeStatus(w http.ResponseWriter, code int, st status) {

@@ -401,3 +401,13 @@ func TestReadyz_NotReadyUntilTheServiceHasStarted(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestAdmin_ServesProfiles(t *testing.T) {
+	srv := redistest.Start(t)
+	s := start(t, baseFor(srv), untilCtx)
+	for _, path := range []string{"/debug/pprof/", "/debug/pprof/heap?debug=1", "/debug/pprof/goroutine?debug=1"} {
+		if p := get(t, s.d.AdminAddr(), path); p.code != http.StatusOK {
+			t.Errorf("%s: %d, want 200", path, p.code)
+		}
+	}
+}
