@@ -1,4 +1,4 @@
-// The JSON frames of the gateway's WebSocket (services/gateway/internal/wire,
+// The JSON frames of the gateway's WebSocket (pkg/wire,
 // docs/protocol.md): what the client sends, and what it reads back.
 
 import { cardCode, type Card, type Suit } from './cards';
