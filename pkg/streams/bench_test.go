@@ -122,3 +122,100 @@ func BenchmarkConsume(b *testing.B) {
 	cancel()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 }
+
+// BenchmarkPublishToHandler is the paced-latency path one message at a time:
+// publish to one of 100 streams, wait until the handler has it. ns/op is the
+// unloaded publish→handler round trip and allocs/op everything the process
+// allocates for one message (publish, read, dispatch, handle, ack), in the
+// regime of a real paced load where a read returns one or two messages and
+// the fixed cost of a read over many streams is paid per message. "raw" is
+// plain go-redis of the same shape (XADD; one goroutine with a blocking
+// multi-key XREADGROUP, handler inline; XACKs from a second goroutine).
+func BenchmarkPublishToHandler(b *testing.B) {
+	const nStreams = 100
+	names := make([]string, nStreams)
+	for i := range names {
+		names[i] = streams.TableCommands("p2h" + strconv.Itoa(i))
+	}
+	b.Run("raw", func(b *testing.B) {
+		srv := redistest.Start(b)
+		rdb := srv.Client(b)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		for _, s := range names {
+			if err := rdb.XGroupCreateMkStream(ctx, s, "g", "$").Err(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		handled := make(chan struct{}, 1)
+		acks := make(chan redis.XStream, 1024)
+		go func() {
+			args := append(append([]string(nil), names...), make([]string, nStreams)...)
+			for i := range nStreams {
+				args[nStreams+i] = ">"
+			}
+			for ctx.Err() == nil {
+				res, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g", Consumer: "c", Streams: args,
+					Count: streams.DefaultCount, Block: time.Second}).Result()
+				if err != nil {
+					continue
+				}
+				for _, xs := range res {
+					for range xs.Messages {
+						handled <- struct{}{}
+					}
+					acks <- xs
+				}
+			}
+		}()
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case xs := <-acks:
+					ids := make([]string, len(xs.Messages))
+					for i, m := range xs.Messages {
+						ids[i] = m.ID
+					}
+					_ = rdb.XAck(ctx, xs.Stream, "g", ids...).Err()
+				}
+			}
+		}()
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: names[i%nStreams], MaxLen: streams.DefaultMaxLen, Approx: true,
+				Values: []interface{}{streams.FieldData, benchPayload}}).Err(); err != nil {
+				b.Fatal(err)
+			}
+			<-handled
+		}
+	})
+	b.Run("lib", func(b *testing.B) {
+		srv := redistest.Start(b)
+		rdb := srv.Client(b)
+		ctx, cancel := context.WithCancel(context.Background())
+		handled := make(chan struct{}, 1)
+		c := streams.NewConsumer(rdb, "g", "c", func(context.Context, streams.Message) error {
+			handled <- struct{}{}
+			return nil
+		}, streams.WithStartID("$"))
+		if err := c.Add(ctx, names...); err != nil {
+			b.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { defer close(done); _ = c.Run(ctx) }()
+		defer func() { cancel(); <-done }()
+		pub := streams.NewPublisher(rdb)
+		time.Sleep(100 * time.Millisecond) // the shard's first read is blocking
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := pub.Publish(ctx, streams.Entry{Stream: names[i%nStreams], Data: benchPayload}); err != nil {
+				b.Fatal(err)
+			}
+			<-handled
+		}
+	})
+}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -32,13 +32,13 @@ type Consumer struct {
 	handler Handler
 	cfg     settings
 	tel     *telemetry
-	attrs   attrCache
 	reg     *registry
 	dlq     string
 	cluster bool
 
 	slots   chan struct{}
-	work    []chan *delivery
+	work    []chan Message
+	acks    chan ackReq
 	running atomic.Bool
 
 	mu       sync.Mutex
@@ -54,10 +54,6 @@ type Consumer struct {
 	lag, pending atomic.Int64
 }
 
-type delivery struct {
-	msg Message
-}
-
 // NewConsumer makes the consumer `name` of `group`. Names must be unique
 // among live consumers of the group and should be stable across restarts of
 // the same process slot (e.g. the pod name).
@@ -65,7 +61,7 @@ func NewConsumer(rdb redis.UniversalClient, group, name string, h Handler, opts 
 	cfg := newSettings(opts)
 	c := &Consumer{
 		rdb: rdb, group: group, name: name, handler: h, cfg: cfg,
-		tel: newTelemetry(&cfg), reg: newRegistry(cfg.batchKeys),
+		tel: newTelemetry(&cfg, group), reg: newRegistry(cfg.batchKeys),
 		dlq: cfg.deadLetter, inflight: map[string]map[string]struct{}{},
 	}
 	if c.dlq == "" {
@@ -172,12 +168,21 @@ func (c *Consumer) Run(ctx context.Context) error {
 	defer stopGrace()
 
 	c.slots = make(chan struct{}, c.cfg.maxInFlight)
-	c.work = make([]chan *delivery, c.cfg.workers)
+	// Every message waiting for its ack holds a slot, so the ack queue can
+	// never be fuller than the slots: a worker never blocks handing an ack
+	// over.
+	c.acks = make(chan ackReq, c.cfg.maxInFlight)
+	ackerDone := make(chan struct{})
+	go func() {
+		defer close(ackerDone)
+		c.ackLoop(ctx, hctx, c.acks)
+	}()
+	c.work = make([]chan Message, c.cfg.workers)
 	var workers sync.WaitGroup
 	for i := range c.work {
-		c.work[i] = make(chan *delivery, 64)
+		c.work[i] = make(chan Message, 64)
 		workers.Add(1)
-		go func(ch <-chan *delivery) {
+		go func(ch <-chan Message) {
 			defer workers.Done()
 			c.worker(ctx, hctx, ch)
 		}(c.work[i])
@@ -218,6 +223,8 @@ func (c *Consumer) Run(ctx context.Context) error {
 		close(ch)
 	}
 	workers.Wait()
+	close(c.acks)
+	<-ackerDone
 	keys := make([]string, 0, shards)
 	for i := 0; i < shards; i++ {
 		keys = append(keys, wakeKey(c.group, c.name, i))
@@ -231,15 +238,24 @@ func (c *Consumer) Run(ctx context.Context) error {
 }
 
 // shard is one reading goroutine: a blocking multi-key XREADGROUP over its
-// batch of streams plus its private wake stream.
+// batch of streams plus its private wake stream. It only reads and hands
+// messages over; it never waits for a handler or an ack.
 func (c *Consumer) shard(ctx context.Context, i int) {
 	wk := wakeKey(c.group, c.name, i)
 	bo := backoff{min: c.cfg.backoffMin, max: c.cfg.backoffMax}
 	wakeReady := false
+	var (
+		keys []string
+		ver  uint64
+		read *redis.XStreamSliceCmd
+	)
 	for ctx.Err() == nil {
-		keys, _, ok := c.reg.shardKeys(i, false)
+		newKeys, newVer, changed, ok := c.reg.shardKeysSince(i, ver)
 		if !ok {
 			return
+		}
+		if changed {
+			keys, ver, read = newKeys, newVer, nil
 		}
 		if !wakeReady && !c.cluster {
 			if err := c.ensureGroups(ctx, []string{wk}, "$"); err != nil {
@@ -258,15 +274,13 @@ func (c *Consumer) shard(ctx context.Context, i int) {
 		if c.cluster {
 			res, err = c.pollSlots(ctx, keys)
 		} else {
-			args := make([]string, 0, 2*(len(keys)+1))
-			args = append(args, keys...)
-			args = append(args, wk)
-			for range len(args) {
-				args = append(args, ">")
+			if read == nil {
+				read = c.prepareRead(ctx, keys, wk)
 			}
-			res, err = c.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
-				Group: c.group, Consumer: c.name, Streams: args, Count: c.cfg.count, Block: c.cfg.block,
-			}).Result()
+			err = c.rdb.Process(ctx, read)
+			if err == nil {
+				res = read.Val()
+			}
 		}
 		switch {
 		case errors.Is(err, redis.Nil) || (err == nil && len(res) == 0):
@@ -293,6 +307,7 @@ func (c *Consumer) shard(ctx context.Context, i int) {
 			continue
 		}
 		bo.reset()
+		dispatched := false
 		for _, xs := range res {
 			if xs.Stream == wk {
 				ids := make([]string, len(xs.Messages))
@@ -311,9 +326,43 @@ func (c *Consumer) shard(ctx context.Context, i int) {
 					c.untrack(xs.Stream, fresh[j:])
 					return
 				}
+				dispatched = true
 			}
 		}
+		if dispatched {
+			// Let the workers just readied start their handlers before this
+			// goroutine writes its next read: that write is a system call of
+			// tens of microseconds on a busy machine, and the readied worker
+			// would otherwise wait behind it. A reader that handles inline
+			// has no such wait. With a core idle, that core picks this
+			// goroutine up again at once.
+			runtime.Gosched()
+		}
 	}
+}
+
+// prepareRead builds a shard's blocking XREADGROUP once per key set, to be
+// sent again and again with Process. go-redis's XReadGroup boxes every
+// argument into an interface on each call: two allocations per stream per
+// read, which at a message or two per read (a paced load spread over many
+// tables) were most of the consumer's garbage and GC cycles. The command is
+// built by queueing it on a pipeline that is never executed, so go-redis
+// still gives it the read timeout of a blocking command; re-processing one
+// command is what go-redis's own retries do. A reply overwrites the previous
+// value, and the value is only read after a successful round trip.
+func (c *Consumer) prepareRead(ctx context.Context, keys []string, wake string) *redis.XStreamSliceCmd {
+	args := make([]string, 0, 2*(len(keys)+1))
+	args = append(args, keys...)
+	args = append(args, wake)
+	for range len(keys) + 1 {
+		args = append(args, ">")
+	}
+	pipe := c.rdb.Pipeline()
+	cmd := pipe.XReadGroup(ctx, &redis.XReadGroupArgs{
+		Group: c.group, Consumer: c.name, Streams: args, Count: c.cfg.count, Block: c.cfg.block,
+	})
+	pipe.Discard()
+	return cmd
 }
 
 // pollSlots is the read of a shard on Redis Cluster, where one command may
@@ -372,16 +421,24 @@ func (c *Consumer) dispatch(ctx context.Context, stream string, xm redis.XMessag
 	case <-ctx.Done():
 		return false
 	}
-	d := &delivery{msg: toMessage(stream, xm, deliveries)}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(stream))
 	select {
-	case c.work[int(h.Sum32()%uint32(len(c.work)))] <- d:
+	case c.work[workerOf(stream, len(c.work))] <- toMessage(stream, xm, deliveries):
 		return true
 	case <-ctx.Done():
 		<-c.slots
 		return false
 	}
+}
+
+// workerOf picks the worker of a stream (FNV-1a of its name), so one
+// stream's messages are handled in order by one worker.
+func workerOf(stream string, workers int) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(stream); i++ {
+		h ^= uint32(stream[i])
+		h *= 16777619
+	}
+	return int(h % uint32(workers))
 }
 
 // trackNew marks messages as held by this consumer and returns those that
@@ -430,64 +487,81 @@ func (c *Consumer) release(stream, id string) {
 	<-c.slots
 }
 
-// ackBuf batches acknowledgements of one worker.
+// ackReq is a handled message waiting for its XACK.
+type ackReq struct{ stream, id string }
+
+// ackBuf collects acknowledgements for one pipeline.
 type ackBuf struct {
 	n   int
 	ids map[string][]string
 }
 
-func (a *ackBuf) add(stream, id string) {
+func (a *ackBuf) add(r ackReq) {
 	if a.ids == nil {
 		a.ids = map[string][]string{}
 	}
-	a.ids[stream] = append(a.ids[stream], id)
+	a.ids[r.stream] = append(a.ids[r.stream], r.id)
 	a.n++
 }
 
-const ackBatch = 128
+// maxAckBatch bounds one ack pipeline.
+const maxAckBatch = 1024
 
-func (c *Consumer) worker(ctx, hctx context.Context, ch <-chan *delivery) {
-	var acks ackBuf
-	bo := backoff{min: c.cfg.backoffMin, max: c.cfg.backoffMax}
-	for {
-		var d *delivery
-		var ok bool
-		if acks.n == 0 {
-			d, ok = <-ch
-		} else {
-			select {
-			case d, ok = <-ch:
-			default:
-				// Nothing queued: acknowledge what is done before waiting.
-				if err := c.flushAcks(hctx, &acks); err != nil {
-					c.cfg.logger.Warn("streams: ack failed, retrying", "group", c.group, "err", err)
-					if !sleepCtx(ctx, bo.next()) {
-						c.finalFlush(hctx, &acks)
-					}
-				} else {
-					bo.reset()
-				}
-				continue
-			}
-		}
-		if !ok {
-			c.finalFlush(hctx, &acks)
-			return
-		}
+// worker handles one worker's messages in order. Acks go to the acker, so a
+// worker never waits on Redis between two handlers: a message arriving while
+// the previous one's ack is in flight starts at once.
+func (c *Consumer) worker(ctx, hctx context.Context, ch <-chan Message) {
+	for m := range ch {
 		if ctx.Err() != nil {
 			// Shutting down: do not start new work; the message stays
 			// pending and another consumer reclaims it.
-			c.release(d.msg.Stream, d.msg.ID)
+			c.release(m.Stream, m.ID)
 			continue
 		}
-		if c.handle(hctx, d) {
-			acks.add(d.msg.Stream, d.msg.ID)
-			if acks.n >= ackBatch {
-				if err := c.flushAcks(hctx, &acks); err != nil {
-					c.cfg.logger.Warn("streams: ack failed, retrying", "group", c.group, "err", err)
+		if c.handle(hctx, m) {
+			c.acks <- ackReq{m.Stream, m.ID}
+		}
+	}
+}
+
+// ackLoop acknowledges handled messages for all workers: everything queued
+// while the previous pipeline was in flight goes in the next one, so under
+// load one round trip acknowledges many messages. A failed pipeline is
+// retried with backoff while handling goes on; the unacknowledged messages
+// keep their slots, so a long outage stops the reading at MaxInFlight.
+func (c *Consumer) ackLoop(ctx, hctx context.Context, in <-chan ackReq) {
+	var acks ackBuf
+	bo := backoff{min: c.cfg.backoffMin, max: c.cfg.backoffMax}
+	for {
+		if acks.n == 0 {
+			r, ok := <-in
+			if !ok {
+				return
+			}
+			acks.add(r)
+		}
+	drain:
+		for acks.n < maxAckBatch {
+			select {
+			case r, ok := <-in:
+				if !ok {
+					c.finalFlush(hctx, &acks)
+					return
 				}
+				acks.add(r)
+			default:
+				break drain
 			}
 		}
+		if err := c.flushAcks(hctx, &acks); err != nil {
+			c.cfg.logger.Warn("streams: ack failed, retrying", "group", c.group, "err", err)
+			if !sleepCtx(ctx, bo.next()) {
+				// Shutting down: one last try, then leave them pending.
+				c.finalFlush(hctx, &acks)
+			}
+			continue
+		}
+		bo.reset()
 	}
 }
 
@@ -542,9 +616,7 @@ func (c *Consumer) flushAcks(ctx context.Context, acks *ackBuf) error {
 }
 
 // handle runs the handler for one delivery and reports whether to ack it.
-func (c *Consumer) handle(ctx context.Context, d *delivery) bool {
-	m := d.msg
-	class := c.tel.meta(m.Stream).class
+func (c *Consumer) handle(ctx context.Context, m Message) bool {
 	if m.Deliveries > c.cfg.maxDeliveries {
 		// Delivered this often without an ack: its handler keeps crashing
 		// or hanging the consumer. Do not run it again.
@@ -554,13 +626,13 @@ func (c *Consumer) handle(ctx context.Context, d *delivery) bool {
 	sctx, span := c.tel.startConsume(ctx, m, c.group)
 	start := time.Now()
 	err := c.callHandler(sctx, m)
-	c.tel.handlerTime.Record(sctx, seconds(time.Since(start)), c.attrs.get(class, c.group, ""))
+	c.tel.handlerTime.Record(sctx, seconds(time.Since(start)), c.tel.measure(m.Stream, outcomeNone))
 	endSpan(span, err)
 	if err == nil {
-		c.tel.consumed.Add(sctx, 1, c.attrs.get(class, c.group, "ok"))
+		c.tel.consumed.Add(sctx, 1, c.tel.measure(m.Stream, outcomeOK))
 		return true
 	}
-	c.tel.consumed.Add(sctx, 1, c.attrs.get(class, c.group, "error"))
+	c.tel.consumed.Add(sctx, 1, c.tel.measure(m.Stream, outcomeError))
 	if m.Deliveries >= c.cfg.maxDeliveries {
 		c.deadLetter(ctx, m, err.Error())
 		return false
@@ -615,7 +687,7 @@ func (c *Consumer) deadLetter(ctx context.Context, m Message, reason string) {
 		c.cfg.logger.Error("streams: dead-letter failed; message stays pending", "stream", m.Stream, "id", m.ID, "err", err)
 		return
 	}
-	c.tel.deadLettered.Add(ctx, 1, c.attrs.get(c.tel.meta(m.Stream).class, c.group, ""))
+	c.tel.deadLettered.Add(ctx, 1, c.tel.measure(m.Stream, outcomeNone))
 	c.cfg.logger.Warn("streams: message dead-lettered", "stream", m.Stream, "id", m.ID, "deliveries", m.Deliveries, "reason", reason)
 }
 
@@ -714,7 +786,7 @@ func (c *Consumer) claimBatch(ctx context.Context, streams []string) error {
 			if n == 0 {
 				n = 2 // it was delivered before, or it would not be pending
 			}
-			c.tel.redelivered.Add(ctx, 1, c.attrs.get(c.tel.meta(g.stream).class, c.group, ""))
+			c.tel.redelivered.Add(ctx, 1, c.tel.measure(g.stream, outcomeNone))
 			if !c.dispatch(ctx, g.stream, xm, n) {
 				c.untrack(g.stream, fresh[j:])
 				return nil

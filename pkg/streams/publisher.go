@@ -12,17 +12,16 @@ import (
 // Publisher appends entries to streams with approximate MAXLEN retention
 // and the caller's trace context stored in each entry.
 type Publisher struct {
-	rdb   redis.UniversalClient
-	cfg   settings
-	tel   *telemetry
-	attrs attrCache
+	rdb redis.UniversalClient
+	cfg settings
+	tel *telemetry
 }
 
 // NewPublisher makes a publisher on rdb. Relevant options: WithMaxLen,
 // WithRetention, WithTracerProvider, WithMeterProvider, WithPropagator.
 func NewPublisher(rdb redis.UniversalClient, opts ...Option) *Publisher {
 	cfg := newSettings(opts)
-	return &Publisher{rdb: rdb, cfg: cfg, tel: newTelemetry(&cfg)}
+	return &Publisher{rdb: rdb, cfg: cfg, tel: newTelemetry(&cfg, "")}
 }
 
 func (p *Publisher) xaddArgs(e Entry, c *injectCarrier) *redis.XAddArgs {
@@ -47,10 +46,10 @@ func (p *Publisher) Publish(ctx context.Context, e Entry) (string, error) {
 
 func (p *Publisher) count(ctx context.Context, stream string, err error) {
 	if err != nil {
-		p.tel.publishErrs.Add(ctx, 1, p.attrs.get(p.tel.meta(stream).class, "", ""))
+		p.tel.publishErrs.Add(ctx, 1, p.tel.measure(stream, outcomeNone))
 		return
 	}
-	p.tel.published.Add(ctx, 1, p.attrs.get(p.tel.meta(stream).class, "", ""))
+	p.tel.published.Add(ctx, 1, p.tel.measure(stream, outcomeNone))
 }
 
 // PublishBatch appends entries in one round trip (a pipeline, not a

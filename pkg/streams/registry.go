@@ -15,6 +15,7 @@ type registry struct {
 	pos     map[string]string // fan-out: last ID seen per stream
 	alive   map[int]bool
 	changed chan struct{}
+	version uint64 // bumped on every add and remove
 }
 
 func newRegistry(k int) *registry {
@@ -23,6 +24,7 @@ func newRegistry(k int) *registry {
 
 // notifyLocked wakes everything waiting on changes (the run loop).
 func (r *registry) notifyLocked() {
+	r.version++
 	close(r.changed)
 	r.changed = make(chan struct{})
 }
@@ -95,6 +97,23 @@ func (r *registry) shardKeys(i int, withPos bool) (keys, pos []string, ok bool) 
 		}
 	}
 	return keys, pos, true
+}
+
+// shardKeysSince is shardKeys for a reader that already has the keys of
+// version `since`: changed is false (and keys nil) when nothing was added or
+// removed since, so a shard does not copy its key list on every read.
+func (r *registry) shardKeysSince(i int, since uint64) (keys []string, version uint64, changed, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if i >= r.numShardsLocked() {
+		r.alive[i] = false
+		return nil, r.version, false, false
+	}
+	if since != 0 && since == r.version {
+		return nil, r.version, false, true
+	}
+	end := min((i+1)*r.k, len(r.order))
+	return append([]string(nil), r.order[i*r.k:end]...), r.version, true, true
 }
 
 // advance records id as the last ID delivered from stream, but only if the

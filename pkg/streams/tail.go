@@ -30,7 +30,6 @@ type Tailer struct {
 	handler TailHandler
 	cfg     settings
 	tel     *telemetry
-	attrs   attrCache
 	reg     *registry
 	id      string
 	cluster bool
@@ -42,7 +41,7 @@ func NewTailer(rdb redis.UniversalClient, h TailHandler, opts ...Option) *Tailer
 	cfg := newSettings(opts)
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	t := &Tailer{rdb: rdb, handler: h, cfg: cfg, tel: newTelemetry(&cfg), reg: newRegistry(cfg.batchKeys), id: hex.EncodeToString(b[:])}
+	t := &Tailer{rdb: rdb, handler: h, cfg: cfg, tel: newTelemetry(&cfg, ""), reg: newRegistry(cfg.batchKeys), id: hex.EncodeToString(b[:])}
 	_, t.cluster = rdb.(*redis.ClusterClient)
 	return t
 }
@@ -234,7 +233,7 @@ func (t *Tailer) deliver(ctx context.Context, m Message) {
 	sctx, span := t.tel.startConsume(ctx, m, "")
 	t.handler(sctx, m)
 	span.End()
-	t.tel.consumed.Add(sctx, 1, t.attrs.get(t.tel.meta(m.Stream).class, "", "ok"))
+	t.tel.consumed.Add(sctx, 1, t.tel.measure(m.Stream, outcomeOK))
 }
 
 // ReadAfter returns up to count entries of stream with IDs greater than

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
 const instrumentationName = "github.com/pulka/pulka/pkg/streams"
@@ -26,12 +27,16 @@ var (
 )
 
 type telemetry struct {
+	group      string // the consumer group, "" for publishers and tailers
 	tracer     trace.Tracer
 	propagator propagation.TextMapPropagator
 	// plainTraceContext: the propagator is the W3C trace context alone, which
 	// writes nothing for an invalid span context.
 	plainTraceContext bool
-	metas             sync.Map // stream → *streamMeta
+	// recording: spans may be recorded (the provider is not the no-op
+	// default), so span attributes are worth building.
+	recording bool
+	metas     sync.Map // stream → *streamMeta
 
 	published    metric.Int64Counter
 	consumed     metric.Int64Counter
@@ -41,13 +46,16 @@ type telemetry struct {
 	publishErrs  metric.Int64Counter
 }
 
-func newTelemetry(s *settings) *telemetry {
+func newTelemetry(s *settings, group string) *telemetry {
 	m := s.meterProvider.Meter(instrumentationName)
 	t := &telemetry{
+		group:      group,
 		tracer:     s.tracerProvider.Tracer(instrumentationName),
 		propagator: s.propagator,
 	}
 	_, t.plainTraceContext = s.propagator.(propagation.TraceContext)
+	_, noop := s.tracerProvider.(tracenoop.TracerProvider)
+	t.recording = !noop
 	// Instrument constructors only fail on invalid names; ours are constant,
 	// and a failing one still returns a usable no-op instrument.
 	t.published, _ = m.Int64Counter("pulka.streams.published",
@@ -67,12 +75,28 @@ func newTelemetry(s *settings) *telemetry {
 }
 
 // streamMeta is what the hot path needs per stream, computed once: the
-// stream class and the span options derived from it.
+// stream class, the span options derived from it, and the metric attribute
+// sets (class, the telemetry's group, and an outcome) so that no message
+// builds or looks them up again.
 type streamMeta struct {
 	class       string
 	publishName string
 	publishOpts []trace.SpanStartOption
 	processName string
+	measure     [3]metric.MeasurementOption // by outcome
+}
+
+// Outcomes of a measurement: the `outcome` attribute is absent, "ok" or
+// "error".
+const (
+	outcomeNone = iota
+	outcomeOK
+	outcomeError
+)
+
+// measure is the attribute set of a measurement about stream.
+func (t *telemetry) measure(stream string, outcome int) metric.MeasurementOption {
+	return t.meta(stream).measure[outcome]
 }
 
 // meta caches streamMeta per stream name; thousands of tables mean
@@ -90,6 +114,16 @@ func (t *telemetry) meta(stream string) *streamMeta {
 			trace.WithSpanKind(trace.SpanKindProducer),
 			trace.WithAttributes(attrSystem, keyDestination.String(class)),
 		},
+	}
+	for outcome, name := range [3]string{outcomeNone: "", outcomeOK: "ok", outcomeError: "error"} {
+		kv := []attribute.KeyValue{keyDestination.String(class)}
+		if t.group != "" {
+			kv = append(kv, keyGroup.String(t.group))
+		}
+		if name != "" {
+			kv = append(kv, keyOutcome.String(name))
+		}
+		m.measure[outcome] = metric.WithAttributeSet(attribute.NewSet(kv...))
 	}
 	actual, _ := t.metas.LoadOrStore(stream, m)
 	return actual.(*streamMeta)
@@ -125,41 +159,19 @@ func (t *telemetry) startConsume(ctx context.Context, m Message, group string) (
 		ctx = t.propagator.Extract(ctx, extractCarrier(m.trace))
 	}
 	meta := t.meta(m.Stream)
+	if !t.recording {
+		// The no-op tracer records nothing, but its span still carries the
+		// extracted parent, so the handler's own publishes continue the
+		// trace; building attributes for it would only make garbage.
+		return t.tracer.Start(ctx, meta.processName, consumerKind)
+	}
 	attrs := []attribute.KeyValue{attrSystem, keyDestination.String(meta.class), keyMessageID.String(m.ID)}
 	if group != "" {
 		attrs = append(attrs, keyGroup.String(group), keyDeliveries.Int64(m.Deliveries))
 	}
-	return t.tracer.Start(ctx, meta.processName,
-		trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...))
+	return t.tracer.Start(ctx, meta.processName, consumerKind, trace.WithAttributes(attrs...))
 }
 
-// attrCache keeps one attribute set per (stream class, group, outcome) so the
-// hot path does not rebuild them for every message.
-type attrCache struct {
-	mu sync.Mutex
-	m  map[[3]string]metric.MeasurementOption
-}
-
-func (c *attrCache) get(class, group, outcome string) metric.MeasurementOption {
-	k := [3]string{class, group, outcome}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if o, ok := c.m[k]; ok {
-		return o
-	}
-	if c.m == nil {
-		c.m = make(map[[3]string]metric.MeasurementOption)
-	}
-	kv := []attribute.KeyValue{keyDestination.String(class)}
-	if group != "" {
-		kv = append(kv, keyGroup.String(group))
-	}
-	if outcome != "" {
-		kv = append(kv, keyOutcome.String(outcome))
-	}
-	o := metric.WithAttributeSet(attribute.NewSet(kv...))
-	c.m[k] = o
-	return o
-}
+var consumerKind = trace.WithSpanKind(trace.SpanKindConsumer)
 
 func seconds(d time.Duration) float64 { return d.Seconds() }

@@ -54,9 +54,9 @@ func (r *recorder) len() int {
 	return len(r.samples)
 }
 
-// bench is one implementation under test: a paced publish and a consumer
-// that calls rec for every message it hands to its handler.
-type bench interface {
+// publisher is the publishing half of an implementation under test; the
+// consuming half calls rec for every message it hands to its handler.
+type publisher interface {
 	publish(ctx context.Context, stream string, payload []byte, call, due int64) error
 	close()
 }
@@ -86,10 +86,7 @@ func latencyRuns(ctx context.Context, rdb *redis.Client, cfg config, payload []b
 			err = e
 		}
 	}()
-	impls := []string{cfg.impl}
-	if cfg.impl == "both" {
-		impls = []string{"raw", "lib"}
-	}
+	impls := strings.Split(strings.ReplaceAll(cfg.impl, "both", "raw,lib"), ",")
 	all := map[string][]result{}
 	for round := 0; round < cfg.rounds; round++ {
 		for _, impl := range impls {
@@ -266,16 +263,28 @@ func latency(ctx context.Context, rdb *redis.Client, cfg config, payload []byte,
 	rec := &recorder{samples: make([]sample, 0, total)}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var b bench
-	var err error
+	pubImpl, consImpl := impl, impl
+	switch impl {
+	case "rawpub":
+		pubImpl, consImpl = "raw", "lib"
+	case "rawcons":
+		pubImpl, consImpl = "lib", "raw"
+	}
 	var consumerDone <-chan struct{}
-	if impl == "lib" {
-		b, consumerDone, err = startLib(runCtx, rdb, cfg, names, rec)
+	var err error
+	if consImpl == "lib" {
+		consumerDone, err = startLibConsumer(runCtx, rdb, cfg, names, rec)
 	} else {
-		b, consumerDone, err = startRaw(runCtx, rdb, cfg, names, rec)
+		consumerDone, err = startRawConsumer(runCtx, rdb, names, rec)
 	}
 	if err != nil {
 		return result{}, err
+	}
+	var b publisher
+	if pubImpl == "lib" {
+		b = libPublisher{streams.NewPublisher(rdb).NewBatcher(runCtx, 128, cfg.flushers)}
+	} else {
+		b = newRawPublisher(runCtx, rdb, cfg.flushers)
 	}
 	time.Sleep(200 * time.Millisecond)
 
@@ -359,37 +368,38 @@ func latency(ctx context.Context, rdb *redis.Client, cfg config, payload []byte,
 	return res, nil
 }
 
-// libBench is the library: Batcher → Consumer (WithStartID("$")) → handler.
-type libBench struct{ bt *streams.Batcher }
+// libPublisher is the library's Batcher.
+type libPublisher struct{ bt *streams.Batcher }
 
-func startLib(ctx context.Context, rdb *redis.Client, cfg config, names []string, rec *recorder) (bench, <-chan struct{}, error) {
-	c := streams.NewConsumer(rdb, "lat", "c1", func(_ context.Context, m streams.Message) error {
-		rec.record(func(k string) string { return m.Header[k] })
-		return nil
-	}, streams.WithStartID("$"), streams.WithWorkers(cfg.workers))
-	if err := c.Add(ctx, names...); err != nil {
-		return nil, nil, err
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = c.Run(ctx) }()
-	return libBench{streams.NewPublisher(rdb).NewBatcher(ctx, 128, cfg.flushers)}, done, nil
-}
-
-func (l libBench) publish(ctx context.Context, stream string, payload []byte, call, due int64) error {
+func (l libPublisher) publish(ctx context.Context, stream string, payload []byte, call, due int64) error {
 	_, err := l.bt.Publish(ctx, streams.Entry{Stream: stream, Data: payload,
 		Header: map[string]string{"ts": strconv.FormatInt(call, 10), "due": strconv.FormatInt(due, 10)}})
 	return err
 }
 
-func (l libBench) close() { l.bt.Close() }
+func (l libPublisher) close() { l.bt.Close() }
 
-// rawBench is the same shape in plain go-redis with nothing else: callers
-// queue XADDs that `flushers` goroutines send as pipelines (as the Batcher
-// does); one goroutine reads all streams with a blocking multi-key
-// XREADGROUP, runs the handler inline and hands the IDs to an acker that
-// sends XACKs in pipelines. No wake stream, workers, tracing, metrics,
-// reclaim or in-flight tracking.
-type rawBench struct {
+// startLibConsumer runs the library's Consumer (WithStartID("$")).
+func startLibConsumer(ctx context.Context, rdb *redis.Client, cfg config, names []string, rec *recorder) (<-chan struct{}, error) {
+	c := streams.NewConsumer(rdb, "lat", "c1", func(_ context.Context, m streams.Message) error {
+		rec.record(func(k string) string { return m.Header[k] })
+		return nil
+	}, streams.WithStartID("$"), streams.WithWorkers(cfg.workers))
+	if err := c.Add(ctx, names...); err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = c.Run(ctx) }()
+	return done, nil
+}
+
+// rawPublisher and startRawConsumer are the same shape in plain go-redis
+// with nothing else: callers queue XADDs that `flushers` goroutines send as
+// pipelines (as the Batcher does); one goroutine reads all streams with a
+// blocking multi-key XREADGROUP, runs the handler inline and hands the IDs
+// to an acker that sends XACKs in pipelines. No wake stream, workers,
+// tracing, metrics, reclaim or in-flight tracking.
+type rawPublisher struct {
 	rdb  *redis.Client
 	reqs chan *rawReq
 	wg   sync.WaitGroup
@@ -402,14 +412,14 @@ type rawReq struct {
 	done      chan error
 }
 
-func startRaw(ctx context.Context, rdb *redis.Client, cfg config, names []string, rec *recorder) (bench, <-chan struct{}, error) {
+func startRawConsumer(ctx context.Context, rdb *redis.Client, names []string, rec *recorder) (<-chan struct{}, error) {
 	const group, consumer = "lat", "c1"
 	pipe := rdb.Pipeline()
 	for _, s := range names {
 		pipe.XGroupCreateMkStream(ctx, s, group, "$")
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	acks := make(chan map[string][]string, 1024)
 	done := make(chan struct{})
@@ -465,22 +475,25 @@ func startRaw(ctx context.Context, rdb *redis.Client, cfg config, names []string
 		}
 	}()
 	go func() { consumers.Wait(); close(done) }()
+	return done, nil
+}
 
-	r := &rawBench{rdb: rdb, reqs: make(chan *rawReq, 128*cfg.flushers)}
-	for i := 0; i < cfg.flushers; i++ {
+func newRawPublisher(ctx context.Context, rdb *redis.Client, flushers int) *rawPublisher {
+	r := &rawPublisher{rdb: rdb, reqs: make(chan *rawReq, 128*flushers)}
+	for i := 0; i < flushers; i++ {
 		r.wg.Add(1)
 		go r.flushLoop(context.WithoutCancel(ctx))
 	}
-	return r, done, nil
+	return r
 }
 
-func (r *rawBench) publish(_ context.Context, stream string, payload []byte, call, due int64) error {
+func (r *rawPublisher) publish(_ context.Context, stream string, payload []byte, call, due int64) error {
 	req := &rawReq{stream: stream, payload: payload, call: call, due: due, done: make(chan error, 1)}
 	r.reqs <- req
 	return <-req.done
 }
 
-func (r *rawBench) flushLoop(ctx context.Context) {
+func (r *rawPublisher) flushLoop(ctx context.Context) {
 	defer r.wg.Done()
 	batch := make([]*rawReq, 0, 128)
 	for req := range r.reqs {
@@ -510,7 +523,7 @@ func (r *rawBench) flushLoop(ctx context.Context) {
 	}
 }
 
-func (r *rawBench) close() {
+func (r *rawPublisher) close() {
 	close(r.reqs)
 	r.wg.Wait()
 }

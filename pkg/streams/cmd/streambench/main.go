@@ -61,17 +61,19 @@ func run() error {
 	flag.IntVar(&cfg.workers, "workers", streams.DefaultWorkers, "consumer workers in the latency run")
 	flag.IntVar(&cfg.flushers, "flushers", 2, "Batcher pipelines in flight in the latency run")
 	flag.BoolVar(&cfg.skip, "latency-only", false, "skip redis-benchmark and the throughput runs")
-	flag.StringVar(&cfg.impl, "impl", "both", "latency run through: lib (the library), raw (plain go-redis of the same shape) or both, alternating")
+	flag.StringVar(&cfg.impl, "impl", "both", "latency runs, alternating: lib (the library), raw (plain go-redis of the same shape), both (= raw,lib), rawpub (raw publisher + library consumer), rawcons (library publisher + raw consumer)")
 	flag.IntVar(&cfg.rounds, "rounds", 1, "latency rounds per implementation (alternating raw and lib with -impl both)")
 	flag.StringVar(&cfg.profiles.cpu, "cpuprofile", "", "write a CPU profile of the latency runs to this file")
 	flag.StringVar(&cfg.profiles.heap, "memprofile", "", "write an allocation profile (after the latency runs) to this file")
 	flag.StringVar(&cfg.profiles.block, "blockprofile", "", "write a blocking profile of the latency runs to this file")
 	flag.StringVar(&cfg.profiles.mutex, "mutexprofile", "", "write a mutex contention profile of the latency runs to this file")
 	flag.Parse()
-	switch cfg.impl {
-	case "lib", "raw", "both":
-	default:
-		return fmt.Errorf("-impl %q: want lib, raw or both", cfg.impl)
+	for _, impl := range strings.Split(cfg.impl, ",") {
+		switch impl {
+		case "lib", "raw", "both", "rawpub", "rawcons":
+		default:
+			return fmt.Errorf("-impl %q: want a comma-separated list of lib, raw, both (= raw,lib), rawpub (raw publisher, library consumer), rawcons (library publisher, raw consumer)", cfg.impl)
+		}
 	}
 
 	srv, err := redistest.Launch()
