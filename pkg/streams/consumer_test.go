@@ -47,6 +47,44 @@ func TestConsumer_AcksAfterHandlerSucceeds(t *testing.T) {
 	})
 }
 
+// The shard sends the same prepared XREADGROUP again and again; a read that
+// times out empty must not hand out the previous reply's messages again.
+func TestConsumer_EmptyBlockingReadsDeliverNothingAgain(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := ctxT(t)
+	streamA, streamB := streams.TableCommands("quiet-a"), streams.TableCommands("quiet-b")
+	var mu sync.Mutex
+	var ids []string
+	c := streams.NewConsumer(rdb, "g", "c1", func(ctx context.Context, m streams.Message) error {
+		mu.Lock()
+		ids = append(ids, m.Stream+"/"+m.ID)
+		mu.Unlock()
+		return nil
+	}, fast(streams.WithBlock(20*time.Millisecond))...)
+	if err := c.Add(ctx, streamA, streamB); err != nil {
+		t.Fatal(err)
+	}
+	runConsumer(t, c)
+	handled := func() int { mu.Lock(); defer mu.Unlock(); return len(ids) }
+	pub := streams.NewPublisher(rdb)
+	for i, s := range []string{streamA, streamB, streamA} {
+		if _, err := pub.Publish(ctx, streams.Entry{Stream: s}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 5*time.Second, "message handled", func() bool { return handled() >= i+1 })
+		time.Sleep(200 * time.Millisecond) // about ten empty reads
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ids) != 3 {
+		t.Fatalf("handled %v, want 3 distinct messages", ids)
+	}
+	if ids[0] == ids[2] || !strings.HasPrefix(ids[1], streamB) {
+		t.Errorf("handled %v: a message repeated or out of place", ids)
+	}
+}
+
 func TestConsumer_HandlesEachStreamInOrder(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
