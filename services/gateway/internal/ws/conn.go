@@ -30,6 +30,7 @@ import (
 type conn struct {
 	s      *Server
 	ws     *websocket.Conn
+	cork   *corkConn // nil when the connection could not be wrapped
 	id     string
 	out    *outbox
 	limit  *rate.Limiter
@@ -529,24 +530,17 @@ func (c *conn) writeLoop() {
 	for {
 		select {
 		case <-c.out.ready:
-			for _, f := range c.out.take() {
-				if err := c.write(c.ctx, f); err != nil {
-					// A client that cannot take a frame in WriteTimeout is
-					// as good as gone.
-					c.fail(CloseSlowConsumer, closeReasonSlow, false)
-					break
-				}
+			if err := c.writeBatch(c.ctx, c.out.take()); err != nil {
+				// A client that cannot take its frames in WriteTimeout is
+				// as good as gone.
+				c.fail(CloseSlowConsumer, closeReasonSlow, false)
 			}
 		case <-c.closing:
 			if !c.flush {
 				return
 			}
 			ctx, cancel := context.WithTimeout(c.ctx, flushTimeout)
-			for _, f := range c.out.take() {
-				if c.write(ctx, f) != nil {
-					break
-				}
-			}
+			_ = c.writeBatch(ctx, c.out.take())
 			cancel()
 			c.closeNow(c.closeCode(), c.closeReason)
 			return
@@ -558,10 +552,34 @@ func (c *conn) writeLoop() {
 // closed on purpose.
 const flushTimeout = 2 * time.Second
 
-func (c *conn) write(ctx context.Context, f []byte) error {
+// writeBatch writes frames in order, within WriteTimeout for the whole
+// batch, and with one system call when the connection is corkable.
+func (c *conn) writeBatch(ctx context.Context, frames [][]byte) error {
+	if len(frames) == 0 {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.s.cfg.WriteTimeout)
 	defer cancel()
-	return c.ws.Write(ctx, websocket.MessageText, f)
+	if c.cork == nil {
+		for _, f := range frames {
+			if err := c.ws.Write(ctx, websocket.MessageText, f); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	c.cork.cork()
+	var err error
+	for _, f := range frames {
+		if err = c.ws.Write(ctx, websocket.MessageText, f); err != nil {
+			break
+		}
+	}
+	deadline, _ := ctx.Deadline()
+	if uerr := c.cork.uncork(deadline); err == nil {
+		err = uerr
+	}
+	return err
 }
 
 // pingLoop checks the peer answers and keeps the presence entries alive.

@@ -210,7 +210,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.wg.Done()
 
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.cfg.OriginPatterns})
+	cw := &corkingWriter{ResponseWriter: w}
+	ws, err := websocket.Accept(cw, r, &websocket.AcceptOptions{OriginPatterns: s.cfg.OriginPatterns})
 	if err != nil {
 		// Accept has answered (403 for a foreign origin, 400/426 otherwise).
 		s.deps.Logger.Debug("ws: handshake refused", "err", err, "origin", r.Header.Get("Origin"))
@@ -218,6 +219,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(s.cfg.HardReadLimit)
 	c := newConn(s, ws, claims)
+	c.cork = cw.conn
 	if !s.register(r.Context(), c) {
 		_ = ws.Close(CloseGoingAway, closeReasonRestart)
 		return
