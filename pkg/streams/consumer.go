@@ -626,13 +626,13 @@ func (c *Consumer) handle(ctx context.Context, m Message) bool {
 	sctx, span := c.tel.startConsume(ctx, m, c.group)
 	start := time.Now()
 	err := c.callHandler(sctx, m)
-	c.tel.handlerTime.Record(sctx, seconds(time.Since(start)), c.tel.measure(m.Stream, outcomeNone))
+	c.tel.handlerTime.Record(sctx, seconds(time.Since(start)), c.tel.recordOpts(m.Stream, outcomeNone)...)
 	endSpan(span, err)
 	if err == nil {
-		c.tel.consumed.Add(sctx, 1, c.tel.measure(m.Stream, outcomeOK))
+		c.tel.consumed.Add(sctx, 1, c.tel.addOpts(m.Stream, outcomeOK)...)
 		return true
 	}
-	c.tel.consumed.Add(sctx, 1, c.tel.measure(m.Stream, outcomeError))
+	c.tel.consumed.Add(sctx, 1, c.tel.addOpts(m.Stream, outcomeError)...)
 	if m.Deliveries >= c.cfg.maxDeliveries {
 		c.deadLetter(ctx, m, err.Error())
 		return false
@@ -687,7 +687,7 @@ func (c *Consumer) deadLetter(ctx context.Context, m Message, reason string) {
 		c.cfg.logger.Error("streams: dead-letter failed; message stays pending", "stream", m.Stream, "id", m.ID, "err", err)
 		return
 	}
-	c.tel.deadLettered.Add(ctx, 1, c.tel.measure(m.Stream, outcomeNone))
+	c.tel.deadLettered.Add(ctx, 1, c.tel.addOpts(m.Stream, outcomeNone)...)
 	c.cfg.logger.Warn("streams: message dead-lettered", "stream", m.Stream, "id", m.ID, "deliveries", m.Deliveries, "reason", reason)
 }
 
@@ -786,7 +786,7 @@ func (c *Consumer) claimBatch(ctx context.Context, streams []string) error {
 			if n == 0 {
 				n = 2 // it was delivered before, or it would not be pending
 			}
-			c.tel.redelivered.Add(ctx, 1, c.tel.measure(g.stream, outcomeNone))
+			c.tel.redelivered.Add(ctx, 1, c.tel.addOpts(g.stream, outcomeNone)...)
 			if !c.dispatch(ctx, g.stream, xm, n) {
 				c.untrack(g.stream, fresh[j:])
 				return nil

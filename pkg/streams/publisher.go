@@ -15,27 +15,59 @@ type Publisher struct {
 	rdb redis.UniversalClient
 	cfg settings
 	tel *telemetry
+	// maxLen is WithMaxLen as a command argument, boxed once (nil: no
+	// trimming); unused with WithRetention.
+	maxLen any
 }
 
 // NewPublisher makes a publisher on rdb. Relevant options: WithMaxLen,
 // WithRetention, WithTracerProvider, WithMeterProvider, WithPropagator.
 func NewPublisher(rdb redis.UniversalClient, opts ...Option) *Publisher {
 	cfg := newSettings(opts)
-	return &Publisher{rdb: rdb, cfg: cfg, tel: newTelemetry(&cfg, "")}
+	p := &Publisher{rdb: rdb, cfg: cfg, tel: newTelemetry(&cfg, "")}
+	if cfg.maxLen > 0 {
+		p.maxLen = cfg.maxLen
+	}
+	return p
 }
 
-func (p *Publisher) xaddArgs(e Entry, c *injectCarrier) *redis.XAddArgs {
-	a := &redis.XAddArgs{Stream: e.Stream, Values: entryArgs(e, c)}
-	if n := p.cfg.maxLenFor(e.Stream); n > 0 {
-		a.MaxLen, a.Approx = n, true
+// xadd builds `XADD stream [MAXLEN ~ n] * data … header… trace…` in one
+// argument slice. go-redis's XAdd would build an XAddArgs, a values slice
+// and then its own argument slice, boxing the stream name and the limit
+// again for every entry.
+func (p *Publisher) xadd(ctx context.Context, e Entry, c *injectCarrier) *redis.StringCmd {
+	var trace []string
+	if c != nil {
+		trace = c.pairs
 	}
-	return a
+	args := make([]any, 0, 8+2*len(e.Header)+len(trace))
+	args = append(args, "xadd", e.Stream)
+	maxLen := p.maxLen
+	if p.cfg.retention != nil {
+		maxLen = nil
+		if n := p.cfg.retention(e.Stream); n > 0 {
+			maxLen = n
+		}
+	}
+	if maxLen != nil {
+		args = append(args, "maxlen", "~", maxLen)
+	}
+	args = append(args, "*", FieldData, e.Data)
+	for k, v := range e.Header {
+		args = append(args, k, v)
+	}
+	for i := 0; i+1 < len(trace); i += 2 {
+		args = append(args, trace[i], trace[i+1])
+	}
+	return redis.NewStringCmd(ctx, args...)
 }
 
 // Publish appends one entry and returns its ID.
 func (p *Publisher) Publish(ctx context.Context, e Entry) (string, error) {
 	ctx, span, c := p.tel.startPublish(ctx, e.Stream)
-	id, err := p.rdb.XAdd(ctx, p.xaddArgs(e, c)).Result()
+	cmd := p.xadd(ctx, e, c)
+	_ = p.rdb.Process(ctx, cmd)
+	id, err := cmd.Result()
 	endSpan(span, err)
 	p.count(ctx, e.Stream, err)
 	if err != nil {
@@ -46,10 +78,10 @@ func (p *Publisher) Publish(ctx context.Context, e Entry) (string, error) {
 
 func (p *Publisher) count(ctx context.Context, stream string, err error) {
 	if err != nil {
-		p.tel.publishErrs.Add(ctx, 1, p.tel.measure(stream, outcomeNone))
+		p.tel.publishErrs.Add(ctx, 1, p.tel.addOpts(stream, outcomeNone)...)
 		return
 	}
-	p.tel.published.Add(ctx, 1, p.tel.measure(stream, outcomeNone))
+	p.tel.published.Add(ctx, 1, p.tel.addOpts(stream, outcomeNone)...)
 }
 
 // PublishBatch appends entries in one round trip (a pipeline, not a
@@ -65,7 +97,8 @@ func (p *Publisher) PublishBatch(ctx context.Context, entries []Entry) ([]string
 	for i, e := range entries {
 		_, span, c := p.tel.startPublish(ctx, e.Stream)
 		spans[i] = span
-		cmds[i] = pipe.XAdd(ctx, p.xaddArgs(e, c))
+		cmds[i] = p.xadd(ctx, e, c)
+		_ = pipe.Process(ctx, cmds[i])
 	}
 	_, execErr := pipe.Exec(ctx)
 	ids := make([]string, len(entries))
@@ -211,7 +244,8 @@ func (b *Batcher) flush(ctx context.Context, batch []*batchReq) {
 	for i, r := range batch {
 		_, span, c := b.p.tel.startPublish(r.ctx, r.entry.Stream)
 		spans[i] = span
-		cmds[i] = pipe.XAdd(ctx, b.p.xaddArgs(r.entry, c))
+		cmds[i] = b.p.xadd(ctx, r.entry, c)
+		_ = pipe.Process(ctx, cmds[i])
 	}
 	_, _ = pipe.Exec(ctx) // per-command errors are read below
 	for i, r := range batch {

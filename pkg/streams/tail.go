@@ -233,7 +233,7 @@ func (t *Tailer) deliver(ctx context.Context, m Message) {
 	sctx, span := t.tel.startConsume(ctx, m, "")
 	t.handler(sctx, m)
 	span.End()
-	t.tel.consumed.Add(sctx, 1, t.tel.measure(m.Stream, outcomeOK))
+	t.tel.consumed.Add(sctx, 1, t.tel.addOpts(m.Stream, outcomeOK)...)
 }
 
 // ReadAfter returns up to count entries of stream with IDs greater than

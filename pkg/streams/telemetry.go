@@ -83,7 +83,11 @@ type streamMeta struct {
 	publishName string
 	publishOpts []trace.SpanStartOption
 	processName string
-	measure     [3]metric.MeasurementOption // by outcome
+	// Attribute sets by outcome, as ready-made variadic arguments: passing
+	// one option to Add or Record makes a new one-element slice on the heap
+	// for every call.
+	add    [3][]metric.AddOption
+	record [3][]metric.RecordOption
 }
 
 // Outcomes of a measurement: the `outcome` attribute is absent, "ok" or
@@ -94,9 +98,14 @@ const (
 	outcomeError
 )
 
-// measure is the attribute set of a measurement about stream.
-func (t *telemetry) measure(stream string, outcome int) metric.MeasurementOption {
-	return t.meta(stream).measure[outcome]
+// addOpts is the attribute set of a counter increment about stream.
+func (t *telemetry) addOpts(stream string, outcome int) []metric.AddOption {
+	return t.meta(stream).add[outcome]
+}
+
+// recordOpts is the attribute set of a histogram record about stream.
+func (t *telemetry) recordOpts(stream string, outcome int) []metric.RecordOption {
+	return t.meta(stream).record[outcome]
 }
 
 // meta caches streamMeta per stream name; thousands of tables mean
@@ -123,7 +132,9 @@ func (t *telemetry) meta(stream string) *streamMeta {
 		if name != "" {
 			kv = append(kv, keyOutcome.String(name))
 		}
-		m.measure[outcome] = metric.WithAttributeSet(attribute.NewSet(kv...))
+		o := metric.WithAttributeSet(attribute.NewSet(kv...))
+		m.add[outcome] = []metric.AddOption{o}
+		m.record[outcome] = []metric.RecordOption{o}
 	}
 	actual, _ := t.metas.LoadOrStore(stream, m)
 	return actual.(*streamMeta)
@@ -132,9 +143,17 @@ func (t *telemetry) meta(stream string) *streamMeta {
 // startPublish opens the producer span of one entry and returns the trace
 // fields to store with it (nil when there are none).
 func (t *telemetry) startPublish(ctx context.Context, stream string) (context.Context, trace.Span, *injectCarrier) {
-	m := t.meta(stream)
-	ctx, span := t.tracer.Start(ctx, m.publishName, m.publishOpts...)
-	if t.plainTraceContext && !span.SpanContext().IsValid() {
+	var span trace.Span
+	if t.recording {
+		m := t.meta(stream)
+		ctx, span = t.tracer.Start(ctx, m.publishName, m.publishOpts...)
+	} else {
+		// A no-op tracer's span would only carry the caller's span context,
+		// which the propagator reads from ctx just the same; starting it
+		// costs a context per entry.
+		span = noopSpan
+	}
+	if t.plainTraceContext && !trace.SpanContextFromContext(ctx).IsValid() {
 		// Nothing to propagate (no caller trace, no-op tracer): skip the
 		// carrier on the hot path.
 		return ctx, span, nil
@@ -172,6 +191,9 @@ func (t *telemetry) startConsume(ctx context.Context, m Message, group string) (
 	return t.tracer.Start(ctx, meta.processName, consumerKind, trace.WithAttributes(attrs...))
 }
 
-var consumerKind = trace.WithSpanKind(trace.SpanKindConsumer)
+var (
+	consumerKind = trace.WithSpanKind(trace.SpanKindConsumer)
+	noopSpan     = trace.SpanFromContext(context.Background()) // End does nothing
+)
 
 func seconds(d time.Duration) float64 { return d.Seconds() }
