@@ -35,6 +35,8 @@ type Consumer struct {
 	reg     *registry
 	dlq     string
 	cluster bool
+	// groupArg is the group name boxed once as a command argument.
+	groupArg any
 
 	slots   chan struct{}
 	work    []chan Message
@@ -42,7 +44,7 @@ type Consumer struct {
 	running atomic.Bool
 
 	mu       sync.Mutex
-	inflight map[string]map[string]struct{}
+	inflight map[heldKey]struct{} // messages read or reclaimed and not yet released
 
 	// ackMu orders reclaims after acknowledgements: an XACK and the release
 	// of its messages happen under the read lock; a reclaim holds the write
@@ -62,11 +64,12 @@ func NewConsumer(rdb redis.UniversalClient, group, name string, h Handler, opts 
 	c := &Consumer{
 		rdb: rdb, group: group, name: name, handler: h, cfg: cfg,
 		tel: newTelemetry(&cfg, group), reg: newRegistry(cfg.batchKeys),
-		dlq: cfg.deadLetter, inflight: map[string]map[string]struct{}{},
+		dlq: cfg.deadLetter, inflight: map[heldKey]struct{}{},
 	}
 	if c.dlq == "" {
 		c.dlq = DeadLetter(group)
 	}
+	c.groupArg = group
 	_, c.cluster = rdb.(*redis.ClusterClient)
 	return c
 }
@@ -441,25 +444,35 @@ func workerOf(stream string, workers int) int {
 	return int(h % uint32(workers))
 }
 
+// heldKey names a message this consumer holds. One flat set rather than a
+// set per stream: with a message or two per stream in flight, a per-stream
+// set was made and dropped for nearly every message.
+type heldKey struct{ stream, id string }
+
 // trackNew marks messages as held by this consumer and returns those that
 // were not held already (a reclaim can return a message we still hold).
 func (c *Consumer) trackNew(stream string, msgs []redis.XMessage) []redis.XMessage {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ids := c.inflight[stream]
-	if ids == nil {
-		ids = map[string]struct{}{}
-		c.inflight[stream] = ids
-	}
-	fresh := msgs[:0:0]
-	for _, m := range msgs {
-		if _, held := ids[m.ID]; held {
-			continue
+	for i, m := range msgs {
+		if _, held := c.inflight[heldKey{stream, m.ID}]; held {
+			// Rare (reclaims only): filter into a new slice.
+			fresh := append([]redis.XMessage(nil), msgs[:i]...)
+			for _, m := range msgs[i+1:] {
+				if _, held := c.inflight[heldKey{stream, m.ID}]; !held {
+					fresh = append(fresh, m)
+				}
+			}
+			for _, m := range fresh {
+				c.inflight[heldKey{stream, m.ID}] = struct{}{}
+			}
+			return fresh
 		}
-		ids[m.ID] = struct{}{}
-		fresh = append(fresh, m)
 	}
-	return fresh
+	for _, m := range msgs {
+		c.inflight[heldKey{stream, m.ID}] = struct{}{}
+	}
+	return msgs
 }
 
 // untrack forgets messages that were tracked but never dispatched.
@@ -467,24 +480,20 @@ func (c *Consumer) untrack(stream string, msgs []redis.XMessage) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, m := range msgs {
-		delete(c.inflight[stream], m.ID)
-	}
-	if len(c.inflight[stream]) == 0 {
-		delete(c.inflight, stream)
+		delete(c.inflight, heldKey{stream, m.ID})
 	}
 }
 
-// release forgets a finished (or abandoned) message and frees its slot.
-func (c *Consumer) release(stream, id string) {
+// release forgets finished (or abandoned) messages and frees their slots.
+func (c *Consumer) release(stream string, ids ...string) {
 	c.mu.Lock()
-	if ids := c.inflight[stream]; ids != nil {
-		delete(ids, id)
-		if len(ids) == 0 {
-			delete(c.inflight, stream)
-		}
+	for _, id := range ids {
+		delete(c.inflight, heldKey{stream, id})
 	}
 	c.mu.Unlock()
-	<-c.slots
+	for range ids {
+		<-c.slots
+	}
 }
 
 // ackReq is a handled message waiting for its XACK.
@@ -574,9 +583,7 @@ func (c *Consumer) finalFlush(hctx context.Context, acks *ackBuf) {
 	if err := c.flushAcks(ctx, acks); err != nil {
 		c.cfg.logger.Warn("streams: final ack failed; messages will be redelivered", "group", c.group, "err", err)
 		for s, ids := range acks.ids {
-			for _, id := range ids {
-				c.release(s, id)
-			}
+			c.release(s, ids...)
 		}
 		*acks = ackBuf{}
 	}
@@ -591,26 +598,35 @@ func (c *Consumer) flushAcks(ctx context.Context, acks *ackBuf) error {
 	}
 	c.ackMu.RLock()
 	defer c.ackMu.RUnlock()
+	type streamAck struct {
+		stream string
+		cmd    *redis.IntCmd
+	}
 	pipe := c.rdb.Pipeline()
-	cmds := make(map[string]*redis.IntCmd, len(acks.ids))
+	cmds := make([]streamAck, 0, len(acks.ids))
 	for s, ids := range acks.ids {
-		cmds[s] = pipe.XAck(ctx, s, c.group, ids...)
+		args := make([]any, 0, 3+len(ids))
+		args = append(args, "xack", s, c.groupArg)
+		for _, id := range ids {
+			args = append(args, id)
+		}
+		cmd := redis.NewIntCmd(ctx, args...)
+		_ = pipe.Process(ctx, cmd)
+		cmds = append(cmds, streamAck{s, cmd})
 	}
 	_, _ = pipe.Exec(ctx)
 	var firstErr error
-	for s, cmd := range cmds {
-		err := cmd.Err()
+	for _, a := range cmds {
+		err := a.cmd.Err()
 		if err != nil && !redis.HasErrorPrefix(err, "NOGROUP") {
 			if firstErr == nil {
 				firstErr = err
 			}
 			continue
 		}
-		for _, id := range acks.ids[s] {
-			c.release(s, id)
-		}
-		acks.n -= len(acks.ids[s])
-		delete(acks.ids, s)
+		c.release(a.stream, acks.ids[a.stream]...)
+		acks.n -= len(acks.ids[a.stream])
+		delete(acks.ids, a.stream)
 	}
 	return firstErr
 }
@@ -816,11 +832,9 @@ func (c *Consumer) keepAliveLoop(ctx context.Context) {
 		case <-t.C:
 		}
 		c.mu.Lock()
-		held := make(map[string][]string, len(c.inflight))
-		for s, ids := range c.inflight {
-			for id := range ids {
-				held[s] = append(held[s], id)
-			}
+		held := map[string][]string{}
+		for k := range c.inflight {
+			held[k.stream] = append(held[k.stream], k.id)
 		}
 		c.mu.Unlock()
 		if len(held) == 0 {

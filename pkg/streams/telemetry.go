@@ -36,7 +36,12 @@ type telemetry struct {
 	// recording: spans may be recorded (the provider is not the no-op
 	// default), so span attributes are worth building.
 	recording bool
-	metas     sync.Map // stream → *streamMeta
+
+	// metas caches streamMeta by stream name. A plain map under a read
+	// lock: sync.Map would box the name into an interface, an allocation
+	// for every lookup with a freshly read name.
+	metasMu sync.RWMutex
+	metas   map[string]*streamMeta
 
 	published    metric.Int64Counter
 	consumed     metric.Int64Counter
@@ -50,6 +55,7 @@ func newTelemetry(s *settings, group string) *telemetry {
 	m := s.meterProvider.Meter(instrumentationName)
 	t := &telemetry{
 		group:      group,
+		metas:      map[string]*streamMeta{},
 		tracer:     s.tracerProvider.Tracer(instrumentationName),
 		propagator: s.propagator,
 	}
@@ -111,11 +117,14 @@ func (t *telemetry) recordOpts(stream string, outcome int) []metric.RecordOption
 // meta caches streamMeta per stream name; thousands of tables mean
 // thousands of entries of a few hundred bytes.
 func (t *telemetry) meta(stream string) *streamMeta {
-	if m, ok := t.metas.Load(stream); ok {
-		return m.(*streamMeta)
+	t.metasMu.RLock()
+	m, ok := t.metas[stream]
+	t.metasMu.RUnlock()
+	if ok {
+		return m
 	}
 	class := StreamClass(stream)
-	m := &streamMeta{
+	m = &streamMeta{
 		class:       class,
 		publishName: "publish " + class,
 		processName: "process " + class,
@@ -136,8 +145,13 @@ func (t *telemetry) meta(stream string) *streamMeta {
 		m.add[outcome] = []metric.AddOption{o}
 		m.record[outcome] = []metric.RecordOption{o}
 	}
-	actual, _ := t.metas.LoadOrStore(stream, m)
-	return actual.(*streamMeta)
+	t.metasMu.Lock()
+	defer t.metasMu.Unlock()
+	if existing, ok := t.metas[stream]; ok {
+		return existing
+	}
+	t.metas[stream] = m
+	return m
 }
 
 // startPublish opens the producer span of one entry and returns the trace
@@ -181,7 +195,11 @@ func (t *telemetry) startConsume(ctx context.Context, m Message, group string) (
 	if !t.recording {
 		// The no-op tracer records nothing, but its span still carries the
 		// extracted parent, so the handler's own publishes continue the
-		// trace; building attributes for it would only make garbage.
+		// trace; building attributes for it would only make garbage. With
+		// no parent at all it would only wrap ctx in a new context.
+		if !trace.SpanContextFromContext(ctx).IsValid() {
+			return ctx, noopSpan
+		}
 		return t.tracer.Start(ctx, meta.processName, consumerKind)
 	}
 	attrs := []attribute.KeyValue{attrSystem, keyDestination.String(meta.class), keyMessageID.String(m.ID)}
