@@ -1,6 +1,7 @@
 package wsclient
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -59,6 +60,10 @@ type Options struct {
 	ReadLimit int64
 	// HandshakeTimeout bounds one dial and its welcome (10 s).
 	HandshakeTimeout time.Duration
+	// Frames, when set, decodes event and sheet frames once for all the
+	// connections sharing it (a load generator's clients); their Event and
+	// Sheet are then shared and must not be modified.
+	Frames *FrameCache
 }
 
 func (o *Options) defaults() {
@@ -292,13 +297,14 @@ func (c *Conn) fail(err error) {
 
 // read delivers the frames of one connection until it fails.
 func (c *Conn) read(ctx context.Context, ws *websocket.Conn) error {
+	var buf bytes.Buffer // reused: decoding keeps nothing of the bytes
 	for {
-		_, data, err := ws.Read(ctx)
+		data, err := readMessage(ctx, ws, &buf)
 		if err != nil {
 			_ = ws.CloseNow()
 			return err
 		}
-		f, err := DecodeFrame(data, time.Now())
+		f, err := c.opts.Frames.Decode(data, time.Now())
 		if err != nil {
 			continue // a frame this client cannot read; the protocol test suite keeps this rare
 		}
@@ -312,6 +318,19 @@ func (c *Conn) read(ctx context.Context, ws *websocket.Conn) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// readMessage reads one message into buf, which it resets first.
+func readMessage(ctx context.Context, ws *websocket.Conn, buf *bytes.Buffer) ([]byte, error) {
+	_, r, err := ws.Reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	buf.Reset()
+	if _, err := buf.ReadFrom(r); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 func (c *Conn) deliver(ctx context.Context, f Frame) bool {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -44,6 +46,7 @@ type loadFlags struct {
 	rate                      float64
 	duration, warmup, timeout time.Duration
 	bots                      bool
+	cpuProfile                string
 }
 
 func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -60,6 +63,7 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs.BoolVar(&f.bots, "bots", false, "classic: one client and three bots per table")
 	fs.IntVar(&f.setupConcurrency, "setup-concurrency", 16, "tables set up at once")
 	fs.DurationVar(&f.timeout, "setup-timeout", 5*time.Minute, "how long setting up the tables may take")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write the load generator's own CPU profile of the measured window to this file")
 	fs.Usage = func() {
 		_, _ = io.WriteString(fs.Output(), loadHelp)
 		fs.PrintDefaults()
@@ -223,6 +227,9 @@ func runLoadTest(ctx context.Context, f loadFlags, progress io.Writer) (*loadRes
 	setupCtx, cancelSetup := context.WithTimeout(ctx, f.timeout)
 	defer cancelSetup()
 	groups := make([][]seatPlayer, f.tables)
+	// The clients of a table get the same bytes for every public event:
+	// decoded once, they leave the machine's CPU to the services measured.
+	frames := wsclient.NewFrameCache(4096)
 	var setupErr error
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -233,7 +240,7 @@ func runLoadTest(ctx context.Context, f loadFlags, progress io.Writer) (*loadRes
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			g, err := connectGroup(setupCtx, f.server, clients)
+			g, err := connectGroup(setupCtx, f.server, clients, frames)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil && setupErr == nil {
@@ -270,7 +277,12 @@ func runLoadTest(ctx context.Context, f loadFlags, progress io.Writer) (*loadRes
 	rec.mu.Lock()
 	rec.start = time.Now()
 	rec.mu.Unlock()
+	stopProfile, err := startCPUProfile(f.cpuProfile)
+	if err != nil {
+		return nil, err
+	}
 	sleepCtx(ctx, f.duration)
+	stopProfile()
 	rec.mu.Lock()
 	rec.end = time.Now()
 	window := rec.end.Sub(rec.start)
@@ -292,7 +304,7 @@ func runLoadTest(ctx context.Context, f loadFlags, progress io.Writer) (*loadRes
 }
 
 // connectGroup makes the guest sessions and WebSockets of one table.
-func connectGroup(ctx context.Context, server string, clients int) ([]seatPlayer, error) {
+func connectGroup(ctx context.Context, server string, clients int, frames *wsclient.FrameCache) ([]seatPlayer, error) {
 	g := make([]seatPlayer, clients)
 	for i := range g {
 		api := &wsclient.API{Server: server}
@@ -301,7 +313,7 @@ func connectGroup(ctx context.Context, server string, clients int) ([]seatPlayer
 			return g, fmt.Errorf("guest session: %w", err)
 		}
 		api.Token = s.Token
-		c, err := wsclient.Dial(ctx, server, wsclient.Options{Token: s.Token, Reconnect: true, Buffer: 1024})
+		c, err := wsclient.Dial(ctx, server, wsclient.Options{Token: s.Token, Reconnect: true, Buffer: 1024, Frames: frames})
 		if err != nil {
 			return g, err
 		}
@@ -455,4 +467,25 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 	case <-t.C:
 	case <-ctx.Done():
 	}
+}
+
+// startCPUProfile profiles this process into path ("" does nothing): the
+// load generator shares the machine with the services, so its own cost is
+// part of every measurement.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		_ = out.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = out.Close()
+	}, nil
 }
