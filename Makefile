@@ -28,7 +28,7 @@ demo: build ## Play one classic game of four bots in the terminal and print its 
 	$(BIN)/pulkactl demo
 
 .PHONY: test
-test: check-generated test-deps web-test ## Run every test: Go (with -race) in every module, a short fuzz of every fuzz target, the web client's unit and browser tests.
+test: check-generated test-deps web web-test ## Run every test: Go (with -race) in every module, a short fuzz of every fuzz target, the web client's unit and browser tests.
 	@failed=""; for m in $(MODULES) deploy/docker/healthcheck; do \
 		echo "==> go test -race $$m"; \
 		(cd $$m && GOWORK=$$( [ $$m = deploy/docker/healthcheck ] && echo off || echo "$(ROOT)/go.work" ) $(GO) test -race -count=1 ./...) || failed="$$failed $$m"; \

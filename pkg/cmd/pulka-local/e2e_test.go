@@ -193,7 +193,11 @@ func useGateway(t *testing.T, base, origin string) {
 		t.Fatal(err)
 	}
 	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusServiceUnavailable:
+		t.Errorf("GET /: %s: the gateway was built without the web client; run `make web` (make test does) first", resp.Status)
+	default:
 		t.Errorf("GET /: %s", resp.Status)
 	}
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/pulka/pulka/services/gateway/internal/webui"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -462,6 +463,9 @@ func TestWebClient_ServedOutsideTheAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusServiceUnavailable && !webui.Built() {
+		t.Fatal("client route: 503: the web client is not built into this test binary; run `make web` (make test does) first")
+	}
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("client route: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
