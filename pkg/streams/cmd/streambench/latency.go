@@ -114,6 +114,24 @@ func latencyRuns(ctx context.Context, rdb *redis.Client, cfg config, payload []b
 			fmt.Printf("  %s  publish call→handler %s\n", impl, quantiles(pooled.fromCall))
 			fmt.Printf("  %s  due time→handler     %s\n", impl, quantiles(pooled.fromDue))
 		}
+		// A stall of the whole machine in one round moves the pooled tail;
+		// the median round shows what a typical round looked like.
+		fmt.Println("\nper round, publish call→handler (median round in brackets):")
+		for _, impl := range impls {
+			for _, q := range []float64{0.5, 0.99, 0.999} {
+				var per []time.Duration
+				for _, r := range all[impl] {
+					per = append(per, quantile(r.fromCall, q))
+				}
+				sorted := slices.Clone(per)
+				slices.Sort(sorted)
+				var b strings.Builder
+				for _, d := range per {
+					fmt.Fprintf(&b, " %s", d.Round(time.Microsecond))
+				}
+				fmt.Printf("  %-7s p%-5g%s  [%s]\n", impl, q*100, b.String(), sorted[len(sorted)/2].Round(time.Microsecond))
+			}
+		}
 	}
 	return nil
 }
@@ -229,11 +247,19 @@ func commandStats(info string) string {
 	return strings.Join(parts, ", ")
 }
 
+// quantile of sorted durations (0 when there are none).
+func quantile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	return d[min(len(d)-1, int(p*float64(len(d))))]
+}
+
 func quantiles(d []time.Duration) string {
 	if len(d) == 0 {
 		return "no samples"
 	}
-	q := func(p float64) time.Duration { return d[min(len(d)-1, int(p*float64(len(d))))].Round(time.Microsecond) }
+	q := func(p float64) time.Duration { return quantile(d, p).Round(time.Microsecond) }
 	return fmt.Sprintf("p50 %s  p90 %s  p99 %s  p99.9 %s  max %s", q(0.5), q(0.9), q(0.99), q(0.999), d[len(d)-1].Round(time.Microsecond))
 }
 
