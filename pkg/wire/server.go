@@ -107,16 +107,33 @@ func Event(table, id string, ev *tablev1.Event) ([]byte, error) {
 		out = proto.CloneOf(ev)
 		out.Trace, out.Epoch, out.CommandEntryId = nil, 0, ""
 	}
-	body, err := protoJSON.Marshal(out)
+	// The envelope is written by hand around protojson's output: every event
+	// frame passes here once per event, and json.Marshal would re-scan and
+	// compact the body it already has.
+	b := make([]byte, 0, 64+len(table)+len(id))
+	b = append(b, `{"type":"`+TypeEvent+`","table":`...)
+	b = appendJSONString(b, table)
+	b = append(b, `,"id":`...)
+	b = appendJSONString(b, id)
+	b = append(b, `,"event":`...)
+	b, err := protoJSON.MarshalAppend(b, out)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(struct {
-		Type  string          `json:"type"`
-		Table string          `json:"table"`
-		ID    string          `json:"id"`
-		Event json.RawMessage `json:"event"`
-	}{TypeEvent, table, id, body})
+	return append(b, '}'), nil
+}
+
+// appendJSONString appends s as a JSON string, as encoding/json writes it.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // rare: ids are plain ASCII
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // Sheet encodes a score-sheet update of a table's game.
