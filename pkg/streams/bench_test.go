@@ -77,6 +77,36 @@ func BenchmarkBatcher(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 }
 
+// BenchmarkBatcher_LoneCall is the light-load case: one caller at a time,
+// so every call is its own pipeline. "direct" is Publisher.Publish on the
+// same server; the Batcher should cost no more than it (no hand-over to a
+// sending goroutine and back).
+func BenchmarkBatcher_LoneCall(b *testing.B) {
+	srv := redistest.Start(b)
+	rdb := srv.Client(b)
+	ctx := context.Background()
+	pub := streams.NewPublisher(rdb)
+	bt := pub.NewBatcher(ctx, 128, 2)
+	defer bt.Close()
+	e := streams.Entry{Stream: streams.TableCommands("bench"), Data: benchPayload}
+	b.Run("direct", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := pub.Publish(ctx, e); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("batcher", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := bt.Publish(ctx, e); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 // BenchmarkConsume measures handled-and-acked messages per second of one
 // consumer over 100 streams (messages published beforehand).
 func BenchmarkConsume(b *testing.B) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/trace"
@@ -126,15 +127,20 @@ func (p *Publisher) PublishBatch(ctx context.Context, entries []Entry) ([]string
 // returns. Under light load each call goes out at once (no linger timer);
 // under heavy load batches grow up to maxBatch, so throughput approaches
 // PublishBatch without callers having to batch themselves.
+//
+// There is no sending goroutine: a caller that finds a pipeline slot free
+// sends what is queued (its own entry first in line) itself, so a lone call
+// costs one round trip and no hand-over to another goroutine and back.
 type Batcher struct {
 	p        *Publisher
+	ctx      context.Context // the pipelines': NewBatcher's values, no cancellation
 	maxBatch int
-	reqs     chan *batchReq
-	done     chan struct{}
-	wg       sync.WaitGroup
-	once     sync.Once
+	queue    chan *batchReq
+	slots    chan struct{} // one token per pipeline that may be in flight
 	mu       sync.RWMutex
 	closed   bool
+	calls    sync.WaitGroup // Publish calls that queued an entry
+	once     sync.Once
 }
 
 type batchReq struct {
@@ -142,10 +148,11 @@ type batchReq struct {
 	entry Entry
 	id    string
 	err   error
+	taken atomic.Bool // a sender took it from the queue
 	ready chan struct{}
 }
 
-// NewBatcher starts a batcher with `flushers` pipelines in flight at most
+// NewBatcher makes a batcher with `flushers` pipelines in flight at most
 // (1 keeps per-stream order of concurrent calls; more raises throughput).
 // Its pipelines run with ctx's values but not its cancellation (a queued
 // caller always gets an answer); when ctx ends the batcher closes itself.
@@ -157,80 +164,106 @@ func (p *Publisher) NewBatcher(ctx context.Context, maxBatch, flushers int) *Bat
 	if flushers <= 0 {
 		flushers = 1
 	}
-	b := &Batcher{p: p, maxBatch: maxBatch, reqs: make(chan *batchReq, maxBatch*flushers), done: make(chan struct{})}
-	runCtx := context.WithoutCancel(ctx)
-	for i := 0; i < flushers; i++ {
-		b.wg.Add(1)
-		go b.loop(runCtx)
-	}
+	b := &Batcher{p: p, ctx: context.WithoutCancel(ctx), maxBatch: maxBatch,
+		queue: make(chan *batchReq, maxBatch*flushers), slots: make(chan struct{}, flushers)}
 	context.AfterFunc(ctx, b.Close)
 	return b
 }
 
-var reqPool = sync.Pool{New: func() any { return &batchReq{ready: make(chan struct{}, 1)} }}
+var (
+	reqPool   = sync.Pool{New: func() any { return &batchReq{ready: make(chan struct{}, 1)} }}
+	batchPool = sync.Pool{New: func() any { return new([]*batchReq) }}
+)
 
 // Publish queues e and waits until its pipeline returned.
 func (b *Batcher) Publish(ctx context.Context, e Entry) (string, error) {
 	r := reqPool.Get().(*batchReq)
 	r.ctx, r.entry, r.id, r.err = ctx, e, "", nil
+	r.taken.Store(false)
 	b.mu.RLock()
 	if b.closed {
 		b.mu.RUnlock()
 		reqPool.Put(r)
 		return "", ErrClosed
 	}
+	b.calls.Add(1)
 	select {
-	case b.reqs <- r:
+	case b.queue <- r:
 		b.mu.RUnlock()
 	case <-ctx.Done():
+		b.calls.Done()
 		b.mu.RUnlock()
 		reqPool.Put(r)
 		return "", ctx.Err()
 	}
-	// Once queued, the request is always answered (Close drains the queue),
-	// so waiting here cannot leak it.
-	<-r.ready
+	// Once queued, the entry is always sent and answered (by this call or
+	// another), so waiting here cannot leak it.
+	b.await(r)
 	id, err := r.id, r.err
 	r.ctx, r.entry = nil, Entry{}
 	reqPool.Put(r)
+	b.calls.Done()
 	return id, err
 }
 
-// Close sends what is queued and stops the batcher. Publish after Close
-// returns ErrClosed.
+// await returns once r is answered. Until another caller takes r, whenever
+// a pipeline slot is free this caller takes the queue (r included) and
+// sends it. Every queued entry's caller is here, so a non-empty queue
+// always has someone to send it.
+func (b *Batcher) await(r *batchReq) {
+	for {
+		select {
+		case <-r.ready:
+			return
+		case b.slots <- struct{}{}:
+		}
+		if r.taken.Load() {
+			// In another caller's pipeline: it answers r.
+			<-b.slots
+			<-r.ready
+			return
+		}
+		batch := b.take()
+		if len(*batch) > 0 {
+			b.flush(b.ctx, *batch)
+		}
+		empty := len(*batch) == 0
+		clear(*batch)
+		*batch = (*batch)[:0]
+		batchPool.Put(batch)
+		<-b.slots
+		if empty {
+			// r left the queue between the check and the take.
+			<-r.ready
+			return
+		}
+	}
+}
+
+// take removes up to maxBatch queued entries without waiting.
+func (b *Batcher) take() *[]*batchReq {
+	batch := batchPool.Get().(*[]*batchReq)
+	for len(*batch) < b.maxBatch {
+		select {
+		case r := <-b.queue:
+			r.taken.Store(true)
+			*batch = append(*batch, r)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// Close stops taking entries (Publish returns ErrClosed) and waits until
+// every queued entry was sent and answered.
 func (b *Batcher) Close() {
 	b.once.Do(func() {
 		b.mu.Lock()
 		b.closed = true
-		close(b.reqs)
 		b.mu.Unlock()
-		b.wg.Wait()
+		b.calls.Wait()
 	})
-}
-
-func (b *Batcher) loop(ctx context.Context) {
-	defer b.wg.Done()
-	batch := make([]*batchReq, 0, b.maxBatch)
-	for {
-		r, ok := <-b.reqs
-		if !ok {
-			return
-		}
-		batch = append(batch[:0], r)
-	fill:
-		for len(batch) < b.maxBatch {
-			select {
-			case r, ok := <-b.reqs:
-				if !ok {
-					break fill
-				}
-				batch = append(batch, r)
-			default:
-				break fill
-			}
-		}
-		b.flush(ctx, batch)
-	}
 }
 
 // flush sends one batch. One caller giving up must not fail the others'
