@@ -141,3 +141,54 @@ func TestBatcher_CoalescesConcurrentPublishesIntoFewerRoundTrips(t *testing.T) {
 		t.Errorf("publish after Close: %v, want ErrClosed", err)
 	}
 }
+
+// Callers send each other's entries (there is no sending goroutine): with
+// tiny batches, two pipelines in flight and many callers, every call must
+// still be answered with its own entry's ID, and Close must wait for queued
+// calls.
+func TestBatcher_CallersSendEachOthersEntriesAndEveryCallIsAnswered(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := ctxT(t)
+	b := streams.NewPublisher(rdb, streams.WithMaxLen(0)).NewBatcher(ctx, 2, 2)
+	const callers, each = 48, 40
+	stream := streams.TableCommands("send-each-other")
+	var wg sync.WaitGroup
+	got := make(chan [2]string, callers*each)
+	for c := 0; c < callers; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				data := strconv.Itoa(c) + "/" + strconv.Itoa(i)
+				id, err := b.Publish(ctx, streams.Entry{Stream: stream, Data: []byte(data)})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got <- [2]string{id, data}
+			}
+		}(c)
+	}
+	wg.Wait()
+	b.Close()
+	close(got)
+	stored, err := rdb.XRange(ctx, stream, "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]string{}
+	for _, m := range stored {
+		byID[m.ID], _ = m.Values[streams.FieldData].(string)
+	}
+	n := 0
+	for g := range got {
+		n++
+		if byID[g[0]] != g[1] {
+			t.Fatalf("call with %q got ID %s, which holds %q", g[1], g[0], byID[g[0]])
+		}
+	}
+	if n != callers*each || len(stored) != callers*each {
+		t.Fatalf("%d answers, %d entries, want %d", n, len(stored), callers*each)
+	}
+}
