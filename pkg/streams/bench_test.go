@@ -249,3 +249,37 @@ func BenchmarkPublishToHandler(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkTailPublishToHandler is a gateway's fan-out path one event at a
+// time: a Tailer following a full shard of 1000 event streams, one entry
+// published to one of them, until the handler has it. allocs/op is what the
+// whole process allocates per event (publish and tail read); the read names
+// all 1000 streams and their positions.
+func BenchmarkTailPublishToHandler(b *testing.B) {
+	srv := redistest.Start(b)
+	rdb := srv.Client(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	const nStreams = 1000
+	names := make([]string, nStreams)
+	handled := make(chan struct{}, 1)
+	tl := streams.NewTailer(rdb, func(context.Context, streams.Message) { handled <- struct{}{} })
+	for i := range names {
+		names[i] = streams.TableEvents("tail" + strconv.Itoa(i))
+		if err := tl.Add(ctx, names[i], "0"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = tl.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	pub := streams.NewPublisher(rdb)
+	time.Sleep(100 * time.Millisecond)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := pub.Publish(ctx, streams.Entry{Stream: names[i%nStreams], Data: benchPayload}); err != nil {
+			b.Fatal(err)
+		}
+		<-handled
+	}
+}

@@ -253,7 +253,7 @@ func (c *Consumer) shard(ctx context.Context, i int) {
 		read *redis.XStreamSliceCmd
 	)
 	for ctx.Err() == nil {
-		newKeys, newVer, changed, ok := c.reg.shardKeysSince(i, ver)
+		newKeys, _, newVer, changed, ok := c.reg.shardKeysSince(i, false, ver)
 		if !ok {
 			return
 		}

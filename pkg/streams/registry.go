@@ -100,20 +100,28 @@ func (r *registry) shardKeys(i int, withPos bool) (keys, pos []string, ok bool) 
 }
 
 // shardKeysSince is shardKeys for a reader that already has the keys of
-// version `since`: changed is false (and keys nil) when nothing was added or
-// removed since, so a shard does not copy its key list on every read.
-func (r *registry) shardKeysSince(i int, since uint64) (keys []string, version uint64, changed, ok bool) {
+// version `since`: changed is false (and keys, pos nil) when nothing was
+// added or removed since, so a shard does not copy its key list on every
+// read.
+func (r *registry) shardKeysSince(i int, withPos bool, since uint64) (keys, pos []string, version uint64, changed, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if i >= r.numShardsLocked() {
 		r.alive[i] = false
-		return nil, r.version, false, false
+		return nil, nil, r.version, false, false
 	}
 	if since != 0 && since == r.version {
-		return nil, r.version, false, true
+		return nil, nil, r.version, false, true
 	}
 	end := min((i+1)*r.k, len(r.order))
-	return append([]string(nil), r.order[i*r.k:end]...), r.version, true, true
+	keys = append([]string(nil), r.order[i*r.k:end]...)
+	if withPos {
+		pos = make([]string, len(keys))
+		for j, k := range keys {
+			pos[j] = r.pos[k]
+		}
+	}
+	return keys, pos, r.version, true, true
 }
 
 // advance records id as the last ID delivered from stream, but only if the

@@ -143,22 +143,31 @@ func (t *Tailer) shard(ctx context.Context, i int) {
 	wk := t.wakeKey(i)
 	wakePos := "0-0"
 	bo := backoff{min: t.cfg.backoffMin, max: t.cfg.backoffMax}
+	var (
+		keys, pos []string // this shard's streams and the position of each
+		ver       uint64
+		read      *preparedXRead
+	)
 	for ctx.Err() == nil {
-		keys, pos, ok := t.reg.shardKeys(i, true)
+		newKeys, newPos, newVer, changed, ok := t.reg.shardKeysSince(i, true, ver)
 		if !ok {
 			return
+		}
+		if changed {
+			keys, pos, ver, read = newKeys, newPos, newVer, nil
 		}
 		var res []redis.XStream
 		var err error
 		if t.cluster {
 			res, err = t.pollSlots(ctx, keys, pos)
 		} else {
-			args := make([]string, 0, 2*(len(keys)+1))
-			args = append(args, keys...)
-			args = append(args, wk)
-			args = append(args, pos...)
-			args = append(args, wakePos)
-			res, err = t.rdb.XRead(ctx, &redis.XReadArgs{Streams: args, Count: t.cfg.count, Block: t.cfg.block}).Result()
+			if read == nil {
+				read = t.prepareRead(ctx, keys, pos, wk, wakePos)
+			}
+			err = t.rdb.Process(ctx, read.cmd)
+			if err == nil {
+				res = read.cmd.Val()
+			}
 		}
 		switch {
 		case errors.Is(err, redis.Nil) || (err == nil && len(res) == 0):
@@ -182,9 +191,16 @@ func (t *Tailer) shard(ctx context.Context, i int) {
 			}
 			if xs.Stream == wk {
 				wakePos = xs.Messages[len(xs.Messages)-1].ID
+				if !read.setPos(len(keys), wakePos) {
+					read = nil
+				}
 				continue
 			}
-			from := positionOf(keys, pos, xs.Stream)
+			j := indexOf(keys, read, xs.Stream)
+			if j < 0 {
+				continue
+			}
+			from := pos[j]
 			for _, xm := range xs.Messages {
 				if !t.reg.advance(xs.Stream, from, xm.ID) {
 					break // removed or repositioned meanwhile: its new reader owns the rest
@@ -192,8 +208,80 @@ func (t *Tailer) shard(ctx context.Context, i int) {
 				from = xm.ID
 				t.deliver(ctx, toMessage(xs.Stream, xm, 0))
 			}
+			pos[j] = from
+			if !read.setPos(j, from) {
+				read = nil
+			}
 		}
 	}
+}
+
+// preparedXRead is a shard's blocking XREAD, built once per key set and sent
+// again with Process; only the positions of streams that moved are replaced
+// between reads. Rebuilding it for every read (go-redis's XRead boxes every
+// key and position) cost two allocations per stream per read, for the
+// thousand streams of a full shard even when one of them had an entry.
+type preparedXRead struct {
+	cmd   *redis.XStreamSliceCmd
+	args  []any          // cmd's own argument slice
+	first int            // index in args of the first position
+	index map[string]int // stream → its index among the keys
+	// inPlace: args is the command's own slice (go-redis's Args returns
+	// it), so positions can be replaced in it.
+	inPlace bool
+}
+
+// prepareRead builds the read; keys and positions are the shard's, with the
+// wake stream (at wakePos) after them. Nil on Redis Cluster, which polls.
+func (t *Tailer) prepareRead(ctx context.Context, keys, pos []string, wake, wakePos string) *preparedXRead {
+	streams := make([]string, 0, 2*(len(keys)+1))
+	streams = append(streams, keys...)
+	streams = append(streams, wake)
+	streams = append(streams, pos...)
+	streams = append(streams, wakePos)
+	pipe := t.rdb.Pipeline()
+	cmd := pipe.XRead(ctx, &redis.XReadArgs{Streams: streams, Count: t.cfg.count, Block: t.cfg.block})
+	pipe.Discard()
+	p := &preparedXRead{cmd: cmd, args: cmd.Args(), index: make(map[string]int, len(keys))}
+	again := cmd.Args()
+	p.inPlace = len(again) > 0 && &again[0] == &p.args[0]
+	p.first = len(p.args) - (len(keys) + 1)
+	for j, k := range keys {
+		p.index[k] = j
+	}
+	return p
+}
+
+// setPos moves the read position of key j (len(keys) is the wake stream)
+// by writing into the command's own argument slice, which go-redis sends as
+// is. It reports false when that is not possible (a go-redis that hands out
+// a copy of the arguments): the read must then be built afresh.
+func (p *preparedXRead) setPos(j int, id string) bool {
+	if p == nil {
+		return true // Cluster: no prepared read
+	}
+	if !p.inPlace {
+		return false
+	}
+	p.args[p.first+j] = id
+	return true
+}
+
+// indexOf finds stream among the shard's keys: by the prepared read's index,
+// or by a scan on Cluster (where there is none).
+func indexOf(keys []string, read *preparedXRead, stream string) int {
+	if read != nil {
+		if j, ok := read.index[stream]; ok {
+			return j
+		}
+		return -1
+	}
+	for j, k := range keys {
+		if k == stream {
+			return j
+		}
+	}
+	return -1
 }
 
 // pollSlots is the read on Redis Cluster: one non-blocking XREAD per slot,
@@ -325,14 +413,4 @@ func (m Message) Context(ctx context.Context) context.Context {
 		return ctx
 	}
 	return propagation.TraceContext{}.Extract(ctx, extractCarrier(m.trace))
-}
-
-// positionOf returns the position a read asked for stream at.
-func positionOf(keys, pos []string, stream string) string {
-	for i, k := range keys {
-		if k == stream {
-			return pos[i]
-		}
-	}
-	return ""
 }
