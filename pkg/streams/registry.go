@@ -78,31 +78,11 @@ func (r *registry) remove(stream string) []int {
 
 func (r *registry) numShardsLocked() int { return (len(r.order) + r.k - 1) / r.k }
 
-// shardKeys returns shard i's streams (and their positions when withPos).
-// ok=false means the shard is no longer needed: it is marked dead and its
-// goroutine must exit.
-func (r *registry) shardKeys(i int, withPos bool) (keys, pos []string, ok bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if i >= r.numShardsLocked() {
-		r.alive[i] = false
-		return nil, nil, false
-	}
-	end := min((i+1)*r.k, len(r.order))
-	keys = append([]string(nil), r.order[i*r.k:end]...)
-	if withPos {
-		pos = make([]string, len(keys))
-		for j, k := range keys {
-			pos[j] = r.pos[k]
-		}
-	}
-	return keys, pos, true
-}
-
-// shardKeysSince is shardKeys for a reader that already has the keys of
-// version `since`: changed is false (and keys, pos nil) when nothing was
-// added or removed since, so a shard does not copy its key list on every
-// read.
+// shardKeysSince returns shard i's streams (and their positions when
+// withPos) unless the reader already has those of version `since`: changed
+// is false (and keys, pos nil) when nothing was added or removed since, so a
+// shard does not copy its key list on every read. ok=false means the shard
+// is no longer needed: it is marked dead and its goroutine must exit.
 func (r *registry) shardKeysSince(i int, withPos bool, since uint64) (keys, pos []string, version uint64, changed, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
