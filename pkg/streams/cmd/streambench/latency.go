@@ -410,7 +410,7 @@ func startLibConsumer(ctx context.Context, rdb *redis.Client, cfg config, names 
 	c := streams.NewConsumer(rdb, "lat", "c1", func(_ context.Context, m streams.Message) error {
 		rec.record(func(k string) string { return m.Header[k] })
 		return nil
-	}, streams.WithStartID("$"), streams.WithWorkers(cfg.workers))
+	}, streams.WithStartID("$"), streams.WithWorkers(cfg.workers), streams.WithBatchKeys(cfg.batchKeys))
 	if err := c.Add(ctx, names...); err != nil {
 		return nil, err
 	}

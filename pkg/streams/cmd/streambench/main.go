@@ -42,6 +42,7 @@ type config struct {
 	publishers int
 	payload    int
 	workers    int
+	batchKeys  int
 	flushers   int
 	skip       bool
 	impl       string
@@ -59,6 +60,7 @@ func run() error {
 	flag.IntVar(&cfg.publishers, "publishers", 8, "concurrent publishers in the latency run")
 	flag.IntVar(&cfg.payload, "payload", 64, "payload bytes per message")
 	flag.IntVar(&cfg.workers, "workers", streams.DefaultWorkers, "consumer workers in the latency run")
+	flag.IntVar(&cfg.batchKeys, "batchkeys", streams.DefaultBatchKeys, "streams per XREADGROUP of the library consumer in the latency run (the raw consumer reads all streams in one)")
 	flag.IntVar(&cfg.flushers, "flushers", 2, "Batcher pipelines in flight in the latency run")
 	flag.BoolVar(&cfg.skip, "latency-only", false, "skip redis-benchmark and the throughput runs")
 	flag.StringVar(&cfg.impl, "impl", "both", "latency runs, alternating: lib (the library), raw (plain go-redis of the same shape), both (= raw,lib), rawpub (raw publisher + library consumer), rawcons (library publisher + raw consumer)")
