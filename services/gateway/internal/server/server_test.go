@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/pulka/pulka/services/gateway/internal/webui"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -27,6 +26,7 @@ import (
 	"github.com/pulka/pulka/services/gateway/internal/auth"
 	"github.com/pulka/pulka/services/gateway/internal/hub"
 	"github.com/pulka/pulka/services/gateway/internal/ports"
+	"github.com/pulka/pulka/services/gateway/internal/webui"
 )
 
 func TestMain(m *testing.M) {

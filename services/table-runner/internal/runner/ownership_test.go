@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/pulka/pulka/pkg/assign"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/japanese"
