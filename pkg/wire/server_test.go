@@ -53,7 +53,7 @@ func TestEvent_FrameIsTheEnvelopeAroundProtoJSON(t *testing.T) {
 func BenchmarkEvent(b *testing.B) {
 	ev := &tablev1.Event{TableId: "t1", Seq: 9, CausedBy: "player-1/s1", Epoch: 4, CommandEntryId: "1-0",
 		Visibility: &tablev1.Visibility{Audience: tablev1.Audience_AUDIENCE_PUBLIC},
-		Event: &tablev1.Event_BidMade{BidMade: &tablev1.BidMade{Seat: 2, Tricks: 1}}}
+		Event:      &tablev1.Event_BidMade{BidMade: &tablev1.BidMade{Seat: 2, Tricks: 1}}}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Event("0123456789abcdef", "1700000000000-0", ev); err != nil {

@@ -33,7 +33,7 @@ var (
 
 // Decode is DecodeFrame, sharing the work between identical frames.
 func (c *FrameCache) Decode(data []byte, at time.Time) (Frame, error) {
-	if c == nil || !(bytes.HasPrefix(data, eventPrefix) || bytes.HasPrefix(data, sheetPrefix)) {
+	if c == nil || (!bytes.HasPrefix(data, eventPrefix) && !bytes.HasPrefix(data, sheetPrefix)) {
 		return DecodeFrame(data, at)
 	}
 	c.mu.Lock()

@@ -54,9 +54,9 @@ func (c *corkConn) uncork(deadline time.Time) error {
 	if len(c.buf) == 0 {
 		return nil
 	}
-	_ = c.Conn.SetWriteDeadline(deadline)
+	_ = c.SetWriteDeadline(deadline)
 	_, err := c.Conn.Write(c.buf)
-	_ = c.Conn.SetWriteDeadline(time.Time{})
+	_ = c.SetWriteDeadline(time.Time{})
 	if cap(c.buf) > maxKeptCorkBuffer {
 		c.buf = nil
 	} else {
@@ -80,7 +80,7 @@ func (w *corkingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := brw.Writer.Flush(); err != nil {
+	if err := brw.Flush(); err != nil {
 		_ = nc.Close()
 		return nil, nil, err
 	}
