@@ -102,7 +102,7 @@ func latencyRuns(ctx context.Context, rdb *redis.Client, cfg config, payload []b
 		}
 	}
 	if cfg.rounds > 1 {
-		fmt.Println("\nall rounds pooled:")
+		fmt.Println("\nall rounds pooled (GC counts of later rounds are lower: the samples kept for this grow the heap; compare GC with one round per process):")
 		for _, impl := range impls {
 			pooled := result{impl: impl}
 			for _, r := range all[impl] {
