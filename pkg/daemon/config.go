@@ -129,7 +129,7 @@ func (b *Base) Validate() error {
 		bad("redis-addr is empty")
 	}
 	for _, a := range addrs {
-		if err := checkHostPort(a, false); err != nil {
+		if err := CheckHostPort(a, false); err != nil {
 			bad("redis-addr %q: %v", a, err)
 		}
 	}
@@ -139,7 +139,7 @@ func (b *Base) Validate() error {
 	if b.RedisDB != 0 && (len(addrs) > 1 || b.RedisCluster) {
 		bad("redis-db %d: a Redis cluster has only database 0", b.RedisDB)
 	}
-	if err := checkHostPort(b.AdminAddr, true); err != nil {
+	if err := CheckHostPort(b.AdminAddr, true); err != nil {
 		bad("admin-addr %q: %v", b.AdminAddr, err)
 	}
 	for name, u := range map[string]string{"otlp-endpoint": b.OTLPEndpoint, EnvOTLPTraces: b.OTLPTracesEndpoint} {
@@ -161,9 +161,10 @@ func (b *Base) Validate() error {
 	return errors.Join(errs...)
 }
 
-// checkHostPort accepts host:port with a numeric port (an empty host means
-// every interface; port 0 a free port, only where anyPort allows it).
-func checkHostPort(addr string, anyPort bool) error {
+// CheckHostPort accepts host:port with a numeric port (an empty host means
+// every interface; port 0, "any free port", only where anyPort allows it).
+// The local launcher checks its addresses with it too.
+func CheckHostPort(addr string, anyPort bool) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return err
@@ -171,9 +172,13 @@ func checkHostPort(addr string, anyPort bool) error {
 	if strings.ContainsAny(host, " /") {
 		return fmt.Errorf("bad host %q", host)
 	}
+	lowest := 1
+	if anyPort {
+		lowest = 0
+	}
 	n, err := strconv.Atoi(port)
-	if err != nil || n < 0 || n > 65535 || (n == 0 && !anyPort) {
-		return fmt.Errorf("bad port %q", port)
+	if err != nil || n < lowest || n > 65535 {
+		return fmt.Errorf("bad port %q: must be %d..65535", port, lowest)
 	}
 	return nil
 }

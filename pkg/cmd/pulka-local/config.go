@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pulka/pulka/pkg/daemon"
 )
 
 // ErrConfig is wrapped by every problem with the launcher's flags.
@@ -100,11 +100,11 @@ func (c Config) Validate() error {
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrConfig}, args...)...))
 	}
-	if err := checkHostPort(c.Addr); err != nil {
+	if err := daemon.CheckHostPort(c.Addr, false); err != nil {
 		bad("-addr %q: %v", c.Addr, err)
 	}
 	if c.Redis != "" {
-		if err := checkHostPort(c.Redis); err != nil {
+		if err := daemon.CheckHostPort(c.Redis, false); err != nil {
 			bad("-redis %q: %v", c.Redis, err)
 		}
 		if c.EmbeddedRedis {
@@ -130,23 +130,6 @@ func (c Config) Validate() error {
 		bad("-stop-timeout must be at least 1s (the services need time to hand their tables over)")
 	}
 	return errors.Join(errs...)
-}
-
-// checkHostPort accepts host:port with a port in 1..65535: the launcher
-// prints the address, so it must be known before the service starts.
-func checkHostPort(addr string) error {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return err
-	}
-	if strings.ContainsAny(host, " /") {
-		return fmt.Errorf("bad host %q", host)
-	}
-	n, err := strconv.Atoi(port)
-	if err != nil || n < 1 || n > 65535 {
-		return fmt.Errorf("port %q must be 1..65535", port)
-	}
-	return nil
 }
 
 // checkBinaries reports every service binary missing from dir.
