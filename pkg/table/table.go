@@ -38,37 +38,6 @@ type seat struct {
 	grace  int64 // Unix ns when the grace runs out; 0 when none runs
 }
 
-// recentCommands is how many command ids the table remembers. A command is
-// redelivered only around a crash or a migration, long before 256 newer
-// commands of the same table have been applied.
-const recentCommands = 256
-
-// ring is the last recentCommands command ids, oldest first from start.
-type ring struct {
-	ids   [recentCommands]string
-	start int
-	n     int
-}
-
-func (r *ring) has(id string) bool {
-	for i := range r.n {
-		if r.ids[(r.start+i)%recentCommands] == id {
-			return true
-		}
-	}
-	return false
-}
-
-func (r *ring) add(id string) {
-	if r.n < recentCommands {
-		r.ids[(r.start+r.n)%recentCommands] = id
-		r.n++
-		return
-	}
-	r.ids[r.start] = id
-	r.start = (r.start + 1) % recentCommands
-}
-
 // maxServerSteps bounds the server moves and grace expiries of one input: a
 // whole 24-hand classic game of bots is about 800 moves.
 const maxServerSteps = 10000
