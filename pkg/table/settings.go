@@ -142,16 +142,11 @@ func SettingsFromProto(ts *lobbyv1.TableSettings) (Settings, error) {
 	switch ts.GetGame() {
 	case lobbyv1.Game_GAME_CLASSIC:
 		s.Game = Classic
-		v := ts.GetClassicVariant()
-		k := ts.GetKhishti()
-		if v == lobbyv1.ClassicVariant_CLASSIC_VARIANT_UNSPECIFIED || k == lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_UNSPECIFIED {
+		if ts.GetClassicVariant() == lobbyv1.ClassicVariant_CLASSIC_VARIANT_UNSPECIFIED ||
+			ts.GetKhishti() == lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_UNSPECIFIED {
 			return s, fmt.Errorf("%w: classic needs a variant and a khishti penalty", ErrBadSettings)
 		}
-		// Both wire enums are the Go value plus one.
-		s.Classic = scoring.Settings{
-			Variant: classic.Variant(v - 1), Khishti: scoring.Khishti(k - 1),
-			Premia: ts.GetPremia(), Moshla: ts.GetMoshla(), RestDocked: ts.GetRestDocked(),
-		}
+		s.Classic = ClassicRulesFromProto(ts)
 	case lobbyv1.Game_GAME_JAPANESE:
 		s.Game = Japanese
 		s.JapaneseTarget = int(ts.GetJapaneseTarget())
@@ -170,13 +165,42 @@ func (s Settings) Proto() *lobbyv1.TableSettings {
 	}
 	switch s.Game {
 	case Classic:
-		ts.Game = lobbyv1.Game_GAME_CLASSIC
-		ts.ClassicVariant = lobbyv1.ClassicVariant(s.Classic.Variant + 1)
-		ts.Khishti = lobbyv1.KhishtiPenalty(s.Classic.Khishti + 1)
-		ts.Premia, ts.Moshla, ts.RestDocked = s.Classic.Premia, s.Classic.Moshla, s.Classic.RestDocked
+		ClassicRulesToProto(ts, s.Classic)
 	case Japanese:
-		ts.Game = lobbyv1.Game_GAME_JAPANESE
-		ts.JapaneseTarget = uint32(s.JapaneseTarget)
+		JapaneseRulesToProto(ts, uint32(s.JapaneseTarget))
 	}
 	return ts
+}
+
+// The wire form of the game rules, which the lobby writes and reads too
+// (with its own Settings, validation and defaults): the game and classic's
+// variant, khishti penalty and flags, or the Japanese target. Both wire
+// enums are the Go value plus one, so that zero stays "unspecified".
+
+// ClassicRulesToProto writes GAME_CLASSIC and the classic rules r into ts
+// and leaves its other fields alone.
+func ClassicRulesToProto(ts *lobbyv1.TableSettings, r scoring.Settings) {
+	ts.Game = lobbyv1.Game_GAME_CLASSIC
+	ts.ClassicVariant = lobbyv1.ClassicVariant(r.Variant + 1)
+	ts.Khishti = lobbyv1.KhishtiPenalty(r.Khishti + 1)
+	ts.Premia, ts.Moshla, ts.RestDocked = r.Premia, r.Moshla, r.RestDocked
+}
+
+// JapaneseRulesToProto writes GAME_JAPANESE and target into ts and leaves
+// its other fields alone.
+func JapaneseRulesToProto(ts *lobbyv1.TableSettings, target uint32) {
+	ts.Game = lobbyv1.Game_GAME_JAPANESE
+	ts.JapaneseTarget = target
+}
+
+// ClassicRulesFromProto reads the classic rules of ts. It converts and does
+// not check: the callers refuse an unspecified variant or khishti and
+// validate the result (scoring.Settings.Validate refuses unknown values).
+// A wire value above 256 wraps around to a valid one, so a caller that must
+// refuse it checks the range itself, as the lobby does.
+func ClassicRulesFromProto(ts *lobbyv1.TableSettings) scoring.Settings {
+	return scoring.Settings{
+		Variant: classic.Variant(ts.GetClassicVariant() - 1), Khishti: scoring.Khishti(ts.GetKhishti() - 1),
+		Premia: ts.GetPremia(), Moshla: ts.GetMoshla(), RestDocked: ts.GetRestDocked(),
+	}
 }

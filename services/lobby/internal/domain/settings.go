@@ -6,9 +6,9 @@ import (
 
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"github.com/pulka/pulka/pkg/classic"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	"github.com/pulka/pulka/pkg/scoring"
+	"github.com/pulka/pulka/pkg/table"
 )
 
 // Game is the card game of a table.
@@ -135,25 +135,19 @@ func ParseSettings(p *lobbyv1.TableSettings, hasPassword bool) (Settings, error)
 }
 
 func parseClassic(p *lobbyv1.TableSettings, s *Settings) error {
-	v := p.GetClassicVariant()
-	if v <= 0 || v > 255 || !classic.Variant(v-1).Valid() {
+	// The wire enums are the Go values plus one (zero means unset); the
+	// bounds refuse the values that the conversion would wrap around.
+	r := table.ClassicRulesFromProto(p)
+	if v := p.GetClassicVariant(); v <= 0 || v > 255 || !r.Variant.Valid() {
 		return invalid("classic_variant", "must be standard or nines")
 	}
-	k := p.GetKhishti()
-	// The wire khishti is scoring.Khishti plus one (zero means unset).
-	if k <= 0 || k > 255 || !scoring.Khishti(k-1).Valid() {
+	if k := p.GetKhishti(); k <= 0 || k > 255 || !r.Khishti.Valid() {
 		return invalid("khishti", "must be 200, 500, 100 or per-card")
 	}
 	if p.GetJapaneseTarget() != 0 {
 		return invalid("japanese_target", "applies to Japanese tables only")
 	}
-	s.Classic = scoring.Settings{
-		Variant:    classic.Variant(v - 1),
-		Khishti:    scoring.Khishti(k - 1),
-		Premia:     p.GetPremia(),
-		Moshla:     p.GetMoshla(),
-		RestDocked: p.GetRestDocked(),
-	}
+	s.Classic = r
 	if err := s.Classic.Validate(); err != nil {
 		return invalid("classic", err.Error())
 	}
@@ -227,13 +221,9 @@ func (s Settings) Proto() *lobbyv1.TableSettings {
 	p := &lobbyv1.TableSettings{HasPassword: s.HasPassword}
 	switch s.Game {
 	case Classic:
-		p.Game = lobbyv1.Game_GAME_CLASSIC
-		p.ClassicVariant = lobbyv1.ClassicVariant(s.Classic.Variant + 1)
-		p.Khishti = lobbyv1.KhishtiPenalty(s.Classic.Khishti + 1)
-		p.Premia, p.Moshla, p.RestDocked = s.Classic.Premia, s.Classic.Moshla, s.Classic.RestDocked
+		table.ClassicRulesToProto(p, s.Classic)
 	case Japanese:
-		p.Game = lobbyv1.Game_GAME_JAPANESE
-		p.JapaneseTarget = s.JapaneseTarget
+		table.JapaneseRulesToProto(p, s.JapaneseTarget)
 	}
 	switch s.Visibility {
 	case Public:

@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/pulka/pulka/pkg/classic"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	"github.com/pulka/pulka/pkg/scoring"
+	"github.com/pulka/pulka/pkg/table"
 )
 
 func classicSettings(mut ...func(*lobbyv1.TableSettings)) *lobbyv1.TableSettings {
@@ -175,5 +177,90 @@ func TestParseSettings_InvalidSettingsNameTheirField(t *testing.T) {
 				t.Errorf("reason = %v", Reason(err))
 			}
 		})
+	}
+}
+
+func TestSettings_ProtoRoundTripCoversEveryField(t *testing.T) {
+	coins := &lobbyv1.Stake{Kind: &lobbyv1.Stake_Coins{Coins: &lobbyv1.CoinStake{Amount: 50}}}
+	free := &lobbyv1.Stake{Kind: &lobbyv1.Stake_Free{Free: &lobbyv1.FreeStake{}}}
+	set := map[protoreflect.Name]bool{}
+	for _, p := range []*lobbyv1.TableSettings{
+		classicSettings(func(s *lobbyv1.TableSettings) {
+			s.ClassicVariant, s.Khishti = lobbyv1.ClassicVariant_CLASSIC_VARIANT_NINES, lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_PER_CARD
+			s.Visibility, s.HasPassword, s.Stake = lobbyv1.TableVisibility_TABLE_VISIBILITY_PRIVATE, true, coins
+			s.MoveTime, s.ReconnectGrace = durationpb.New(30*time.Second), durationpb.New(2*time.Minute)
+		}),
+		classicSettings(func(s *lobbyv1.TableSettings) { s.Premia, s.Stake = false, free }),
+		japaneseSettings(func(s *lobbyv1.TableSettings) {
+			s.JapaneseTarget, s.Stake = 15, free
+			s.MoveTime, s.ReconnectGrace = durationpb.New(5*time.Minute), durationpb.New(10*time.Second)
+		}),
+		japaneseSettings(func(s *lobbyv1.TableSettings) {
+			s.JapaneseTarget, s.Visibility, s.HasPassword, s.Stake = 31, lobbyv1.TableVisibility_TABLE_VISIBILITY_PRIVATE, true, coins
+		}),
+	} {
+		got, err := ParseSettings(p, p.GetHasPassword())
+		if err != nil {
+			t.Fatalf("%v: %v", p, err)
+		}
+		if !proto.Equal(got.Proto(), p) {
+			t.Fatalf("round trip:\n got %v\nwant %v", got.Proto(), p)
+		}
+		p.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, _ protoreflect.Value) bool {
+			set[fd.Name()] = true
+			return true
+		})
+	}
+	// A field added to TableSettings must be added here, and to Proto.
+	fields := (&lobbyv1.TableSettings{}).ProtoReflect().Descriptor().Fields()
+	for i := range fields.Len() {
+		if name := fields.Get(i).Name(); !set[name] {
+			t.Errorf("no case sets %s", name)
+		}
+	}
+}
+
+func TestSettings_TheTableReadsTheRulesTheLobbyWrites(t *testing.T) {
+	var all []*lobbyv1.TableSettings
+	for v := lobbyv1.ClassicVariant_CLASSIC_VARIANT_STANDARD; v <= lobbyv1.ClassicVariant_CLASSIC_VARIANT_NINES; v++ {
+		for k := lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_200; k <= lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_PER_CARD; k++ {
+			for flags := range 8 {
+				all = append(all, classicSettings(func(s *lobbyv1.TableSettings) {
+					s.ClassicVariant, s.Khishti = v, k
+					s.Premia, s.Moshla, s.RestDocked = flags&1 != 0, flags&2 != 0, flags&4 != 0
+					s.MoveTime = durationpb.New(time.Duration(5+flags) * time.Second)
+				}))
+			}
+		}
+	}
+	for _, target := range []uint32{0, 11, 15, 21, 31} {
+		all = append(all, japaneseSettings(func(s *lobbyv1.TableSettings) {
+			s.JapaneseTarget, s.ReconnectGrace = target, durationpb.New(time.Minute)
+		}))
+	}
+	for _, p := range all {
+		s, err := ParseSettings(p, false)
+		if err != nil {
+			t.Fatalf("%v: %v", p, err)
+		}
+		ts, err := table.SettingsFromProto(s.Proto())
+		if err != nil {
+			t.Fatalf("the table refuses %v: %v", s.Proto(), err)
+		}
+		want := table.Settings{Classic: s.Classic, JapaneseTarget: int(s.JapaneseTarget),
+			MoveTimeout: s.MoveTime, ReconnectGrace: s.ReconnectGrace, BotDelay: table.DefaultBotDelay}
+		want.Game = table.Classic
+		if s.Game == Japanese {
+			want.Game = table.Japanese
+		}
+		if want.MoveTimeout == 0 {
+			want.MoveTimeout = table.DefaultMoveTimeout
+		}
+		if want.ReconnectGrace == 0 {
+			want.ReconnectGrace = table.DefaultReconnectGrace
+		}
+		if ts != want {
+			t.Fatalf("%v: the table reads %+v, want %+v", p, ts, want)
+		}
 	}
 }

@@ -1,0 +1,84 @@
+package table
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/pulka/pulka/pkg/classic"
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	"github.com/pulka/pulka/pkg/scoring"
+)
+
+// everyRules is every valid table rule set: each classic variant, khishti
+// and flag combination, and each Japanese target, with times other than the
+// defaults.
+func everyRules() []Settings {
+	var out []Settings
+	for _, v := range []classic.Variant{classic.Standard, classic.Nines} {
+		for _, k := range []scoring.Khishti{scoring.Khishti200, scoring.Khishti500, scoring.Khishti100, scoring.KhishtiPerCard} {
+			for flags := range 8 {
+				out = append(out, ClassicSettings(scoring.Settings{Variant: v, Khishti: k,
+					Premia: flags&1 != 0, Moshla: flags&2 != 0, RestDocked: flags&4 != 0}))
+			}
+		}
+	}
+	for _, target := range []int{11, 15, 21, 31} {
+		out = append(out, JapaneseSettings(target))
+	}
+	for i := range out {
+		out[i].MoveTimeout = time.Duration(5+i) * time.Second
+		out[i].ReconnectGrace = time.Duration(1+i) * time.Minute
+	}
+	return out
+}
+
+func TestSettings_ProtoRoundTripOfEveryRuleSetFillsTheTablesFields(t *testing.T) {
+	set := map[protoreflect.Name]bool{}
+	for _, s := range everyRules() {
+		p := s.Proto()
+		got, err := SettingsFromProto(p)
+		if err != nil || got != s {
+			t.Fatalf("round trip of %+v: %+v, %v", s, got, err)
+		}
+		p.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, _ protoreflect.Value) bool {
+			set[fd.Name()] = true
+			return true
+		})
+	}
+	// The table's part of the settings, each field written by some rule set;
+	// stake, visibility and password are the lobby's.
+	want := []protoreflect.Name{"game", "classic_variant", "khishti", "premia", "moshla", "rest_docked",
+		"japanese_target", "move_time", "reconnect_grace"}
+	var got []protoreflect.Name
+	for n := range set {
+		got = append(got, n)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("Proto wrote the fields %v, want %v", got, want)
+	}
+}
+
+func TestRulesToProto_ReadBackAndLeaveTheLobbysFieldsAlone(t *testing.T) {
+	for _, s := range everyRules() {
+		p := &lobbyv1.TableSettings{Visibility: lobbyv1.TableVisibility_TABLE_VISIBILITY_PRIVATE, HasPassword: true}
+		if s.Game == Japanese {
+			JapaneseRulesToProto(p, uint32(s.JapaneseTarget))
+			if p.GetGame() != lobbyv1.Game_GAME_JAPANESE || p.GetJapaneseTarget() != uint32(s.JapaneseTarget) {
+				t.Fatalf("Japanese %d: %v", s.JapaneseTarget, p)
+			}
+		} else {
+			ClassicRulesToProto(p, s.Classic)
+			if got := ClassicRulesFromProto(p); got != s.Classic || p.GetGame() != lobbyv1.Game_GAME_CLASSIC {
+				t.Fatalf("classic %+v: %v read back as %+v", s.Classic, p, got)
+			}
+		}
+		if p.GetVisibility() != lobbyv1.TableVisibility_TABLE_VISIBILITY_PRIVATE || !p.GetHasPassword() {
+			t.Fatalf("%+v: the lobby's fields changed: %v", s, p)
+		}
+	}
+}
