@@ -377,3 +377,28 @@ func scanAll(ctx context.Context, rdb redis.UniversalClient, match string) ([]st
 	}
 	return out, collect(ctx, rdb.(*redis.Client))
 }
+
+// A published sheet update rings its stream's bell, so the gateways'
+// Tailers read it at once (not at their next sweep); a refused one does not.
+func TestCommit_RingsTheSheetStreamsBell(t *testing.T) {
+	backends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := ctxT(t)
+		ps := rdb.Subscribe(ctx, streams.Bell(sheetstore.SheetStream("t1")))
+		defer ps.Close()
+		if _, err := ps.Receive(ctx); err != nil { // the subscription's confirmation
+			t.Fatal(err)
+		}
+		w := sheetstore.NewWriter(rdb, sheetstore.WriterOptions{})
+		for _, v := range []uint64{2, 1} {
+			if _, err := w.Commit(ctx, "t1", "g1", sheetstore.Commit{Version: v, Sheet: sheetBytes(t, v), Update: updateBytes(t, v)}); err != nil {
+				t.Fatalf("commit v%d: %v", v, err)
+			}
+		}
+		if _, err := ps.ReceiveTimeout(ctx, 2*time.Second); err != nil {
+			t.Fatalf("no bell after a published update: %v", err)
+		}
+		if m, err := ps.ReceiveTimeout(ctx, 200*time.Millisecond); err == nil {
+			t.Fatalf("a refused (older) update rang the bell too: %v", m)
+		}
+	})
+}

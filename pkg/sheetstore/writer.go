@@ -266,6 +266,8 @@ local x = {'XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], '*'}
 for i = 8, #ARGV do x[#x + 1] = ARGV[i] end
 redis.call(unpack(x))
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
+-- Ring the stream's bell (streams.Bell: its key) for the gateways' Tailers.
+redis.call('PUBLISH', KEYS[2], '')
 return {1, tonumber(ARGV[1]), ARGV[2], ended, '', ''}
 `)
 

@@ -251,15 +251,19 @@ func BenchmarkPublishToHandler(b *testing.B) {
 }
 
 // BenchmarkTailPublishToHandler is a gateway's fan-out path one event at a
-// time: a Tailer following a full shard of 1000 event streams, one entry
-// published to one of them, until the handler has it. allocs/op is what the
-// whole process allocates per event (publish and tail read); the read names
-// all 1000 streams and their positions.
+// time: a Tailer following 10 or 1000 event streams, one entry published to
+// one of them, until the handler has it. allocs/op is what the whole process
+// allocates per event (publish and tail read).
 func BenchmarkTailPublishToHandler(b *testing.B) {
+	for _, nStreams := range []int{10, 1000} {
+		b.Run("streams="+strconv.Itoa(nStreams), func(b *testing.B) { benchTailPublishToHandler(b, nStreams) })
+	}
+}
+
+func benchTailPublishToHandler(b *testing.B, nStreams int) {
 	srv := redistest.Start(b)
 	rdb := srv.Client(b)
 	ctx, cancel := context.WithCancel(context.Background())
-	const nStreams = 1000
 	names := make([]string, nStreams)
 	handled := make(chan struct{}, 1)
 	tl := streams.NewTailer(rdb, func(context.Context, streams.Message) { handled <- struct{}{} })

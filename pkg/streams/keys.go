@@ -95,3 +95,11 @@ func crc16(s string) uint16 {
 	}
 	return crc
 }
+
+// Bell is the Pub/Sub channel that rings when stream has a new entry: the
+// stream's own key (channels and keys are separate namespaces in Redis, and
+// the same name keeps a bell in its stream's Cluster slot). Every writer in
+// this package rings it; a Lua script that appends to a followed stream
+// outside this package must PUBLISH to it too, or Tailers see the entry only
+// at their next sweep.
+func Bell(stream string) string { return stream }

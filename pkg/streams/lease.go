@@ -191,6 +191,15 @@ for k = 2, #KEYS do
   a = a + n
   ids[#ids + 1] = redis.call(unpack(cmd))
 end
+-- Ring each stream's bell once (streams.Bell: the stream's key), so that
+-- Tailers following it read it.
+local rung = {}
+for k = 2, #KEYS do
+  if not rung[KEYS[k]] then
+    rung[KEYS[k]] = true
+    redis.call('PUBLISH', KEYS[k], '')
+  end
+end
 return ids
 `)
 

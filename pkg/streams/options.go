@@ -33,6 +33,7 @@ type settings struct {
 	maxInFlight  int
 	startID      string
 	pollInterval time.Duration
+	sweepEvery   time.Duration
 
 	// consumer groups
 	minIdle         time.Duration
@@ -68,6 +69,7 @@ const (
 	DefaultLagEvery        = 15 * time.Second
 	DefaultShutdownGrace   = 10 * time.Second
 	DefaultPollInterval    = 50 * time.Millisecond
+	DefaultSweepInterval   = time.Second
 )
 
 func newSettings(opts []Option) settings {
@@ -84,6 +86,7 @@ func newSettings(opts []Option) settings {
 		maxInFlight:     DefaultMaxInFlight,
 		startID:         "0",
 		pollInterval:    DefaultPollInterval,
+		sweepEvery:      DefaultSweepInterval,
 		minIdle:         DefaultMinIdle,
 		claimInterval:   DefaultClaimInterval,
 		claimCount:      DefaultClaimCount,
@@ -197,6 +200,17 @@ func WithMaxInFlight(n int) Option {
 	return func(s *settings) {
 		if n > 0 {
 			s.maxInFlight = n
+		}
+	}
+}
+
+// WithSweepInterval sets how often a Tailer reads every stream it follows
+// whether it rang or not (default DefaultSweepInterval): the bound on how late
+// an entry whose bell was lost (or never rung) is delivered.
+func WithSweepInterval(d time.Duration) Option {
+	return func(s *settings) {
+		if d > 0 {
+			s.sweepEvery = d
 		}
 	}
 }

@@ -63,11 +63,44 @@ func (p *Publisher) xadd(ctx context.Context, e Entry, c *injectCarrier) *redis.
 	return redis.NewStringCmd(ctx, args...)
 }
 
+// bell is `PUBLISH Bell(stream) ""`, sent after the stream's XADD in the
+// same round trip: Tailers following the stream read it when it rings.
+func bell(ctx context.Context, stream string) *redis.IntCmd {
+	return redis.NewIntCmd(ctx, "publish", Bell(stream), "")
+}
+
+// ringAll queues one bell per distinct stream of n entries on pipe, after
+// their XADDs.
+func ringAll(ctx context.Context, pipe redis.Pipeliner, streamOf func(i int) string, n int) {
+	if n <= 16 { // no map for the usual small batch
+		for i := 0; i < n; i++ {
+			s, seen := streamOf(i), false
+			for j := 0; j < i && !seen; j++ {
+				seen = streamOf(j) == s
+			}
+			if !seen {
+				_ = pipe.Process(ctx, bell(ctx, s))
+			}
+		}
+		return
+	}
+	rung := make(map[string]bool, n)
+	for i := 0; i < n; i++ {
+		if s := streamOf(i); !rung[s] {
+			rung[s] = true
+			_ = pipe.Process(ctx, bell(ctx, s))
+		}
+	}
+}
+
 // Publish appends one entry and returns its ID.
 func (p *Publisher) Publish(ctx context.Context, e Entry) (string, error) {
 	ctx, span, c := p.tel.startPublish(ctx, e.Stream)
 	cmd := p.xadd(ctx, e, c)
-	_ = p.rdb.Process(ctx, cmd)
+	pipe := p.rdb.Pipeline()
+	_ = pipe.Process(ctx, cmd)
+	_ = pipe.Process(ctx, bell(ctx, e.Stream))
+	_, _ = pipe.Exec(ctx) // the XADD's own error is read below; a bell is only a hint
 	id, err := cmd.Result()
 	endSpan(span, err)
 	p.count(ctx, e.Stream, err)
@@ -101,6 +134,7 @@ func (p *Publisher) PublishBatch(ctx context.Context, entries []Entry) ([]string
 		cmds[i] = p.xadd(ctx, e, c)
 		_ = pipe.Process(ctx, cmds[i])
 	}
+	ringAll(ctx, pipe, func(i int) string { return entries[i].Stream }, len(entries))
 	_, execErr := pipe.Exec(ctx)
 	ids := make([]string, len(entries))
 	var firstErr error
@@ -280,6 +314,7 @@ func (b *Batcher) flush(ctx context.Context, batch []*batchReq) {
 		cmds[i] = b.p.xadd(ctx, r.entry, c)
 		_ = pipe.Process(ctx, cmds[i])
 	}
+	ringAll(ctx, pipe, func(i int) string { return batch[i].entry.Stream }, len(batch))
 	_, _ = pipe.Exec(ctx) // per-command errors are read below
 	for i, r := range batch {
 		id, err := cmds[i].Result()

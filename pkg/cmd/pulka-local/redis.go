@@ -130,7 +130,7 @@ func redisVersion(ctx context.Context, rdb *redis.Client) (string, error) {
 // of command Pulka's services send: capped stream appends (XADD MAXLEN ~),
 // blocking reads (XREAD BLOCK), consumer groups (XGROUP, XREADGROUP,
 // XAUTOCLAIM, XACK, XPENDING, XINFO), Lua scripts by hash (EVALSHA) calling
-// stream, hash and TIME commands, MULTI/EXEC, and keys that expire. The
+// stream, hash, TIME and PUBLISH commands, SUBSCRIBE, MULTI/EXEC, and keys that expire. The
 // error names the first step that failed.
 func probeRedis(ctx context.Context, rdb *redis.Client) error {
 	var tag [6]byte
@@ -220,9 +220,16 @@ func probeRedis(ctx context.Context, rdb *redis.Client) error {
 	}
 
 	// The fenced append and the exactly-once effects are Lua scripts run by
-	// hash that call stream and hash commands and read the server's clock.
+	// hash that call stream and hash commands, read the server's clock and
+	// ring the stream's bell (PUBLISH), which Tailers hear on a SUBSCRIBE.
+	bells := rdb.Subscribe(ctx, stream)
+	defer bells.Close()
+	if _, err := bells.ReceiveTimeout(ctx, 5*time.Second); err != nil {
+		return step("SUBSCRIBE", err)
+	}
 	script := redis.NewScript(`
 local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', '1000', '*', 'f', ARGV[1])
+redis.call('PUBLISH', KEYS[1], '')
 redis.call('HSET', KEYS[2], 'owner', ARGV[1], 'epoch', 1)
 redis.call('PEXPIRE', KEYS[2], 60000)
 local cur = redis.call('HMGET', KEYS[2], 'owner', 'epoch')
@@ -240,6 +247,11 @@ return {id, cur[1], t[1]}`)
 	}
 	if sec, err := strconv.ParseInt(fmt.Sprint(res[2]), 10, 64); err != nil || time.Since(time.Unix(sec, 0)).Abs() > time.Minute {
 		return fmt.Errorf("TIME in a script: got %v, not the current time", res[2])
+	}
+	if m, err := bells.ReceiveTimeout(ctx, 5*time.Second); err != nil {
+		return step("PUBLISH in a script, heard on SUBSCRIBE", err)
+	} else if _, ok := m.(*redis.Message); !ok {
+		return fmt.Errorf("PUBLISH in a script: got %T, want a message", m)
 	}
 
 	if _, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {

@@ -545,7 +545,11 @@ func TestSlowConsumer_IsDisconnectedWithoutBlockingAFastOne(t *testing.T) {
 	fast.nextOf("joined")
 
 	// Big public events, so that the slow client's socket buffers fill up
-	// and its queue overflows, published at a pace a reading client keeps.
+	// and its queue overflows, published at a pace a reading client keeps:
+	// this one decodes every 22 KiB frame into maps, which under -race on two
+	// busy cores takes milliseconds, and the tailer hands the hub whatever
+	// arrived during its last read at once (10–20 of these frames, up to half
+	// the 1 MiB queue), so the pace leaves it room: 5 frames per 10 ms.
 	big := make([]commonv1.Card, 0, 1000)
 	for i := 0; i < cap(big); i++ {
 		big = append(big, commonv1.Card(1+i%36))
@@ -557,6 +561,7 @@ func TestSlowConsumer_IsDisconnectedWithoutBlockingAFastOne(t *testing.T) {
 		for count < n {
 			f, err := fast.read(10 * time.Second)
 			if err != nil {
+				t.Logf("fast client: %v", err)
 				break
 			}
 			if f["type"] == "event" {
@@ -569,7 +574,7 @@ func TestSlowConsumer_IsDisconnectedWithoutBlockingAFastOne(t *testing.T) {
 	for i := 0; i < n; i++ {
 		ev := pub(&tablev1.Event{Event: &tablev1.Event_ColumnsDealt{ColumnsDealt: &tablev1.ColumnsDealt{FaceUp: big}}})
 		e.publish(t, "t1", ev)
-		if i%10 == 0 {
+		if i%5 == 0 {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}

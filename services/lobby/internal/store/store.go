@@ -216,6 +216,9 @@ if ARGV[11] ~= '' then
 end
 if ARGV[12] ~= '' then
   redis.call('XADD', KEYS[7], 'MAXLEN', '~', ARGV[15], '*', unpack(fields(ARGV[12])))
+  -- A forward may go to a table's command stream, which the runner's Tailer
+  -- follows: ring its bell (streams.Bell: the stream's key).
+  redis.call('PUBLISH', KEYS[7], '')
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return {'ok', tostring(version), tostring(rev)}

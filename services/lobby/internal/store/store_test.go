@@ -9,8 +9,10 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/lobbyclient"
 	"github.com/pulka/pulka/pkg/redistest"
+	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/services/lobby/internal/domain"
 )
 
@@ -112,5 +114,30 @@ func TestWriteSnapshot_NeverGoesBackwards(t *testing.T) {
 	var view lobbyv1.LobbyView
 	if err := proto.Unmarshal(b, &view); err != nil || view.GetVersion() != 2 || len(view.GetTables()) != 2 || view.GetStreamId() == "" {
 		t.Fatalf("snapshot %v, %v", &view, err)
+	}
+}
+
+// A command forwarded to a table rings its command stream's bell: the
+// table's runner follows that stream with a streams.Tailer, which reads it at
+// once only when it rings.
+func TestCommit_ForwardRingsTheTableCommandStreamsBell(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	s := New(rdb, Config{})
+	ctx := context.Background()
+	ps := rdb.Subscribe(ctx, streams.Bell(streams.TableCommands("f")))
+	defer ps.Close()
+	if _, err := ps.Receive(ctx); err != nil { // the subscription's confirmation
+		t.Fatal(err)
+	}
+	fwd := &tablev1.Command{CommandId: "fw1"}
+	if _, err := s.Commit(ctx, Change{CommandID: "c1", Result: accepted("c1", "f"), Forward: fwd}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := rdb.XLen(ctx, streams.TableCommands("f")).Result(); n != 1 {
+		t.Fatalf("%d forwarded commands", n)
+	}
+	if _, err := ps.ReceiveTimeout(ctx, 2*time.Second); err != nil {
+		t.Fatalf("no bell after a forward: %v", err)
 	}
 }

@@ -132,7 +132,8 @@ func place(t *testing.T, rdb redis.UniversalClient, ts *lobbyv1.TableStarted, ru
 
 var cmdNo atomic.Int64
 
-// send XADDs a command to the table's command stream and returns its id.
+// send appends a command to the table's command stream as the gateway does
+// (a streams.Publisher, which rings the stream's bell) and returns its id.
 func send(t *testing.T, rdb redis.UniversalClient, tableID, player string, c *tablev1.Command) string {
 	t.Helper()
 	if c.CommandId == "" {
@@ -143,8 +144,7 @@ func send(t *testing.T, rdb redis.UniversalClient, tableID, player string, c *ta
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = rdb.XAdd(context.Background(), &redis.XAddArgs{Stream: streams.TableCommands(tableID),
-		Values: []any{streams.FieldData, data}}).Err()
+	_, err = streams.NewPublisher(rdb).Publish(context.Background(), streams.Entry{Stream: streams.TableCommands(tableID), Data: data})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ var (
 )
 
 // Runner owns the tables the assignment gives it: one goroutine per table,
-// one shared reader (a streams.Tailer: multi-key XREAD) for every table's
+// one shared reader (a streams.Tailer) for every table's
 // command stream, and the loops that keep it a member (heartbeat), keep its
 // leases (renewal) and follow the assignment (poll). It may also run the
 // leader-elected assigner.
