@@ -130,7 +130,12 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 	}
 	wsrv := ws.NewServer(wc, ws.Deps{
 		Signer: signer, Hub: h,
-		Publisher: streams.NewPublisher(p.Redis, streams.WithTracerProvider(p.Tracer), streams.WithMeterProvider(p.Meter)),
+		// Commands of many connections share pipelines: under load one
+		// round trip carries many (a lone command still goes at once). The
+		// batcher has no goroutine of its own, so it needs no stopping: the
+		// connections that call it are closed before the process ends.
+		Publisher: streams.NewPublisher(p.Redis, streams.WithTracerProvider(p.Tracer), streams.WithMeterProvider(p.Meter)).
+			NewBatcher(context.Background(), 64, 4),
 		// Entries outlive three missed refreshes (pings).
 		Presence: presence.New(p.Redis, 3*ping, p.Now),
 		Lobby:    p.View, Logger: p.Logger, Tracer: tracer, Meter: meter, Now: p.Now,

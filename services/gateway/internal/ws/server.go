@@ -109,11 +109,18 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// Publisher appends entries to streams: a *streams.Publisher, or a
+// *streams.Batcher, which sends the connections' concurrent commands
+// together in one pipeline.
+type Publisher interface {
+	Publish(ctx context.Context, e streams.Entry) (string, error)
+}
+
 // Deps is what the endpoint talks to.
 type Deps struct {
 	Signer    *auth.Signer
 	Hub       *hub.Hub
-	Publisher *streams.Publisher
+	Publisher Publisher
 	Presence  *presence.Tracker
 	// Lobby is optional: without it, lobby watching is refused.
 	Lobby  ports.LobbyView
