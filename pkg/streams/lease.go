@@ -119,6 +119,53 @@ func (l *Leases) Renew(ctx context.Context, lease Lease) error {
 	return nil
 }
 
+// renewChunk bounds the renewals sent in one pipeline.
+const renewChunk = 256
+
+// RenewAll extends many leases, renewChunk per round trip, where Renew would
+// take one round trip each: a runner renews every open table's lease each
+// third of the TTL, and one at a time that round took N round trips (5,000
+// tables at 0.3 ms: 1.5 s of a 3.3 s period). errs[i] is leases[i]'s error,
+// wrapping ErrStaleEpoch when it was lost; nil when renewed.
+func (l *Leases) RenewAll(ctx context.Context, leases []Lease) (errs []error) {
+	errs = make([]error, len(leases))
+	for start := 0; start < len(leases); start += renewChunk {
+		end := min(start+renewChunk, len(leases))
+		l.renewPipelined(ctx, leases[start:end], errs[start:end], true)
+	}
+	return errs
+}
+
+// renewPipelined sends the renewals by script hash in one pipeline; if the
+// server does not know the script (a restart, SCRIPT FLUSH), it loads it and
+// sends them once more.
+func (l *Leases) renewPipelined(ctx context.Context, leases []Lease, errs []error, reload bool) {
+	pipe := l.rdb.Pipeline()
+	cmds := make([]*redis.Cmd, len(leases))
+	ttl := l.ttl.Milliseconds()
+	for i, lease := range leases {
+		cmds[i] = renewScript.EvalSha(ctx, pipe, []string{lease.Key}, lease.Owner, lease.Epoch, ttl)
+	}
+	_, _ = pipe.Exec(ctx) // each renewal's own error is read below
+	missing := false
+	for i, cmd := range cmds {
+		err := cmd.Err()
+		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			missing = true
+		}
+		errs[i] = nil
+		if err != nil {
+			errs[i] = fmt.Errorf("renew lease %s: %w", leases[i].Key, mapStale(err))
+		}
+	}
+	if missing && reload {
+		if err := renewScript.Load(ctx, l.rdb).Err(); err != nil {
+			return // errs already say NOSCRIPT
+		}
+		l.renewPipelined(ctx, leases, errs, false)
+	}
+}
+
 // Release gives up a lease the caller still holds; ErrStaleEpoch if it had
 // already lost it. The epoch counter stays, so the next owner's epoch is
 // still higher.

@@ -241,3 +241,55 @@ func joinSp(s []string) string {
 	}
 	return out
 }
+
+// RenewAll renews what the caller still holds and names each lease it
+// lost, in one pipeline, also after the server forgot its scripts.
+func TestLeases_RenewAllRenewsHeldAndReportsLostOnes(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := ctxT(t)
+	ls := streams.NewLeases(rdb, 2*time.Second)
+	other := streams.NewLeases(rdb, time.Minute)
+	var held []streams.Lease
+	for i := 0; i < 300; i++ { // more than one pipeline's worth
+		l, err := ls.Acquire(ctx, streams.TableLease("r"+strconv.Itoa(i)), "runner-a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, l)
+	}
+	// Two are taken over by another runner.
+	for _, i := range []int{7, 280} {
+		if _, err := other.Takeover(ctx, held[i].Key, "runner-b"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rdb.ScriptFlush(ctx).Err(); err != nil { // as after a Redis restart
+		t.Fatal(err)
+	}
+	time.Sleep(1200 * time.Millisecond) // past half the TTL
+	errs := ls.RenewAll(ctx, held)
+	for i, err := range errs {
+		lost := i == 7 || i == 280
+		switch {
+		case lost && !errors.Is(err, streams.ErrStaleEpoch):
+			t.Fatalf("lease %d was taken over; RenewAll said %v, want ErrStaleEpoch", i, err)
+		case !lost && err != nil:
+			t.Fatalf("lease %d: %v", i, err)
+		}
+	}
+	time.Sleep(1200 * time.Millisecond) // past the first TTL: only renewed ones are left
+	for i, l := range held {
+		cur, ok, err := ls.Current(ctx, l.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "runner-a"
+		if i == 7 || i == 280 {
+			want = "runner-b"
+		}
+		if !ok || cur.Owner != want {
+			t.Fatalf("lease %d after RenewAll: %+v %v, want owner %s", i, cur, ok, want)
+		}
+	}
+}

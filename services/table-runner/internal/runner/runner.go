@@ -212,8 +212,8 @@ func (r *Runner) beat(ctx context.Context) {
 	r.ready.Store(true)
 }
 
-// renew extends the lease of every open table; a table whose lease was
-// taken over is stopped at once.
+// renew extends the lease of every open table, many per round trip; a
+// table whose lease was taken over is stopped at once.
 func (r *Runner) renew(ctx context.Context) {
 	r.mu.Lock()
 	slots := make([]*slot, 0, len(r.slots))
@@ -221,16 +221,19 @@ func (r *Runner) renew(ctx context.Context) {
 		slots = append(slots, s)
 	}
 	r.mu.Unlock()
+	held := make([]*slot, 0, len(slots))
+	leases := make([]streams.Lease, 0, len(slots))
 	for _, s := range slots {
-		l, ok := s.currentLease()
-		if !ok {
-			continue
+		if l, ok := s.currentLease(); ok {
+			held, leases = append(held, s), append(leases, l)
 		}
-		err := r.leases.Renew(ctx, l)
+	}
+	for i, err := range r.leases.RenewAll(ctx, leases) {
+		s := held[i]
 		switch {
 		case errors.Is(err, streams.ErrStaleEpoch):
 			r.m.fenced.Add(ctx, 1)
-			r.log.Warn("runner: lease lost", "table", s.id, "epoch", l.Epoch, "err", err)
+			r.log.Warn("runner: lease lost", "table", s.id, "epoch", leases[i].Epoch, "err", err)
 			s.cancel(errFenced)
 		case err != nil && ctx.Err() == nil:
 			r.log.Warn("runner: renew lease", "table", s.id, "err", err)
