@@ -47,6 +47,8 @@ type loadFlags struct {
 	duration, warmup, timeout time.Duration
 	bots                      bool
 	cpuProfile                string
+	timeline                  time.Duration
+	stagger                   time.Duration
 }
 
 func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -64,6 +66,8 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs.IntVar(&f.setupConcurrency, "setup-concurrency", 16, "tables set up at once")
 	fs.DurationVar(&f.timeout, "setup-timeout", 5*time.Minute, "how long setting up the tables may take")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write the load generator's own CPU profile of the measured window to this file")
+	fs.DurationVar(&f.stagger, "stagger", 0, "paced: each table's first move comes at a random moment within this (default: within the first 1/rate), so that tables are not all at the same point of their games (a hand's end is a burst of work)")
+	fs.DurationVar(&f.timeline, "timeline", 0, "also print the latency quantiles of each such slice of the window (e.g. 1s), by the moves' start: is the tail steady or a few bad seconds?")
 	fs.Usage = func() {
 		_, _ = io.WriteString(fs.Output(), loadHelp)
 		fs.PrintDefaults()
@@ -91,6 +95,10 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return usageError(errors.New("load: --bots is for classic tables"))
 	case f.setupConcurrency < 1:
 		return usageError(errors.New("load: --setup-concurrency must be at least 1"))
+	case f.timeline < 0:
+		return usageError(errors.New("load: --timeline must not be negative"))
+	case f.stagger < 0 || (f.stagger > 0 && f.mode != "paced"):
+		return usageError(errors.New("load: --stagger is for --mode paced, and not negative"))
 	}
 	res, err := runLoadTest(ctx, f, stderr)
 	if err != nil {
@@ -103,11 +111,13 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 // loadResult is what one load run measured.
 type loadResult struct {
 	mode                      string
+	stagger                   time.Duration
 	tables, clients           int
 	rate                      float64
 	setup, window             time.Duration
 	moves                     int
 	latencies                 []time.Duration // sorted
+	timeline                  []timeSlice     // with --timeline
 	rejected, refused, reconn int64
 	games, failed, lateSlots  int64
 	firstError                string
@@ -116,12 +126,37 @@ type loadResult struct {
 func (r *loadResult) movesPerSecond() float64 { return float64(r.moves) / r.window.Seconds() }
 
 // quantile is the q-quantile of the latencies (nearest rank).
-func (r *loadResult) quantile(q float64) time.Duration {
-	if len(r.latencies) == 0 {
+func (r *loadResult) quantile(q float64) time.Duration { return quantile(r.latencies, q) }
+
+// quantile is the q-quantile of sorted latencies (nearest rank).
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
 		return 0
 	}
-	i := int(q*float64(len(r.latencies))+0.5) - 1
-	return r.latencies[min(max(i, 0), len(r.latencies)-1)]
+	i := int(q*float64(len(sorted))+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// timeSlice is the moves that started in [from, from+step) of the window.
+type timeSlice struct {
+	from      time.Duration
+	latencies []time.Duration // sorted
+}
+
+// timeSlices groups the latencies by their moves' start within the window.
+func timeSlices(starts []time.Duration, latencies []time.Duration, step time.Duration) []timeSlice {
+	var out []timeSlice
+	for i, at := range starts {
+		k := int(at / step)
+		for len(out) <= k {
+			out = append(out, timeSlice{from: time.Duration(len(out)) * step})
+		}
+		out[k].latencies = append(out[k].latencies, latencies[i])
+	}
+	for _, sl := range out {
+		slices.Sort(sl.latencies)
+	}
+	return out
 }
 
 func (r *loadResult) String() string {
@@ -131,6 +166,9 @@ func (r *loadResult) String() string {
 	s := fmt.Sprintf("load: %s, %d tables, %d clients", r.mode, r.tables, r.clients)
 	if r.mode == "paced" {
 		s += fmt.Sprintf(", %.3g move/s per table", r.rate)
+		if r.stagger > 0 {
+			s += fmt.Sprintf(" (first moves staggered over %s)", r.stagger)
+		}
 	}
 	s += fmt.Sprintf(", set up in %.1fs, measured %.1fs\n", r.setup.Seconds(), r.window.Seconds())
 	s += fmt.Sprintf("moves: %d, %.0f moves/s end to end\n", r.moves, r.movesPerSecond())
@@ -142,6 +180,10 @@ func (r *loadResult) String() string {
 		s += fmt.Sprintf(", moves sent after their slot %d", r.lateSlots)
 	}
 	s += "\n"
+	for _, sl := range r.timeline {
+		s += fmt.Sprintf("  t+%-6s moves %5d  p50 %s  p99 %s  max %s\n", sl.from.String(), len(sl.latencies),
+			ms(quantile(sl.latencies, 0.50)), ms(quantile(sl.latencies, 0.99)), ms(quantile(sl.latencies, 1)))
+	}
 	if r.firstError != "" {
 		s += "first error: " + r.firstError + "\n"
 	}
@@ -154,6 +196,7 @@ type recorder struct {
 	pending    map[string]*inflight
 	start, end time.Time // the measured window
 	latencies  []time.Duration
+	starts     []time.Duration // each latency's move start, from the window's start
 	moves      int
 	firstError string
 
@@ -192,6 +235,7 @@ func (r *recorder) seen(id string, at time.Time) {
 	if !r.start.IsZero() && !p.at.Before(r.start) && (r.end.IsZero() || at.Before(r.end)) {
 		r.moves++
 		r.latencies = append(r.latencies, at.Sub(p.at))
+		r.starts = append(r.starts, p.at.Sub(r.start))
 	}
 }
 
@@ -295,9 +339,13 @@ func runLoadTest(ctx context.Context, f loadFlags, progress io.Writer) (*loadRes
 
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
+	var timeline []timeSlice
+	if f.timeline > 0 {
+		timeline = timeSlices(rec.starts, rec.latencies, f.timeline)
+	}
 	lat := slices.Clone(rec.latencies)
 	slices.Sort(lat)
-	return &loadResult{mode: f.mode, tables: f.tables, clients: f.tables * clients, rate: f.rate, setup: setup,
+	return &loadResult{timeline: timeline, stagger: f.stagger, mode: f.mode, tables: f.tables, clients: f.tables * clients, rate: f.rate, setup: setup,
 		window: window, moves: rec.moves, latencies: lat, rejected: rec.rejected.Load(), refused: rec.refused.Load(),
 		reconn: rec.reconn.Load(), games: rec.games.Load(), failed: rec.failed.Load(), lateSlots: rec.lateSlots.Load(),
 		firstError: rec.firstError}, nil
@@ -377,7 +425,7 @@ func playGame(ctx context.Context, f loadFlags, g []seatPlayer, table string, re
 	var slots chan time.Time
 	if f.mode == "paced" {
 		slots = make(chan time.Time, 4096)
-		go pace(ctx, f.rate, slots, rec)
+		go pace(ctx, f.rate, f.stagger, slots, rec)
 	}
 	gameCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -436,12 +484,13 @@ func playGame(ctx context.Context, f loadFlags, g []seatPlayer, table string, re
 }
 
 // pace hands out one move slot every 1/rate seconds, from a random phase so
-// that the tables do not all move at the same instant. It never waits for
-// answers: when the table falls behind, slots queue up and count from their
-// own instants.
-func pace(ctx context.Context, rate float64, slots chan<- time.Time, rec *recorder) {
+// that the tables do not all move at the same instant (within stagger, when
+// longer than 1/rate: tables that started together would otherwise reach
+// every hand's end together). It never waits for answers: when the table
+// falls behind, slots queue up and count from their own instants.
+func pace(ctx context.Context, rate float64, stagger time.Duration, slots chan<- time.Time, rec *recorder) {
 	every := time.Duration(float64(time.Second) / rate)
-	next := time.Now().Add(rand.N(every))
+	next := time.Now().Add(rand.N(max(every, stagger)))
 	t := time.NewTimer(time.Until(next))
 	defer t.Stop()
 	for {

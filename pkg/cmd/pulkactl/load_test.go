@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -16,6 +19,9 @@ func TestLoad_RefusesBadFlags(t *testing.T) {
 		{"load", "--game", "poker"},
 		{"load", "--game", "japanese", "--bots"},
 		{"load", "extra"},
+		{"load", "--timeline", "-1s"},
+		{"load", "--stagger", "10s"}, // throughput mode
+		{"load", "--mode", "paced", "--stagger", "-1s"},
 	} {
 		if _, errOut, code := runCmd(t, "", args...); code != exitUsage {
 			t.Errorf("%v: exit %d (%s), want %d", args, code, errOut, exitUsage)
@@ -39,6 +45,28 @@ func TestLoadResult_QuantilesAreNearestRank(t *testing.T) {
 	}
 	if (&loadResult{}).quantile(0.99) != 0 {
 		t.Error("quantile of nothing")
+	}
+}
+
+// --timeline: each move falls in the slice of the window its start is in,
+// with an empty slice where no move started, and each slice has its own
+// quantiles.
+func TestLoadResult_TimelineSlicesByTheMovesStart(t *testing.T) {
+	starts := []time.Duration{0, 900 * time.Millisecond, 2500 * time.Millisecond, 1999 * time.Millisecond, 2 * time.Second}
+	lat := []time.Duration{5, 1, 7, 3, 9}
+	sl := timeSlices(starts, lat, time.Second)
+	if len(sl) != 3 {
+		t.Fatalf("%d slices, want 3: %v", len(sl), sl)
+	}
+	want := [][]time.Duration{{1, 5}, {3}, {7, 9}}
+	for i, s := range sl {
+		if s.from != time.Duration(i)*time.Second || fmt.Sprint(s.latencies) != fmt.Sprint(want[i]) {
+			t.Errorf("slice %d: from %v %v, want from %v %v", i, s.from, s.latencies, time.Duration(i)*time.Second, want[i])
+		}
+	}
+	r := &loadResult{mode: "paced", timeline: sl}
+	if out := r.String(); !strings.Contains(out, "t+2s     moves     2") {
+		t.Errorf("report without the slices:\n%s", out)
 	}
 }
 
@@ -104,5 +132,33 @@ func TestLoad_PacedSendsOnItsScheduleWhateverTheAnswers(t *testing.T) {
 	moves, refused, failed := loadNumbers(t, out)
 	if moves < 2 || moves > 2*10*3+2 || refused != 0 || failed != 0 {
 		t.Fatalf("moves %d (at most %d), refused %d, failed %d:\n%s", moves, 2*10*3, refused, failed, out)
+	}
+}
+
+// --stagger spreads the tables' first move slots over its length; without
+// it they all fall within the first 1/rate.
+func TestPace_StaggerSpreadsTheFirstSlots(t *testing.T) {
+	first := func(stagger time.Duration) (lo, hi time.Duration) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		start := time.Now()
+		chans := make([]chan time.Time, 40)
+		for i := range chans {
+			chans[i] = make(chan time.Time, 1)
+			go pace(ctx, 100, stagger, chans[i], newRecorder())
+		}
+		lo = time.Hour
+		for _, c := range chans {
+			at := (<-c).Sub(start) // a slot is its scheduled instant, not when it was read
+			lo, hi = min(lo, at), max(hi, at)
+		}
+		return lo, hi
+	}
+	if lo, hi := first(0); hi > 10*time.Millisecond+time.Millisecond {
+		t.Errorf("without stagger the first slots lie in [%v, %v], want within 1/rate = 10ms", lo, hi)
+	}
+	lo, hi := first(300 * time.Millisecond)
+	if hi > 300*time.Millisecond+time.Millisecond || hi-lo < 100*time.Millisecond {
+		t.Errorf("staggered over 300ms, the first slots lie in [%v, %v]", lo, hi)
 	}
 }

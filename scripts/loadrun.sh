@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Measures Pulka under pulkactl load on this machine: starts bin/pulka-local (one runner,
+# instant bots, frame and sign-up limits raised for one client process), runs one load
+# with the given pulkactl load flags, and prints the load's result with each process's
+# CPU seconds over the measured window and Redis's command statistics.
+# Usage: scripts/loadrun.sh --tables 100 --duration 20s --warmup 3s [more pulkactl load flags]
+# LOADRUN_BIN=DIR runs the services built in DIR (e.g. an older commit's, to compare
+# builds back to back with the same load generator, bin/pulkactl).
+# LOADRUN_GOGC=N runs the services (not the load generator) with GOGC=N.
+# LOADRUN_CPU_TIMELINE=1 also prints each process's CPU per second of the window.
+# LOADRUN_PROFILE=1 also writes CPU profiles of the gateway, the runner and the load
+# generator over the window to $LOADRUN_OUT (default tmp/loadrun): go tool pprof bin/gateway tmp/loadrun/gateway.prof
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${LOADRUN_OUT:-tmp/loadrun}
+mkdir -p "$out"
+port=${LOADRUN_PORT:-28417}
+GOGC=${LOADRUN_GOGC:-100} PULKA_RUNNER_BOT_DELAY=1ms PULKA_WS_RATE=1000 PULKA_WS_BURST=1000 PULKA_SIGNUPS_PER_IP=1000000 \
+  "${LOADRUN_BIN:-bin}/pulka-local" -bin-dir "$(realpath "${LOADRUN_BIN:-bin}")" \
+  -addr 127.0.0.1:$port -runners 1 -raw-logs >"$out/local.log" 2>&1 &
+local_pid=$!
+trap 'kill $local_pid 2>/dev/null; wait $local_pid 2>/dev/null || true' EXIT
+for _ in $(seq 100); do
+  grep -q 'admin_addr.*"service":"gateway"\|"service":"gateway".*admin_addr' "$out/local.log" 2>/dev/null && curl -fs -o /dev/null http://127.0.0.1:$port/ && break
+  sleep 0.2
+done
+pids() { pgrep -P "$local_pid" -f "$1" | head -1; }
+cpu() { awk '{print $14+$15}' /proc/"$1"/stat; }
+declare -A pid
+for p in gateway table-runner scoring lobby redis-server; do pid[$p]=$(pids "$p"); done
+gen_flags=()
+[ -n "${LOADRUN_PROFILE:-}" ] && gen_flags=(--cpuprofile "$out/pulkactl.prof")
+bin/pulkactl load --server http://127.0.0.1:$port "${gen_flags[@]}" "$@" >"$out/load.txt" 2>&1 &
+load_pid=$!
+# The measured window starts after the warm-up; sample CPU over its middle part.
+warm=$(printf '%s\n' "$@" | awk 'p{print; exit} /^--warmup$/{p=1}'); warm=${warm:-2s}
+dur=$(printf '%s\n' "$@" | awk 'p{print; exit} /^--duration$/{p=1}'); dur=${dur:-10s}
+tosec() { local v=$1; case $v in *ms) echo "${v%ms}/1000" | bc -l;; *s) echo "${v%s}";; *m) echo "${v%m}*60" | bc;; esac; }
+sleep "$(tosec "$warm")"; sleep 1
+pid[pulkactl]=$load_pid
+declare -A c0; for p in "${!pid[@]}"; do c0[$p]=$(cpu "${pid[$p]}"); done
+t0=$(date +%s.%N)
+win=$(echo "$(tosec "$dur") - 2" | bc -l)
+if [ -n "${LOADRUN_PROFILE:-}" ]; then
+  for svc in gateway table-runner; do
+    admin=$(grep "\"service\":\"$svc\".*admin_addr\|admin_addr.*\"service\":\"$svc\"" "$out/local.log" | grep -o 'admin_addr":"[^"]*' | head -1 | cut -d'"' -f3)
+    curl -fs -o "$out/$svc.prof" "http://$admin/debug/pprof/profile?seconds=${win%.*}" &
+  done
+fi
+if [ -n "${LOADRUN_CPU_TIMELINE:-}" ]; then
+  order=(gateway table-runner redis-server scoring pulkactl)
+  printf '%-6s' t >"$out/cpu-timeline.txt"; printf ' %13s' "${order[@]}" >>"$out/cpu-timeline.txt"; echo >>"$out/cpu-timeline.txt"
+  declare -A prev; for p in "${order[@]}"; do prev[$p]=$(cpu "${pid[$p]}"); done
+  for s in $(seq 0 $(( ${win%.*} - 1 ))); do
+    sleep 1
+    printf '%-6s' "+${s}s" >>"$out/cpu-timeline.txt"
+    for p in "${order[@]}"; do
+      now=$(cpu "${pid[$p]}"); printf ' %13s' "$(( now - prev[$p] ))%" >>"$out/cpu-timeline.txt"; prev[$p]=$now
+    done
+    echo >>"$out/cpu-timeline.txt"
+  done
+else
+  sleep "$win"
+fi
+t1=$(date +%s.%N)
+declare -A c1; for p in "${!pid[@]}"; do c1[$p]=$(cpu "${pid[$p]}"); done
+wait $load_pid || true
+cat "$out/load.txt"
+[ -f "$out/cpu-timeline.txt" ] && { echo "CPU per second of the window (% of one core; the window starts 1 s in):"; cat "$out/cpu-timeline.txt"; }
+hz=$(getconf CLK_TCK)
+el=$(echo "$t1 - $t0" | bc -l)
+echo "CPU over ${el%.*}s of the window (cores): load average $(cut -d' ' -f1-3 /proc/loadavg)"
+tot=0
+for p in gateway table-runner redis-server scoring lobby pulkactl; do
+  c=$(echo "(${c1[$p]} - ${c0[$p]}) / $hz / $el" | bc -l); tot=$(echo "$tot + $c" | bc -l)
+  printf '  %-13s %.2f\n' "$p" "$c"
+done
+printf '  %-13s %.2f\n' total "$tot"
+raddr=$(grep -o 'redis_addr":"[^"]*' "$out/local.log" | head -1 | cut -d'"' -f3)
+redis-cli -u "redis://$raddr" INFO commandstats | tr -d '\r' | grep calls >"$out/commandstats.txt"
+echo "Redis commands over the whole run (setup included), by time spent; all in $out/commandstats.txt:"
+sort -t= -k3 -n -r "$out/commandstats.txt" | head -8 | sed 's/^/  /'
