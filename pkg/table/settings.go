@@ -142,11 +142,11 @@ func SettingsFromProto(ts *lobbyv1.TableSettings) (Settings, error) {
 	switch ts.GetGame() {
 	case lobbyv1.Game_GAME_CLASSIC:
 		s.Game = Classic
-		if ts.GetClassicVariant() == lobbyv1.ClassicVariant_CLASSIC_VARIANT_UNSPECIFIED ||
-			ts.GetKhishti() == lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_UNSPECIFIED {
-			return s, fmt.Errorf("%w: classic needs a variant and a khishti penalty", ErrBadSettings)
+		r, err := ClassicRulesFromProto(ts)
+		if err != nil {
+			return s, err
 		}
-		s.Classic = ClassicRulesFromProto(ts)
+		s.Classic = r
 	case lobbyv1.Game_GAME_JAPANESE:
 		s.Game = Japanese
 		s.JapaneseTarget = int(ts.GetJapaneseTarget())
@@ -193,14 +193,38 @@ func JapaneseRulesToProto(ts *lobbyv1.TableSettings, target uint32) {
 	ts.JapaneseTarget = target
 }
 
-// ClassicRulesFromProto reads the classic rules of ts. It converts and does
-// not check: the callers refuse an unspecified variant or khishti and
-// validate the result (scoring.Settings.Validate refuses unknown values).
-// A wire value above 256 wraps around to a valid one, so a caller that must
-// refuse it checks the range itself, as the lobby does.
-func ClassicRulesFromProto(ts *lobbyv1.TableSettings) scoring.Settings {
-	return scoring.Settings{
-		Variant: classic.Variant(ts.GetClassicVariant() - 1), Khishti: scoring.Khishti(ts.GetKhishti() - 1),
-		Premia: ts.GetPremia(), Moshla: ts.GetMoshla(), RestDocked: ts.GetRestDocked(),
+// ClassicVariantFromProto is the variant v names; ok is false for
+// "unspecified" and for every value that names none.
+func ClassicVariantFromProto(v lobbyv1.ClassicVariant) (_ classic.Variant, ok bool) {
+	if v <= 0 || v > 255 { // beyond a Variant's range: it would wrap around to a valid one
+		return 0, false
 	}
+	r := classic.Variant(v - 1)
+	return r, r.Valid()
+}
+
+// KhishtiFromProto is the khishti penalty k names; ok is false for
+// "unspecified" and for every value that names none.
+func KhishtiFromProto(k lobbyv1.KhishtiPenalty) (_ scoring.Khishti, ok bool) {
+	if k <= 0 || k > 255 {
+		return 0, false
+	}
+	r := scoring.Khishti(k - 1)
+	return r, r.Valid()
+}
+
+// ClassicRulesFromProto reads the classic rules of ts; the error wraps
+// ErrBadSettings when its variant or khishti penalty is unspecified or names
+// none. The table, the lobby and scoring all read the rules with it.
+func ClassicRulesFromProto(ts *lobbyv1.TableSettings) (scoring.Settings, error) {
+	v, ok := ClassicVariantFromProto(ts.GetClassicVariant())
+	if !ok {
+		return scoring.Settings{}, fmt.Errorf("%w: classic variant %v", ErrBadSettings, ts.GetClassicVariant())
+	}
+	k, ok := KhishtiFromProto(ts.GetKhishti())
+	if !ok {
+		return scoring.Settings{}, fmt.Errorf("%w: khishti penalty %v", ErrBadSettings, ts.GetKhishti())
+	}
+	return scoring.Settings{Variant: v, Khishti: k,
+		Premia: ts.GetPremia(), Moshla: ts.GetMoshla(), RestDocked: ts.GetRestDocked()}, nil
 }

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -73,12 +74,39 @@ func TestRulesToProto_ReadBackAndLeaveTheLobbysFieldsAlone(t *testing.T) {
 			}
 		} else {
 			ClassicRulesToProto(p, s.Classic)
-			if got := ClassicRulesFromProto(p); got != s.Classic || p.GetGame() != lobbyv1.Game_GAME_CLASSIC {
+			if got, err := ClassicRulesFromProto(p); err != nil || got != s.Classic || p.GetGame() != lobbyv1.Game_GAME_CLASSIC {
 				t.Fatalf("classic %+v: %v read back as %+v", s.Classic, p, got)
 			}
 		}
 		if p.GetVisibility() != lobbyv1.TableVisibility_TABLE_VISIBILITY_PRIVATE || !p.GetHasPassword() {
 			t.Fatalf("%+v: the lobby's fields changed: %v", s, p)
+		}
+	}
+}
+
+// A variant or khishti value that names none is refused, also one beyond a
+// byte that a plain conversion would wrap around to a valid rule (257 - 1 is
+// 0 as a byte: standard, or khishti 200). The lobby refuses them too; the
+// runner and scoring must not take them for something else.
+func TestClassicRulesFromProto_RefusesValuesThatNameNone(t *testing.T) {
+	for _, tc := range []struct {
+		variant lobbyv1.ClassicVariant
+		khishti lobbyv1.KhishtiPenalty
+	}{
+		{0, lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_200},
+		{lobbyv1.ClassicVariant_CLASSIC_VARIANT_STANDARD, 0},
+		{3, lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_200},
+		{257, lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_200},
+		{-1, lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_200},
+		{lobbyv1.ClassicVariant_CLASSIC_VARIANT_NINES, 5},
+		{lobbyv1.ClassicVariant_CLASSIC_VARIANT_NINES, 257},
+	} {
+		ts := &lobbyv1.TableSettings{Game: lobbyv1.Game_GAME_CLASSIC, ClassicVariant: tc.variant, Khishti: tc.khishti}
+		if r, err := ClassicRulesFromProto(ts); !errors.Is(err, ErrBadSettings) {
+			t.Errorf("variant %d khishti %d: %+v, %v; want ErrBadSettings", tc.variant, tc.khishti, r, err)
+		}
+		if _, err := SettingsFromProto(ts); !errors.Is(err, ErrBadSettings) {
+			t.Errorf("SettingsFromProto, variant %d khishti %d: %v; want ErrBadSettings", tc.variant, tc.khishti, err)
 		}
 	}
 }

@@ -135,14 +135,15 @@ func ParseSettings(p *lobbyv1.TableSettings, hasPassword bool) (Settings, error)
 }
 
 func parseClassic(p *lobbyv1.TableSettings, s *Settings) error {
-	// The wire enums are the Go values plus one (zero means unset); the
-	// bounds refuse the values that the conversion would wrap around.
-	r := table.ClassicRulesFromProto(p)
-	if v := p.GetClassicVariant(); v <= 0 || v > 255 || !r.Variant.Valid() {
+	if _, ok := table.ClassicVariantFromProto(p.GetClassicVariant()); !ok {
 		return invalid("classic_variant", "must be standard or nines")
 	}
-	if k := p.GetKhishti(); k <= 0 || k > 255 || !r.Khishti.Valid() {
+	if _, ok := table.KhishtiFromProto(p.GetKhishti()); !ok {
 		return invalid("khishti", "must be 200, 500, 100 or per-card")
+	}
+	r, err := table.ClassicRulesFromProto(p)
+	if err != nil {
+		return invalid("classic", err.Error())
 	}
 	if p.GetJapaneseTarget() != 0 {
 		return invalid("japanese_target", "applies to Japanese tables only")

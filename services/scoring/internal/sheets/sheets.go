@@ -14,12 +14,12 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/pulka/pulka/pkg/classic"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	"github.com/pulka/pulka/pkg/japanese"
 	"github.com/pulka/pulka/pkg/scoring"
 	"github.com/pulka/pulka/pkg/sheetstore"
+	"github.com/pulka/pulka/pkg/table"
 )
 
 // ErrInvalid means a scoring input is malformed: retrying cannot help.
@@ -119,28 +119,12 @@ func base(g Game) *scoringv1.Sheet {
 	}
 }
 
-// ClassicSettings converts a table's settings to the score sheet's.
+// ClassicSettings converts a table's settings to the score sheet's (the
+// same reading of the wire as the table's and the lobby's).
 func ClassicSettings(s *lobbyv1.TableSettings) (scoring.Settings, error) {
-	out := scoring.Settings{Premia: s.GetPremia(), Moshla: s.GetMoshla(), RestDocked: s.GetRestDocked()}
-	switch s.GetClassicVariant() {
-	case lobbyv1.ClassicVariant_CLASSIC_VARIANT_STANDARD:
-		out.Variant = classic.Standard
-	case lobbyv1.ClassicVariant_CLASSIC_VARIANT_NINES:
-		out.Variant = classic.Nines
-	default:
-		return out, fmt.Errorf("%w: classic variant %v", ErrInvalid, s.GetClassicVariant())
-	}
-	switch s.GetKhishti() {
-	case lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_200:
-		out.Khishti = scoring.Khishti200
-	case lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_500:
-		out.Khishti = scoring.Khishti500
-	case lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_100:
-		out.Khishti = scoring.Khishti100
-	case lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_PER_CARD:
-		out.Khishti = scoring.KhishtiPerCard
-	default:
-		return out, fmt.Errorf("%w: khishti %v", ErrInvalid, s.GetKhishti())
+	out, err := table.ClassicRulesFromProto(s)
+	if err != nil {
+		return out, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return out, nil
 }

@@ -434,3 +434,27 @@ func BenchmarkBuild_Standard24Hands(b *testing.B) {
 		}
 	}
 }
+
+// The rules are read as the table and the lobby read them: an unspecified
+// variant or khishti, or a value that names none (also one a byte would wrap
+// around to a valid rule), is an invalid input, never another rule.
+func TestClassicSettings_RefusesRulesThatNameNone(t *testing.T) {
+	ok := &lobbyv1.TableSettings{Game: lobbyv1.Game_GAME_CLASSIC, ClassicVariant: lobbyv1.ClassicVariant_CLASSIC_VARIANT_NINES,
+		Khishti: lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_PER_CARD, Premia: true}
+	got, err := sheets.ClassicSettings(ok)
+	if err != nil || got.Variant != classic.Nines || got.Khishti != scoring.KhishtiPerCard || !got.Premia || got.Moshla {
+		t.Fatalf("nines, per-card, premia: %+v %v", got, err)
+	}
+	for _, v := range []lobbyv1.ClassicVariant{0, 3, 257} {
+		bad := &lobbyv1.TableSettings{Game: lobbyv1.Game_GAME_CLASSIC, ClassicVariant: v, Khishti: lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_200}
+		if _, err := sheets.ClassicSettings(bad); !errors.Is(err, sheets.ErrInvalid) {
+			t.Errorf("variant %d: %v, want ErrInvalid", v, err)
+		}
+	}
+	for _, k := range []lobbyv1.KhishtiPenalty{0, 5, 257} {
+		bad := &lobbyv1.TableSettings{Game: lobbyv1.Game_GAME_CLASSIC, ClassicVariant: lobbyv1.ClassicVariant_CLASSIC_VARIANT_STANDARD, Khishti: k}
+		if _, err := sheets.ClassicSettings(bad); !errors.Is(err, sheets.ErrInvalid) {
+			t.Errorf("khishti %d: %v, want ErrInvalid", k, err)
+		}
+	}
+}
