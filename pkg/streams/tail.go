@@ -81,10 +81,14 @@ func (t *Tailer) Add(ctx context.Context, stream, afterID string) error {
 	if afterID == "" {
 		afterID = "0-0"
 	}
+	// The registry and the subscriptions change under one lock, so that an
+	// Add and a Remove of the same stream racing each other cannot leave it
+	// followed but unsubscribed (it would then be read only by the sweep).
+	t.psMu.Lock()
 	if _, added := t.reg.add(stream, afterID); !added {
+		t.psMu.Unlock()
 		return nil
 	}
-	t.psMu.Lock()
 	var err error
 	if t.ps != nil {
 		err = t.ps.Subscribe(ctx, Bell(stream))
@@ -115,11 +119,11 @@ func (t *Tailer) Position(stream string) (id string, ok bool) {
 
 // Remove stops following stream.
 func (t *Tailer) Remove(ctx context.Context, stream string) {
+	t.psMu.Lock()
+	defer t.psMu.Unlock()
 	if len(t.reg.remove(stream)) == 0 {
 		return
 	}
-	t.psMu.Lock()
-	defer t.psMu.Unlock()
 	if t.ps != nil {
 		// A bell still in flight finds the stream gone and is dropped.
 		_ = t.ps.Unsubscribe(ctx, Bell(stream))
@@ -217,9 +221,10 @@ func (t *Tailer) Run(ctx context.Context) error {
 	return nil
 }
 
-// listen turns bells into streams to read. A subscription confirmation also
-// counts: after a reconnect go-redis subscribes again, and entries appended
-// while the connection was down rang nobody.
+// listen turns bells into streams to read (a bell's channel is its stream's
+// key: Bell). A subscription confirmation also counts: after a reconnect
+// go-redis subscribes again, and entries appended while the connection was
+// down rang nobody.
 func (t *Tailer) listen(bells <-chan any) {
 	for msg := range bells {
 		switch m := msg.(type) {

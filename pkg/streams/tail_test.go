@@ -433,3 +433,38 @@ func TestTailer_ReadsOnlyTheStreamsThatRang(t *testing.T) {
 		t.Fatalf("XREAD named %.1f streams per call on average (%d reads); want only the one that rang", avg, reads)
 	}
 }
+
+// Add and Remove of one stream racing each other leave it either not
+// followed or followed with its bell subscribed: never followed but deaf
+// (read only by the sweep).
+func TestTailer_RacingAddAndRemoveNeverLeaveAFollowedStreamDeaf(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := ctxT(t)
+	col := newCollector()
+	tl := streams.NewTailer(rdb, col.handle, noSweep)
+	runConsumer(t, tl)
+	pub := streams.NewPublisher(rdb)
+	for round := 0; round < 20; round++ {
+		s := streams.TableEvents("race" + strconv.Itoa(round))
+		var wg sync.WaitGroup
+		for i := 0; i < 20; i++ {
+			wg.Add(2)
+			go func() { defer wg.Done(); _ = tl.Add(ctx, s, "0") }()
+			go func() { defer wg.Done(); tl.Remove(ctx, s) }()
+		}
+		wg.Wait()
+		if _, ok := tl.Position(s); !ok {
+			if err := tl.Add(ctx, s, "0"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(20 * time.Millisecond) // the last (un)subscription reaches Redis
+		if _, err := pub.Publish(ctx, streams.Entry{Stream: s, Data: []byte("x")}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 2*time.Second, "round "+strconv.Itoa(round)+"'s entry through its bell", func() bool {
+			return strings.HasSuffix(col.datas(s), "x")
+		})
+	}
+}
