@@ -132,10 +132,11 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 		Signer: signer, Hub: h,
 		// Commands of many connections share pipelines: under load one
 		// round trip carries many (a lone command still goes at once). The
-		// batcher has no goroutine of its own, so it needs no stopping: the
-		// connections that call it are closed before the process ends.
+		// batcher has no goroutine of its own, so it needs no stopping, and
+		// it must outlive ctx: connections still draining at shutdown (after
+		// ctx ends) may send a last command.
 		Publisher: streams.NewPublisher(p.Redis, streams.WithTracerProvider(p.Tracer), streams.WithMeterProvider(p.Meter)).
-			NewBatcher(context.Background(), 64, 4),
+			NewBatcher(context.WithoutCancel(ctx), 64, 4),
 		// Entries outlive three missed refreshes (pings).
 		Presence: presence.New(p.Redis, 3*ping, p.Now),
 		Lobby:    p.View, Logger: p.Logger, Tracer: tracer, Meter: meter, Now: p.Now,
