@@ -181,6 +181,10 @@ func TestAppendFenced_NoStaleAppendLandsAfterNewEpochsFirstAppend(t *testing.T) 
 				}
 			}()
 		}
+		// The takeover must land while the old writers are appending: wait
+		// for their first appends (on a busy machine under -race a fixed
+		// pause was sometimes too short for any), then a little more.
+		eventually(t, 5*time.Second, "the old writers' first appends", func() bool { return oldOK.Load() > 0 })
 		time.Sleep(20 * time.Millisecond)
 		cur, err := ls.Takeover(ctx, streams.TableLease(id), "new")
 		if err != nil {
