@@ -174,9 +174,10 @@ func WithCount(n int64) Option {
 	}
 }
 
-// WithBlock sets how long one read blocks when there is nothing to read.
-// Add, Remove and shutdown wake a blocked read at once, so this only bounds
-// how often an idle consumer polls.
+// WithBlock sets how long one Consumer read blocks when there is nothing to
+// read. Add, Remove and shutdown wake a blocked read at once, so this only
+// bounds how often an idle consumer polls. (A Tailer does not block: it reads
+// when a bell rings; see WithSweepInterval.)
 func WithBlock(d time.Duration) Option {
 	return func(s *settings) {
 		if d > 0 {

@@ -86,7 +86,7 @@ type Options struct {
 	Meter      metric.Meter
 	PageSize   int64 // entries per replay read
 	PendingMax int   // live events held for one client during its replay
-	// TailerOptions are passed to the streams.Tailer (e.g. WithBlock).
+	// TailerOptions are passed to the streams.Tailer (e.g. WithSweepInterval).
 	TailerOptions []streams.Option
 }
 

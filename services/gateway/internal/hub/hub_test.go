@@ -100,7 +100,6 @@ func newEnv(t *testing.T) *env {
 
 func (e *env) hub(t *testing.T, o Options) *Hub {
 	t.Helper()
-	o.TailerOptions = append(o.TailerOptions, streams.WithBlock(200*time.Millisecond))
 	h := New(e.rdb, o)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -24,7 +24,6 @@ import (
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/services/gateway/internal/apierr"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
-	"github.com/pulka/pulka/services/gateway/internal/hub"
 	"github.com/pulka/pulka/services/gateway/internal/ports"
 	"github.com/pulka/pulka/services/gateway/internal/webui"
 )
@@ -126,7 +125,7 @@ func startServer(t *testing.T, cfg *Config, r *redistest.Server) *testServer {
 	lobby := &fakeLobby{}
 	s, err := New(context.Background(), cfg, Parts{Redis: r.Client(t), Lobby: lobby, View: lobby, Sheets: fakeSheets{},
 		Argon2: auth.Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1, KeyLen: 32, SaltLen: 16},
-		Hub:    hubFast()})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,10 +449,6 @@ func TestConfig_ValidateReportsEveryProblem(t *testing.T) {
 			t.Errorf("Validate() = %v, want a complaint about %s", err, want)
 		}
 	}
-}
-
-func hubFast() hub.Options {
-	return hub.Options{TailerOptions: []streams.Option{streams.WithBlock(100 * time.Millisecond)}}
 }
 
 func TestWebClient_ServedOutsideTheAPI(t *testing.T) {

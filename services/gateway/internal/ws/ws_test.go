@@ -60,7 +60,7 @@ func (e *env) gatewayCfg(t testing.TB, cfg Config) *gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := hub.New(e.rdb, hub.Options{TailerOptions: []streams.Option{streams.WithBlock(100 * time.Millisecond)}})
+	h := hub.New(e.rdb, hub.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = h.Run(ctx); close(done) }()

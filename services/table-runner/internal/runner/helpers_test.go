@@ -39,7 +39,7 @@ func testOptions(id string) Options {
 	return Options{
 		ID: id, BotDelay: time.Millisecond, MoveTimeout: time.Minute, ReconnectGrace: time.Minute,
 		HeartbeatTTL: 600 * time.Millisecond, LeaseTTL: 3 * time.Second, PollInterval: 30 * time.Millisecond,
-		LeaderTTL: 600 * time.Millisecond, ReconcileEvery: 50 * time.Millisecond, ReadBlock: 500 * time.Millisecond,
+		LeaderTTL: 600 * time.Millisecond, ReconcileEvery: 50 * time.Millisecond,
 	}
 }
 

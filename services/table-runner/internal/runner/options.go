@@ -53,7 +53,6 @@ type Options struct {
 	FinishedTTL      time.Duration // a finished table's keys live this long (default 1 h)
 	EventMaxLen      int64         // approximate event stream length (default 0: never trimmed)
 	ScoringMaxLen    int64         // approximate length of the scoring input stream (default 100 000)
-	ReadBlock        time.Duration // how long one command read blocks (default 2 s)
 	ShutdownHandover time.Duration // bound on snapshot + release per table at shutdown (default 3 s)
 
 	Logger         *slog.Logger
@@ -92,7 +91,6 @@ func (o Options) withDefaults() (Options, error) {
 	def(&o.ReconcileEvery, 500*time.Millisecond)
 	def(&o.StartClaimIdle, 2*time.Second)
 	def(&o.FinishedTTL, time.Hour)
-	def(&o.ReadBlock, 2*time.Second)
 	def(&o.ShutdownHandover, 3*time.Second)
 	if o.ScoringMaxLen <= 0 {
 		o.ScoringMaxLen = 100_000

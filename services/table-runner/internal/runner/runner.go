@@ -84,7 +84,7 @@ func New(rdb redis.UniversalClient, opt Options) (*Runner, error) {
 		}))
 	r.tailer = streams.NewTailer(rdb, r.onCommand,
 		streams.WithTracerProvider(opt.TracerProvider), streams.WithMeterProvider(opt.MeterProvider),
-		streams.WithLogger(r.log), streams.WithBlock(opt.ReadBlock))
+		streams.WithLogger(r.log))
 	if opt.Assigner {
 		r.asg, err = assign.NewAssigner(rdb, r.beats, r.store, assign.AssignerOptions{
 			ID: opt.ID, LeaderTTL: opt.LeaderTTL, Interval: opt.ReconcileEvery, TableLeaseTTL: opt.LeaseTTL,
