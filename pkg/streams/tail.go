@@ -130,22 +130,10 @@ func (t *Tailer) Remove(ctx context.Context, stream string) {
 	}
 }
 
-// ring marks stream to be read and wakes the reader.
-func (t *Tailer) ring(stream string) {
+// ring marks streams to be read and wakes the reader.
+func (t *Tailer) ring(streams ...string) {
 	t.dirtyMu.Lock()
-	t.dirty[stream] = struct{}{}
-	t.dirtyMu.Unlock()
-	select {
-	case t.rung <- struct{}{}:
-	default:
-	}
-}
-
-// ringAll marks every followed stream: the sweep.
-func (t *Tailer) ringAll() {
-	all := t.reg.all()
-	t.dirtyMu.Lock()
-	for _, s := range all {
+	for _, s := range streams {
 		t.dirty[s] = struct{}{}
 	}
 	t.dirtyMu.Unlock()
@@ -155,14 +143,18 @@ func (t *Tailer) ringAll() {
 	}
 }
 
-// takeDirty returns the streams to read (still followed ones, with their
-// positions) and clears the set.
-func (t *Tailer) takeDirty(keys, pos []string) ([]string, []string) {
+// ringAll marks every followed stream: the sweep.
+func (t *Tailer) ringAll() { t.ring(t.reg.all()...) }
+
+// takeDirty clears the set of streams to read and returns those still
+// followed, each with its position in from (cleared first).
+func (t *Tailer) takeDirty(keys []string, from map[string]string) []string {
+	clear(from)
 	t.dirtyMu.Lock()
 	taken := t.dirty
 	if len(taken) == 0 {
 		t.dirtyMu.Unlock()
-		return keys, pos
+		return keys
 	}
 	t.dirty = make(map[string]struct{}, len(taken))
 	t.dirtyMu.Unlock()
@@ -170,11 +162,11 @@ func (t *Tailer) takeDirty(keys, pos []string) ([]string, []string) {
 	for s := range taken {
 		if p, ok := t.reg.pos[s]; ok {
 			keys = append(keys, s)
-			pos = append(pos, p)
+			from[s] = p
 		}
 	}
 	t.reg.mu.Unlock()
-	return keys, pos
+	return keys
 }
 
 // Run follows the streams until ctx is cancelled. Redis errors are retried
@@ -244,7 +236,7 @@ func (t *Tailer) read(ctx context.Context) {
 	sweep := time.NewTicker(t.cfg.sweepEvery)
 	defer sweep.Stop()
 	bo := backoff{min: t.cfg.backoffMin, max: t.cfg.backoffMax}
-	var keys, pos []string
+	var keys []string
 	from := map[string]string{} // the position each stream of a read was read from
 	for {
 		select {
@@ -254,27 +246,21 @@ func (t *Tailer) read(ctx context.Context) {
 			t.ringAll()
 		case <-t.rung:
 		}
-		keys, pos = t.takeDirty(keys[:0], pos[:0])
+		keys = t.takeDirty(keys[:0], from)
 		if len(keys) == 0 {
 			continue
 		}
-		res, err := t.readStreams(ctx, keys, pos)
+		res, err := t.readStreams(ctx, keys, from)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
 			t.cfg.logger.Warn("streams: tail read failed, retrying", "err", err)
-			for _, s := range keys {
-				t.ring(s)
-			}
+			t.ring(keys...)
 			sleepCtx(ctx, bo.next())
 			continue
 		}
 		bo.reset()
-		clear(from)
-		for i, k := range keys {
-			from[k] = pos[i]
-		}
 		for _, xs := range res {
 			t.deliverStream(ctx, xs, from[xs.Stream])
 			if int64(len(xs.Messages)) >= t.cfg.count {
@@ -296,39 +282,27 @@ func (t *Tailer) deliverStream(ctx context.Context, xs redis.XStream, from strin
 	}
 }
 
-// readStreams reads keys from pos without blocking: one XREAD per BatchKeys
-// streams (on Redis Cluster, per slot as well), pipelined.
-func (t *Tailer) readStreams(ctx context.Context, keys, pos []string) ([]redis.XStream, error) {
-	var groups [][]int // indexes into keys
+// readStreams reads keys, each from its position in from, without blocking:
+// one XREAD per BatchKeys streams (on Redis Cluster, per slot as well, as
+// the Consumer groups them), pipelined.
+func (t *Tailer) readStreams(ctx context.Context, keys []string, from map[string]string) ([]redis.XStream, error) {
+	groups := [][]string{keys}
 	if t.cluster {
-		bySlot := map[int]int{}
-		for i, k := range keys {
-			slot := HashSlot(k)
-			g, ok := bySlot[slot]
-			if !ok || len(groups[g]) >= t.cfg.batchKeys {
-				g = len(groups)
-				bySlot[slot] = g
-				groups = append(groups, nil)
-			}
-			groups[g] = append(groups[g], i)
-		}
-	} else {
-		for i := 0; i < len(keys); i += t.cfg.batchKeys {
-			g := make([]int, 0, min(t.cfg.batchKeys, len(keys)-i))
-			for j := i; j < i+cap(g); j++ {
-				g = append(g, j)
-			}
-			groups = append(groups, g)
-		}
+		groups = slotGroups(keys)
 	}
 	pipe := t.rdb.Pipeline()
-	cmds := make([]*redis.XStreamSliceCmd, len(groups))
-	for gi, g := range groups {
-		args := make([]string, 2*len(g))
-		for j, i := range g {
-			args[j], args[len(g)+j] = keys[i], pos[i]
+	var cmds []*redis.XStreamSliceCmd
+	for _, g := range groups {
+		for len(g) > 0 {
+			chunk := g[:min(len(g), t.cfg.batchKeys)]
+			g = g[len(chunk):]
+			args := make([]string, 0, 2*len(chunk))
+			args = append(args, chunk...)
+			for _, k := range chunk {
+				args = append(args, from[k])
+			}
+			cmds = append(cmds, pipe.XRead(ctx, &redis.XReadArgs{Streams: args, Count: t.cfg.count, Block: -1}))
 		}
-		cmds[gi] = pipe.XRead(ctx, &redis.XReadArgs{Streams: args, Count: t.cfg.count, Block: -1})
 	}
 	_, _ = pipe.Exec(ctx)
 	var out []redis.XStream
