@@ -66,7 +66,7 @@ t1=$(date +%s.%N)
 declare -A c1; for p in "${!pid[@]}"; do c1[$p]=$(cpu "${pid[$p]}"); done
 wait $load_pid || true
 cat "$out/load.txt"
-[ -f "$out/cpu-timeline.txt" ] && { echo "CPU per second of the window (% of one core; the window starts 1 s in):"; cat "$out/cpu-timeline.txt"; }
+[ -n "${LOADRUN_CPU_TIMELINE:-}" ] && { echo "CPU per second of the window (% of one core; the window starts 1 s in):"; cat "$out/cpu-timeline.txt"; }
 hz=$(getconf CLK_TCK)
 el=$(echo "$t1 - $t0" | bc -l)
 echo "CPU over ${el%.*}s of the window (cores): load average $(cut -d' ' -f1-3 /proc/loadavg)"

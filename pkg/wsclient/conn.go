@@ -297,9 +297,16 @@ func (c *Conn) fail(err error) {
 
 // read delivers the frames of one connection until it fails.
 func (c *Conn) read(ctx context.Context, ws *websocket.Conn) error {
+	// The library arms and disarms a timer for every read whose context
+	// can end (a tenth of a load generator's CPU); reads get a context
+	// that cannot, and the end of ctx closes the connection instead, which
+	// ends a read as surely.
+	stop := context.AfterFunc(ctx, func() { _ = ws.CloseNow() })
+	defer stop()
+	rctx := context.WithoutCancel(ctx)
 	var buf bytes.Buffer // reused: decoding keeps nothing of the bytes
 	for {
-		data, err := readMessage(ctx, ws, &buf)
+		data, err := readMessage(rctx, ws, &buf)
 		if err != nil {
 			_ = ws.CloseNow()
 			return err
