@@ -24,17 +24,19 @@ var ErrConfig = errors.New("daemon: invalid configuration")
 // read from its variable, so a container is configured by its environment
 // and a developer by flags; a flag given on the command line wins.
 const (
-	EnvRedisAddr       = "PULKA_REDIS_ADDR"
-	EnvRedisUsername   = "PULKA_REDIS_USERNAME"
-	EnvRedisPassword   = "PULKA_REDIS_PASSWORD" // environment only: flags show up in ps
-	EnvRedisDB         = "PULKA_REDIS_DB"
-	EnvRedisCluster    = "PULKA_REDIS_CLUSTER"
-	EnvAdminAddr       = "PULKA_ADMIN_ADDR"
-	EnvShutdownTimeout = "PULKA_SHUTDOWN_TIMEOUT"
-	EnvDrainDelay      = "PULKA_DRAIN_DELAY"
-	EnvLogLevel        = telemetry.EnvLogLevel
-	EnvOTLPEndpoint    = telemetry.EnvOTLPEndpoint
-	EnvOTLPTraces      = telemetry.EnvOTLPTracesEndpoint
+	EnvRedisAddr        = "PULKA_REDIS_ADDR"
+	EnvRedisUsername    = "PULKA_REDIS_USERNAME"
+	EnvRedisPassword    = "PULKA_REDIS_PASSWORD" // environment only: flags show up in ps
+	EnvRedisDB          = "PULKA_REDIS_DB"
+	EnvRedisCluster     = "PULKA_REDIS_CLUSTER"
+	EnvAdminAddr        = "PULKA_ADMIN_ADDR"
+	EnvShutdownTimeout  = "PULKA_SHUTDOWN_TIMEOUT"
+	EnvDrainDelay       = "PULKA_DRAIN_DELAY"
+	EnvLogLevel         = telemetry.EnvLogLevel
+	EnvOTLPEndpoint     = telemetry.EnvOTLPEndpoint
+	EnvOTLPTraces       = telemetry.EnvOTLPTracesEndpoint
+	EnvTracesSampler    = telemetry.EnvTracesSampler
+	EnvTracesSamplerArg = telemetry.EnvTracesSamplerArg
 )
 
 // Defaults of the base configuration.
@@ -75,6 +77,10 @@ type Base struct {
 	OTLPEndpoint string
 	// OTLPTracesEndpoint is the full traces URL; it wins over OTLPEndpoint.
 	OTLPTracesEndpoint string
+	// TracesSampler and TracesSamplerArg are OTEL_TRACES_SAMPLER and
+	// OTEL_TRACES_SAMPLER_ARG (telemetry.ParseSampler); empty: record
+	// traces when exporting them, not otherwise.
+	TracesSampler, TracesSamplerArg string
 	// ShutdownTimeout bounds the whole shutdown, drain delay included.
 	ShutdownTimeout time.Duration
 	// DrainDelay is how long the service keeps working after it reported
@@ -101,6 +107,8 @@ func (b *Base) RegisterFlags(f *Flags) {
 	f.String(&b.OTLPEndpoint, "otlp-endpoint", EnvOTLPEndpoint, "",
 		"OTLP/HTTP collector base URL for traces, e.g. http://otel-collector:4318 (empty: no export)")
 	f.Env(&b.OTLPTracesEndpoint, EnvOTLPTraces)
+	f.Env(&b.TracesSampler, EnvTracesSampler)
+	f.Env(&b.TracesSamplerArg, EnvTracesSamplerArg)
 	f.Duration(&b.ShutdownTimeout, "shutdown-timeout", EnvShutdownTimeout, DefaultShutdownTimeout,
 		"bound on the whole graceful shutdown")
 	f.Duration(&b.DrainDelay, "drain-delay", EnvDrainDelay, 0,
@@ -149,6 +157,9 @@ func (b *Base) Validate() error {
 		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
 			bad("%s %q is not an http(s) URL", name, u)
 		}
+	}
+	if _, err := telemetry.ParseSampler(b.TracesSampler, b.TracesSamplerArg); err != nil {
+		bad("%w", err)
 	}
 	if b.ShutdownTimeout <= 0 {
 		bad("shutdown-timeout %s must be positive", b.ShutdownTimeout)

@@ -163,7 +163,8 @@ func Run(ctx context.Context, opts Options, run RunFunc) (err error) {
 	}
 	tel, err := telemetry.Setup(ctx, telemetry.Config{
 		Service: opts.Name, Version: opts.Version, LogLevel: cfg.LogLevel, LogWriter: opts.LogWriter,
-		OTLPEndpoint: cfg.OTLPEndpoint, OTLPTracesEndpoint: cfg.OTLPTracesEndpoint, SetGlobal: opts.SetGlobal,
+		OTLPEndpoint: cfg.OTLPEndpoint, OTLPTracesEndpoint: cfg.OTLPTracesEndpoint,
+		Sampler: cfg.TracesSampler, SamplerArg: cfg.TracesSamplerArg, SetGlobal: opts.SetGlobal,
 	})
 	if err != nil {
 		return fmt.Errorf("daemon: telemetry: %w", err)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -32,6 +33,8 @@ const (
 	EnvServiceName         = "OTEL_SERVICE_NAME"
 	EnvOTLPEndpoint        = "OTEL_EXPORTER_OTLP_ENDPOINT"
 	EnvOTLPTracesEndpoint  = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+	EnvTracesSampler       = "OTEL_TRACES_SAMPLER"
+	EnvTracesSamplerArg    = "OTEL_TRACES_SAMPLER_ARG"
 	EnvLogLevel            = "LOG_LEVEL"
 	otlpTracesPath         = "/v1/traces"
 	defaultServiceFallback = "pulka"
@@ -58,6 +61,15 @@ type Config struct {
 	// OTLPTracesEndpoint is the full URL spans are posted to; it wins over
 	// OTLPEndpoint, as OTEL_EXPORTER_OTLP_TRACES_ENDPOINT does in the spec.
 	OTLPTracesEndpoint string
+	// Sampler and SamplerArg choose which traces are recorded, as
+	// OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG do in the spec
+	// (ParseSampler lists the names). Empty means parentbased_always_on
+	// when spans are exported and parentbased_always_off when they are
+	// not: recording spans nobody collects was a twentieth of a busy
+	// service's CPU, and unsampled spans still get real ids, so log lines
+	// and stream entries still carry a trace context.
+	Sampler    string
+	SamplerArg string
 	// SetGlobal also installs the providers, the propagator and the logger as
 	// the process-wide defaults (otel.Set*, slog.SetDefault). Only a main
 	// should ask for this.
@@ -72,6 +84,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		Service:            getenv(EnvServiceName),
 		OTLPEndpoint:       getenv(EnvOTLPEndpoint),
 		OTLPTracesEndpoint: getenv(EnvOTLPTracesEndpoint),
+		Sampler:            getenv(EnvTracesSampler),
+		SamplerArg:         getenv(EnvTracesSamplerArg),
+	}
+	if _, err := ParseSampler(cfg.Sampler, cfg.SamplerArg); err != nil {
+		return Config{}, err
 	}
 	if lv := getenv(EnvLogLevel); lv != "" {
 		if err := cfg.LogLevel.UnmarshalText([]byte(lv)); err != nil {
@@ -79,6 +96,46 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// ParseSampler returns the sampler the spec's OTEL_TRACES_SAMPLER name
+// and OTEL_TRACES_SAMPLER_ARG argument describe: always_on, always_off,
+// traceidratio, parentbased_always_on, parentbased_always_off or
+// parentbased_traceidratio, the ratio ones taking a probability in [0, 1]
+// (1 when the argument is empty). An empty name returns nil: the default.
+func ParseSampler(name, arg string) (sdktrace.Sampler, error) {
+	ratio := func() (sdktrace.Sampler, error) {
+		if arg == "" {
+			return sdktrace.TraceIDRatioBased(1), nil
+		}
+		p, err := strconv.ParseFloat(arg, 64)
+		if err != nil || p < 0 || p > 1 {
+			return nil, fmt.Errorf("%w: %s=%q is not a probability between 0 and 1", ErrConfig, EnvTracesSamplerArg, arg)
+		}
+		return sdktrace.TraceIDRatioBased(p), nil
+	}
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "":
+		return nil, nil
+	case "always_on":
+		return sdktrace.AlwaysSample(), nil
+	case "always_off":
+		return sdktrace.NeverSample(), nil
+	case "traceidratio":
+		return ratio()
+	case "parentbased_always_on":
+		return sdktrace.ParentBased(sdktrace.AlwaysSample()), nil
+	case "parentbased_always_off":
+		return sdktrace.ParentBased(sdktrace.NeverSample()), nil
+	case "parentbased_traceidratio":
+		r, err := ratio()
+		if err != nil {
+			return nil, err
+		}
+		return sdktrace.ParentBased(r), nil
+	}
+	return nil, fmt.Errorf("%w: %s=%q: want always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio",
+		ErrConfig, EnvTracesSampler, name)
 }
 
 // tracesURL is where spans are exported, or "" for nowhere.
@@ -135,13 +192,24 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 	}
 
 	// Without an exporter the SDK provider still gives every span real ids,
-	// so log lines can be joined by trace_id and stream entries carry a
-	// trace context; the cost is recording spans nobody collects.
+	// sampled or not, so log lines can be joined by trace_id and stream
+	// entries carry a trace context.
+	sampler, err := ParseSampler(cfg.Sampler, cfg.SamplerArg)
+	if err != nil {
+		return nil, err
+	}
+	u := cfg.tracesURL()
+	if sampler == nil {
+		sampler = sdktrace.ParentBased(sdktrace.NeverSample())
+		if u != "" {
+			sampler = sdktrace.ParentBased(sdktrace.AlwaysSample())
+		}
+	}
 	tpOpts := []sdktrace.TracerProviderOption{
 		sdktrace.WithResource(res),
-		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample())),
+		sdktrace.WithSampler(sampler),
 	}
-	if u := cfg.tracesURL(); u != "" {
+	if u != "" {
 		// The exporter silently falls back to localhost:4318 on a bad URL;
 		// a typo in the endpoint should stop the service instead.
 		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {

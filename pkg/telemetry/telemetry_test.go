@@ -228,6 +228,10 @@ func TestConfigFromEnv(t *testing.T) {
 			OTLPTracesEndpoint: "http://collector:4318/custom",
 			LogLevel:           slog.LevelDebug,
 		}},
+		{name: "sampler", env: map[string]string{"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.25"},
+			want: telemetry.Config{Sampler: "parentbased_traceidratio", SamplerArg: "0.25"}},
+		{name: "bad sampler", env: map[string]string{"OTEL_TRACES_SAMPLER": "half"}, wantErr: telemetry.ErrConfig},
+		{name: "bad sampler ratio", env: map[string]string{"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "-1"}, wantErr: telemetry.ErrConfig},
 		{name: "level with offset", env: map[string]string{"LOG_LEVEL": "WARN+1"}, want: telemetry.Config{LogLevel: slog.LevelWarn + 1}},
 		{name: "bad level", env: map[string]string{"LOG_LEVEL": "loud"}, wantErr: telemetry.ErrConfig},
 	}
@@ -268,5 +272,88 @@ func TestTraceContext_CarriesSpanAcrossAStreamEntry(t *testing.T) {
 	}
 	if got := telemetry.ContextWithTrace(t.Context(), &commonv1.TraceContext{Traceparent: "garbage"}); trace.SpanContextFromContext(got).IsValid() {
 		t.Fatal("a malformed traceparent produced a valid span context")
+	}
+}
+
+func TestParseSampler(t *testing.T) {
+	sampled := trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{1}, TraceFlags: trace.FlagsSampled, Remote: true}
+	unsampled := sampled
+	unsampled.TraceFlags = 0
+	tests := []struct {
+		name, arg string
+		// whether a root span is recorded, and a child of a sampled and of
+		// an unsampled remote parent
+		root, underSampled, underUnsampled bool
+	}{
+		{"always_on", "", true, true, true},
+		{"ALWAYS_OFF", "", false, false, false},
+		{"traceidratio", "1", true, true, true},
+		{"traceidratio", "0", false, false, false},
+		{"traceidratio", "", true, true, true},
+		{"parentbased_always_on", "", true, true, false},
+		{"parentbased_always_off", "", false, true, false},
+		{"parentbased_traceidratio", "0", false, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+"/"+tt.arg, func(t *testing.T) {
+			s, err := telemetry.ParseSampler(tt.name, tt.arg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tel := setup(t, telemetry.Config{Sampler: tt.name, SamplerArg: tt.arg})
+			tr := tel.Tracer("test")
+			for _, c := range []struct {
+				parent *trace.SpanContextConfig
+				want   bool
+			}{{nil, tt.root}, {&sampled, tt.underSampled}, {&unsampled, tt.underUnsampled}} {
+				ctx := t.Context()
+				if c.parent != nil {
+					ctx = trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(*c.parent))
+				}
+				_, span := tr.Start(ctx, "x")
+				if span.IsRecording() != c.want {
+					t.Errorf("parent %+v: recording = %v, want %v (sampler %s)", c.parent, span.IsRecording(), c.want, s.Description())
+				}
+				if !span.SpanContext().IsValid() {
+					t.Errorf("parent %+v: the span has no ids", c.parent)
+				}
+				span.End()
+			}
+		})
+	}
+	for _, bad := range [][2]string{{"sometimes", ""}, {"traceidratio", "x"}, {"traceidratio", "1.5"}, {"parentbased_traceidratio", "-0.1"}} {
+		if _, err := telemetry.ParseSampler(bad[0], bad[1]); !errors.Is(err, telemetry.ErrConfig) {
+			t.Errorf("ParseSampler(%q, %q) = %v, want ErrConfig", bad[0], bad[1], err)
+		}
+	}
+	if s, err := telemetry.ParseSampler("", "whatever"); s != nil || err != nil {
+		t.Errorf("empty name: got %v, %v; want the default (nil, nil)", s, err)
+	}
+}
+
+func TestSetup_DefaultSamplerRecordsOnlyWhenExporting(t *testing.T) {
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	defer collector.Close()
+	for _, tc := range []struct {
+		name string
+		cfg  telemetry.Config
+		want bool
+	}{
+		{"no exporter", telemetry.Config{}, false},
+		{"exporter", telemetry.Config{OTLPEndpoint: collector.URL}, true},
+		{"no exporter, asked to record", telemetry.Config{Sampler: "always_on"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tel := setup(t, tc.cfg)
+			_, span := tel.Tracer("test").Start(t.Context(), "root")
+			defer span.End()
+			if span.IsRecording() != tc.want {
+				t.Errorf("recording = %v, want %v", span.IsRecording(), tc.want)
+			}
+			// Unrecorded spans still carry ids for logs and stream entries.
+			if telemetry.TraceContextFrom(trace.ContextWithSpan(t.Context(), span)) == nil {
+				t.Error("no trace context to propagate")
+			}
+		})
 	}
 }

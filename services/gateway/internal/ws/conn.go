@@ -39,6 +39,12 @@ type conn struct {
 	// ctx lives as long as the connection; cancelled by fail.
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	// steady is ctx without its end, for the library's reads and corked
+	// writes: coder/websocket arms and disarms a timer for every read or
+	// write whose context can end, which under load was a tenth of the
+	// gateway's CPU. Reads end when ctx's end closes the connection; a
+	// corked batch's deadline is on its one network write (uncork).
+	steady context.Context
 
 	closeOnce   sync.Once
 	closing     chan struct{} // closed by fail
@@ -59,10 +65,11 @@ type conn struct {
 
 func newConn(s *Server, ws *websocket.Conn, claims *auth.Claims) *conn {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	return &conn{s: s, ws: ws, id: randomID(), claims: claims, ctx: ctx, cancel: cancel, closing: make(chan struct{}),
-		out:    newOutbox(s.cfg.SendQueueFrames, s.cfg.SendQueueBytes),
-		limit:  rate.NewLimiter(s.cfg.Rate, s.cfg.Burst),
-		tables: map[string]*hub.Subscription{}}
+	return &conn{s: s, ws: ws, id: randomID(), claims: claims, ctx: ctx, cancel: cancel, steady: context.WithoutCancel(ctx),
+		closing: make(chan struct{}),
+		out:     newOutbox(s.cfg.SendQueueFrames, s.cfg.SendQueueBytes),
+		limit:   rate.NewLimiter(s.cfg.Rate, s.cfg.Burst),
+		tables:  map[string]*hub.Subscription{}}
 }
 
 // Send queues a frame without blocking (hub.Sink). A full queue means the
@@ -125,13 +132,11 @@ func (c *conn) run() {
 		return
 	}
 	c.Send(wire.Welcome(c.player(), c.s.deps.Now()))
-	// Reads get a context that cannot end: the library arms and disarms
-	// a timer for every read whose context can (a tenth of the gateway's
-	// CPU under load). The connection's end closes it instead, which ends
-	// a read as surely.
+	// Reads use c.steady; the end of c.ctx closes the connection, which
+	// ends a read as surely.
 	stop := context.AfterFunc(c.ctx, func() { _ = c.ws.CloseNow() })
 	defer stop()
-	c.readLoop(context.WithoutCancel(c.ctx))
+	c.readLoop(c.steady)
 }
 
 func (c *conn) player() wire.Player {
@@ -578,15 +583,12 @@ func (c *conn) writeBatch(ctx context.Context, frames [][]byte) error {
 		}
 		return nil
 	}
-	// Corked, the library's writes only fill memory; the one network write
-	// is uncork's, under the deadline. So the library gets a context that
-	// cannot end, which spares it arming and disarming a timer per frame
-	// (with the context per batch, a tenth of the gateway's CPU under load).
-	wctx := context.WithoutCancel(ctx)
+	// Corked, the library's writes only fill memory (c.steady spares them
+	// a timer each); the one network write is uncork's, under the deadline.
 	c.cork.cork()
 	var err error
 	for _, f := range frames {
-		if err = c.ws.Write(wctx, websocket.MessageText, f); err != nil {
+		if err = c.ws.Write(c.steady, websocket.MessageText, f); err != nil {
 			break
 		}
 	}
