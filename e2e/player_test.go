@@ -11,6 +11,7 @@ import (
 	"github.com/pulka/pulka/pkg/cards"
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/table"
 	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/pkg/wsclient"
 )
@@ -50,7 +51,7 @@ func domainCards(cs []commonv1.Card) cards.Set {
 type seatModel struct {
 	m   *wsclient.Model
 	rng cards.RNG
-	// turnSeq is the seq of the last TimerStarted: a turn is answered
+	// turnSeq is the seq of the last event that started a timer: a turn is answered
 	// once, with the key "turn-<seq>", so a resend after a reconnect is
 	// the same command (applied once by the table).
 	turnSeq  uint64
@@ -66,7 +67,7 @@ func newSeatModel(table, player string, seed uint64) *seatModel {
 
 func (sm *seatModel) observe(ev *tablev1.Event) {
 	sm.m.Apply(ev)
-	if ev.GetTimerStarted() != nil {
+	if table.TimerOf(ev) != nil {
 		sm.turnSeq = ev.GetSeq()
 	}
 }

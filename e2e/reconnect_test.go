@@ -5,6 +5,7 @@ import (
 	"time"
 
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/table"
 )
 
 // dropMidHand lets c auto-play until `cards` cards of hand `hand` are on the
@@ -32,12 +33,14 @@ func dropMidHand(t *testing.T, c *client, tableID string, hand uint32, cards int
 }
 
 // waitingFor reports whether the log waits for seat to move: the last
-// TimerStarted is for seat and no move came after it.
+// move timer is for seat and no move came after it (a move carrying a timer
+// came before it).
 func waitingFor(log []logEntry, seat uint32) bool {
 	for i := len(log) - 1; i >= 0; i-- {
-		switch ev := log[i].Ev.GetEvent().(type) {
-		case *tablev1.Event_TimerStarted:
-			return ev.TimerStarted.GetSeat() == seat
+		if ts := table.TimerOf(log[i].Ev); ts != nil {
+			return ts.GetSeat() == seat
+		}
+		switch log[i].Ev.GetEvent().(type) {
 		case *tablev1.Event_CardPlayed, *tablev1.Event_BidMade, *tablev1.Event_TrumpChosen, *tablev1.Event_GameEnded:
 			return false
 		}

@@ -70,11 +70,13 @@ func TestTimer_ExpiryMakesExactlyOneServerMove(t *testing.T) {
 	var timer *tablev1.TimerStarted
 	expired := 0
 	for _, e := range log {
-		if ts := e.Ev.GetTimerStarted(); ts != nil {
-			timer = ts
-			continue
-		}
+		// A move may carry the next timer (Event.timer): the move is
+		// checked against the timer before it, then the new one runs.
+		next := table.TimerOf(e.Ev)
 		if !isMove(e.Ev) {
+			if next != nil {
+				timer = next
+			}
 			continue
 		}
 		if timer == nil {
@@ -100,7 +102,7 @@ func TestTimer_ExpiryMakesExactlyOneServerMove(t *testing.T) {
 			t.Logf("the server moved %v after the deadline (a loaded machine?)", late)
 		}
 		expired++
-		timer = nil // exactly one move per expiry: a second one finds no timer
+		timer = next // exactly one move per expiry: a second one finds no timer, or the next seat's
 	}
 	if expired < 2 {
 		t.Errorf("%d server moves, want at least 2", expired)
@@ -220,7 +222,7 @@ func TestRefusals_ChangeNothingButAPrivateRejection(t *testing.T) {
 	hs := clients[0].awaitEvent(0, 15*time.Second, tableID, "the first hand", func(ev *tablev1.Event) bool { return ev.GetHandStarted() != nil })
 	declarer := int(hs.ev.GetHandStarted().GetDealerSeat())
 	d, o := clients[declarer], clients[1-declarer]
-	d.awaitEvent(0, 10*time.Second, tableID, "the declarer's timer", func(ev *tablev1.Event) bool { return ev.GetTimerStarted() != nil })
+	d.awaitEvent(0, 10*time.Second, tableID, "the declarer's timer", func(ev *tablev1.Event) bool { return table.TimerOf(ev) != nil })
 
 	expectRefused(t, s, tableID, refusal{name: "trump out of turn", from: o,
 		msg: map[string]any{"type": "trump", "suit": "H"}, reasons: []tablev1.RejectReason{tablev1.RejectReason_REJECT_REASON_NOT_YOUR_TURN}})
@@ -238,7 +240,7 @@ func TestRefusals_ChangeNothingButAPrivateRejection(t *testing.T) {
 	d.awaitEvent(from, 10*time.Second, tableID, "trump chosen", func(ev *tablev1.Event) bool { return ev.GetTrumpChosen() != nil })
 	// Wait for the declarer's next timer: the step (trump, the rest of the
 	// deal, the timer) is complete in the log.
-	d.awaitEvent(from, 10*time.Second, tableID, "the timer after trump", func(ev *tablev1.Event) bool { return ev.GetTimerStarted() != nil })
+	d.awaitEvent(from, 10*time.Second, tableID, "the timer after trump", func(ev *tablev1.Event) bool { return table.TimerOf(ev) != nil })
 	afterTrump, _ := s.rdb.XLen(ctx, streams.TableEvents(tableID)).Result()
 	from = d.len()
 	d.send(trump)
@@ -278,7 +280,8 @@ func TestRefusals_ChangeNothingButAPrivateRejection(t *testing.T) {
 		return ev.GetCardPlayed() != nil && domainCard(ev.GetCardPlayed().GetCard()) == lead
 	})
 	o.awaitEvent(0, 10*time.Second, tableID, "the follower's timer", func(ev *tablev1.Event) bool {
-		return ev.GetTimerStarted() != nil && int(ev.GetTimerStarted().GetSeat()) == 1-declarer && ev.GetTimerStarted().GetPhase() == tablev1.Phase_PHASE_PLAY
+		ts := table.TimerOf(ev)
+		return ts != nil && int(ts.GetSeat()) == 1-declarer && ts.GetPhase() == tablev1.Phase_PHASE_PLAY
 	})
 	om := o.model(tableID)
 	if om.faceUp == 0 {

@@ -11,7 +11,16 @@ import (
 
 // snapshotVersion is the first byte of MarshalBinary's output. Bump it when
 // the layout changes and keep reading the old layouts.
-const snapshotVersion = 1
+//
+// Version 2 has the layout of version 1 and says the table puts its move
+// timers on the events they follow (Event.timer); a version 1 table sends
+// them as timer_started events, and keeps doing so to the end of its
+// game, so that a log written before the change replays to the same
+// events after it.
+const (
+	snapshotVersion          = 2
+	snapshotVersionOwnTimers = 1
+)
 
 // maxStringLen bounds ids and names in a snapshot.
 const maxStringLen = 1 << 10
@@ -26,7 +35,11 @@ func (t *Table) MarshalBinary() ([]byte, error) {
 	}
 	s := &t.set
 	b := make([]byte, 0, 256+len(eng)+t.recent.n*40)
-	b = append(b, snapshotVersion, byte(s.Game), byte(s.Classic.Variant), byte(s.Classic.Khishti),
+	version := byte(snapshotVersion)
+	if t.ownTimers {
+		version = snapshotVersionOwnTimers
+	}
+	b = append(b, version, byte(s.Game), byte(s.Classic.Variant), byte(s.Classic.Khishti),
 		boolByte(s.Classic.Premia), boolByte(s.Classic.Moshla), boolByte(s.Classic.RestDocked), byte(s.JapaneseTarget))
 	b = binary.LittleEndian.AppendUint64(b, uint64(s.MoveTimeout))
 	b = binary.LittleEndian.AppendUint64(b, uint64(s.ReconnectGrace))
@@ -80,7 +93,8 @@ func readSnapshot(data []byte) (*Table, error) {
 		return fmt.Errorf("%w: "+format, append([]any{ErrBadSnapshot}, args...)...)
 	}
 	r := reader{b: data}
-	if v := r.byte(); v != snapshotVersion {
+	v := r.byte()
+	if v != snapshotVersion && v != snapshotVersionOwnTimers {
 		return nil, bad("unknown version %d", v)
 	}
 	var s Settings
@@ -92,7 +106,7 @@ func readSnapshot(data []byte) (*Table, error) {
 	s.MoveTimeout = time.Duration(r.uint64())
 	s.ReconnectGrace = time.Duration(r.uint64())
 	s.BotDelay = time.Duration(r.uint64())
-	t := &Table{set: s}
+	t := &Table{set: s, ownTimers: v == snapshotVersionOwnTimers}
 	t.id = r.string()
 	t.gameID = r.string()
 	eng := r.bytes()

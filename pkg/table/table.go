@@ -54,6 +54,9 @@ type Table struct {
 	actAt  int64  // Unix ns when the server moves for the seat to move (timer or bot); 0 when over
 	last   entryID
 	recent ring
+	// ownTimers: move timers are timer_started events of their own, as
+	// before Event.timer (a table restored from a version 1 snapshot).
+	ownTimers bool
 }
 
 // batch collects the events of one Apply and stamps them.
@@ -320,8 +323,24 @@ func (t *Table) schedule(b *batch) {
 		return
 	}
 	t.actAt = b.at + int64(t.set.MoveTimeout)
-	b.add(public(), &tablev1.Event{Event: &tablev1.Event_TimerStarted{TimerStarted: &tablev1.TimerStarted{
-		Seat: uint32(s), Phase: t.eng.phase(), Deadline: timestamppb.New(time.Unix(0, t.actAt))}}})
+	timer := &tablev1.TimerStarted{Seat: uint32(s), Phase: t.eng.phase(), Deadline: timestamppb.New(time.Unix(0, t.actAt))}
+	// The step's last event carries the timer when everybody sees it
+	// (Event.timer): a move and the next timer as one event halve the
+	// events of a game, which every gateway and client handle one by one.
+	if n := len(b.evs); !t.ownTimers && n > 0 && b.evs[n-1].GetVisibility().GetAudience() == tablev1.Audience_AUDIENCE_PUBLIC && b.evs[n-1].Timer == nil {
+		b.evs[n-1].Timer = timer
+		return
+	}
+	b.add(public(), &tablev1.Event{Event: &tablev1.Event_TimerStarted{TimerStarted: timer}})
+}
+
+// TimerOf returns the move timer ev started: its timer field, or ev itself
+// when it is a timer_started event; nil when it started none.
+func TimerOf(ev *tablev1.Event) *tablev1.TimerStarted {
+	if t := ev.GetTimer(); t != nil {
+		return t
+	}
+	return ev.GetTimerStarted()
 }
 
 // rescheduleIf reschedules when seat s is to move: who plays it changed.

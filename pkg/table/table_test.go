@@ -12,7 +12,8 @@ import (
 func TestNew_StartEventsNumberedWithVisibility(t *testing.T) {
 	h := newHarness(t, classicSet(classic.Standard, DefaultBotDelay), 7, humans(4))
 	got := kinds(h.start)
-	want := []string{"game_started", "hand_started", "dealt", "dealt", "dealt", "dealt", "trump_turned", "timer_started"}
+	// The first bidder's timer rides on trump_turned (Event.timer).
+	want := []string{"game_started", "hand_started", "dealt", "dealt", "dealt", "dealt", "trump_turned"}
 	if len(got) != len(want) {
 		t.Fatalf("start events %v, want %v", got, want)
 	}
@@ -32,7 +33,12 @@ func TestNew_StartEventsNumberedWithVisibility(t *testing.T) {
 			t.Errorf("event %s visibility %v, want public", got[i], e.GetVisibility())
 		}
 	}
-	ts := h.start[7].GetTimerStarted()
+	for _, e := range h.start[:6] {
+		if TimerOf(e) != nil {
+			t.Errorf("%s carries a timer", kindOf(e))
+		}
+	}
+	ts := h.start[6].GetTimer()
 	if !ts.GetDeadline().AsTime().Equal(t0.Add(DefaultMoveTimeout)) || ts.GetPhase() != tablev1.Phase_PHASE_BID {
 		t.Errorf("timer %v", ts)
 	}
@@ -97,7 +103,7 @@ func TestMoveTimer_ExpiryMakesExactlyOneMoveAndTheNextIsThePlayers(t *testing.T)
 			if moves, seat := serverMoves(evs); moves != 1 || seat != late {
 				t.Fatalf("timer expiry made %d server moves (seat %d), want 1 for seat %d: %v", moves, seat, late, kinds(evs))
 			}
-			if ts, ok := find(evs, (*tablev1.Event).GetTimerStarted); !ok ||
+			if ts, ok := find(evs, TimerOf); !ok ||
 				int(ts.GetSeat()) != h.t.eng.toMove() || !ts.GetDeadline().AsTime().Equal(deadline.Add(s.MoveTimeout)) {
 				t.Fatalf("no new timer for the next seat: %v", kinds(evs))
 			}
@@ -111,7 +117,7 @@ func TestMoveTimer_ExpiryMakesExactlyOneMoveAndTheNextIsThePlayers(t *testing.T)
 				seat := h.t.eng.toMove()
 				evs = h.mustCmd(player(seat), legalCommands(h.t, seat)[0])
 			}
-			if ts, ok := find(evs, (*tablev1.Event).GetTimerStarted); !ok || int(ts.GetSeat()) != late {
+			if ts, ok := find(evs, TimerOf); !ok || int(ts.GetSeat()) != late {
 				t.Fatalf("the late seat got no timer: %v", kinds(evs))
 			}
 			h.now = h.now.Add(time.Second)

@@ -30,8 +30,9 @@ type Played struct {
 // its seat. It trusts the events (the table checked every move) and keeps
 // only public information plus the seat's own cards.
 //
-// Whose turn it is comes from TimerStarted, which the table sends whenever
-// a player (not a bot) is to move; any move clears it. A Model is not safe
+// Whose turn it is comes from the move timer (an event's timer, or a
+// timer_started event), which the table starts whenever a player (not a
+// bot) is to move; any move clears it. A Model is not safe
 // for concurrent use.
 type Model struct {
 	TableID  string
@@ -223,8 +224,7 @@ func (m *Model) Apply(ev *tablev1.Event) bool {
 		}
 		m.Turn = -1
 	case *tablev1.Event_TimerStarted:
-		m.Turn, m.Phase = int(e.TimerStarted.GetSeat()), e.TimerStarted.GetPhase()
-		m.Deadline = e.TimerStarted.GetDeadline().AsTime()
+		m.timer(e.TimerStarted)
 	case *tablev1.Event_CardPlayed:
 		m.played(e.CardPlayed)
 	case *tablev1.Event_TrickWon:
@@ -251,7 +251,15 @@ func (m *Model) Apply(ev *tablev1.Event) bool {
 	case *tablev1.Event_ViewSynced:
 		m.sync(e.ViewSynced.GetView())
 	}
+	if t := ev.GetTimer(); t != nil {
+		m.timer(t) // after the event, as a timer_started that followed it
+	}
 	return true
+}
+
+func (m *Model) timer(t *tablev1.TimerStarted) {
+	m.Turn, m.Phase = int(t.GetSeat()), t.GetPhase()
+	m.Deadline = t.GetDeadline().AsTime()
 }
 
 func (m *Model) seat(sp *tablev1.SeatPlayer) {

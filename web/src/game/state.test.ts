@@ -10,6 +10,30 @@ function startClassic(): TableState {
   return run({ ...emptyTable('t1'), yourSeat: 0 }, [{ game_started: { settings: classicSettings, seats: seatsOf(['Nino', 'Giorgi', 'Ana', 'Levan']) } }]);
 }
 
+describe('an event that starts a move timer', () => {
+  it('applies its timer after the event, as a timer_started that followed it', () => {
+    const deadline = '2023-11-14T22:13:50Z';
+    const withTimer = run(startClassic(), [
+      { hand_started: { cards_per_seat: 1, dealer_seat: 3 } },
+      { dealt: { cards: ['CARD_ACE_OF_SPADES'] } },
+      { trump_turned: { card: 'CARD_SEVEN_OF_HEARTS', trump: 'SUIT_HEARTS' }, timer: { phase: 'PHASE_BID', deadline } },
+      { bid_made: { tricks: 1 }, timer: { seat: 1, phase: 'PHASE_BID', deadline } },
+    ]);
+    const separate = run(startClassic(), [
+      { hand_started: { cards_per_seat: 1, dealer_seat: 3 } },
+      { dealt: { cards: ['CARD_ACE_OF_SPADES'] } },
+      { trump_turned: { card: 'CARD_SEVEN_OF_HEARTS', trump: 'SUIT_HEARTS' } },
+      { timer_started: { phase: 'PHASE_BID', deadline } },
+      { bid_made: { tricks: 1 } },
+      { timer_started: { seat: 1, phase: 'PHASE_BID', deadline } },
+    ]);
+    expect(withTimer).toMatchObject({ phase: 'bid', turnSeat: 1, deadline: Date.parse(deadline) });
+    const { lastEventId: _a, ...a } = withTimer;
+    const { lastEventId: _b, ...b } = separate;
+    expect(a).toEqual(b);
+  });
+});
+
 describe('applying classic events', () => {
   it('plays a one-card hand from the deal to the score', () => {
     let s = startClassic();

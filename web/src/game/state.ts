@@ -210,7 +210,8 @@ function next(seat: number, n: number): number {
  * they rebuild the state but raise no rejection message.
  */
 export function applyEvent(s: TableState, ev: TableEvent, live = true): TableState {
-  const out = applyBody(s, ev.body, live);
+  let out = applyBody(s, ev.body, live);
+  if (ev.timer) out = applyBody(out, ev.timer, live);
   out.lastEventId = ev.id || s.lastEventId;
   if (ev.gameId) out.gameId = ev.gameId;
   return out;

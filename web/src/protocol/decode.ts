@@ -264,6 +264,10 @@ function endReason(v: unknown): GameEndReason {
   return r === 'completed' || r === 'resigned' || r === 'forfeited' || r === 'aborted' ? r : 'unknown';
 }
 
+function timerStarted(o: Obj): Extract<EventBody, { kind: 'timer_started' }> {
+  return { kind: 'timer_started', seat: num(o.seat), phase: decodePhase(o.phase), deadline: time(o.deadline) };
+}
+
 /** One table event, from the "event" member of an event frame. */
 export function decodeEventBody(e: Obj): EventBody {
   for (const [key, raw] of Object.entries(e)) {
@@ -307,7 +311,7 @@ export function decodeEventBody(e: Obj): EventBody {
       case 'bid_made':
         return { kind: key, seat: num(o.seat), tricks: num(o.tricks), byServer: bool(o.by_server) };
       case 'timer_started':
-        return { kind: key, seat: num(o.seat), phase: decodePhase(o.phase), deadline: time(o.deadline) };
+        return timerStarted(o);
       case 'card_played': {
         const c = card(o.card);
         if (c === null) return { kind: 'unknown' };
@@ -369,6 +373,7 @@ export function decodeEvent(table: string, id: string, raw: unknown): TableEvent
     causedBy: str(e.caused_by),
     occurredAt: time(e.occurred_at),
     body: decodeEventBody(e),
+    timer: e.timer === undefined || e.timer === null ? null : timerStarted(obj(e.timer)),
   };
 }
 

@@ -164,6 +164,9 @@ export interface TableEvent {
   /** Milliseconds since the epoch; null when absent. */
   occurredAt: number | null;
   body: EventBody;
+  /** The move timer the event started (its "timer" member): applied after
+   * the body, as a timer_started event that followed it would be. */
+  timer: Extract<EventBody, { kind: 'timer_started' }> | null;
 }
 
 // ---- Score sheet (pulka.scoring.v1.Sheet) ----

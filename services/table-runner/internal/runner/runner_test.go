@@ -14,6 +14,7 @@ import (
 	"github.com/pulka/pulka/pkg/japanese"
 	"github.com/pulka/pulka/pkg/scoring"
 	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/pkg/table"
 )
 
 func TestRunner_ClassicGameOfFourBotsFinishesAndEqualsAPureReplay(t *testing.T) {
@@ -199,8 +200,8 @@ func TestRunner_TimerExpiryMakesExactlyOneServerMove(t *testing.T) {
 	startRunner(t, rdb, testOptions("r1"))
 	ts := withMoveTime(japaneseStart("j1", 9, 11, "alice", "bob"), 300*time.Millisecond)
 	place(t, rdb, ts, "r1")
-	first := waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", isKind("timer_started"))
-	deadline := first.ev.GetTimerStarted().GetDeadline().AsTime()
+	first := waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", func(e *tablev1.Event) bool { return table.TimerOf(e) != nil })
+	deadline := table.TimerOf(first.ev).GetDeadline().AsTime()
 	move := waitEvent(t, rdb, "j1", first.id, 5*time.Second, "the timer's move", func(e *tablev1.Event) bool {
 		return e.GetTrumpChosen().GetByServer() || e.GetCardPlayed().GetByServer()
 	})
@@ -209,7 +210,11 @@ func TestRunner_TimerExpiryMakesExactlyOneServerMove(t *testing.T) {
 	}
 	// Exactly one server move per expiry: the next one comes only after a
 	// new timer ran out, never two for one deadline.
-	next := waitEvent(t, rdb, "j1", move.id, 5*time.Second, "the next timer", isKind("timer_started"))
+	// (The move itself may carry the next timer.)
+	next := move
+	if table.TimerOf(move.ev) == nil {
+		next = waitEvent(t, rdb, "j1", move.id, 5*time.Second, "the next timer", func(e *tablev1.Event) bool { return table.TimerOf(e) != nil })
+	}
 	n := 0
 	for _, e := range eventsAfter(t, rdb, "j1", first.id) {
 		if streams.CompareIDs(e.id, next.id) > 0 {

@@ -294,8 +294,9 @@ func sameShape(got, logged []*tablev1.Event) error {
 		return fmt.Errorf("%d events, logged %d", len(got), len(logged))
 	}
 	for i := range got {
-		if got[i].GetSeq() != logged[i].GetSeq() || kind(got[i]) != kind(logged[i]) {
-			return fmt.Errorf("event %d is %s #%d, logged %s #%d", i, kind(got[i]), got[i].GetSeq(), kind(logged[i]), logged[i].GetSeq())
+		if got[i].GetSeq() != logged[i].GetSeq() || kind(got[i]) != kind(logged[i]) || (got[i].GetTimer() == nil) != (logged[i].GetTimer() == nil) {
+			return fmt.Errorf("event %d is %s #%d (timer %t), logged %s #%d (timer %t)", i, kind(got[i]), got[i].GetSeq(), got[i].GetTimer() != nil,
+				kind(logged[i]), logged[i].GetSeq(), logged[i].GetTimer() != nil)
 		}
 	}
 	return nil

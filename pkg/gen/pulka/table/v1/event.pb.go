@@ -429,7 +429,15 @@ type Event struct {
 	//	*Event_GameEnded
 	//	*Event_MoveRejected
 	//	*Event_ViewSynced
-	Event         isEvent_Event `protobuf_oneof:"event"`
+	Event isEvent_Event `protobuf_oneof:"event"`
+	// The move timer this event started, if it started one: whose move it is
+	// now, what they must do and until when. A client applies it after the
+	// event itself, exactly as a timer_started event that followed it. The
+	// table puts a step's new timer on the step's last event when that event
+	// is public (a move and the next seat's timer are one event, not two: half
+	// of every game's events were timers), and sends it as a timer_started
+	// event only when there is no such event to carry it.
+	Timer         *TimerStarted `protobuf:"bytes,32,opt,name=timer,proto3" json:"timer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -728,6 +736,13 @@ func (x *Event) GetViewSynced() *ViewSynced {
 		if x, ok := x.Event.(*Event_ViewSynced); ok {
 			return x.ViewSynced
 		}
+	}
+	return nil
+}
+
+func (x *Event) GetTimer() *TimerStarted {
+	if x != nil {
+		return x.Timer
 	}
 	return nil
 }
@@ -2916,7 +2931,7 @@ var File_pulka_table_v1_event_proto protoreflect.FileDescriptor
 
 const file_pulka_table_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x1apulka/table/v1/event.proto\x12\x0epulka.table.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bpulka/common/v1/cards.proto\x1a\x1bpulka/common/v1/trace.proto\x1a\x1dpulka/lobby/v1/settings.proto\x1a\x1cpulka/table/v1/command.proto\"\xfb\r\n" +
+	"\x1apulka/table/v1/event.proto\x12\x0epulka.table.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bpulka/common/v1/cards.proto\x1a\x1bpulka/common/v1/trace.proto\x1a\x1dpulka/lobby/v1/settings.proto\x1a\x1cpulka/table/v1/command.proto\"\xaf\x0e\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x17\n" +
@@ -2960,7 +2975,8 @@ const file_pulka_table_v1_event_proto_rawDesc = "" +
 	"game_ended\x18\x1d \x01(\v2\x19.pulka.table.v1.GameEndedH\x00R\tgameEnded\x12C\n" +
 	"\rmove_rejected\x18\x1e \x01(\v2\x1c.pulka.table.v1.MoveRejectedH\x00R\fmoveRejected\x12=\n" +
 	"\vview_synced\x18\x1f \x01(\v2\x1a.pulka.table.v1.ViewSyncedH\x00R\n" +
-	"viewSyncedB\a\n" +
+	"viewSynced\x122\n" +
+	"\x05timer\x18  \x01(\v2\x1c.pulka.table.v1.TimerStartedR\x05timerB\a\n" +
 	"\x05event\"s\n" +
 	"\n" +
 	"Visibility\x124\n" +
@@ -3243,45 +3259,46 @@ var file_pulka_table_v1_event_proto_depIdxs = []int32{
 	30, // 22: pulka.table.v1.Event.game_ended:type_name -> pulka.table.v1.GameEnded
 	31, // 23: pulka.table.v1.Event.move_rejected:type_name -> pulka.table.v1.MoveRejected
 	35, // 24: pulka.table.v1.Event.view_synced:type_name -> pulka.table.v1.ViewSynced
-	0,  // 25: pulka.table.v1.Visibility.audience:type_name -> pulka.table.v1.Audience
-	38, // 26: pulka.table.v1.GameStarted.settings:type_name -> pulka.lobby.v1.TableSettings
-	7,  // 27: pulka.table.v1.GameStarted.seats:type_name -> pulka.table.v1.SeatPlayer
-	7,  // 28: pulka.table.v1.PlayerSeated.seat:type_name -> pulka.table.v1.SeatPlayer
-	1,  // 29: pulka.table.v1.SeatTakenByBot.reason:type_name -> pulka.table.v1.BotReason
-	36, // 30: pulka.table.v1.PlayerAway.grace_deadline:type_name -> google.protobuf.Timestamp
-	39, // 31: pulka.table.v1.Dealt.cards:type_name -> pulka.common.v1.Card
-	39, // 32: pulka.table.v1.TrumpTurned.card:type_name -> pulka.common.v1.Card
-	40, // 33: pulka.table.v1.TrumpTurned.trump:type_name -> pulka.common.v1.Suit
-	40, // 34: pulka.table.v1.TrumpChosen.trump:type_name -> pulka.common.v1.Suit
-	39, // 35: pulka.table.v1.ColumnsDealt.face_up:type_name -> pulka.common.v1.Card
-	39, // 36: pulka.table.v1.ColumnCardRevealed.card:type_name -> pulka.common.v1.Card
-	2,  // 37: pulka.table.v1.TimerStarted.phase:type_name -> pulka.table.v1.Phase
-	36, // 38: pulka.table.v1.TimerStarted.deadline:type_name -> google.protobuf.Timestamp
-	39, // 39: pulka.table.v1.CardPlayed.card:type_name -> pulka.common.v1.Card
-	41, // 40: pulka.table.v1.CardPlayed.declaration:type_name -> pulka.table.v1.JokerDeclaration
-	25, // 41: pulka.table.v1.HandEnded.results:type_name -> pulka.table.v1.SeatHandResult
-	27, // 42: pulka.table.v1.PulkaEnded.results:type_name -> pulka.table.v1.SeatPulkaResult
-	3,  // 43: pulka.table.v1.GameEnded.reason:type_name -> pulka.table.v1.GameEndReason
-	29, // 44: pulka.table.v1.GameEnded.placings:type_name -> pulka.table.v1.Placing
-	4,  // 45: pulka.table.v1.MoveRejected.reason:type_name -> pulka.table.v1.RejectReason
-	39, // 46: pulka.table.v1.PlayedCard.card:type_name -> pulka.common.v1.Card
-	41, // 47: pulka.table.v1.PlayedCard.declaration:type_name -> pulka.table.v1.JokerDeclaration
-	7,  // 48: pulka.table.v1.SeatView.player:type_name -> pulka.table.v1.SeatPlayer
-	39, // 49: pulka.table.v1.SeatView.columns_face_up:type_name -> pulka.common.v1.Card
-	38, // 50: pulka.table.v1.TableView.settings:type_name -> pulka.lobby.v1.TableSettings
-	33, // 51: pulka.table.v1.TableView.seats:type_name -> pulka.table.v1.SeatView
-	39, // 52: pulka.table.v1.TableView.your_hand:type_name -> pulka.common.v1.Card
-	2,  // 53: pulka.table.v1.TableView.phase:type_name -> pulka.table.v1.Phase
-	40, // 54: pulka.table.v1.TableView.trump:type_name -> pulka.common.v1.Suit
-	39, // 55: pulka.table.v1.TableView.turned_card:type_name -> pulka.common.v1.Card
-	32, // 56: pulka.table.v1.TableView.trick:type_name -> pulka.table.v1.PlayedCard
-	36, // 57: pulka.table.v1.TableView.deadline:type_name -> google.protobuf.Timestamp
-	34, // 58: pulka.table.v1.ViewSynced.view:type_name -> pulka.table.v1.TableView
-	59, // [59:59] is the sub-list for method output_type
-	59, // [59:59] is the sub-list for method input_type
-	59, // [59:59] is the sub-list for extension type_name
-	59, // [59:59] is the sub-list for extension extendee
-	0,  // [0:59] is the sub-list for field type_name
+	22, // 25: pulka.table.v1.Event.timer:type_name -> pulka.table.v1.TimerStarted
+	0,  // 26: pulka.table.v1.Visibility.audience:type_name -> pulka.table.v1.Audience
+	38, // 27: pulka.table.v1.GameStarted.settings:type_name -> pulka.lobby.v1.TableSettings
+	7,  // 28: pulka.table.v1.GameStarted.seats:type_name -> pulka.table.v1.SeatPlayer
+	7,  // 29: pulka.table.v1.PlayerSeated.seat:type_name -> pulka.table.v1.SeatPlayer
+	1,  // 30: pulka.table.v1.SeatTakenByBot.reason:type_name -> pulka.table.v1.BotReason
+	36, // 31: pulka.table.v1.PlayerAway.grace_deadline:type_name -> google.protobuf.Timestamp
+	39, // 32: pulka.table.v1.Dealt.cards:type_name -> pulka.common.v1.Card
+	39, // 33: pulka.table.v1.TrumpTurned.card:type_name -> pulka.common.v1.Card
+	40, // 34: pulka.table.v1.TrumpTurned.trump:type_name -> pulka.common.v1.Suit
+	40, // 35: pulka.table.v1.TrumpChosen.trump:type_name -> pulka.common.v1.Suit
+	39, // 36: pulka.table.v1.ColumnsDealt.face_up:type_name -> pulka.common.v1.Card
+	39, // 37: pulka.table.v1.ColumnCardRevealed.card:type_name -> pulka.common.v1.Card
+	2,  // 38: pulka.table.v1.TimerStarted.phase:type_name -> pulka.table.v1.Phase
+	36, // 39: pulka.table.v1.TimerStarted.deadline:type_name -> google.protobuf.Timestamp
+	39, // 40: pulka.table.v1.CardPlayed.card:type_name -> pulka.common.v1.Card
+	41, // 41: pulka.table.v1.CardPlayed.declaration:type_name -> pulka.table.v1.JokerDeclaration
+	25, // 42: pulka.table.v1.HandEnded.results:type_name -> pulka.table.v1.SeatHandResult
+	27, // 43: pulka.table.v1.PulkaEnded.results:type_name -> pulka.table.v1.SeatPulkaResult
+	3,  // 44: pulka.table.v1.GameEnded.reason:type_name -> pulka.table.v1.GameEndReason
+	29, // 45: pulka.table.v1.GameEnded.placings:type_name -> pulka.table.v1.Placing
+	4,  // 46: pulka.table.v1.MoveRejected.reason:type_name -> pulka.table.v1.RejectReason
+	39, // 47: pulka.table.v1.PlayedCard.card:type_name -> pulka.common.v1.Card
+	41, // 48: pulka.table.v1.PlayedCard.declaration:type_name -> pulka.table.v1.JokerDeclaration
+	7,  // 49: pulka.table.v1.SeatView.player:type_name -> pulka.table.v1.SeatPlayer
+	39, // 50: pulka.table.v1.SeatView.columns_face_up:type_name -> pulka.common.v1.Card
+	38, // 51: pulka.table.v1.TableView.settings:type_name -> pulka.lobby.v1.TableSettings
+	33, // 52: pulka.table.v1.TableView.seats:type_name -> pulka.table.v1.SeatView
+	39, // 53: pulka.table.v1.TableView.your_hand:type_name -> pulka.common.v1.Card
+	2,  // 54: pulka.table.v1.TableView.phase:type_name -> pulka.table.v1.Phase
+	40, // 55: pulka.table.v1.TableView.trump:type_name -> pulka.common.v1.Suit
+	39, // 56: pulka.table.v1.TableView.turned_card:type_name -> pulka.common.v1.Card
+	32, // 57: pulka.table.v1.TableView.trick:type_name -> pulka.table.v1.PlayedCard
+	36, // 58: pulka.table.v1.TableView.deadline:type_name -> google.protobuf.Timestamp
+	34, // 59: pulka.table.v1.ViewSynced.view:type_name -> pulka.table.v1.TableView
+	60, // [60:60] is the sub-list for method output_type
+	60, // [60:60] is the sub-list for method input_type
+	60, // [60:60] is the sub-list for extension type_name
+	60, // [60:60] is the sub-list for extension extendee
+	0,  // [0:60] is the sub-list for field type_name
 }
 
 func init() { file_pulka_table_v1_event_proto_init() }
