@@ -42,7 +42,7 @@ declare -A c0; for p in "${!pid[@]}"; do c0[$p]=$(cpu "${pid[$p]}"); done
 t0=$(date +%s.%N)
 win=$(echo "$(tosec "$dur") - 2" | bc -l)
 if [ -n "${LOADRUN_PROFILE:-}" ]; then
-  for svc in gateway table-runner; do
+  for svc in ${LOADRUN_PROFILE_SERVICES:-gateway table-runner}; do
     admin=$(grep "\"service\":\"$svc\".*admin_addr\|admin_addr.*\"service\":\"$svc\"" "$out/local.log" | grep -o 'admin_addr":"[^"]*' | head -1 | cut -d'"' -f3)
     curl -fs -o "$out/$svc.prof" "http://$admin/debug/pprof/profile?seconds=${win%.*}" &
   done

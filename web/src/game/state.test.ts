@@ -28,9 +28,8 @@ describe('an event that starts a move timer', () => {
       { timer_started: { seat: 1, phase: 'PHASE_BID', deadline } },
     ]);
     expect(withTimer).toMatchObject({ phase: 'bid', turnSeat: 1, deadline: Date.parse(deadline) });
-    const { lastEventId: _a, ...a } = withTimer;
-    const { lastEventId: _b, ...b } = separate;
-    expect(a).toEqual(b);
+    // The same state but for the last event id (the separate form has more events).
+    expect({ ...withTimer, lastEventId: '' }).toEqual({ ...separate, lastEventId: '' });
   });
 });
 

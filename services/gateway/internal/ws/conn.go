@@ -136,7 +136,7 @@ func (c *conn) run() {
 	// ends a read as surely.
 	stop := context.AfterFunc(c.ctx, func() { _ = c.ws.CloseNow() })
 	defer stop()
-	c.readLoop(c.steady)
+	c.readLoop()
 }
 
 func (c *conn) player() wire.Player {
@@ -215,9 +215,9 @@ func (c *conn) readFrame(ctx context.Context) ([]byte, error) {
 	return buf, nil
 }
 
-func (c *conn) readLoop(ctx context.Context) {
+func (c *conn) readLoop() {
 	for {
-		data, err := c.readFrame(ctx)
+		data, err := c.readFrame(c.steady)
 		if errors.Is(err, errTooBig) {
 			c.strike(wire.Errorf(wire.CodeTooBig, "frame larger than %d bytes", c.s.cfg.ReadLimit), "")
 			continue
@@ -588,7 +588,7 @@ func (c *conn) writeBatch(ctx context.Context, frames [][]byte) error {
 	c.cork.cork()
 	var err error
 	for _, f := range frames {
-		if err = c.ws.Write(c.steady, websocket.MessageText, f); err != nil {
+		if err = c.ws.Write(c.steady, websocket.MessageText, f); err != nil { //nolint:contextcheck // memory only; ctx's deadline is uncork's
 			break
 		}
 	}

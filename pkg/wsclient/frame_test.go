@@ -1,0 +1,119 @@
+package wsclient
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/pulka/pulka/pkg/classic"
+	"github.com/pulka/pulka/pkg/scoring"
+	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/wire"
+)
+
+// gameFrames returns the event frames of the start of a classic game as the
+// gateway writes them.
+func gameFrames(tb testing.TB) [][]byte {
+	tb.Helper()
+	seats := make([]table.SeatInfo, 4)
+	for i := range seats {
+		seats[i] = table.SeatInfo{PlayerID: "p" + string(rune('0'+i)), Name: "Player"}
+	}
+	_, evs, err := table.New("t1", table.ClassicSettings(scoring.Settings{Variant: classic.Standard, Khishti: scoring.Khishti200}), 7, seats, time.Unix(1700000000, 0))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out [][]byte
+	for i, ev := range evs {
+		f, err := wire.Event("t1", "1700000000000-"+string(rune('0'+i)), ev)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func sameFrame(a, b Frame) bool {
+	return a.Type == b.Type && a.Ref == b.Ref && a.Table == b.Table && a.ID == b.ID && a.Cmd == b.Cmd &&
+		proto.Equal(a.Event, b.Event) && a.Sheet == nil && b.Sheet == nil && a.Err == nil && b.Err == nil && a.At.Equal(b.At)
+}
+
+func TestDecodeEventFrame_TakesTheGatewaysFramesAndDecodesThemAsInFull(t *testing.T) {
+	at := time.Unix(1, 0)
+	for _, data := range gameFrames(t) {
+		fast, ok := decodeEventFrame(data, at)
+		if !ok {
+			t.Fatalf("the fast path refused a gateway frame: %s", data)
+		}
+		full, err := decodeFrame(data, at)
+		if err != nil || !sameFrame(fast, full) {
+			t.Fatalf("fast %+v, full %+v (%v)", fast, full, err)
+		}
+	}
+	// Frames laid out otherwise go the long way, and still decode.
+	data := gameFrames(t)[0]
+	for name, other := range map[string]string{
+		"reordered":        strings.Replace(string(data), `{"type":"event","table":"t1",`, `{"table":"t1","type":"event",`, 1),
+		"escaped table":    strings.Replace(string(data), `"table":"t1"`, `"table":"t\u0031"`, 1),
+		"spaces":           strings.Replace(string(data), `,"id":`, `, "id":`, 1),
+		"a field after it": strings.TrimSuffix(string(data), "}") + `,"extra":1}`,
+	} {
+		if _, ok := decodeEventFrame([]byte(other), at); ok {
+			t.Errorf("%s: the fast path took it", name)
+		}
+		f, err := DecodeFrame([]byte(other), at)
+		if err != nil || f.Type != wire.TypeEvent || f.Table != "t1" || f.Event == nil {
+			t.Errorf("%s: %+v %v", name, f, err)
+		}
+	}
+}
+
+// FuzzDecodeEventFrame: whatever the fast path accepts, the full decoding
+// accepts too and reads the same frame.
+func FuzzDecodeEventFrame(f *testing.F) {
+	for _, data := range gameFrames(f) {
+		f.Add(data)
+	}
+	f.Add([]byte(`{"type":"event","table":"t","id":"1-1","event":{}}`))
+	f.Add([]byte(`{"type":"event","table":"t","id":"1-1","event":{"seq":"1"}} `))
+	f.Add([]byte(`{"type":"event","table":"t","id":"1-1","event":{"seq":"1"},"x":{}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		at := time.Unix(2, 0)
+		fast, ok := decodeEventFrame(data, at)
+		if !ok {
+			return
+		}
+		full, err := decodeFrame(data, at)
+		if err != nil {
+			t.Fatalf("fast path took what the full decoding refuses (%v): %q", err, data)
+		}
+		if !sameFrame(fast, full) {
+			t.Fatalf("fast %+v\nfull %+v\nof %q", fast, full, data)
+		}
+	})
+}
+
+// BenchmarkDecodeFrame: an event frame as the gateway writes it, through
+// the fast path and the full decoding.
+func BenchmarkDecodeFrame(b *testing.B) {
+	frames := gameFrames(b)
+	data := frames[len(frames)-1] // trump_turned with the first timer
+	at := time.Unix(1, 0)
+	b.Run("fast", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := DecodeFrame(data, at); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("full", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := decodeFrame(data, at); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
