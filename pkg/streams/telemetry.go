@@ -202,11 +202,16 @@ func (t *telemetry) startConsume(ctx context.Context, m Message, group string) (
 		}
 		return t.tracer.Start(ctx, meta.processName, consumerKind)
 	}
-	attrs := []attribute.KeyValue{attrSystem, keyDestination.String(meta.class), keyMessageID.String(m.ID)}
-	if group != "" {
-		attrs = append(attrs, keyGroup.String(group), keyDeliveries.Int64(m.Deliveries))
+	ctx, span := t.tracer.Start(ctx, meta.processName, consumerKind)
+	// Attributes only for a span that keeps them: most are not sampled,
+	// and building them was garbage on the hot path.
+	if span.IsRecording() {
+		span.SetAttributes(attrSystem, keyDestination.String(meta.class), keyMessageID.String(m.ID))
+		if group != "" {
+			span.SetAttributes(keyGroup.String(group), keyDeliveries.Int64(m.Deliveries))
+		}
 	}
-	return t.tracer.Start(ctx, meta.processName, consumerKind, trace.WithAttributes(attrs...))
+	return ctx, span
 }
 
 var (

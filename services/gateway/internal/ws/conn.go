@@ -239,7 +239,11 @@ func (c *conn) readLoop() {
 			c.strike(err, m.Ref)
 			continue
 		}
-		c.s.m.frames.Add(c.ctx, 1, metric.WithAttributes(attribute.String("type", m.Type)))
+		typ, ok := c.s.m.frameType[m.Type]
+		if !ok {
+			typ = metric.WithAttributes(attribute.String("type", m.Type))
+		}
+		c.s.m.frames.Add(c.ctx, 1, typ)
 		if err := c.handle(m); err != nil {
 			c.strike(err, m.Ref)
 			continue
@@ -448,9 +452,11 @@ func (c *conn) command(m wire.ClientMsg) error {
 	if err != nil {
 		return err
 	}
-	ctx, span := c.s.deps.Tracer.Start(c.ctx, "ws "+m.Type, trace.WithSpanKind(trace.SpanKindProducer),
-		trace.WithAttributes(attribute.String("table", m.Table), attribute.String("command_id", cmd.CommandId)))
+	ctx, span := c.s.deps.Tracer.Start(c.ctx, "ws "+m.Type, trace.WithSpanKind(trace.SpanKindProducer))
 	defer span.End()
+	if span.IsRecording() { // most spans are not sampled: spare them the attributes
+		span.SetAttributes(attribute.String("table", m.Table), attribute.String("command_id", cmd.CommandId))
+	}
 	if _, err := c.publish(ctx, cmd); err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
 	"github.com/pulka/pulka/services/gateway/internal/hub"
 	"github.com/pulka/pulka/services/gateway/internal/ports"
@@ -145,11 +146,14 @@ type Server struct {
 }
 
 type metrics struct {
-	open     metric.Int64UpDownCounter
-	closed   metric.Int64Counter
-	frames   metric.Int64Counter
-	refused  metric.Int64Counter
-	presence metric.Int64Counter
+	open   metric.Int64UpDownCounter
+	closed metric.Int64Counter
+	frames metric.Int64Counter
+	// frameType holds frames' type attribute per client frame type, made
+	// once: building it per frame was garbage on the hot path.
+	frameType map[string]metric.AddOption
+	refused   metric.Int64Counter
+	presence  metric.Int64Counter
 }
 
 // NewServer makes the endpoint.
@@ -170,6 +174,11 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.m.open, _ = d.Meter.Int64UpDownCounter("pulka_gateway_ws_connections", metric.WithDescription("open WebSocket connections"))
 	s.m.closed, _ = d.Meter.Int64Counter("pulka_gateway_ws_closed", metric.WithDescription("WebSocket connections closed, by close code"))
 	s.m.frames, _ = d.Meter.Int64Counter("pulka_gateway_ws_frames", metric.WithDescription("client frames handled, by type"))
+	s.m.frameType = map[string]metric.AddOption{}
+	for _, t := range []string{wire.TypeHello, wire.TypeJoin, wire.TypeUnjoin, wire.TypeBid, wire.TypeTrump, wire.TypePlay,
+		wire.TypeResign, wire.TypeLeave, wire.TypeSit, wire.TypePing, wire.TypeLobby} {
+		s.m.frameType[t] = metric.WithAttributeSet(attribute.NewSet(attribute.String("type", t)))
+	}
 	s.m.refused, _ = d.Meter.Int64Counter("pulka_gateway_ws_refused", metric.WithDescription("client frames refused, by error code"))
 	s.m.presence, _ = d.Meter.Int64Counter("pulka_gateway_presence_reports",
 		metric.WithDescription("presence reports (away: a player's last connection to a table closed; back: the first came)"))
