@@ -83,6 +83,9 @@ func DecodeFrame(data []byte, at time.Time) (Frame, error) {
 	if f, ok := decodeEventFrame(data, at); ok {
 		return f, nil
 	}
+	if f, ok := decodeAckFrame(data, at); ok {
+		return f, nil
+	}
 	return decodeFrame(data, at)
 }
 
@@ -166,6 +169,38 @@ func decodeEventFrame(data []byte, at time.Time) (f Frame, ok bool) {
 		return Frame{}, false
 	}
 	return Frame{Type: wire.TypeEvent, Table: table, ID: id, Event: ev, At: at}, true
+}
+
+var (
+	ackFrameHead = []byte(`{"type":"` + wire.TypeAck + `",`)
+	ackFrameRef  = []byte(`"ref":"`)
+	ackFrameCmd  = []byte(`"cmd":"`)
+)
+
+// decodeAckFrame decodes an ack laid out as wire.Ack writes it (type, the
+// ref if any, cmd), as decodeEventFrame does event frames: one ack a move.
+func decodeAckFrame(data []byte, at time.Time) (f Frame, ok bool) {
+	rest, ok := bytes.CutPrefix(data, ackFrameHead)
+	if !ok {
+		return Frame{}, false
+	}
+	var ref string
+	if r, isRef := bytes.CutPrefix(rest, ackFrameRef); isRef {
+		if ref, r, ok = cutPlainString(r); !ok {
+			return Frame{}, false
+		}
+		if rest, ok = bytes.CutPrefix(r, []byte(",")); !ok {
+			return Frame{}, false
+		}
+	}
+	if rest, ok = bytes.CutPrefix(rest, ackFrameCmd); !ok {
+		return Frame{}, false
+	}
+	cmd, rest, ok := cutPlainString(rest)
+	if !ok || string(rest) != "}" {
+		return Frame{}, false
+	}
+	return Frame{Type: wire.TypeAck, Ref: ref, Cmd: cmd, At: at}, true
 }
 
 // cutPlainString returns the JSON string at the start of b (its opening

@@ -71,12 +71,37 @@ func TestDecodeEventFrame_TakesTheGatewaysFramesAndDecodesThemAsInFull(t *testin
 	}
 }
 
-// FuzzDecodeEventFrame: whatever the fast path accepts, the full decoding
+func TestDecodeAckFrame_TakesTheGatewaysAcks(t *testing.T) {
+	at := time.Unix(1, 0)
+	for _, data := range [][]byte{wire.Ack("r7", "p1/s12"), wire.Ack("", "p1/s12")} {
+		fast, ok := decodeAckFrame(data, at)
+		if !ok {
+			t.Fatalf("the fast path refused %s", data)
+		}
+		full, err := decodeFrame(data, at)
+		if err != nil || !sameFrame(fast, full) || fast.Cmd != "p1/s12" {
+			t.Fatalf("fast %+v, full %+v (%v)", fast, full, err)
+		}
+	}
+	for _, other := range []string{`{"type":"ack","cmd":"c","ref":"r"}`, `{"type":"ack","ref":"r\u0031","cmd":"c"}`, `{"type":"ack","cmd":"c"} `} {
+		if _, ok := decodeAckFrame([]byte(other), at); ok {
+			t.Errorf("the fast path took %s", other)
+		}
+		if f, err := DecodeFrame([]byte(other), at); err != nil || f.Type != wire.TypeAck || f.Cmd != "c" {
+			t.Errorf("%s: %+v %v", other, f, err)
+		}
+	}
+}
+
+// FuzzDecodeEventFrame: whatever the fast paths (events, acks) accept, the full decoding
 // accepts too and reads the same frame.
 func FuzzDecodeEventFrame(f *testing.F) {
 	for _, data := range gameFrames(f) {
 		f.Add(data)
 	}
+	f.Add(wire.Ack("r1", "p1/k"))
+	f.Add(wire.Ack("", "p1/k"))
+	f.Add([]byte(`{"type":"ack","ref":"r1","cmd":"c","x":1}`))
 	f.Add([]byte(`{"type":"event","table":"t","id":"1-1","event":{}}`))
 	f.Add([]byte(`{"type":"event","table":"t","id":"1-1","event":{"seq":"1"}} `))
 	f.Add([]byte(`{"type":"event","table":"t","id":"1-1","event":{"seq":"1"},"x":{}}`))
@@ -84,7 +109,9 @@ func FuzzDecodeEventFrame(f *testing.F) {
 		at := time.Unix(2, 0)
 		fast, ok := decodeEventFrame(data, at)
 		if !ok {
-			return
+			if fast, ok = decodeAckFrame(data, at); !ok {
+				return
+			}
 		}
 		full, err := decodeFrame(data, at)
 		if err != nil {
