@@ -142,18 +142,11 @@ var (
 // decodes as usual; what this accepts decodes the same either way
 // (FuzzDecodeEventFrame).
 func decodeEventFrame(data []byte, at time.Time) (f Frame, ok bool) {
-	rest, ok := bytes.CutPrefix(data, eventFrameHead)
+	table, rest, ok := cutKeyString(data, eventFrameHead)
 	if !ok {
 		return Frame{}, false
 	}
-	table, rest, ok := cutPlainString(rest)
-	if !ok {
-		return Frame{}, false
-	}
-	if rest, ok = bytes.CutPrefix(rest, eventFrameID); !ok {
-		return Frame{}, false
-	}
-	id, rest, ok := cutPlainString(rest)
+	id, rest, ok := cutKeyString(rest, eventFrameID)
 	if !ok {
 		return Frame{}, false
 	}
@@ -184,23 +177,26 @@ func decodeAckFrame(data []byte, at time.Time) (f Frame, ok bool) {
 	if !ok {
 		return Frame{}, false
 	}
-	var ref string
-	if r, isRef := bytes.CutPrefix(rest, ackFrameRef); isRef {
-		if ref, r, ok = cutPlainString(r); !ok {
-			return Frame{}, false
-		}
+	ref, r, hasRef := cutKeyString(rest, ackFrameRef)
+	if hasRef {
 		if rest, ok = bytes.CutPrefix(r, []byte(",")); !ok {
 			return Frame{}, false
 		}
 	}
-	if rest, ok = bytes.CutPrefix(rest, ackFrameCmd); !ok {
-		return Frame{}, false
-	}
-	cmd, rest, ok := cutPlainString(rest)
+	cmd, rest, ok := cutKeyString(rest, ackFrameCmd)
 	if !ok || string(rest) != "}" {
 		return Frame{}, false
 	}
 	return Frame{Type: wire.TypeAck, Ref: ref, Cmd: cmd, At: at}, true
+}
+
+// cutKeyString cuts head (up to a string value's opening quote) from b,
+// then the plain string after it (cutPlainString).
+func cutKeyString(b, head []byte) (s string, rest []byte, ok bool) {
+	if rest, ok = bytes.CutPrefix(b, head); !ok {
+		return "", nil, false
+	}
+	return cutPlainString(rest)
 }
 
 // cutPlainString returns the JSON string at the start of b (its opening
