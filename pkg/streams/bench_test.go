@@ -2,6 +2,7 @@ package streams_test
 
 import (
 	"context"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -105,6 +106,51 @@ func BenchmarkBatcher_LoneCall(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkAppendFenced is a runner's tables appending their steps at once
+// (64 tables, each waiting for its own append before the next, as a table's
+// goroutine does): "direct" is one script run a call (Publisher), "batcher"
+// pipelines concurrent calls (FencedBatcher). One op is one append.
+func BenchmarkAppendFenced(b *testing.B) {
+	srv := redistest.Start(b)
+	rdb := srv.Client(b)
+	ctx := context.Background()
+	pub := streams.NewPublisher(rdb)
+	ls := streams.NewLeases(rdb, time.Hour)
+	const tables = 64
+	leases, events := make([]streams.Lease, tables), make([]string, tables)
+	for i := range leases {
+		id := "bf" + strconv.Itoa(i)
+		l, err := ls.Acquire(ctx, streams.TableLease(id), "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		leases[i], events[i] = l, streams.TableEvents(id)
+	}
+	fb := pub.NewFencedBatcher(ctx, 64, 2)
+	defer fb.Close()
+	for _, c := range []struct {
+		name   string
+		append func(context.Context, streams.Lease, ...streams.Entry) ([]string, error)
+	}{{"direct", pub.AppendFenced}, {"batcher", fb.AppendFenced}} {
+		b.Run(c.name, func(b *testing.B) {
+			var next atomic.Int64
+			b.SetParallelism(max(1, tables/runtime.GOMAXPROCS(0)))
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				i := int(next.Add(1)-1) % tables
+				l, e := leases[i], streams.Entry{Stream: events[i], Data: benchPayload}
+				for pb.Next() {
+					if _, err := c.append(ctx, l, e); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
+		})
+	}
 }
 
 // BenchmarkConsume measures handled-and-acked messages per second of one

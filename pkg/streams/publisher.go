@@ -3,8 +3,6 @@ package streams
 import (
 	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/trace"
@@ -160,30 +158,11 @@ func (p *Publisher) PublishBatch(ctx context.Context, entries []Entry) ([]string
 // pipeline is in flight the next calls queue, and are sent together when it
 // returns. Under light load each call goes out at once (no linger timer);
 // under heavy load batches grow up to maxBatch, so throughput approaches
-// PublishBatch without callers having to batch themselves.
-//
-// There is no sending goroutine: a caller that finds a pipeline slot free
-// sends what is queued (its own entry first in line) itself, so a lone call
-// costs one round trip and no hand-over to another goroutine and back.
+// PublishBatch without callers having to batch themselves. There is no
+// sending goroutine (see coalescer).
 type Batcher struct {
-	p        *Publisher
-	ctx      context.Context // the pipelines': NewBatcher's values, no cancellation
-	maxBatch int
-	queue    chan *batchReq
-	slots    chan struct{} // one token per pipeline that may be in flight
-	mu       sync.RWMutex
-	closed   bool
-	calls    sync.WaitGroup // Publish calls that queued an entry
-	once     sync.Once
-}
-
-type batchReq struct {
-	ctx   context.Context
-	entry Entry
-	id    string
-	err   error
-	taken atomic.Bool // a sender took it from the queue
-	ready chan struct{}
+	p *Publisher
+	c *coalescer[Entry, string]
 }
 
 // NewBatcher makes a batcher with `flushers` pipelines in flight at most
@@ -192,138 +171,43 @@ type batchReq struct {
 // caller always gets an answer); when ctx ends the batcher closes itself.
 // Close stops it earlier.
 func (p *Publisher) NewBatcher(ctx context.Context, maxBatch, flushers int) *Batcher {
-	if maxBatch <= 0 {
-		maxBatch = 128
-	}
-	if flushers <= 0 {
-		flushers = 1
-	}
-	b := &Batcher{p: p, ctx: context.WithoutCancel(ctx), maxBatch: maxBatch,
-		queue: make(chan *batchReq, maxBatch*flushers), slots: make(chan struct{}, flushers)}
-	context.AfterFunc(ctx, b.Close)
+	b := &Batcher{p: p}
+	b.c = newCoalescer(ctx, maxBatch, flushers, b.flush)
 	return b
 }
 
-var (
-	reqPool   = sync.Pool{New: func() any { return &batchReq{ready: make(chan struct{}, 1)} }}
-	batchPool = sync.Pool{New: func() any { return new([]*batchReq) }}
-)
-
 // Publish queues e and waits until its pipeline returned.
 func (b *Batcher) Publish(ctx context.Context, e Entry) (string, error) {
-	r := reqPool.Get().(*batchReq)
-	r.ctx, r.entry, r.id, r.err = ctx, e, "", nil
-	r.taken.Store(false)
-	b.mu.RLock()
-	if b.closed {
-		b.mu.RUnlock()
-		reqPool.Put(r)
-		return "", ErrClosed
-	}
-	b.calls.Add(1)
-	select {
-	case b.queue <- r:
-		b.mu.RUnlock()
-	case <-ctx.Done():
-		b.calls.Done()
-		b.mu.RUnlock()
-		reqPool.Put(r)
-		return "", ctx.Err()
-	}
-	// Once queued, the entry is always sent and answered (by this call or
-	// another), so waiting here cannot leak it.
-	b.await(r)
-	id, err := r.id, r.err
-	r.ctx, r.entry = nil, Entry{}
-	reqPool.Put(r)
-	b.calls.Done()
-	return id, err
-}
-
-// await returns once r is answered. Until another caller takes r, whenever
-// a pipeline slot is free this caller takes the queue (r included) and
-// sends it. Every queued entry's caller is here, so a non-empty queue
-// always has someone to send it.
-func (b *Batcher) await(r *batchReq) {
-	for {
-		select {
-		case <-r.ready:
-			return
-		case b.slots <- struct{}{}:
-		}
-		if r.taken.Load() {
-			// In another caller's pipeline: it answers r.
-			<-b.slots
-			<-r.ready
-			return
-		}
-		batch := b.take()
-		if len(*batch) > 0 {
-			b.flush(b.ctx, *batch)
-		}
-		empty := len(*batch) == 0
-		clear(*batch)
-		*batch = (*batch)[:0]
-		batchPool.Put(batch)
-		<-b.slots
-		if empty {
-			// r left the queue between the check and the take.
-			<-r.ready
-			return
-		}
-	}
-}
-
-// take removes up to maxBatch queued entries without waiting.
-func (b *Batcher) take() *[]*batchReq {
-	batch := batchPool.Get().(*[]*batchReq)
-	for len(*batch) < b.maxBatch {
-		select {
-		case r := <-b.queue:
-			r.taken.Store(true)
-			*batch = append(*batch, r)
-		default:
-			return batch
-		}
-	}
-	return batch
+	return b.c.do(ctx, e)
 }
 
 // Close stops taking entries (Publish returns ErrClosed) and waits until
 // every queued entry was sent and answered.
-func (b *Batcher) Close() {
-	b.once.Do(func() {
-		b.mu.Lock()
-		b.closed = true
-		b.mu.Unlock()
-		b.calls.Wait()
-	})
-}
+func (b *Batcher) Close() { b.c.close() }
 
 // flush sends one batch. One caller giving up must not fail the others'
 // entries, so the pipeline runs under the batcher's uncancellable context
 // (the client's timeouts still bound it); each entry still carries its own
 // caller's trace.
-func (b *Batcher) flush(ctx context.Context, batch []*batchReq) {
+func (b *Batcher) flush(ctx context.Context, batch []*pending[Entry, string]) {
 	pipe := b.p.rdb.Pipeline()
 	cmds := make([]*redis.StringCmd, len(batch))
 	spans := make([]trace.Span, len(batch))
 	for i, r := range batch {
-		_, span, c := b.p.tel.startPublish(r.ctx, r.entry.Stream)
+		_, span, c := b.p.tel.startPublish(r.ctx, r.in.Stream)
 		spans[i] = span
-		cmds[i] = b.p.xadd(ctx, r.entry, c)
+		cmds[i] = b.p.xadd(ctx, r.in, c)
 		_ = pipe.Process(ctx, cmds[i])
 	}
-	ringAll(ctx, pipe, func(i int) string { return batch[i].entry.Stream }, len(batch))
+	ringAll(ctx, pipe, func(i int) string { return batch[i].in.Stream }, len(batch))
 	_, _ = pipe.Exec(ctx) // per-command errors are read below
 	for i, r := range batch {
 		id, err := cmds[i].Result()
 		endSpan(spans[i], err)
-		b.p.count(ctx, r.entry.Stream, err)
+		b.p.count(ctx, r.in.Stream, err)
 		if err != nil {
-			r.err = fmt.Errorf("publish to %s: %w", r.entry.Stream, err)
+			r.err = fmt.Errorf("publish to %s: %w", r.in.Stream, err)
 		}
-		r.id = id
-		r.ready <- struct{}{}
+		r.out = id
 	}
 }

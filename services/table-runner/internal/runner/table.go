@@ -239,7 +239,7 @@ func (a *actor) create(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ids, err := r.pub.AppendFenced(telemetry.ContextWithTrace(ctx, ts.GetTrace()), a.lease, entries...)
+	ids, err := r.fenced.AppendFenced(telemetry.ContextWithTrace(ctx, ts.GetTrace()), a.lease, entries...)
 	if err != nil {
 		return a.appendFailed(ctx, err)
 	}
@@ -346,7 +346,7 @@ func (a *actor) step(ctx context.Context, in table.Input) error {
 	if err != nil {
 		return err
 	}
-	ids, err := r.pub.AppendFenced(ctx, a.lease, entries...)
+	ids, err := r.fenced.AppendFenced(ctx, a.lease, entries...)
 	if err != nil {
 		span.SetStatus(codes.Error, err.Error())
 		return a.appendFailed(ctx, err)
