@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -101,26 +102,54 @@ func ErrorFrame(code, message, ref string) []byte {
 // {"type":"event","table":…,"id":<stream id>,"event":{…}}. Fields that only
 // matter between services (trace context, lease epoch, command entry id) are
 // left out; ev itself is not changed.
+//
+// The event is protojson's encoding of ev. The events of every move and hand
+// are written by a hand-written encoder that gives the same JSON without
+// protojson's reflection (eventjson.go); every other event, and any event
+// that encoder is not sure of, goes through protojson itself.
 func Event(table, id string, ev *tablev1.Event) ([]byte, error) {
+	b := appendEventEnvelope(make([]byte, 0, eventFrameSize(table, id, ev)), table, id)
+	if fast, ok := appendEventJSON(b, ev); ok {
+		return append(fast, '}'), nil
+	}
+	b, err := appendEventProtoJSON(b, ev)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
+}
+
+// eventFrameSize is a capacity that fits the frame of a move's event (with
+// its timer), so that the frame is one allocation and is not copied as it
+// grows; only the larger, rarer events outgrow it.
+func eventFrameSize(table, id string, ev *tablev1.Event) int {
+	return 384 + len(table) + len(id) + len(ev.GetTableId()) + len(ev.GetGameId()) + len(ev.GetCausedBy())
+}
+
+// appendEventEnvelope appends the frame up to the event's body. The envelope
+// is written by hand: every event frame passes here once per event, and
+// json.Marshal would re-scan and compact the body it already has.
+func appendEventEnvelope(b []byte, table, id string) []byte {
+	b = append(b, `{"type":"`+TypeEvent+`","table":`...)
+	b = appendJSONString(b, table)
+	b = append(b, `,"id":`...)
+	b = appendJSONString(b, id)
+	return append(b, `,"event":`...)
+}
+
+// appendEventProtoJSON appends ev's body with protojson, without the fields
+// Event leaves out.
+func appendEventProtoJSON(b []byte, ev *tablev1.Event) ([]byte, error) {
 	out := ev
 	if ev.GetTrace() != nil || ev.GetEpoch() != 0 || ev.GetCommandEntryId() != "" {
 		out = proto.CloneOf(ev)
 		out.Trace, out.Epoch, out.CommandEntryId = nil, 0, ""
 	}
-	// The envelope is written by hand around protojson's output: every event
-	// frame passes here once per event, and json.Marshal would re-scan and
-	// compact the body it already has.
-	b := make([]byte, 0, 64+len(table)+len(id))
-	b = append(b, `{"type":"`+TypeEvent+`","table":`...)
-	b = appendJSONString(b, table)
-	b = append(b, `,"id":`...)
-	b = appendJSONString(b, id)
-	b = append(b, `,"event":`...)
 	b, err := protoJSON.MarshalAppend(b, out)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("wire: encode event: %w", err)
 	}
-	return append(b, '}'), nil
+	return b, nil
 }
 
 // appendJSONString appends s as a JSON string, as encoding/json writes it.

@@ -243,6 +243,15 @@ func TestDecodeEventJSON_RealGamesDecodeAsWithProtojson(t *testing.T) {
 			if !ok || err != nil || !sameFrame(f, full) {
 				t.Fatalf("seed %d: frame %s: fast %v (%v), full %v (%v)", seed, frame, f, ok, full, err)
 			}
+			// The gateway's encoder (wire's own, not protojson, for these
+			// kinds) must write what the fast path reads, or the load
+			// generator would silently pay for protojson again.
+			if fastKinds[kind] && kind != "" {
+				body := frame[bytes.Index(frame, []byte(`,"event":`))+len(`,"event":`) : len(frame)-1]
+				if _, ok := decodeEventJSON(body); !ok {
+					t.Fatalf("seed %d: wire.Event's frame of a %q event missed the fast path: %s", seed, kind, frame)
+				}
+			}
 			if ev.GetTimer() != nil {
 				features["an event with a timer"]++
 			}
