@@ -311,9 +311,11 @@ func (a *actor) handle(ctx context.Context, m streams.Message) error {
 func (a *actor) step(ctx context.Context, in table.Input) error {
 	r := a.r
 	start := time.Now()
-	ctx, span := r.tracer.Start(ctx, "table.apply", trace.WithAttributes(
-		attribute.String("pulka.table_id", a.s.id), attribute.String("pulka.input", in.Kind.String())))
+	ctx, span := r.tracer.Start(ctx, "table.apply")
 	defer span.End()
+	if span.IsRecording() { // unsampled spans would drop them: skip building them
+		span.SetAttributes(attribute.String("pulka.table_id", a.s.id), attribute.String("pulka.input", in.Kind.String()))
+	}
 	if r.opt.beforeApply != nil {
 		r.opt.beforeApply(a.s.id, in)
 	}
@@ -352,14 +354,14 @@ func (a *actor) step(ctx context.Context, in table.Input) error {
 		return a.appendFailed(ctx, err)
 	}
 	a.lastEv = ids[len(ids)-1]
-	kind := "command"
+	kind := inputCommand
 	switch in.Kind {
 	case table.InputTick:
-		kind = "tick"
+		kind = inputTick
 	case table.InputAway, table.InputBack:
-		kind = "presence"
+		kind = inputPresence
 	}
-	r.m.apply.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(attribute.String("input", kind)))
+	r.m.apply.Record(ctx, time.Since(start).Seconds(), r.m.applyBy[kind])
 	if err := a.effects(ctx, evs); err != nil {
 		return err
 	}
