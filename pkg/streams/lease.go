@@ -219,32 +219,32 @@ local cur = redis.call('HMGET', KEYS[1], 'owner', 'epoch')
 if cur[1] ~= ARGV[1] or cur[2] ~= ARGV[2] then
   return redis.error_reply('STALEEPOCH lease is ' .. tostring(cur[2]) .. ':' .. tostring(cur[1]))
 end
+-- The fields go to XADD straight from ARGV (unpack of a range): building a
+-- command table per entry was a third of the script's time in Redis.
 local ids = {}
 local a = 3
 for k = 2, #KEYS do
   local maxlen = ARGV[a]
-  local n = tonumber(ARGV[a + 1])
-  a = a + 2
-  local cmd = {'XADD', KEYS[k]}
+  local last = a + 1 + tonumber(ARGV[a + 1])
   if maxlen ~= '0' then
-    cmd[#cmd + 1] = 'MAXLEN'
-    cmd[#cmd + 1] = '~'
-    cmd[#cmd + 1] = maxlen
+    ids[k - 1] = redis.call('XADD', KEYS[k], 'MAXLEN', '~', maxlen, '*', unpack(ARGV, a + 2, last))
+  else
+    ids[k - 1] = redis.call('XADD', KEYS[k], '*', unpack(ARGV, a + 2, last))
   end
-  cmd[#cmd + 1] = '*'
-  for j = 0, n - 1 do
-    cmd[#cmd + 1] = ARGV[a + j]
-  end
-  a = a + n
-  ids[#ids + 1] = redis.call(unpack(cmd))
+  a = last + 1
 end
 -- Ring each stream's bell once (streams.Bell: the stream's key), so that
--- Tailers following it read it.
-local rung = {}
-for k = 2, #KEYS do
-  if not rung[KEYS[k]] then
-    rung[KEYS[k]] = true
-    redis.call('PUBLISH', KEYS[k], '')
+-- Tailers following it read it. One stream (a table's events) is the usual
+-- case and needs no set.
+if #KEYS == 2 then
+  redis.call('PUBLISH', KEYS[2], '')
+else
+  local rung = {}
+  for k = 2, #KEYS do
+    if not rung[KEYS[k]] then
+      rung[KEYS[k]] = true
+      redis.call('PUBLISH', KEYS[k], '')
+    end
   end
 end
 return ids

@@ -297,3 +297,54 @@ func TestLeases_RenewAllRenewsHeldAndReportsLostOnes(t *testing.T) {
 		}
 	}
 }
+
+// The script walks its arguments entry by entry: entries with different
+// numbers of fields, to different streams, with and without MAXLEN, each
+// land with exactly their own fields, and the IDs come back in order.
+func TestAppendFenced_EntriesOfEveryShapeLandWithTheirOwnFields(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := ctxT(t)
+	lease, err := streams.NewLeases(rdb, time.Minute).Acquire(ctx, streams.TableLease("shapes"), "runner-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, other := streams.TableEvents("shapes"), streams.TableSnapshot("shapes")+":log"
+	pub := streams.NewPublisher(rdb, streams.WithRetention(func(s string) int64 {
+		if s == evs {
+			return 0 // keep everything: no MAXLEN
+		}
+		return 100
+	}))
+	entries := []streams.Entry{
+		{Stream: evs, Data: []byte("e1"), Header: map[string]string{"input": "i1", "x": "y"}},
+		{Stream: other, Data: []byte("o1")},
+		{Stream: evs, Data: []byte("e2")},
+	}
+	ids, err := pub.AppendFenced(ctx, lease, entries...)
+	if err != nil || len(ids) != 3 {
+		t.Fatalf("append: %v %v", ids, err)
+	}
+	for i, e := range entries {
+		msgs, err := rdb.XRange(ctx, e.Stream, ids[i], ids[i]).Result()
+		if err != nil || len(msgs) != 1 {
+			t.Fatalf("entry %d: %v %v", i, msgs, err)
+		}
+		want := map[string]any{streams.FieldData: string(e.Data)}
+		for k, v := range e.Header {
+			want[k] = v
+		}
+		if got := msgs[0].Values; len(got) != len(want) {
+			t.Fatalf("entry %d has fields %v, want %v", i, got, want)
+		} else {
+			for k, v := range want {
+				if got[k] != v {
+					t.Fatalf("entry %d has fields %v, want %v", i, got, want)
+				}
+			}
+		}
+	}
+	if n, _ := rdb.XLen(ctx, evs).Result(); n != 2 {
+		t.Fatalf("%s has %d entries, want 2", evs, n)
+	}
+}
