@@ -78,6 +78,35 @@ func decode(tb testing.TB, what string, b []byte) any {
 	return v
 }
 
+// checkSameJSON checks a fast encoder's output got against protojson's
+// want: valid compact JSON, equal to protojson's after decoding, with
+// protojson's keys in protojson's order. And, stricter than that, the very
+// bytes protojson writes once its random spaces are compacted away: the
+// encoders escape strings and write numbers, timestamps and durations
+// exactly as protojson does.
+func checkSameJSON(tb testing.TB, name string, got, want []byte) {
+	tb.Helper()
+	if !json.Valid(got) {
+		tb.Fatalf("%s: fast output is not JSON: %s", name, got)
+	}
+	var c bytes.Buffer
+	if err := json.Compact(&c, got); err != nil || !bytes.Equal(c.Bytes(), got) {
+		tb.Errorf("%s: fast output is not compact: %s", name, got)
+	}
+	if g, w := decode(tb, name+": fast output", got), decode(tb, name+": protojson", want); !reflect.DeepEqual(g, w) {
+		tb.Errorf("%s: fast output differs from protojson\n got %s\nwant %s", name, got, want)
+	}
+	gt, gerr := tokens(got)
+	wt, werr := tokens(want)
+	if gerr != nil || werr != nil || !reflect.DeepEqual(gt, wt) {
+		tb.Errorf("%s: fast output is not protojson's keys in protojson's order\n got %s\nwant %s", name, got, want)
+	}
+	c.Reset()
+	if err := json.Compact(&c, want); err != nil || !bytes.Equal(c.Bytes(), got) {
+		tb.Errorf("%s: fast output is not protojson's bytes\n got %s\nwant %s", name, got, want)
+	}
+}
+
 // checkEvent checks the fast encoder and Event against protojson for ev and
 // reports whether the fast path took it:
 //   - when protojson fails, the fast encoder fails and Event returns an error;
@@ -111,21 +140,7 @@ func checkEvent(tb testing.TB, name string, ev *tablev1.Event) (fast bool) {
 		tb.Fatalf("%s: Event: %v", name, ferr)
 	}
 	if ok {
-		if !json.Valid(got) {
-			tb.Fatalf("%s: fast output is not JSON: %s", name, got)
-		}
-		var c bytes.Buffer
-		if err := json.Compact(&c, got); err != nil || !bytes.Equal(c.Bytes(), got) {
-			tb.Errorf("%s: fast output is not compact: %s", name, got)
-		}
-		if g, w := decode(tb, name+": fast output", got), decode(tb, name+": protojson", want); !reflect.DeepEqual(g, w) {
-			tb.Errorf("%s: fast output differs from protojson\n got %s\nwant %s", name, got, want)
-		}
-		gt, gerr := tokens(got)
-		wt, werr := tokens(want)
-		if gerr != nil || werr != nil || !reflect.DeepEqual(gt, wt) {
-			tb.Errorf("%s: fast output is not protojson's keys in protojson's order\n got %s\nwant %s", name, got, want)
-		}
+		checkSameJSON(tb, name, got, want)
 	}
 	wantFrame, err := json.Marshal(struct {
 		Type  string          `json:"type"`
@@ -148,6 +163,14 @@ func checkEvent(tb testing.TB, name string, ev *tablev1.Event) (fast bool) {
 // and bot moves), dropped and returning connections, leaves, resyncs. It
 // calls visit with every event, in order.
 func game(tb testing.TB, seed uint64, visit func(*tablev1.Event)) {
+	tb.Helper()
+	playGame(tb, seed, nil, func(_ *table.Table, ev *tablev1.Event) { visit(ev) })
+}
+
+// playGame is game with the table passed along with each event, and, when
+// names is not empty, the seats' names taken from it in turn (the game is
+// otherwise the same: the random choices do not change).
+func playGame(tb testing.TB, seed uint64, names []string, visit func(*table.Table, *tablev1.Event)) {
 	tb.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0x776972650a))
 	japanese := seed%2 == 1
@@ -175,6 +198,9 @@ func game(tb testing.TB, seed uint64, visit func(*tablev1.Event)) {
 		case rng.IntN(4) == 0:
 			seats[i].Name = "ნიკა " + strconv.Itoa(i) // game_started then falls back
 		}
+		if len(names) > 0 {
+			seats[i].Name = names[(int(seed)*len(seats)+i)%len(names)]
+		}
 	}
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC).Add(time.Duration(rng.IntN(365*24*3600)) * time.Second)
 	tbl, evs, err := table.New("tbl"+strconv.FormatUint(seed, 10), s, seed, seats, now)
@@ -182,13 +208,13 @@ func game(tb testing.TB, seed uint64, visit func(*tablev1.Event)) {
 		tb.Fatalf("game %d: %v", seed, err)
 	}
 	for _, ev := range evs {
-		visit(ev)
+		visit(tbl, ev)
 	}
 	entry, cmdNo := uint64(now.UnixMilli()), 0
 	send := func(in table.Input) {
 		evs, _ := tbl.Apply(in) // refused moves are part of the game
 		for _, ev := range evs {
-			visit(ev)
+			visit(tbl, ev)
 		}
 	}
 	command := func(player string, c *tablev1.Command) {
@@ -416,12 +442,18 @@ func TestEventJSON_Rules(t *testing.T) {
 		{name: "unknown suit", ev: &tablev1.Event{Event: &tablev1.Event_TrumpChosen{TrumpChosen: &tablev1.TrumpChosen{Trump: 6}}}},
 		{name: "unknown bot reason", ev: &tablev1.Event{Event: &tablev1.Event_SeatTakenByBot{SeatTakenByBot: &tablev1.SeatTakenByBot{Reason: 4}}}},
 
-		// Strings that need escaping or are not ASCII: left to protojson.
-		{name: "non-ASCII string", ev: bid(&tablev1.Event{CausedBy: "ნიკა/1"})},
-		{name: "quote", ev: bid(&tablev1.Event{TableId: `t"1`})},
-		{name: "backslash", ev: bid(&tablev1.Event{GameId: `g\1`})},
-		{name: "control character", ev: &tablev1.Event{Event: &tablev1.Event_PlayerBack{PlayerBack: &tablev1.PlayerBack{PlayerId: "p\n1"}}}},
-		{name: "U+2028", ev: bid(&tablev1.Event{Visibility: &tablev1.Visibility{PlayerId: "p\u2028"}})},
+		// Strings are written byte for byte as protojson writes them
+		// (TestAppendProtoString_ByteForByteProtoJSON has the whole table).
+		{name: "non-ASCII string", ev: bid(&tablev1.Event{CausedBy: "ნიკა/1"}),
+			fast: true, want: `{"caused_by":"ნიკა/1","bid_made":{"seat":1}}`},
+		{name: "quote", ev: bid(&tablev1.Event{TableId: `t"1`}),
+			fast: true, want: `{"table_id":"t\"1","bid_made":{"seat":1}}`},
+		{name: "backslash", ev: bid(&tablev1.Event{GameId: `g\1`}),
+			fast: true, want: `{"game_id":"g\\1","bid_made":{"seat":1}}`},
+		{name: "control character", ev: &tablev1.Event{Event: &tablev1.Event_PlayerBack{PlayerBack: &tablev1.PlayerBack{PlayerId: "p\n1\x01"}}},
+			fast: true, want: `{"player_back":{"player_id":"p\n1\u0001"}}`},
+		{name: "U+2028", ev: bid(&tablev1.Event{Visibility: &tablev1.Visibility{PlayerId: "p\u2028"}}),
+			fast: true, want: "{\"visibility\":{\"player_id\":\"p\u2028\"},\"bid_made\":{\"seat\":1}}"},
 		{name: "invalid UTF-8 fails as before", ev: &tablev1.Event{Event: &tablev1.Event_PlayerLeft{PlayerLeft: &tablev1.PlayerLeft{PlayerId: "p\xff"}}}, err: true},
 		{name: "invalid UTF-8 in a dropped field is fine", ev: bid(&tablev1.Event{CommandEntryId: "\xff"}), fast: true,
 			want: `{"bid_made":{"seat":1}}`},

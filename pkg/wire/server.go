@@ -126,15 +126,26 @@ func eventFrameSize(table, id string, ev *tablev1.Event) int {
 	return 384 + len(table) + len(id) + len(ev.GetTableId()) + len(ev.GetGameId()) + len(ev.GetCausedBy())
 }
 
-// appendEventEnvelope appends the frame up to the event's body. The envelope
-// is written by hand: every event frame passes here once per event, and
-// json.Marshal would re-scan and compact the body it already has.
+// appendEventEnvelope appends an event frame up to the event's body.
 func appendEventEnvelope(b []byte, table, id string) []byte {
-	b = append(b, `{"type":"`+TypeEvent+`","table":`...)
+	return appendEnvelope(b, TypeEvent, table, id, "event")
+}
+
+// appendEnvelope appends a table's frame up to its body:
+// {"type":<typ>,"table":<table>,"id":<id>,"<body>":. The envelope is written
+// by hand: every event and sheet frame passes here, and json.Marshal would
+// re-scan and compact the body it already has. typ and body are constants
+// that need no escaping.
+func appendEnvelope(b []byte, typ, table, id, body string) []byte {
+	b = append(b, `{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, `","table":`...)
 	b = appendJSONString(b, table)
 	b = append(b, `,"id":`...)
 	b = appendJSONString(b, id)
-	return append(b, `,"event":`...)
+	b = append(b, `,"`...)
+	b = append(b, body...)
+	return append(b, `":`...)
 }
 
 // appendEventProtoJSON appends ev's body with protojson, without the fields
@@ -165,23 +176,57 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// Sheet encodes a score-sheet update of a table's game.
+// Sheet encodes a score-sheet update of a table's game as the frame every
+// client of the table gets: {"type":"sheet","table":…,"id":<stream id>,
+// "update":{…}}. The trace context stays between services; u itself is not
+// changed.
+//
+// The update is protojson's encoding of u. It is written by a hand-written
+// encoder that gives the same JSON without protojson's reflection
+// (sheetjson.go): the whole sheet goes to every client after every hand. An
+// update that encoder is not sure of goes through protojson itself.
 func Sheet(table, id string, u *scoringv1.SheetUpdate) ([]byte, error) {
+	b := appendEnvelope(make([]byte, 0, sheetFrameSize(table, id, u)), TypeSheet, table, id, "update")
+	if fast, ok := appendSheetJSON(b, u); ok {
+		return append(fast, '}'), nil
+	}
+	b, err := appendSheetProtoJSON(b, u)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
+}
+
+// sheetFrameSize is a capacity that fits the frame of a real sheet (a
+// little more than its longest rows and names need), so that the frame is
+// one allocation and is not copied as it grows. It only reads lengths.
+func sheetFrameSize(table, id string, u *scoringv1.SheetUpdate) int {
+	s := u.GetSheet()
+	n := 384 + len(table) + len(id) + len(s.GetTableId()) + len(s.GetGameId()) + 64*len(s.GetTotals())
+	for _, p := range s.GetPlayers() {
+		n += 48 + len(p.GetPlayerId()) + len(p.GetDisplayName())
+	}
+	for _, p := range s.GetPulkas() {
+		n += 32 + 72*len(p.GetTotals())
+		for _, h := range p.GetHands() {
+			n += 32 + 80*len(h.GetCells())
+		}
+	}
+	return n
+}
+
+// appendSheetProtoJSON appends u's body with protojson, without the trace.
+func appendSheetProtoJSON(b []byte, u *scoringv1.SheetUpdate) ([]byte, error) {
 	out := u
 	if u.GetTrace() != nil {
 		out = proto.CloneOf(u)
 		out.Trace = nil
 	}
-	body, err := protoJSON.Marshal(out)
+	b, err := protoJSON.MarshalAppend(b, out)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("wire: encode sheet: %w", err)
 	}
-	return json.Marshal(struct {
-		Type   string          `json:"type"`
-		Table  string          `json:"table"`
-		ID     string          `json:"id"`
-		Update json.RawMessage `json:"update"`
-	}{TypeSheet, table, id, body})
+	return b, nil
 }
 
 // LobbyView encodes the whole lobby list (sent when a client starts watching).
