@@ -26,16 +26,17 @@ import (
 // and the rare rest decodes as before.
 
 // unmarshalEvent decodes an event body: by hand when it is in the gateway's
-// layout (decodeEventJSON), else with protojson on a fresh message.
-func unmarshalEvent(body []byte) (*tablev1.Event, error) {
+// layout (decodeEventJSON; byHand is then true), else with protojson on a
+// fresh message.
+func unmarshalEvent(body []byte) (ev *tablev1.Event, byHand bool, err error) {
 	if ev, ok := decodeEventJSON(body); ok {
-		return ev, nil
+		return ev, true, nil
 	}
-	ev := &tablev1.Event{}
+	ev = &tablev1.Event{}
 	if err := protoIn.Unmarshal(body, ev); err != nil {
-		return nil, fmt.Errorf("wsclient: event: %w", err)
+		return nil, false, fmt.Errorf("wsclient: event: %w", err)
 	}
-	return ev, nil
+	return ev, false, nil
 }
 
 // decodeEventJSON decodes body if it is an event in the gateway's layout;

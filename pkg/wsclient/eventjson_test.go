@@ -85,6 +85,15 @@ var fastKinds = map[string]bool{
 // move the table refuses.
 func playRandomGame(tb testing.TB, seed uint64) []*tablev1.Event {
 	tb.Helper()
+	_, all := playRandomTable(tb, seed, nil)
+	return all
+}
+
+// playRandomTable is playRandomGame, also returning the table (whose
+// ScoringInputs the sheet tests need); names, if not nil, are the seats'
+// display names.
+func playRandomTable(tb testing.TB, seed uint64, names []string) (*table.Table, []*tablev1.Event) {
+	tb.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0x6a736f6e))
 	japanese := seed%3 == 0
 	var s table.Settings
@@ -110,6 +119,9 @@ func playRandomGame(tb testing.TB, seed uint64) []*tablev1.Event {
 		seats[i] = table.SeatInfo{PlayerID: p, Name: "Player " + strconv.Itoa(i)}
 		if !japanese && i > 0 && rng.IntN(4) == 0 {
 			seats[i] = table.SeatInfo{Bot: true, Name: "Bot " + strconv.Itoa(i)}
+		}
+		if names != nil {
+			seats[i].Name = names[i%len(names)]
 		}
 		models[i] = NewModel("t1", seats[i].PlayerID)
 	}
@@ -189,7 +201,7 @@ func playRandomGame(tb testing.TB, seed uint64) []*tablev1.Event {
 			apply(table.CommandInput(c, fmt.Sprintf("%d-0", entry), now))
 		}
 	}
-	return all
+	return t, all
 }
 
 // TestDecodeEventJSON_RealGamesDecodeAsWithProtojson: every event of many
@@ -515,7 +527,7 @@ func TestDecodeEventJSON_Rules(t *testing.T) {
 			if ok && (wantErr != nil || !proto.Equal(got, want)) {
 				t.Fatalf("by hand %v, protojson %v (%v)", got, want, wantErr)
 			}
-			ev, err := unmarshalEvent(body)
+			ev, _, err := unmarshalEvent(body)
 			if (err == nil) != (wantErr == nil) || (err == nil && !proto.Equal(ev, want)) {
 				t.Fatalf("unmarshalEvent: %v (%v), protojson %v (%v)", ev, err, want, wantErr)
 			}
@@ -554,11 +566,14 @@ func FuzzDecodeEventJSON(f *testing.F) {
 			if wantErr != nil {
 				t.Fatalf("the fast path took what protojson refuses (%v): %q", wantErr, body)
 			}
+			if !json.Valid(body) {
+				t.Fatalf("the fast path took what is not JSON (asInFull): %q", body)
+			}
 			if !proto.Equal(fast, want) {
 				t.Fatalf("by hand %v\nprotojson %v\nof %q", fast, want, body)
 			}
 		}
-		got, err := unmarshalEvent(body)
+		got, _, err := unmarshalEvent(body)
 		if (err == nil) != (wantErr == nil) {
 			t.Fatalf("unmarshalEvent: %v, protojson: %v, of %q", err, wantErr, body)
 		}
@@ -585,7 +600,7 @@ func BenchmarkDecodeEventJSON(b *testing.B) {
 	b.Run("fast", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := unmarshalEvent(body); err != nil {
+			if _, _, err := unmarshalEvent(body); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -38,7 +38,7 @@ func gameFrames(tb testing.TB) [][]byte {
 
 func sameFrame(a, b Frame) bool {
 	return a.Type == b.Type && a.Ref == b.Ref && a.Table == b.Table && a.ID == b.ID && a.Cmd == b.Cmd &&
-		proto.Equal(a.Event, b.Event) && a.Sheet == nil && b.Sheet == nil && a.Err == nil && b.Err == nil && a.At.Equal(b.At)
+		proto.Equal(a.Event, b.Event) && (a.Sheet == nil) == (b.Sheet == nil) && proto.Equal(a.Sheet, b.Sheet) && a.Err == nil && b.Err == nil && a.At.Equal(b.At)
 }
 
 func TestDecodeEventFrame_TakesTheGatewaysFramesAndDecodesThemAsInFull(t *testing.T) {
@@ -52,6 +52,15 @@ func TestDecodeEventFrame_TakesTheGatewaysFramesAndDecodesThemAsInFull(t *testin
 		if err != nil || !sameFrame(fast, full) {
 			t.Fatalf("fast %+v, full %+v (%v)", fast, full, err)
 		}
+	}
+	// A body only protojson takes (a number with an empty exponent) is
+	// refused, as it was before the fast path (asInFull).
+	onlyProtojson := []byte(`{"type":"event","table":"t1","id":"1-1","event":{"seq":"1","future":1e}}`)
+	if _, ok := decodeEventFrame(onlyProtojson, at); ok {
+		t.Errorf("the fast path took %s", onlyProtojson)
+	}
+	if _, err := DecodeFrame(onlyProtojson, at); err == nil {
+		t.Errorf("DecodeFrame took %s", onlyProtojson)
 	}
 	// Frames laid out otherwise go the long way, and still decode.
 	data := gameFrames(t)[0]
@@ -93,8 +102,8 @@ func TestDecodeAckFrame_TakesTheGatewaysAcks(t *testing.T) {
 	}
 }
 
-// FuzzDecodeEventFrame: whatever the fast paths (events, acks) accept, the full decoding
-// accepts too and reads the same frame.
+// FuzzDecodeEventFrame: whatever the fast paths (events, sheets, acks)
+// accept, the full decoding accepts too and reads the same frame.
 func FuzzDecodeEventFrame(f *testing.F) {
 	for _, data := range gameFrames(f) {
 		f.Add(data)
@@ -105,9 +114,17 @@ func FuzzDecodeEventFrame(f *testing.F) {
 	f.Add([]byte(`{"type":"event","table":"t","id":"1-1","event":{}}`))
 	f.Add([]byte(`{"type":"event","table":"t","id":"1-1","event":{"seq":"1"}} `))
 	f.Add([]byte(`{"type":"event","table":"t","id":"1-1","event":{"seq":"1"},"x":{}}`))
+	f.Add(sheetFrame(baseSheet))
+	f.Add(sheetFrame(`{"version":"1","sheet":{"players":[{"display_name":"ნიკა"}]}}`))
+	f.Add(sheetFrame(`{"version":"1","trace":{}}`))
+	f.Add([]byte(`{"type":"sheet","table":"t","id":"1-1","update":{}} `))
+	f.Add([]byte(`{"type":"event","table":"t","id":"1-1","event":{"x":[1e5]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		at := time.Unix(2, 0)
 		fast, ok := decodeEventFrame(data, at)
+		if !ok {
+			fast, ok = decodeSheetFrame(data, at)
+		}
 		if !ok {
 			if fast, ok = decodeAckFrame(data, at); !ok {
 				return
