@@ -18,8 +18,8 @@ import (
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
-	"github.com/pulka/pulka/pkg/japanese"
 	"github.com/pulka/pulka/pkg/scoring"
+	"github.com/pulka/pulka/pkg/sheets"
 	"github.com/pulka/pulka/pkg/table"
 )
 
@@ -100,9 +100,9 @@ func checkSheetFrame(tb testing.TB, name, table, id string, u *scoringv1.SheetUp
 	return ok
 }
 
-// scoredGame is what the scoring service stores of one game (its
-// services/scoring/internal/sheets.Game), from the scoring inputs the runner
-// derives from the table's events (table.ScoringInputs).
+// scoredGame is what the scoring service stores of one game (sheets.Game),
+// from the scoring inputs the runner derives from the table's events
+// (table.ScoringInputs).
 type scoredGame struct {
 	tableID, gameID string
 	start           *scoringv1.GameStarted
@@ -127,119 +127,20 @@ func (g *scoredGame) add(in *scoringv1.ScoringInput) bool {
 }
 
 // update is the sheet update the scoring service publishes for g: the sheet
-// and version services/scoring/internal/sheets.Build computes (which this
-// package cannot import, so this is a copy of it, without the checks that
-// only matter for inputs a real table never sends) and the trace the scorer
-// adds.
+// and version sheets.Build computes, and the trace the scorer adds.
 func (g *scoredGame) update(tb testing.TB) *scoringv1.SheetUpdate {
 	tb.Helper()
-	ts := g.start.GetSettings()
-	out := &scoringv1.Sheet{TableId: g.tableID, GameId: g.gameID, Settings: ts, Players: g.start.GetPlayers()}
-	var final bool
-	switch ts.GetGame() {
-	case lobbyv1.Game_GAME_CLASSIC:
-		rules, err := table.ClassicRulesFromProto(ts)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		hands := make([]scoring.HandResult, len(g.hands))
-		for i, h := range g.hands {
-			for _, st := range h.GetSeats() {
-				hands[i].Bids[st.GetSeat()], hands[i].Tricks[st.GetSeat()] = int(st.GetBid()), int(st.GetTricks())
-			}
-		}
-		sheet, err := scoring.Build(rules, hands)
-		if err != nil {
-			tb.Fatalf("game %s: %v", g.gameID, err)
-		}
-		out.CurrentHand = uint32(sheet.Next)
-		for _, p := range sheet.Pulkas {
-			sp := &scoringv1.SheetPulka{PulkaIndex: uint32(p.Index), Finished: p.Finished}
-			for h := p.First; h < p.First+p.Played; h++ {
-				sp.Hands = append(sp.Hands, classicSheetRow(h, &sheet.Hands[h]))
-			}
-			for seat := range scoring.Seats {
-				sp.Totals = append(sp.Totals, &scoringv1.SheetPulkaSeat{
-					Seat: uint32(seat), Premia: int64(p.Premia[seat]), Moshla: int64(p.Moshla[seat]), Total: int64(p.Total[seat])})
-			}
-			out.Pulkas = append(out.Pulkas, sp)
-		}
-		for seat := range scoring.Seats {
-			out.Totals = append(out.Totals, &scoringv1.SeatTotal{
-				Seat: uint32(seat), Total: int64(sheet.Total[seat]), OnCourse: sheet.OnCourse[seat]})
-		}
-		final = sheet.Finished
-	case lobbyv1.Game_GAME_JAPANESE:
-		target := int64(ts.GetJapaneseTarget())
-		if target == 0 {
-			target = japanese.DefaultTarget
-		}
-		pulka := &scoringv1.SheetPulka{}
-		var totals [japanese.Seats]int64
-		for i, h := range g.hands {
-			if final {
-				tb.Fatalf("game %s: hand %d after the match ended", g.gameID, i)
-			}
-			var tricks [japanese.Seats]int
-			for _, st := range h.GetSeats() {
-				tricks[st.GetSeat()] = int(st.GetTricks())
-			}
-			row := &scoringv1.SheetHand{HandIndex: uint32(i), Cards: japanese.TricksPerHand}
-			for seat := range japanese.Seats {
-				c := &scoringv1.SheetCell{Seat: uint32(seat), Tricks: uint32(tricks[seat]), Outcome: scoringv1.HandOutcome_HAND_OUTCOME_MISSED}
-				if diff := tricks[seat] - tricks[1-seat]; diff > 0 {
-					c.Points, c.Outcome = int64(diff), scoringv1.HandOutcome_HAND_OUTCOME_MADE
-				}
-				totals[seat] += c.Points
-				final = final || totals[seat] >= target
-				row.Cells = append(row.Cells, c)
-			}
-			pulka.Hands = append(pulka.Hands, row)
-		}
-		pulka.Finished = final
-		for seat := range japanese.Seats {
-			pulka.Totals = append(pulka.Totals, &scoringv1.SheetPulkaSeat{Seat: uint32(seat), Total: totals[seat]})
-			out.Totals = append(out.Totals, &scoringv1.SeatTotal{Seat: uint32(seat), Total: totals[seat]})
-		}
-		out.Pulkas = []*scoringv1.SheetPulka{pulka}
-		out.CurrentHand = uint32(len(g.hands))
-	default:
-		tb.Fatalf("game %s: unknown game %v", g.gameID, ts.GetGame())
+	game := sheets.Game{TableID: g.tableID, GameID: g.gameID, Start: g.start, End: g.end,
+		Hands: make(map[uint32]*scoringv1.HandResult, len(g.hands))}
+	for _, h := range g.hands {
+		game.Hands[h.GetHandIndex()] = h
 	}
-	if !final && g.end != nil && !g.end.GetCompleted() && len(g.hands) >= int(g.end.GetHandsPlayed()) {
-		final = true
-		if ts.GetGame() == lobbyv1.Game_GAME_JAPANESE {
-			out.Pulkas[0].Finished = true
-		}
-		for _, t := range out.Totals {
-			t.OnCourse = false
-		}
+	res, err := sheets.Build(game)
+	if err != nil || res.Refused != nil || res.Waiting != 0 {
+		tb.Fatalf("game %s: %v (refused %v, waiting %d)", g.gameID, err, res.Refused, res.Waiting)
 	}
-	version := 1 + 2*uint64(len(g.hands))
-	if final {
-		version++
-	}
-	return &scoringv1.SheetUpdate{Version: version, Sheet: out,
+	return &scoringv1.SheetUpdate{Version: res.Version, Sheet: res.Sheet,
 		Trace: &commonv1.TraceContext{Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}
-}
-
-// classicSheetRow is services/scoring/internal/sheets's classicRow.
-func classicSheetRow(h int, row *scoring.HandRow) *scoringv1.SheetHand {
-	out := &scoringv1.SheetHand{HandIndex: uint32(h), Cards: uint32(row.Cards)}
-	for seat := range scoring.Seats {
-		bid := uint32(row.Bids[seat])
-		c := &scoringv1.SheetCell{Seat: uint32(seat), Bid: &bid, Tricks: uint32(row.Tricks[seat]), Struck: row.Struck[seat]}
-		switch row.Result[seat] {
-		case scoring.ResultKhishti:
-			c.Penalty, c.Outcome = int64(row.Points[seat]), scoringv1.HandOutcome_HAND_OUTCOME_KHISHTI
-		case scoring.ResultMade:
-			c.Points, c.Outcome = int64(row.Points[seat]), scoringv1.HandOutcome_HAND_OUTCOME_MADE
-		default:
-			c.Points, c.Outcome = int64(row.Points[seat]), scoringv1.HandOutcome_HAND_OUTCOME_MISSED
-		}
-		out.Cells = append(out.Cells, c)
-	}
-	return out
 }
 
 // sheetNames are display names as people choose them: mostly not ASCII,

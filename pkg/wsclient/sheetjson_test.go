@@ -17,8 +17,7 @@ import (
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
-	"github.com/pulka/pulka/pkg/japanese"
-	"github.com/pulka/pulka/pkg/scoring"
+	"github.com/pulka/pulka/pkg/sheets"
 	"github.com/pulka/pulka/pkg/table"
 	"github.com/pulka/pulka/pkg/wire"
 )
@@ -54,149 +53,34 @@ var sheetNames = [][]string{
 
 // sheetUpdates returns every sheet update the scoring service publishes for
 // the game played at t (evs): one after each of the game's scoring inputs
-// (t.ScoringInputs), built as services/scoring/internal/sheets.Build builds
-// them — repeated here, as that package is internal to the scoring module
-// — from pkg/scoring's sheet (classic) or the hands' tricks (Japanese).
+// (t.ScoringInputs), built by sheets.Build as the scoring service builds
+// them.
 func sheetUpdates(tb testing.TB, t *table.Table, evs []*tablev1.Event) []*scoringv1.SheetUpdate {
 	tb.Helper()
-	var (
-		tableID, gameID string
-		start           *scoringv1.GameStarted
-		hands           []*scoringv1.HandResult
-		end             *scoringv1.GameEnded
-		out             []*scoringv1.SheetUpdate
-	)
+	game := sheets.Game{Hands: map[uint32]*scoringv1.HandResult{}}
+	var out []*scoringv1.SheetUpdate
 	for _, in := range t.ScoringInputs(evs) {
 		switch x := in.GetInput().(type) {
 		case *scoringv1.ScoringInput_GameStarted:
-			tableID, gameID, start = in.GetTableId(), in.GetGameId(), x.GameStarted
+			game.TableID, game.GameID, game.Start = in.GetTableId(), in.GetGameId(), x.GameStarted
 		case *scoringv1.ScoringInput_HandResult:
-			if int(x.HandResult.GetHandIndex()) != len(hands) {
-				tb.Fatalf("hand %d after %d hands", x.HandResult.GetHandIndex(), len(hands))
+			if int(x.HandResult.GetHandIndex()) != len(game.Hands) {
+				tb.Fatalf("hand %d after %d hands", x.HandResult.GetHandIndex(), len(game.Hands))
 			}
-			hands = append(hands, x.HandResult)
+			game.Hands[x.HandResult.GetHandIndex()] = x.HandResult
 		case *scoringv1.ScoringInput_GameEnded:
-			end = x.GameEnded
+			game.End = x.GameEnded
 		}
-		if start == nil {
+		if game.Start == nil {
 			tb.Fatalf("scoring input %v before the game started", in)
 		}
-		out = append(out, buildSheet(tb, tableID, gameID, start, hands, end))
+		res, err := sheets.Build(game)
+		if err != nil || res.Refused != nil || res.Waiting != 0 {
+			tb.Fatalf("game %s: %v (refused %v, waiting %d)", game.GameID, err, res.Refused, res.Waiting)
+		}
+		out = append(out, &scoringv1.SheetUpdate{Version: res.Version, Sheet: res.Sheet})
 	}
 	return out
-}
-
-// buildSheet is sheets.Build for the hands of a game that played by the
-// rules (nothing is refused or waiting).
-func buildSheet(tb testing.TB, tableID, gameID string, start *scoringv1.GameStarted,
-	hands []*scoringv1.HandResult, end *scoringv1.GameEnded) *scoringv1.SheetUpdate {
-	tb.Helper()
-	s := &scoringv1.Sheet{TableId: tableID, GameId: gameID, Settings: start.GetSettings(), Players: start.GetPlayers()}
-	var final bool
-	japaneseGame := start.GetSettings().GetGame() == lobbyv1.Game_GAME_JAPANESE
-	if japaneseGame {
-		final = japaneseSheet(s, start.GetSettings(), hands)
-	} else {
-		final = classicSheet(tb, s, start.GetSettings(), hands)
-	}
-	if !final && end != nil && !end.GetCompleted() && len(hands) >= int(end.GetHandsPlayed()) {
-		final = true
-		if japaneseGame {
-			s.Pulkas[0].Finished = true
-		}
-		for _, t := range s.Totals {
-			t.OnCourse = false
-		}
-	}
-	u := &scoringv1.SheetUpdate{Version: 1 + 2*uint64(len(hands)), Sheet: s}
-	if final {
-		u.Version++
-	}
-	return u
-}
-
-func classicSheet(tb testing.TB, s *scoringv1.Sheet, ts *lobbyv1.TableSettings, hands []*scoringv1.HandResult) (final bool) {
-	tb.Helper()
-	rules, err := table.ClassicRulesFromProto(ts)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	in := make([]scoring.HandResult, len(hands))
-	for i, h := range hands {
-		for _, st := range h.GetSeats() {
-			in[i].Bids[st.GetSeat()], in[i].Tricks[st.GetSeat()] = int(st.GetBid()), int(st.GetTricks())
-		}
-	}
-	sheet, err := scoring.Build(rules, in)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s.CurrentHand = uint32(sheet.Next)
-	for _, p := range sheet.Pulkas {
-		sp := &scoringv1.SheetPulka{PulkaIndex: uint32(p.Index), Finished: p.Finished}
-		for h := p.First; h < p.First+p.Played; h++ {
-			row := &sheet.Hands[h]
-			out := &scoringv1.SheetHand{HandIndex: uint32(h), Cards: uint32(row.Cards)}
-			for seat := range scoring.Seats {
-				c := &scoringv1.SheetCell{Seat: uint32(seat), Bid: proto.Uint32(uint32(row.Bids[seat])),
-					Tricks: uint32(row.Tricks[seat]), Struck: row.Struck[seat]}
-				switch row.Result[seat] {
-				case scoring.ResultKhishti:
-					c.Penalty, c.Outcome = int64(row.Points[seat]), scoringv1.HandOutcome_HAND_OUTCOME_KHISHTI
-				case scoring.ResultMade:
-					c.Points, c.Outcome = int64(row.Points[seat]), scoringv1.HandOutcome_HAND_OUTCOME_MADE
-				default:
-					c.Points, c.Outcome = int64(row.Points[seat]), scoringv1.HandOutcome_HAND_OUTCOME_MISSED
-				}
-				out.Cells = append(out.Cells, c)
-			}
-			sp.Hands = append(sp.Hands, out)
-		}
-		for seat := range scoring.Seats {
-			sp.Totals = append(sp.Totals, &scoringv1.SheetPulkaSeat{Seat: uint32(seat),
-				Premia: int64(p.Premia[seat]), Moshla: int64(p.Moshla[seat]), Total: int64(p.Total[seat])})
-		}
-		s.Pulkas = append(s.Pulkas, sp)
-	}
-	for seat := range scoring.Seats {
-		s.Totals = append(s.Totals, &scoringv1.SeatTotal{Seat: uint32(seat), Total: int64(sheet.Total[seat]),
-			OnCourse: sheet.OnCourse[seat]})
-	}
-	return sheet.Finished
-}
-
-func japaneseSheet(s *scoringv1.Sheet, ts *lobbyv1.TableSettings, hands []*scoringv1.HandResult) (final bool) {
-	target := int64(ts.GetJapaneseTarget())
-	if target == 0 {
-		target = japanese.DefaultTarget
-	}
-	pulka := &scoringv1.SheetPulka{}
-	var totals [japanese.Seats]int64
-	for i, h := range hands {
-		var tricks [japanese.Seats]int
-		for _, st := range h.GetSeats() {
-			tricks[st.GetSeat()] = int(st.GetTricks())
-		}
-		row := &scoringv1.SheetHand{HandIndex: uint32(i), Cards: japanese.TricksPerHand}
-		for seat := range japanese.Seats {
-			c := &scoringv1.SheetCell{Seat: uint32(seat), Tricks: uint32(tricks[seat]), Outcome: scoringv1.HandOutcome_HAND_OUTCOME_MISSED}
-			if diff := tricks[seat] - tricks[1-seat]; diff > 0 {
-				c.Points, c.Outcome = int64(diff), scoringv1.HandOutcome_HAND_OUTCOME_MADE
-			}
-			totals[seat] += c.Points
-			final = final || totals[seat] >= target
-			row.Cells = append(row.Cells, c)
-		}
-		pulka.Hands = append(pulka.Hands, row)
-	}
-	pulka.Finished = final
-	for seat := range japanese.Seats {
-		pulka.Totals = append(pulka.Totals, &scoringv1.SheetPulkaSeat{Seat: uint32(seat), Total: totals[seat]})
-		s.Totals = append(s.Totals, &scoringv1.SeatTotal{Seat: uint32(seat), Total: totals[seat]})
-	}
-	s.Pulkas = []*scoringv1.SheetPulka{pulka}
-	s.CurrentHand = uint32(len(hands))
-	return final
 }
 
 // randomSheets returns the sheet updates of the random game seed, its

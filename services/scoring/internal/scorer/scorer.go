@@ -23,7 +23,7 @@ import (
 	"github.com/pulka/pulka/pkg/sheetstore"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/pkg/telemetry"
-	"github.com/pulka/pulka/services/scoring/internal/sheets"
+	"github.com/pulka/pulka/pkg/sheets"
 )
 
 const instrumentation = "github.com/pulka/pulka/services/scoring"

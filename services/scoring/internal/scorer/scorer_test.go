@@ -16,7 +16,7 @@ import (
 	"github.com/pulka/pulka/pkg/scoring"
 	"github.com/pulka/pulka/pkg/sheetstore"
 	"github.com/pulka/pulka/pkg/streams"
-	"github.com/pulka/pulka/services/scoring/internal/sheets"
+	"github.com/pulka/pulka/pkg/sheets"
 )
 
 // shuffledTwice returns every input twice, in a random order in which the
