@@ -598,7 +598,7 @@ func (c *conn) writeBatch(ctx context.Context, frames [][]byte) error {
 			break
 		}
 	}
-	if uerr := c.cork.uncork(deadline); err == nil {
+	if uerr := c.cork.uncork(deadline, c.s.cfg.WriteTimeout/2); err == nil {
 		err = uerr
 	}
 	return err

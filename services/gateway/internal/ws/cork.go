@@ -22,6 +22,11 @@ type corkConn struct {
 	mu     sync.Mutex
 	corked bool
 	buf    []byte
+	// armed is the write deadline set on Conn (zero: none). Setting one
+	// modifies a runtime timer, and setting and clearing it around every
+	// batch was a twentieth of the gateway's CPU, so uncork keeps it while
+	// it still fits the batch's (see uncork).
+	armed time.Time
 }
 
 // maxKeptCorkBuffer bounds the buffer an idle connection keeps between
@@ -35,6 +40,12 @@ func (c *corkConn) Write(p []byte) (int, error) {
 		c.buf = append(c.buf, p...)
 		return len(p), nil
 	}
+	// A write the library makes on its own (a pong, a close frame) had no
+	// deadline before uncork kept one: it must not meet a batch's old one.
+	if !c.armed.IsZero() {
+		_ = c.SetWriteDeadline(time.Time{})
+		c.armed = time.Time{}
+	}
 	return c.Conn.Write(p)
 }
 
@@ -46,17 +57,22 @@ func (c *corkConn) cork() {
 }
 
 // uncork writes what was held back, in one write that must finish by
-// deadline, and lets later writes through.
-func (c *corkConn) uncork(deadline time.Time) error {
+// deadline, and lets later writes through. The write may be given up to
+// slack less time than that: a deadline already set that is no later than
+// deadline and no earlier than deadline-slack is kept as it is, so a busy
+// connection sets one about every slack rather than two per batch.
+func (c *corkConn) uncork(deadline time.Time, slack time.Duration) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.corked = false
 	if len(c.buf) == 0 {
 		return nil
 	}
-	_ = c.SetWriteDeadline(deadline)
+	if c.armed.IsZero() || c.armed.After(deadline) || c.armed.Before(deadline.Add(-slack)) {
+		_ = c.SetWriteDeadline(deadline)
+		c.armed = deadline
+	}
 	_, err := c.Conn.Write(c.buf)
-	_ = c.SetWriteDeadline(time.Time{})
 	if cap(c.buf) > maxKeptCorkBuffer {
 		c.buf = nil
 	} else {
