@@ -350,7 +350,7 @@ func (b *FencedBatcher) flush(ctx context.Context, batch []*pending[fencedReq, [
 	cmds := make([]*redis.Cmd, len(batch))
 	pipe := b.p.rdb.Pipeline()
 	for i, r := range batch {
-		calls[i] = b.p.fenced(r.ctx, r.in.lease, r.in.entries)
+		calls[i] = b.p.fenced(r.ctx, r.in.lease, r.in.entries) //nolint:contextcheck // each entry carries its caller's trace; the pipeline runs under ctx
 		cmds[i] = fencedAppendScript.EvalSha(ctx, pipe, calls[i].keys, calls[i].args...)
 	}
 	_, _ = pipe.Exec(ctx) // per-command errors are read below
@@ -363,6 +363,6 @@ func (b *FencedBatcher) flush(ctx context.Context, batch []*pending[fencedReq, [
 			cmd = fencedAppendScript.Run(ctx, b.p.rdb, calls[i].keys, calls[i].args...)
 		}
 		res, err := cmd.StringSlice()
-		r.out, r.err = calls[i].finish(r.ctx, res, err)
+		r.out, r.err = calls[i].finish(r.ctx, res, err) //nolint:contextcheck // the caller's spans and metrics
 	}
 }

@@ -20,10 +20,10 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
+	"github.com/pulka/pulka/pkg/sheets"
 	"github.com/pulka/pulka/pkg/sheetstore"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/pkg/telemetry"
-	"github.com/pulka/pulka/pkg/sheets"
 )
 
 const instrumentation = "github.com/pulka/pulka/services/scoring"

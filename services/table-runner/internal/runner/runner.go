@@ -90,11 +90,6 @@ func New(rdb redis.UniversalClient, opt Options) (*Runner, error) {
 			}
 			return streams.DefaultMaxLen
 		}))
-	// Every table appends each step on its own; under load, sending those
-	// appends together saves a round trip (two system calls here, two in
-	// Redis) per step. Two pipelines in flight keep a lone table's append
-	// from waiting long behind a batch.
-	r.fenced = r.pub.NewFencedBatcher(context.Background(), fencedBatch, fencedFlushers)
 	r.tailer = streams.NewTailer(rdb, r.onCommand,
 		streams.WithTracerProvider(opt.TracerProvider), streams.WithMeterProvider(opt.MeterProvider),
 		streams.WithLogger(r.log))
@@ -165,6 +160,11 @@ func (r *Runner) inboxDepth() (sum, mx int) {
 // after the heartbeat TTL) and gives up the assigner's leadership.
 func (r *Runner) Run(ctx context.Context) error {
 	bg := context.WithoutCancel(ctx)
+	// Every table appends each step on its own; under load, sending those
+	// appends together saves a round trip (two system calls here, two in
+	// Redis) per step. Two pipelines in flight keep a lone table's append
+	// from waiting long behind a batch. It lives until the tables stopped.
+	r.fenced = r.pub.NewFencedBatcher(bg, fencedBatch, fencedFlushers)
 	tailCtx, stopTail := context.WithCancel(bg)
 	var tailDone sync.WaitGroup
 	tailDone.Add(1)
