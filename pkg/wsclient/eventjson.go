@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
@@ -29,14 +30,7 @@ import (
 // layout (decodeEventJSON; byHand is then true), else with protojson on a
 // fresh message.
 func unmarshalEvent(body []byte) (ev *tablev1.Event, byHand bool, err error) {
-	if ev, ok := decodeEventJSON(body); ok {
-		return ev, true, nil
-	}
-	ev = &tablev1.Event{}
-	if err := protoIn.Unmarshal(body, ev); err != nil {
-		return nil, false, fmt.Errorf("wsclient: event: %w", err)
-	}
-	return ev, false, nil
+	return unmarshalBody(body, decodeEventJSON, "event")
 }
 
 // decodeEventJSON decodes body if it is an event in the gateway's layout;
@@ -45,10 +39,23 @@ func unmarshalEvent(body []byte) (ev *tablev1.Event, byHand bool, err error) {
 func decodeEventJSON(body []byte) (ev *tablev1.Event, ok bool) {
 	c := cursor{b: body, ok: true}
 	ev = c.event()
-	if !c.ok || c.i != len(c.b) {
-		return nil, false
+	return ev, c.ok && c.i == len(c.b)
+}
+
+// unmarshalBody decodes body with decode when it takes it, else with
+// protojson on a fresh message; what names the message in errors.
+func unmarshalBody[T any, M interface {
+	*T
+	proto.Message
+}](body []byte, decode func([]byte) (M, bool), what string) (m M, byHand bool, err error) {
+	if m, ok := decode(body); ok {
+		return m, true, nil
 	}
-	return ev, true
+	m = new(T)
+	if err := protoIn.Unmarshal(body, m); err != nil {
+		return nil, false, fmt.Errorf("wsclient: %s: %w", what, err)
+	}
+	return m, false, nil
 }
 
 // cursor reads JSON from b at i. A method that meets anything it does not

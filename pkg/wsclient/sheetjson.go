@@ -2,7 +2,6 @@ package wsclient
 
 import (
 	"encoding/json"
-	"fmt"
 	"unicode/utf8"
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
@@ -34,14 +33,7 @@ import (
 // gateway's layout (decodeSheetJSON; byHand is then true), else with
 // protojson on a fresh message.
 func unmarshalSheet(body []byte) (u *scoringv1.SheetUpdate, byHand bool, err error) {
-	if u, ok := decodeSheetJSON(body); ok {
-		return u, true, nil
-	}
-	u = &scoringv1.SheetUpdate{}
-	if err := protoIn.Unmarshal(body, u); err != nil {
-		return nil, false, fmt.Errorf("wsclient: sheet: %w", err)
-	}
-	return u, false, nil
+	return unmarshalBody(body, decodeSheetJSON, "sheet")
 }
 
 // decodeSheetJSON decodes body if it is a sheet update in the gateway's
@@ -50,10 +42,7 @@ func unmarshalSheet(body []byte) (u *scoringv1.SheetUpdate, byHand bool, err err
 func decodeSheetJSON(body []byte) (u *scoringv1.SheetUpdate, ok bool) {
 	c := cursor{b: body, ok: true}
 	u = c.sheetUpdate()
-	if !c.ok || c.i != len(c.b) {
-		return nil, false
-	}
-	return u, true
+	return u, c.ok && c.i == len(c.b)
 }
 
 // text reads a string without escapes: any UTF-8 but control characters,
