@@ -133,8 +133,10 @@ func decodeFrame(data []byte, at time.Time) (Frame, error) {
 
 var (
 	eventFrameHead = []byte(`{"type":"` + wire.TypeEvent + `","table":"`)
-	eventFrameID   = []byte(`,"id":"`)
 	eventFrameBody = []byte(`,"event":`)
+	sheetFrameHead = []byte(`{"type":"` + wire.TypeSheet + `","table":"`)
+	sheetFrameBody = []byte(`,"update":`)
+	frameID        = []byte(`,"id":"`)
 )
 
 // decodeEventFrame decodes an event frame laid out exactly as wire.Event
@@ -142,22 +144,11 @@ var (
 // without the generic JSON pass, which scans the whole event once more
 // before the body's own decoding (an eighth of a load generator's CPU).
 // The body goes to unmarshalEvent: by hand in the gateway's layout, else
-// protojson (JSON only: asInFull). ok is false for any other frame, or anything unexpected, which
-// decodeFrame then decodes as usual; what this accepts decodes the same
-// either way (FuzzDecodeEventFrame).
+// protojson (JSON only: asInFull). ok is false for any other frame, or
+// anything unexpected, which decodeFrame then decodes as usual; what this
+// accepts decodes the same either way (FuzzDecodeEventFrame).
 func decodeEventFrame(data []byte, at time.Time) (f Frame, ok bool) {
-	table, rest, ok := cutKeyString(data, eventFrameHead)
-	if !ok {
-		return Frame{}, false
-	}
-	id, rest, ok := cutKeyString(rest, eventFrameID)
-	if !ok {
-		return Frame{}, false
-	}
-	if rest, ok = bytes.CutPrefix(rest, eventFrameBody); !ok {
-		return Frame{}, false
-	}
-	body, ok := bytes.CutSuffix(rest, []byte("}"))
+	table, id, body, ok := cutFrame(data, eventFrameHead, eventFrameBody)
 	if !ok {
 		return Frame{}, false
 	}
@@ -168,11 +159,6 @@ func decodeEventFrame(data []byte, at time.Time) (f Frame, ok bool) {
 	return Frame{Type: wire.TypeEvent, Table: table, ID: id, Event: ev, At: at}, true
 }
 
-var (
-	sheetFrameHead = []byte(`{"type":"` + wire.TypeSheet + `","table":"`)
-	sheetFrameBody = []byte(`,"update":`)
-)
-
 // decodeSheetFrame decodes a sheet frame laid out as wire.Sheet writes it —
 // type, table, id, update, in that order, plain ASCII ids — as
 // decodeEventFrame does event frames: the generic pass would scan the whole
@@ -180,18 +166,7 @@ var (
 // gateway's layout, else protojson, JSON only: asInFull); anything else is
 // decodeFrame's.
 func decodeSheetFrame(data []byte, at time.Time) (f Frame, ok bool) {
-	table, rest, ok := cutKeyString(data, sheetFrameHead)
-	if !ok {
-		return Frame{}, false
-	}
-	id, rest, ok := cutKeyString(rest, eventFrameID)
-	if !ok {
-		return Frame{}, false
-	}
-	if rest, ok = bytes.CutPrefix(rest, sheetFrameBody); !ok {
-		return Frame{}, false
-	}
-	body, ok := bytes.CutSuffix(rest, []byte("}"))
+	table, id, body, ok := cutFrame(data, sheetFrameHead, sheetFrameBody)
 	if !ok {
 		return Frame{}, false
 	}
@@ -200,6 +175,24 @@ func decodeSheetFrame(data []byte, at time.Time) (f Frame, ok bool) {
 		return Frame{}, false
 	}
 	return Frame{Type: wire.TypeSheet, Table: table, ID: id, Sheet: u, At: at}, true
+}
+
+// cutFrame cuts a frame laid out as wire's envelopes are — head (the type
+// and the table key), the table, the id, bodyKey, the body, the closing
+// brace — into its table, id and body.
+func cutFrame(data, head, bodyKey []byte) (table, id string, body []byte, ok bool) {
+	table, rest, ok := cutKeyString(data, head)
+	if !ok {
+		return "", "", nil, false
+	}
+	if id, rest, ok = cutKeyString(rest, frameID); !ok {
+		return "", "", nil, false
+	}
+	if rest, ok = bytes.CutPrefix(rest, bodyKey); !ok {
+		return "", "", nil, false
+	}
+	body, ok = bytes.CutSuffix(rest, []byte("}"))
+	return table, id, body, ok
 }
 
 // asInFull reports whether a fast path may take a frame whose body it
