@@ -107,54 +107,85 @@ func checkSameJSON(tb testing.TB, name string, got, want []byte) {
 	}
 }
 
-// checkEvent checks the fast encoder and Event against protojson for ev and
-// reports whether the fast path took it:
-//   - when protojson fails, the fast encoder fails and Event returns an error;
-//   - otherwise the fast output, if any, is valid compact JSON equal to
-//     protojson's after decoding, with protojson's keys in protojson's order;
-//   - Event's frame is the envelope around protojson's body, and ev is
-//     unchanged.
-func checkEvent(tb testing.TB, name string, ev *tablev1.Event) (fast bool) {
+// codec is one hand-written encoder under test: its fast path, the frame
+// function built on it, and what protojson (the definition) gives.
+type codec[M proto.Message] struct {
+	what      string                             // the frame function, for messages
+	fast      func(b []byte, m M) ([]byte, bool) // appends m's body, or declines
+	frame     func(m M) ([]byte, error)          // the production frame
+	reference func(m M) ([]byte, error)          // protojson of the body
+	// wantFrame is the frame as it was before the fast encoder, given the
+	// reference body.
+	wantFrame func(m M, body []byte) ([]byte, error)
+}
+
+// check checks c against protojson for m and reports whether the fast path
+// took it:
+//   - when protojson fails, the fast encoder fails and the frame function
+//     returns an error;
+//   - otherwise the fast output, if any, is protojson's (checkSameJSON), and
+//     appends to what it is given;
+//   - the frame decodes as wantFrame's, and m is unchanged.
+func (c codec[M]) check(tb testing.TB, name string, m M) (fast bool) {
 	tb.Helper()
-	before := proto.CloneOf(ev)
-	want, werr := referenceBody(ev)
-	got, ok := appendEventJSON([]byte("prefix"), ev)
+	before := proto.Clone(m)
+	want, werr := c.reference(m)
+	got, ok := c.fast([]byte("prefix"), m)
 	if ok && !bytes.HasPrefix(got, []byte("prefix")) {
-		tb.Fatalf("%s: appendEventJSON lost what it appended to", name)
+		tb.Fatalf("%s: the fast encoder lost what it appended to", name)
 	}
 	got = bytes.TrimPrefix(got, []byte("prefix"))
-	frame, ferr := Event("t1", "1-0", ev)
-	if !proto.Equal(ev, before) {
-		tb.Fatalf("%s: encoding changed the event", name)
+	frame, ferr := c.frame(m)
+	if !proto.Equal(m, before) {
+		tb.Fatalf("%s: encoding changed the message", name)
 	}
 	if werr != nil {
 		if ok {
 			tb.Errorf("%s: protojson fails (%v) but the fast encoder wrote %s", name, werr, got)
 		}
 		if ferr == nil {
-			tb.Errorf("%s: protojson fails (%v) but Event wrote %s", name, werr, frame)
+			tb.Errorf("%s: protojson fails (%v) but %s wrote %s", name, werr, c.what, frame)
 		}
 		return ok
 	}
 	if ferr != nil {
-		tb.Fatalf("%s: Event: %v", name, ferr)
+		tb.Fatalf("%s: %s: %v", name, c.what, ferr)
 	}
 	if ok {
 		checkSameJSON(tb, name, got, want)
 	}
-	wantFrame, err := json.Marshal(struct {
-		Type  string          `json:"type"`
-		Table string          `json:"table"`
-		ID    string          `json:"id"`
-		Event json.RawMessage `json:"event"`
-	}{TypeEvent, "t1", "1-0", want})
+	wantFrame, err := c.wantFrame(m, want)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	if g, w := decode(tb, name+": frame", frame), decode(tb, name+": want frame", wantFrame); !reflect.DeepEqual(g, w) {
-		tb.Errorf("%s: Event frame differs\n got %s\nwant %s", name, frame, wantFrame)
+		tb.Errorf("%s: %s frame differs\n got %s\nwant %s", name, c.what, frame, wantFrame)
 	}
 	return ok
+}
+
+// eventCodec is the events' encoder; its frames are those of table t1,
+// entry 1-0.
+var eventCodec = codec[*tablev1.Event]{
+	what:      "Event",
+	fast:      appendEventJSON,
+	frame:     func(ev *tablev1.Event) ([]byte, error) { return Event("t1", "1-0", ev) },
+	reference: referenceBody,
+	wantFrame: func(_ *tablev1.Event, body []byte) ([]byte, error) {
+		return json.Marshal(struct {
+			Type  string          `json:"type"`
+			Table string          `json:"table"`
+			ID    string          `json:"id"`
+			Event json.RawMessage `json:"event"`
+		}{TypeEvent, "t1", "1-0", body})
+	},
+}
+
+// checkEvent is eventCodec.check: the fast encoder and Event against
+// protojson for ev.
+func checkEvent(tb testing.TB, name string, ev *tablev1.Event) (fast bool) {
+	tb.Helper()
+	return eventCodec.check(tb, name, ev)
 }
 
 // game plays one random game through pkg/table's public API, the way a

@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -51,53 +50,24 @@ func referenceSheetBody(u *scoringv1.SheetUpdate) ([]byte, error) {
 	return protoJSON.Marshal(out)
 }
 
-// checkSheet checks the fast encoder and Sheet against protojson for u and
-// reports whether the fast path took it:
-//   - when protojson fails, the fast encoder fails and Sheet returns an error;
-//   - otherwise the fast output, if any, is protojson's (checkSameJSON);
-//   - Sheet's frame decodes as sheetBefore's (so without the trace), and u
-//     is unchanged.
+// checkSheet checks the fast encoder and Sheet against protojson for u
+// (codec.check; the frame is compared with sheetBefore's, so without the
+// trace) and reports whether the fast path took it.
 func checkSheet(tb testing.TB, name string, u *scoringv1.SheetUpdate) (fast bool) {
 	tb.Helper()
 	return checkSheetFrame(tb, name, "t1", "1740830400123-0", u)
 }
 
+// checkSheetFrame is checkSheet for the frame of table and stream entry id.
 func checkSheetFrame(tb testing.TB, name, table, id string, u *scoringv1.SheetUpdate) (fast bool) {
 	tb.Helper()
-	before := proto.CloneOf(u)
-	want, werr := referenceSheetBody(u)
-	got, ok := appendSheetJSON([]byte("prefix"), u)
-	if ok && !bytes.HasPrefix(got, []byte("prefix")) {
-		tb.Fatalf("%s: appendSheetJSON lost what it appended to", name)
-	}
-	got = bytes.TrimPrefix(got, []byte("prefix"))
-	frame, ferr := Sheet(table, id, u)
-	if !proto.Equal(u, before) {
-		tb.Fatalf("%s: encoding changed the update", name)
-	}
-	if werr != nil {
-		if ok {
-			tb.Errorf("%s: protojson fails (%v) but the fast encoder wrote %s", name, werr, got)
-		}
-		if ferr == nil {
-			tb.Errorf("%s: protojson fails (%v) but Sheet wrote %s", name, werr, frame)
-		}
-		return ok
-	}
-	if ferr != nil {
-		tb.Fatalf("%s: Sheet: %v", name, ferr)
-	}
-	if ok {
-		checkSameJSON(tb, name, got, want)
-	}
-	wantFrame, err := sheetBefore(table, id, u)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if g, w := decode(tb, name+": frame", frame), decode(tb, name+": want frame", wantFrame); !reflect.DeepEqual(g, w) {
-		tb.Errorf("%s: Sheet frame differs\n got %s\nwant %s", name, frame, wantFrame)
-	}
-	return ok
+	return codec[*scoringv1.SheetUpdate]{
+		what:      "Sheet",
+		fast:      appendSheetJSON,
+		frame:     func(u *scoringv1.SheetUpdate) ([]byte, error) { return Sheet(table, id, u) },
+		reference: referenceSheetBody,
+		wantFrame: func(u *scoringv1.SheetUpdate, _ []byte) ([]byte, error) { return sheetBefore(table, id, u) },
+	}.check(tb, name, u)
 }
 
 // scoredGame is what the scoring service stores of one game (sheets.Game),
