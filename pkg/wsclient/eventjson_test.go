@@ -560,27 +560,39 @@ func FuzzDecodeEventJSON(f *testing.F) {
 	f.Add([]byte(`{"seq":"1","player_away":{"seat":1,"player_id":"p1","grace_deadline":"2025-03-01T12:01:00.000000Z"}}`))
 	f.Add([]byte(`{"trick_won":{"trick_index":2,"seat":3,"tricks_taken":[0,1,4294967295,0]}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		want := &tablev1.Event{}
-		wantErr := protoIn.Unmarshal(body, want)
-		if fast, ok := decodeEventJSON(body); ok {
-			if wantErr != nil {
-				t.Fatalf("the fast path took what protojson refuses (%v): %q", wantErr, body)
-			}
-			if !json.Valid(body) {
-				t.Fatalf("the fast path took what is not JSON (asInFull): %q", body)
-			}
-			if !proto.Equal(fast, want) {
-				t.Fatalf("by hand %v\nprotojson %v\nof %q", fast, want, body)
-			}
-		}
-		got, _, err := unmarshalEvent(body)
-		if (err == nil) != (wantErr == nil) {
-			t.Fatalf("unmarshalEvent: %v, protojson: %v, of %q", err, wantErr, body)
-		}
-		if err == nil && !proto.Equal(got, want) {
-			t.Fatalf("unmarshalEvent %v\nprotojson %v\nof %q", got, want, body)
-		}
+		checkDecodesAsProtojson(t, body, decodeEventJSON, unmarshalEvent)
 	})
+}
+
+// checkDecodesAsProtojson is a hand decoder's fuzz property: what decode
+// takes is JSON that protojson takes and decodes to the same message, and
+// unmarshal (decode, else protojson) fails exactly when protojson fails and
+// otherwise gives protojson's message.
+func checkDecodesAsProtojson[T any, M interface {
+	*T
+	proto.Message
+}](t *testing.T, body []byte, decode func([]byte) (M, bool), unmarshal func([]byte) (M, bool, error)) {
+	t.Helper()
+	want := M(new(T))
+	wantErr := protoIn.Unmarshal(body, want)
+	if fast, ok := decode(body); ok {
+		if wantErr != nil {
+			t.Fatalf("the fast path took what protojson refuses (%v): %q", wantErr, body)
+		}
+		if !json.Valid(body) {
+			t.Fatalf("the fast path took what is not JSON (asInFull): %q", body)
+		}
+		if !proto.Equal(fast, want) {
+			t.Fatalf("by hand %v\nprotojson %v\nof %q", fast, want, body)
+		}
+	}
+	got, _, err := unmarshal(body)
+	if (err == nil) != (wantErr == nil) {
+		t.Fatalf("unmarshal: %v, protojson: %v, of %q", err, wantErr, body)
+	}
+	if err == nil && !proto.Equal(got, want) {
+		t.Fatalf("unmarshal %v\nprotojson %v\nof %q", got, want, body)
+	}
 }
 
 // BenchmarkDecodeEventJSON: a card_played event with the next seat's timer

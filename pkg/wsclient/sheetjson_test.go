@@ -639,26 +639,7 @@ func FuzzDecodeSheetJSON(f *testing.F) {
 	f.Add([]byte(`{"version":"1","sheet":{"players":[{"display_name":"ნიკა \u10e1"}]},"trace":{}}`))
 	f.Add([]byte(`{"version":"1","sheet":{"settings":{"future":[1e5,0E-1]}}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		want := &scoringv1.SheetUpdate{}
-		wantErr := protoIn.Unmarshal(body, want)
-		if fast, ok := decodeSheetJSON(body); ok {
-			if wantErr != nil {
-				t.Fatalf("the fast path took what protojson refuses (%v): %q", wantErr, body)
-			}
-			if !json.Valid(body) {
-				t.Fatalf("the fast path took what is not JSON (asInFull): %q", body)
-			}
-			if !proto.Equal(fast, want) {
-				t.Fatalf("by hand %v\nprotojson %v\nof %q", fast, want, body)
-			}
-		}
-		got, _, err := unmarshalSheet(body)
-		if (err == nil) != (wantErr == nil) {
-			t.Fatalf("unmarshalSheet: %v, protojson: %v, of %q", err, wantErr, body)
-		}
-		if err == nil && !proto.Equal(got, want) {
-			t.Fatalf("unmarshalSheet %v\nprotojson %v\nof %q", got, want, body)
-		}
+		checkDecodesAsProtojson(t, body, decodeSheetJSON, unmarshalSheet)
 	})
 }
 
