@@ -26,6 +26,9 @@ for _ in $(seq 100); do
 done
 pids() { pgrep -P "$local_pid" -f "$1" | head -1; }
 cpu() { awk '{print $14+$15}' /proc/"$1"/stat; }
+# read and write system calls of a process so far (all its threads): a count
+# of I/O per move that does not move with the machine's speed as CPU does.
+sysc() { awk '/^sysc[rw]:/{n+=$2} END{print n}' /proc/"$1"/io; }
 declare -A pid
 for p in gateway table-runner scoring lobby redis-server; do pid[$p]=$(pids "$p"); done
 gen_flags=()
@@ -38,7 +41,7 @@ dur=$(printf '%s\n' "$@" | awk 'p{print; exit} /^--duration$/{p=1}'); dur=${dur:
 tosec() { local v=$1; case $v in *ms) echo "${v%ms}/1000" | bc -l;; *s) echo "${v%s}";; *m) echo "${v%m}*60" | bc;; esac; }
 sleep "$(tosec "$warm")"; sleep 1
 pid[pulkactl]=$load_pid
-declare -A c0; for p in "${!pid[@]}"; do c0[$p]=$(cpu "${pid[$p]}"); done
+declare -A c0 s0; for p in "${!pid[@]}"; do c0[$p]=$(cpu "${pid[$p]}"); s0[$p]=$(sysc "${pid[$p]}"); done
 t0=$(date +%s.%N)
 win=$(echo "$(tosec "$dur") - 2" | bc -l)
 if [ -n "${LOADRUN_PROFILE:-}" ]; then
@@ -63,19 +66,22 @@ else
   sleep "$win"
 fi
 t1=$(date +%s.%N)
-declare -A c1; for p in "${!pid[@]}"; do c1[$p]=$(cpu "${pid[$p]}"); done
+declare -A c1 s1; for p in "${!pid[@]}"; do c1[$p]=$(cpu "${pid[$p]}"); s1[$p]=$(sysc "${pid[$p]}"); done
 wait $load_pid || true
 cat "$out/load.txt"
 [ -n "${LOADRUN_CPU_TIMELINE:-}" ] && { echo "CPU per second of the window (% of one core; the window starts 1 s in):"; cat "$out/cpu-timeline.txt"; }
 hz=$(getconf CLK_TCK)
 el=$(echo "$t1 - $t0" | bc -l)
 echo "CPU over ${el%.*}s of the window (cores): load average $(cut -d' ' -f1-3 /proc/loadavg)"
-tot=0
+rate=$(grep -o '[0-9.]* moves/s end to end' "$out/load.txt" | cut -d' ' -f1)
+echo "  process        cores  read+write syscalls per move"
+tot=0; stot=0
 for p in gateway table-runner redis-server scoring lobby pulkactl; do
   c=$(echo "(${c1[$p]} - ${c0[$p]}) / $hz / $el" | bc -l); tot=$(echo "$tot + $c" | bc -l)
-  printf '  %-13s %.2f\n' "$p" "$c"
+  sc=$(echo "(${s1[$p]} - ${s0[$p]}) / $el / ${rate:-1}" | bc -l); stot=$(echo "$stot + $sc" | bc -l)
+  printf '  %-13s %.2f   %.2f\n' "$p" "$c" "$sc"
 done
-printf '  %-13s %.2f\n' total "$tot"
+printf '  %-13s %.2f   %.2f\n' total "$tot" "$stot"
 raddr=$(grep -o 'redis_addr":"[^"]*' "$out/local.log" | head -1 | cut -d'"' -f3)
 redis-cli -u "redis://$raddr" INFO commandstats | tr -d '\r' | grep calls >"$out/commandstats.txt"
 echo "Redis commands over the whole run (setup included), by time spent; all in $out/commandstats.txt:"

@@ -15,11 +15,17 @@ import (
 // Invariant 6: the same code works on Redis Cluster. A one-node cluster
 // refuses cross-slot commands exactly like a real one, so every multi-key
 // command the library sends is checked here.
+// With entry bells, a batch's entries go in one script run per slot.
 func TestCluster_ConsumeTailFenceAndOnceAcrossTableSlots(t *testing.T) {
+	t.Run("bare bells", func(t *testing.T) { acrossTableSlots(t) })
+	t.Run("entry bells", func(t *testing.T) { acrossTableSlots(t, streams.WithEntryBells()) })
+}
+
+func acrossTableSlots(t *testing.T, opts ...streams.Option) {
 	srv := redistest.Start(t, redistest.WithCluster())
 	rdb := srv.ClusterClient(t)
 	ctx := ctxT(t)
-	pub := streams.NewPublisher(rdb)
+	pub := streams.NewPublisher(rdb, opts...)
 
 	const tables = 200
 	var names []string

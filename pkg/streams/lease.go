@@ -210,44 +210,16 @@ func mapStale(err error) error {
 }
 
 // fencedAppendScript: KEYS[1]=lease, KEYS[2..]=streams (one per entry);
-// ARGV[1]=owner, ARGV[2]=epoch, then per entry: maxlen ("0" = none), field count n, n
-// field/value strings. Checking the token and appending in one script makes
-// the check atomic with the append: no other command, in particular no
-// Takeover, can run between them.
-var fencedAppendScript = redis.NewScript(`
+// ARGV[1]=owner, ARGV[2]=epoch, ARGV[3]="1" for bells that carry the entry,
+// then per entry as entryBellScript's. Checking the token and appending in
+// one script makes the check atomic with the append: no other command, in
+// particular no Takeover, can run between them.
+var fencedAppendScript = redis.NewScript(appendLua + `
 local cur = redis.call('HMGET', KEYS[1], 'owner', 'epoch')
 if cur[1] ~= ARGV[1] or cur[2] ~= ARGV[2] then
   return redis.error_reply('STALEEPOCH lease is ' .. tostring(cur[2]) .. ':' .. tostring(cur[1]))
 end
--- The fields go to XADD straight from ARGV (unpack of a range): building a
--- command table per entry was a third of the script's time in Redis.
-local ids = {}
-local a = 3
-for k = 2, #KEYS do
-  local maxlen = ARGV[a]
-  local last = a + 1 + tonumber(ARGV[a + 1])
-  if maxlen ~= '0' then
-    ids[k - 1] = redis.call('XADD', KEYS[k], 'MAXLEN', '~', maxlen, '*', unpack(ARGV, a + 2, last))
-  else
-    ids[k - 1] = redis.call('XADD', KEYS[k], '*', unpack(ARGV, a + 2, last))
-  end
-  a = last + 1
-end
--- Ring each stream's bell once (streams.Bell: the stream's key), so that
--- Tailers following it read it. One stream (a table's events) is the usual
--- case and needs no set.
-if #KEYS == 2 then
-  redis.call('PUBLISH', KEYS[2], '')
-else
-  local rung = {}
-  for k = 2, #KEYS do
-    if not rung[KEYS[k]] then
-      rung[KEYS[k]] = true
-      redis.call('PUBLISH', KEYS[k], '')
-    end
-  end
-end
-return ids
+return append(2, 4, ARGV[3] == '1', false)
 `)
 
 // AppendFenced appends entries only if lease is still the current lease of
@@ -259,33 +231,34 @@ func (p *Publisher) AppendFenced(ctx context.Context, lease Lease, entries ...En
 		return nil, nil
 	}
 	f := p.fenced(ctx, lease, entries)
-	res, err := fencedAppendScript.Run(ctx, p.rdb, f.keys, f.args...).StringSlice()
+	res, err := f.script.Run(ctx, p.rdb, f.keys, f.args...).StringSlice()
 	return f.finish(ctx, res, err)
 }
 
 // fencedCall is one AppendFenced call as the script's keys and arguments,
 // with the spans of its entries.
 type fencedCall struct {
+	scriptCall
 	p       *Publisher
 	lease   Lease
 	entries []Entry
-	keys    []string
-	args    []any
 	spans   []trace.Span
 }
 
 func (p *Publisher) fenced(ctx context.Context, lease Lease, entries []Entry) fencedCall {
-	f := fencedCall{p: p, lease: lease, entries: entries, keys: make([]string, 0, 1+len(entries)),
-		args: make([]any, 0, 2+len(entries)*8), spans: make([]trace.Span, len(entries))}
+	rich := "0"
+	if p.cfg.entryBells {
+		rich = "1"
+	}
+	f := fencedCall{p: p, lease: lease, entries: entries, spans: make([]trace.Span, len(entries)),
+		scriptCall: scriptCall{script: fencedAppendScript, keys: make([]string, 0, 1+len(entries)),
+			args: make([]any, 0, 3+len(entries)*8)}}
 	f.keys = append(f.keys, lease.Key)
-	f.args = append(f.args, lease.Owner, lease.Epoch)
+	f.args = append(f.args, lease.Owner, lease.Epoch, rich)
 	for i, e := range entries {
-		_, span, c := p.tel.startPublish(ctx, e.Stream)
-		f.spans[i] = span
-		fields := entryArgs(e, c)
-		f.keys = append(f.keys, e.Stream)
-		f.args = append(f.args, p.cfg.maxLenFor(e.Stream), len(fields))
-		f.args = append(f.args, fields...)
+		var c *injectCarrier
+		_, f.spans[i], c = p.tel.startPublish(ctx, e.Stream)
+		f.keys, f.args = p.entryArgs(f.keys, f.args, e, c)
 	}
 	return f
 }
@@ -294,6 +267,9 @@ func (p *Publisher) fenced(ctx context.Context, lease Lease, entries []Entry) fe
 // result.
 func (f fencedCall) finish(ctx context.Context, res []string, err error) ([]string, error) {
 	err = mapStale(err)
+	if err == nil && len(res) != len(f.entries) {
+		err = fmt.Errorf("the script returned %d IDs for %d entries", len(res), len(f.entries))
+	}
 	for i, e := range f.entries {
 		endSpan(f.spans[i], err)
 		f.p.count(ctx, e.Stream, err)
@@ -347,21 +323,13 @@ func (b *FencedBatcher) Close() { b.c.close() }
 
 func (b *FencedBatcher) flush(ctx context.Context, batch []*pending[fencedReq, []string]) {
 	calls := make([]fencedCall, len(batch))
-	cmds := make([]*redis.Cmd, len(batch))
-	pipe := b.p.rdb.Pipeline()
+	scripts := make([]scriptCall, len(batch))
 	for i, r := range batch {
 		calls[i] = b.p.fenced(r.ctx, r.in.lease, r.in.entries) //nolint:contextcheck // each entry carries its caller's trace; the pipeline runs under ctx
-		cmds[i] = fencedAppendScript.EvalSha(ctx, pipe, calls[i].keys, calls[i].args...)
+		scripts[i] = calls[i].scriptCall
 	}
-	_, _ = pipe.Exec(ctx) // per-command errors are read below
-	for i, r := range batch {
-		cmd := cmds[i]
-		if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-			// Redis lost its script cache (a restart, SCRIPT FLUSH): the
-			// script did not run, so running it again cannot append twice.
-			// Run loads it (EVAL) for the calls after this one too.
-			cmd = fencedAppendScript.Run(ctx, b.p.rdb, calls[i].keys, calls[i].args...)
-		}
+	for i, cmd := range runScripts(ctx, b.p.rdb, scripts) {
+		r := batch[i]
 		res, err := cmd.StringSlice()
 		r.out, r.err = calls[i].finish(r.ctx, res, err) //nolint:contextcheck // the caller's spans and metrics
 	}

@@ -63,22 +63,28 @@ func toMessage(stream string, xm redis.XMessage, deliveries int64) Message {
 	m := Message{Stream: stream, ID: xm.ID, Deliveries: deliveries}
 	for k, v := range xm.Values {
 		s, _ := v.(string)
-		switch k {
-		case FieldData:
-			m.Data = []byte(s)
-		case FieldTraceParent, FieldTraceState, FieldBaggage:
-			if m.trace == nil {
-				m.trace = make(map[string]string, 2)
-			}
-			m.trace[k] = s
-		default:
-			if m.Header == nil {
-				m.Header = make(map[string]string, len(xm.Values))
-			}
-			m.Header[k] = s
-		}
+		m.setField(k, s)
 	}
 	return m
+}
+
+// setField stores one field of the entry: its payload, a trace field or a
+// header.
+func (m *Message) setField(k, v string) {
+	switch k {
+	case FieldData:
+		m.Data = []byte(v)
+	case FieldTraceParent, FieldTraceState, FieldBaggage:
+		if m.trace == nil {
+			m.trace = make(map[string]string, 2)
+		}
+		m.trace[k] = v
+	default:
+		if m.Header == nil {
+			m.Header = make(map[string]string, 2)
+		}
+		m.Header[k] = v
+	}
 }
 
 // injectCarrier collects the fields a propagator injects.

@@ -22,8 +22,9 @@ type settings struct {
 	logger         *slog.Logger
 
 	// publishing
-	maxLen    int64
-	retention func(stream string) int64
+	maxLen     int64
+	retention  func(stream string) int64
+	entryBells bool
 
 	// reading
 	batchKeys    int
@@ -152,6 +153,14 @@ func WithMaxLen(n int64) Option { return func(s *settings) { s.maxLen = n } }
 func WithRetention(f func(stream string) int64) Option {
 	return func(s *settings) { s.retention = f }
 }
+
+// WithEntryBells makes a Publisher ring bells that carry the entry (see
+// Bell), so a Tailer following the stream need not read it back: one round
+// trip less per entry for each Tailer, at ≈ 3 µs more of Redis per entry
+// (a Lua script per flush, and the stream's last ID read in it). For
+// publishers of streams that Tailers follow (a table's commands and events);
+// consumer-group streams gain nothing from it. Default off: a bare bell.
+func WithEntryBells() Option { return func(s *settings) { s.entryBells = true } }
 
 // WithBatchKeys sets how many streams one XREADGROUP/XREAD call names.
 // Each batch is served by one goroutine and one (blocking) connection, so a

@@ -9,21 +9,25 @@ import (
 )
 
 // Publisher appends entries to streams with approximate MAXLEN retention
-// and the caller's trace context stored in each entry.
+// and the caller's trace context stored in each entry, and rings each
+// stream's bell (see Bell; WithEntryBells for bells that carry the entry).
 type Publisher struct {
-	rdb redis.UniversalClient
-	cfg settings
-	tel *telemetry
+	rdb     redis.UniversalClient
+	cfg     settings
+	tel     *telemetry
+	cluster bool
 	// maxLen is WithMaxLen as a command argument, boxed once (nil: no
 	// trimming); unused with WithRetention.
 	maxLen any
 }
 
 // NewPublisher makes a publisher on rdb. Relevant options: WithMaxLen,
-// WithRetention, WithTracerProvider, WithMeterProvider, WithPropagator.
+// WithRetention, WithEntryBells, WithTracerProvider, WithMeterProvider,
+// WithPropagator.
 func NewPublisher(rdb redis.UniversalClient, opts ...Option) *Publisher {
 	cfg := newSettings(opts)
 	p := &Publisher{rdb: rdb, cfg: cfg, tel: newTelemetry(&cfg, "")}
+	_, p.cluster = rdb.(*redis.ClusterClient)
 	if cfg.maxLen > 0 {
 		p.maxLen = cfg.maxLen
 	}
@@ -91,29 +95,17 @@ func ringAll(ctx context.Context, pipe redis.Pipeliner, streamOf func(i int) str
 	}
 }
 
+// entryBellScript (WithEntryBells): KEYS = streams (one per entry), ARGV =
+// per entry: maxlen ("0" = none), field count n, n field/value strings.
+// Each entry succeeds or fails on its own, as pipelined XADDs do.
+var entryBellScript = redis.NewScript(appendLua + `
+return append(1, 1, true, true)
+`)
+
 // Publish appends one entry and returns its ID.
 func (p *Publisher) Publish(ctx context.Context, e Entry) (string, error) {
-	ctx, span, c := p.tel.startPublish(ctx, e.Stream)
-	cmd := p.xadd(ctx, e, c)
-	pipe := p.rdb.Pipeline()
-	_ = pipe.Process(ctx, cmd)
-	_ = pipe.Process(ctx, bell(ctx, e.Stream))
-	_, _ = pipe.Exec(ctx) // the XADD's own error is read below; a bell is only a hint
-	id, err := cmd.Result()
-	endSpan(span, err)
-	p.count(ctx, e.Stream, err)
-	if err != nil {
-		return "", fmt.Errorf("publish to %s: %w", e.Stream, err)
-	}
-	return id, nil
-}
-
-func (p *Publisher) count(ctx context.Context, stream string, err error) {
-	if err != nil {
-		p.tel.publishErrs.Add(ctx, 1, p.tel.addOpts(stream, outcomeNone)...)
-		return
-	}
-	p.tel.published.Add(ctx, 1, p.tel.addOpts(stream, outcomeNone)...)
+	ids, errs := p.appendEntries(ctx, []Entry{e}, nil)
+	return ids[0], errs[0]
 }
 
 // PublishBatch appends entries in one round trip (a pipeline, not a
@@ -123,35 +115,151 @@ func (p *Publisher) PublishBatch(ctx context.Context, entries []Entry) ([]string
 	if len(entries) == 0 {
 		return nil, nil
 	}
+	ids, errs := p.appendEntries(ctx, entries, nil)
+	for _, err := range errs {
+		if err != nil {
+			return ids, err
+		}
+	}
+	return ids, nil
+}
+
+// appendEntries appends entries in one round trip and returns each one's
+// ID or error. Each entry's span is a child of ctxOf(i) (the caller that
+// queued it, in a Batcher), or of ctx when ctxOf is nil; the commands run
+// under ctx.
+func (p *Publisher) appendEntries(ctx context.Context, entries []Entry, ctxOf func(i int) context.Context) ([]string, []error) {
+	spans := make([]trace.Span, len(entries))
+	carriers := make([]*injectCarrier, len(entries))
+	for i, e := range entries {
+		sctx := ctx
+		if ctxOf != nil {
+			sctx = ctxOf(i)
+		}
+		_, spans[i], carriers[i] = p.tel.startPublish(sctx, e.Stream)
+	}
+	var ids []string
+	var errs []error
+	if p.cfg.entryBells {
+		ids, errs = p.appendRinging(ctx, entries, carriers)
+	} else {
+		ids, errs = p.appendPipelined(ctx, entries, carriers)
+	}
+	for i, e := range entries {
+		if errs[i] != nil {
+			errs[i] = fmt.Errorf("publish to %s: %w", e.Stream, errs[i])
+		}
+		endSpan(spans[i], errs[i])
+		sctx := ctx
+		if ctxOf != nil {
+			sctx = ctxOf(i)
+		}
+		p.count(sctx, e.Stream, errs[i])
+	}
+	return ids, errs
+}
+
+// appendPipelined sends one XADD per entry and a bare bell per stream.
+func (p *Publisher) appendPipelined(ctx context.Context, entries []Entry, carriers []*injectCarrier) ([]string, []error) {
 	pipe := p.rdb.Pipeline()
 	cmds := make([]*redis.StringCmd, len(entries))
-	spans := make([]trace.Span, len(entries))
 	for i, e := range entries {
-		_, span, c := p.tel.startPublish(ctx, e.Stream)
-		spans[i] = span
-		cmds[i] = p.xadd(ctx, e, c)
+		cmds[i] = p.xadd(ctx, e, carriers[i])
 		_ = pipe.Process(ctx, cmds[i])
 	}
 	ringAll(ctx, pipe, func(i int) string { return entries[i].Stream }, len(entries))
-	_, execErr := pipe.Exec(ctx)
-	ids := make([]string, len(entries))
-	var firstErr error
+	_, _ = pipe.Exec(ctx) // the XADDs' own errors are read below; a bell is only a hint
+	ids, errs := make([]string, len(entries)), make([]error, len(entries))
 	for i, cmd := range cmds {
-		id, err := cmd.Result()
-		endSpan(spans[i], err)
-		p.count(ctx, entries[i].Stream, err)
-		if err != nil {
-			if firstErr == nil {
-				firstErr = fmt.Errorf("publish to %s: %w", entries[i].Stream, err)
-			}
-			continue
+		ids[i], errs[i] = cmd.Result()
+	}
+	return ids, errs
+}
+
+// appendRinging appends with entryBellScript: one script run per Redis
+// Cluster slot among the entries' streams (one in all on a single Redis),
+// so the script's own cost is paid once per round trip, not per entry.
+func (p *Publisher) appendRinging(ctx context.Context, entries []Entry, carriers []*injectCarrier) ([]string, []error) {
+	groups := [][]int{make([]int, len(entries))}
+	for i := range entries {
+		groups[0][i] = i
+	}
+	if p.cluster {
+		groups = slotGroupsOf(len(entries), func(i int) string { return entries[i].Stream })
+	}
+	calls := make([]scriptCall, len(groups))
+	for g, idx := range groups {
+		c := scriptCall{script: entryBellScript, keys: make([]string, 0, len(idx)), args: make([]any, 0, 8*len(idx))}
+		for _, i := range idx {
+			c.keys, c.args = p.entryArgs(c.keys, c.args, entries[i], carriers[i])
 		}
-		ids[i] = id
+		calls[g] = c
 	}
-	if firstErr == nil && execErr != nil {
-		firstErr = fmt.Errorf("publish batch: %w", execErr)
+	ids, errs := make([]string, len(entries)), make([]error, len(entries))
+	for g, cmd := range runScripts(ctx, p.rdb, calls) {
+		res, err := cmd.Slice()
+		if err == nil && len(res) != len(groups[g]) {
+			err = fmt.Errorf("the script returned %d results for %d entries", len(res), len(groups[g]))
+		}
+		for j, i := range groups[g] {
+			if err != nil {
+				errs[i] = err
+				continue
+			}
+			switch r := res[j].(type) {
+			case string:
+				ids[i] = r
+			case error:
+				errs[i] = r
+			default:
+				errs[i] = fmt.Errorf("the script returned %T for an entry", r)
+			}
+		}
 	}
-	return ids, firstErr
+	return ids, errs
+}
+
+// entryArgs appends an entry's stream to keys and its part of an
+// appending script's arguments (maxlen, field count, fields) to args.
+func (p *Publisher) entryArgs(keys []string, args []any, e Entry, carrier *injectCarrier) ([]string, []any) {
+	fields := entryArgs(e, carrier)
+	keys = append(keys, e.Stream)
+	args = append(args, p.cfg.maxLenFor(e.Stream), len(fields))
+	return keys, append(args, fields...)
+}
+
+// scriptCall is one run of a script, as its keys and arguments.
+type scriptCall struct {
+	script *redis.Script
+	keys   []string
+	args   []any
+}
+
+// runScripts runs calls in one pipeline of EVALSHAs. A call that found
+// Redis without the script in its cache (a restart, SCRIPT FLUSH) did not
+// run, so running it again cannot append twice: it is rerun with Run, which
+// loads the script (EVAL) for the calls after it too.
+func runScripts(ctx context.Context, rdb redis.UniversalClient, calls []scriptCall) []*redis.Cmd {
+	cmds := make([]*redis.Cmd, len(calls))
+	pipe := rdb.Pipeline()
+	for i, c := range calls {
+		cmds[i] = c.script.EvalSha(ctx, pipe, c.keys, c.args...)
+	}
+	_, _ = pipe.Exec(ctx) // per-command errors are read by the caller
+	for i, c := range calls {
+		if redis.HasErrorPrefix(cmds[i].Err(), "NOSCRIPT") {
+			cmds[i] = c.script.Run(ctx, rdb, c.keys, c.args...)
+		}
+	}
+	return cmds
+}
+
+func (p *Publisher) count(ctx context.Context, stream string, err error) {
+	if err != nil {
+		p.tel.publishErrs.Add(ctx, 1, p.tel.addOpts(stream, outcomeNone)...)
+		return
+	}
+	p.tel.published.Add(ctx, 1, p.tel.addOpts(stream, outcomeNone)...)
 }
 
 // Batcher coalesces concurrent Publish calls into pipelines: while one
@@ -186,28 +294,16 @@ func (b *Batcher) Publish(ctx context.Context, e Entry) (string, error) {
 func (b *Batcher) Close() { b.c.close() }
 
 // flush sends one batch. One caller giving up must not fail the others'
-// entries, so the pipeline runs under the batcher's uncancellable context
+// entries, so the round trip runs under the batcher's uncancellable context
 // (the client's timeouts still bound it); each entry still carries its own
 // caller's trace.
 func (b *Batcher) flush(ctx context.Context, batch []*pending[Entry, string]) {
-	pipe := b.p.rdb.Pipeline()
-	cmds := make([]*redis.StringCmd, len(batch))
-	spans := make([]trace.Span, len(batch))
+	entries := make([]Entry, len(batch))
 	for i, r := range batch {
-		_, span, c := b.p.tel.startPublish(r.ctx, r.in.Stream)
-		spans[i] = span
-		cmds[i] = b.p.xadd(ctx, r.in, c)
-		_ = pipe.Process(ctx, cmds[i])
+		entries[i] = r.in
 	}
-	ringAll(ctx, pipe, func(i int) string { return batch[i].in.Stream }, len(batch))
-	_, _ = pipe.Exec(ctx) // per-command errors are read below
+	ids, errs := b.p.appendEntries(ctx, entries, func(i int) context.Context { return batch[i].ctx })
 	for i, r := range batch {
-		id, err := cmds[i].Result()
-		endSpan(spans[i], err)
-		b.p.count(ctx, r.in.Stream, err)
-		if err != nil {
-			r.err = fmt.Errorf("publish to %s: %w", r.in.Stream, err)
-		}
-		r.out = id
+		r.out, r.err = ids[i], errs[i]
 	}
 }

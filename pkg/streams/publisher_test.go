@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -191,4 +193,33 @@ func TestBatcher_CallersSendEachOthersEntriesAndEveryCallIsAnswered(t *testing.T
 	if n != callers*each || len(stored) != callers*each {
 		t.Fatalf("%d answers, %d entries, want %d", n, len(stored), callers*each)
 	}
+}
+
+// With entry bells a batch is one script run; an entry that cannot go in
+// (its key holds another type) fails alone, as a pipelined XADD would, and
+// the others are appended and rung.
+func TestPublishBatch_EntryBellsFailOnlyTheEntryThatCannotGoIn(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := ctxT(t)
+	bad := streams.TableEvents("not-a-stream")
+	if err := rdb.Set(ctx, bad, "x", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	good := streams.TableEvents("good")
+	col := newCollector()
+	tl := streams.NewTailer(rdb, col.handle, noSweep)
+	if err := tl.Add(ctx, good, "0"); err != nil {
+		t.Fatal(err)
+	}
+	runConsumer(t, tl)
+	pub := streams.NewPublisher(rdb, streams.WithEntryBells())
+	ids, err := pub.PublishBatch(ctx, []streams.Entry{{Stream: good, Data: []byte("1")}, {Stream: bad, Data: []byte("x")}, {Stream: good, Data: []byte("2")}})
+	if err == nil || !strings.Contains(err.Error(), "WRONGTYPE") || !strings.Contains(err.Error(), bad) {
+		t.Fatalf("err = %v, want the WRONGTYPE of %s", err, bad)
+	}
+	if ids[0] == "" || ids[1] != "" || ids[2] == "" {
+		t.Fatalf("ids = %q, want the two good entries' only", ids)
+	}
+	eventually(t, 2*time.Second, "the good entries", func() bool { return col.datas(good) == "1,2" })
 }

@@ -155,17 +155,31 @@ func (r *registry) shardCount() int {
 // slotGroups splits keys into runs that share a Redis Cluster slot, keeping
 // their order within each group.
 func slotGroups(keys []string) [][]string {
+	idx := slotGroupsOf(len(keys), func(i int) string { return keys[i] })
+	groups := make([][]string, len(idx))
+	for g, is := range idx {
+		groups[g] = make([]string, len(is))
+		for j, i := range is {
+			groups[g][j] = keys[i]
+		}
+	}
+	return groups
+}
+
+// slotGroupsOf groups the indexes 0…n-1 by the Cluster slot of keyOf(i),
+// in order of first appearance, keeping their order within a group.
+func slotGroupsOf(n int, keyOf func(i int) string) [][]int {
 	idx := map[int]int{}
-	var groups [][]string
-	for _, k := range keys {
-		slot := HashSlot(k)
-		i, ok := idx[slot]
+	var groups [][]int
+	for i := 0; i < n; i++ {
+		slot := HashSlot(keyOf(i))
+		g, ok := idx[slot]
 		if !ok {
-			i = len(groups)
-			idx[slot] = i
+			g = len(groups)
+			idx[slot] = g
 			groups = append(groups, nil)
 		}
-		groups[i] = append(groups[i], k)
+		groups[g] = append(groups[g], i)
 	}
 	return groups
 }

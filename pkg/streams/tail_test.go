@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,6 +12,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pulka/pulka/pkg/redistest"
 	"github.com/pulka/pulka/pkg/streams"
@@ -247,10 +251,15 @@ var noSweep = streams.WithSweepInterval(time.Hour)
 // Every way this package appends rings the stream's bell: with the sweep
 // out of the picture, a Tailer still sees each entry within moments.
 func TestTailer_EveryWriterRingsTheBell(t *testing.T) {
+	t.Run("bare bells", func(t *testing.T) { everyWriterRings(t) })
+	t.Run("entry bells", func(t *testing.T) { everyWriterRings(t, streams.WithEntryBells()) })
+}
+
+func everyWriterRings(t *testing.T, opts ...streams.Option) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	ctx := ctxT(t)
-	pub := streams.NewPublisher(rdb)
+	pub := streams.NewPublisher(rdb, opts...)
 	leases := streams.NewLeases(rdb, time.Minute)
 	one, batch, batcher, fenced := streams.TableEvents("one"), streams.TableEvents("batch"),
 		streams.TableEvents("batcher"), streams.TableEvents("fenced")
@@ -366,14 +375,15 @@ func TestTailer_SurvivesARedisRestart(t *testing.T) {
 	eventually(t, 5*time.Second, "bells after the restart", func() bool { return col.datas(s) == "0,1,2,3" })
 }
 
-// A Tailer's reads name only the streams that rang: following many idle
-// streams costs Redis nothing per read. Before bells, every read named all
-// of them (2,000 streams: ≈ 1.5 ms of Redis per read).
-func TestTailer_ReadsOnlyTheStreamsThatRang(t *testing.T) {
+// xreadLog follows `idle` idle streams and one busy one with a Tailer that
+// never sweeps, runs publish (which appends n entries to busy, waiting for
+// each to arrive) with Redis's slow log recording every command, and returns
+// how many XREADs Redis ran meanwhile and how many streams they named.
+func xreadLog(t *testing.T, idle, n int, publish func(ctx context.Context, rdb *redis.Client, busy string, i int)) (reads, named int) {
+	t.Helper()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	ctx := ctxT(t)
-	const idle = 500
 	col := newCollector()
 	tl := streams.NewTailer(rdb, col.handle, noSweep)
 	for i := 0; i < idle; i++ {
@@ -399,21 +409,22 @@ func TestTailer_ReadsOnlyTheStreamsThatRang(t *testing.T) {
 	if err := monitor.SlowLogReset(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	pub := streams.NewPublisher(rdb)
-	const n = 50
 	for i := 0; i < n; i++ {
-		if _, err := pub.Publish(ctx, streams.Entry{Stream: busy, Data: []byte(strconv.Itoa(i))}); err != nil {
-			t.Fatal(err)
-		}
+		publish(ctx, rdb, busy, i)
 		eventually(t, 2*time.Second, "entry "+strconv.Itoa(i), func() bool {
 			return strings.HasSuffix(col.datas(busy), strconv.Itoa(i))
 		})
+	}
+	if got, want := col.datas(busy), datas(numbered(n)); got != want {
+		t.Fatalf("delivered %q, want %q", got, want)
 	}
 	logged, err := monitor.SlowLogGet(ctx, -1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	reads, named := 0, 0
+	if len(logged) < n {
+		t.Fatalf("only %d commands logged for %d entries: is the slow log on?", len(logged), n)
+	}
 	for _, e := range logged {
 		if len(e.Args) == 0 || !strings.EqualFold(e.Args[0], "xread") {
 			continue
@@ -426,11 +437,123 @@ func TestTailer_ReadsOnlyTheStreamsThatRang(t *testing.T) {
 		reads++
 		named += (args - 4) / 2 // XREAD COUNT n STREAMS keys... ids...
 	}
+	return reads, named
+}
+
+func numbered(n int) []streams.Message {
+	ms := make([]streams.Message, n)
+	for i := range ms {
+		ms[i].Data = []byte(strconv.Itoa(i))
+	}
+	return ms
+}
+
+// A Tailer's reads name only the streams that rang: following many idle
+// streams costs Redis nothing per read. Before bells, every read named all
+// of them (2,000 streams: ≈ 1.5 ms of Redis per read). The writer here rings
+// bare bells (hints), as a script outside this package may.
+func TestTailer_ReadsOnlyTheStreamsThatRang(t *testing.T) {
+	const n = 50
+	reads, named := xreadLog(t, 500, n, func(ctx context.Context, rdb *redis.Client, busy string, i int) {
+		pipe := rdb.Pipeline()
+		pipe.XAdd(ctx, &redis.XAddArgs{Stream: busy, Values: []any{streams.FieldData, strconv.Itoa(i)}})
+		pipe.Publish(ctx, streams.Bell(busy), "")
+		if _, err := pipe.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
 	if reads < n/2 {
-		t.Fatalf("only %d XREADs for %d entries: is the slow log on?", reads, n)
+		t.Fatalf("only %d XREADs for %d entries rung with bare bells", reads, n)
 	}
 	if avg := float64(named) / float64(reads); avg > 1.5 {
 		t.Fatalf("XREAD named %.1f streams per call on average (%d reads); want only the one that rang", avg, reads)
+	}
+}
+
+// The bells of a publisher made WithEntryBells carry the entry: a Tailer
+// following the stream delivers it without reading the stream at all.
+func TestTailer_BellsThatCarryTheEntryNeedNoRead(t *testing.T) {
+	var pub *streams.Publisher
+	reads, _ := xreadLog(t, 100, 50, func(ctx context.Context, rdb *redis.Client, busy string, i int) {
+		if pub == nil {
+			pub = streams.NewPublisher(rdb, streams.WithEntryBells())
+		}
+		if _, err := pub.Publish(ctx, streams.Entry{Stream: busy, Data: []byte(strconv.Itoa(i))}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if reads != 0 {
+		t.Fatalf("%d XREADs for 50 entries whose bells carried them; want none", reads)
+	}
+}
+
+// An entry whose bell carried it is delivered straight away only if it
+// follows the last entry delivered: after entries that rang nothing (a raw
+// XADD), the next bell finds a gap, and the Tailer reads the stream and
+// delivers every entry, in order, instead of skipping the silent ones.
+func TestTailer_ABellAfterAGapReadsTheStream(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := ctxT(t)
+	col := newCollector()
+	tl := streams.NewTailer(rdb, col.handle, noSweep)
+	s := streams.TableEvents("gap")
+	if err := tl.Add(ctx, s, "$"); err != nil {
+		t.Fatal(err)
+	}
+	runConsumer(t, tl)
+	pub := streams.NewPublisher(rdb, streams.WithEntryBells())
+	publishN(t, pub, s, 0, 2)
+	eventually(t, 2*time.Second, "the first entries", func() bool { return col.datas(s) == "0,1" })
+	for i := 2; i < 4; i++ { // silent: no bell
+		if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: s, Values: []any{streams.FieldData, strconv.Itoa(i)}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	if got := col.datas(s); got != "0,1" {
+		t.Fatalf("delivered %q before any bell rang; want 0,1", got)
+	}
+	publishN(t, pub, s, 4, 6)
+	eventually(t, 2*time.Second, "every entry, the silent ones included", func() bool { return col.datas(s) == "0,1,2,3,4,5" })
+}
+
+// A bell carries the whole entry: its header fields and the trace context
+// of its publisher arrive as a read would return them.
+func TestTailer_ABellCarriesHeaderAndTrace(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := ctxT(t)
+	col := newCollector()
+	tl := streams.NewTailer(rdb, col.handle, noSweep)
+	s := streams.TableEvents("whole")
+	if err := tl.Add(ctx, s, "$"); err != nil {
+		t.Fatal(err)
+	}
+	runConsumer(t, tl)
+	time.Sleep(100 * time.Millisecond) // past the first read
+	tp := sdktrace.NewTracerProvider()
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	pub := streams.NewPublisher(rdb, streams.WithEntryBells(), streams.WithTracerProvider(tp), streams.WithPropagator(propagation.TraceContext{}))
+	data := []byte("bin\x00ary: 12:34 \xff")
+	id, err := pub.Publish(ctx, streams.Entry{Stream: s, Data: data, Header: map[string]string{"type": "Played", "k": "a b:c"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Second, "the entry", func() bool { return col.datas(s) != "" })
+	read, err := streams.ReadAfter(ctx, rdb, s, "0", 10)
+	if err != nil || len(read) != 1 {
+		t.Fatalf("ReadAfter: %v, %d entries", err, len(read))
+	}
+	col.mu.Lock()
+	got := col.got[s][0]
+	col.mu.Unlock()
+	if got.ID != id || string(got.Data) != string(data) || !reflect.DeepEqual(got.Header, read[0].Header) {
+		t.Fatalf("delivered %s %q %v; the stream holds %s %q %v", got.ID, got.Data, got.Header, read[0].ID, read[0].Data, read[0].Header)
+	}
+	if sc := trace.SpanContextFromContext(got.Context(ctx)); !sc.IsValid() ||
+		sc.TraceID() != trace.SpanContextFromContext(read[0].Context(ctx)).TraceID() {
+		t.Fatalf("the delivered entry's trace context is %v; the stored entry's is %v", sc, trace.SpanContextFromContext(read[0].Context(ctx)))
 	}
 }
 

@@ -134,8 +134,9 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 		// round trip carries many (a lone command still goes at once). The
 		// batcher has no goroutine of its own, so it needs no stopping, and
 		// it must outlive ctx: connections still draining at shutdown (after
-		// ctx ends) may send a last command.
-		Publisher: streams.NewPublisher(p.Redis, streams.WithTracerProvider(p.Tracer), streams.WithMeterProvider(p.Meter)).
+		// ctx ends) may send a last command. The commands' bells carry the
+		// command, so the table's runner need not read it back.
+		Publisher: streams.NewPublisher(p.Redis, streams.WithEntryBells(), streams.WithTracerProvider(p.Tracer), streams.WithMeterProvider(p.Meter)).
 			NewBatcher(context.WithoutCancel(ctx), 64, 4),
 		// Entries outlive three missed refreshes (pings).
 		Presence: presence.New(p.Redis, 3*ping, p.Now),

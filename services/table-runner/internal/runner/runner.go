@@ -79,7 +79,9 @@ func New(rdb redis.UniversalClient, opt Options) (*Runner, error) {
 		failures: map[string]int{}, notBefore: map[string]time.Time{},
 	}
 	evClass := streams.StreamClass(streams.TableEvents("x"))
-	r.pub = streams.NewPublisher(rdb,
+	// The events' bells carry the event: gateways following the table hand
+	// it to their players without reading it back.
+	r.pub = streams.NewPublisher(rdb, streams.WithEntryBells(),
 		streams.WithTracerProvider(opt.TracerProvider), streams.WithMeterProvider(opt.MeterProvider),
 		streams.WithRetention(func(stream string) int64 {
 			switch {
