@@ -6,7 +6,8 @@
 # Usage: scripts/loadrun.sh --tables 100 --duration 20s --warmup 3s [more pulkactl load flags]
 # LOADRUN_BIN=DIR runs the services built in DIR (e.g. an older commit's, to compare
 # builds back to back with the same load generator, bin/pulkactl).
-# LOADRUN_GOGC=N runs the services (not the load generator) with GOGC=N.
+# LOADRUN_GOGC=N runs the services (not the load generator) with GOGC=N, LOADRUN_GOMAXPROCS=N
+# with GOMAXPROCS=N.
 # LOADRUN_CPU_TIMELINE=1 also prints each process's CPU per second of the window.
 # LOADRUN_PROFILE=1 also writes CPU profiles of the gateway, the runner and the load
 # generator over the window to $LOADRUN_OUT (default tmp/loadrun): go tool pprof bin/gateway tmp/loadrun/gateway.prof
@@ -15,7 +16,7 @@ cd "$(dirname "$0")/.."
 out=${LOADRUN_OUT:-tmp/loadrun}
 mkdir -p "$out"
 port=${LOADRUN_PORT:-28417}
-GOGC=${LOADRUN_GOGC:-100} PULKA_RUNNER_BOT_DELAY=1ms PULKA_WS_RATE=1000 PULKA_WS_BURST=1000 PULKA_SIGNUPS_PER_IP=1000000 \
+env ${LOADRUN_GOMAXPROCS:+GOMAXPROCS=$LOADRUN_GOMAXPROCS} GOGC=${LOADRUN_GOGC:-100} PULKA_RUNNER_BOT_DELAY=1ms PULKA_WS_RATE=1000 PULKA_WS_BURST=1000 PULKA_SIGNUPS_PER_IP=1000000 \
   "${LOADRUN_BIN:-bin}/pulka-local" -bin-dir "$(realpath "${LOADRUN_BIN:-bin}")" \
   -addr 127.0.0.1:$port -runners 1 -raw-logs >"$out/local.log" 2>&1 &
 local_pid=$!
