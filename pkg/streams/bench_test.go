@@ -21,10 +21,10 @@ var benchPayload = make([]byte, 64)
 // system); the returned func reports it per op as "redis-µs/op". On a
 // machine whose speed wanders, the server's share of a benchmark is the
 // steadier figure to compare two ways of writing by.
-func redisCPU(b *testing.B, rdb *redis.Client) (report func()) {
+func redisCPU(ctx context.Context, b *testing.B, rdb *redis.Client) (report func()) {
 	b.Helper()
 	read := func() float64 {
-		info, err := rdb.Info(context.Background(), "cpu").Result()
+		info, err := rdb.Info(ctx, "cpu").Result()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -57,7 +57,7 @@ func BenchmarkPublish(b *testing.B) {
 		stream := streams.TableCommands("bench")
 		b.Run("raw/batch="+strconv.Itoa(batch), func(b *testing.B) {
 			b.ReportAllocs()
-			defer redisCPU(b, rdb)()
+			defer redisCPU(ctx, b, rdb)()
 			for i := 0; i < b.N; i += batch {
 				pipe := rdb.Pipeline()
 				for j := 0; j < batch; j++ {
@@ -76,7 +76,7 @@ func BenchmarkPublish(b *testing.B) {
 		}{{"lib", nil}, {"lib-entry-bells", []streams.Option{streams.WithEntryBells()}}} {
 			b.Run(lib.name+"/batch="+strconv.Itoa(batch), func(b *testing.B) {
 				b.ReportAllocs()
-				defer redisCPU(b, rdb)()
+				defer redisCPU(ctx, b, rdb)()
 				pub := streams.NewPublisher(rdb, lib.opts...)
 				entries := make([]streams.Entry, batch)
 				for j := range entries {
@@ -103,16 +103,17 @@ func BenchmarkBatcher(b *testing.B) {
 }
 
 func benchBatcher(b *testing.B, rdb *redis.Client, opts ...streams.Option) {
-	bt := streams.NewPublisher(rdb, opts...).NewBatcher(context.Background(), 128, 2)
+	ctx := context.Background()
+	bt := streams.NewPublisher(rdb, opts...).NewBatcher(ctx, 128, 2)
 	defer bt.Close()
 	stream := streams.TableCommands("bench")
 	b.SetParallelism(16)
 	b.ReportAllocs()
 	b.ResetTimer()
-	defer redisCPU(b, rdb)()
+	defer redisCPU(ctx, b, rdb)()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, err := bt.Publish(context.Background(), streams.Entry{Stream: stream, Data: benchPayload}); err != nil {
+			if _, err := bt.Publish(ctx, streams.Entry{Stream: stream, Data: benchPayload}); err != nil {
 				b.Error(err)
 				return
 			}
@@ -184,7 +185,7 @@ func BenchmarkAppendFenced(b *testing.B) {
 			var next atomic.Int64
 			b.SetParallelism(max(1, tables/runtime.GOMAXPROCS(0)))
 			b.ReportAllocs()
-			defer redisCPU(b, rdb)()
+			defer redisCPU(ctx, b, rdb)()
 			b.RunParallel(func(pb *testing.PB) {
 				i := int(next.Add(1)-1) % tables
 				l, e := leases[i], streams.Entry{Stream: events[i], Data: benchPayload}
@@ -376,7 +377,7 @@ func benchTailPublishToHandler(b *testing.B, nStreams int, opts ...streams.Optio
 	time.Sleep(100 * time.Millisecond)
 	b.ReportAllocs()
 	b.ResetTimer()
-	defer redisCPU(b, rdb)()
+	defer redisCPU(ctx, b, rdb)()
 	for i := 0; i < b.N; i++ {
 		if _, err := pub.Publish(ctx, streams.Entry{Stream: names[i%nStreams], Data: benchPayload}); err != nil {
 			b.Fatal(err)

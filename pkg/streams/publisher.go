@@ -129,14 +129,16 @@ func (p *Publisher) PublishBatch(ctx context.Context, entries []Entry) ([]string
 // queued it, in a Batcher), or of ctx when ctxOf is nil; the commands run
 // under ctx.
 func (p *Publisher) appendEntries(ctx context.Context, entries []Entry, ctxOf func(i int) context.Context) ([]string, []error) {
+	callerCtx := func(i int) context.Context {
+		if ctxOf == nil {
+			return ctx
+		}
+		return ctxOf(i)
+	}
 	spans := make([]trace.Span, len(entries))
 	carriers := make([]*injectCarrier, len(entries))
 	for i, e := range entries {
-		sctx := ctx
-		if ctxOf != nil {
-			sctx = ctxOf(i)
-		}
-		_, spans[i], carriers[i] = p.tel.startPublish(sctx, e.Stream)
+		_, spans[i], carriers[i] = p.tel.startPublish(callerCtx(i), e.Stream) //nolint:contextcheck // the entry's caller's trace
 	}
 	var ids []string
 	var errs []error
@@ -150,11 +152,7 @@ func (p *Publisher) appendEntries(ctx context.Context, entries []Entry, ctxOf fu
 			errs[i] = fmt.Errorf("publish to %s: %w", e.Stream, errs[i])
 		}
 		endSpan(spans[i], errs[i])
-		sctx := ctx
-		if ctxOf != nil {
-			sctx = ctxOf(i)
-		}
-		p.count(sctx, e.Stream, errs[i])
+		p.count(callerCtx(i), e.Stream, errs[i]) //nolint:contextcheck // the entry's caller's metrics
 	}
 	return ids, errs
 }

@@ -30,9 +30,10 @@ type TailHandler func(ctx context.Context, m Message)
 // the last ID it delivered. A blocking XREAD over every followed stream, the
 // design this replaced, cost Redis time in proportion to the streams named on
 // every read (≈ 0.75 ms per read of 200 streams, 1.5 ms of 2,000), and a
-// read returned about one entry. The bells of this package's writers carry
-// the entry (see bellVersion): when its predecessor is the last entry
-// delivered, the Tailer hands it over without reading at all. Otherwise a
+// read returned about one entry. The bells of a publisher made
+// WithEntryBells carry the entry (see bellVersion): when its predecessor is
+// the last entry delivered, the Tailer hands it over without reading at all.
+// Otherwise a
 // bell is a hint: a bell lost (a reconnect, a writer that does not ring)
 // only delays entries until the next sweep, a read of every followed stream
 // every WithSweepInterval, and a (re)subscription reads its stream at once.

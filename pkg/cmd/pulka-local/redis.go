@@ -130,7 +130,8 @@ func redisVersion(ctx context.Context, rdb *redis.Client) (string, error) {
 // of command Pulka's services send: capped stream appends (XADD MAXLEN ~),
 // blocking reads (XREAD BLOCK), consumer groups (XGROUP, XREADGROUP,
 // XAUTOCLAIM, XACK, XPENDING, XINFO), Lua scripts by hash (EVALSHA) calling
-// stream, hash, TIME and PUBLISH commands, SUBSCRIBE, MULTI/EXEC, and keys that expire. The
+// stream, hash, TIME and PUBLISH commands (a bell carrying its entry), SUBSCRIBE, MULTI/EXEC,
+// and keys that expire. The
 // error names the first step that failed.
 func probeRedis(ctx context.Context, rdb *redis.Client) error {
 	var tag [6]byte
@@ -228,8 +229,9 @@ func probeRedis(ctx context.Context, rdb *redis.Client) error {
 		return step("SUBSCRIBE", err)
 	}
 	script := redis.NewScript(`
+local prev = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', '1000', '*', 'f', ARGV[1])
-redis.call('PUBLISH', KEYS[1], '')
+redis.call('PUBLISH', KEYS[1], table.concat({'1 ', prev[1][1], ' ', id, ' ', #ARGV[1], ':', ARGV[1]}))
 redis.call('HSET', KEYS[2], 'owner', ARGV[1], 'epoch', 1)
 redis.call('PEXPIRE', KEYS[2], 60000)
 local cur = redis.call('HMGET', KEYS[2], 'owner', 'epoch')
@@ -248,10 +250,16 @@ return {id, cur[1], t[1]}`)
 	if sec, err := strconv.ParseInt(fmt.Sprint(res[2]), 10, 64); err != nil || time.Since(time.Unix(sec, 0)).Abs() > time.Minute {
 		return fmt.Errorf("TIME in a script: got %v, not the current time", res[2])
 	}
-	if m, err := bells.ReceiveTimeout(ctx, 5*time.Second); err != nil {
+	m, err := bells.ReceiveTimeout(ctx, 5*time.Second)
+	if err != nil {
 		return step("PUBLISH in a script, heard on SUBSCRIBE", err)
-	} else if _, ok := m.(*redis.Message); !ok {
+	}
+	msg, ok := m.(*redis.Message)
+	if !ok {
 		return fmt.Errorf("PUBLISH in a script: got %T, want a message", m)
+	}
+	if want := fmt.Sprintf("1 %s %v 3:lua", second, res[0]); msg.Payload != want {
+		return fmt.Errorf("a bell built in a script (XREVRANGE, table.concat): got %q, want %q", msg.Payload, want)
 	}
 
 	if _, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
