@@ -591,3 +591,57 @@ func TestTailer_RacingAddAndRemoveNeverLeaveAFollowedStreamDeaf(t *testing.T) {
 		})
 	}
 }
+
+// While the handler is stuck, bells that carry their entry pile up only to
+// a bound; past it they are hints and the Tailer reads the stream when the
+// handler is free again: every entry still arrives once, in order.
+func TestTailer_BellsPastTheQueueBoundAreReadInstead(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := ctxT(t)
+	s := streams.TableEvents("flood")
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var got []string
+	tl := streams.NewTailer(rdb, func(_ context.Context, m streams.Message) {
+		if string(m.Data) == "0" {
+			<-release
+		}
+		mu.Lock()
+		got = append(got, string(m.Data))
+		mu.Unlock()
+	}, noSweep, streams.WithCount(1000))
+	if err := tl.Add(ctx, s, "$"); err != nil {
+		t.Fatal(err)
+	}
+	runConsumer(t, tl)
+	time.Sleep(100 * time.Millisecond) // past the first read
+	pub := streams.NewPublisher(rdb, streams.WithEntryBells(), streams.WithMaxLen(0))
+	const n = 12000 // more than the queue holds
+	for i := 0; i < n; i += 500 {
+		batch := make([]streams.Entry, 500)
+		for j := range batch {
+			batch[j] = streams.Entry{Stream: s, Data: []byte(strconv.Itoa(i + j))}
+		}
+		if _, err := pub.PublishBatch(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // let the bells arrive while the handler is stuck
+	close(release)
+	eventually(t, 20*time.Second, "every entry", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) >= n
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != n {
+		t.Fatalf("%d entries delivered, want %d", len(got), n)
+	}
+	for i, d := range got {
+		if d != strconv.Itoa(i) {
+			t.Fatalf("entry %d is %q: out of order or twice", i, d)
+		}
+	}
+}
