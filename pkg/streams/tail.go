@@ -179,13 +179,15 @@ func (t *Tailer) takeDirty(keys []string, from map[string]string, spare []richBe
 	clear(from)
 	clear(spare)
 	t.dirtyMu.Lock()
-	taken, bells := t.dirty, t.bells
-	t.bells = spare[:0]
-	if len(taken) > 0 {
+	var taken map[string]struct{} // nil unless there is something to read
+	if len(t.dirty) > 0 {
+		taken = t.dirty
 		t.dirty = make(map[string]struct{}, len(taken))
 	}
+	bells := t.bells
+	t.bells = spare[:0]
 	t.dirtyMu.Unlock()
-	if len(taken) == 0 {
+	if taken == nil {
 		return keys, bells
 	}
 	t.reg.mu.Lock()
