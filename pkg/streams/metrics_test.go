@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
@@ -113,4 +114,36 @@ func TestConsumer_LagAndPendingAreSampled(t *testing.T) {
 	eventually(t, 3*time.Second, "lag 4 pending 1", func() bool { return c.Lag() == 4 && c.Pending() == 1 })
 	close(block)
 	eventually(t, 3*time.Second, "lag 0 pending 0", func() bool { return c.Lag() == 0 && c.Pending() == 0 })
+}
+
+// A Tailer counts the entries it delivered straight from their bells apart
+// from those it had to read: what an operator watches to see the bells work.
+func TestMetrics_TailerCountsEntriesDeliveredFromTheirBells(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := ctxT(t)
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	s := streams.TableEvents("counted")
+	col := newCollector()
+	tl := streams.NewTailer(rdb, col.handle, noSweep, streams.WithMeterProvider(mp))
+	if err := tl.Add(ctx, s, "$"); err != nil {
+		t.Fatal(err)
+	}
+	runConsumer(t, tl)
+	time.Sleep(100 * time.Millisecond) // past the first read
+	pub := streams.NewPublisher(rdb, streams.WithEntryBells())
+	publishN(t, pub, s, 0, 3)
+	eventually(t, 2*time.Second, "three entries", func() bool { return col.datas(s) == "0,1,2" })
+	// A silent entry: the next bell finds the gap, and both are read.
+	if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: s, Values: []any{streams.FieldData, "3"}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	publishN(t, pub, s, 4, 5)
+	eventually(t, 2*time.Second, "the read ones", func() bool { return col.datas(s) == "0,1,2,3,4" })
+	m := collect(t, reader)
+	if m["pulka.streams.consumed"] != 5 || m["pulka.streams.tail.from_bell"] != 3 {
+		t.Fatalf("consumed %d, from their bells %d; want 5 and 3", m["pulka.streams.consumed"], m["pulka.streams.tail.from_bell"])
+	}
 }

@@ -220,6 +220,7 @@ func (t *Tailer) deliverBells(ctx context.Context, bells []richBell, keys []stri
 			// overlapped the bell).
 		case CompareIDs(b.prev, pos) == 0 && t.reg.advance(s, pos, b.msg.ID):
 			t.deliver(ctx, b.msg)
+			t.tel.fromBell.Add(ctx, 1, t.tel.addOpts(s, outcomeNone)...)
 		default:
 			keys = append(keys, s)
 			from[s] = pos

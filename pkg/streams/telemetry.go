@@ -49,6 +49,7 @@ type telemetry struct {
 	redelivered  metric.Int64Counter
 	deadLettered metric.Int64Counter
 	publishErrs  metric.Int64Counter
+	fromBell     metric.Int64Counter
 }
 
 func newTelemetry(s *settings, group string) *telemetry {
@@ -77,6 +78,9 @@ func newTelemetry(s *settings, group string) *telemetry {
 		metric.WithDescription("Messages reclaimed from an idle consumer and delivered again."), metric.WithUnit("{message}"))
 	t.deadLettered, _ = m.Int64Counter("pulka.streams.dead_lettered",
 		metric.WithDescription("Messages moved to the dead-letter stream."), metric.WithUnit("{message}"))
+	t.fromBell, _ = m.Int64Counter("pulka.streams.tail.from_bell",
+		metric.WithDescription("Entries a Tailer delivered from the bell that carried them, without reading the stream (of pulka.streams.consumed)."),
+		metric.WithUnit("{message}"))
 	return t
 }
 
