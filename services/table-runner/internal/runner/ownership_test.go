@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,6 +42,8 @@ func plan(d *jDriver, n int) (players []string, cmds []*tablev1.Command) {
 func TestRunner_FullInboxStopsReadingTheTableAndLosesNothing(t *testing.T) {
 	_, rdb := startRedis(t)
 	gate := make(chan struct{})
+	var openGate sync.Once
+	release := func() { openGate.Do(func() { close(gate) }) }
 	blocked := make(chan struct{}, 1)
 	var closedGate bool
 	opt := testOptions("r1")
@@ -53,10 +56,22 @@ func TestRunner_FullInboxStopsReadingTheTableAndLosesNothing(t *testing.T) {
 		}
 	}
 	r := startRunner(t, rdb, opt)
+	// Registered after the runner's own cleanup, so it runs first: a test
+	// that fails before opening the gate must not leave the table's
+	// goroutine, and with it the runner's stop, waiting on it for ever.
+	t.Cleanup(release)
 	ts := japaneseStart("j1", 21, 21, "alice", "bob")
 	place(t, rdb, ts, "r1")
 	d := newJDriver(t, rdb, ts)
 	first := waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", isKind("timer_started"))
+	stream := streams.TableCommands("j1")
+	// The first command must reach the table through the shared reader, not
+	// through the catch-up that opens the table (which reads its backlog
+	// before the reader follows it): wait until the reader follows it.
+	waitFor(t, 5*time.Second, "the reader to follow the new table", func() bool {
+		_, ok := r.tailer.Position(stream)
+		return ok
+	})
 
 	players, cmds := plan(d, 40)
 	ids := make([]string, len(cmds))
@@ -65,7 +80,6 @@ func TestRunner_FullInboxStopsReadingTheTableAndLosesNothing(t *testing.T) {
 	for i := 1; i < len(cmds); i++ {
 		ids[i] = send(t, rdb, "j1", players[i], cmds[i])
 	}
-	stream := streams.TableCommands("j1")
 	waitFor(t, 5*time.Second, "the reader to stop following the full table", func() bool {
 		r.mu.Lock()
 		s := r.slots["j1"]
@@ -75,7 +89,7 @@ func TestRunner_FullInboxStopsReadingTheTableAndLosesNothing(t *testing.T) {
 		_, following := r.tailer.Position(stream)
 		return s.catchup && !s.inTailer && !following && len(s.inbox) == cap(s.inbox)
 	})
-	close(gate)
+	release()
 
 	waitFor(t, 10*time.Second, "every command's move", func() bool {
 		n := 0
