@@ -14,6 +14,16 @@ import (
 	"github.com/pulka/pulka/pkg/streams"
 )
 
+// manualMeter is a meter provider whose reader the test collects from; it
+// is shut down when the test ends.
+func manualMeter(t *testing.T) (*sdkmetric.ManualReader, *sdkmetric.MeterProvider) {
+	t.Helper()
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	return reader, mp
+}
+
 func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]int64 {
 	t.Helper()
 	var rm metricdata.ResourceMetrics
@@ -46,9 +56,7 @@ func TestMetrics_CountPublishConsumeRedeliveryDeadLetterAndLag(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	ctx := ctxT(t)
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	reader, mp := manualMeter(t)
 
 	stream := streams.TableCommands("m")
 	pub := streams.NewPublisher(rdb, streams.WithMeterProvider(mp))
@@ -122,16 +130,9 @@ func TestMetrics_TailerCountsEntriesDeliveredFromTheirBells(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	ctx := ctxT(t)
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	reader, mp := manualMeter(t)
 	s := streams.TableEvents("counted")
-	col := newCollector()
-	tl := streams.NewTailer(rdb, col.handle, noSweep, streams.WithMeterProvider(mp))
-	if err := tl.Add(ctx, s, "$"); err != nil {
-		t.Fatal(err)
-	}
-	runConsumer(t, tl)
+	col := followed(t, rdb, s, "$", streams.WithMeterProvider(mp))
 	time.Sleep(100 * time.Millisecond) // past the first read
 	pub := streams.NewPublisher(rdb, streams.WithEntryBells())
 	publishN(t, pub, s, 0, 3)

@@ -207,12 +207,7 @@ func TestPublishBatch_EntryBellsFailOnlyTheEntryThatCannotGoIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := streams.TableEvents("good")
-	col := newCollector()
-	tl := streams.NewTailer(rdb, col.handle, noSweep)
-	if err := tl.Add(ctx, good, "0"); err != nil {
-		t.Fatal(err)
-	}
-	runConsumer(t, tl)
+	col := followed(t, rdb, good, "0")
 	pub := streams.NewPublisher(rdb, streams.WithEntryBells())
 	ids, err := pub.PublishBatch(ctx, []streams.Entry{{Stream: good, Data: []byte("1")}, {Stream: bad, Data: []byte("x")}, {Stream: good, Data: []byte("2")}})
 	if err == nil || !strings.Contains(err.Error(), "WRONGTYPE") || !strings.Contains(err.Error(), bad) {

@@ -248,6 +248,20 @@ func (c *collector) datas(stream string) string {
 // because its stream's bell rang.
 var noSweep = streams.WithSweepInterval(time.Hour)
 
+// followed runs, until the test ends, a Tailer that never sweeps (unless
+// opts say otherwise) following stream from after, and returns what it
+// collects.
+func followed(t *testing.T, rdb *redis.Client, stream, after string, opts ...streams.Option) *collector {
+	t.Helper()
+	col := newCollector()
+	tl := streams.NewTailer(rdb, col.handle, append([]streams.Option{noSweep}, opts...)...)
+	if err := tl.Add(ctxT(t), stream, after); err != nil {
+		t.Fatal(err)
+	}
+	runConsumer(t, tl)
+	return col
+}
+
 // Every way this package appends rings the stream's bell: with the sweep
 // out of the picture, a Tailer still sees each entry within moments.
 func TestTailer_EveryWriterRingsTheBell(t *testing.T) {
@@ -308,12 +322,7 @@ func TestTailer_SweepDeliversEntriesNobodyRang(t *testing.T) {
 	rdb := srv.Client(t)
 	ctx := ctxT(t)
 	s := streams.TableEvents("silent")
-	col := newCollector()
-	tl := streams.NewTailer(rdb, col.handle, streams.WithSweepInterval(200*time.Millisecond))
-	if err := tl.Add(ctx, s, "0"); err != nil {
-		t.Fatal(err)
-	}
-	runConsumer(t, tl)
+	col := followed(t, rdb, s, "0", streams.WithSweepInterval(200*time.Millisecond))
 	if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: s, Values: []any{streams.FieldData, "raw"}}).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -325,15 +334,9 @@ func TestTailer_SweepDeliversEntriesNobodyRang(t *testing.T) {
 func TestTailer_ReadsABacklogLargerThanCountWithoutWaiting(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
-	ctx := ctxT(t)
 	s := streams.TableEvents("backlog")
 	publishN(t, streams.NewPublisher(rdb), s, 0, 25)
-	col := newCollector()
-	tl := streams.NewTailer(rdb, col.handle, streams.WithCount(4), noSweep)
-	if err := tl.Add(ctx, s, "0"); err != nil {
-		t.Fatal(err)
-	}
-	runConsumer(t, tl)
+	col := followed(t, rdb, s, "0", streams.WithCount(4))
 	eventually(t, 2*time.Second, "all 25 entries", func() bool { return len(strings.Split(col.datas(s), ",")) == 25 })
 	want := make([]string, 25)
 	for i := range want {
@@ -352,12 +355,7 @@ func TestTailer_SurvivesARedisRestart(t *testing.T) {
 	ctx := ctxT(t)
 	s := streams.TableEvents("restart")
 	pub := streams.NewPublisher(rdb)
-	col := newCollector()
-	tl := streams.NewTailer(rdb, col.handle, noSweep, streams.WithBackoff(10*time.Millisecond, 100*time.Millisecond))
-	if err := tl.Add(ctx, s, "0"); err != nil {
-		t.Fatal(err)
-	}
-	runConsumer(t, tl)
+	col := followed(t, rdb, s, "0", streams.WithBackoff(10*time.Millisecond, 100*time.Millisecond))
 	publishN(t, pub, s, 0, 2)
 	eventually(t, 2*time.Second, "before the restart", func() bool { return col.datas(s) == "0,1" })
 	srv.Kill()
@@ -495,13 +493,8 @@ func TestTailer_ABellAfterAGapReadsTheStream(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	ctx := ctxT(t)
-	col := newCollector()
-	tl := streams.NewTailer(rdb, col.handle, noSweep)
 	s := streams.TableEvents("gap")
-	if err := tl.Add(ctx, s, "$"); err != nil {
-		t.Fatal(err)
-	}
-	runConsumer(t, tl)
+	col := followed(t, rdb, s, "$")
 	pub := streams.NewPublisher(rdb, streams.WithEntryBells())
 	publishN(t, pub, s, 0, 2)
 	eventually(t, 2*time.Second, "the first entries", func() bool { return col.datas(s) == "0,1" })
@@ -524,13 +517,8 @@ func TestTailer_ABellCarriesHeaderAndTrace(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	ctx := ctxT(t)
-	col := newCollector()
-	tl := streams.NewTailer(rdb, col.handle, noSweep)
 	s := streams.TableEvents("whole")
-	if err := tl.Add(ctx, s, "$"); err != nil {
-		t.Fatal(err)
-	}
-	runConsumer(t, tl)
+	col := followed(t, rdb, s, "$")
 	time.Sleep(100 * time.Millisecond) // past the first read
 	tp := sdktrace.NewTracerProvider()
 	defer func() { _ = tp.Shutdown(context.Background()) }()
