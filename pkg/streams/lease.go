@@ -258,7 +258,7 @@ func (p *Publisher) fenced(ctx context.Context, lease Lease, entries []Entry) fe
 	for i, e := range entries {
 		var c *injectCarrier
 		_, f.spans[i], c = p.tel.startPublish(ctx, e.Stream)
-		f.keys, f.args = p.entryArgs(f.keys, f.args, e, c)
+		f.keys, f.args = p.scriptArgs(f.keys, f.args, e, c)
 	}
 	return f
 }

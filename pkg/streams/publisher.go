@@ -189,7 +189,7 @@ func (p *Publisher) appendRinging(ctx context.Context, entries []Entry, carriers
 	for g, idx := range groups {
 		c := scriptCall{script: entryBellScript, keys: make([]string, 0, len(idx)), args: make([]any, 0, 8*len(idx))}
 		for _, i := range idx {
-			c.keys, c.args = p.entryArgs(c.keys, c.args, entries[i], carriers[i])
+			c.keys, c.args = p.scriptArgs(c.keys, c.args, entries[i], carriers[i])
 		}
 		calls[g] = c
 	}
@@ -217,9 +217,9 @@ func (p *Publisher) appendRinging(ctx context.Context, entries []Entry, carriers
 	return ids, errs
 }
 
-// entryArgs appends an entry's stream to keys and its part of an
+// scriptArgs appends an entry's stream to keys and its part of an
 // appending script's arguments (maxlen, field count, fields) to args.
-func (p *Publisher) entryArgs(keys []string, args []any, e Entry, carrier *injectCarrier) ([]string, []any) {
+func (p *Publisher) scriptArgs(keys []string, args []any, e Entry, carrier *injectCarrier) ([]string, []any) {
 	fields := entryArgs(e, carrier)
 	keys = append(keys, e.Stream)
 	args = append(args, p.cfg.maxLenFor(e.Stream), len(fields))
