@@ -7,7 +7,7 @@
 # LOADRUN_BIN=DIR runs the services built in DIR (e.g. an older commit's, to compare
 # builds back to back with the same load generator, bin/pulkactl).
 # LOADRUN_GOGC=N runs the services (not the load generator) with GOGC=N, LOADRUN_GOMAXPROCS=N
-# with GOMAXPROCS=N.
+# with GOMAXPROCS=N; LOADRUN_GEN_GOMAXPROCS=N runs the load generator with GOMAXPROCS=N.
 # LOADRUN_CPU_TIMELINE=1 also prints each process's CPU per second of the window.
 # LOADRUN_PROFILE=1 also writes CPU profiles of the gateway, the runner and the load
 # generator over the window to $LOADRUN_OUT (default tmp/loadrun): go tool pprof bin/gateway tmp/loadrun/gateway.prof
@@ -34,7 +34,7 @@ declare -A pid
 for p in gateway table-runner scoring lobby redis-server; do pid[$p]=$(pids "$p"); done
 gen_flags=()
 [ -n "${LOADRUN_PROFILE:-}" ] && gen_flags=(--cpuprofile "$out/pulkactl.prof")
-bin/pulkactl load --server http://127.0.0.1:$port "${gen_flags[@]}" "$@" >"$out/load.txt" 2>&1 &
+env ${LOADRUN_GEN_GOMAXPROCS:+GOMAXPROCS=$LOADRUN_GEN_GOMAXPROCS} bin/pulkactl load --server http://127.0.0.1:$port "${gen_flags[@]}" "$@" >"$out/load.txt" 2>&1 &
 load_pid=$!
 # The measured window starts after the warm-up; sample CPU over its middle part.
 warm=$(printf '%s\n' "$@" | awk 'p{print; exit} /^--warmup$/{p=1}'); warm=${warm:-2s}
@@ -42,7 +42,11 @@ dur=$(printf '%s\n' "$@" | awk 'p{print; exit} /^--duration$/{p=1}'); dur=${dur:
 tosec() { local v=$1; case $v in *ms) echo "${v%ms}/1000" | bc -l;; *s) echo "${v%s}";; *m) echo "${v%m}*60" | bc;; esac; }
 sleep "$(tosec "$warm")"; sleep 1
 pid[pulkactl]=$load_pid
+# steal: time the hypervisor ran something else while this machine wanted its
+# CPUs (/proc/stat's 8th field). A run with much of it is not comparable.
+steal() { awk '/^cpu /{print $9}' /proc/stat; }
 declare -A c0 s0; for p in "${!pid[@]}"; do c0[$p]=$(cpu "${pid[$p]}"); s0[$p]=$(sysc "${pid[$p]}"); done
+st0=$(steal)
 t0=$(date +%s.%N)
 win=$(echo "$(tosec "$dur") - 2" | bc -l)
 if [ -n "${LOADRUN_PROFILE:-}" ]; then
@@ -67,13 +71,14 @@ else
   sleep "$win"
 fi
 t1=$(date +%s.%N)
+st1=$(steal)
 declare -A c1 s1; for p in "${!pid[@]}"; do c1[$p]=$(cpu "${pid[$p]}"); s1[$p]=$(sysc "${pid[$p]}"); done
 wait $load_pid || true
 cat "$out/load.txt"
 [ -n "${LOADRUN_CPU_TIMELINE:-}" ] && { echo "CPU per second of the window (% of one core; the window starts 1 s in):"; cat "$out/cpu-timeline.txt"; }
 hz=$(getconf CLK_TCK)
 el=$(echo "$t1 - $t0" | bc -l)
-echo "CPU over ${el%.*}s of the window (cores): load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "CPU over ${el%.*}s of the window (cores): load average $(cut -d' ' -f1-3 /proc/loadavg), stolen by the hypervisor $(echo "($st1 - $st0) / $hz / $el" | bc -l | xargs printf '%.2f')"
 rate=$(grep -o '[0-9.]* moves/s end to end' "$out/load.txt" | cut -d' ' -f1)
 echo "  process        cores  read+write syscalls per move"
 tot=0; stot=0

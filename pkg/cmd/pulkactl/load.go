@@ -117,6 +117,8 @@ type loadResult struct {
 	setup, window             time.Duration
 	moves                     int
 	latencies                 []time.Duration // sorted
+	lags                      []time.Duration // sorted: slot to command written (paced)
+	spreads                   []time.Duration // sorted: first client's event to the last's
 	timeline                  []timeSlice     // with --timeline
 	rejected, refused, reconn int64
 	games, failed, lateSlots  int64
@@ -180,6 +182,17 @@ func (r *loadResult) String() string {
 		s += fmt.Sprintf(", moves sent after their slot %d", r.lateSlots)
 	}
 	s += "\n"
+	if r.mode == "paced" && len(r.lags) > 0 {
+		// The generator shares the machine: how much of the latency is its
+		// own, before the command left it, tells a busy client from a slow
+		// server.
+		s += fmt.Sprintf("of which slot → command written (the generator's own delay): p50 %s  p99 %s  p99.9 %s  max %s\n",
+			ms(quantile(r.lags, 0.50)), ms(quantile(r.lags, 0.99)), ms(quantile(r.lags, 0.999)), ms(quantile(r.lags, 1)))
+	}
+	if len(r.spreads) > 0 {
+		s += fmt.Sprintf("of which first client's event → last client's event (the fan-out): p50 %s  p99 %s  p99.9 %s  max %s\n",
+			ms(quantile(r.spreads, 0.50)), ms(quantile(r.spreads, 0.99)), ms(quantile(r.spreads, 0.999)), ms(quantile(r.spreads, 1)))
+	}
 	for _, sl := range r.timeline {
 		s += fmt.Sprintf("  t+%-6s moves %5d  p50 %s  p99 %s  max %s\n", sl.from.String(), len(sl.latencies),
 			ms(quantile(sl.latencies, 0.50)), ms(quantile(sl.latencies, 0.99)), ms(quantile(sl.latencies, 1)))
@@ -197,6 +210,8 @@ type recorder struct {
 	start, end time.Time // the measured window
 	latencies  []time.Duration
 	starts     []time.Duration // each latency's move start, from the window's start
+	lags       []time.Duration // each latency's part before its command was written
+	spreads    []time.Duration // each latency's part from the first client's event to the last's
 	moves      int
 	firstError string
 
@@ -204,9 +219,11 @@ type recorder struct {
 }
 
 type inflight struct {
-	at   time.Time
-	need int // clients that must see an event caused by it
-	got  int
+	at    time.Time
+	lag   time.Duration // from at to the command's send: the generator's own delay
+	first time.Time     // when the first client saw an event caused by it
+	need  int           // clients that must see an event caused by it
+	got   int
 }
 
 func newRecorder() *recorder { return &recorder{pending: map[string]*inflight{}} }
@@ -215,7 +232,7 @@ func (r *recorder) sent(id string, at time.Time, clients int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.pending[id]; !ok { // a resend keeps the first instant
-		r.pending[id] = &inflight{at: at, need: clients}
+		r.pending[id] = &inflight{at: at, lag: max(time.Since(at), 0), need: clients}
 	}
 }
 
@@ -228,6 +245,9 @@ func (r *recorder) seen(id string, at time.Time) {
 		return
 	}
 	p.got++
+	if p.got == 1 {
+		p.first = at
+	}
 	if p.got < p.need {
 		return
 	}
@@ -236,6 +256,8 @@ func (r *recorder) seen(id string, at time.Time) {
 		r.moves++
 		r.latencies = append(r.latencies, at.Sub(p.at))
 		r.starts = append(r.starts, p.at.Sub(r.start))
+		r.lags = append(r.lags, p.lag)
+		r.spreads = append(r.spreads, at.Sub(p.first))
 	}
 }
 
@@ -345,7 +367,11 @@ func runLoadTest(ctx context.Context, f loadFlags, progress io.Writer) (*loadRes
 	}
 	lat := slices.Clone(rec.latencies)
 	slices.Sort(lat)
-	return &loadResult{timeline: timeline, stagger: f.stagger, mode: f.mode, tables: f.tables, clients: f.tables * clients, rate: f.rate, setup: setup,
+	lags := slices.Clone(rec.lags)
+	slices.Sort(lags)
+	spreads := slices.Clone(rec.spreads)
+	slices.Sort(spreads)
+	return &loadResult{lags: lags, spreads: spreads, timeline: timeline, stagger: f.stagger, mode: f.mode, tables: f.tables, clients: f.tables * clients, rate: f.rate, setup: setup,
 		window: window, moves: rec.moves, latencies: lat, rejected: rec.rejected.Load(), refused: rec.refused.Load(),
 		reconn: rec.reconn.Load(), games: rec.games.Load(), failed: rec.failed.Load(), lateSlots: rec.lateSlots.Load(),
 		firstError: rec.firstError}, nil

@@ -38,6 +38,7 @@ const (
 	EnvWSBurst         = "PULKA_WS_BURST"
 	EnvWSPing          = "PULKA_WS_PING_INTERVAL"
 	EnvWSMaxTables     = "PULKA_WS_MAX_TABLES"
+	EnvWSAckDelay      = "PULKA_WS_ACK_DELAY"
 )
 
 // Config is the gateway's configuration.
@@ -79,6 +80,7 @@ type Config struct {
 	WSBurst        int
 	WSPingInterval time.Duration
 	WSMaxTables    int
+	WSAckDelay     time.Duration
 }
 
 // RegisterFlags declares the base flags and the gateway's.
@@ -107,6 +109,7 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 	f.Int(&c.WSBurst, "ws-burst", EnvWSBurst, 40, "token bucket size")
 	f.Duration(&c.WSPingInterval, "ws-ping-interval", EnvWSPing, 20*time.Second, "how often the server pings each client")
 	f.Int(&c.WSMaxTables, "ws-max-tables", EnvWSMaxTables, 8, "tables one connection may follow")
+	f.Duration(&c.WSAckDelay, "ws-ack-delay", EnvWSAckDelay, 20*time.Millisecond, "how long a command's ack may wait to leave with the table's answer in one write (0: at once)")
 }
 
 // Validate reports every problem at once.
@@ -166,6 +169,9 @@ func (c *Config) Validate() error {
 	}
 	if c.WSPingInterval < time.Second {
 		bad("ws-ping-interval must be at least 1s")
+	}
+	if c.WSAckDelay < 0 || c.WSAckDelay > time.Second {
+		bad("ws-ack-delay must be 0..1s")
 	}
 	return errors.Join(errs...)
 }

@@ -124,6 +124,9 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 	if wc.MaxTables == 0 {
 		wc.MaxTables = cfg.WSMaxTables
 	}
+	if wc.AckDelay == 0 {
+		wc.AckDelay = cfg.WSAckDelay
+	}
 	ping := wc.PingInterval
 	if ping <= 0 {
 		ping = 20 * time.Second

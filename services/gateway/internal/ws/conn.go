@@ -67,15 +67,21 @@ func newConn(s *Server, ws *websocket.Conn, claims *auth.Claims) *conn {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	return &conn{s: s, ws: ws, id: randomID(), claims: claims, ctx: ctx, cancel: cancel, steady: context.WithoutCancel(ctx),
 		closing: make(chan struct{}),
-		out:     newOutbox(s.cfg.SendQueueFrames, s.cfg.SendQueueBytes),
+		out:     newOutbox(s.cfg.SendQueueFrames, s.cfg.SendQueueBytes, s.cfg.AckDelay),
 		limit:   rate.NewLimiter(s.cfg.Rate, s.cfg.Burst),
 		tables:  map[string]*hub.Subscription{}}
 }
 
 // Send queues a frame without blocking (hub.Sink). A full queue means the
 // client is not reading fast enough: it is disconnected, nobody waits for it.
-func (c *conn) Send(frame []byte) bool {
-	if err := c.out.push(frame); err != nil {
+func (c *conn) Send(frame []byte) bool { return c.queued(c.out.push(frame)) }
+
+// sendLazy queues a frame that may wait AckDelay for the next one (an ack).
+func (c *conn) sendLazy(frame []byte) bool { return c.queued(c.out.pushLazy(frame)) }
+
+// queued reports whether a push succeeded; a full queue drops the client.
+func (c *conn) queued(err error) bool {
+	if err != nil {
 		if errors.Is(err, errOutboxFull) {
 			c.fail(CloseSlowConsumer, closeReasonSlow, false)
 		}
@@ -460,7 +466,9 @@ func (c *conn) command(m wire.ClientMsg) error {
 	if _, err := c.publish(ctx, cmd); err != nil {
 		return err
 	}
-	c.Send(wire.Ack(m.Ref, cmd.CommandId))
+	// The table's events usually follow within milliseconds: the ack
+	// waits for them (at most AckDelay) and leaves with them.
+	c.sendLazy(wire.Ack(m.Ref, cmd.CommandId))
 	return nil
 }
 

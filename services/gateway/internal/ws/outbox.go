@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 )
 
 var (
@@ -25,10 +26,15 @@ type outbox struct {
 	closed    bool
 	ready     chan struct{} // signalled when frames were added
 	space     chan struct{} // signalled when frames were taken
+	// A frame pushed with pushLazy may wait up to lazyWait for company
+	// (lazy signals ready then); every other push writes it at once.
+	lazyWait time.Duration
+	lazy     *time.Timer // made on the first lazy push: idle connections have none
+	waiting  bool        // frames wait, and ready was signalled or lazy armed
 }
 
-func newOutbox(maxFrames, maxBytes int) *outbox {
-	return &outbox{maxFrames: maxFrames, maxBytes: maxBytes,
+func newOutbox(maxFrames, maxBytes int, lazyWait time.Duration) *outbox {
+	return &outbox{maxFrames: maxFrames, maxBytes: maxBytes, lazyWait: lazyWait,
 		ready: make(chan struct{}, 1), space: make(chan struct{}, 1)}
 }
 
@@ -39,10 +45,49 @@ func signal(c chan struct{}) {
 	}
 }
 
-// push queues f without blocking.
+// push queues f without blocking, to be written at once.
 func (o *outbox) push(f []byte) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if err := o.add(f); err != nil {
+		return err
+	}
+	if o.lazy != nil {
+		o.lazy.Stop()
+	}
+	o.waiting = true
+	signal(o.ready)
+	return nil
+}
+
+// pushLazy queues f without blocking, to be written with the next frame
+// pushed or after lazyWait, whichever comes first: an ack, which the
+// table's answer to the command usually follows within a few
+// milliseconds, then leaves in the same system call as that answer, and
+// the client wakes once for both.
+func (o *outbox) pushLazy(f []byte) error {
+	if o.lazyWait <= 0 {
+		return o.push(f)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if err := o.add(f); err != nil {
+		return err
+	}
+	if o.waiting {
+		return nil // goes with what is already due
+	}
+	o.waiting = true
+	if o.lazy == nil {
+		o.lazy = time.AfterFunc(o.lazyWait, func() { signal(o.ready) })
+	} else {
+		o.lazy.Reset(o.lazyWait)
+	}
+	return nil
+}
+
+// add appends f within the bounds; o.mu is held.
+func (o *outbox) add(f []byte) error {
 	if o.closed {
 		return errOutboxClosed
 	}
@@ -51,7 +96,6 @@ func (o *outbox) push(f []byte) error {
 	}
 	o.frames = append(o.frames, f)
 	o.bytes += len(f)
-	signal(o.ready)
 	return nil
 }
 
@@ -76,7 +120,10 @@ func (o *outbox) take() [][]byte {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	fs := o.frames
-	o.frames, o.bytes = nil, 0
+	o.frames, o.bytes, o.waiting = nil, 0, false
+	if o.lazy != nil {
+		o.lazy.Stop() // what it would have woken the writer for is taken
+	}
 	if len(fs) > 0 {
 		signal(o.space)
 	}
@@ -87,6 +134,9 @@ func (o *outbox) take() [][]byte {
 func (o *outbox) close() {
 	o.mu.Lock()
 	o.closed = true
+	if o.lazy != nil {
+		o.lazy.Stop()
+	}
 	o.mu.Unlock()
 	signal(o.space)
 	signal(o.ready)

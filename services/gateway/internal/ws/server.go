@@ -66,6 +66,10 @@ type Config struct {
 	PingTimeout  time.Duration
 	// WriteTimeout bounds one frame write.
 	WriteTimeout time.Duration
+	// AckDelay is how long a command's ack may wait to leave in one write
+	// with the next frame to the client (usually the table's answer); zero
+	// writes it at once.
+	AckDelay time.Duration
 	// AuthTimeout is how long a connection without a cookie has to send hello.
 	AuthTimeout time.Duration
 	// MaxTables is how many tables one connection may follow.

@@ -467,6 +467,71 @@ func TestCommand_IsWrittenToTheTableStreamWithThePlayerAndAnAck(t *testing.T) {
 	}
 }
 
+func TestCommand_AckWaitsForTheTablesAnswerAndLeavesBeforeIt(t *testing.T) {
+	e := newEnv(t)
+	g := e.gateway(t, Config{AckDelay: time.Hour})
+	c := g.login(t, "ana")
+	c.send(map[string]any{"type": "join", "table": "t1"})
+	c.nextOf("joined")
+	// Frames as they arrive, with when (a read that times out would close
+	// the connection, so one reader runs throughout).
+	type arrival struct {
+		f  map[string]any
+		at time.Time
+	}
+	frames := make(chan arrival, 8)
+	go func() {
+		for {
+			f, err := c.read(10 * time.Second)
+			if err != nil {
+				close(frames)
+				return
+			}
+			frames <- arrival{f, time.Now()}
+		}
+	}()
+	c.send(map[string]any{"type": "bid", "table": "t1", "tricks": 1, "cmd": "k1", "ref": "m1"})
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if n, err := e.rdb.XLen(context.Background(), streams.TableCommands("t1")).Result(); err == nil && n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command never reached the table's command stream")
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // the table thinks
+	answered := time.Now()
+	id := e.publish(t, "t1", bidMade(0))
+	ack, ev := <-frames, <-frames
+	if ack.f["type"] != "ack" || ack.f["ref"] != "m1" || ack.f["cmd"] != "ana/k1" {
+		t.Fatalf("first frame after the command = %v, want its ack", ack.f)
+	}
+	if ack.at.Before(answered) {
+		t.Fatalf("the ack left %s before the table answered; it should wait for the answer", answered.Sub(ack.at))
+	}
+	if ev.f["type"] != "event" || ev.f["id"] != id {
+		t.Fatalf("second frame = %v, want event %s", ev.f, id)
+	}
+}
+
+func TestCommand_AckWithoutAnAnswerLeavesAfterAckDelay(t *testing.T) {
+	e := newEnv(t)
+	const delay = 80 * time.Millisecond
+	g := e.gateway(t, Config{AckDelay: delay})
+	c := g.login(t, "ana")
+	c.send(map[string]any{"type": "join", "table": "t1"})
+	c.nextOf("joined")
+	start := time.Now()
+	c.send(map[string]any{"type": "bid", "table": "t1", "tricks": 1, "cmd": "k1", "ref": "m1"})
+	ack := c.nextOf("ack")
+	if got := time.Since(start); got < delay {
+		t.Fatalf("the ack came after %s, before AckDelay %s with nothing to ride with", got, delay)
+	}
+	if ack["ref"] != "m1" {
+		t.Fatalf("ack = %v", ack)
+	}
+}
+
 // presenceReports lists the presence entries of a table's command stream
 // as "player:away|back".
 func (e *env) presenceReports(t *testing.T, table string) []string {
