@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -253,14 +254,14 @@ func (t *Tailer) Run(ctx context.Context) error {
 		}
 		all = all[n:]
 	}
-	bells := t.ps.ChannelWithSubscriptions(redis.WithChannelSize(4096))
+	ps := t.ps
 	t.psMu.Unlock()
 
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t.listen(bells)
+		t.listen(ps)
 	}()
 	t.ringAll()
 	t.read(ctx)
@@ -276,9 +277,37 @@ func (t *Tailer) Run(ctx context.Context) error {
 // listen turns bells into streams to read (a bell's channel is its stream's
 // key: Bell). A subscription confirmation also counts: after a reconnect
 // go-redis subscribes again, and entries appended while the connection was
-// down rang nobody.
-func (t *Tailer) listen(bells <-chan any) {
-	for msg := range bells {
+// down rang nobody. It reads the subscription itself rather than through
+// go-redis's Channel, whose goroutine would hand each bell over to this one
+// and wake a third, its health check, for every message: two wake-ups a
+// bell, on the path of every move. The health check is done here instead: a
+// subscription quiet for bellsQuiet is pinged (a write to a dead connection
+// fails, and go-redis connects and subscribes again).
+func (t *Tailer) listen(ps *redis.PubSub) {
+	ctx := context.Background()
+	failures := 0
+	for {
+		msg, err := ps.ReceiveTimeout(ctx, bellsQuiet)
+		if err != nil {
+			var ne net.Error
+			switch {
+			case errors.Is(err, redis.ErrClosed):
+				return // Run closed it
+			case errors.As(err, &ne) && ne.Timeout():
+				pctx, cancel := context.WithTimeout(ctx, bellsQuiet)
+				_ = ps.Ping(pctx)
+				cancel()
+			default:
+				// go-redis reconnects on the next receive; do not spin
+				// while Redis is away.
+				if failures > 0 {
+					time.Sleep(100 * time.Millisecond)
+				}
+				failures++
+			}
+			continue
+		}
+		failures = 0
 		switch m := msg.(type) {
 		case *redis.Message:
 			if b, ok := parseBell(m.Channel, m.Payload); ok {
@@ -293,6 +322,10 @@ func (t *Tailer) listen(bells <-chan any) {
 		}
 	}
 }
+
+// bellsQuiet is how long the bells' subscription may be silent before
+// listen pings it (go-redis's Channel checks every 3 s).
+const bellsQuiet = 3 * time.Second
 
 // read is the reading loop: whenever streams rang (or the sweep is due) it
 // reads them, BatchKeys streams per XREAD, all in one round trip.

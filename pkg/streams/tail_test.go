@@ -373,6 +373,36 @@ func TestTailer_SurvivesARedisRestart(t *testing.T) {
 	eventually(t, 5*time.Second, "bells after the restart", func() bool { return col.datas(s) == "0,1,2,3" })
 }
 
+// A subscription quiet for longer than the Tailer's health check (3 s) is
+// pinged, and bells still arrive after it: the quiet read's timeout breaks
+// nothing.
+func TestTailer_AQuietSubscriptionIsPingedAndStillHearsBells(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := ctxT(t)
+	s := streams.TableEvents("quiet")
+	pub := streams.NewPublisher(rdb, streams.WithEntryBells())
+	col := followed(t, rdb, s, "0")
+	publishN(t, pub, s, 0, 1)
+	eventually(t, 2*time.Second, "the first entry", func() bool { return col.datas(s) == "0" })
+	time.Sleep(3500 * time.Millisecond)
+	clients, err := rdb.ClientList(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinged := false
+	for _, line := range strings.Split(clients, "\n") {
+		if strings.Contains(line, " sub=1 ") && strings.Contains(line, " cmd=ping") {
+			pinged = true
+		}
+	}
+	if !pinged {
+		t.Fatalf("no subscribed client's last command is a ping after 3.5 s of quiet:\n%s", clients)
+	}
+	publishN(t, pub, s, 1, 2)
+	eventually(t, time.Second, "a bell after the quiet", func() bool { return col.datas(s) == "0,1" })
+}
+
 // xreadLog follows `idle` idle streams and one busy one with a Tailer that
 // never sweeps, runs publish (which appends n entries to busy, waiting for
 // each to arrive) with Redis's slow log recording every command, and returns
