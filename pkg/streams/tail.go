@@ -261,7 +261,8 @@ func (t *Tailer) Run(ctx context.Context) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t.listen(ps)
+		// Not ctx itself: listen ends when Run closes ps, once read has.
+		t.listen(context.WithoutCancel(ctx), ps)
 	}()
 	t.ringAll()
 	t.read(ctx)
@@ -283,8 +284,7 @@ func (t *Tailer) Run(ctx context.Context) error {
 // bell, on the path of every move. The health check is done here instead: a
 // subscription quiet for bellsQuiet is pinged (a write to a dead connection
 // fails, and go-redis connects and subscribes again).
-func (t *Tailer) listen(ps *redis.PubSub) {
-	ctx := context.Background()
+func (t *Tailer) listen(ctx context.Context, ps *redis.PubSub) {
 	failures := 0
 	for {
 		msg, err := ps.ReceiveTimeout(ctx, bellsQuiet)
