@@ -174,8 +174,11 @@ func (r *loadResult) String() string {
 	}
 	s += fmt.Sprintf(", set up in %.1fs, measured %.1fs\n", r.setup.Seconds(), r.window.Seconds())
 	s += fmt.Sprintf("moves: %d, %.0f moves/s end to end\n", r.moves, r.movesPerSecond())
-	s += fmt.Sprintf("latency command → last client's event: p50 %s  p99 %s  p99.9 %s  max %s  (n=%d)\n",
-		ms(r.quantile(0.50)), ms(r.quantile(0.99)), ms(r.quantile(0.999)), ms(r.quantile(1)), len(r.latencies))
+	// tail prints the quantiles of sorted durations.
+	tail := func(d []time.Duration) string {
+		return fmt.Sprintf("p50 %s  p99 %s  p99.9 %s  max %s", ms(quantile(d, 0.50)), ms(quantile(d, 0.99)), ms(quantile(d, 0.999)), ms(quantile(d, 1)))
+	}
+	s += fmt.Sprintf("latency command → last client's event: %s  (n=%d)\n", tail(r.latencies), len(r.latencies))
 	s += fmt.Sprintf("refused moves %d, gateway refusals %d, reconnects %d, games finished %d, tables failed %d",
 		r.rejected, r.refused, r.reconn, r.games, r.failed)
 	if r.mode == "paced" {
@@ -186,12 +189,10 @@ func (r *loadResult) String() string {
 		// The generator shares the machine: how much of the latency is its
 		// own, before the command left it, tells a busy client from a slow
 		// server.
-		s += fmt.Sprintf("of which slot → command written (the generator's own delay): p50 %s  p99 %s  p99.9 %s  max %s\n",
-			ms(quantile(r.lags, 0.50)), ms(quantile(r.lags, 0.99)), ms(quantile(r.lags, 0.999)), ms(quantile(r.lags, 1)))
+		s += "of which slot → command written (the generator's own delay): " + tail(r.lags) + "\n"
 	}
 	if len(r.spreads) > 0 {
-		s += fmt.Sprintf("of which first client's event → last client's event (the fan-out): p50 %s  p99 %s  p99.9 %s  max %s\n",
-			ms(quantile(r.spreads, 0.50)), ms(quantile(r.spreads, 0.99)), ms(quantile(r.spreads, 0.999)), ms(quantile(r.spreads, 1)))
+		s += "of which first client's event → last client's event (the fan-out): " + tail(r.spreads) + "\n"
 	}
 	for _, sl := range r.timeline {
 		s += fmt.Sprintf("  t+%-6s moves %5d  p50 %s  p99 %s  max %s\n", sl.from.String(), len(sl.latencies),
@@ -365,13 +366,13 @@ func runLoadTest(ctx context.Context, f loadFlags, progress io.Writer) (*loadRes
 	if f.timeline > 0 {
 		timeline = timeSlices(rec.starts, rec.latencies, f.timeline)
 	}
-	lat := slices.Clone(rec.latencies)
-	slices.Sort(lat)
-	lags := slices.Clone(rec.lags)
-	slices.Sort(lags)
-	spreads := slices.Clone(rec.spreads)
-	slices.Sort(spreads)
-	return &loadResult{lags: lags, spreads: spreads, timeline: timeline, stagger: f.stagger, mode: f.mode, tables: f.tables, clients: f.tables * clients, rate: f.rate, setup: setup,
+	sorted := func(d []time.Duration) []time.Duration {
+		d = slices.Clone(d)
+		slices.Sort(d)
+		return d
+	}
+	lat := sorted(rec.latencies)
+	return &loadResult{lags: sorted(rec.lags), spreads: sorted(rec.spreads), timeline: timeline, stagger: f.stagger, mode: f.mode, tables: f.tables, clients: f.tables * clients, rate: f.rate, setup: setup,
 		window: window, moves: rec.moves, latencies: lat, rejected: rec.rejected.Load(), refused: rec.refused.Load(),
 		reconn: rec.reconn.Load(), games: rec.games.Load(), failed: rec.failed.Load(), lateSlots: rec.lateSlots.Load(),
 		firstError: rec.firstError}, nil

@@ -30,7 +30,6 @@ type outbox struct {
 	// (lazy signals ready then); every other push writes it at once.
 	lazyWait time.Duration
 	lazy     *time.Timer // made on the first lazy push: idle connections have none
-	waiting  bool        // frames wait, and ready was signalled or lazy armed
 }
 
 func newOutbox(maxFrames, maxBytes int, lazyWait time.Duration) *outbox {
@@ -55,7 +54,6 @@ func (o *outbox) push(f []byte) error {
 	if o.lazy != nil {
 		o.lazy.Stop()
 	}
-	o.waiting = true
 	signal(o.ready)
 	return nil
 }
@@ -71,13 +69,15 @@ func (o *outbox) pushLazy(f []byte) error {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	// Frames already queued were signalled or timed by their own push:
+	// f goes with them.
+	due := len(o.frames) > 0
 	if err := o.add(f); err != nil {
 		return err
 	}
-	if o.waiting {
-		return nil // goes with what is already due
+	if due {
+		return nil
 	}
-	o.waiting = true
 	if o.lazy == nil {
 		o.lazy = time.AfterFunc(o.lazyWait, func() { signal(o.ready) })
 	} else {
@@ -120,7 +120,7 @@ func (o *outbox) take() [][]byte {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	fs := o.frames
-	o.frames, o.bytes, o.waiting = nil, 0, false
+	o.frames, o.bytes = nil, 0
 	if o.lazy != nil {
 		o.lazy.Stop() // what it would have woken the writer for is taken
 	}
