@@ -62,8 +62,12 @@ if [ -n "${LOADRUN_CPU_TIMELINE:-}" ]; then
   order=(gateway table-runner redis-server scoring pulkactl)
   printf '%-6s' t >"$out/cpu-timeline.txt"; printf ' %13s' "${order[@]}" >>"$out/cpu-timeline.txt"; echo >>"$out/cpu-timeline.txt"
   declare -A prev; for p in "${order[@]}"; do prev[$p]=$(cpu "${pid[$p]}"); done
+  # Each second's readings take time too: keep to the window by the clock,
+  # or the last reading comes after the generator has exited.
   for s in $(seq 0 $(( ${win%.*} - 1 ))); do
-    sleep 1
+    left=$(echo "$t0 + $s + 1 - $(date +%s.%N)" | bc -l)
+    case $left in -*) break;; esac
+    sleep "$left"
     printf '%-6s' "+${s}s" >>"$out/cpu-timeline.txt"
     for p in "${order[@]}"; do
       now=$(cpu "${pid[$p]}"); printf ' %13s' "$(( now - prev[$p] ))%" >>"$out/cpu-timeline.txt"; prev[$p]=$now

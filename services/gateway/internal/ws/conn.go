@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -131,6 +132,16 @@ func (c *conn) closeCode() websocket.StatusCode {
 // run serves the connection until it closes.
 func (c *conn) run() {
 	defer c.cleanup()
+	// net/http recovered a panic of the handler's goroutine; run has a
+	// goroutine of its own (ServeHTTP), so it recovers itself, or one
+	// connection's bug would end every player's game. Before cleanup, so
+	// that the client is told why.
+	defer func() {
+		if v := recover(); v != nil {
+			c.s.deps.Logger.Error("ws: connection failed with a panic", "conn", c.id, "panic", v, "stack", string(debug.Stack()))
+			c.fail(CloseInternal, "internal error", true)
+		}
+	}()
 	c.background.Add(2)
 	go func() { defer c.background.Done(); c.writeLoop() }()
 	go func() { defer c.background.Done(); c.pingLoop() }()

@@ -228,11 +228,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		return
 	}
-	defer s.wg.Done()
-
 	cw := &corkingWriter{ResponseWriter: w}
 	ws, err := websocket.Accept(cw, r, &websocket.AcceptOptions{OriginPatterns: s.cfg.OriginPatterns})
 	if err != nil {
+		s.wg.Done()
 		// Accept has answered (403 for a foreign origin, 400/426 otherwise).
 		s.deps.Logger.Debug("ws: handshake refused", "err", err, "origin", r.Header.Get("Origin"))
 		return
@@ -240,14 +239,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ws.SetReadLimit(s.cfg.HardReadLimit)
 	c := newConn(s, ws, claims)
 	c.cork = cw.conn
-	if !s.register(r.Context(), c) {
+	// After the hijack the request's context must not be used
+	// (coder/websocket's Accept documentation): the connection has its own.
+	ctx := context.WithoutCancel(r.Context())
+	if !s.register(ctx, c) {
+		s.wg.Done()
 		_ = ws.Close(CloseGoingAway, closeReasonRestart)
 		return
 	}
-	defer s.unregister(r.Context(), c)
-	// The connection gets its own context: after the hijack the request's
-	// context must not be used (coder/websocket's Accept documentation).
-	c.run() //nolint:contextcheck // see above
+	// The connection is served by a goroutine of its own and this handler
+	// returns, which ends net/http's goroutine for the hijacked connection:
+	// an idle connection then keeps a stack as deep as its read loop, not
+	// one that also holds the HTTP server's and the middleware's frames.
+	go func() {
+		defer s.wg.Done()
+		defer s.unregister(ctx, c)
+		c.run()
+	}()
 }
 
 func (s *Server) requestToken(r *http.Request) string {

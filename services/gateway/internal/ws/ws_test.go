@@ -54,7 +54,7 @@ func (e *env) gateway(t *testing.T, cfg Config) *gateway { return e.gatewayCfg(t
 
 func (e *env) gatewayB(b testing.TB) *gateway { return e.gatewayCfg(b, Config{}) }
 
-func (e *env) gatewayCfg(t testing.TB, cfg Config) *gateway {
+func (e *env) gatewayCfg(t testing.TB, cfg Config, tune ...func(*Deps)) *gateway {
 	t.Helper()
 	signer, err := auth.NewSigner(secret, nil, time.Hour, time.Now)
 	if err != nil {
@@ -64,8 +64,11 @@ func (e *env) gatewayCfg(t testing.TB, cfg Config) *gateway {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = h.Run(ctx); close(done) }()
-	s := NewServer(cfg, Deps{Signer: signer, Hub: h, Publisher: e.pub,
-		Presence: presence.New(e.rdb, time.Minute, time.Now)})
+	deps := Deps{Signer: signer, Hub: h, Publisher: e.pub, Presence: presence.New(e.rdb, time.Minute, time.Now)}
+	for _, f := range tune {
+		f(&deps)
+	}
+	s := NewServer(cfg, deps)
 	hs := httptest.NewServer(s)
 	t.Cleanup(func() {
 		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -366,6 +369,55 @@ func TestFrames_MalformedAndUnknownFramesGetErrors(t *testing.T) {
 	c.send(map[string]any{"type": "ping"})
 	if f := c.next(); f["type"] != "pong" {
 		t.Fatalf("connection unusable after bad frames: %v", f)
+	}
+}
+
+// The HTTP handler returns once the connection is up, so that neither
+// net/http's goroutine nor the request's buffers are held for the
+// connection's life (a quarter of an idle connection's memory,
+// docs/benchmarks.md), and the connection lives on. (Shutdown still waits
+// for it: TestShutdown_ClosesConnectionsWithGoingAway.)
+func TestServer_HandlerReturnsWhileTheConnectionLivesOn(t *testing.T) {
+	g := newEnv(t).gateway(t, Config{})
+	returned := make(chan struct{}, 1)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.srv.ServeHTTP(w, r)
+		returned <- struct{}{}
+	}))
+	t.Cleanup(hs.Close)
+	c := (&gateway{srv: g.srv, hub: g.hub, http: hs, signer: g.signer}).login(t, "ana")
+	select {
+	case <-returned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("ServeHTTP has not returned with the connection up")
+	}
+	c.send(map[string]any{"type": "ping"})
+	if f := c.next(); f["type"] != "pong" {
+		t.Fatalf("after the handler returned: %v, want pong", f)
+	}
+}
+
+type panickingPublisher struct{}
+
+func (panickingPublisher) Publish(context.Context, streams.Entry) (string, error) {
+	panic("a bug in the command path")
+}
+
+// A panic while serving one connection closes that connection with 1011
+// and nothing else: the gateway goes on serving everyone.
+func TestServer_APanicInAConnectionClosesOnlyIt(t *testing.T) {
+	g := newEnv(t).gatewayCfg(t, Config{}, func(d *Deps) { d.Publisher = panickingPublisher{} })
+	c := g.login(t, "ana")
+	c.send(map[string]any{"type": "join", "table": "t1"})
+	c.nextOf("joined")
+	c.send(map[string]any{"type": "bid", "table": "t1", "tricks": 1, "cmd": "k1"})
+	if code := c.closed(); code != CloseInternal {
+		t.Fatalf("closed with %d, want %d", code, CloseInternal)
+	}
+	other := g.login(t, "bob")
+	other.send(map[string]any{"type": "ping"})
+	if f := other.next(); f["type"] != "pong" {
+		t.Fatalf("another connection after the panic: %v, want pong", f)
 	}
 }
 
