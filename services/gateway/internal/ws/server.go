@@ -254,7 +254,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	go func() {
 		defer s.wg.Done()
 		defer s.unregister(ctx, c)
-		c.run()
+		c.run() //nolint:contextcheck // the connection has its own context (above)
 	}()
 }
 
