@@ -40,7 +40,7 @@ load_pid=$!
 warm=$(printf '%s\n' "$@" | awk 'p{print; exit} /^--warmup$/{p=1}'); warm=${warm:-2s}
 dur=$(printf '%s\n' "$@" | awk 'p{print; exit} /^--duration$/{p=1}'); dur=${dur:-10s}
 tosec() { local v=$1; case $v in *ms) echo "${v%ms}/1000" | bc -l;; *s) echo "${v%s}";; *m) echo "${v%m}*60" | bc;; esac; }
-# The generator's warm-up starts once its clients are set up ("playing"); the
+# The generator's warm-up starts once its tables are open and joined ("playing"); the
 # window must not include the setup's sign-ups and sits, or the lobby's work.
 for _ in $(seq 600); do grep -q 'playing' "$out/load.txt" 2>/dev/null && break; kill -0 $load_pid 2>/dev/null || break; sleep 0.1; done
 sleep "$(tosec "$warm")"; sleep 1

@@ -329,17 +329,28 @@ func runLoadTest(ctx context.Context, f loadFlags, progress io.Writer) (*loadRes
 	if setupErr != nil {
 		return nil, fmt.Errorf("setting up clients: %w", setupErr)
 	}
-	setup := time.Since(began)
-	fmt.Fprintf(progress, "load: %d clients connected in %.1fs; playing\n", f.tables*clients, setup.Seconds())
+	fmt.Fprintf(progress, "load: %d clients connected in %.1fs; opening the tables\n", f.tables*clients, time.Since(began).Seconds())
 
-	var tablesWG sync.WaitGroup
+	// The warm-up starts once every group has its first table open and
+	// joined: creating, sitting at and joining 1,000 tables is work of its
+	// own (the lobby's, the replays'), which the window must not measure.
+	var tablesWG, opened sync.WaitGroup
+	opened.Add(len(groups))
 	for i, g := range groups {
 		tablesWG.Add(1)
 		go func() {
 			defer tablesWG.Done()
-			playTables(runCtx, f, i, g, rec)
+			playTables(runCtx, f, i, g, rec, sync.OnceFunc(opened.Done))
 		}()
 	}
+	allOpen := make(chan struct{})
+	go func() { opened.Wait(); close(allOpen) }()
+	select {
+	case <-allOpen:
+	case <-ctx.Done():
+	}
+	setup := time.Since(began)
+	fmt.Fprintf(progress, "load: %d tables open and joined in %.1fs; playing\n", f.tables, setup.Seconds())
 	sleepCtx(ctx, f.warmup)
 	rec.mu.Lock()
 	rec.start = time.Now()
@@ -398,8 +409,10 @@ func connectGroup(ctx context.Context, server string, clients int, frames *wscli
 }
 
 // playTables plays games at new tables with one group of clients until ctx
-// ends.
-func playTables(ctx context.Context, f loadFlags, idx int, g []seatPlayer, rec *recorder) {
+// ends. It calls opened once its first table is open and every client has
+// joined it (or it gives up before).
+func playTables(ctx context.Context, f loadFlags, idx int, g []seatPlayer, rec *recorder, opened func()) {
+	defer opened()
 	for n := 0; ctx.Err() == nil; n++ {
 		table, err := openTable(ctx, f, g, fmt.Sprintf("load %d.%d", idx, n))
 		if err != nil {
@@ -408,7 +421,7 @@ func playTables(ctx context.Context, f loadFlags, idx int, g []seatPlayer, rec *
 			}
 			return
 		}
-		err = playGame(ctx, f, g, table, rec)
+		err = playGame(ctx, f, g, table, rec, opened)
 		if ctx.Err() != nil {
 			return // stopped mid-game: not a finished game
 		}
@@ -447,8 +460,10 @@ func openTable(ctx context.Context, f loadFlags, g []seatPlayer, name string) (s
 	return id, nil
 }
 
-// playGame runs a Player per client until the game ends.
-func playGame(ctx context.Context, f loadFlags, g []seatPlayer, table string, rec *recorder) error {
+// playGame runs a Player per client until the game ends; joined is called
+// when every client has joined the table.
+func playGame(ctx context.Context, f loadFlags, g []seatPlayer, table string, rec *recorder, joined func()) error {
+	var joins atomic.Int32
 	var slots chan time.Time
 	if f.mode == "paced" {
 		slots = make(chan time.Time, 4096)
@@ -473,6 +488,10 @@ func playGame(ctx context.Context, f loadFlags, g []seatPlayer, table string, re
 					}
 					if r := fr.Event.GetMoveRejected(); r != nil {
 						rec.rejected.Add(1)
+					}
+				case wire.TypeJoined:
+					if fr.Table == table && joins.Add(1) == int32(len(g)) {
+						joined()
 					}
 				case wire.TypeError:
 					rec.refused.Add(1)

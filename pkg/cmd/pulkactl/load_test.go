@@ -118,6 +118,11 @@ func TestLoad_ThroughputPlaysEveryTableThroughTheStack(t *testing.T) {
 	if moves < 30 || refused != 0 || failed != 0 {
 		t.Fatalf("moves %d, refused %d, failed tables %d:\n%s", moves, refused, failed, out)
 	}
+	// The warm-up, then the window, come after the tables are open and
+	// joined, not merely after the clients are connected.
+	if c, o := strings.Index(errOut, "12 clients connected"), strings.Index(errOut, "3 tables open and joined"); c < 0 || o < c {
+		t.Fatalf("progress does not say the tables were open before playing:\n%s", errOut)
+	}
 }
 
 func TestLoad_PacedSendsOnItsScheduleWhateverTheAnswers(t *testing.T) {
