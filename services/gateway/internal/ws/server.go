@@ -239,10 +239,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ws.SetReadLimit(s.cfg.HardReadLimit)
 	c := newConn(s, ws, claims)
 	c.cork = cw.conn
-	// After the hijack the request's context must not be used
-	// (coder/websocket's Accept documentation): the connection has its own.
-	ctx := context.WithoutCancel(r.Context())
-	if !s.register(ctx, c) {
+	if !s.register(r.Context(), c) {
 		s.wg.Done()
 		_ = ws.Close(CloseGoingAway, closeReasonRestart)
 		return
@@ -251,10 +248,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// returns, which ends net/http's goroutine for the hijacked connection:
 	// an idle connection then keeps a stack as deep as its read loop, not
 	// one that also holds the HTTP server's and the middleware's frames.
-	go func() {
+	// After the hijack the request's context must not be used
+	// (coder/websocket's Accept documentation), nor kept alive: the
+	// connection has its own.
+	go func() { //nolint:contextcheck // the connection's own context, as said above
 		defer s.wg.Done()
-		defer s.unregister(ctx, c)
-		c.run() //nolint:contextcheck // the connection has its own context (above)
+		defer s.unregister(c.ctx, c)
+		c.run()
 	}()
 }
 
