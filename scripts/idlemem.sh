@@ -15,19 +15,12 @@ tables=${1:-1000}
 out=${LOADRUN_OUT:-tmp/idlemem}
 mkdir -p "$out"
 port=${LOADRUN_PORT:-28418}
-PULKA_WS_RATE=1000 PULKA_WS_BURST=1000 PULKA_SIGNUPS_PER_IP=1000000 \
-  "${LOADRUN_BIN:-bin}/pulka-local" -bin-dir "$(realpath "${LOADRUN_BIN:-bin}")" \
-  -addr 127.0.0.1:$port -runners 1 -raw-logs >"$out/local.log" 2>&1 &
-local_pid=$!
-trap 'kill $local_pid 2>/dev/null; wait $local_pid 2>/dev/null || true' EXIT
-admin() { grep -o "\"service\":\"$1\"[^}]*admin_addr\":\"[^\"]*" "$out/local.log" 2>/dev/null | head -1 | grep -o '[0-9.]*:[0-9]*$'; }
-for _ in $(seq 150); do
-  [ -n "$(admin gateway)" ] && [ -n "$(admin table-runner)" ] && curl -fs -o /dev/null http://127.0.0.1:$port/ && break
-  sleep 0.2
-done
+# shellcheck source=scripts/stack.sh
+. scripts/stack.sh
+stack_start "$port" PULKA_WS_RATE=1000 PULKA_WS_BURST=1000 PULKA_SIGNUPS_PER_IP=1000000
 # reading SERVICE: "live-heap-bytes stack-bytes goroutines" after two forced GCs.
 reading() {
-  local a; a=$(admin "$1")
+  local a; a=$(stack_admin "$1")
   curl -fs -o /dev/null "http://$a/debug/pprof/heap?gc=1"
   curl -fs "http://$a/debug/pprof/heap?gc=1&debug=1" >"$out/heap.txt"
   local heap stack g
@@ -48,7 +41,7 @@ before_g=$(reading gateway); before_r=$(reading table-runner)
 bin/pulkactl load --server http://127.0.0.1:$port --tables "$tables" --mode paced --rate 0.001 \
   --duration 30s --warmup 1s --setup-concurrency 32 >"$out/load.txt" 2>&1 &
 load_pid=$!
-for _ in $(seq 1200); do grep -q 'playing' "$out/load.txt" 2>/dev/null && break; kill -0 $load_pid 2>/dev/null || { cat "$out/load.txt"; exit 1; }; sleep 0.1; done
+stack_wait_playing "$out/load.txt" "$load_pid"
 sleep 10
 with_g=$(reading gateway); with_r=$(reading table-runner)
 clients=$((tables * 4))

@@ -16,15 +16,10 @@ cd "$(dirname "$0")/.."
 out=${LOADRUN_OUT:-tmp/loadrun}
 mkdir -p "$out"
 port=${LOADRUN_PORT:-28417}
-env ${LOADRUN_GOMAXPROCS:+GOMAXPROCS=$LOADRUN_GOMAXPROCS} GOGC=${LOADRUN_GOGC:-100} PULKA_RUNNER_BOT_DELAY=1ms PULKA_WS_RATE=1000 PULKA_WS_BURST=1000 PULKA_SIGNUPS_PER_IP=1000000 \
-  "${LOADRUN_BIN:-bin}/pulka-local" -bin-dir "$(realpath "${LOADRUN_BIN:-bin}")" \
-  -addr 127.0.0.1:$port -runners 1 -raw-logs >"$out/local.log" 2>&1 &
-local_pid=$!
-trap 'kill $local_pid 2>/dev/null; wait $local_pid 2>/dev/null || true' EXIT
-for _ in $(seq 100); do
-  grep -q 'admin_addr.*"service":"gateway"\|"service":"gateway".*admin_addr' "$out/local.log" 2>/dev/null && curl -fs -o /dev/null http://127.0.0.1:$port/ && break
-  sleep 0.2
-done
+# shellcheck source=scripts/stack.sh
+. scripts/stack.sh
+stack_start "$port" ${LOADRUN_GOMAXPROCS:+GOMAXPROCS=$LOADRUN_GOMAXPROCS} GOGC="${LOADRUN_GOGC:-100}" \
+  PULKA_RUNNER_BOT_DELAY=1ms PULKA_WS_RATE=1000 PULKA_WS_BURST=1000 PULKA_SIGNUPS_PER_IP=1000000
 pids() { pgrep -P "$local_pid" -f "$1" | head -1; }
 cpu() { awk '{print $14+$15}' /proc/"$1"/stat; }
 # read and write system calls of a process so far (all its threads): a count
@@ -42,7 +37,7 @@ dur=$(printf '%s\n' "$@" | awk 'p{print; exit} /^--duration$/{p=1}'); dur=${dur:
 tosec() { local v=$1; case $v in *ms) echo "${v%ms}/1000" | bc -l;; *s) echo "${v%s}";; *m) echo "${v%m}*60" | bc;; esac; }
 # The generator's warm-up starts once its tables are open and joined ("playing"); the
 # window must not include the setup's sign-ups and sits, or the lobby's work.
-for _ in $(seq 600); do grep -q 'playing' "$out/load.txt" 2>/dev/null && break; kill -0 $load_pid 2>/dev/null || break; sleep 0.1; done
+stack_wait_playing "$out/load.txt" "$load_pid"
 sleep "$(tosec "$warm")"; sleep 1
 pid[pulkactl]=$load_pid
 # steal: time the hypervisor ran something else while this machine wanted its
@@ -54,8 +49,7 @@ t0=$(date +%s.%N)
 win=$(echo "$(tosec "$dur") - 2" | bc -l)
 if [ -n "${LOADRUN_PROFILE:-}" ]; then
   for svc in ${LOADRUN_PROFILE_SERVICES:-gateway table-runner}; do
-    admin=$(grep "\"service\":\"$svc\".*admin_addr\|admin_addr.*\"service\":\"$svc\"" "$out/local.log" | grep -o 'admin_addr":"[^"]*' | head -1 | cut -d'"' -f3)
-    curl -fs -o "$out/$svc.prof" "http://$admin/debug/pprof/profile?seconds=${win%.*}" &
+    curl -fs -o "$out/$svc.prof" "http://$(stack_admin "$svc")/debug/pprof/profile?seconds=${win%.*}" &
   done
 fi
 if [ -n "${LOADRUN_CPU_TIMELINE:-}" ]; then
