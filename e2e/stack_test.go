@@ -33,6 +33,7 @@ const (
 	envGatewayAddr   = "PULKA_GATEWAY_ADDR"
 	envSessionSecret = "PULKA_SESSION_SECRET"
 	envInstance      = "PULKA_INSTANCE"
+	envPresenceBeat  = "PULKA_PRESENCE_BEAT"
 	envSignupsPerIP  = "PULKA_SIGNUPS_PER_IP"
 	envLoginPerIP    = "PULKA_LOGIN_PER_IP"
 	envWSRate        = "PULKA_WS_RATE"
@@ -64,6 +65,7 @@ const (
 	reconnectGrace = 2 * time.Second
 	botDelay       = 10 * time.Millisecond
 	heartbeatTTL   = time.Second
+	presenceBeat   = 200 * time.Millisecond
 )
 
 // binDir is where TestMain built the service binaries (one file each).
@@ -235,25 +237,9 @@ func startStack(name string, runners int) (*stack, error) {
 			return fail(err)
 		}
 	}
-	port, err := freePort()
-	if err != nil {
+	if _, err := s.startGateway(); err != nil {
 		return fail(err)
 	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	if _, err := s.start("gateway", "gateway",
-		envGatewayAddr+"="+addr,
-		envSessionSecret+"="+sessionSecretValue,
-		envInstance+"="+name+"-gateway",
-		// Every client of the tests comes from 127.0.0.1: the per-IP
-		// limits would refuse the later tests' sessions.
-		envSignupsPerIP+"=100000",
-		envLoginPerIP+"=100000",
-		envWSRate+"=200",
-		envWSBurst+"=400",
-	); err != nil {
-		return fail(err)
-	}
-	s.base = "http://" + addr
 	for _, svc := range s.all() {
 		if err := waitReady(svc, 30*time.Second); err != nil {
 			return fail(err)
@@ -265,6 +251,38 @@ func startStack(name string, runners int) (*stack, error) {
 		return fail(err)
 	}
 	return s, nil
+}
+
+// startGateway starts a gateway on a new port and makes it the stack's
+// base; a test that killed the gateway starts another with it.
+func (s *stack) startGateway() (*service, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	s.mu.Lock()
+	s.nextID++
+	instance := s.name + "-gateway-" + strconv.Itoa(s.nextID)
+	s.mu.Unlock()
+	svc, err := s.start(instance, "gateway",
+		envGatewayAddr+"="+addr,
+		envSessionSecret+"="+sessionSecretValue,
+		envInstance+"="+instance,
+		// Every client of the tests comes from 127.0.0.1: the per-IP
+		// limits would refuse the later tests' sessions.
+		envSignupsPerIP+"=100000",
+		envLoginPerIP+"=100000",
+		envWSRate+"=200",
+		envWSBurst+"=400",
+		// A killed gateway is taken for dead after three beats.
+		envPresenceBeat+"="+presenceBeat.String(),
+	)
+	if err != nil {
+		return nil, err
+	}
+	s.base = "http://" + addr
+	return svc, nil
 }
 
 // startRunner starts one more table-runner with the stack's timers.

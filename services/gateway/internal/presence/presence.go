@@ -2,7 +2,12 @@ package presence
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -16,20 +21,43 @@ func Key(tableID, playerID string) string {
 	return streams.KeyPrefix + ":" + streams.TableTag(tableID) + ":presence:" + playerID
 }
 
-// Tracker records connections.
+// Tracker records the connections of one gateway process.
 type Tracker struct {
-	rdb redis.UniversalClient
-	ttl time.Duration
-	now func() time.Time
+	rdb      redis.UniversalClient
+	ttl      time.Duration
+	now      func() time.Time
+	instance string
 }
 
-// New makes a tracker whose entries live ttl unless refreshed.
-func New(rdb redis.UniversalClient, ttl time.Duration, now func() time.Time) *Tracker {
-	return &Tracker{rdb: rdb, ttl: ttl, now: now}
+// Option configures a Tracker.
+type Option func(*Tracker)
+
+// WithInstance names the gateway in the Tracker's instance ID (default
+// "gateway"), which logs and Redis keys show.
+func WithInstance(name string) Option {
+	return func(t *Tracker) {
+		if name != "" {
+			t.instance = name
+		}
+	}
 }
 
-// TTL is how long an entry lives without a refresh.
-func (t *Tracker) TTL() time.Duration { return t.ttl }
+// New makes a tracker whose entries live ttl unless refreshed. Its instance
+// ID is new for every tracker: a restarted gateway is another instance, and
+// the connections of the one that died are swept like any other's.
+func New(rdb redis.UniversalClient, ttl time.Duration, now func() time.Time, opts ...Option) *Tracker {
+	t := &Tracker{rdb: rdb, ttl: ttl, now: now, instance: "gateway"}
+	for _, o := range opts {
+		o(t)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail
+	t.instance += "-" + hex.EncodeToString(b[:])
+	return t
+}
+
+// Instance is the tracker's instance ID.
+func (t *Tracker) Instance() string { return t.instance }
 
 // connectScript drops expired connections, adds this one and says whether it
 // is the only one.
@@ -47,9 +75,21 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
 if removed == 0 then return -1 end
 return redis.call('ZCARD', KEYS[1])`)
 
+// ErrNotPresent says the connection's entry is gone although the connection
+// lives, because its gateway was taken for dead and swept (it stalled, or
+// lost Redis, for longer than deadAfter). Connect records it again.
+var ErrNotPresent = errors.New("presence: connection not recorded")
+
 // Connect records connection conn of player at table and reports whether it
-// is the player's first live connection there.
+// is the player's first live connection there. The connection is also listed
+// under the tracker's instance, so that if this gateway dies another can
+// sweep it (Sweep).
 func (t *Tracker) Connect(ctx context.Context, table, player, conn string) (first bool, err error) {
+	// Listed first: a connection listed but not counted is swept harmlessly,
+	// one counted but not listed would never be.
+	if err := t.rdb.SAdd(ctx, connsKey(t.instance), member(table, player, conn)).Err(); err != nil {
+		return false, fmt.Errorf("presence: connect: %w", err)
+	}
 	now := t.now()
 	n, err := connectScript.Run(ctx, t.rdb, []string{Key(table, player)},
 		now.UnixMilli(), now.Add(t.ttl).UnixMilli(), conn, (2 * t.ttl).Milliseconds()).Int64()
@@ -59,14 +99,24 @@ func (t *Tracker) Connect(ctx context.Context, table, player, conn string) (firs
 	return n == 1, nil
 }
 
-// Refresh keeps conn alive for another TTL.
+// refreshScript: KEYS[1]=presence key, ARGV = conn, its new expiry, the
+// key's TTL. Returns 0 when conn is not there (swept) and adds nothing.
+var refreshScript = redis.NewScript(`
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1`)
+
+// Refresh keeps conn alive for another TTL. It returns ErrNotPresent when
+// the entry is gone (Connect again).
 func (t *Tracker) Refresh(ctx context.Context, table, player, conn string) error {
-	key := Key(table, player)
-	pipe := t.rdb.Pipeline()
-	pipe.ZAddXX(ctx, key, redis.Z{Score: float64(t.now().Add(t.ttl).UnixMilli()), Member: conn})
-	pipe.PExpire(ctx, key, 2*t.ttl)
-	if _, err := pipe.Exec(ctx); err != nil {
+	ok, err := refreshScript.Run(ctx, t.rdb, []string{Key(table, player)},
+		conn, t.now().Add(t.ttl).UnixMilli(), (2 * t.ttl).Milliseconds()).Int()
+	if err != nil {
 		return fmt.Errorf("presence: refresh: %w", err)
+	}
+	if ok == 0 {
+		return ErrNotPresent
 	}
 	return nil
 }
@@ -74,9 +124,160 @@ func (t *Tracker) Refresh(ctx context.Context, table, player, conn string) error
 // Disconnect removes conn and reports whether it was the player's last live
 // connection at table.
 func (t *Tracker) Disconnect(ctx context.Context, table, player, conn string) (last bool, err error) {
+	// Unlisted first, as Connect lists first: either way round, a failure
+	// leaves nothing a sweep could get wrong.
+	if err := t.rdb.SRem(ctx, connsKey(t.instance), member(table, player, conn)).Err(); err != nil {
+		return false, fmt.Errorf("presence: disconnect: %w", err)
+	}
 	n, err := disconnectScript.Run(ctx, t.rdb, []string{Key(table, player)}, t.now().UnixMilli(), conn).Int64()
 	if err != nil {
 		return false, fmt.Errorf("presence: disconnect: %w", err)
 	}
 	return n == 0, nil
+}
+
+// A gateway that dies without closing its connections (SIGKILL, a lost
+// node) never reports its players away, so no table would start their
+// reconnect grace. Every gateway therefore beats in gatewaysKey (score: the
+// moment it counts as dead) and lists its connections in connsKey; every
+// gateway sweeps the instances whose beat lapsed. The keys share one hash
+// tag, so that a sweep's scripts run on Redis Cluster.
+
+const gatewayKeyPrefix = streams.KeyPrefix + ":{gw}"
+
+func gatewaysKey() string { return gatewayKeyPrefix + ":gateways" }
+
+func connsKey(instance string) string { return gatewayKeyPrefix + ":" + instance + ":conns" }
+
+// member is a connection in connsKey: table, player and connection IDs,
+// which never contain the unit separator.
+func member(table, player, conn string) string { return table + "\x1f" + player + "\x1f" + conn }
+
+// connsTTL bounds how long the list of a dead instance that nobody swept
+// stays in Redis (it is refreshed by every beat of a live one).
+const connsTTL = 24 * time.Hour
+
+// Beat says this instance is alive for deadAfter more.
+func (t *Tracker) Beat(ctx context.Context, deadAfter time.Duration) error {
+	pipe := t.rdb.Pipeline()
+	pipe.ZAdd(ctx, gatewaysKey(), redis.Z{Score: float64(t.now().Add(deadAfter).UnixMilli()), Member: t.instance})
+	pipe.PExpire(ctx, connsKey(t.instance), connsTTL)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("presence: beat: %w", err)
+	}
+	return nil
+}
+
+// Listed reports whether this instance is among the beating ones.
+func (t *Tracker) Listed(ctx context.Context) (bool, error) {
+	err := t.rdb.ZScore(ctx, gatewaysKey(), t.instance).Err()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("presence: %w", err)
+	}
+	return true, nil
+}
+
+// Leave takes this instance out of the beating ones, on a clean shutdown
+// once its connections have disconnected.
+func (t *Tracker) Leave(ctx context.Context) error {
+	pipe := t.rdb.Pipeline()
+	pipe.ZRem(ctx, gatewaysKey(), t.instance)
+	pipe.Del(ctx, connsKey(t.instance))
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("presence: leave: %w", err)
+	}
+	return nil
+}
+
+// claimKey marks a dead instance's sweep as taken: one sweeper wins it, and
+// if that one dies too, the claim lapses and another sweeps what is left.
+func claimKey(instance string) string { return gatewayKeyPrefix + ":" + instance + ":sweep" }
+
+// sweptScript: KEYS = gatewaysKey, the instance's connsKey and claimKey;
+// ARGV = instance, the score it was seen dead with. The instance is
+// forgotten only if it did not beat during the sweep (a beat moves its score
+// past now): one that came back keeps its list.
+var sweptScript = redis.NewScript(`
+if tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1])) == tonumber(ARGV[2]) then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  redis.call('DEL', KEYS[2])
+end
+redis.call('DEL', KEYS[3])
+return 1`)
+
+// sweepConnScript: KEYS[1]=presence key, ARGV = now, conn. Removes the
+// swept connection (and expired ones) and returns how many remain.
+var sweepConnScript = redis.NewScript(`
+redis.call('ZREM', KEYS[1], ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+return redis.call('ZCARD', KEYS[1])`)
+
+// Gone is a player left with no live connection at a table by a sweep.
+type Gone struct{ Table, Player string }
+
+// Sweep removes the connections of instances whose beat lapsed and calls
+// away for every player left with no connection at a table (the table
+// starts their grace; one who is not seated there is ignored by it). It
+// returns how many connections it removed. A sweep that fails part way
+// leaves the rest for the next, after claim.
+func (t *Tracker) Sweep(ctx context.Context, claim time.Duration, away func(Gone) error) (int, error) {
+	now := t.now()
+	dead, err := t.rdb.ZRangeByScoreWithScores(ctx, gatewaysKey(), &redis.ZRangeBy{
+		Min: "-inf", Max: fmt.Sprint(now.UnixMilli()), Count: 16}).Result()
+	if err != nil {
+		return 0, fmt.Errorf("presence: sweep: %w", err)
+	}
+	swept := 0
+	for _, d := range dead {
+		inst, _ := d.Member.(string)
+		if inst == t.instance {
+			continue // stalled, not dead: our next beat says so
+		}
+		won, err := t.rdb.SetNX(ctx, claimKey(inst), t.instance, claim).Result()
+		if err != nil {
+			return swept, fmt.Errorf("presence: sweep %s: %w", inst, err)
+		}
+		if !won {
+			continue // another gateway is sweeping it
+		}
+		n, err := t.sweepInstance(ctx, inst, away)
+		swept += n
+		if err != nil {
+			return swept, fmt.Errorf("presence: sweep %s: %w", inst, err)
+		}
+		if err := sweptScript.Run(ctx, t.rdb, []string{gatewaysKey(), connsKey(inst), claimKey(inst)},
+			inst, strconv.FormatFloat(d.Score, 'f', -1, 64)).Err(); err != nil {
+			return swept, fmt.Errorf("presence: sweep %s: %w", inst, err)
+		}
+	}
+	return swept, nil
+}
+
+func (t *Tracker) sweepInstance(ctx context.Context, inst string, away func(Gone) error) (int, error) {
+	key := connsKey(inst)
+	conns, err := t.rdb.SMembers(ctx, key).Result()
+	if err != nil {
+		return 0, err
+	}
+	for i, m := range conns {
+		parts := strings.Split(m, "\x1f")
+		if len(parts) == 3 {
+			left, err := sweepConnScript.Run(ctx, t.rdb, []string{Key(parts[0], parts[1])}, t.now().UnixMilli(), parts[2]).Int()
+			if err != nil {
+				return i, err
+			}
+			if left == 0 {
+				if err := away(Gone{Table: parts[0], Player: parts[1]}); err != nil {
+					return i, err
+				}
+			}
+		}
+		if err := t.rdb.SRem(ctx, key, m).Err(); err != nil {
+			return i, err
+		}
+	}
+	return len(conns), nil
 }

@@ -2,6 +2,7 @@ package presence
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -64,5 +65,216 @@ func TestTracker_DeadInstanceExpires(t *testing.T) {
 	}
 	if first, _ := tr.Connect(ctx, "t1", "ana", "new"); !first {
 		t.Fatal("reconnect after everything expired is not first")
+	}
+}
+
+// awayLog collects a sweep's away reports.
+type awayLog struct {
+	got  []Gone
+	fail func(Gone) error // optional: an error (or a side effect) per report
+}
+
+func (l *awayLog) away(g Gone) error {
+	if l.fail != nil {
+		if err := l.fail(g); err != nil {
+			return err
+		}
+	}
+	l.got = append(l.got, g)
+	return nil
+}
+
+func (l *awayLog) has(want ...Gone) bool {
+	if len(l.got) != len(want) {
+		return false
+	}
+	seen := map[Gone]int{}
+	for _, g := range l.got {
+		seen[g]++
+	}
+	for _, w := range want {
+		if seen[w] != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+const deadAfter = 15 * time.Second
+
+func TestSweep_ADeadGatewaysPlayersWithNoOtherConnectionAreReportedAwayOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	c := &clock{t: time.Unix(1_700_000_000, 0)}
+	a := New(rdb, time.Minute, c.now, WithInstance("gw-a"))
+	b := New(rdb, time.Minute, c.now, WithInstance("gw-b"))
+	ctx := context.Background()
+	for _, tr := range []*Tracker{a, b} {
+		if err := tr.Beat(ctx, deadAfter); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _ = a.Connect(ctx, "t1", "ana", "a-1")
+	_, _ = a.Connect(ctx, "t1", "bob", "a-2")
+	_, _ = a.Connect(ctx, "t2", "cy", "a-3")
+	_, _ = b.Connect(ctx, "t1", "bob", "b-1") // bob is on both gateways
+	// a is killed: it never beats or disconnects again; b lives on.
+	c.add(deadAfter - time.Second)
+	_ = b.Beat(ctx, deadAfter)
+	var early awayLog
+	if n, err := b.Sweep(ctx, deadAfter, early.away); err != nil || n != 0 || len(early.got) != 0 {
+		t.Fatalf("swept a gateway before its beat lapsed: %d %v %v", n, early.got, err)
+	}
+	c.add(2 * time.Second)
+	_ = b.Beat(ctx, deadAfter)
+	var log awayLog
+	n, err := b.Sweep(ctx, deadAfter, log.away)
+	if err != nil || n != 3 {
+		t.Fatalf("sweep: %d connections, %v; want 3", n, err)
+	}
+	if !log.has(Gone{"t1", "ana"}, Gone{"t2", "cy"}) {
+		t.Fatalf("away reports %v, want ana at t1 and cy at t2 (bob is still on b)", log.got)
+	}
+	var again awayLog
+	if n, err := b.Sweep(ctx, deadAfter, again.away); err != nil || n != 0 || len(again.got) != 0 {
+		t.Fatalf("a second sweep: %d %v %v", n, again.got, err)
+	}
+	if rdb.ZScore(ctx, gatewaysKey(), a.Instance()).Err() == nil || rdb.Exists(ctx, connsKey(a.Instance())).Val() != 0 {
+		t.Error("the swept gateway is still listed")
+	}
+	if last, _ := b.Disconnect(ctx, "t1", "bob", "b-1"); !last {
+		t.Error("bob's connection on b is not his last after the sweep")
+	}
+	if first, _ := b.Connect(ctx, "t1", "ana", "b-2"); !first {
+		t.Error("ana's return after the sweep is not her first connection")
+	}
+}
+
+func TestSweep_AGatewayNeverSweepsItself(t *testing.T) {
+	srv := redistest.Start(t)
+	c := &clock{t: time.Unix(1_700_000_000, 0)}
+	a := New(srv.Client(t), time.Minute, c.now)
+	ctx := context.Background()
+	_ = a.Beat(ctx, deadAfter)
+	_, _ = a.Connect(ctx, "t1", "ana", "a-1")
+	c.add(2 * deadAfter) // stalled, not dead
+	var log awayLog
+	if n, err := a.Sweep(ctx, deadAfter, log.away); err != nil || n != 0 || len(log.got) != 0 {
+		t.Fatalf("a gateway swept itself: %d %v %v", n, log.got, err)
+	}
+}
+
+func TestSweep_WhatAFailedSweepLeftIsSweptAfterItsClaim(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	c := &clock{t: time.Unix(1_700_000_000, 0)}
+	a := New(rdb, time.Minute, c.now, WithInstance("gw-a"))
+	b := New(rdb, time.Minute, c.now, WithInstance("gw-b"))
+	d := New(rdb, time.Minute, c.now, WithInstance("gw-d"))
+	ctx := context.Background()
+	_ = a.Beat(ctx, deadAfter)
+	_, _ = a.Connect(ctx, "t1", "ana", "a-1")
+	_, _ = a.Connect(ctx, "t1", "bob", "a-2")
+	c.add(deadAfter + time.Second)
+	// b claims a, then cannot publish its first report (Redis went away,
+	// say) and gives up.
+	// The claim is Redis's own expiry, in real time.
+	const claim = 300 * time.Millisecond
+	failing := awayLog{fail: func(Gone) error { return errors.New("publish failed") }}
+	claimed := time.Now()
+	if _, err := b.Sweep(ctx, claim, failing.away); err == nil {
+		t.Fatal("a sweep whose report failed returned no error")
+	}
+	var during awayLog
+	if n, _ := d.Sweep(ctx, claim, during.away); n != 0 && time.Since(claimed) < claim {
+		t.Fatalf("another gateway swept during b's claim: %d %v", n, during.got)
+	}
+	var log awayLog
+	for deadline := time.Now().Add(5 * time.Second); len(log.got) == 0; { // until b's claim lapses
+		if time.Now().After(deadline) {
+			t.Fatal("what b left was never swept")
+		}
+		if _, err := d.Sweep(ctx, claim, log.away); err != nil {
+			t.Fatal(err)
+		}
+		if len(log.got) == 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if time.Since(claimed) < claim {
+		t.Errorf("swept again %v after the claim, before it lapsed", time.Since(claimed))
+	}
+	// Both reports come, the failed one again: a table ignores an away
+	// about a player already away.
+	if !log.has(Gone{"t1", "ana"}, Gone{"t1", "bob"}) {
+		t.Fatalf("after the claim lapsed: %v, want both players", log.got)
+	}
+}
+
+func TestSweep_AGatewayThatBeatsAgainDuringTheSweepKeepsItsNewConnections(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	c := &clock{t: time.Unix(1_700_000_000, 0)}
+	a := New(rdb, time.Minute, c.now, WithInstance("gw-a"))
+	b := New(rdb, time.Minute, c.now, WithInstance("gw-b"))
+	ctx := context.Background()
+	_ = a.Beat(ctx, deadAfter)
+	_, _ = a.Connect(ctx, "t1", "ana", "a-1")
+	c.add(deadAfter + time.Second)
+	// a stalled, and comes back while b sweeps it.
+	log := awayLog{fail: func(Gone) error {
+		_ = a.Beat(ctx, deadAfter)
+		_, err := a.Connect(ctx, "t2", "bob", "a-2")
+		return err
+	}}
+	if _, err := b.Sweep(ctx, deadAfter, log.away); err != nil {
+		t.Fatal(err)
+	}
+	if !log.has(Gone{"t1", "ana"}) {
+		t.Fatalf("away reports %v, want ana", log.got)
+	}
+	if rdb.ZScore(ctx, gatewaysKey(), a.Instance()).Err() != nil {
+		t.Error("a gateway that beat again was forgotten")
+	}
+	if !rdb.SIsMember(ctx, connsKey(a.Instance()), member("t2", "bob", "a-2")).Val() {
+		t.Error("the connection it made after coming back is no longer listed")
+	}
+	// Its swept connection learns it on its next refresh and arrives again.
+	if err := a.Refresh(ctx, "t1", "ana", "a-1"); !errors.Is(err, ErrNotPresent) {
+		t.Fatalf("refresh of a swept connection: %v, want ErrNotPresent", err)
+	}
+	if err := a.Refresh(ctx, "t2", "bob", "a-2"); err != nil {
+		t.Fatalf("refresh of a live connection: %v", err)
+	}
+	if first, _ := a.Connect(ctx, "t1", "ana", "a-1"); !first {
+		t.Error("the swept connection's return is not the player's first")
+	}
+}
+
+func TestLeave_AGatewayThatLeftIsNotSwept(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	c := &clock{t: time.Unix(1_700_000_000, 0)}
+	a := New(rdb, time.Minute, c.now)
+	b := New(rdb, time.Minute, c.now)
+	ctx := context.Background()
+	_ = a.Beat(ctx, deadAfter)
+	_, _ = a.Connect(ctx, "t1", "ana", "a-1")
+	if last, _ := a.Disconnect(ctx, "t1", "ana", "a-1"); !last {
+		t.Fatal("not last")
+	}
+	if rdb.SCard(ctx, connsKey(a.Instance())).Val() != 0 {
+		t.Fatal("a disconnected connection is still listed")
+	}
+	if err := a.Leave(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.add(2 * deadAfter)
+	var log awayLog
+	if n, err := b.Sweep(ctx, deadAfter, log.away); err != nil || n != 0 || len(log.got) != 0 {
+		t.Fatalf("swept a gateway that left: %d %v %v", n, log.got, err)
+	}
+	if rdb.Exists(ctx, gatewaysKey()).Val() != 0 {
+		t.Error("the gateway that left is still listed")
 	}
 }

@@ -39,6 +39,7 @@ const (
 	EnvWSPing          = "PULKA_WS_PING_INTERVAL"
 	EnvWSMaxTables     = "PULKA_WS_MAX_TABLES"
 	EnvWSAckDelay      = "PULKA_WS_ACK_DELAY"
+	EnvPresenceBeat    = "PULKA_PRESENCE_BEAT"
 )
 
 // Config is the gateway's configuration.
@@ -81,6 +82,10 @@ type Config struct {
 	WSPingInterval time.Duration
 	WSMaxTables    int
 	WSAckDelay     time.Duration
+	// PresenceBeat is how often the gateway says it is alive; a gateway
+	// silent for three beats is taken for dead, and the others report its
+	// players away (their reconnect grace starts).
+	PresenceBeat time.Duration
 }
 
 // RegisterFlags declares the base flags and the gateway's.
@@ -110,6 +115,7 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 	f.Duration(&c.WSPingInterval, "ws-ping-interval", EnvWSPing, 20*time.Second, "how often the server pings each client")
 	f.Int(&c.WSMaxTables, "ws-max-tables", EnvWSMaxTables, 8, "tables one connection may follow")
 	f.Duration(&c.WSAckDelay, "ws-ack-delay", EnvWSAckDelay, 20*time.Millisecond, "how long a command's ack may wait to leave with the table's answer in one write (0: at once)")
+	f.Duration(&c.PresenceBeat, "presence-beat", EnvPresenceBeat, 5*time.Second, "how often the gateway says it is alive; after three missed beats the others report its players away")
 }
 
 // Validate reports every problem at once.
@@ -153,6 +159,9 @@ func (c *Config) Validate() error {
 	if c.LobbyTimeout <= 0 {
 		bad("lobby-timeout must be positive")
 	}
+	if c.PresenceBeat < 10*time.Millisecond {
+		bad("presence-beat must be at least 10ms")
+	}
 	positive := map[string]int{"login-per-ip": c.LoginPerIP, "login-per-account": c.LoginPerAccount,
 		"signups-per-ip": c.SignupsPerIP, "hash-concurrency": c.HashConcurrency, "ws-send-queue": c.WSSendQueue,
 		"ws-rate": c.WSRate, "ws-burst": c.WSBurst, "ws-max-tables": c.WSMaxTables}
@@ -185,4 +194,13 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// instanceName is Instance, or the host name (the pod's in Kubernetes).
+func (c *Config) instanceName() string {
+	if c.Instance != "" {
+		return c.Instance
+	}
+	h, _ := os.Hostname()
+	return h
 }

@@ -127,6 +127,9 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 	if wc.AckDelay == 0 {
 		wc.AckDelay = cfg.WSAckDelay
 	}
+	if wc.PresenceBeat == 0 {
+		wc.PresenceBeat = cfg.PresenceBeat
+	}
 	ping := wc.PingInterval
 	if ping <= 0 {
 		ping = 20 * time.Second
@@ -142,7 +145,7 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 		Publisher: streams.NewPublisher(p.Redis, streams.WithEntryBells(), streams.WithTracerProvider(p.Tracer), streams.WithMeterProvider(p.Meter)).
 			NewBatcher(context.WithoutCancel(ctx), 64, 4),
 		// Entries outlive three missed refreshes (pings).
-		Presence: presence.New(p.Redis, 3*ping, p.Now),
+		Presence: presence.New(p.Redis, 3*ping, p.Now, presence.WithInstance(cfg.instanceName())),
 		Lobby:    p.View, Logger: p.Logger, Tracer: tracer, Meter: meter, Now: p.Now,
 	})
 
@@ -170,8 +173,17 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 // Handler serves the API, the WebSocket and the web client.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Run runs the hub until ctx is cancelled.
-func (s *Server) Run(ctx context.Context) error { return s.hub.Run(ctx) }
+// Run runs the hub and the presence beat (ws.Server.KeepPresence) until ctx
+// is cancelled.
+func (s *Server) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	presence := make(chan error, 1)
+	go func() { presence <- s.ws.KeepPresence(ctx) }()
+	err := s.hub.Run(ctx)
+	cancel()
+	return errors.Join(err, <-presence)
+}
 
 // Shutdown closes every WebSocket with 1001 and waits for them.
 func (s *Server) Shutdown(ctx context.Context) error { return s.ws.Shutdown(ctx) }
@@ -235,10 +247,7 @@ func traced(tr trace.Tracer) gin.HandlerFunc {
 // lobby view and the sheet reader to the daemon's Redis, serves HTTPAddr
 // until ctx is cancelled, then closes the WebSockets (1001) and drains.
 func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
-	instance := c.Instance
-	if instance == "" {
-		instance, _ = os.Hostname()
-	}
+	instance := c.instanceName()
 	lc := lobbyclient.NewClient(d.Redis, lobbyclient.ClientOptions{Instance: instance, Timeout: c.LobbyTimeout,
 		Logger: d.Logger, TracerProvider: d.Telemetry.TracerProvider})
 	view := lobbyclient.NewView(d.Redis, lobbyclient.ViewOptions{Logger: d.Logger})

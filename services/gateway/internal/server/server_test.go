@@ -114,7 +114,7 @@ func testConfig() *Config {
 	return &Config{HTTPAddr: ":0", SessionSecret: strings.Repeat("s", 32), SessionTTL: time.Hour,
 		AllowedOrigins: "pulka.example", LobbyTimeout: time.Second,
 		LoginPerIP: 100, LoginPerAccount: 3, LoginWindow: time.Minute, SignupsPerIP: 100, SignupWindow: time.Minute,
-		HashConcurrency: 2, WSReadLimit: 4096, WSSendQueue: 256, WSRate: 50, WSBurst: 50, WSPingInterval: time.Minute, WSMaxTables: 4}
+		HashConcurrency: 2, WSReadLimit: 4096, WSSendQueue: 256, WSRate: 50, WSBurst: 50, WSPingInterval: time.Minute, WSMaxTables: 4, PresenceBeat: time.Second}
 }
 
 func startServer(t *testing.T, cfg *Config, r *redistest.Server) *testServer {
@@ -443,8 +443,9 @@ func TestConfig_ValidateReportsEveryProblem(t *testing.T) {
 	c.TrustedProxies = "not-an-ip"
 	c.WSRate = 0
 	c.HTTPAddr = "nowhere"
+	c.PresenceBeat = 0
 	err := c.Validate()
-	for _, want := range []string{EnvSessionSecret, "allowed-origins", "trusted-proxies", "ws-rate", "http-addr"} {
+	for _, want := range []string{EnvSessionSecret, "allowed-origins", "trusted-proxies", "ws-rate", "http-addr", "presence-beat"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate() = %v, want a complaint about %s", err, want)
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/pulka/pulka/services/gateway/internal/auth"
 	"github.com/pulka/pulka/services/gateway/internal/hub"
 	"github.com/pulka/pulka/services/gateway/internal/ports"
+	"github.com/pulka/pulka/services/gateway/internal/presence"
 	"github.com/pulka/pulka/services/gateway/internal/visibility"
 )
 
@@ -649,14 +650,21 @@ func (c *conn) refreshPresence() {
 		return
 	}
 	c.tablesMu.Lock()
-	tables := make([]string, 0, len(c.tables))
-	for t := range c.tables {
-		tables = append(tables, t)
+	subs := make([]*hub.Subscription, 0, len(c.tables))
+	for _, sub := range c.tables {
+		subs = append(subs, sub)
 	}
 	c.tablesMu.Unlock()
-	for _, t := range tables {
-		if err := c.s.deps.Presence.Refresh(c.ctx, t, c.claims.PlayerID, c.id); err != nil {
-			c.s.deps.Logger.Warn("ws: presence refresh failed", "table", t, "err", err)
+	for _, sub := range subs {
+		err := c.s.deps.Presence.Refresh(c.ctx, sub.Table(), c.claims.PlayerID, c.id)
+		switch {
+		case errors.Is(err, presence.ErrNotPresent):
+			// Swept while alive (this gateway stalled or lost Redis for
+			// longer than its beats allow): the table may have been told
+			// the player is away, so arrive again, which says back.
+			c.arrived(c.ctx, sub)
+		case err != nil:
+			c.s.deps.Logger.Warn("ws: presence refresh failed", "table", sub.Table(), "err", err)
 		}
 	}
 }

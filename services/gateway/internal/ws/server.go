@@ -76,6 +76,9 @@ type Config struct {
 	MaxTables int
 	// CookieName is the session cookie.
 	CookieName string
+	// PresenceBeat is how often this gateway says it is alive and sweeps
+	// the connections of gateways silent for three beats (KeepPresence).
+	PresenceBeat time.Duration
 }
 
 // Defaults fills unset fields.
@@ -107,6 +110,7 @@ func (c Config) withDefaults() Config {
 	defd(&c.PingTimeout, 10*time.Second)
 	defd(&c.WriteTimeout, 10*time.Second)
 	defd(&c.AuthTimeout, 10*time.Second)
+	defd(&c.PresenceBeat, 5*time.Second)
 	def(&c.MaxTables, 8)
 	if c.CookieName == "" {
 		c.CookieName = "pulka_session"
@@ -158,6 +162,7 @@ type metrics struct {
 	frameType map[string]metric.AddOption
 	refused   metric.Int64Counter
 	presence  metric.Int64Counter
+	swept     metric.Int64Counter
 }
 
 // NewServer makes the endpoint.
@@ -186,6 +191,8 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.m.refused, _ = d.Meter.Int64Counter("pulka_gateway_ws_refused", metric.WithDescription("client frames refused, by error code"))
 	s.m.presence, _ = d.Meter.Int64Counter("pulka_gateway_presence_reports",
 		metric.WithDescription("presence reports (away: a player's last connection to a table closed; back: the first came)"))
+	s.m.swept, _ = d.Meter.Int64Counter("pulka_gateway_presence_swept",
+		metric.WithDescription("connections of gateways that stopped beating, removed by this one"))
 	return s
 }
 

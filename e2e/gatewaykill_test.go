@@ -1,0 +1,123 @@
+package e2e
+
+import (
+	"testing"
+	"time"
+
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+)
+
+// TestGatewayKill_ItsPlayersGetTheirGraceAndThenABot: a classic player (with
+// three bots) is connected through the stack's only gateway, which is
+// SIGKILLed mid-hand: no connection says goodbye, so no "away" comes from
+// it. A new gateway starts (as a pod's replacement would), takes the dead
+// one for dead after three missed beats, and reports its player away: the
+// table starts the reconnect grace, then a bot takes the seat and the game
+// goes on. When the player reconnects through the new gateway, they get the
+// seat back.
+func TestGatewayKill_ItsPlayersGetTheirGraceAndThenABot(t *testing.T) {
+	t.Parallel()
+	s, err := startStack("gwkill", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.close(t.Failed()) })
+	var tableID string
+	s.dumpOnFailure(t, &tableID)
+	a := s.register(t)
+	tableID = s.createTable(t, a, tableSpec{moveTime: time.Minute, name: "e2e gateway kill"})
+	ca := s.newClient(t, "gwkill", a)
+	ca.connect()
+	ca.join(tableID, "")
+	s.fillWithBots(t, a, tableID)
+	ca.autoPlay(tableID, true)
+	hs := ca.awaitEvent(0, 30*time.Second, tableID, "the first hand", func(ev *tablev1.Event) bool {
+		return ev.GetHandStarted() != nil
+	})
+	played := 0
+	ca.awaitEvent(hs.N, 30*time.Second, tableID, "a few cards", func(ev *tablev1.Event) bool {
+		if ev.GetCardPlayed() != nil {
+			played++
+		}
+		return played >= 5
+	})
+
+	gw := s.all()
+	var gateway *service
+	for _, svc := range gw {
+		if svc.binary == "gateway" {
+			gateway = svc
+		}
+	}
+	if gateway == nil {
+		t.Fatal("the stack has no gateway")
+	}
+	gateway.kill()
+	killedAt := time.Now()
+	ca.autoPlay(tableID, false)
+	next, err := s.startGateway()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := waitReady(next, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitHTTP(s.base+"/api/v1/me", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+
+	var log []logEntry
+	eventually(t, 30*time.Second, "a bot in the seat of the killed gateway's player", func() bool {
+		log = mustReadLog(t, s.rdb, tableID)
+		return findEvent(log, 0, func(ev *tablev1.Event) bool { return ev.GetSeatTakenByBot() != nil }) >= 0
+	})
+	away := findEvent(log, 0, func(ev *tablev1.Event) bool { return ev.GetPlayerAway().GetPlayerId() == a.Player.ID })
+	if away < 0 {
+		t.Fatal("no PlayerAway for the player of the killed gateway")
+	}
+	awayAt := log[away].Ev.GetOccurredAt().AsTime()
+	t.Logf("PlayerAway %v after the SIGKILL of the gateway", awayAt.Sub(killedAt).Round(time.Millisecond))
+	if awayAt.Before(killedAt) {
+		t.Errorf("the player was away at %v, before the kill at %v", awayAt, killedAt)
+	}
+	deadline := log[away].Ev.GetPlayerAway().GetGraceDeadline().AsTime()
+	if g := deadline.Sub(awayAt); g != reconnectGrace {
+		t.Errorf("grace of %v, want the runner's %v", g, reconnectGrace)
+	}
+	bot := findEvent(log, away, func(ev *tablev1.Event) bool { return ev.GetSeatTakenByBot() != nil })
+	tb := log[bot].Ev.GetSeatTakenByBot()
+	if tb.GetSeat() != 0 || tb.GetReason() != tablev1.BotReason_BOT_REASON_GRACE_EXPIRED {
+		t.Errorf("want seat 0 taken for an expired grace: %s", describe(log[bot].ID, log[bot].Ev))
+	}
+	if at := log[bot].Ev.GetOccurredAt().AsTime(); at.Before(deadline) {
+		t.Errorf("the bot took the seat at %v, before the grace deadline %v", at, deadline)
+	}
+	if n := countEvents(log, func(ev *tablev1.Event) bool { return ev.GetPlayerAway() != nil }); n != 1 {
+		t.Errorf("%d PlayerAway events, want 1", n)
+	}
+	eventually(t, 30*time.Second, "the bot to play seat 0", func() bool {
+		log = mustReadLog(t, s.rdb, tableID)
+		return findEvent(log, bot, func(ev *tablev1.Event) bool {
+			return ev.GetCardPlayed().GetSeat() == 0 && ev.GetCardPlayed().GetByServer()
+		}) >= 0
+	})
+
+	// Back through the new gateway: the seat is the player's again.
+	from := ca.len()
+	ca.connect()
+	ca.join(tableID, ca.lastEventID(tableID))
+	ca.awaitEvent(from, 30*time.Second, tableID, "the seat given back", func(ev *tablev1.Event) bool {
+		sp := ev.GetPlayerSeated().GetSeat()
+		return sp != nil && sp.GetSeat() == 0 && sp.GetPlayerId() == a.Player.ID
+	})
+}
+
+func countEvents(log []logEntry, pred func(*tablev1.Event) bool) int {
+	n := 0
+	for _, e := range log {
+		if pred(e.Ev) {
+			n++
+		}
+	}
+	return n
+}

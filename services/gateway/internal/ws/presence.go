@@ -1,0 +1,75 @@
+package ws
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/services/gateway/internal/presence"
+)
+
+// deadAfterBeats is how many beats an instance may miss before the others
+// take it for dead and sweep its connections.
+const deadAfterBeats = 3
+
+// KeepPresence beats for this gateway every PresenceBeat and sweeps the
+// connections of gateways that stopped beating, telling their tables that
+// the players left without a connection are away: a gateway killed with its
+// connections open (SIGKILL, a lost node) said goodbye for none of them, so
+// without the sweep no table would start their reconnect grace. It returns
+// when ctx ends; if no connection is open by then (Shutdown closed them
+// all, each saying goodbye), the gateway leaves, and nobody sweeps it.
+func (s *Server) KeepPresence(ctx context.Context) error {
+	beat := s.cfg.PresenceBeat
+	deadAfter := deadAfterBeats * beat
+	t := time.NewTicker(beat)
+	defer t.Stop()
+	for {
+		if err := s.deps.Presence.Beat(ctx, deadAfter); err != nil && ctx.Err() == nil {
+			s.deps.Logger.Warn("ws: presence beat failed", "err", err)
+		}
+		n, err := s.deps.Presence.Sweep(ctx, deadAfter, func(g presence.Gone) error {
+			return s.sweptAway(ctx, g)
+		})
+		if n > 0 {
+			s.deps.Logger.Info("ws: swept the connections of gateways that stopped", "connections", n)
+			s.m.swept.Add(ctx, int64(n))
+		}
+		if err != nil && ctx.Err() == nil {
+			s.deps.Logger.Warn("ws: presence sweep failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			if s.Open() == 0 {
+				s.leavePresence(ctx)
+			}
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// sweptAway reports a swept player away at their table, as the player's
+// own connection would have when it closed.
+func (s *Server) sweptAway(ctx context.Context, g presence.Gone) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := s.deps.Publisher.Publish(ctx, streams.PresenceEntry(g.Table, g.Player, true)); err != nil {
+		return err
+	}
+	s.m.presence.Add(ctx, 1, metric.WithAttributes(attribute.String("presence", PresenceAway)))
+	return nil
+}
+
+// leavePresence takes this gateway out of the beating ones: with no
+// connection open there is nothing to sweep.
+func (s *Server) leavePresence(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := s.deps.Presence.Leave(ctx); err != nil {
+		s.deps.Logger.Warn("ws: presence leave failed", "err", err)
+	}
+}
