@@ -14,7 +14,7 @@ import (
 // one for dead after three missed beats, and reports its player away: the
 // table starts the reconnect grace, then a bot takes the seat and the game
 // goes on. When the player reconnects through the new gateway, they get the
-// seat back.
+// seat back. The lobby's summary of the table shows each change.
 func TestGatewayKill_ItsPlayersGetTheirGraceAndThenABot(t *testing.T) {
 	t.Parallel()
 	s, err := startStack("gwkill", 1)
@@ -102,6 +102,12 @@ func TestGatewayKill_ItsPlayersGetTheirGraceAndThenABot(t *testing.T) {
 		}) >= 0
 	})
 
+	// The lobby shows the bot in the seat, and later the player again.
+	eventually(t, 10*time.Second, "the lobby to show a bot in seat 0", func() bool {
+		st := s.tableSummary(t, a.Token, tableID).GetSeats()[0]
+		return st.GetBot() && st.GetPlayerId() == ""
+	})
+
 	// Back through the new gateway: the seat is the player's again.
 	from := ca.len()
 	ca.connect()
@@ -109,6 +115,10 @@ func TestGatewayKill_ItsPlayersGetTheirGraceAndThenABot(t *testing.T) {
 	ca.awaitEvent(from, 30*time.Second, tableID, "the seat given back", func(ev *tablev1.Event) bool {
 		sp := ev.GetPlayerSeated().GetSeat()
 		return sp != nil && sp.GetSeat() == 0 && sp.GetPlayerId() == a.Player.ID
+	})
+	eventually(t, 10*time.Second, "the lobby to show the player in seat 0 again", func() bool {
+		st := s.tableSummary(t, a.Token, tableID).GetSeats()[0]
+		return !st.GetBot() && st.GetPlayerId() == a.Player.ID
 	})
 }
 

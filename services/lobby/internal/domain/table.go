@@ -63,6 +63,9 @@ type Table struct {
 	// PasswordHash is the argon2id hash of the password ("" for none). It
 	// is never part of a summary or a start message.
 	PasswordHash string
+	// SeatsEventSeq is the seq of the last table event the seats show
+	// (SeatChanged), so that an older change read late is ignored.
+	SeatsEventSeq uint64
 }
 
 // Hasher hashes a password for storage.
@@ -291,6 +294,26 @@ func (t *Table) FillWithBots(playerID string) error {
 	return nil
 }
 
+// SeatChanged shows who plays seat i of a running classic game since the
+// table's event eventSeq: a bot when playerID is empty, else that player
+// (taking the seat back). A change no newer than one shown already, or
+// about a table not playing, changes nothing.
+func (t *Table) SeatChanged(i uint32, playerID, name string, eventSeq uint64) error {
+	if int(i) >= len(t.Seats) {
+		return fmt.Errorf("%w: seat %d of %d", ErrInvalidCommand, i, len(t.Seats))
+	}
+	if t.Status != Playing || t.Settings.Game != Classic || eventSeq <= t.SeatsEventSeq {
+		return nil
+	}
+	t.SeatsEventSeq = eventSeq
+	if playerID == "" {
+		t.Seats[i] = Seat{Bot: true, Name: BotName(int(i))}
+		return nil
+	}
+	t.Seats[i] = Seat{PlayerID: playerID, Name: displayName(name)}
+	return nil
+}
+
 // Finish marks the game over; finishing twice is harmless.
 func (t *Table) Finish() { t.Status = Finished }
 
@@ -338,13 +361,14 @@ func (t *Table) Summary() *lobbyv1.TableSummary {
 		st = lobbyv1.TableStatus_TABLE_STATUS_FINISHED
 	}
 	return &lobbyv1.TableSummary{
-		TableId:      t.ID,
-		Name:         t.Name,
-		Settings:     t.Settings.Proto(),
-		Seats:        t.seatsProto(),
-		Status:       st,
-		HostPlayerId: t.Host,
-		CreatedAt:    timestamppb.New(t.CreatedAt),
+		TableId:       t.ID,
+		Name:          t.Name,
+		Settings:      t.Settings.Proto(),
+		Seats:         t.seatsProto(),
+		Status:        st,
+		HostPlayerId:  t.Host,
+		CreatedAt:     timestamppb.New(t.CreatedAt),
+		SeatsEventSeq: t.SeatsEventSeq,
 	}
 }
 
@@ -358,6 +382,7 @@ func FromSummary(s *lobbyv1.TableSummary, passwordHash string) (*Table, error) {
 		ID: s.GetTableId(), Name: s.GetName(), Settings: settings,
 		Seats: make([]Seat, settings.Seats()), Host: s.GetHostPlayerId(),
 		CreatedAt: s.GetCreatedAt().AsTime(), PasswordHash: passwordHash,
+		SeatsEventSeq: s.GetSeatsEventSeq(),
 	}
 	switch s.GetStatus() {
 	case lobbyv1.TableStatus_TABLE_STATUS_WAITING:

@@ -307,3 +307,53 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+func TestSeatChanged_ABotTakesAClassicSeatAndItsPlayerTakesItBackInEventOrder(t *testing.T) {
+	tb := newTable(t, classicSettings(), "", true)
+	must(t, tb.SitDown(nika, 1, "", fakeVerify))
+	must(t, tb.FillWithBots(host.ID))
+	if _, err := tb.Start(now, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	must(t, tb.SeatChanged(1, "", "", 40)) // the grace ran out
+	if s := tb.Seats[1]; !s.Bot || s.PlayerID != "" || s.Name != BotName(1) {
+		t.Fatalf("after the bot took seat 1: %+v", s)
+	}
+	must(t, tb.SeatChanged(1, nika.ID, nika.Name, 55)) // back
+	if s := tb.Seats[1]; s.Bot || s.PlayerID != nika.ID || s.Name != nika.Name {
+		t.Fatalf("after nika took seat 1 back: %+v", s)
+	}
+	// Read late: the bot change of event 40 again, and an older one.
+	must(t, tb.SeatChanged(1, "", "", 40))
+	must(t, tb.SeatChanged(1, "", "", 12))
+	if s := tb.Seats[1]; s.Bot || s.PlayerID != nika.ID {
+		t.Fatalf("an older change overwrote a newer one: %+v", s)
+	}
+	if tb.SeatsEventSeq != 55 {
+		t.Errorf("SeatsEventSeq = %d, want 55", tb.SeatsEventSeq)
+	}
+	back, err := FromSummary(tb.Summary(), tb.PasswordHash)
+	if err != nil || back.SeatsEventSeq != 55 || back.Seats[1] != tb.Seats[1] {
+		t.Fatalf("round trip: %+v %v", back, err)
+	}
+	if err := tb.SeatChanged(4, "", "", 60); !errors.Is(err, ErrInvalidCommand) {
+		t.Errorf("seat 4 of a classic table: %v, want ErrInvalidCommand", err)
+	}
+}
+
+func TestSeatChanged_ChangesNothingBeforeTheGameOrAtAJapaneseTable(t *testing.T) {
+	waiting := newTable(t, classicSettings(), "", true)
+	must(t, waiting.SeatChanged(0, "", "", 5))
+	if waiting.Seats[0].Bot || waiting.Seats[0].PlayerID != host.ID {
+		t.Fatalf("a waiting table's seat changed: %+v", waiting.Seats[0])
+	}
+	jp := newTable(t, japaneseSettings(), "", true)
+	must(t, jp.SitDown(nika, 1, "", fakeVerify))
+	if _, err := jp.Start(now, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	must(t, jp.SeatChanged(1, "", "", 5))
+	if jp.Seats[1].Bot {
+		t.Fatal("a bot took a Japanese seat")
+	}
+}

@@ -306,8 +306,11 @@ func (s *Service) decide(ctx context.Context, cmd *lobbyv1.LobbyCommand) (store.
 	if cmd.GetCommand() == nil {
 		return refuse(fmt.Errorf("%w: no command set", domain.ErrInvalidCommand), "")
 	}
-	if _, runner := cmd.GetCommand().(*lobbyv1.LobbyCommand_FinishTable); player.ID == "" && !runner {
+	switch runner := fromRunner(cmd); {
+	case player.ID == "" && !runner:
 		return refuse(fmt.Errorf("%w: player_id is required", domain.ErrInvalidCommand), "")
+	case player.ID != "" && runner:
+		return refuse(fmt.Errorf("%w: %s comes from the table-runner, never from a player", domain.ErrInvalidCommand, commandKind(cmd)), "")
 	}
 	now := s.opt.Now()
 
@@ -350,6 +353,9 @@ func (s *Service) decide(ctx context.Context, cmd *lobbyv1.LobbyCommand) (store.
 		err = t.FillWithBots(player.ID)
 	case *lobbyv1.LobbyCommand_FinishTable:
 		t.Finish()
+	case *lobbyv1.LobbyCommand_SeatChanged:
+		sc := c.SeatChanged
+		err = t.SeatChanged(sc.GetSeat(), sc.GetPlayerId(), sc.GetDisplayName(), sc.GetEventSeq())
 	}
 	if err != nil {
 		return refuse(err, tableID)
@@ -443,6 +449,8 @@ func commandKind(cmd *lobbyv1.LobbyCommand) string {
 		return "fill_with_bots"
 	case *lobbyv1.LobbyCommand_FinishTable:
 		return "finish_table"
+	case *lobbyv1.LobbyCommand_SeatChanged:
+		return "seat_changed"
 	default:
 		return "unknown"
 	}
@@ -460,6 +468,18 @@ func tableIDOf(cmd *lobbyv1.LobbyCommand) string {
 		return c.FillWithBots.GetTableId()
 	case *lobbyv1.LobbyCommand_FinishTable:
 		return c.FinishTable.GetTableId()
+	case *lobbyv1.LobbyCommand_SeatChanged:
+		return c.SeatChanged.GetTableId()
 	}
 	return ""
+}
+
+// fromRunner reports whether cmd is one the table-runner sends about a
+// table, on behalf of no player.
+func fromRunner(cmd *lobbyv1.LobbyCommand) bool {
+	switch cmd.GetCommand().(type) {
+	case *lobbyv1.LobbyCommand_FinishTable, *lobbyv1.LobbyCommand_SeatChanged:
+		return true
+	}
+	return false
 }

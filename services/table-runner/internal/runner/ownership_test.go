@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/pulka/pulka/pkg/assign"
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/japanese"
 	"github.com/pulka/pulka/pkg/streams"
@@ -279,5 +283,57 @@ func TestRunner_UnplayableStartIsAbandonedNotRetriedForever(t *testing.T) {
 	}
 	if n, _ := rdb.XLen(ctx, streams.TableEvents("j1")).Result(); n != 0 {
 		t.Fatalf("an unplayable table logged %d events", n)
+	}
+}
+
+// A seat that changes hands in a running game is reported to the lobby, so
+// the list shows who plays it: a bot when the grace runs out, the player
+// again when they come back.
+func TestRunner_SeatChangesDuringTheGameAreToldToTheLobby(t *testing.T) {
+	_, rdb := startRedis(t)
+	ctx := context.Background()
+	opt := testOptions("r1")
+	opt.ReconnectGrace = 100 * time.Millisecond
+	startRunner(t, rdb, opt)
+	place(t, rdb, classicStart("c1", 1, "alice"), "r1")
+	first := waitEvent(t, rdb, "c1", "0", 5*time.Second, "the game's start", isKind("game_started"))
+	pub := streams.NewPublisher(rdb)
+	if _, err := pub.Publish(ctx, streams.PresenceEntry("c1", "alice", true)); err != nil {
+		t.Fatal(err)
+	}
+	bot := waitEvent(t, rdb, "c1", first.id, 5*time.Second, "a bot in alice's seat", isKind("seat_taken_by_bot"))
+	if _, err := pub.Publish(ctx, streams.PresenceEntry("c1", "alice", false)); err != nil {
+		t.Fatal(err)
+	}
+	back := waitEvent(t, rdb, "c1", bot.id, 5*time.Second, "alice back in her seat", isKind("player_seated"))
+
+	var changes []*lobbyv1.SeatChanged
+	waitFor(t, 5*time.Second, "two SeatChanged lobby commands", func() bool {
+		xs, err := rdb.XRange(ctx, "pulka:lobby:cmd", "-", "+").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		changes = changes[:0]
+		for _, x := range xs {
+			var cmd lobbyv1.LobbyCommand
+			if err := proto.Unmarshal([]byte(x.Values[streams.FieldData].(string)), &cmd); err != nil {
+				t.Fatal(err)
+			}
+			if sc := cmd.GetSeatChanged(); sc != nil {
+				if cmd.GetPlayerId() != "" || !strings.HasPrefix(cmd.GetCommandId(), "table-runner:seat:") {
+					t.Fatalf("a SeatChanged sent as %q with id %q", cmd.GetPlayerId(), cmd.GetCommandId())
+				}
+				changes = append(changes, sc)
+			}
+		}
+		return len(changes) >= 2
+	})
+	seat := bot.ev.GetSeatTakenByBot().GetSeat()
+	want := []*lobbyv1.SeatChanged{
+		{TableId: "c1", Seat: seat, EventSeq: bot.ev.GetSeq()},
+		{TableId: "c1", Seat: seat, PlayerId: "alice", DisplayName: back.ev.GetPlayerSeated().GetSeat().GetDisplayName(), EventSeq: back.ev.GetSeq()},
+	}
+	if len(changes) != 2 || !proto.Equal(changes[0], want[0]) || !proto.Equal(changes[1], want[1]) {
+		t.Fatalf("SeatChanged commands %v, want %v", changes, want)
 	}
 }

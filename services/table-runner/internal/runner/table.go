@@ -390,9 +390,32 @@ func handBoundary(evs []*tablev1.Event) bool {
 	return false
 }
 
+// lobbyCommand is what the lobby must hear of e, if anything: the game's end
+// (FinishTable), or a seat of a running game changing hands (SeatChanged),
+// so that the list shows who plays it. Each command's id is the event's, so
+// a republished one has one effect.
+func (a *actor) lobbyCommand(e *tablev1.Event) *lobbyv1.LobbyCommand {
+	seat := func(s uint32, player, name string) *lobbyv1.LobbyCommand {
+		return &lobbyv1.LobbyCommand{CommandId: fmt.Sprintf("table-runner:seat:%s:%d", e.GetGameId(), e.GetSeq()),
+			Command: &lobbyv1.LobbyCommand_SeatChanged{SeatChanged: &lobbyv1.SeatChanged{
+				TableId: a.s.id, Seat: s, PlayerId: player, DisplayName: name, EventSeq: e.GetSeq()}}}
+	}
+	switch ev := e.GetEvent().(type) {
+	case *tablev1.Event_GameEnded:
+		return &lobbyv1.LobbyCommand{CommandId: "table-runner:finish:" + e.GetGameId(),
+			Command: &lobbyv1.LobbyCommand_FinishTable{FinishTable: &lobbyv1.FinishTable{TableId: a.s.id}}}
+	case *tablev1.Event_SeatTakenByBot:
+		return seat(ev.SeatTakenByBot.GetSeat(), "", "")
+	case *tablev1.Event_PlayerSeated:
+		sp := ev.PlayerSeated.GetSeat()
+		return seat(sp.GetSeat(), sp.GetPlayerId(), sp.GetDisplayName())
+	}
+	return nil
+}
+
 // effects publishes what other services must hear about evs: scoring's
 // inputs (game start, each finished hand, game end; deduplicated by game,
-// kind and hand) and, at the game's end, FinishTable to the lobby. Both are
+// kind and hand) and the lobby's (lobbyCommand). Both are
 // retried until they succeed: the snapshot, which ends the need to publish
 // them again, comes only after.
 func (a *actor) effects(ctx context.Context, evs []*tablev1.Event) error {
@@ -406,12 +429,9 @@ func (a *actor) effects(ctx context.Context, evs []*tablev1.Event) error {
 		out = append(out, streams.Entry{Stream: sheetstore.HandsStream, Data: data})
 	}
 	for _, e := range evs {
-		if _, ok := e.GetEvent().(*tablev1.Event_GameEnded); ok {
-			data, err := proto.Marshal(&lobbyv1.LobbyCommand{
-				CommandId: "table-runner:finish:" + e.GetGameId(),
-				Trace:     telemetry.TraceContextFrom(ctx),
-				Command:   &lobbyv1.LobbyCommand_FinishTable{FinishTable: &lobbyv1.FinishTable{TableId: a.s.id}},
-			})
+		if cmd := a.lobbyCommand(e); cmd != nil {
+			cmd.Trace = telemetry.TraceContextFrom(ctx)
+			data, err := proto.Marshal(cmd)
 			if err != nil {
 				return err
 			}

@@ -203,6 +203,7 @@ type LobbyCommand struct {
 	//	*LobbyCommand_LeaveTable
 	//	*LobbyCommand_FillWithBots
 	//	*LobbyCommand_FinishTable
+	//	*LobbyCommand_SeatChanged
 	Command       isLobbyCommand_Command `protobuf_oneof:"command"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -334,6 +335,15 @@ func (x *LobbyCommand) GetFinishTable() *FinishTable {
 	return nil
 }
 
+func (x *LobbyCommand) GetSeatChanged() *SeatChanged {
+	if x != nil {
+		if x, ok := x.Command.(*LobbyCommand_SeatChanged); ok {
+			return x.SeatChanged
+		}
+	}
+	return nil
+}
+
 type isLobbyCommand_Command interface {
 	isLobbyCommand_Command()
 }
@@ -369,6 +379,12 @@ type LobbyCommand_FinishTable struct {
 	FinishTable *FinishTable `protobuf:"bytes,15,opt,name=finish_table,json=finishTable,proto3,oneof"`
 }
 
+type LobbyCommand_SeatChanged struct {
+	// A seat of a playing classic table changed hands (sent by the
+	// table-runner, never on behalf of a player): the seat shows who plays it.
+	SeatChanged *SeatChanged `protobuf:"bytes,16,opt,name=seat_changed,json=seatChanged,proto3,oneof"`
+}
+
 func (*LobbyCommand_CreateTable) isLobbyCommand_Command() {}
 
 func (*LobbyCommand_SitDown) isLobbyCommand_Command() {}
@@ -380,6 +396,8 @@ func (*LobbyCommand_LeaveTable) isLobbyCommand_Command() {}
 func (*LobbyCommand_FillWithBots) isLobbyCommand_Command() {}
 
 func (*LobbyCommand_FinishTable) isLobbyCommand_Command() {}
+
+func (*LobbyCommand_SeatChanged) isLobbyCommand_Command() {}
 
 // CreateTable creates a table with the sender as its host.
 type CreateTable struct {
@@ -705,6 +723,91 @@ func (x *FinishTable) GetTableId() string {
 	return ""
 }
 
+// SeatChanged says who plays a seat of a running game now: a bot (the
+// player left, or their reconnect grace ran out) or its player again.
+type SeatChanged struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The table.
+	TableId string `protobuf:"bytes,1,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	// The seat.
+	Seat uint32 `protobuf:"varint,2,opt,name=seat,proto3" json:"seat,omitempty"`
+	// The player now in the seat; empty when a bot plays it.
+	PlayerId string `protobuf:"bytes,3,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// The player's name; unused for a bot (the lobby names bots).
+	DisplayName string `protobuf:"bytes,4,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
+	// The seq of the table event that changed the seat: a change older than
+	// one the table shows already is ignored (the lobby may read commands of
+	// one table out of order).
+	EventSeq      uint64 `protobuf:"varint,5,opt,name=event_seq,json=eventSeq,proto3" json:"event_seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SeatChanged) Reset() {
+	*x = SeatChanged{}
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SeatChanged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SeatChanged) ProtoMessage() {}
+
+func (x *SeatChanged) ProtoReflect() protoreflect.Message {
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SeatChanged.ProtoReflect.Descriptor instead.
+func (*SeatChanged) Descriptor() ([]byte, []int) {
+	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *SeatChanged) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *SeatChanged) GetSeat() uint32 {
+	if x != nil {
+		return x.Seat
+	}
+	return 0
+}
+
+func (x *SeatChanged) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *SeatChanged) GetDisplayName() string {
+	if x != nil {
+		return x.DisplayName
+	}
+	return ""
+}
+
+func (x *SeatChanged) GetEventSeq() uint64 {
+	if x != nil {
+		return x.EventSeq
+	}
+	return 0
+}
+
 // LobbyCommandResult answers one LobbyCommand, for the gateway to pass to the
 // player who sent it.
 type LobbyCommandResult struct {
@@ -733,7 +836,7 @@ type LobbyCommandResult struct {
 
 func (x *LobbyCommandResult) Reset() {
 	*x = LobbyCommandResult{}
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[7]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -745,7 +848,7 @@ func (x *LobbyCommandResult) String() string {
 func (*LobbyCommandResult) ProtoMessage() {}
 
 func (x *LobbyCommandResult) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[7]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -758,7 +861,7 @@ func (x *LobbyCommandResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LobbyCommandResult.ProtoReflect.Descriptor instead.
 func (*LobbyCommandResult) Descriptor() ([]byte, []int) {
-	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{7}
+	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *LobbyCommandResult) GetCommandId() string {
@@ -834,7 +937,7 @@ type Seat struct {
 
 func (x *Seat) Reset() {
 	*x = Seat{}
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[8]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -846,7 +949,7 @@ func (x *Seat) String() string {
 func (*Seat) ProtoMessage() {}
 
 func (x *Seat) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[8]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -859,7 +962,7 @@ func (x *Seat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Seat.ProtoReflect.Descriptor instead.
 func (*Seat) Descriptor() ([]byte, []int) {
-	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{8}
+	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Seat) GetIndex() uint32 {
@@ -906,14 +1009,17 @@ type TableSummary struct {
 	// The host (creator) of the table.
 	HostPlayerId string `protobuf:"bytes,6,opt,name=host_player_id,json=hostPlayerId,proto3" json:"host_player_id,omitempty"`
 	// When the table was created.
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// The seq of the last table event the seats show (SeatChanged); zero
+	// before any.
+	SeatsEventSeq uint64 `protobuf:"varint,8,opt,name=seats_event_seq,json=seatsEventSeq,proto3" json:"seats_event_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TableSummary) Reset() {
 	*x = TableSummary{}
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[9]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -925,7 +1031,7 @@ func (x *TableSummary) String() string {
 func (*TableSummary) ProtoMessage() {}
 
 func (x *TableSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[9]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -938,7 +1044,7 @@ func (x *TableSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableSummary.ProtoReflect.Descriptor instead.
 func (*TableSummary) Descriptor() ([]byte, []int) {
-	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{9}
+	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *TableSummary) GetTableId() string {
@@ -990,6 +1096,13 @@ func (x *TableSummary) GetCreatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *TableSummary) GetSeatsEventSeq() uint64 {
+	if x != nil {
+		return x.SeatsEventSeq
+	}
+	return 0
+}
+
 // TableFilter narrows a table list. Unset fields do not filter.
 type TableFilter struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1013,7 +1126,7 @@ type TableFilter struct {
 
 func (x *TableFilter) Reset() {
 	*x = TableFilter{}
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[10]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1025,7 +1138,7 @@ func (x *TableFilter) String() string {
 func (*TableFilter) ProtoMessage() {}
 
 func (x *TableFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[10]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1038,7 +1151,7 @@ func (x *TableFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableFilter.ProtoReflect.Descriptor instead.
 func (*TableFilter) Descriptor() ([]byte, []int) {
-	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{10}
+	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *TableFilter) GetGame() Game {
@@ -1105,7 +1218,7 @@ type ListTablesRequest struct {
 
 func (x *ListTablesRequest) Reset() {
 	*x = ListTablesRequest{}
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[11]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1117,7 +1230,7 @@ func (x *ListTablesRequest) String() string {
 func (*ListTablesRequest) ProtoMessage() {}
 
 func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[11]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1130,7 +1243,7 @@ func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesRequest.ProtoReflect.Descriptor instead.
 func (*ListTablesRequest) Descriptor() ([]byte, []int) {
-	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{11}
+	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListTablesRequest) GetFilter() *TableFilter {
@@ -1167,7 +1280,7 @@ type ListTablesResponse struct {
 
 func (x *ListTablesResponse) Reset() {
 	*x = ListTablesResponse{}
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[12]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1179,7 +1292,7 @@ func (x *ListTablesResponse) String() string {
 func (*ListTablesResponse) ProtoMessage() {}
 
 func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[12]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1192,7 +1305,7 @@ func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesResponse.ProtoReflect.Descriptor instead.
 func (*ListTablesResponse) Descriptor() ([]byte, []int) {
-	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{12}
+	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListTablesResponse) GetTables() []*TableSummary {
@@ -1227,7 +1340,7 @@ type LobbyView struct {
 
 func (x *LobbyView) Reset() {
 	*x = LobbyView{}
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[13]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1239,7 +1352,7 @@ func (x *LobbyView) String() string {
 func (*LobbyView) ProtoMessage() {}
 
 func (x *LobbyView) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[13]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1252,7 +1365,7 @@ func (x *LobbyView) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LobbyView.ProtoReflect.Descriptor instead.
 func (*LobbyView) Descriptor() ([]byte, []int) {
-	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{13}
+	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *LobbyView) GetVersion() uint64 {
@@ -1296,7 +1409,7 @@ type LobbyUpdate struct {
 
 func (x *LobbyUpdate) Reset() {
 	*x = LobbyUpdate{}
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[14]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1308,7 +1421,7 @@ func (x *LobbyUpdate) String() string {
 func (*LobbyUpdate) ProtoMessage() {}
 
 func (x *LobbyUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[14]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1321,7 +1434,7 @@ func (x *LobbyUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LobbyUpdate.ProtoReflect.Descriptor instead.
 func (*LobbyUpdate) Descriptor() ([]byte, []int) {
-	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{14}
+	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *LobbyUpdate) GetVersion() uint64 {
@@ -1407,7 +1520,7 @@ type TableStarted struct {
 
 func (x *TableStarted) Reset() {
 	*x = TableStarted{}
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[15]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1419,7 +1532,7 @@ func (x *TableStarted) String() string {
 func (*TableStarted) ProtoMessage() {}
 
 func (x *TableStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[15]
+	mi := &file_pulka_lobby_v1_lobby_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1432,7 +1545,7 @@ func (x *TableStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableStarted.ProtoReflect.Descriptor instead.
 func (*TableStarted) Descriptor() ([]byte, []int) {
-	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{15}
+	return file_pulka_lobby_v1_lobby_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TableStarted) GetTableId() string {
@@ -1502,7 +1615,7 @@ var File_pulka_lobby_v1_lobby_proto protoreflect.FileDescriptor
 
 const file_pulka_lobby_v1_lobby_proto_rawDesc = "" +
 	"\n" +
-	"\x1apulka/lobby/v1/lobby.proto\x12\x0epulka.lobby.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bpulka/common/v1/trace.proto\x1a\x1dpulka/lobby/v1/settings.proto\"\xbd\x04\n" +
+	"\x1apulka/lobby/v1/lobby.proto\x12\x0epulka.lobby.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bpulka/common/v1/trace.proto\x1a\x1dpulka/lobby/v1/settings.proto\"\xff\x04\n" +
 	"\fLobbyCommand\x12\x1d\n" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x1b\n" +
@@ -1517,7 +1630,8 @@ const file_pulka_lobby_v1_lobby_proto_rawDesc = "" +
 	"\vleave_table\x18\r \x01(\v2\x1a.pulka.lobby.v1.LeaveTableH\x00R\n" +
 	"leaveTable\x12D\n" +
 	"\x0efill_with_bots\x18\x0e \x01(\v2\x1c.pulka.lobby.v1.FillWithBotsH\x00R\ffillWithBots\x12@\n" +
-	"\ffinish_table\x18\x0f \x01(\v2\x1b.pulka.lobby.v1.FinishTableH\x00R\vfinishTableB\t\n" +
+	"\ffinish_table\x18\x0f \x01(\v2\x1b.pulka.lobby.v1.FinishTableH\x00R\vfinishTable\x12@\n" +
+	"\fseat_changed\x18\x10 \x01(\v2\x1b.pulka.lobby.v1.SeatChangedH\x00R\vseatChangedB\t\n" +
 	"\acommand\"\x93\x01\n" +
 	"\vCreateTable\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x129\n" +
@@ -1536,7 +1650,13 @@ const file_pulka_lobby_v1_lobby_proto_rawDesc = "" +
 	"\fFillWithBots\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\"(\n" +
 	"\vFinishTable\x12\x19\n" +
-	"\btable_id\x18\x01 \x01(\tR\atableId\"\xc5\x02\n" +
+	"\btable_id\x18\x01 \x01(\tR\atableId\"\x99\x01\n" +
+	"\vSeatChanged\x12\x19\n" +
+	"\btable_id\x18\x01 \x01(\tR\atableId\x12\x12\n" +
+	"\x04seat\x18\x02 \x01(\rR\x04seat\x12\x1b\n" +
+	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12!\n" +
+	"\fdisplay_name\x18\x04 \x01(\tR\vdisplayName\x12\x1b\n" +
+	"\tevent_seq\x18\x05 \x01(\x04R\beventSeq\"\xc5\x02\n" +
 	"\x12LobbyCommandResult\x12\x1d\n" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x1b\n" +
@@ -1551,7 +1671,7 @@ const file_pulka_lobby_v1_lobby_proto_rawDesc = "" +
 	"\x05index\x18\x01 \x01(\rR\x05index\x12\x1b\n" +
 	"\tplayer_id\x18\x02 \x01(\tR\bplayerId\x12!\n" +
 	"\fdisplay_name\x18\x03 \x01(\tR\vdisplayName\x12\x10\n" +
-	"\x03bot\x18\x04 \x01(\bR\x03bot\"\xba\x02\n" +
+	"\x03bot\x18\x04 \x01(\bR\x03bot\"\xe2\x02\n" +
 	"\fTableSummary\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x129\n" +
@@ -1560,7 +1680,8 @@ const file_pulka_lobby_v1_lobby_proto_rawDesc = "" +
 	"\x06status\x18\x05 \x01(\x0e2\x1b.pulka.lobby.v1.TableStatusR\x06status\x12$\n" +
 	"\x0ehost_player_id\x18\x06 \x01(\tR\fhostPlayerId\x129\n" +
 	"\n" +
-	"created_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\xbe\x02\n" +
+	"created_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12&\n" +
+	"\x0fseats_event_seq\x18\b \x01(\x04R\rseatsEventSeq\"\xbe\x02\n" +
 	"\vTableFilter\x12(\n" +
 	"\x04game\x18\x01 \x01(\x0e2\x14.pulka.lobby.v1.GameR\x04game\x12G\n" +
 	"\x0fclassic_variant\x18\x02 \x01(\x0e2\x1e.pulka.lobby.v1.ClassicVariantR\x0eclassicVariant\x123\n" +
@@ -1632,7 +1753,7 @@ func file_pulka_lobby_v1_lobby_proto_rawDescGZIP() []byte {
 }
 
 var file_pulka_lobby_v1_lobby_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_pulka_lobby_v1_lobby_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_pulka_lobby_v1_lobby_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_pulka_lobby_v1_lobby_proto_goTypes = []any{
 	(LobbyRejectReason)(0),        // 0: pulka.lobby.v1.LobbyRejectReason
 	(TableStatus)(0),              // 1: pulka.lobby.v1.TableStatus
@@ -1643,54 +1764,56 @@ var file_pulka_lobby_v1_lobby_proto_goTypes = []any{
 	(*LeaveTable)(nil),            // 6: pulka.lobby.v1.LeaveTable
 	(*FillWithBots)(nil),          // 7: pulka.lobby.v1.FillWithBots
 	(*FinishTable)(nil),           // 8: pulka.lobby.v1.FinishTable
-	(*LobbyCommandResult)(nil),    // 9: pulka.lobby.v1.LobbyCommandResult
-	(*Seat)(nil),                  // 10: pulka.lobby.v1.Seat
-	(*TableSummary)(nil),          // 11: pulka.lobby.v1.TableSummary
-	(*TableFilter)(nil),           // 12: pulka.lobby.v1.TableFilter
-	(*ListTablesRequest)(nil),     // 13: pulka.lobby.v1.ListTablesRequest
-	(*ListTablesResponse)(nil),    // 14: pulka.lobby.v1.ListTablesResponse
-	(*LobbyView)(nil),             // 15: pulka.lobby.v1.LobbyView
-	(*LobbyUpdate)(nil),           // 16: pulka.lobby.v1.LobbyUpdate
-	(*TableStarted)(nil),          // 17: pulka.lobby.v1.TableStarted
-	(*v1.TraceContext)(nil),       // 18: pulka.common.v1.TraceContext
-	(*TableSettings)(nil),         // 19: pulka.lobby.v1.TableSettings
-	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
-	(Game)(0),                     // 21: pulka.lobby.v1.Game
-	(ClassicVariant)(0),           // 22: pulka.lobby.v1.ClassicVariant
+	(*SeatChanged)(nil),           // 9: pulka.lobby.v1.SeatChanged
+	(*LobbyCommandResult)(nil),    // 10: pulka.lobby.v1.LobbyCommandResult
+	(*Seat)(nil),                  // 11: pulka.lobby.v1.Seat
+	(*TableSummary)(nil),          // 12: pulka.lobby.v1.TableSummary
+	(*TableFilter)(nil),           // 13: pulka.lobby.v1.TableFilter
+	(*ListTablesRequest)(nil),     // 14: pulka.lobby.v1.ListTablesRequest
+	(*ListTablesResponse)(nil),    // 15: pulka.lobby.v1.ListTablesResponse
+	(*LobbyView)(nil),             // 16: pulka.lobby.v1.LobbyView
+	(*LobbyUpdate)(nil),           // 17: pulka.lobby.v1.LobbyUpdate
+	(*TableStarted)(nil),          // 18: pulka.lobby.v1.TableStarted
+	(*v1.TraceContext)(nil),       // 19: pulka.common.v1.TraceContext
+	(*TableSettings)(nil),         // 20: pulka.lobby.v1.TableSettings
+	(*timestamppb.Timestamp)(nil), // 21: google.protobuf.Timestamp
+	(Game)(0),                     // 22: pulka.lobby.v1.Game
+	(ClassicVariant)(0),           // 23: pulka.lobby.v1.ClassicVariant
 }
 var file_pulka_lobby_v1_lobby_proto_depIdxs = []int32{
-	18, // 0: pulka.lobby.v1.LobbyCommand.trace:type_name -> pulka.common.v1.TraceContext
+	19, // 0: pulka.lobby.v1.LobbyCommand.trace:type_name -> pulka.common.v1.TraceContext
 	3,  // 1: pulka.lobby.v1.LobbyCommand.create_table:type_name -> pulka.lobby.v1.CreateTable
 	4,  // 2: pulka.lobby.v1.LobbyCommand.sit_down:type_name -> pulka.lobby.v1.SitDown
 	5,  // 3: pulka.lobby.v1.LobbyCommand.stand_up:type_name -> pulka.lobby.v1.StandUp
 	6,  // 4: pulka.lobby.v1.LobbyCommand.leave_table:type_name -> pulka.lobby.v1.LeaveTable
 	7,  // 5: pulka.lobby.v1.LobbyCommand.fill_with_bots:type_name -> pulka.lobby.v1.FillWithBots
 	8,  // 6: pulka.lobby.v1.LobbyCommand.finish_table:type_name -> pulka.lobby.v1.FinishTable
-	19, // 7: pulka.lobby.v1.CreateTable.settings:type_name -> pulka.lobby.v1.TableSettings
-	0,  // 8: pulka.lobby.v1.LobbyCommandResult.reason:type_name -> pulka.lobby.v1.LobbyRejectReason
-	18, // 9: pulka.lobby.v1.LobbyCommandResult.trace:type_name -> pulka.common.v1.TraceContext
-	11, // 10: pulka.lobby.v1.LobbyCommandResult.table:type_name -> pulka.lobby.v1.TableSummary
-	19, // 11: pulka.lobby.v1.TableSummary.settings:type_name -> pulka.lobby.v1.TableSettings
-	10, // 12: pulka.lobby.v1.TableSummary.seats:type_name -> pulka.lobby.v1.Seat
-	1,  // 13: pulka.lobby.v1.TableSummary.status:type_name -> pulka.lobby.v1.TableStatus
-	20, // 14: pulka.lobby.v1.TableSummary.created_at:type_name -> google.protobuf.Timestamp
-	21, // 15: pulka.lobby.v1.TableFilter.game:type_name -> pulka.lobby.v1.Game
-	22, // 16: pulka.lobby.v1.TableFilter.classic_variant:type_name -> pulka.lobby.v1.ClassicVariant
-	1,  // 17: pulka.lobby.v1.TableFilter.status:type_name -> pulka.lobby.v1.TableStatus
-	12, // 18: pulka.lobby.v1.ListTablesRequest.filter:type_name -> pulka.lobby.v1.TableFilter
-	11, // 19: pulka.lobby.v1.ListTablesResponse.tables:type_name -> pulka.lobby.v1.TableSummary
-	11, // 20: pulka.lobby.v1.LobbyView.tables:type_name -> pulka.lobby.v1.TableSummary
-	11, // 21: pulka.lobby.v1.LobbyUpdate.table_upserted:type_name -> pulka.lobby.v1.TableSummary
-	19, // 22: pulka.lobby.v1.TableStarted.settings:type_name -> pulka.lobby.v1.TableSettings
-	10, // 23: pulka.lobby.v1.TableStarted.seats:type_name -> pulka.lobby.v1.Seat
-	20, // 24: pulka.lobby.v1.TableStarted.created_at:type_name -> google.protobuf.Timestamp
-	20, // 25: pulka.lobby.v1.TableStarted.started_at:type_name -> google.protobuf.Timestamp
-	18, // 26: pulka.lobby.v1.TableStarted.trace:type_name -> pulka.common.v1.TraceContext
-	27, // [27:27] is the sub-list for method output_type
-	27, // [27:27] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	9,  // 7: pulka.lobby.v1.LobbyCommand.seat_changed:type_name -> pulka.lobby.v1.SeatChanged
+	20, // 8: pulka.lobby.v1.CreateTable.settings:type_name -> pulka.lobby.v1.TableSettings
+	0,  // 9: pulka.lobby.v1.LobbyCommandResult.reason:type_name -> pulka.lobby.v1.LobbyRejectReason
+	19, // 10: pulka.lobby.v1.LobbyCommandResult.trace:type_name -> pulka.common.v1.TraceContext
+	12, // 11: pulka.lobby.v1.LobbyCommandResult.table:type_name -> pulka.lobby.v1.TableSummary
+	20, // 12: pulka.lobby.v1.TableSummary.settings:type_name -> pulka.lobby.v1.TableSettings
+	11, // 13: pulka.lobby.v1.TableSummary.seats:type_name -> pulka.lobby.v1.Seat
+	1,  // 14: pulka.lobby.v1.TableSummary.status:type_name -> pulka.lobby.v1.TableStatus
+	21, // 15: pulka.lobby.v1.TableSummary.created_at:type_name -> google.protobuf.Timestamp
+	22, // 16: pulka.lobby.v1.TableFilter.game:type_name -> pulka.lobby.v1.Game
+	23, // 17: pulka.lobby.v1.TableFilter.classic_variant:type_name -> pulka.lobby.v1.ClassicVariant
+	1,  // 18: pulka.lobby.v1.TableFilter.status:type_name -> pulka.lobby.v1.TableStatus
+	13, // 19: pulka.lobby.v1.ListTablesRequest.filter:type_name -> pulka.lobby.v1.TableFilter
+	12, // 20: pulka.lobby.v1.ListTablesResponse.tables:type_name -> pulka.lobby.v1.TableSummary
+	12, // 21: pulka.lobby.v1.LobbyView.tables:type_name -> pulka.lobby.v1.TableSummary
+	12, // 22: pulka.lobby.v1.LobbyUpdate.table_upserted:type_name -> pulka.lobby.v1.TableSummary
+	20, // 23: pulka.lobby.v1.TableStarted.settings:type_name -> pulka.lobby.v1.TableSettings
+	11, // 24: pulka.lobby.v1.TableStarted.seats:type_name -> pulka.lobby.v1.Seat
+	21, // 25: pulka.lobby.v1.TableStarted.created_at:type_name -> google.protobuf.Timestamp
+	21, // 26: pulka.lobby.v1.TableStarted.started_at:type_name -> google.protobuf.Timestamp
+	19, // 27: pulka.lobby.v1.TableStarted.trace:type_name -> pulka.common.v1.TraceContext
+	28, // [28:28] is the sub-list for method output_type
+	28, // [28:28] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_pulka_lobby_v1_lobby_proto_init() }
@@ -1706,8 +1829,9 @@ func file_pulka_lobby_v1_lobby_proto_init() {
 		(*LobbyCommand_LeaveTable)(nil),
 		(*LobbyCommand_FillWithBots)(nil),
 		(*LobbyCommand_FinishTable)(nil),
+		(*LobbyCommand_SeatChanged)(nil),
 	}
-	file_pulka_lobby_v1_lobby_proto_msgTypes[14].OneofWrappers = []any{
+	file_pulka_lobby_v1_lobby_proto_msgTypes[15].OneofWrappers = []any{
 		(*LobbyUpdate_TableUpserted)(nil),
 		(*LobbyUpdate_TableRemoved)(nil),
 	}
@@ -1717,7 +1841,7 @@ func file_pulka_lobby_v1_lobby_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pulka_lobby_v1_lobby_proto_rawDesc), len(file_pulka_lobby_v1_lobby_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   16,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
