@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -14,7 +15,8 @@ import (
 // one for dead after three missed beats, and reports its player away: the
 // table starts the reconnect grace, then a bot takes the seat and the game
 // goes on. When the player reconnects through the new gateway, they get the
-// seat back. The lobby's summary of the table shows each change.
+// seat back, with exactly the events it missed, and plays the game to its
+// end. The lobby's summary of the table shows each change.
 func TestGatewayKill_ItsPlayersGetTheirGraceAndThenABot(t *testing.T) {
 	t.Parallel()
 	s, err := startStack("gwkill", 1)
@@ -52,9 +54,10 @@ func TestGatewayKill_ItsPlayersGetTheirGraceAndThenABot(t *testing.T) {
 	if gateway == nil {
 		t.Fatal("the stack has no gateway")
 	}
+	ca.autoPlay(tableID, false)
 	gateway.kill()
 	killedAt := time.Now()
-	ca.autoPlay(tableID, false)
+	lastID := ca.lastEventID(tableID)
 	next, err := s.startGateway()
 	if err != nil {
 		t.Fatal(err)
@@ -108,10 +111,12 @@ func TestGatewayKill_ItsPlayersGetTheirGraceAndThenABot(t *testing.T) {
 		return st.GetBot() && st.GetPlayerId() == ""
 	})
 
-	// Back through the new gateway: the seat is the player's again.
+	// Back through the new gateway, another process, with the last event
+	// seen through the old one: the seat is the player's again.
 	from := ca.len()
 	ca.connect()
-	ca.join(tableID, ca.lastEventID(tableID))
+	ca.join(tableID, lastID)
+	ca.autoPlay(tableID, true)
 	ca.awaitEvent(from, 30*time.Second, tableID, "the seat given back", func(ev *tablev1.Event) bool {
 		sp := ev.GetPlayerSeated().GetSeat()
 		return sp != nil && sp.GetSeat() == 0 && sp.GetPlayerId() == a.Player.ID
@@ -120,6 +125,30 @@ func TestGatewayKill_ItsPlayersGetTheirGraceAndThenABot(t *testing.T) {
 		st := s.tableSummary(t, a.Token, tableID).GetSeats()[0]
 		return !st.GetBot() && st.GetPlayerId() == a.Player.ID
 	})
+	ca.awaitEvent(from, 60*time.Second, tableID, "the end of the game", gameEnded)
+	g := verifyGame(t, s, tableID, []*client{ca})
+
+	// The new connection got every event after lastID the player may see,
+	// in order, without a gap or a repeat at the seam of replay and live.
+	seats := seating(g.log)
+	var want []string
+	after := false
+	for i, e := range g.log {
+		if after && allowed(e.Ev, seats[i], a.Player.ID) {
+			want = append(want, e.ID)
+		}
+		after = after || e.ID == lastID
+	}
+	var got []string
+	for _, f := range ca.snapshot()[from:] {
+		if f.ev != nil && f.Table == tableID {
+			got = append(got, f.ID)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("after %s the new gateway sent %d events, the log has %d for the player:\ngot  %v\nwant %v",
+			lastID, len(got), len(want), got, want)
+	}
 }
 
 func countEvents(log []logEntry, pred func(*tablev1.Event) bool) int {
