@@ -105,10 +105,11 @@ func TestGatewayKill_ItsPlayersGetTheirGraceAndThenABot(t *testing.T) {
 		}) >= 0
 	})
 
-	// The lobby shows the bot in the seat, and later the player again.
+	// The lobby shows the bot in the seat, playing it for the player (who
+	// still owns it), and later the player again.
 	eventually(t, 10*time.Second, "the lobby to show a bot in seat 0", func() bool {
 		st := s.tableSummary(t, a.Token, tableID).GetSeats()[0]
-		return st.GetBot() && st.GetPlayerId() == ""
+		return st.GetBot() && st.GetPlayerId() == a.Player.ID
 	})
 
 	// Back through the new gateway, another process, with the last event

@@ -35,6 +35,12 @@ func TableSnapshot(tableID string) string { return tableKey(tableID, "snap") }
 // LeaseEpochKey(TableLease(id)).
 func TableLease(tableID string) string { return tableKey(tableID, "lease") }
 
+// TablePresence is the sorted set of a player's live connections to a table,
+// across gateway instances (member: connection id, score: its expiry in Unix
+// ms). Gateways keep it; the table's runner reads it to tell a stale "away"
+// from a real one.
+func TablePresence(tableID, playerID string) string { return tableKey(tableID, "presence:"+playerID) }
+
 // TableDedupe is the dedupe key of one message handled with an effect on the
 // table's keys (see Once): sharing the tag keeps key and effect in one slot.
 func TableDedupe(tableID, messageKey string) string {

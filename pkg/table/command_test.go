@@ -21,6 +21,9 @@ func TestLeave_ClassicBotTakesTheSeatUntilThePlayerSitsAgain(t *testing.T) {
 				evs[1].GetSeatTakenByBot().GetReason() != tablev1.BotReason_BOT_REASON_PLAYER_LEFT {
 				t.Fatalf("leave: %v", got)
 			}
+			if got := h.t.HeldFor(mover); got != "" {
+				t.Fatalf("HeldFor = %q after a leave: a bot plays the seat for good", got)
+			}
 			// It was their turn: the bot now moves after BotDelay, not after the timer.
 			if d, _ := h.t.NextDeadline(); !d.Equal(h.now.Add(DefaultBotDelay)) {
 				t.Fatalf("deadline %v after the leave at %v", d, h.now)

@@ -173,6 +173,15 @@ func (t *Table) seatOf(player string) int {
 	return -1
 }
 
+// HeldFor is the player a bot plays seat s for until they come back (their
+// reconnect grace ran out), or "" (a human plays it, or a bot for good).
+func (t *Table) HeldFor(s int) string {
+	if s < 0 || s >= len(t.seats) || t.seats[s].mode != seatBotGrace {
+		return ""
+	}
+	return t.seats[s].player
+}
+
 // SeatOf returns the seat player holds (or owns while a bot plays it), or -1.
 func (t *Table) SeatOf(player string) int { return t.seatOf(player) }
 

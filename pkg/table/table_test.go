@@ -236,6 +236,9 @@ func TestGraceExpiry_ClassicBotTakesTheSeatAndBackGivesItBack(t *testing.T) {
 	if h.t.View(away).GetSeats()[away].GetPlayer().GetBot() != true {
 		t.Fatal("view does not show the bot")
 	}
+	if got := h.t.HeldFor(away); got != player(away) {
+		t.Fatalf("HeldFor(%d) = %q, want %q: the bot keeps the seat for its player", away, got, player(away))
+	}
 	if _, err := h.cmd(player(away), bidCmd(0)); rejectOf(err) != tablev1.RejectReason_REJECT_REASON_NOT_SEATED {
 		t.Fatalf("a move while the bot plays: %v", err)
 	}
@@ -257,6 +260,9 @@ func TestGraceExpiry_ClassicBotTakesTheSeatAndBackGivesItBack(t *testing.T) {
 	seated, ok := find(evs, (*tablev1.Event).GetPlayerSeated)
 	if err != nil || !ok || seated.GetSeat().GetPlayerId() != player(away) || seated.GetSeat().GetBot() {
 		t.Fatalf("back after the grace: %v %v", kinds(evs), err)
+	}
+	if got := h.t.HeldFor(away); got != "" {
+		t.Fatalf("HeldFor(%d) = %q once the player is back", away, got)
 	}
 }
 

@@ -17,9 +17,7 @@ import (
 
 // Key is the set of a player's connections to a table; it carries the
 // table's hash tag like every key of the table.
-func Key(tableID, playerID string) string {
-	return streams.KeyPrefix + ":" + streams.TableTag(tableID) + ":presence:" + playerID
-}
+func Key(tableID, playerID string) string { return streams.TablePresence(tableID, playerID) }
 
 // Tracker records the connections of one gateway process.
 type Tracker struct {
@@ -27,6 +25,9 @@ type Tracker struct {
 	ttl      time.Duration
 	now      func() time.Time
 	instance string
+	// redisClock: beats and sweeps read the time from Redis (TIME), so
+	// that gateways whose clocks disagree still agree on who is dead.
+	redisClock bool
 }
 
 // Option configures a Tracker.
@@ -41,6 +42,10 @@ func WithInstance(name string) Option {
 		}
 	}
 }
+
+// WithRedisClock makes beats and sweeps use Redis's clock instead of now
+// (which tests set).
+func WithRedisClock() Option { return func(t *Tracker) { t.redisClock = true } }
 
 // New makes a tracker whose entries live ttl unless refreshed. Its instance
 // ID is new for every tracker: a restarted gateway is another instance, and
@@ -124,13 +129,15 @@ func (t *Tracker) Refresh(ctx context.Context, table, player, conn string) error
 // Disconnect removes conn and reports whether it was the player's last live
 // connection at table.
 func (t *Tracker) Disconnect(ctx context.Context, table, player, conn string) (last bool, err error) {
-	// Unlisted first, as Connect lists first: either way round, a failure
-	// leaves nothing a sweep could get wrong.
-	if err := t.rdb.SRem(ctx, connsKey(t.instance), member(table, player, conn)).Err(); err != nil {
-		return false, fmt.Errorf("presence: disconnect: %w", err)
-	}
+	// Uncounted first, unlisted after, as Connect lists before it counts: a
+	// connection is never counted without being listed, so a gateway that
+	// dies between the two leaves at worst a listed connection that a sweep
+	// reports away once more (the runner checks an away against presence).
 	n, err := disconnectScript.Run(ctx, t.rdb, []string{Key(table, player)}, t.now().UnixMilli(), conn).Int64()
 	if err != nil {
+		return false, fmt.Errorf("presence: disconnect: %w", err)
+	}
+	if err := t.rdb.SRem(ctx, connsKey(t.instance), member(table, player, conn)).Err(); err != nil {
 		return false, fmt.Errorf("presence: disconnect: %w", err)
 	}
 	return n == 0, nil
@@ -157,12 +164,36 @@ func member(table, player, conn string) string { return table + "\x1f" + player 
 // stays in Redis (it is refreshed by every beat of a live one).
 const connsTTL = 24 * time.Hour
 
+// nowLua is the time in Unix ms the liveness scripts use: ARGV[1], or
+// Redis's clock when that is empty (WithRedisClock).
+const nowLua = `
+local function now_ms()
+  if ARGV[1] ~= '' then return tonumber(ARGV[1]) end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+`
+
+// clockArg is ARGV[1] of the liveness scripts.
+func (t *Tracker) clockArg() string {
+	if t.redisClock {
+		return ""
+	}
+	return strconv.FormatInt(t.now().UnixMilli(), 10)
+}
+
+// beatScript: KEYS = gatewaysKey, the instance's connsKey; ARGV = clock,
+// instance, deadAfter ms, connsTTL ms.
+var beatScript = redis.NewScript(nowLua + `
+redis.call('ZADD', KEYS[1], now_ms() + tonumber(ARGV[3]), ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
+return 1`)
+
 // Beat says this instance is alive for deadAfter more.
 func (t *Tracker) Beat(ctx context.Context, deadAfter time.Duration) error {
-	pipe := t.rdb.Pipeline()
-	pipe.ZAdd(ctx, gatewaysKey(), redis.Z{Score: float64(t.now().Add(deadAfter).UnixMilli()), Member: t.instance})
-	pipe.PExpire(ctx, connsKey(t.instance), connsTTL)
-	if _, err := pipe.Exec(ctx); err != nil {
+	err := beatScript.Run(ctx, t.rdb, []string{gatewaysKey(), connsKey(t.instance)},
+		t.clockArg(), t.instance, deadAfter.Milliseconds(), connsTTL.Milliseconds()).Err()
+	if err != nil {
 		return fmt.Errorf("presence: beat: %w", err)
 	}
 	return nil
@@ -180,32 +211,55 @@ func (t *Tracker) Listed(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
+// leaveScript: KEYS = gatewaysKey, the instance's connsKey; ARGV =
+// instance. Returns 0, leaving nothing, while connections are listed.
+var leaveScript = redis.NewScript(`
+if redis.call('SCARD', KEYS[2]) > 0 then return 0 end
+redis.call('ZREM', KEYS[1], ARGV[1])
+return 1`)
+
 // Leave takes this instance out of the beating ones, on a clean shutdown
-// once its connections have disconnected.
-func (t *Tracker) Leave(ctx context.Context) error {
-	pipe := t.rdb.Pipeline()
-	pipe.ZRem(ctx, gatewaysKey(), t.instance)
-	pipe.Del(ctx, connsKey(t.instance))
-	if _, err := pipe.Exec(ctx); err != nil {
-		return fmt.Errorf("presence: leave: %w", err)
+// once its connections have disconnected. It reports false, and leaves the
+// instance to be swept, if some are still listed (a goodbye that failed).
+func (t *Tracker) Leave(ctx context.Context) (bool, error) {
+	n, err := leaveScript.Run(ctx, t.rdb, []string{gatewaysKey(), connsKey(t.instance)}, t.instance).Int()
+	if err != nil {
+		return false, fmt.Errorf("presence: leave: %w", err)
 	}
-	return nil
+	return n == 1, nil
 }
 
 // claimKey marks a dead instance's sweep as taken: one sweeper wins it, and
-// if that one dies too, the claim lapses and another sweeps what is left.
+// renews it while it works; if that one dies too, the claim lapses and
+// another sweeps what is left.
 func claimKey(instance string) string { return gatewayKeyPrefix + ":" + instance + ":sweep" }
 
+// deadScript: KEYS[1] = gatewaysKey; ARGV = clock, most. The instances
+// whose beat lapsed, with their scores.
+var deadScript = redis.NewScript(nowLua + `
+return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now_ms(), 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))`)
+
+// renewScript: KEYS = claimKey, gatewaysKey; ARGV = sweeper, claim ms,
+// instance, the score it was seen dead with. Extends the claim and returns
+// 1 while the claim is the sweeper's (else 0) and the instance has not
+// beaten again (else 2: what it lists now is alive).
+var renewScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if tonumber(redis.call('ZSCORE', KEYS[2], ARGV[3])) ~= tonumber(ARGV[4]) then return 2 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1`)
+
 // sweptScript: KEYS = gatewaysKey, the instance's connsKey and claimKey;
-// ARGV = instance, the score it was seen dead with. The instance is
-// forgotten only if it did not beat during the sweep (a beat moves its score
-// past now): one that came back keeps its list.
+// ARGV = instance, the score it was seen dead with, the sweeper. The
+// instance is forgotten only if it did not beat during the sweep (a beat
+// moves its score past now): one that came back keeps its list. The claim
+// goes only if it is still the sweeper's.
 var sweptScript = redis.NewScript(`
 if tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1])) == tonumber(ARGV[2]) then
   redis.call('ZREM', KEYS[1], ARGV[1])
   redis.call('DEL', KEYS[2])
 end
-redis.call('DEL', KEYS[3])
+if redis.call('GET', KEYS[3]) == ARGV[3] then redis.call('DEL', KEYS[3]) end
 return 1`)
 
 // sweepConnScript: KEYS[1]=presence key, ARGV = now, conn. Removes the
@@ -218,21 +272,26 @@ return redis.call('ZCARD', KEYS[1])`)
 // Gone is a player left with no live connection at a table by a sweep.
 type Gone struct{ Table, Player string }
 
+// sweepBatch is how many connections a sweep takes at a time, renewing its
+// claim between batches.
+const sweepBatch = 256
+
+// errClaimLost: another sweeper holds the instance now (ours lapsed).
+var errClaimLost = errors.New("presence: the sweep's claim lapsed")
+
 // Sweep removes the connections of instances whose beat lapsed and calls
 // away for every player left with no connection at a table (the table
 // starts their grace; one who is not seated there is ignored by it). It
 // returns how many connections it removed. A sweep that fails part way
 // leaves the rest for the next, after claim.
 func (t *Tracker) Sweep(ctx context.Context, claim time.Duration, away func(Gone) error) (int, error) {
-	now := t.now()
-	dead, err := t.rdb.ZRangeByScoreWithScores(ctx, gatewaysKey(), &redis.ZRangeBy{
-		Min: "-inf", Max: fmt.Sprint(now.UnixMilli()), Count: 16}).Result()
+	res, err := deadScript.Run(ctx, t.rdb, []string{gatewaysKey()}, t.clockArg(), 16).StringSlice()
 	if err != nil {
 		return 0, fmt.Errorf("presence: sweep: %w", err)
 	}
 	swept := 0
-	for _, d := range dead {
-		inst, _ := d.Member.(string)
+	for i := 0; i+1 < len(res); i += 2 {
+		inst, score := res[i], res[i+1]
 		if inst == t.instance {
 			continue // stalled, not dead: our next beat says so
 		}
@@ -243,41 +302,56 @@ func (t *Tracker) Sweep(ctx context.Context, claim time.Duration, away func(Gone
 		if !won {
 			continue // another gateway is sweeping it
 		}
-		n, err := t.sweepInstance(ctx, inst, away)
+		n, err := t.sweepInstance(ctx, inst, score, claim, away)
 		swept += n
 		if err != nil {
 			return swept, fmt.Errorf("presence: sweep %s: %w", inst, err)
 		}
 		if err := sweptScript.Run(ctx, t.rdb, []string{gatewaysKey(), connsKey(inst), claimKey(inst)},
-			inst, strconv.FormatFloat(d.Score, 'f', -1, 64)).Err(); err != nil {
+			inst, score, t.instance).Err(); err != nil {
 			return swept, fmt.Errorf("presence: sweep %s: %w", inst, err)
 		}
 	}
 	return swept, nil
 }
 
-func (t *Tracker) sweepInstance(ctx context.Context, inst string, away func(Gone) error) (int, error) {
+// sweepInstance sweeps inst's listed connections, a batch at a time, until
+// none is left or inst beats again.
+func (t *Tracker) sweepInstance(ctx context.Context, inst, score string, claim time.Duration, away func(Gone) error) (int, error) {
 	key := connsKey(inst)
-	conns, err := t.rdb.SMembers(ctx, key).Result()
-	if err != nil {
-		return 0, err
-	}
-	for i, m := range conns {
-		parts := strings.Split(m, "\x1f")
-		if len(parts) == 3 {
-			left, err := sweepConnScript.Run(ctx, t.rdb, []string{Key(parts[0], parts[1])}, t.now().UnixMilli(), parts[2]).Int()
-			if err != nil {
-				return i, err
-			}
-			if left == 0 {
-				if err := away(Gone{Table: parts[0], Player: parts[1]}); err != nil {
-					return i, err
+	swept := 0
+	for {
+		conns, err := t.rdb.SRandMemberN(ctx, key, sweepBatch).Result()
+		if err != nil || len(conns) == 0 {
+			return swept, err
+		}
+		for _, m := range conns {
+			parts := strings.Split(m, "\x1f")
+			if len(parts) == 3 {
+				left, err := sweepConnScript.Run(ctx, t.rdb, []string{Key(parts[0], parts[1])}, t.now().UnixMilli(), parts[2]).Int()
+				if err != nil {
+					return swept, err
+				}
+				if left == 0 {
+					if err := away(Gone{Table: parts[0], Player: parts[1]}); err != nil {
+						return swept, err
+					}
 				}
 			}
+			if err := t.rdb.SRem(ctx, key, m).Err(); err != nil {
+				return swept, err
+			}
+			swept++
 		}
-		if err := t.rdb.SRem(ctx, key, m).Err(); err != nil {
-			return i, err
+		ok, err := renewScript.Run(ctx, t.rdb, []string{claimKey(inst), gatewaysKey()},
+			t.instance, claim.Milliseconds(), inst, score).Int()
+		switch {
+		case err != nil:
+			return swept, err
+		case ok == 0:
+			return swept, errClaimLost
+		case ok == 2:
+			return swept, nil // it came back
 		}
 	}
-	return len(conns), nil
 }

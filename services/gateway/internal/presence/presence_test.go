@@ -3,6 +3,7 @@ package presence
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -266,8 +267,8 @@ func TestLeave_AGatewayThatLeftIsNotSwept(t *testing.T) {
 	if rdb.SCard(ctx, connsKey(a.Instance())).Val() != 0 {
 		t.Fatal("a disconnected connection is still listed")
 	}
-	if err := a.Leave(ctx); err != nil {
-		t.Fatal(err)
+	if left, err := a.Leave(ctx); err != nil || !left {
+		t.Fatalf("leave: %v %v", left, err)
 	}
 	c.add(2 * deadAfter)
 	var log awayLog
@@ -276,5 +277,82 @@ func TestLeave_AGatewayThatLeftIsNotSwept(t *testing.T) {
 	}
 	if rdb.Exists(ctx, gatewaysKey()).Val() != 0 {
 		t.Error("the gateway that left is still listed")
+	}
+}
+
+func TestLeave_AGatewayWithConnectionsStillListedStaysToBeSwept(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	c := &clock{t: time.Unix(1_700_000_000, 0)}
+	a := New(rdb, time.Minute, c.now)
+	b := New(rdb, time.Minute, c.now)
+	ctx := context.Background()
+	_ = a.Beat(ctx, deadAfter)
+	_, _ = a.Connect(ctx, "t1", "ana", "a-1") // its goodbye failed
+	if left, err := a.Leave(ctx); err != nil || left {
+		t.Fatalf("leave with a connection listed: %v %v, want false", left, err)
+	}
+	c.add(2 * deadAfter)
+	var log awayLog
+	if n, err := b.Sweep(ctx, deadAfter, log.away); err != nil || n != 1 || !log.has(Gone{"t1", "ana"}) {
+		t.Fatalf("sweep of a gateway that could not leave: %d %v %v", n, log.got, err)
+	}
+}
+
+// With Redis's clock (as the gateways run), a gateway is dead once its beat
+// lapses by Redis's time, whatever the gateways' clocks say.
+func TestSweep_WithRedisClockTheBeatsLapseByRedisTime(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	skewed := func() time.Time { return time.Now().Add(-time.Hour) } // a gateway an hour behind
+	a := New(rdb, time.Minute, skewed, WithInstance("gw-a"), WithRedisClock())
+	b := New(rdb, time.Minute, time.Now, WithInstance("gw-b"), WithRedisClock())
+	ctx := context.Background()
+	const short = 300 * time.Millisecond
+	if err := a.Beat(ctx, short); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = a.Connect(ctx, "t1", "ana", "a-1")
+	var early awayLog
+	if n, err := b.Sweep(ctx, short, early.away); err != nil || n != 0 {
+		t.Fatalf("swept a gateway that just beat: %d %v %v", n, early.got, err)
+	}
+	var log awayLog
+	deadline := time.Now().Add(5 * time.Second)
+	for len(log.got) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the gateway whose beat lapsed was never swept")
+		}
+		time.Sleep(50 * time.Millisecond)
+		if _, err := b.Sweep(ctx, short, log.away); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !log.has(Gone{"t1", "ana"}) {
+		t.Fatalf("away reports %v", log.got)
+	}
+}
+
+func TestSweep_ABigListIsSweptInBatches(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	c := &clock{t: time.Unix(1_700_000_000, 0)}
+	a := New(rdb, time.Minute, c.now)
+	b := New(rdb, time.Minute, c.now)
+	ctx := context.Background()
+	_ = a.Beat(ctx, deadAfter)
+	const n = 3*sweepBatch + 7
+	for i := range n {
+		if _, err := a.Connect(ctx, "t"+strconv.Itoa(i%50), "p"+strconv.Itoa(i), "a-"+strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.add(2 * deadAfter)
+	var log awayLog
+	if got, err := b.Sweep(ctx, deadAfter, log.away); err != nil || got != n || len(log.got) != n {
+		t.Fatalf("swept %d connections with %d reports, %v; want %d", got, len(log.got), err, n)
+	}
+	if rdb.Exists(ctx, connsKey(a.Instance()), claimKey(a.Instance())).Val() != 0 {
+		t.Error("the swept gateway's list or the claim is left")
 	}
 }

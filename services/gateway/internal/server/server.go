@@ -145,7 +145,7 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 		Publisher: streams.NewPublisher(p.Redis, streams.WithEntryBells(), streams.WithTracerProvider(p.Tracer), streams.WithMeterProvider(p.Meter)).
 			NewBatcher(context.WithoutCancel(ctx), 64, 4),
 		// Entries outlive three missed refreshes (pings).
-		Presence: presence.New(p.Redis, 3*ping, p.Now, presence.WithInstance(cfg.instanceName())),
+		Presence: presence.New(p.Redis, 3*ping, p.Now, presence.WithInstance(cfg.instanceName()), presence.WithRedisClock()),
 		Lobby:    p.View, Logger: p.Logger, Tracer: tracer, Meter: meter, Now: p.Now,
 	})
 

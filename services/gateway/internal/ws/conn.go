@@ -61,7 +61,7 @@ type conn struct {
 	strikes    int
 	lobbyStop  context.CancelFunc
 	lobbyDone  chan struct{}
-	tablesMu   sync.Mutex // guards tables for the pinger's presence refresh
+	tablesMu   sync.Mutex // guards tables; held while a join or the pinger records presence
 	background sync.WaitGroup
 }
 
@@ -365,16 +365,18 @@ func (c *conn) join(m wire.ClientMsg) error {
 		}
 		return err
 	}
+	// Arriving under tablesMu: the pinger's refresh must not find the
+	// subscription before its presence is recorded (and record it twice).
 	c.tablesMu.Lock()
 	c.tables[m.Table] = sub
+	if !rejoin {
+		c.arrived(ctx, sub)
+	}
 	c.tablesMu.Unlock()
 	var seat *uint32
 	if res.Seat != visibility.NoSeat {
 		v := uint32(res.Seat)
 		seat = &v
-	}
-	if !rejoin {
-		c.arrived(ctx, sub)
 	}
 	// When the history the client needed is gone, the table resynchronises
 	// it: it answers a Reconnect with a ViewSynced for the player.
@@ -662,11 +664,24 @@ func (c *conn) refreshPresence() {
 			// Swept while alive (this gateway stalled or lost Redis for
 			// longer than its beats allow): the table may have been told
 			// the player is away, so arrive again, which says back.
-			c.arrived(c.ctx, sub)
+			c.rearrive(sub)
 		case err != nil:
 			c.s.deps.Logger.Warn("ws: presence refresh failed", "table", sub.Table(), "err", err)
 		}
 	}
+}
+
+// rearrive records the connection's presence at sub's table again, unless
+// it stopped following the table meanwhile: holding tablesMu keeps an
+// unjoin's Disconnect after this Connect, so no entry outlives the
+// subscription.
+func (c *conn) rearrive(sub *hub.Subscription) {
+	c.tablesMu.Lock()
+	defer c.tablesMu.Unlock()
+	if c.tables[sub.Table()] != sub || c.ctx.Err() != nil {
+		return
+	}
+	c.arrived(c.ctx, sub)
 }
 
 // cleanup runs when the reading stops: every subscription and presence

@@ -2,6 +2,7 @@ package ws
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -22,14 +23,60 @@ const deadAfterBeats = 3
 // without the sweep no table would start their reconnect grace. It returns
 // when ctx ends; if no connection is open by then (Shutdown closed them
 // all, each saying goodbye), the gateway leaves, and nobody sweeps it.
+//
+// The beat has a goroutine of its own, so that a long sweep cannot make
+// this gateway look dead. And a gateway sweeps only after it has beaten
+// without a miss for a whole deadAfter: when Redis comes back from an
+// outage, every gateway's beat has lapsed, and the first to reach Redis
+// must not take all the others for dead before they had the time to beat.
 func (s *Server) KeepPresence(ctx context.Context) error {
 	beat := s.cfg.PresenceBeat
 	deadAfter := deadAfterBeats * beat
+	var mu sync.Mutex
+	var healthySince time.Time // zero: the last beat failed
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(beat)
+		defer t.Stop()
+		for {
+			err := s.deps.Presence.Beat(ctx, deadAfter)
+			mu.Lock()
+			switch {
+			case err != nil:
+				healthySince = time.Time{}
+			case healthySince.IsZero():
+				healthySince = time.Now()
+			}
+			mu.Unlock()
+			if err != nil && ctx.Err() == nil {
+				s.deps.Logger.Warn("ws: presence beat failed", "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
 	t := time.NewTicker(beat)
 	defer t.Stop()
 	for {
-		if err := s.deps.Presence.Beat(ctx, deadAfter); err != nil && ctx.Err() == nil {
-			s.deps.Logger.Warn("ws: presence beat failed", "err", err)
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			if s.Open() == 0 {
+				s.leavePresence(ctx)
+			}
+			return nil
+		case <-t.C:
+		}
+		mu.Lock()
+		ready := !healthySince.IsZero() && time.Since(healthySince) >= deadAfter
+		mu.Unlock()
+		if !ready {
+			continue
 		}
 		n, err := s.deps.Presence.Sweep(ctx, deadAfter, func(g presence.Gone) error {
 			return s.sweptAway(ctx, g)
@@ -40,14 +87,6 @@ func (s *Server) KeepPresence(ctx context.Context) error {
 		}
 		if err != nil && ctx.Err() == nil {
 			s.deps.Logger.Warn("ws: presence sweep failed", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			if s.Open() == 0 {
-				s.leavePresence(ctx)
-			}
-			return nil
-		case <-t.C:
 		}
 	}
 }
@@ -69,7 +108,11 @@ func (s *Server) sweptAway(ctx context.Context, g presence.Gone) error {
 func (s *Server) leavePresence(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if err := s.deps.Presence.Leave(ctx); err != nil {
+	left, err := s.deps.Presence.Leave(ctx)
+	switch {
+	case err != nil:
 		s.deps.Logger.Warn("ws: presence leave failed", "err", err)
+	case !left:
+		s.deps.Logger.Warn("ws: connections still listed after they closed; leaving them to be swept")
 	}
 }

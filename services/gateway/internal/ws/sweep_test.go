@@ -2,9 +2,12 @@ package ws
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pulka/pulka/services/gateway/internal/presence"
 )
 
 // keepPresence runs g's KeepPresence until the test ends, or until the
@@ -64,9 +67,33 @@ func TestKeepPresence_AStalledGatewaySweptByAnotherReportsItsPlayersBack(t *test
 	}
 	time.Sleep(5 * time.Millisecond)
 	keepPresence(t, other)
-	waitReports(t, e, "t1", "cem:back,cem:away,cem:back")
+	// The sweeper's away and the stalled gateway's new back come in either
+	// order (the runner checks an away against presence when it reads it).
+	waitReportCount(t, e, "t1", map[string]int{"cem:back": 2, "cem:away": 1})
 	if stalled.srv.Open() != 1 {
 		t.Errorf("%d connections open on the stalled gateway, want 1", stalled.srv.Open())
+	}
+	n, err := e.rdb.ZCard(context.Background(), presence.Key("t1", "cem")).Result()
+	if err != nil || n != 1 {
+		t.Errorf("cem's presence holds %d connections (%v), want the stalled gateway's again", n, err)
+	}
+}
+
+func waitReportCount(t *testing.T, e *env, table string, want map[string]int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := map[string]int{}
+		for _, r := range e.presenceReports(t, table) {
+			got[r]++
+		}
+		if maps.Equal(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("presence reports %v, want %v", got, want)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -104,5 +131,28 @@ func TestKeepPresence_AGatewayLeavesOnlyWhenItsConnectionsAreClosed(t *testing.T
 	stop()
 	if listed() {
 		t.Error("a gateway that stopped with no connection open is still listed")
+	}
+}
+
+// A gateway sweeps others only after beating without a miss for as long as
+// they had to beat: after a Redis outage every beat has lapsed, and the
+// first gateway back must not take the others, still alive, for dead.
+func TestKeepPresence_NoSweepBeforeBeatingForAWholeDeadWindow(t *testing.T) {
+	e := newEnv(t)
+	dead := e.gateway(t, Config{})
+	sweeper := e.gateway(t, Config{PresenceBeat: 100 * time.Millisecond})
+	seen := e.publish(t, "t1", seated(2, "cem"))
+	a := dead.login(t, "cem")
+	a.send(map[string]any{"type": "join", "table": "t1", "last_event_id": seen})
+	a.nextOf("joined")
+	waitReports(t, e, "t1", "cem:back")
+	if err := dead.srv.deps.Presence.Beat(context.Background(), time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now()
+	keepPresence(t, sweeper)
+	waitReports(t, e, "t1", "cem:back,cem:away")
+	if d, window := time.Since(started), deadAfterBeats*100*time.Millisecond; d < window {
+		t.Fatalf("swept %v after starting, before beating for a whole %v", d, window)
 	}
 }

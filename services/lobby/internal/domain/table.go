@@ -146,10 +146,12 @@ func displayName(n string) string {
 // BotName is the name shown for a bot in seat i.
 func BotName(seat int) string { return "Bot " + strconv.Itoa(seat+1) }
 
-// SeatOf returns the seat playerID holds, or -1.
+// SeatOf returns the seat playerID holds (or owns while a bot plays it for
+// them), or -1.
 func (t *Table) SeatOf(playerID string) int {
 	for i, s := range t.Seats {
-		if !s.Bot && s.PlayerID == playerID {
+		// A bot's seat has a player only while it plays for them (SeatChanged).
+		if playerID != "" && s.PlayerID == playerID {
 			return i
 		}
 	}
@@ -295,10 +297,12 @@ func (t *Table) FillWithBots(playerID string) error {
 }
 
 // SeatChanged shows who plays seat i of a running classic game since the
-// table's event eventSeq: a bot when playerID is empty, else that player
-// (taking the seat back). A change no newer than one shown already, or
-// about a table not playing, changes nothing.
-func (t *Table) SeatChanged(i uint32, playerID, name string, eventSeq uint64) error {
+// table's event eventSeq: its player (taking the seat back), or a bot, for
+// good (playerID empty: the player left) or for playerID until they come
+// back (their grace ran out; they still own the seat, and may leave it). A
+// change no newer than one shown already, or about a table not playing,
+// changes nothing.
+func (t *Table) SeatChanged(i uint32, playerID, name string, bot bool, eventSeq uint64) error {
 	if int(i) >= len(t.Seats) {
 		return fmt.Errorf("%w: seat %d of %d", ErrInvalidCommand, i, len(t.Seats))
 	}
@@ -306,8 +310,8 @@ func (t *Table) SeatChanged(i uint32, playerID, name string, eventSeq uint64) er
 		return nil
 	}
 	t.SeatsEventSeq = eventSeq
-	if playerID == "" {
-		t.Seats[i] = Seat{Bot: true, Name: BotName(int(i))}
+	if bot {
+		t.Seats[i] = Seat{PlayerID: playerID, Bot: true, Name: BotName(int(i))}
 		return nil
 	}
 	t.Seats[i] = Seat{PlayerID: playerID, Name: displayName(name)}

@@ -315,17 +315,20 @@ func TestSeatChanged_ABotTakesAClassicSeatAndItsPlayerTakesItBackInEventOrder(t 
 	if _, err := tb.Start(now, 1, nil); err != nil {
 		t.Fatal(err)
 	}
-	must(t, tb.SeatChanged(1, "", "", 40)) // the grace ran out
-	if s := tb.Seats[1]; !s.Bot || s.PlayerID != "" || s.Name != BotName(1) {
-		t.Fatalf("after the bot took seat 1: %+v", s)
+	must(t, tb.SeatChanged(1, nika.ID, "", true, 40)) // the grace ran out
+	if s := tb.Seats[1]; !s.Bot || s.PlayerID != nika.ID || s.Name != BotName(1) {
+		t.Fatalf("after the bot took seat 1 for nika: %+v", s)
 	}
-	must(t, tb.SeatChanged(1, nika.ID, nika.Name, 55)) // back
+	if tb.SeatOf(nika.ID) != 1 || tb.Seats[1].Free() {
+		t.Fatal("nika no longer owns the seat a bot plays for her")
+	}
+	must(t, tb.SeatChanged(1, nika.ID, nika.Name, false, 55)) // back
 	if s := tb.Seats[1]; s.Bot || s.PlayerID != nika.ID || s.Name != nika.Name {
 		t.Fatalf("after nika took seat 1 back: %+v", s)
 	}
 	// Read late: the bot change of event 40 again, and an older one.
-	must(t, tb.SeatChanged(1, "", "", 40))
-	must(t, tb.SeatChanged(1, "", "", 12))
+	must(t, tb.SeatChanged(1, "", "", true, 40))
+	must(t, tb.SeatChanged(1, "", "", true, 12))
 	if s := tb.Seats[1]; s.Bot || s.PlayerID != nika.ID {
 		t.Fatalf("an older change overwrote a newer one: %+v", s)
 	}
@@ -336,14 +339,14 @@ func TestSeatChanged_ABotTakesAClassicSeatAndItsPlayerTakesItBackInEventOrder(t 
 	if err != nil || back.SeatsEventSeq != 55 || back.Seats[1] != tb.Seats[1] {
 		t.Fatalf("round trip: %+v %v", back, err)
 	}
-	if err := tb.SeatChanged(4, "", "", 60); !errors.Is(err, ErrInvalidCommand) {
+	if err := tb.SeatChanged(4, "", "", true, 60); !errors.Is(err, ErrInvalidCommand) {
 		t.Errorf("seat 4 of a classic table: %v, want ErrInvalidCommand", err)
 	}
 }
 
 func TestSeatChanged_ChangesNothingBeforeTheGameOrAtAJapaneseTable(t *testing.T) {
 	waiting := newTable(t, classicSettings(), "", true)
-	must(t, waiting.SeatChanged(0, "", "", 5))
+	must(t, waiting.SeatChanged(0, "", "", true, 5))
 	if waiting.Seats[0].Bot || waiting.Seats[0].PlayerID != host.ID {
 		t.Fatalf("a waiting table's seat changed: %+v", waiting.Seats[0])
 	}
@@ -352,8 +355,30 @@ func TestSeatChanged_ChangesNothingBeforeTheGameOrAtAJapaneseTable(t *testing.T)
 	if _, err := jp.Start(now, 1, nil); err != nil {
 		t.Fatal(err)
 	}
-	must(t, jp.SeatChanged(1, "", "", 5))
+	must(t, jp.SeatChanged(1, "", "", true, 5))
 	if jp.Seats[1].Bot {
 		t.Fatal("a bot took a Japanese seat")
+	}
+}
+
+// A player whose seat a bot plays until they come back may still leave it:
+// the leave reaches the runner, and the seat is the bot's for good.
+func TestLeave_OfASeatABotPlaysForThePlayerGoesToTheRunner(t *testing.T) {
+	tb := newTable(t, classicSettings(), "", true)
+	must(t, tb.SitDown(nika, 1, "", fakeVerify))
+	must(t, tb.FillWithBots(host.ID))
+	if _, err := tb.Start(now, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	must(t, tb.SeatChanged(1, nika.ID, "", true, 40))
+	out, err := tb.Leave(nika.ID)
+	if err != nil || !out.TellRunner {
+		t.Fatalf("leave of a seat a bot plays for nika: %+v %v", out, err)
+	}
+	if s := tb.Seats[1]; !s.Bot || s.PlayerID != "" {
+		t.Fatalf("after the leave: %+v", s)
+	}
+	if out, _ := tb.Leave(nika.ID); out.TellRunner {
+		t.Fatal("a second leave still bothers the runner")
 	}
 }

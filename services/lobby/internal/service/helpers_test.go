@@ -275,7 +275,7 @@ func newTestClient(srv *redistest.Server) *lobbyclient.Client {
 	return lobbyclient.NewClient(srv.NewClient(), lobbyclient.ClientOptions{Timeout: 10 * time.Second, Block: 100 * time.Millisecond})
 }
 
-func seatChanged(table string, seat uint32, player, name string, seq uint64) *lobbyv1.LobbyCommand {
+func seatChanged(table string, seat uint32, player, name string, bot bool, seq uint64) *lobbyv1.LobbyCommand {
 	return &lobbyv1.LobbyCommand{Command: &lobbyv1.LobbyCommand_SeatChanged{SeatChanged: &lobbyv1.SeatChanged{
-		TableId: table, Seat: seat, PlayerId: player, DisplayName: name, EventSeq: seq}}}
+		TableId: table, Seat: seat, PlayerId: player, DisplayName: name, Bot: bot, EventSeq: seq}}}
 }

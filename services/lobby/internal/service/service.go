@@ -355,7 +355,7 @@ func (s *Service) decide(ctx context.Context, cmd *lobbyv1.LobbyCommand) (store.
 		t.Finish()
 	case *lobbyv1.LobbyCommand_SeatChanged:
 		sc := c.SeatChanged
-		err = t.SeatChanged(sc.GetSeat(), sc.GetPlayerId(), sc.GetDisplayName(), sc.GetEventSeq())
+		err = t.SeatChanged(sc.GetSeat(), sc.GetPlayerId(), sc.GetDisplayName(), sc.GetBot(), sc.GetEventSeq())
 	}
 	if err != nil {
 		return refuse(err, tableID)

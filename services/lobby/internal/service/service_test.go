@@ -654,24 +654,24 @@ func TestSeatChanged_TheListShowsWhoPlaysEachSeatOfARunningGame(t *testing.T) {
 		}
 		return got.GetSeats()[1]
 	}
-	if r := e.do("", seatChanged(id, 1, "", "", 30)); !r.GetAccepted() {
+	if r := e.do("", seatChanged(id, 1, "guest", "", true, 30)); !r.GetAccepted() {
 		t.Fatalf("the runner's change: %v", r)
 	}
-	if s := seat(); !s.GetBot() || s.GetPlayerId() != "" {
-		t.Fatalf("after a bot took seat 1: %v", s)
+	if s := seat(); !s.GetBot() || s.GetPlayerId() != "guest" {
+		t.Fatalf("after a bot took seat 1 for its player: %v", s)
 	}
-	if r := e.do("", seatChanged(id, 1, "guest", "Guest", 31)); !r.GetAccepted() {
+	if r := e.do("", seatChanged(id, 1, "guest", "Guest", false, 31)); !r.GetAccepted() {
 		t.Fatalf("the runner's change: %v", r)
 	}
 	if s := seat(); s.GetBot() || s.GetPlayerId() != "guest" || s.GetDisplayName() != "Guest" {
 		t.Fatalf("after the player took seat 1 back: %v", s)
 	}
 	// A player may not send it, and a late, older change is ignored.
-	if r := e.do("guest", seatChanged(id, 1, "", "", 32)); r.GetAccepted() ||
+	if r := e.do("guest", seatChanged(id, 1, "", "", true, 32)); r.GetAccepted() ||
 		r.GetReason() != lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_INVALID_COMMAND {
 		t.Fatalf("a player's SeatChanged: %v", r)
 	}
-	if r := e.do("", seatChanged(id, 1, "", "", 30)); !r.GetAccepted() {
+	if r := e.do("", seatChanged(id, 1, "", "", true, 30)); !r.GetAccepted() {
 		t.Fatalf("a late change: %v", r)
 	}
 	if s := seat(); s.GetBot() || s.GetPlayerId() != "guest" {

@@ -14,6 +14,7 @@ type metrics struct {
 	rejections metric.Int64Counter
 	inboxFull  metric.Int64Counter
 	malformed  metric.Int64Counter
+	staleAway  metric.Int64Counter
 	// applyBy is the apply histogram's attribute set by input kind, built
 	// once: every step records one, and building the set (a sort and a
 	// hash) per step was a twentieth of the runner's CPU.
@@ -57,6 +58,10 @@ func newMetrics(mp metric.MeterProvider, r *Runner) (*metrics, error) {
 	}
 	if out.malformed, err = m.Int64Counter("pulka.runner.commands.malformed",
 		metric.WithDescription("Command stream entries that are neither a command nor a presence report (skipped).")); err != nil {
+		return nil, err
+	}
+	if out.staleAway, err = m.Int64Counter("pulka.runner.presence.stale_away",
+		metric.WithDescription("Away reports skipped because the player had a live connection by the time the runner read them.")); err != nil {
 		return nil, err
 	}
 	if _, err = m.Int64ObservableGauge("pulka.runner.tables",

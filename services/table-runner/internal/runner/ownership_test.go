@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pulka/pulka/pkg/assign"
@@ -330,10 +331,55 @@ func TestRunner_SeatChangesDuringTheGameAreToldToTheLobby(t *testing.T) {
 	})
 	seat := bot.ev.GetSeatTakenByBot().GetSeat()
 	want := []*lobbyv1.SeatChanged{
-		{TableId: "c1", Seat: seat, EventSeq: bot.ev.GetSeq()},
+		{TableId: "c1", Seat: seat, PlayerId: "alice", Bot: true, EventSeq: bot.ev.GetSeq()},
 		{TableId: "c1", Seat: seat, PlayerId: "alice", DisplayName: back.ev.GetPlayerSeated().GetSeat().GetDisplayName(), EventSeq: back.ev.GetSeq()},
 	}
 	if len(changes) != 2 || !proto.Equal(changes[0], want[0]) || !proto.Equal(changes[1], want[1]) {
 		t.Fatalf("SeatChanged commands %v, want %v", changes, want)
+	}
+}
+
+// An away report read after the player has a live connection again (their
+// "back" came first, from another gateway) is stale: the table keeps the
+// player present. Once no connection is left, an away starts the grace.
+func TestRunner_AnAwayWhileThePlayerIsConnectedIsSkipped(t *testing.T) {
+	_, rdb := startRedis(t)
+	ctx := context.Background()
+	startRunner(t, rdb, testOptions("r1"))
+	place(t, rdb, classicStart("c1", 1, "alice"), "r1")
+	first := waitEvent(t, rdb, "c1", "0", 5*time.Second, "the game's start", isKind("game_started"))
+	key := streams.TablePresence("c1", "alice")
+	if err := rdb.ZAdd(ctx, key, redis.Z{Score: float64(time.Now().Add(time.Minute).UnixMilli()), Member: "conn-on-gateway-c"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	pub := streams.NewPublisher(rdb)
+	stale, err := pub.Publish(ctx, streams.PresenceEntry("c1", "alice", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The table reads its command stream in order: once it has answered a
+	// command sent after the stale report, it has handled that report.
+	send(t, rdb, "c1", "alice", playCmd(8))
+	waitEvent(t, rdb, "c1", first.id, 5*time.Second, "the rejection", isKind("move_rejected"))
+	if err := rdb.Del(ctx, key).Err(); err != nil { // that connection closes too
+		t.Fatal(err)
+	}
+	real, err := pub.Publish(ctx, streams.PresenceEntry("c1", "alice", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, rdb, "c1", first.id, 5*time.Second, "PlayerAway", isKind("player_away"))
+	steps, err := tablelog.Read(ctx, rdb, "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged []string
+	for _, st := range steps {
+		if in := st.Input; in != nil && in.Kind == table.InputAway {
+			logged = append(logged, in.EntryID)
+		}
+	}
+	if !slices.Equal(logged, []string{real}) {
+		t.Fatalf("away inputs logged from entries %v, want only the second report %s (not the stale %s)", logged, real, stale)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -288,6 +289,14 @@ func (a *actor) handle(ctx context.Context, m streams.Message) error {
 		}
 		in = table.Back(player, now)
 		if away {
+			live, err := a.connected(ctx, player, now)
+			if err != nil {
+				return err
+			}
+			if live {
+				a.r.m.staleAway.Add(ctx, 1)
+				return nil
+			}
 			in = table.Away(player, now)
 		}
 		in.EntryID = m.ID
@@ -301,6 +310,21 @@ func (a *actor) handle(ctx context.Context, m streams.Message) error {
 		in = table.CommandInput(cmd, m.ID, now)
 	}
 	return a.step(ctx, in)
+}
+
+// connected reports whether player has a live connection to the table. An
+// away report can be stale by the time it is read: the gateways report
+// "away" and "back" independently, so a player who dropped on one gateway
+// (or whose dead gateway was swept) and reconnected through another may have
+// their "back" read first. Applied, that away would start a grace, and then
+// give the seat to a bot or lose the match, while the player is connected.
+func (a *actor) connected(ctx context.Context, player string, now time.Time) (bool, error) {
+	n, err := a.r.rdb.ZCount(ctx, streams.TablePresence(a.s.id, player),
+		strconv.FormatInt(now.UnixMilli(), 10), "+inf").Result()
+	if err != nil {
+		return false, fmt.Errorf("runner: presence of %s at %s: %w", player, a.s.id, err)
+	}
+	return n > 0, nil
 }
 
 // step applies one input and makes its effect durable: the input and its
@@ -395,20 +419,26 @@ func handBoundary(evs []*tablev1.Event) bool {
 // so that the list shows who plays it. Each command's id is the event's, so
 // a republished one has one effect.
 func (a *actor) lobbyCommand(e *tablev1.Event) *lobbyv1.LobbyCommand {
-	seat := func(s uint32, player, name string) *lobbyv1.LobbyCommand {
+	seat := func(s uint32, player, name string, bot bool) *lobbyv1.LobbyCommand {
 		return &lobbyv1.LobbyCommand{CommandId: fmt.Sprintf("table-runner:seat:%s:%d", e.GetGameId(), e.GetSeq()),
 			Command: &lobbyv1.LobbyCommand_SeatChanged{SeatChanged: &lobbyv1.SeatChanged{
-				TableId: a.s.id, Seat: s, PlayerId: player, DisplayName: name, EventSeq: e.GetSeq()}}}
+				TableId: a.s.id, Seat: s, PlayerId: player, DisplayName: name, Bot: bot, EventSeq: e.GetSeq()}}}
 	}
 	switch ev := e.GetEvent().(type) {
 	case *tablev1.Event_GameEnded:
 		return &lobbyv1.LobbyCommand{CommandId: "table-runner:finish:" + e.GetGameId(),
 			Command: &lobbyv1.LobbyCommand_FinishTable{FinishTable: &lobbyv1.FinishTable{TableId: a.s.id}}}
 	case *tablev1.Event_SeatTakenByBot:
-		return seat(ev.SeatTakenByBot.GetSeat(), "", "")
+		// The player a bot holds the seat for (their grace ran out) still
+		// owns it, and may leave it through the lobby. The state is the
+		// latest, not the event's: republished after a restore, a change
+		// the player has since undone may read as a bot for good, which the
+		// later PlayerSeated, with its higher seq, corrects.
+		s := ev.SeatTakenByBot.GetSeat()
+		return seat(s, a.t.HeldFor(int(s)), "", true)
 	case *tablev1.Event_PlayerSeated:
 		sp := ev.PlayerSeated.GetSeat()
-		return seat(sp.GetSeat(), sp.GetPlayerId(), sp.GetDisplayName())
+		return seat(sp.GetSeat(), sp.GetPlayerId(), sp.GetDisplayName(), false)
 	}
 	return nil
 }

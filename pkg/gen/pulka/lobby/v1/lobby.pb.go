@@ -731,14 +731,18 @@ type SeatChanged struct {
 	TableId string `protobuf:"bytes,1,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
 	// The seat.
 	Seat uint32 `protobuf:"varint,2,opt,name=seat,proto3" json:"seat,omitempty"`
-	// The player now in the seat; empty when a bot plays it.
+	// The seat's player: the one playing it, or the one a bot plays it for
+	// until they come back (their reconnect grace ran out). Empty when a bot
+	// plays it for good (the player left).
 	PlayerId string `protobuf:"bytes,3,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
 	// The player's name; unused for a bot (the lobby names bots).
 	DisplayName string `protobuf:"bytes,4,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
 	// The seq of the table event that changed the seat: a change older than
 	// one the table shows already is ignored (the lobby may read commands of
 	// one table out of order).
-	EventSeq      uint64 `protobuf:"varint,5,opt,name=event_seq,json=eventSeq,proto3" json:"event_seq,omitempty"`
+	EventSeq uint64 `protobuf:"varint,5,opt,name=event_seq,json=eventSeq,proto3" json:"event_seq,omitempty"`
+	// Whether a bot plays the seat now.
+	Bot           bool `protobuf:"varint,6,opt,name=bot,proto3" json:"bot,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -806,6 +810,13 @@ func (x *SeatChanged) GetEventSeq() uint64 {
 		return x.EventSeq
 	}
 	return 0
+}
+
+func (x *SeatChanged) GetBot() bool {
+	if x != nil {
+		return x.Bot
+	}
+	return false
 }
 
 // LobbyCommandResult answers one LobbyCommand, for the gateway to pass to the
@@ -925,7 +936,9 @@ type Seat struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The seat index: 0..3 classic, 0..1 Japanese.
 	Index uint32 `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
-	// The player sitting there; empty when the seat is free or a bot plays it.
+	// The player sitting there, or, in a running game, the player a bot
+	// plays the seat for until they come back. Empty when the seat is free or
+	// a bot plays it for good.
 	PlayerId string `protobuf:"bytes,2,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
 	// The name to show.
 	DisplayName string `protobuf:"bytes,3,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
@@ -1650,13 +1663,14 @@ const file_pulka_lobby_v1_lobby_proto_rawDesc = "" +
 	"\fFillWithBots\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\"(\n" +
 	"\vFinishTable\x12\x19\n" +
-	"\btable_id\x18\x01 \x01(\tR\atableId\"\x99\x01\n" +
+	"\btable_id\x18\x01 \x01(\tR\atableId\"\xab\x01\n" +
 	"\vSeatChanged\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\x12\x12\n" +
 	"\x04seat\x18\x02 \x01(\rR\x04seat\x12\x1b\n" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12!\n" +
 	"\fdisplay_name\x18\x04 \x01(\tR\vdisplayName\x12\x1b\n" +
-	"\tevent_seq\x18\x05 \x01(\x04R\beventSeq\"\xc5\x02\n" +
+	"\tevent_seq\x18\x05 \x01(\x04R\beventSeq\x12\x10\n" +
+	"\x03bot\x18\x06 \x01(\bR\x03bot\"\xc5\x02\n" +
 	"\x12LobbyCommandResult\x12\x1d\n" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x1b\n" +
