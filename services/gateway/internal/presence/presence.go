@@ -127,7 +127,9 @@ func (t *Tracker) Refresh(ctx context.Context, table, player, conn string) error
 }
 
 // Disconnect removes conn and reports whether it was the player's last live
-// connection at table.
+// connection at table. It may report last together with an error (the
+// connection was removed, but is still listed under the instance): the
+// player is gone all the same.
 func (t *Tracker) Disconnect(ctx context.Context, table, player, conn string) (last bool, err error) {
 	// Uncounted first, unlisted after, as Connect lists before it counts: a
 	// connection is never counted without being listed, so a gateway that
@@ -138,7 +140,7 @@ func (t *Tracker) Disconnect(ctx context.Context, table, player, conn string) (l
 		return false, fmt.Errorf("presence: disconnect: %w", err)
 	}
 	if err := t.rdb.SRem(ctx, connsKey(t.instance), member(table, player, conn)).Err(); err != nil {
-		return false, fmt.Errorf("presence: disconnect: %w", err)
+		return n == 0, fmt.Errorf("presence: disconnect: %w", err)
 	}
 	return n == 0, nil
 }

@@ -61,7 +61,10 @@ type conn struct {
 	strikes    int
 	lobbyStop  context.CancelFunc
 	lobbyDone  chan struct{}
-	tablesMu   sync.Mutex // guards tables; held while a join or the pinger records presence
+	tablesMu   sync.Mutex // guards tables
+	// presenceMu orders the connection's presence changes (join, refresh,
+	// unjoin), which take Redis round trips, without holding up tablesMu.
+	presenceMu sync.Mutex
 	background sync.WaitGroup
 }
 
@@ -365,14 +368,17 @@ func (c *conn) join(m wire.ClientMsg) error {
 		}
 		return err
 	}
-	// Arriving under tablesMu: the pinger's refresh must not find the
-	// subscription before its presence is recorded (and record it twice).
+	// presenceMu from before the subscription is listed until its presence
+	// is recorded: the pinger's refresh must not find it in between (and
+	// record it twice).
+	c.presenceMu.Lock()
 	c.tablesMu.Lock()
 	c.tables[m.Table] = sub
+	c.tablesMu.Unlock()
 	if !rejoin {
 		c.arrived(ctx, sub)
 	}
-	c.tablesMu.Unlock()
+	c.presenceMu.Unlock()
 	var seat *uint32
 	if res.Seat != visibility.NoSeat {
 		v := uint32(res.Seat)
@@ -444,10 +450,11 @@ func (c *conn) unjoin(table string) bool {
 func (c *conn) gone(table string, member bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), 5*time.Second)
 	defer cancel()
+	c.presenceMu.Lock()
+	defer c.presenceMu.Unlock()
 	last, err := c.s.deps.Presence.Disconnect(ctx, table, c.claims.PlayerID, c.id)
 	if err != nil {
 		c.s.deps.Logger.Warn("ws: presence disconnect failed", "table", table, "err", err)
-		return
 	}
 	if last && member {
 		// The table starts the player's reconnect grace.
@@ -658,30 +665,33 @@ func (c *conn) refreshPresence() {
 	}
 	c.tablesMu.Unlock()
 	for _, sub := range subs {
-		err := c.s.deps.Presence.Refresh(c.ctx, sub.Table(), c.claims.PlayerID, c.id)
-		switch {
-		case errors.Is(err, presence.ErrNotPresent):
-			// Swept while alive (this gateway stalled or lost Redis for
-			// longer than its beats allow): the table may have been told
-			// the player is away, so arrive again, which says back.
-			c.rearrive(sub)
-		case err != nil:
-			c.s.deps.Logger.Warn("ws: presence refresh failed", "table", sub.Table(), "err", err)
-		}
+		c.refreshAt(sub)
 	}
 }
 
-// rearrive records the connection's presence at sub's table again, unless
-// it stopped following the table meanwhile: holding tablesMu keeps an
-// unjoin's Disconnect after this Connect, so no entry outlives the
-// subscription.
-func (c *conn) rearrive(sub *hub.Subscription) {
+// refreshAt keeps the connection's presence at sub's table alive, unless it
+// stopped following the table meanwhile. Under presenceMu, an unjoin's
+// Disconnect comes after this, never between the check and a Connect, so no
+// entry outlives the subscription.
+func (c *conn) refreshAt(sub *hub.Subscription) {
+	c.presenceMu.Lock()
+	defer c.presenceMu.Unlock()
 	c.tablesMu.Lock()
-	defer c.tablesMu.Unlock()
-	if c.tables[sub.Table()] != sub || c.ctx.Err() != nil {
+	following := c.tables[sub.Table()] == sub
+	c.tablesMu.Unlock()
+	if !following || c.ctx.Err() != nil {
 		return
 	}
-	c.arrived(c.ctx, sub)
+	err := c.s.deps.Presence.Refresh(c.ctx, sub.Table(), c.claims.PlayerID, c.id)
+	switch {
+	case errors.Is(err, presence.ErrNotPresent):
+		// Swept while alive (this gateway stalled or lost Redis for longer
+		// than its beats allow): the table may have been told the player
+		// is away, so arrive again, which says back.
+		c.arrived(c.ctx, sub)
+	case err != nil:
+		c.s.deps.Logger.Warn("ws: presence refresh failed", "table", sub.Table(), "err", err)
+	}
 }
 
 // cleanup runs when the reading stops: every subscription and presence

@@ -25,15 +25,19 @@ const deadAfterBeats = 3
 // all, each saying goodbye), the gateway leaves, and nobody sweeps it.
 //
 // The beat has a goroutine of its own, so that a long sweep cannot make
-// this gateway look dead. And a gateway sweeps only after it has beaten
-// without a miss for a whole deadAfter: when Redis comes back from an
-// outage, every gateway's beat has lapsed, and the first to reach Redis
-// must not take all the others for dead before they had the time to beat.
+// this gateway look dead. And a gateway sweeps only once its own beat has
+// been current for a whole deadAfter: when Redis comes back from an outage,
+// every gateway's beat has lapsed, and the first to reach Redis must not
+// take all the others for dead before they had the time to beat. A failed
+// beat followed by one in time does not reset that (Redis timing out now
+// and then must not stop every sweep).
 func (s *Server) KeepPresence(ctx context.Context) error {
 	beat := s.cfg.PresenceBeat
 	deadAfter := deadAfterBeats * beat
 	var mu sync.Mutex
-	var healthySince time.Time // zero: the last beat failed
+	// current since healthySince: every beat since came before the
+	// previous one's lapsed; lastBeat is the last that succeeded.
+	var healthySince, lastBeat time.Time
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -42,14 +46,15 @@ func (s *Server) KeepPresence(ctx context.Context) error {
 		defer t.Stop()
 		for {
 			err := s.deps.Presence.Beat(ctx, deadAfter)
-			mu.Lock()
-			switch {
-			case err != nil:
-				healthySince = time.Time{}
-			case healthySince.IsZero():
-				healthySince = time.Now()
+			if err == nil {
+				now := time.Now()
+				mu.Lock()
+				if lastBeat.IsZero() || now.Sub(lastBeat) >= deadAfter {
+					healthySince = now // it had lapsed
+				}
+				lastBeat = now
+				mu.Unlock()
 			}
-			mu.Unlock()
 			if err != nil && ctx.Err() == nil {
 				s.deps.Logger.Warn("ws: presence beat failed", "err", err)
 			}
@@ -73,7 +78,7 @@ func (s *Server) KeepPresence(ctx context.Context) error {
 		case <-t.C:
 		}
 		mu.Lock()
-		ready := !healthySince.IsZero() && time.Since(healthySince) >= deadAfter
+		ready := !lastBeat.IsZero() && time.Since(lastBeat) < deadAfter && time.Since(healthySince) >= deadAfter
 		mu.Unlock()
 		if !ready {
 			continue

@@ -339,6 +339,46 @@ func TestRunner_SeatChangesDuringTheGameAreToldToTheLobby(t *testing.T) {
 	}
 }
 
+// A player who leaves a seat a bot plays for them (their grace ran out) makes
+// it the bot's for good: the lobby hears so, although no SeatTakenByBot
+// comes (the bot is there already).
+func TestRunner_LeavingASeatABotHoldsIsToldToTheLobby(t *testing.T) {
+	_, rdb := startRedis(t)
+	ctx := context.Background()
+	opt := testOptions("r1")
+	opt.ReconnectGrace = 100 * time.Millisecond
+	startRunner(t, rdb, opt)
+	place(t, rdb, classicStart("c1", 1, "alice"), "r1")
+	first := waitEvent(t, rdb, "c1", "0", 5*time.Second, "the game's start", isKind("game_started"))
+	if _, err := streams.NewPublisher(rdb).Publish(ctx, streams.PresenceEntry("c1", "alice", true)); err != nil {
+		t.Fatal(err)
+	}
+	bot := waitEvent(t, rdb, "c1", first.id, 5*time.Second, "a bot in alice's seat", isKind("seat_taken_by_bot"))
+	send(t, rdb, "c1", "alice", &tablev1.Command{Command: &tablev1.Command_Leave{Leave: &tablev1.LeaveCommand{}}})
+	left := waitEvent(t, rdb, "c1", bot.id, 5*time.Second, "alice leaving", isKind("player_left"))
+	var last *lobbyv1.SeatChanged
+	waitFor(t, 5*time.Second, "the SeatChanged of the leave", func() bool {
+		xs, err := rdb.XRange(ctx, "pulka:lobby:cmd", "-", "+").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range xs {
+			var cmd lobbyv1.LobbyCommand
+			if err := proto.Unmarshal([]byte(x.Values[streams.FieldData].(string)), &cmd); err != nil {
+				t.Fatal(err)
+			}
+			if sc := cmd.GetSeatChanged(); sc != nil && sc.GetEventSeq() == left.ev.GetSeq() {
+				last = sc
+			}
+		}
+		return last != nil
+	})
+	want := &lobbyv1.SeatChanged{TableId: "c1", Seat: left.ev.GetPlayerLeft().GetSeat(), Bot: true, EventSeq: left.ev.GetSeq()}
+	if !proto.Equal(last, want) {
+		t.Fatalf("SeatChanged %v, want %v", last, want)
+	}
+}
+
 // An away report read after the player has a live connection again (their
 // "back" came first, from another gateway) is stale: the table keeps the
 // player present. Once no connection is left, an away starts the grace.

@@ -291,7 +291,7 @@ func (a *actor) handle(ctx context.Context, m streams.Message) error {
 		if away {
 			live, err := a.connected(ctx, player, now)
 			if err != nil {
-				return err
+				return err // the table reopens and reads the report again
 			}
 			if live {
 				a.r.m.staleAway.Add(ctx, 1)
@@ -318,13 +318,25 @@ func (a *actor) handle(ctx context.Context, m streams.Message) error {
 // (or whose dead gateway was swept) and reconnected through another may have
 // their "back" read first. Applied, that away would start a grace, and then
 // give the seat to a bot or lose the match, while the player is connected.
+//
+// A failed read is tried again a few times before it stops the table (which
+// then reopens from its log, as after a failed append): nothing is applied
+// yet, and a Redis hiccup should not cost a restore.
 func (a *actor) connected(ctx context.Context, player string, now time.Time) (bool, error) {
-	n, err := a.r.rdb.ZCount(ctx, streams.TablePresence(a.s.id, player),
-		strconv.FormatInt(now.UnixMilli(), 10), "+inf").Result()
-	if err != nil {
-		return false, fmt.Errorf("runner: presence of %s at %s: %w", player, a.s.id, err)
+	key, min := streams.TablePresence(a.s.id, player), strconv.FormatInt(now.UnixMilli(), 10)
+	var err error
+	for wait := 20 * time.Millisecond; wait <= 320*time.Millisecond; wait *= 2 {
+		var n int64
+		if n, err = a.r.rdb.ZCount(ctx, key, min, "+inf").Result(); err == nil {
+			return n > 0, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, context.Cause(ctx)
+		case <-time.After(wait):
+		}
 	}
-	return n > 0, nil
+	return false, fmt.Errorf("runner: presence of %s at %s: %w", player, a.s.id, err)
 }
 
 // step applies one input and makes its effect durable: the input and its
@@ -439,6 +451,13 @@ func (a *actor) lobbyCommand(e *tablev1.Event) *lobbyv1.LobbyCommand {
 	case *tablev1.Event_PlayerSeated:
 		sp := ev.PlayerSeated.GetSeat()
 		return seat(sp.GetSeat(), sp.GetPlayerId(), sp.GetDisplayName(), false)
+	case *tablev1.Event_PlayerLeft:
+		// A player who leaves a seat a bot plays for them gets no
+		// SeatTakenByBot (the bot is there already): the leave itself
+		// makes the bot's for good. (A Japanese leave ends the match.)
+		if a.t.Settings().Game == table.Classic {
+			return seat(ev.PlayerLeft.GetSeat(), "", "", true)
+		}
 	}
 	return nil
 }
