@@ -57,11 +57,11 @@ type conn struct {
 	codeWeak    bool // code is only cleanup's default; a real reason replaces it
 
 	// Owned by the reading goroutine.
-	tables     map[string]*hub.Subscription
-	strikes    int
-	lobbyStop  context.CancelFunc
-	lobbyDone  chan struct{}
-	tablesMu   sync.Mutex // guards tables
+	tables    map[string]*hub.Subscription
+	strikes   int
+	lobbyStop context.CancelFunc
+	lobbyDone chan struct{}
+	tablesMu  sync.Mutex // guards tables
 	// presenceMu orders the connection's presence changes (join, refresh,
 	// unjoin), which take Redis round trips, without holding up tablesMu.
 	presenceMu sync.Mutex
