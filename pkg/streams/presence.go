@@ -1,6 +1,12 @@
 package streams
 
-import "errors"
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
 
 // Presence reports travel on a table's command stream beside the commands:
 // entries without data whose header says who came or went. Gateways write
@@ -41,4 +47,21 @@ func ParsePresence(m Message) (player string, away, isPresence bool, err error) 
 		return "", false, true, ErrBadPresence
 	}
 	return player, what == presenceAway, true, nil
+}
+
+// connectedScript: KEYS[1] = a TablePresence key. How many of its
+// connections are live by Redis's clock, which the gateways score them by.
+var connectedScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return redis.call('ZCOUNT', KEYS[1], now, '+inf')`)
+
+// Connected reports whether player has a live connection to the table, by
+// the gateways' presence set (TablePresence) and Redis's clock.
+func Connected(ctx context.Context, rdb redis.Scripter, tableID, player string) (bool, error) {
+	n, err := connectedScript.Run(ctx, rdb, []string{TablePresence(tableID, player)}).Int()
+	if err != nil {
+		return false, fmt.Errorf("streams: presence of %s at %s: %w", player, tableID, err)
+	}
+	return n > 0, nil
 }

@@ -25,8 +25,10 @@ type Tracker struct {
 	ttl      time.Duration
 	now      func() time.Time
 	instance string
-	// redisClock: beats and sweeps read the time from Redis (TIME), so
-	// that gateways whose clocks disagree still agree on who is dead.
+	// redisClock: every score (a connection's expiry, a gateway's beat)
+	// is by Redis's clock (TIME in the scripts), so that gateways and
+	// runners whose clocks disagree still agree on who is connected and
+	// who is dead.
 	redisClock bool
 }
 
@@ -43,8 +45,8 @@ func WithInstance(name string) Option {
 	}
 }
 
-// WithRedisClock makes beats and sweeps use Redis's clock instead of now
-// (which tests set).
+// WithRedisClock makes the tracker use Redis's clock instead of now (which
+// tests set).
 func WithRedisClock() Option { return func(t *Tracker) { t.redisClock = true } }
 
 // New makes a tracker whose entries live ttl unless refreshed. Its instance
@@ -64,19 +66,22 @@ func New(rdb redis.UniversalClient, ttl time.Duration, now func() time.Time, opt
 // Instance is the tracker's instance ID.
 func (t *Tracker) Instance() string { return t.instance }
 
-// connectScript drops expired connections, adds this one and says whether it
-// is the only one.
-var connectScript = redis.NewScript(`
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
+// connectScript: KEYS[1] = presence key; ARGV = clock, conn, TTL ms, the
+// key's TTL ms. Drops expired connections, adds this one and says how many
+// there are.
+var connectScript = redis.NewScript(nowLua + `
+local now = now_ms()
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return redis.call('ZCARD', KEYS[1])`)
 
-// disconnectScript removes this connection (and expired ones) and returns
-// how many remain, or -1 when this one was not there (already gone).
-var disconnectScript = redis.NewScript(`
+// disconnectScript: KEYS[1] = presence key; ARGV = clock, conn. Removes
+// this connection (and expired ones) and returns how many remain, or -1
+// when this one was not there (already gone).
+var disconnectScript = redis.NewScript(nowLua + `
 local removed = redis.call('ZREM', KEYS[1], ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now_ms())
 if removed == 0 then return -1 end
 return redis.call('ZCARD', KEYS[1])`)
 
@@ -95,28 +100,27 @@ func (t *Tracker) Connect(ctx context.Context, table, player, conn string) (firs
 	if err := t.rdb.SAdd(ctx, connsKey(t.instance), member(table, player, conn)).Err(); err != nil {
 		return false, fmt.Errorf("presence: connect: %w", err)
 	}
-	now := t.now()
 	n, err := connectScript.Run(ctx, t.rdb, []string{Key(table, player)},
-		now.UnixMilli(), now.Add(t.ttl).UnixMilli(), conn, (2 * t.ttl).Milliseconds()).Int64()
+		t.clockArg(), conn, t.ttl.Milliseconds(), (2 * t.ttl).Milliseconds()).Int64()
 	if err != nil {
 		return false, fmt.Errorf("presence: connect: %w", err)
 	}
 	return n == 1, nil
 }
 
-// refreshScript: KEYS[1]=presence key, ARGV = conn, its new expiry, the
-// key's TTL. Returns 0 when conn is not there (swept) and adds nothing.
-var refreshScript = redis.NewScript(`
-if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
+// refreshScript: KEYS[1] = presence key; ARGV = clock, conn, TTL ms, the
+// key's TTL ms. Returns 0 when conn is not there (swept) and adds nothing.
+var refreshScript = redis.NewScript(nowLua + `
+if not redis.call('ZSCORE', KEYS[1], ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], now_ms() + tonumber(ARGV[3]), ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1`)
 
 // Refresh keeps conn alive for another TTL. It returns ErrNotPresent when
 // the entry is gone (Connect again).
 func (t *Tracker) Refresh(ctx context.Context, table, player, conn string) error {
 	ok, err := refreshScript.Run(ctx, t.rdb, []string{Key(table, player)},
-		conn, t.now().Add(t.ttl).UnixMilli(), (2 * t.ttl).Milliseconds()).Int()
+		t.clockArg(), conn, t.ttl.Milliseconds(), (2 * t.ttl).Milliseconds()).Int()
 	if err != nil {
 		return fmt.Errorf("presence: refresh: %w", err)
 	}
@@ -135,7 +139,7 @@ func (t *Tracker) Disconnect(ctx context.Context, table, player, conn string) (l
 	// connection is never counted without being listed, so a gateway that
 	// dies between the two leaves at worst a listed connection that a sweep
 	// reports away once more (the runner checks an away against presence).
-	n, err := disconnectScript.Run(ctx, t.rdb, []string{Key(table, player)}, t.now().UnixMilli(), conn).Int64()
+	n, err := disconnectScript.Run(ctx, t.rdb, []string{Key(table, player)}, t.clockArg(), conn).Int64()
 	if err != nil {
 		return false, fmt.Errorf("presence: disconnect: %w", err)
 	}
@@ -166,8 +170,8 @@ func member(table, player, conn string) string { return table + "\x1f" + player 
 // stays in Redis (it is refreshed by every beat of a live one).
 const connsTTL = 24 * time.Hour
 
-// nowLua is the time in Unix ms the liveness scripts use: ARGV[1], or
-// Redis's clock when that is empty (WithRedisClock).
+// nowLua is the time in Unix ms the scripts use: ARGV[1], or Redis's clock
+// when that is empty (WithRedisClock).
 const nowLua = `
 local function now_ms()
   if ARGV[1] ~= '' then return tonumber(ARGV[1]) end
@@ -176,7 +180,7 @@ local function now_ms()
 end
 `
 
-// clockArg is ARGV[1] of the liveness scripts.
+// clockArg is ARGV[1] of the scripts.
 func (t *Tracker) clockArg() string {
 	if t.redisClock {
 		return ""
@@ -264,11 +268,11 @@ end
 if redis.call('GET', KEYS[3]) == ARGV[3] then redis.call('DEL', KEYS[3]) end
 return 1`)
 
-// sweepConnScript: KEYS[1]=presence key, ARGV = now, conn. Removes the
+// sweepConnScript: KEYS[1] = presence key; ARGV = clock, conn. Removes the
 // swept connection (and expired ones) and returns how many remain.
-var sweepConnScript = redis.NewScript(`
+var sweepConnScript = redis.NewScript(nowLua + `
 redis.call('ZREM', KEYS[1], ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now_ms())
 return redis.call('ZCARD', KEYS[1])`)
 
 // Gone is a player left with no live connection at a table by a sweep.
@@ -330,7 +334,7 @@ func (t *Tracker) sweepInstance(ctx context.Context, inst, score string, claim t
 		for _, m := range conns {
 			parts := strings.Split(m, "\x1f")
 			if len(parts) == 3 {
-				left, err := sweepConnScript.Run(ctx, t.rdb, []string{Key(parts[0], parts[1])}, t.now().UnixMilli(), parts[2]).Int()
+				left, err := sweepConnScript.Run(ctx, t.rdb, []string{Key(parts[0], parts[1])}, t.clockArg(), parts[2]).Int()
 				if err != nil {
 					return swept, err
 				}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -289,7 +288,7 @@ func (a *actor) handle(ctx context.Context, m streams.Message) error {
 		}
 		in = table.Back(player, now)
 		if away {
-			live, err := a.connected(ctx, player, now)
+			live, err := a.connected(ctx, player)
 			if err != nil {
 				return err // the table reopens and reads the report again
 			}
@@ -322,13 +321,12 @@ func (a *actor) handle(ctx context.Context, m streams.Message) error {
 // A failed read is tried again a few times before it stops the table (which
 // then reopens from its log, as after a failed append): nothing is applied
 // yet, and a Redis hiccup should not cost a restore.
-func (a *actor) connected(ctx context.Context, player string, now time.Time) (bool, error) {
-	key, min := streams.TablePresence(a.s.id, player), strconv.FormatInt(now.UnixMilli(), 10)
+func (a *actor) connected(ctx context.Context, player string) (bool, error) {
 	var err error
 	for wait := 20 * time.Millisecond; wait <= 320*time.Millisecond; wait *= 2 {
-		var n int64
-		if n, err = a.r.rdb.ZCount(ctx, key, min, "+inf").Result(); err == nil {
-			return n > 0, nil
+		var live bool
+		if live, err = streams.Connected(ctx, a.r.rdb, a.s.id, player); err == nil {
+			return live, nil
 		}
 		select {
 		case <-ctx.Done():
@@ -336,7 +334,7 @@ func (a *actor) connected(ctx context.Context, player string, now time.Time) (bo
 		case <-time.After(wait):
 		}
 	}
-	return false, fmt.Errorf("runner: presence of %s at %s: %w", player, a.s.id, err)
+	return false, fmt.Errorf("runner: %w", err)
 }
 
 // step applies one input and makes its effect durable: the input and its
