@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/pulka/pulka/pkg/redistest"
 )
 
@@ -103,12 +105,22 @@ func (l *awayLog) has(want ...Gone) bool {
 
 const deadAfter = 15 * time.Second
 
-func TestSweep_ADeadGatewaysPlayersWithNoOtherConnectionAreReportedAwayOnce(t *testing.T) {
-	srv := redistest.Start(t)
-	rdb := srv.Client(t)
+// gateways starts a Redis and one tracker per name (gateway instance), all
+// on one fake clock.
+func gateways(t *testing.T, names ...string) (*redis.Client, *clock, []*Tracker) {
+	t.Helper()
+	rdb := redistest.Start(t).Client(t)
 	c := &clock{t: time.Unix(1_700_000_000, 0)}
-	a := New(rdb, time.Minute, c.now, WithInstance("gw-a"))
-	b := New(rdb, time.Minute, c.now, WithInstance("gw-b"))
+	out := make([]*Tracker, len(names))
+	for i, n := range names {
+		out[i] = New(rdb, time.Minute, c.now, WithInstance(n))
+	}
+	return rdb, c, out
+}
+
+func TestSweep_ADeadGatewaysPlayersWithNoOtherConnectionAreReportedAwayOnce(t *testing.T) {
+	rdb, c, gw := gateways(t, "gw-a", "gw-b")
+	a, b := gw[0], gw[1]
 	ctx := context.Background()
 	for _, tr := range []*Tracker{a, b} {
 		if err := tr.Beat(ctx, deadAfter); err != nil {
@@ -152,9 +164,8 @@ func TestSweep_ADeadGatewaysPlayersWithNoOtherConnectionAreReportedAwayOnce(t *t
 }
 
 func TestSweep_AGatewayNeverSweepsItself(t *testing.T) {
-	srv := redistest.Start(t)
-	c := &clock{t: time.Unix(1_700_000_000, 0)}
-	a := New(srv.Client(t), time.Minute, c.now)
+	_, c, gw := gateways(t, "gw-a")
+	a := gw[0]
 	ctx := context.Background()
 	_ = a.Beat(ctx, deadAfter)
 	_, _ = a.Connect(ctx, "t1", "ana", "a-1")
@@ -166,12 +177,8 @@ func TestSweep_AGatewayNeverSweepsItself(t *testing.T) {
 }
 
 func TestSweep_WhatAFailedSweepLeftIsSweptAfterItsClaim(t *testing.T) {
-	srv := redistest.Start(t)
-	rdb := srv.Client(t)
-	c := &clock{t: time.Unix(1_700_000_000, 0)}
-	a := New(rdb, time.Minute, c.now, WithInstance("gw-a"))
-	b := New(rdb, time.Minute, c.now, WithInstance("gw-b"))
-	d := New(rdb, time.Minute, c.now, WithInstance("gw-d"))
+	_, c, gw := gateways(t, "gw-a", "gw-b", "gw-d")
+	a, b, d := gw[0], gw[1], gw[2]
 	ctx := context.Background()
 	_ = a.Beat(ctx, deadAfter)
 	_, _ = a.Connect(ctx, "t1", "ana", "a-1")
@@ -213,11 +220,8 @@ func TestSweep_WhatAFailedSweepLeftIsSweptAfterItsClaim(t *testing.T) {
 }
 
 func TestSweep_AGatewayThatBeatsAgainDuringTheSweepKeepsItsNewConnections(t *testing.T) {
-	srv := redistest.Start(t)
-	rdb := srv.Client(t)
-	c := &clock{t: time.Unix(1_700_000_000, 0)}
-	a := New(rdb, time.Minute, c.now, WithInstance("gw-a"))
-	b := New(rdb, time.Minute, c.now, WithInstance("gw-b"))
+	rdb, c, gw := gateways(t, "gw-a", "gw-b")
+	a, b := gw[0], gw[1]
 	ctx := context.Background()
 	_ = a.Beat(ctx, deadAfter)
 	_, _ = a.Connect(ctx, "t1", "ana", "a-1")
@@ -253,11 +257,8 @@ func TestSweep_AGatewayThatBeatsAgainDuringTheSweepKeepsItsNewConnections(t *tes
 }
 
 func TestLeave_AGatewayThatLeftIsNotSwept(t *testing.T) {
-	srv := redistest.Start(t)
-	rdb := srv.Client(t)
-	c := &clock{t: time.Unix(1_700_000_000, 0)}
-	a := New(rdb, time.Minute, c.now)
-	b := New(rdb, time.Minute, c.now)
+	rdb, c, gw := gateways(t, "gw-a", "gw-b")
+	a, b := gw[0], gw[1]
 	ctx := context.Background()
 	_ = a.Beat(ctx, deadAfter)
 	_, _ = a.Connect(ctx, "t1", "ana", "a-1")
@@ -281,11 +282,8 @@ func TestLeave_AGatewayThatLeftIsNotSwept(t *testing.T) {
 }
 
 func TestLeave_AGatewayWithConnectionsStillListedStaysToBeSwept(t *testing.T) {
-	srv := redistest.Start(t)
-	rdb := srv.Client(t)
-	c := &clock{t: time.Unix(1_700_000_000, 0)}
-	a := New(rdb, time.Minute, c.now)
-	b := New(rdb, time.Minute, c.now)
+	_, c, gw := gateways(t, "gw-a", "gw-b")
+	a, b := gw[0], gw[1]
 	ctx := context.Background()
 	_ = a.Beat(ctx, deadAfter)
 	_, _ = a.Connect(ctx, "t1", "ana", "a-1") // its goodbye failed
@@ -334,11 +332,8 @@ func TestSweep_WithRedisClockTheBeatsLapseByRedisTime(t *testing.T) {
 }
 
 func TestSweep_ABigListIsSweptInBatches(t *testing.T) {
-	srv := redistest.Start(t)
-	rdb := srv.Client(t)
-	c := &clock{t: time.Unix(1_700_000_000, 0)}
-	a := New(rdb, time.Minute, c.now)
-	b := New(rdb, time.Minute, c.now)
+	rdb, c, gw := gateways(t, "gw-a", "gw-b")
+	a, b := gw[0], gw[1]
 	ctx := context.Background()
 	_ = a.Beat(ctx, deadAfter)
 	const n = 3*sweepBatch + 7

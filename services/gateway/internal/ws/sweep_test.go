@@ -2,6 +2,7 @@ package ws
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -35,14 +36,21 @@ func readAll(c *client) {
 
 func waitReports(t *testing.T, e *env, table, want string) {
 	t.Helper()
+	pollReports(t, e, table, want, func(got []string) bool { return strings.Join(got, ",") == want })
+}
+
+// pollReports waits until the table's presence reports satisfy ok; want
+// describes them for the failure message.
+func pollReports(t *testing.T, e *env, table, want string, ok func([]string) bool) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		got := strings.Join(e.presenceReports(t, table), ",")
-		if got == want {
+		got := e.presenceReports(t, table)
+		if ok(got) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("presence reports = %q, want %q", got, want)
+			t.Fatalf("presence reports = %q, want %s", got, want)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -81,20 +89,13 @@ func TestKeepPresence_AStalledGatewaySweptByAnotherReportsItsPlayersBack(t *test
 
 func waitReportCount(t *testing.T, e *env, table string, want map[string]int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	pollReports(t, e, table, fmt.Sprint(want), func(reports []string) bool {
 		got := map[string]int{}
-		for _, r := range e.presenceReports(t, table) {
+		for _, r := range reports {
 			got[r]++
 		}
-		if maps.Equal(got, want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("presence reports %v, want %v", got, want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return maps.Equal(got, want)
+	})
 }
 
 // A gateway that stops with no connection open leaves the beating set, so

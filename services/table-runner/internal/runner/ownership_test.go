@@ -310,23 +310,7 @@ func TestRunner_SeatChangesDuringTheGameAreToldToTheLobby(t *testing.T) {
 
 	var changes []*lobbyv1.SeatChanged
 	waitFor(t, 5*time.Second, "two SeatChanged lobby commands", func() bool {
-		xs, err := rdb.XRange(ctx, "pulka:lobby:cmd", "-", "+").Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		changes = changes[:0]
-		for _, x := range xs {
-			var cmd lobbyv1.LobbyCommand
-			if err := proto.Unmarshal([]byte(x.Values[streams.FieldData].(string)), &cmd); err != nil {
-				t.Fatal(err)
-			}
-			if sc := cmd.GetSeatChanged(); sc != nil {
-				if cmd.GetPlayerId() != "" || !strings.HasPrefix(cmd.GetCommandId(), "table-runner:seat:") {
-					t.Fatalf("a SeatChanged sent as %q with id %q", cmd.GetPlayerId(), cmd.GetCommandId())
-				}
-				changes = append(changes, sc)
-			}
-		}
+		changes = seatChanges(t, rdb)
 		return len(changes) >= 2
 	})
 	seat := bot.ev.GetSeatTakenByBot().GetSeat()
@@ -358,16 +342,8 @@ func TestRunner_LeavingASeatABotHoldsIsToldToTheLobby(t *testing.T) {
 	left := waitEvent(t, rdb, "c1", bot.id, 5*time.Second, "alice leaving", isKind("player_left"))
 	var last *lobbyv1.SeatChanged
 	waitFor(t, 5*time.Second, "the SeatChanged of the leave", func() bool {
-		xs, err := rdb.XRange(ctx, "pulka:lobby:cmd", "-", "+").Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, x := range xs {
-			var cmd lobbyv1.LobbyCommand
-			if err := proto.Unmarshal([]byte(x.Values[streams.FieldData].(string)), &cmd); err != nil {
-				t.Fatal(err)
-			}
-			if sc := cmd.GetSeatChanged(); sc != nil && sc.GetEventSeq() == left.ev.GetSeq() {
+		for _, sc := range seatChanges(t, rdb) {
+			if sc.GetEventSeq() == left.ev.GetSeq() {
 				last = sc
 			}
 		}
@@ -422,4 +398,28 @@ func TestRunner_AnAwayWhileThePlayerIsConnectedIsSkipped(t *testing.T) {
 	if !slices.Equal(logged, []string{real}) {
 		t.Fatalf("away inputs logged from entries %v, want only the second report %s (not the stale %s)", logged, real, stale)
 	}
+}
+
+// seatChanges lists the SeatChanged commands the lobby's stream holds, each
+// checked to come from the runner.
+func seatChanges(t *testing.T, rdb redis.UniversalClient) []*lobbyv1.SeatChanged {
+	t.Helper()
+	xs, err := rdb.XRange(context.Background(), "pulka:lobby:cmd", "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*lobbyv1.SeatChanged
+	for _, x := range xs {
+		var cmd lobbyv1.LobbyCommand
+		if err := proto.Unmarshal([]byte(x.Values[streams.FieldData].(string)), &cmd); err != nil {
+			t.Fatal(err)
+		}
+		if sc := cmd.GetSeatChanged(); sc != nil {
+			if cmd.GetPlayerId() != "" || !strings.HasPrefix(cmd.GetCommandId(), "table-runner:seat:") {
+				t.Fatalf("a SeatChanged sent as %q with id %q", cmd.GetPlayerId(), cmd.GetCommandId())
+			}
+			out = append(out, sc)
+		}
+	}
+	return out
 }
