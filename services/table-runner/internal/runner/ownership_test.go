@@ -291,18 +291,9 @@ func TestRunner_UnplayableStartIsAbandonedNotRetriedForever(t *testing.T) {
 // the list shows who plays it: a bot when the grace runs out, the player
 // again when they come back.
 func TestRunner_SeatChangesDuringTheGameAreToldToTheLobby(t *testing.T) {
-	_, rdb := startRedis(t)
+	rdb, bot := aliceOutOfGrace(t)
 	ctx := context.Background()
-	opt := testOptions("r1")
-	opt.ReconnectGrace = 100 * time.Millisecond
-	startRunner(t, rdb, opt)
-	place(t, rdb, classicStart("c1", 1, "alice"), "r1")
-	first := waitEvent(t, rdb, "c1", "0", 5*time.Second, "the game's start", isKind("game_started"))
 	pub := streams.NewPublisher(rdb)
-	if _, err := pub.Publish(ctx, streams.PresenceEntry("c1", "alice", true)); err != nil {
-		t.Fatal(err)
-	}
-	bot := waitEvent(t, rdb, "c1", first.id, 5*time.Second, "a bot in alice's seat", isKind("seat_taken_by_bot"))
 	if _, err := pub.Publish(ctx, streams.PresenceEntry("c1", "alice", false)); err != nil {
 		t.Fatal(err)
 	}
@@ -327,17 +318,7 @@ func TestRunner_SeatChangesDuringTheGameAreToldToTheLobby(t *testing.T) {
 // it the bot's for good: the lobby hears so, although no SeatTakenByBot
 // comes (the bot is there already).
 func TestRunner_LeavingASeatABotHoldsIsToldToTheLobby(t *testing.T) {
-	_, rdb := startRedis(t)
-	ctx := context.Background()
-	opt := testOptions("r1")
-	opt.ReconnectGrace = 100 * time.Millisecond
-	startRunner(t, rdb, opt)
-	place(t, rdb, classicStart("c1", 1, "alice"), "r1")
-	first := waitEvent(t, rdb, "c1", "0", 5*time.Second, "the game's start", isKind("game_started"))
-	if _, err := streams.NewPublisher(rdb).Publish(ctx, streams.PresenceEntry("c1", "alice", true)); err != nil {
-		t.Fatal(err)
-	}
-	bot := waitEvent(t, rdb, "c1", first.id, 5*time.Second, "a bot in alice's seat", isKind("seat_taken_by_bot"))
+	rdb, bot := aliceOutOfGrace(t)
 	send(t, rdb, "c1", "alice", &tablev1.Command{Command: &tablev1.Command_Leave{Leave: &tablev1.LeaveCommand{}}})
 	left := waitEvent(t, rdb, "c1", bot.id, 5*time.Second, "alice leaving", isKind("player_left"))
 	var last *lobbyv1.SeatChanged
@@ -422,4 +403,20 @@ func seatChanges(t *testing.T, rdb redis.UniversalClient) []*lobbyv1.SeatChanged
 		}
 	}
 	return out
+}
+
+// aliceOutOfGrace runs a classic table "c1" of alice and three bots with a
+// 100 ms grace, reports alice away and returns once a bot took her seat.
+func aliceOutOfGrace(t *testing.T) (redis.UniversalClient, loggedEvent) {
+	t.Helper()
+	_, rdb := startRedis(t)
+	opt := testOptions("r1")
+	opt.ReconnectGrace = 100 * time.Millisecond
+	startRunner(t, rdb, opt)
+	place(t, rdb, classicStart("c1", 1, "alice"), "r1")
+	first := waitEvent(t, rdb, "c1", "0", 5*time.Second, "the game's start", isKind("game_started"))
+	if _, err := streams.NewPublisher(rdb).Publish(context.Background(), streams.PresenceEntry("c1", "alice", true)); err != nil {
+		t.Fatal(err)
+	}
+	return rdb, waitEvent(t, rdb, "c1", first.id, 5*time.Second, "a bot in alice's seat", isKind("seat_taken_by_bot"))
 }
