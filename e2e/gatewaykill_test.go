@@ -26,13 +26,7 @@ func TestGatewayKill_ItsPlayersGetTheirGraceAndThenABot(t *testing.T) {
 	t.Cleanup(func() { s.close(t.Failed()) })
 	var tableID string
 	s.dumpOnFailure(t, &tableID)
-	a := s.register(t)
-	tableID = s.createTable(t, a, tableSpec{moveTime: time.Minute, name: "e2e gateway kill"})
-	ca := s.newClient(t, "gwkill", a)
-	ca.connect()
-	ca.join(tableID, "")
-	s.fillWithBots(t, a, tableID)
-	ca.autoPlay(tableID, true)
+	a, ca := s.aloneWithBots(t, "gwkill", &tableID)
 	hs := ca.awaitEvent(0, 30*time.Second, tableID, "the first hand", func(ev *tablev1.Event) bool {
 		return ev.GetHandStarted() != nil
 	})

@@ -32,6 +32,22 @@ func dropMidHand(t *testing.T, c *client, tableID string, hand uint32, cards int
 	return c.lastEventID(tableID)
 }
 
+// aloneWithBots registers a player who creates a classic table (one-minute
+// move time, so only a lost command makes the server move), sets its id in
+// *tableID, joins it over a WebSocket, fills the other seats with bots and
+// starts playing automatically.
+func (s *stack) aloneWithBots(t *testing.T, name string, tableID *string) (session, *client) {
+	t.Helper()
+	a := s.register(t)
+	*tableID = s.createTable(t, a, tableSpec{moveTime: time.Minute, name: "e2e " + name})
+	c := s.newClient(t, name, a)
+	c.connect()
+	c.join(*tableID, "")
+	s.fillWithBots(t, a, *tableID)
+	c.autoPlay(*tableID, true)
+	return a, c
+}
+
 // waitingFor reports whether the log waits for seat to move: the last
 // move timer is for seat and no move came after it (a move carrying a timer
 // came before it).
@@ -170,13 +186,7 @@ func TestGrace_ClassicSeatGoesToABotAndTheGameGoesOn(t *testing.T) {
 	s := shared
 	var tableID string
 	s.dumpOnFailure(t, &tableID)
-	a := s.register(t)
-	tableID = s.createTable(t, a, tableSpec{moveTime: time.Minute, name: "e2e grace classic"})
-	ca := s.newClient(t, "grace-classic", a)
-	ca.connect()
-	ca.join(tableID, "")
-	s.fillWithBots(t, a, tableID)
-	ca.autoPlay(tableID, true)
+	a, ca := s.aloneWithBots(t, "grace-classic", &tableID)
 	dropMidHand(t, ca, tableID, 0, 5, false)
 
 	var log []logEntry
