@@ -76,14 +76,25 @@ redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return redis.call('ZCARD', KEYS[1])`)
 
-// disconnectScript: KEYS[1] = presence key; ARGV = clock, conn. Removes
-// this connection (and expired ones) and returns how many remain, or -1
-// when this one was not there (already gone).
-var disconnectScript = redis.NewScript(nowLua + `
+// removeScript: KEYS[1] = presence key; ARGV = clock, conn. Removes this
+// connection (and expired ones) and returns {1 if it was there, how many
+// remain}: a goodbye and a sweep both remove a connection.
+var removeScript = redis.NewScript(nowLua + `
 local removed = redis.call('ZREM', KEYS[1], ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now_ms())
-if removed == 0 then return -1 end
-return redis.call('ZCARD', KEYS[1])`)
+return {removed, redis.call('ZCARD', KEYS[1])}`)
+
+// remove runs removeScript.
+func (t *Tracker) remove(ctx context.Context, table, player, conn string) (removed bool, left int64, err error) {
+	res, err := removeScript.Run(ctx, t.rdb, []string{Key(table, player)}, t.clockArg(), conn).Int64Slice()
+	if err != nil {
+		return false, 0, err
+	}
+	if len(res) != 2 {
+		return false, 0, fmt.Errorf("presence: the remove script returned %v", res)
+	}
+	return res[0] == 1, res[1], nil
+}
 
 // ErrNotPresent says the connection's entry is gone although the connection
 // lives, because its gateway was taken for dead and swept (it stalled, or
@@ -139,14 +150,16 @@ func (t *Tracker) Disconnect(ctx context.Context, table, player, conn string) (l
 	// connection is never counted without being listed, so a gateway that
 	// dies between the two leaves at worst a listed connection that a sweep
 	// reports away once more (the runner checks an away against presence).
-	n, err := disconnectScript.Run(ctx, t.rdb, []string{Key(table, player)}, t.clockArg(), conn).Int64()
+	// A connection already gone (a repeated goodbye) is not the last.
+	removed, left, err := t.remove(ctx, table, player, conn)
 	if err != nil {
 		return false, fmt.Errorf("presence: disconnect: %w", err)
 	}
+	last = removed && left == 0
 	if err := t.rdb.SRem(ctx, connsKey(t.instance), member(table, player, conn)).Err(); err != nil {
-		return n == 0, fmt.Errorf("presence: disconnect: %w", err)
+		return last, fmt.Errorf("presence: disconnect: %w", err)
 	}
-	return n == 0, nil
+	return last, nil
 }
 
 // A gateway that dies without closing its connections (SIGKILL, a lost
@@ -268,13 +281,6 @@ end
 if redis.call('GET', KEYS[3]) == ARGV[3] then redis.call('DEL', KEYS[3]) end
 return 1`)
 
-// sweepConnScript: KEYS[1] = presence key; ARGV = clock, conn. Removes the
-// swept connection (and expired ones) and returns how many remain.
-var sweepConnScript = redis.NewScript(nowLua + `
-redis.call('ZREM', KEYS[1], ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now_ms())
-return redis.call('ZCARD', KEYS[1])`)
-
 // Gone is a player left with no live connection at a table by a sweep.
 type Gone struct{ Table, Player string }
 
@@ -334,7 +340,9 @@ func (t *Tracker) sweepInstance(ctx context.Context, inst, score string, claim t
 		for _, m := range conns {
 			parts := strings.Split(m, "\x1f")
 			if len(parts) == 3 {
-				left, err := sweepConnScript.Run(ctx, t.rdb, []string{Key(parts[0], parts[1])}, t.clockArg(), parts[2]).Int()
+				// Whether or not the entry was still there (it may have
+				// expired), a player left with none is away.
+				_, left, err := t.remove(ctx, parts[0], parts[1], parts[2])
 				if err != nil {
 					return swept, err
 				}
