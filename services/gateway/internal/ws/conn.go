@@ -414,23 +414,18 @@ func (c *conn) arrived(ctx context.Context, sub *hub.Subscription) {
 // reportPresence tells the table-runner that this player came back to the
 // table or went away (streams.PresenceEntry is the format both sides share).
 func (c *conn) reportPresence(ctx context.Context, table, what string) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	_, err := c.s.deps.Publisher.Publish(ctx, streams.PresenceEntry(table, c.claims.PlayerID, what == PresenceAway))
-	if err != nil {
+	if err := c.s.reportPresence(ctx, table, c.claims.PlayerID, what); err != nil {
 		c.s.deps.Logger.Warn("ws: presence report failed", "table", table, "presence", what, "err", err)
-		return
 	}
-	c.s.m.presence.Add(ctx, 1, metric.WithAttributes(attribute.String("presence", what)))
 }
 
-// unjoin stops following a table and reports presence.
 // PresenceAway and PresenceBack name a presence report in logs and metrics.
 const (
 	PresenceAway = "away"
 	PresenceBack = "back"
 )
 
+// unjoin stops following a table and reports presence.
 func (c *conn) unjoin(table string) bool {
 	c.tablesMu.Lock()
 	sub, ok := c.tables[table]

@@ -84,7 +84,7 @@ func (s *Server) KeepPresence(ctx context.Context) error {
 			continue
 		}
 		n, err := s.deps.Presence.Sweep(ctx, deadAfter, func(g presence.Gone) error {
-			return s.sweptAway(ctx, g)
+			return s.reportPresence(ctx, g.Table, g.Player, PresenceAway)
 		})
 		if n > 0 {
 			s.deps.Logger.Info("ws: swept the connections of gateways that stopped", "connections", n)
@@ -96,15 +96,16 @@ func (s *Server) KeepPresence(ctx context.Context) error {
 	}
 }
 
-// sweptAway reports a swept player away at their table, as the player's
-// own connection would have when it closed.
-func (s *Server) sweptAway(ctx context.Context, g presence.Gone) error {
+// reportPresence tells the table's runner that player came back to table
+// or went away (what: PresenceBack or PresenceAway), for a connection of
+// theirs or for a sweep of a dead gateway's.
+func (s *Server) reportPresence(ctx context.Context, table, player, what string) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if _, err := s.deps.Publisher.Publish(ctx, streams.PresenceEntry(g.Table, g.Player, true)); err != nil {
+	if _, err := s.deps.Publisher.Publish(ctx, streams.PresenceEntry(table, player, what == PresenceAway)); err != nil {
 		return err
 	}
-	s.m.presence.Add(ctx, 1, metric.WithAttributes(attribute.String("presence", PresenceAway)))
+	s.m.presence.Add(ctx, 1, metric.WithAttributes(attribute.String("presence", what)))
 	return nil
 }
 
