@@ -49,17 +49,28 @@ func ParsePresence(m Message) (player string, away, isPresence bool, err error) 
 	return player, what == presenceAway, true, nil
 }
 
-// connectedScript: KEYS[1] = a TablePresence key. How many of its
-// connections are live by Redis's clock, which the gateways score them by.
-var connectedScript = redis.NewScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-return redis.call('ZCOUNT', KEYS[1], now, '+inf')`)
+// NowMsLua defines now_ms() for a Lua script: the time in Unix ms by
+// Redis's clock (TIME), or ARGV[1] when that is not empty (a test's clock).
+// Scripts that score presence by time share it, so that gateways and
+// runners whose own clocks disagree still agree on what has expired.
+const NowMsLua = `
+local function now_ms()
+  if ARGV[1] ~= '' then return tonumber(ARGV[1]) end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+`
+
+// connectedScript: KEYS[1] = a TablePresence key; ARGV[1] = "" (Redis's
+// clock). How many of its connections are live, by the clock the gateways
+// score them with.
+var connectedScript = redis.NewScript(NowMsLua + `
+return redis.call('ZCOUNT', KEYS[1], now_ms(), '+inf')`)
 
 // Connected reports whether player has a live connection to the table, by
 // the gateways' presence set (TablePresence) and Redis's clock.
 func Connected(ctx context.Context, rdb redis.Scripter, tableID, player string) (bool, error) {
-	n, err := connectedScript.Run(ctx, rdb, []string{TablePresence(tableID, player)}).Int()
+	n, err := connectedScript.Run(ctx, rdb, []string{TablePresence(tableID, player)}, "").Int()
 	if err != nil {
 		return false, fmt.Errorf("streams: presence of %s at %s: %w", player, tableID, err)
 	}

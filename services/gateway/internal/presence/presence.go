@@ -183,15 +183,10 @@ func member(table, player, conn string) string { return table + "\x1f" + player 
 // stays in Redis (it is refreshed by every beat of a live one).
 const connsTTL = 24 * time.Hour
 
-// nowLua is the time in Unix ms the scripts use: ARGV[1], or Redis's clock
-// when that is empty (WithRedisClock).
-const nowLua = `
-local function now_ms()
-  if ARGV[1] ~= '' then return tonumber(ARGV[1]) end
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-`
+// nowLua defines now_ms(), the time in Unix ms the scripts use: ARGV[1],
+// or Redis's clock when that is empty (WithRedisClock), as the runner's
+// check of an away (streams.Connected) reads it.
+const nowLua = streams.NowMsLua
 
 // clockArg is ARGV[1] of the scripts.
 func (t *Tracker) clockArg() string {
