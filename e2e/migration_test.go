@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/assign"
+	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/classic"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/sheetstore"
 )
@@ -25,7 +27,8 @@ func owner(s *stack, tableID string) string {
 // the players sent is in the log exactly once, no move was made by the
 // server (nothing sent was lost), the log replays purely, the sheet equals
 // the pure replay, and scoring stored each hand once and wrote one
-// standings entry (premia and moshla once).
+// standings entry (premia and moshla once: the first pulka, which the kill
+// cuts in two, is played to a plan that gives seat 0 its premia).
 func TestMigration_SIGKILLOfTheOwnerMidHand_TheGameFinishesOnTheOtherRunner(t *testing.T) {
 	t.Parallel()
 	s, err := startStack("kill", 2)
@@ -37,7 +40,15 @@ func TestMigration_SIGKILLOfTheOwnerMidHand_TheGameFinishesOnTheOtherRunner(t *t
 	s.dumpOnFailure(t, &tableID)
 	sessions := []session{s.guest(t), s.guest(t), s.guest(t), s.guest(t)}
 	clients := seatPlayers(t, s, tableSpec{moveTime: time.Minute, name: "e2e kill"}, sessions, &tableID)
-	for _, c := range clients {
+	// The first pulka, which the kill cuts in two, is played to a plan that
+	// gives seat 0 its premia (and so the others their moshla): random
+	// play rarely makes one, and they are what must be written once.
+	plan, err := premiaPlan(startedTable(t, s, tableID).GetSeed(), classic.Nines, 0, cards.NewRNG(1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range clients {
+		c.playScript(tableID, plan[i])
 		c.autoPlay(tableID, true)
 	}
 
@@ -67,6 +78,20 @@ func TestMigration_SIGKILLOfTheOwnerMidHand_TheGameFinishesOnTheOtherRunner(t *t
 	}
 	g := verifyGame(t, s, tableID, clients)
 	checkAllMovesByPlayers(t, g.log, clients)
+	for i, c := range clients {
+		if why := c.scriptMissed(tableID); why != "" {
+			t.Errorf("seat %d left the plan: %s", i, why)
+		}
+	}
+	// The premia and moshla of the pulka the kill cut in two: seat 0 made
+	// every hand, and the sheet (equal to the pure replay, checked above)
+	// has its premia and the others' moshla; checkSheetStream saw each
+	// written once and never changed.
+	p := flatReplay(g.res).Pulkas[0]
+	t.Logf("first pulka: premia %v, moshla %v", p.Premia, p.Moshla)
+	if p.Premia[0] <= 0 || p.Moshla[1] >= 0 {
+		t.Errorf("first pulka: premia %v, moshla %v; want a premia for seat 0 and a moshla for seat 1", p.Premia, p.Moshla)
+	}
 
 	// The kill happened in the middle of a hand, and a higher epoch wrote
 	// everything after it.

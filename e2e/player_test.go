@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -59,6 +60,11 @@ type seatModel struct {
 	answered map[uint64]bool
 	// lead: the last move decided leads a trick.
 	lead bool
+	// script is the moves this seat makes next, in order, before it goes
+	// back to random ones (see premiaPlan); offScript is set, and the
+	// script dropped, when the table wants a move the script did not plan.
+	script    []wsclient.Move
+	offScript string
 }
 
 func newSeatModel(table, player string, seed uint64) *seatModel {
@@ -84,6 +90,9 @@ func (sm *seatModel) decide() *wire.ClientMsg {
 		return nil
 	}
 	sm.answered[sm.turnSeq] = true
+	if mv, ok := sm.scripted(legal); ok {
+		return sm.message(mv)
+	}
 	if sm.m.Phase == tablev1.Phase_PHASE_BID {
 		var low []wsclient.Move
 		for _, mv := range legal {
@@ -95,7 +104,28 @@ func (sm *seatModel) decide() *wire.ClientMsg {
 			legal = low
 		}
 	}
-	mv := legal[sm.rng.IntN(len(legal))]
+	return sm.message(legal[sm.rng.IntN(len(legal))])
+}
+
+// scripted pops the script's next move if it is one of legal.
+func (sm *seatModel) scripted(legal []wsclient.Move) (wsclient.Move, bool) {
+	if len(sm.script) == 0 {
+		return wsclient.Move{}, false
+	}
+	next := sm.script[0]
+	for _, mv := range legal {
+		if mv.String() == next.String() {
+			sm.script = sm.script[1:]
+			return mv, true
+		}
+	}
+	sm.offScript = fmt.Sprintf("the script's next move %q is not legal at event %d (%d moves left unplayed)", next, sm.turnSeq, len(sm.script))
+	sm.script = nil
+	return wsclient.Move{}, false
+}
+
+// message is the command frame of the turn's move mv.
+func (sm *seatModel) message(mv wsclient.Move) *wire.ClientMsg {
 	sm.lead = mv.Kind == wsclient.MovePlay && len(sm.m.Trick) == 0
 	msg := &wire.ClientMsg{Table: sm.m.TableID, Cmd: "turn-" + strconv.FormatUint(sm.turnSeq, 10)}
 	switch mv.Kind {
