@@ -25,10 +25,11 @@ type Params struct {
 	Threads uint8
 }
 
-// DefaultParams are OWASP's minimum argon2id recommendation (19 MiB, 2 passes,
-// 1 thread): ~20 ms on one core, cheap enough for a lobby that hashes once per
-// table creation and once per password-protected sit-down.
-var DefaultParams = Params{Time: 2, MemoryKiB: 19 * 1024, Threads: 1}
+// DefaultParams returns OWASP's minimum argon2id recommendation (19 MiB, 2
+// passes, 1 thread): ~20 ms on one core, cheap enough for a lobby that hashes
+// once per table creation and once per password-protected sit-down. A
+// function, not a variable, so nothing can change the defaults for everyone.
+func DefaultParams() Params { return Params{Time: 2, MemoryKiB: 19 * 1024, Threads: 1} }
 
 const (
 	saltLen = 16
@@ -43,13 +44,13 @@ type Hasher struct{ p Params }
 // NewHasher returns a hasher using p (zero fields take DefaultParams' values).
 func NewHasher(p Params) Hasher {
 	if p.Time == 0 {
-		p.Time = DefaultParams.Time
+		p.Time = DefaultParams().Time
 	}
 	if p.MemoryKiB == 0 {
-		p.MemoryKiB = DefaultParams.MemoryKiB
+		p.MemoryKiB = DefaultParams().MemoryKiB
 	}
 	if p.Threads == 0 {
-		p.Threads = DefaultParams.Threads
+		p.Threads = DefaultParams().Threads
 	}
 	return Hasher{p: p}
 }

@@ -74,7 +74,7 @@ func TestVerify_RejectsMalformedHashes(t *testing.T) {
 }
 
 func BenchmarkHash_Default(b *testing.B) {
-	h := NewHasher(DefaultParams)
+	h := NewHasher(DefaultParams())
 	for b.Loop() {
 		if _, err := h.Hash("correct horse"); err != nil {
 			b.Fatal(err)
