@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -33,9 +34,11 @@ func repoRoot(t *testing.T) string {
 }
 
 // TestLocal_RunsAllOfPulkaAndStopsOnCtrlC builds the launcher and every
-// service as make build does, runs the launcher with a real redis-server
-// and with the embedded server, talks to the gateway as a browser on this
-// machine would, and stops it with Ctrl-C (SIGINT).
+// service as make build does and, for each Redis the launcher can start (a
+// real redis-server and the embedded server; one body for both), runs the
+// launcher, talks to the gateway as a browser on this machine would, plays
+// whole games through every service (a classic game with bots, a Japanese
+// match of two players), and stops it with Ctrl-C (SIGINT).
 func TestLocal_RunsAllOfPulkaAndStopsOnCtrlC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds every service and runs all of Pulka: skipped under -short")
@@ -57,13 +60,36 @@ func TestLocal_RunsAllOfPulkaAndStopsOnCtrlC(t *testing.T) {
 	t.Run("every setting the launcher gives is one the service reads", func(t *testing.T) {
 		checkSettingsAgainstHelp(t, bin)
 	})
-	t.Run("redis-server", func(t *testing.T) {
-		if _, err := exec.LookPath("redis-server"); err != nil {
-			t.Fatal("redis-server is not installed (apt-get install redis-server)")
-		}
-		runLocal(t, bin)
-	})
-	t.Run("embedded Redis", func(t *testing.T) { runLocal(t, bin, "-embedded-redis") })
+	for _, b := range []struct {
+		name string
+		args []string
+		// about is what the summary must say the Redis is, so that a run
+		// meant for one Redis never passes on the other.
+		about string
+	}{
+		{name: "redis-server", about: "redis-server"},
+		{name: "embedded Redis", args: []string{"-embedded-redis"}, about: "embedded (miniredis)"},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			if b.args == nil {
+				if _, err := exec.LookPath("redis-server"); err != nil {
+					t.Fatal("redis-server is not installed (apt-get install redis-server)")
+				}
+			}
+			l := startLocal(t, bin, b.args...)
+			if !strings.Contains(l.redisAbout, b.about) {
+				t.Fatalf("the summary says the Redis is %q, want %s", l.redisAbout, b.about)
+			}
+			useGateway(t, l.base, l.origin)
+			t.Run("a classic game with bots is played to the end", func(t *testing.T) {
+				playClassicWithBots(t, l.base)
+			})
+			t.Run("a Japanese match of two players is played to the end", func(t *testing.T) {
+				playJapaneseMatch(t, l.base)
+			})
+			l.stop(t)
+		})
+	}
 }
 
 // checkSettingsAgainstHelp runs each binary with -h: every variable the
@@ -93,18 +119,41 @@ func checkSettingsAgainstHelp(t *testing.T, bin string) {
 	}
 }
 
-// runLocal runs bin/pulka-local with args until it says everything is
-// running, uses the gateway, then sends SIGINT and checks that every
-// service and Redis are gone and that it exited 0.
-func runLocal(t *testing.T, bin string, args ...string) {
+// localEnv is what the launcher (and so every service) gets on top of the
+// test's environment: bots move at once, and a client may send a move as
+// soon as its turn comes (the gateway's default 20 frames/s would make the
+// game wait for the rate limit instead of Redis).
+var localEnv = []string{"PULKA_RUNNER_BOT_DELAY=1ms", "PULKA_WS_RATE=1000", "PULKA_WS_BURST=1000"}
+
+// local is a running bin/pulka-local.
+type local struct {
+	cmd    *exec.Cmd
+	out    *lockedBuffer
+	exited chan error
+	// base is where the test reaches the gateway, origin the URL the
+	// launcher prints (what a browser's page has as its origin).
+	base, origin string
+	pids         map[string]int
+	// redisAddr and redisAbout are the summary's Redis line.
+	redisAddr, redisAbout string
+}
+
+var summaryRedisAbout = regexp.MustCompile(`(?m)^pulka-local\s+\|\s+Redis\s+(\S+)\s+\((.*)\)\s*$`)
+
+// startLocal runs bin/pulka-local with args (and localEnv) until it says
+// everything is running.
+func startLocal(t *testing.T, bin string, args ...string) *local {
+	t.Helper()
 	ports, err := freePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := strconv.Itoa(ports[0])
 	cmd := exec.Command(filepath.Join(bin, "pulka-local"), append([]string{"-addr", "127.0.0.1:" + port}, args...)...)
-	out := &lockedBuffer{}
-	cmd.Stderr = out
+	cmd.Env = append(os.Environ(), localEnv...)
+	l := &local{cmd: cmd, out: &lockedBuffer{}, exited: make(chan error, 1),
+		base: "http://127.0.0.1:" + port, origin: "http://localhost:" + port}
+	cmd.Stderr = l.out
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -112,72 +161,75 @@ func runLocal(t *testing.T, bin string, args ...string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(nil, 1<<20)
 		signalled := false
 		for sc.Scan() {
-			_, _ = out.Write(append(sc.Bytes(), '\n'))
+			_, _ = l.out.Write(append(sc.Bytes(), '\n'))
 			if !signalled && strings.HasSuffix(sc.Text(), "| Ctrl-C stops everything.") {
 				close(ready)
 				signalled = true
 			}
 		}
-		exited <- cmd.Wait()
+		l.exited <- cmd.Wait()
 	}()
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()
 		}
 		if t.Failed() {
-			t.Logf("launcher output:\n%s", out.String())
+			t.Logf("launcher output:\n%s", l.out.String())
 		}
 	})
 
 	select {
 	case <-ready:
-	case err := <-exited:
+	case err := <-l.exited:
 		t.Fatalf("pulka-local exited before it was ready: %v", err)
 	case <-time.After(3 * time.Minute):
 		t.Fatal("pulka-local did not say it was running within 3 minutes")
 	}
-	summary := out.String()
-	pids := pidsOf(t, summary)
+	summary := l.out.String()
+	l.pids = pidsOf(t, summary)
 	for _, n := range []string{"lobby", "scoring", "table-runner-1", "table-runner-2", "gateway"} {
-		if pids[n] == 0 {
+		if l.pids[n] == 0 {
 			t.Fatalf("no pid for %s in the summary", n)
 		}
 	}
-	m := summaryRedis.FindStringSubmatch(summary)
+	m := summaryRedisAbout.FindStringSubmatch(summary)
 	if m == nil {
 		t.Fatal("no Redis address in the summary")
 	}
-	redisAddr := m[1]
+	l.redisAddr, l.redisAbout = m[1], m[2]
+	return l
+}
 
-	useGateway(t, "http://127.0.0.1:"+port, "http://localhost:"+port)
-
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+// stop sends SIGINT and checks that the launcher exits 0 and that every
+// service and Redis are gone.
+func (l *local) stop(t *testing.T) {
+	t.Helper()
+	if err := l.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-exited:
+	case err := <-l.exited:
 		if err != nil {
 			t.Fatalf("pulka-local after Ctrl-C: %v, want exit status 0", err)
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("pulka-local did not exit within a minute of Ctrl-C")
 	}
-	for n, pid := range pids {
+	for n, pid := range l.pids {
 		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 			t.Errorf("%s (pid %d) still runs after the launcher exited", n, pid)
 		}
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, MaxRetries: -1})
+	rdb := redis.NewClient(&redis.Options{Addr: l.redisAddr, MaxRetries: -1})
 	defer rdb.Close()
 	if err := rdb.Ping(context.Background()).Err(); err == nil {
-		t.Errorf("the Redis at %s still answers after the launcher exited", redisAddr)
+		t.Errorf("the Redis at %s still answers after the launcher exited", l.redisAddr)
 	}
 }
 
