@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
@@ -54,6 +55,35 @@ type Sink interface {
 type WaitSink interface {
 	Sink
 	SendWait(ctx context.Context, frame []byte) bool
+}
+
+// TracedSink is a Sink that can put the write of a frame into a trace. The
+// hub uses it for a live frame whose fan-out is recorded (a sampled trace),
+// so that a move's trace ends at the write to each client; every other frame
+// goes through Send and costs nothing more.
+type TracedSink interface {
+	Sink
+	// SendTraced is Send for a frame whose write belongs to the span sc.
+	SendTraced(frame []byte, sc trace.SpanContext) bool
+}
+
+// send queues frame on s, in the trace of parent when parent is recorded.
+func send(s Sink, frame []byte, parent trace.Span) bool {
+	if parent != nil {
+		if ts, ok := s.(TracedSink); ok {
+			return ts.SendTraced(frame, parent.SpanContext())
+		}
+	}
+	return s.Send(frame)
+}
+
+// recorded is the span of ctx when it is recorded, or nil: most spans are
+// not sampled, and their fan-out starts no span per client.
+func recorded(ctx context.Context) trace.Span {
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		return span
+	}
+	return nil
 }
 
 // Hub shares one reader per table among all the connections of this gateway
@@ -329,6 +359,7 @@ func (h *Hub) onMessage(ctx context.Context, m streams.Message) {
 		return
 	}
 	var sent, withheld int64
+	span := recorded(ctx) // the tailer's span of this entry, in the event's trace
 	for s := range f.subs {
 		switch {
 		case s.pending:
@@ -340,7 +371,7 @@ func (h *Hub) onMessage(ctx context.Context, m streams.Message) {
 		case streams.CompareIDs(m.ID, s.after) <= 0:
 			// The client's replay already covered it.
 		case visibility.Allows(ev.GetVisibility(), visibility.Viewer{PlayerID: s.player, Seat: f.seats.SeatOf(s.player)}):
-			s.sink.Send(frame)
+			send(s.sink, frame, span)
 			sent++
 		default:
 			withheld++
@@ -351,15 +382,16 @@ func (h *Hub) onMessage(ctx context.Context, m streams.Message) {
 }
 
 // onSheet sends a score-sheet update to every watcher: the sheet is public.
-func (h *Hub) onSheet(_ context.Context, f *feed, m streams.Message) {
+func (h *Hub) onSheet(ctx context.Context, f *feed, m streams.Message) {
 	frame, ok := h.sheetFrame(f.table, m.ID, m.Data)
 	if !ok {
 		return
 	}
+	span := recorded(ctx)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for s := range f.subs {
-		s.sink.Send(frame)
+		send(s.sink, frame, span)
 	}
 }
 

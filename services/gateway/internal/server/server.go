@@ -229,13 +229,20 @@ func requestLog(log *slog.Logger) gin.HandlerFunc {
 }
 
 // traced starts a span per request, so lobby commands carry its context.
+// It is named by the route ("POST /api/v1/tables/:id/sit"), not the path: a
+// span name with table ids in it would be one name per table. Requests no
+// route matched (the web client's files) are named by their method alone.
 func traced(tr trace.Tracer) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if c.Request.URL.Path == "/ws" {
 			c.Next() // a connection is not one operation: frames get spans
 			return
 		}
-		ctx, span := tr.Start(c.Request.Context(), c.Request.Method+" "+c.Request.URL.Path, trace.WithSpanKind(trace.SpanKindServer))
+		name := c.Request.Method
+		if route := c.FullPath(); route != "" {
+			name += " " + route
+		}
+		ctx, span := tr.Start(c.Request.Context(), name, trace.WithSpanKind(trace.SpanKindServer))
 		c.Request = c.Request.WithContext(ctx)
 		c.Next()
 		span.SetAttributes(attribute.Int("http.status_code", c.Writer.Status()))

@@ -117,15 +117,19 @@ func testConfig() *Config {
 		HashConcurrency: 2, WSReadLimit: 4096, WSSendQueue: 256, WSRate: 50, WSBurst: 50, WSPingInterval: time.Minute, WSMaxTables: 4, PresenceBeat: time.Second}
 }
 
-func startServer(t *testing.T, cfg *Config, r *redistest.Server) *testServer {
+func startServer(t *testing.T, cfg *Config, r *redistest.Server, tune ...func(*Parts)) *testServer {
 	t.Helper()
 	if r == nil {
 		r = redistest.Start(t)
 	}
 	lobby := &fakeLobby{}
-	s, err := New(context.Background(), cfg, Parts{Redis: r.Client(t), Lobby: lobby, View: lobby, Sheets: fakeSheets{},
+	parts := Parts{Redis: r.Client(t), Lobby: lobby, View: lobby, Sheets: fakeSheets{},
 		Argon2: auth.Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1, KeyLen: 32, SaltLen: 16},
-	})
+	}
+	for _, f := range tune {
+		f(&parts)
+	}
+	s, err := New(context.Background(), cfg, parts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"google.golang.org/protobuf/proto"
 
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
@@ -22,9 +23,42 @@ import (
 // time as a runner would; it reports the latency from XADD to the last client
 // holding the event.
 func BenchmarkFanOut_WebSockets(b *testing.B) {
-	const clients = 64
 	e := newEnvB(b)
-	g := e.gatewayB(b)
+	fanOut(b, e, e.gatewayB(b), func() (context.Context, func()) { return context.Background(), func() {} })
+}
+
+// BenchmarkFanOut_WebSocketsTraced is BenchmarkFanOut_WebSockets with the
+// gateway and the publisher (the runner) on the OpenTelemetry SDK: unsampled
+// is production without an exporter (parentbased_always_off: trace ids
+// travel, nothing is recorded), sampled records every move, a span per
+// client write included (and drops it: no exporter).
+func BenchmarkFanOut_WebSocketsTraced(b *testing.B) {
+	for _, bc := range []struct {
+		name    string
+		sampler sdktrace.Sampler
+	}{
+		{"unsampled", sdktrace.ParentBased(sdktrace.NeverSample())},
+		{"sampled", sdktrace.ParentBased(sdktrace.AlwaysSample())},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(bc.sampler))
+			e := newEnvB(b)
+			e.pub = streams.NewPublisher(e.rdb, streams.WithMaxLen(0), streams.WithTracerProvider(tp))
+			e.tailer = []streams.Option{streams.WithTracerProvider(tp)}
+			g := e.gatewayCfg(b, Config{}, func(d *Deps) { d.Tracer = tp.Tracer("gateway") })
+			runner := tp.Tracer("runner")
+			fanOut(b, e, g, func() (context.Context, func()) {
+				ctx, span := runner.Start(context.Background(), "table.apply")
+				return ctx, func() { span.End() }
+			})
+		})
+	}
+}
+
+// fanOut runs the fan-out benchmark on g, each event published under the
+// context move returns (and ended by the function it returns).
+func fanOut(b *testing.B, e *env, g *gateway, move func() (context.Context, func())) {
+	const clients = 64
 	conns := make([]*websocket.Conn, clients)
 	ctx := context.Background()
 	for i := range conns {
@@ -54,9 +88,11 @@ func BenchmarkFanOut_WebSockets(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		if _, err := e.pub.Publish(ctx, streams.Entry{Stream: streams.TableEvents("bench"), Data: data}); err != nil {
+		mctx, end := move()
+		if _, err := e.pub.Publish(mctx, streams.Entry{Stream: streams.TableEvents("bench"), Data: data}); err != nil {
 			b.Fatal(err)
 		}
+		end()
 		var wg sync.WaitGroup
 		for _, c := range conns {
 			wg.Add(1)

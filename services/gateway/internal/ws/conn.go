@@ -10,6 +10,7 @@ import (
 
 	"github.com/coder/websocket"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
@@ -80,6 +81,12 @@ func newConn(s *Server, ws *websocket.Conn, claims *auth.Claims) *conn {
 // Send queues a frame without blocking (hub.Sink). A full queue means the
 // client is not reading fast enough: it is disconnected, nobody waits for it.
 func (c *conn) Send(frame []byte) bool { return c.queued(c.out.push(frame)) }
+
+// SendTraced queues a frame whose write belongs to the span sc
+// (hub.TracedSink): the write gets a span of its own, a child of sc.
+func (c *conn) SendTraced(frame []byte, sc trace.SpanContext) bool {
+	return c.queued(c.out.pushTraced(frame, sc))
+}
 
 // sendLazy queues a frame that may wait AckDelay for the next one (an ack).
 func (c *conn) sendLazy(frame []byte) bool { return c.queued(c.out.pushLazy(frame)) }
@@ -571,7 +578,8 @@ func (c *conn) writeLoop() {
 	for {
 		select {
 		case <-c.out.ready:
-			if err := c.writeBatch(c.ctx, c.out.take()); err != nil {
+			frames, traces := c.out.take()
+			if err := c.writeTraced(c.ctx, frames, traces); err != nil {
 				// A client that cannot take its frames in WriteTimeout is
 				// as good as gone.
 				c.fail(CloseSlowConsumer, closeReasonSlow, false)
@@ -581,7 +589,8 @@ func (c *conn) writeLoop() {
 				return
 			}
 			ctx, cancel := context.WithTimeout(c.ctx, flushTimeout)
-			_ = c.writeBatch(ctx, c.out.take())
+			frames, traces := c.out.take()
+			_ = c.writeTraced(ctx, frames, traces)
 			cancel()
 			c.closeNow(c.closeCode(), c.closeReason)
 			return
@@ -592,6 +601,30 @@ func (c *conn) writeLoop() {
 // flushTimeout bounds the writing of what is queued when a connection is
 // closed on purpose.
 const flushTimeout = 2 * time.Second
+
+// writeTraced writes a batch of frames. When some of them belong to recorded
+// spans (SendTraced: a sampled event's fan-out), the write is a span under
+// each, so that their traces end at the write to the client; the frames of
+// unsampled traces, nearly all of them, start no span.
+func (c *conn) writeTraced(ctx context.Context, frames [][]byte, traces []trace.SpanContext) error {
+	if len(traces) == 0 {
+		return c.writeBatch(ctx, frames)
+	}
+	spans := make([]trace.Span, len(traces))
+	for i, sc := range traces {
+		_, spans[i] = c.s.deps.Tracer.Start(trace.ContextWithSpanContext(ctx, sc), "ws write",
+			trace.WithAttributes(attribute.String("player", c.claims.PlayerID), attribute.Int("frames", len(frames))))
+	}
+	err := c.writeBatch(ctx, frames)
+	for _, span := range spans {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}
+	return err
+}
 
 // writeBatch writes frames in order, within WriteTimeout for the whole
 // batch, and with one system call when the connection is corkable.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 var (
@@ -18,8 +20,12 @@ var (
 // too slow. Memory grows only with what is actually queued, so idle
 // connections cost nothing.
 type outbox struct {
-	mu        sync.Mutex
-	frames    [][]byte
+	mu     sync.Mutex
+	frames [][]byte
+	// traces are the spans the writes of some queued frames belong to
+	// (pushTraced): only frames of sampled traces have one, so the slice is
+	// nil on the hot path.
+	traces    []trace.SpanContext
 	bytes     int
 	maxFrames int
 	maxBytes  int
@@ -45,11 +51,18 @@ func signal(c chan struct{}) {
 }
 
 // push queues f without blocking, to be written at once.
-func (o *outbox) push(f []byte) error {
+func (o *outbox) push(f []byte) error { return o.pushTraced(f, trace.SpanContext{}) }
+
+// pushTraced is push for a frame whose write belongs to the span sc (none
+// when sc is not valid).
+func (o *outbox) pushTraced(f []byte, sc trace.SpanContext) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if err := o.add(f); err != nil {
 		return err
+	}
+	if sc.IsValid() {
+		o.traces = append(o.traces, sc)
 	}
 	if o.lazy != nil {
 		o.lazy.Stop()
@@ -115,19 +128,20 @@ func (o *outbox) pushWait(ctx context.Context, f []byte) error {
 	}
 }
 
-// take removes and returns everything queued.
-func (o *outbox) take() [][]byte {
+// take removes and returns everything queued, and the spans the writes of
+// those frames belong to.
+func (o *outbox) take() ([][]byte, []trace.SpanContext) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	fs := o.frames
-	o.frames, o.bytes = nil, 0
+	fs, ts := o.frames, o.traces
+	o.frames, o.traces, o.bytes = nil, nil, 0
 	if o.lazy != nil {
 		o.lazy.Stop() // what it would have woken the writer for is taken
 	}
 	if len(fs) > 0 {
 		signal(o.space)
 	}
-	return fs
+	return fs, ts
 }
 
 // close refuses further pushes and wakes waiters.

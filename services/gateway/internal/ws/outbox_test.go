@@ -18,7 +18,8 @@ func readySoon(o *outbox, d time.Duration) bool {
 
 func takeStrings(o *outbox) []string {
 	var out []string
-	for _, f := range o.take() {
+	frames, _ := o.take()
+	for _, f := range frames {
 		out = append(out, string(f))
 	}
 	return out

@@ -39,6 +39,9 @@ type env struct {
 	redis *redistest.Server
 	rdb   *redis.Client
 	pub   *streams.Publisher
+	// tailer are the options of the gateways' hubs' tailers (a tracer
+	// provider).
+	tailer []streams.Option
 }
 
 func newEnv(t *testing.T) *env { return newEnvB(t) }
@@ -60,7 +63,7 @@ func (e *env) gatewayCfg(t testing.TB, cfg Config, tune ...func(*Deps)) *gateway
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := hub.New(e.rdb, hub.Options{})
+	h := hub.New(e.rdb, hub.Options{TailerOptions: e.tailer})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = h.Run(ctx); close(done) }()
