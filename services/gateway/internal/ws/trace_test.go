@@ -100,18 +100,26 @@ func (e *env) commandEntry(t *testing.T, table, id string) (streams.Message, *ta
 	return streams.Message{}, nil
 }
 
-// A command frame is a span of its own, a root: the move's trace starts at
-// the WebSocket frame. The command entry carries it twice — Command.trace is
-// the frame's span, the entry's traceparent the publish span under it — so
-// the table-runner, which continues the entry's trace, is a child.
-func TestTrace_ACommandFrameStartsTheTraceTheCommandEntryCarries(t *testing.T) {
-	e, tr := newTracedEnv(t, sdktrace.ParentBased(sdktrace.AlwaysSample()))
+// bidTraced has player ana join table t1 and bid (command id ana/k1) on a
+// gateway whose spans sampler decides and tr records.
+func bidTraced(t *testing.T, sampler sdktrace.Sampler) (*env, *tracing) {
+	t.Helper()
+	e, tr := newTracedEnv(t, sampler)
 	g := e.tracedGateway(t, tr.tp.Tracer("gateway"))
 	c := g.login(t, "ana")
 	c.send(map[string]any{"type": "join", "table": "t1"})
 	c.nextOf("joined")
 	c.send(map[string]any{"type": "bid", "table": "t1", "tricks": 2, "cmd": "k1", "ref": "m1"})
 	c.nextOf("ack")
+	return e, tr
+}
+
+// A command frame is a span of its own, a root: the move's trace starts at
+// the WebSocket frame. The command entry carries it twice — Command.trace is
+// the frame's span, the entry's traceparent the publish span under it — so
+// the table-runner, which continues the entry's trace, is a child.
+func TestTrace_ACommandFrameStartsTheTraceTheCommandEntryCarries(t *testing.T) {
+	e, tr := bidTraced(t, sdktrace.ParentBased(sdktrace.AlwaysSample()))
 
 	spans := tr.ended(t, "the bid frame's span", func(s []sdktrace.ReadOnlySpan) bool { return len(named(s, "ws bid")) > 0 })
 	frame := named(spans, "ws bid")[0]
@@ -158,13 +166,7 @@ func TestTrace_ACommandFrameStartsTheTraceTheCommandEntryCarries(t *testing.T) {
 // docs/telemetry.md), yet the command still carries the frame's trace ids:
 // the runner's logs and entries join the move's trace all the same.
 func TestTrace_AnUnsampledCommandFrameStillCarriesItsTraceIDs(t *testing.T) {
-	e, tr := newTracedEnv(t, sdktrace.ParentBased(sdktrace.NeverSample()))
-	g := e.tracedGateway(t, tr.tp.Tracer("gateway"))
-	c := g.login(t, "ana")
-	c.send(map[string]any{"type": "join", "table": "t1"})
-	c.nextOf("joined")
-	c.send(map[string]any{"type": "bid", "table": "t1", "tricks": 2, "cmd": "k1", "ref": "m1"})
-	c.nextOf("ack")
+	e, tr := bidTraced(t, sdktrace.ParentBased(sdktrace.NeverSample()))
 
 	m, cmd := e.commandEntry(t, "t1", "ana/k1")
 	inCmd := trace.SpanContextFromContext(telemetry.ContextWithTrace(context.Background(), cmd.GetTrace()))

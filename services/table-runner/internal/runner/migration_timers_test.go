@@ -103,6 +103,24 @@ func (p *ownerPair) leave(t *testing.T, how leaving) {
 	}
 }
 
+// leaveMidway lets runner a go (how) migAt into the timer or grace (what)
+// due at deadline, waits for runner b to own table id, and returns when a
+// went. After a hand-over it checks that the snapshot holds the deadline.
+func (p *ownerPair) leaveMidway(t *testing.T, id string, how leaving, what string, deadline time.Time) time.Time {
+	t.Helper()
+	started := deadline.Add(-migTimer)
+	time.Sleep(time.Until(started.Add(time.Duration(migAt * float64(migTimer)))))
+	left := time.Now()
+	p.leave(t, how)
+	if how == handOver {
+		checkRestorable(t, p.rdb, id, true, deadline)
+	}
+	took := p.waitNewOwner(t, id, deadline)
+	t.Logf("%v %v into the %v %s; runner b holds the lease %v later",
+		how, left.Sub(started).Round(time.Millisecond), migTimer, what, took.Sub(left).Round(time.Millisecond))
+	return left
+}
+
 // waitNewOwner waits until runner b holds the table's lease and returns
 // the moment it was seen; it fails the test (as too slow to tell anything)
 // when that is not before the deadline the table must keep.
@@ -267,7 +285,6 @@ func moveTimerSurvivesTheMove(t *testing.T, how leaving) {
 		t.Fatalf("the last timer is seat %d's, seat %d is to move", timer.GetSeat(), d.g.ToMove())
 	}
 	deadline := timer.GetDeadline().AsTime()
-	started := deadline.Add(-migTimer)
 	oldEpoch := timerEv.ev.GetEpoch()
 	if how == crash {
 		// a dies with the snapshot of the first hand's end and the log
@@ -275,16 +292,7 @@ func moveTimerSurvivesTheMove(t *testing.T, how leaving) {
 		checkRestorable(t, p.rdb, id, true, deadline)
 	}
 
-	time.Sleep(time.Until(started.Add(time.Duration(migAt * float64(migTimer)))))
-	left := time.Now()
-	p.leave(t, how)
-	if how == handOver {
-		// The hand-over snapshot holds the deadline.
-		checkRestorable(t, p.rdb, id, true, deadline)
-	}
-	took := p.waitNewOwner(t, id, deadline)
-	t.Logf("%v %v into the %v timer; runner b holds the lease %v later",
-		how, left.Sub(started).Round(time.Millisecond), migTimer, took.Sub(left).Round(time.Millisecond))
+	left := p.leaveMidway(t, id, how, "timer", deadline)
 
 	move := waitEvent(t, p.rdb, id, timerEv.id, time.Until(deadline)+2*migTimer,
 		"the server move of the timer due at "+deadline.Format(time.StampMilli)+" (lost by the new owner?)", byServer)
@@ -369,18 +377,12 @@ func TestRunner_ClassicReconnectGraceSurvivesAnOwnerCrashAndGivesTheSeatToABotAt
 	})
 	away := awayNow(t, p.rdb, id, "alice", mine.id)
 	deadline := away.ev.GetPlayerAway().GetGraceDeadline().AsTime()
-	started := deadline.Add(-migTimer)
 	oldEpoch := away.ev.GetEpoch()
 	// Nothing of the first hand has ended: b restores from the genesis and
 	// the whole log.
 	checkRestorable(t, p.rdb, id, false, deadline)
 
-	time.Sleep(time.Until(started.Add(time.Duration(migAt * float64(migTimer)))))
-	left := time.Now()
-	p.leave(t, crash)
-	took := p.waitNewOwner(t, id, deadline)
-	t.Logf("crash %v into the %v grace; runner b holds the lease %v later",
-		left.Sub(started).Round(time.Millisecond), migTimer, took.Sub(left).Round(time.Millisecond))
+	left := p.leaveMidway(t, id, crash, "grace", deadline)
 
 	bot := waitEvent(t, p.rdb, id, away.id, time.Until(deadline)+2*migTimer,
 		"the bot to take alice's seat at the grace's end (lost by the new owner?)", isKind("seat_taken_by_bot"))
@@ -437,16 +439,10 @@ func TestRunner_JapaneseReconnectGraceSurvivesAnOwnerCrashAndForfeitsAtItsOrigin
 	d.intoSecondHand()
 	away := awayNow(t, p.rdb, id, "alice", d.after)
 	deadline := away.ev.GetPlayerAway().GetGraceDeadline().AsTime()
-	started := deadline.Add(-migTimer)
 	oldEpoch := away.ev.GetEpoch()
 	checkRestorable(t, p.rdb, id, true, deadline)
 
-	time.Sleep(time.Until(started.Add(time.Duration(migAt * float64(migTimer)))))
-	left := time.Now()
-	p.leave(t, crash)
-	took := p.waitNewOwner(t, id, deadline)
-	t.Logf("crash %v into the %v grace; runner b holds the lease %v later",
-		left.Sub(started).Round(time.Millisecond), migTimer, took.Sub(left).Round(time.Millisecond))
+	left := p.leaveMidway(t, id, crash, "grace", deadline)
 
 	end := waitEvent(t, p.rdb, id, away.id, time.Until(deadline)+2*migTimer,
 		"the match's end at the grace's end (lost by the new owner?)", isKind("game_ended"))
