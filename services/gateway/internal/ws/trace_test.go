@@ -101,7 +101,7 @@ func (e *env) commandEntry(t *testing.T, table, id string) (streams.Message, *ta
 }
 
 // bidTraced has player ana join table t1 and bid (command id ana/k1) on a
-// gateway whose spans sampler decides and tr records.
+// gateway whose spans are sampled by sampler and recorded by tr.
 func bidTraced(t *testing.T, sampler sdktrace.Sampler) (*env, *tracing) {
 	t.Helper()
 	e, tr := newTracedEnv(t, sampler)
