@@ -7,7 +7,6 @@ import (
 
 	"github.com/pulka/pulka/pkg/assign"
 	"github.com/pulka/pulka/pkg/cards"
-	"github.com/pulka/pulka/pkg/classic"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/sheetstore"
 )
@@ -43,7 +42,8 @@ func TestMigration_SIGKILLOfTheOwnerMidHand_TheGameFinishesOnTheOtherRunner(t *t
 	// The first pulka, which the kill cuts in two, is played to a plan that
 	// gives seat 0 its premia (and so the others their moshla): random
 	// play rarely makes one, and they are what must be written once.
-	plan, err := premiaPlan(startedTable(t, s, tableID).GetSeed(), classic.Nines, 0, cards.NewRNG(1, 1))
+	start := startedTable(t, s, tableID)
+	plan, err := premiaPlan(start.GetSeed(), classicScoring(start.GetSettings()).Variant, 0, cards.NewRNG(1, 1))
 	if err != nil {
 		t.Fatal(err)
 	}

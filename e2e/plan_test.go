@@ -17,10 +17,10 @@ import (
 // premiaPlan plans the first pulka of a classic game so that seat earns its
 // premia, which random play rarely gives: knowing the table's seed (the
 // deals), it tries, hand by hand, random legal hands with the rules engine
-// (low bids, as decide plays) until one where seat takes exactly the tricks
-// it bid, and keeps that hand; in the first hand the next seat must miss its
-// bid but take a trick, so that it gets a moshla (not zero, not a premia of
-// its own). It returns each seat's moves in order.
+// (bids up to maxRandomBid, as decide plays) until one where seat takes
+// exactly the tricks it bid, and keeps that hand; in the first hand the next
+// seat must miss its bid but take a trick, so that it gets a moshla (not
+// zero, not a premia of its own). It returns each seat's moves in order.
 func premiaPlan(seed uint64, v classic.Variant, seat int, rng cards.RNG) ([classic.Seats][]wsclient.Move, error) {
 	var plan [classic.Seats][]wsclient.Move
 	g, err := classic.New(seed, classic.Settings{Variant: v})
@@ -39,7 +39,7 @@ func premiaPlan(seed uint64, v classic.Variant, seat int, rng cards.RNG) ([class
 				if c.Phase() == classic.PhaseBid {
 					low = low[:0]
 					for _, m := range legal {
-						if m.Bid <= 3 {
+						if m.Bid <= maxRandomBid {
 							low = append(low, m)
 						}
 					}

@@ -67,6 +67,10 @@ type seatModel struct {
 	offScript string
 }
 
+// maxRandomBid is the highest bid random play makes (when it may): low
+// bids, so that hands are made, missed and khishti'd alike.
+const maxRandomBid = 3
+
 func newSeatModel(table, player string, seed uint64) *seatModel {
 	return &seatModel{m: wsclient.NewModel(table, player), rng: cards.NewRNG(seed, 7), answered: map[uint64]bool{}}
 }
@@ -79,8 +83,8 @@ func (sm *seatModel) observe(ev *tablev1.Event) {
 }
 
 // decide returns this player's move when it is its turn, the join's replay
-// is over and the turn has not been answered yet: a random legal move (low
-// bids, so that hands are made, missed and khishti'd alike).
+// is over and the turn has not been answered yet: the script's next move,
+// or a random legal one (bids up to maxRandomBid).
 func (sm *seatModel) decide() *wire.ClientMsg {
 	if !sm.joined || !sm.m.MyTurn() || sm.answered[sm.turnSeq] {
 		return nil
@@ -96,7 +100,7 @@ func (sm *seatModel) decide() *wire.ClientMsg {
 	if sm.m.Phase == tablev1.Phase_PHASE_BID {
 		var low []wsclient.Move
 		for _, mv := range legal {
-			if mv.Tricks <= 3 {
+			if mv.Tricks <= maxRandomBid {
 				low = append(low, mv)
 			}
 		}

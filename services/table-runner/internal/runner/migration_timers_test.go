@@ -8,12 +8,13 @@ package runner
 //
 // The numbers: the timer (or grace) lasts migTimer and the owner goes
 // migAt of the way into it, so a timer restarted at (or after) the takeover
-// would fire at least migAt*migTimer = 1.2 s after its deadline, and a lost
-// one not at all; the tests accept migTolerance = 750 ms of lateness, which
-// covers the tick's scheduling on a loaded machine. The takeover itself
-// (heartbeat TTL 600 ms, assigner pass 50 ms, poll 30 ms) must be done
-// before the deadline, 1.8 s after the owner went; the test says so when it
-// is not, rather than blame the table.
+// would fire at least migAt*migTimer = 2 s after its deadline, and a lost
+// one not at all; the tests accept migTolerance = 1.5 s of lateness, which
+// covers the restore and the tick's scheduling on a loaded machine (CI runs
+// other packages' tests beside these). The takeover itself (heartbeat TTL
+// 600 ms, assigner pass 50 ms, poll 30 ms; 0.5–0.8 s measured) must be done
+// before the deadline, 3 s after the owner went; the test says so when it is
+// not, rather than blame the table.
 
 import (
 	"context"
@@ -33,9 +34,9 @@ import (
 )
 
 const (
-	migTimer     = 3 * time.Second        // the move timer and the reconnect grace of these tables
-	migAt        = 0.4                    // how far into it the owner goes
-	migTolerance = 750 * time.Millisecond // accepted lateness; < migAt*migTimer
+	migTimer     = 5 * time.Second         // the move timer and the reconnect grace of these tables
+	migAt        = 0.4                     // how far into it the owner goes
+	migTolerance = 1500 * time.Millisecond // accepted lateness; < migAt*migTimer
 )
 
 // How runner a lets its table go.
