@@ -136,6 +136,12 @@ var cmdNo atomic.Int64
 // (a streams.Publisher, which rings the stream's bell) and returns its id.
 func send(t *testing.T, rdb redis.UniversalClient, tableID, player string, c *tablev1.Command) string {
 	t.Helper()
+	return sendWith(t, context.Background(), streams.NewPublisher(rdb), tableID, player, c)
+}
+
+// sendWith is send through pub, in ctx (whose span the entry carries).
+func sendWith(t *testing.T, ctx context.Context, pub *streams.Publisher, tableID, player string, c *tablev1.Command) string {
+	t.Helper()
 	if c.CommandId == "" {
 		c.CommandId = "cmd-" + strconv.FormatInt(cmdNo.Add(1), 10)
 	}
@@ -144,7 +150,7 @@ func send(t *testing.T, rdb redis.UniversalClient, tableID, player string, c *ta
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = streams.NewPublisher(rdb).Publish(context.Background(), streams.Entry{Stream: streams.TableCommands(tableID), Data: data})
+	_, err = pub.Publish(ctx, streams.Entry{Stream: streams.TableCommands(tableID), Data: data})
 	if err != nil {
 		t.Fatal(err)
 	}
