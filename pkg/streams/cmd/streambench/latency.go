@@ -22,25 +22,25 @@ import (
 
 type profiles struct{ cpu, heap, block, mutex string }
 
-// epoch is the zero of the timestamps carried in the messages. Offsets from
-// it are monotonic (time.Since on a time.Now value), so a wall-clock step
-// during a run cannot distort a latency.
-var epoch = time.Now()
-
-func sinceEpoch() int64 { return int64(time.Since(epoch)) }
-
 // sample is one handled message: when it was due (its paced send time), when
 // the publish call started, and when its handler started, as offsets from
 // epoch.
 type sample struct{ due, call, handled int64 }
 
 type recorder struct {
+	// epoch is the zero of the timestamps carried in the messages. Offsets
+	// from it are monotonic (time.Since on a time.Now value), so a
+	// wall-clock step during a run cannot distort a latency.
+	epoch   time.Time
 	mu      sync.Mutex
 	samples []sample
 }
 
+// since is the time since the epoch.
+func (r *recorder) since() int64 { return int64(time.Since(r.epoch)) }
+
 func (r *recorder) record(header func(string) string) {
-	now := sinceEpoch()
+	now := r.since()
 	due, _ := strconv.ParseInt(header("due"), 10, 64)
 	call, _ := strconv.ParseInt(header("ts"), 10, 64)
 	r.mu.Lock()
@@ -286,7 +286,7 @@ func (r result) print() {
 func latency(ctx context.Context, rdb *redis.Client, cfg config, payload []byte, impl, prefix string) (result, error) {
 	names := tableNames(prefix, cfg.streams)
 	total := int(float64(cfg.rate) * cfg.duration.Seconds())
-	rec := &recorder{samples: make([]sample, 0, total)}
+	rec := &recorder{epoch: time.Now(), samples: make([]sample, 0, total)}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pubImpl, consImpl := impl, impl
@@ -342,7 +342,7 @@ func latency(ctx context.Context, rdb *redis.Client, cfg config, payload []byte,
 				if d := time.Until(due); d > 0 {
 					time.Sleep(d)
 				}
-				if err := b.publish(ctx, names[i%len(names)], payload, sinceEpoch(), int64(due.Sub(epoch))); err != nil {
+				if err := b.publish(ctx, names[i%len(names)], payload, rec.since(), int64(due.Sub(rec.epoch))); err != nil {
 					failed.Add(1)
 				}
 			}
@@ -388,8 +388,8 @@ func latency(ctx context.Context, rdb *redis.Client, cfg config, payload []byte,
 	slices.SortFunc(worst, func(a, b sample) int { return int((b.handled - b.call) - (a.handled - a.call)) })
 	res.worst = worst[:min(len(worst), 12)]
 	for i := range res.worst {
-		res.worst[i].call -= int64(start.Sub(epoch))
-		res.worst[i].handled -= int64(start.Sub(epoch))
+		res.worst[i].call -= int64(start.Sub(rec.epoch))
+		res.worst[i].handled -= int64(start.Sub(rec.epoch))
 	}
 	return res, nil
 }
