@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,7 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
-	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
+	"github.com/pulka/pulka/pkg/wsclient"
 )
 
 var httpClient = &http.Client{Timeout: 15 * time.Second}
@@ -207,46 +208,20 @@ func (s *stack) tableSummary(t testing.TB, token, table string) *lobbyv1.TableSu
 	return ts
 }
 
-// finishedGame is one entry of GET /me/games.
-type finishedGame struct {
-	GameID    string
-	TableID   string
-	Sheet     *scoringv1.Sheet
-	Standings *scoringv1.FinalStandings
-}
-
 // history returns the player's finished games (newest first).
-func (s *stack) history(t testing.TB, who session) []finishedGame {
+func (s *stack) history(t testing.TB, who session) []wsclient.FinishedGame {
 	t.Helper()
-	var out struct {
-		Games []struct {
-			GameID    string          `json:"game_id"`
-			TableID   string          `json:"table_id"`
-			Sheet     json.RawMessage `json:"sheet"`
-			Standings json.RawMessage `json:"standings"`
-		} `json:"games"`
-	}
-	s.mustCall(t, http.StatusOK, http.MethodGet, "/api/v1/me/games?limit=100", who.Token, nil, &out)
-	games := make([]finishedGame, 0, len(out.Games))
-	for _, g := range out.Games {
-		fg := finishedGame{GameID: g.GameID, TableID: g.TableID, Sheet: &scoringv1.Sheet{}, Standings: &scoringv1.FinalStandings{}}
-		if err := protojson.Unmarshal(g.Sheet, fg.Sheet); err != nil {
-			t.Fatalf("history sheet: %v: %s", err, g.Sheet)
-		}
-		if len(g.Standings) > 0 && string(g.Standings) != "null" {
-			if err := protojson.Unmarshal(g.Standings, fg.Standings); err != nil {
-				t.Fatalf("history standings: %v: %s", err, g.Standings)
-			}
-		}
-		games = append(games, fg)
+	games, err := (&wsclient.API{Server: s.base, Token: who.Token}).FinishedGames(context.Background(), 100)
+	if err != nil {
+		t.Fatalf("the history of %s: %v", who.Player.ID, err)
 	}
 	return games
 }
 
 // gameInHistory waits until the player's history lists gameID and returns it.
-func (s *stack) gameInHistory(t testing.TB, who session, gameID string) finishedGame {
+func (s *stack) gameInHistory(t testing.TB, who session, gameID string) wsclient.FinishedGame {
 	t.Helper()
-	var found finishedGame
+	var found wsclient.FinishedGame
 	eventually(t, 20*time.Second, "game "+gameID+" in the history of "+who.Player.ID, func() bool {
 		for _, g := range s.history(t, who) {
 			if g.GameID == gameID {

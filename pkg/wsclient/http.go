@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	"github.com/pulka/pulka/pkg/wire"
 )
 
@@ -168,6 +169,51 @@ func (a *API) Table(ctx context.Context, table string) (*lobbyv1.TableSummary, e
 		return nil, fmt.Errorf("wsclient: table summary: %w", err)
 	}
 	return ts, nil
+}
+
+// FinishedGame is one of a player's finished games, with its final sheet.
+type FinishedGame struct {
+	GameID  string
+	TableID string
+	Sheet   *scoringv1.Sheet
+	// Standings are the game's final standings (empty when the answer has
+	// none).
+	Standings *scoringv1.FinalStandings
+}
+
+// FinishedGames returns the player's finished games, newest first: at most
+// limit of them (0: the gateway's default).
+func (a *API) FinishedGames(ctx context.Context, limit int) ([]FinishedGame, error) {
+	path := "/api/v1/me/games"
+	if limit > 0 {
+		path += "?limit=" + strconv.Itoa(limit)
+	}
+	var out struct {
+		Games []struct {
+			GameID    string          `json:"game_id"`
+			TableID   string          `json:"table_id"`
+			Sheet     json.RawMessage `json:"sheet"`
+			Standings json.RawMessage `json:"standings"`
+		} `json:"games"`
+	}
+	if err := a.do(ctx, http.MethodGet, path, nil, "", &out); err != nil {
+		return nil, err
+	}
+	in := protojson.UnmarshalOptions{DiscardUnknown: true}
+	games := make([]FinishedGame, 0, len(out.Games))
+	for _, g := range out.Games {
+		fg := FinishedGame{GameID: g.GameID, TableID: g.TableID, Sheet: &scoringv1.Sheet{}, Standings: &scoringv1.FinalStandings{}}
+		if err := in.Unmarshal(g.Sheet, fg.Sheet); err != nil {
+			return nil, fmt.Errorf("wsclient: the sheet of game %s: %w", g.GameID, err)
+		}
+		if len(g.Standings) > 0 && string(g.Standings) != "null" {
+			if err := in.Unmarshal(g.Standings, fg.Standings); err != nil {
+				return nil, fmt.Errorf("wsclient: the standings of game %s: %w", g.GameID, err)
+			}
+		}
+		games = append(games, fg)
+	}
+	return games, nil
 }
 
 // do sends one request; in, when not nil, is the JSON body; out, when not

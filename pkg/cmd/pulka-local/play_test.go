@@ -2,14 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
@@ -345,77 +341,26 @@ func (s *seat) awaitSheet(ctx context.Context, t *testing.T, want *scoringv1.She
 	}
 }
 
-// historyGame is one finished game of GET /api/v1/me/games.
-type historyGame struct {
-	TableID   string
-	Sheet     *scoringv1.Sheet
-	Standings *scoringv1.FinalStandings
-}
-
 // awaitHistory waits until the player's history holds gameID: scoring
 // writes it once it has scored the last hand, which may be a little after
 // the table's game_ended.
-func awaitHistory(ctx context.Context, t *testing.T, base string, ses wsclient.Session, gameID string) historyGame {
+func awaitHistory(ctx context.Context, t *testing.T, base string, ses wsclient.Session, gameID string) wsclient.FinishedGame {
 	t.Helper()
+	api := &wsclient.API{Server: base, Token: ses.Token}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		games, err := history(ctx, base, ses.Token)
+		games, err := api.FinishedGames(ctx, 100)
 		if err != nil {
 			t.Fatalf("history of %s: %v", ses.Player.ID, err)
 		}
-		if g, ok := games[gameID]; ok {
-			return g
+		for _, g := range games {
+			if g.GameID == gameID {
+				return g
+			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("game %s is not in the history of %s within 20 s (it has %d games)", gameID, ses.Player.ID, len(games))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// history reads the player's finished games, by game id.
-func history(ctx context.Context, base, token string) (map[string]historyGame, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/v1/me/games?limit=100", nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET /api/v1/me/games: %s: %s", resp.Status, body)
-	}
-	var out struct {
-		Games []struct {
-			GameID    string          `json:"game_id"`
-			TableID   string          `json:"table_id"`
-			Sheet     json.RawMessage `json:"sheet"`
-			Standings json.RawMessage `json:"standings"`
-		} `json:"games"`
-	}
-	if err := json.Unmarshal(body, &out); err != nil {
-		return nil, fmt.Errorf("GET /api/v1/me/games: %w: %s", err, body)
-	}
-	games := map[string]historyGame{}
-	in := protojson.UnmarshalOptions{DiscardUnknown: true}
-	for _, g := range out.Games {
-		hg := historyGame{TableID: g.TableID, Sheet: &scoringv1.Sheet{}, Standings: &scoringv1.FinalStandings{}}
-		if err := in.Unmarshal(g.Sheet, hg.Sheet); err != nil {
-			return nil, fmt.Errorf("history sheet of %s: %w", g.GameID, err)
-		}
-		if len(g.Standings) > 0 && string(g.Standings) != "null" {
-			if err := in.Unmarshal(g.Standings, hg.Standings); err != nil {
-				return nil, fmt.Errorf("history standings of %s: %w", g.GameID, err)
-			}
-		}
-		games[g.GameID] = hg
-	}
-	return games, nil
 }
