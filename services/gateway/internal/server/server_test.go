@@ -369,6 +369,49 @@ func TestAPI_UnknownPathIsJSON404(t *testing.T) {
 	}
 }
 
+// wsClient is a WebSocket client of the gateway, authenticated by cookie.
+type wsClient struct {
+	t *testing.T
+	c *websocket.Conn
+}
+
+func (ts *testServer) dialWS(ctx context.Context, t *testing.T, token string) *wsClient {
+	t.Helper()
+	c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.url, "http")+"/ws",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Cookie": {"pulka_session=" + token}}})
+	if resp != nil && resp.Body != nil {
+		_ = resp.Body.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.CloseNow() })
+	return &wsClient{t: t, c: c}
+}
+
+func (w *wsClient) send(ctx context.Context, frame string) {
+	w.t.Helper()
+	if err := w.c.Write(ctx, websocket.MessageText, []byte(frame)); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// next skips frames until one of type typ.
+func (w *wsClient) next(ctx context.Context, typ string) map[string]any {
+	w.t.Helper()
+	for {
+		_, b, err := w.c.Read(ctx)
+		if err != nil {
+			w.t.Fatalf("waiting for %s: %v", typ, err)
+		}
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		if m["type"] == typ {
+			return m
+		}
+	}
+}
+
 // TestWebSocket_ThroughGinWithTheSessionCookie plays the browser: a guest
 // session from the API, then the WebSocket with the cookie, a join and a
 // move that lands on the table's command stream.
@@ -387,15 +430,7 @@ func TestWebSocket_ThroughGinWithTheSessionCookie(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.url, "http")+"/ws",
-		&websocket.DialOptions{HTTPHeader: http.Header{"Cookie": {"pulka_session=" + tok}}})
-	if resp != nil && resp.Body != nil {
-		_ = resp.Body.Close()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = c.CloseNow() }()
+	c := ts.dialWS(ctx, t, tok).c
 	read := func() map[string]any {
 		_, b, err := c.Read(ctx)
 		if err != nil {

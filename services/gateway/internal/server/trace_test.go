@@ -2,13 +2,11 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -106,49 +104,6 @@ func TestTrace_AnAPIRequestIsAServerSpanNamedByItsRoute(t *testing.T) {
 	sc := trace.SpanContextFromContext(telemetry.ContextWithTrace(context.Background(), cmd.GetTrace()))
 	if cmd.GetSitDown() == nil || sc.TraceID() != sit.SpanContext().TraceID() || sc.SpanID() != sit.SpanContext().SpanID() {
 		t.Fatalf("lobby command %v carries trace %v, want the request's span %v", cmd, cmd.GetTrace(), sit.SpanContext())
-	}
-}
-
-// wsClient is a WebSocket client of the gateway, authenticated by cookie.
-type wsClient struct {
-	t *testing.T
-	c *websocket.Conn
-}
-
-func (ts *testServer) dialWS(ctx context.Context, t *testing.T, token string) *wsClient {
-	t.Helper()
-	c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.url, "http")+"/ws",
-		&websocket.DialOptions{HTTPHeader: http.Header{"Cookie": {"pulka_session=" + token}}})
-	if resp != nil && resp.Body != nil {
-		_ = resp.Body.Close()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.CloseNow() })
-	return &wsClient{t: t, c: c}
-}
-
-func (w *wsClient) send(ctx context.Context, frame string) {
-	w.t.Helper()
-	if err := w.c.Write(ctx, websocket.MessageText, []byte(frame)); err != nil {
-		w.t.Fatal(err)
-	}
-}
-
-// next skips frames until one of type typ.
-func (w *wsClient) next(ctx context.Context, typ string) map[string]any {
-	w.t.Helper()
-	for {
-		_, b, err := w.c.Read(ctx)
-		if err != nil {
-			w.t.Fatalf("waiting for %s: %v", typ, err)
-		}
-		var m map[string]any
-		_ = json.Unmarshal(b, &m)
-		if m["type"] == typ {
-			return m
-		}
 	}
 }
 

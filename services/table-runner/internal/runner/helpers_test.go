@@ -457,3 +457,22 @@ func (d *jDriver) play(timeout time.Duration) {
 	}
 	d.t.Fatalf("the match did not end within %v (%d moves)", timeout, d.moves)
 }
+
+// byServer reports whether e is a move the server made for a seat (its
+// timer ran out).
+func byServer(e *tablev1.Event) bool {
+	return e.GetTrumpChosen().GetByServer() || e.GetCardPlayed().GetByServer() || e.GetBidMade().GetByServer()
+}
+
+// moveSeat is the seat of a move event (false for other events).
+func moveSeat(e *tablev1.Event) (uint32, bool) {
+	switch {
+	case e.GetTrumpChosen() != nil:
+		return e.GetTrumpChosen().GetSeat(), true
+	case e.GetCardPlayed() != nil:
+		return e.GetCardPlayed().GetSeat(), true
+	case e.GetBidMade() != nil:
+		return e.GetBidMade().GetSeat(), true
+	}
+	return 0, false
+}

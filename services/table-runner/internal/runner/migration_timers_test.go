@@ -210,22 +210,6 @@ func (d *jDriver) intoSecondHand() {
 	d.moveNow()
 }
 
-func byServer(e *tablev1.Event) bool {
-	return e.GetTrumpChosen().GetByServer() || e.GetCardPlayed().GetByServer() || e.GetBidMade().GetByServer()
-}
-
-func moveSeat(e *tablev1.Event) (uint32, bool) {
-	switch {
-	case e.GetTrumpChosen() != nil:
-		return e.GetTrumpChosen().GetSeat(), true
-	case e.GetCardPlayed() != nil:
-		return e.GetCardPlayed().GetSeat(), true
-	case e.GetBidMade() != nil:
-		return e.GetBidMade().GetSeat(), true
-	}
-	return 0, false
-}
-
 // lastTimer is the move timer the table's log started last.
 func lastTimer(t *testing.T, rdb redis.UniversalClient, tableID string) (*tablev1.TimerStarted, loggedEvent) {
 	t.Helper()

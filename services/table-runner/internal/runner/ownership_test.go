@@ -108,7 +108,7 @@ func TestRunner_FullInboxStopsReadingTheTableAndLosesNothing(t *testing.T) {
 	var order []string
 	for _, e := range eventsAfter(t, rdb, "j1", first.id) {
 		if isMove(e.ev) {
-			if e.ev.GetTrumpChosen().GetByServer() || e.ev.GetCardPlayed().GetByServer() {
+			if byServer(e.ev) {
 				t.Fatalf("server move %v", e.ev)
 			}
 			order = append(order, e.ev.GetCausedBy())

@@ -217,7 +217,7 @@ func TestProcess_KillTheOwnerMidHand_TheTableMovesAndTheGameFinishes(t *testing.
 			if kindOf(ev) == "move_rejected" {
 				t.Fatalf("a command was rejected: %v", ev)
 			}
-			if ev.GetTrumpChosen().GetByServer() || ev.GetCardPlayed().GetByServer() {
+			if byServer(ev) {
 				t.Fatalf("a server move (the timer ran out): %v", ev)
 			}
 		}

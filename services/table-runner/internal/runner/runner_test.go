@@ -202,9 +202,7 @@ func TestRunner_TimerExpiryMakesExactlyOneServerMove(t *testing.T) {
 	place(t, rdb, ts, "r1")
 	first := waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", func(e *tablev1.Event) bool { return table.TimerOf(e) != nil })
 	deadline := table.TimerOf(first.ev).GetDeadline().AsTime()
-	move := waitEvent(t, rdb, "j1", first.id, 5*time.Second, "the timer's move", func(e *tablev1.Event) bool {
-		return e.GetTrumpChosen().GetByServer() || e.GetCardPlayed().GetByServer()
-	})
+	move := waitEvent(t, rdb, "j1", first.id, 5*time.Second, "the timer's move", byServer)
 	if at := move.ev.GetOccurredAt().AsTime(); at.Before(deadline) || at.After(deadline.Add(200*time.Millisecond)) {
 		t.Fatalf("the timer's move happened at %v, deadline %v", at, deadline)
 	}
@@ -220,7 +218,7 @@ func TestRunner_TimerExpiryMakesExactlyOneServerMove(t *testing.T) {
 		if streams.CompareIDs(e.id, next.id) > 0 {
 			break
 		}
-		if e.ev.GetTrumpChosen().GetByServer() || e.ev.GetCardPlayed().GetByServer() {
+		if byServer(e.ev) {
 			n++
 		}
 	}
