@@ -9,6 +9,7 @@ import (
 	"github.com/pulka/pulka/pkg/cards"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/sheetstore"
+	"github.com/pulka/pulka/pkg/table"
 )
 
 // owner is the runner the assignment names for the table ("" if none yet).
@@ -43,7 +44,7 @@ func TestMigration_SIGKILLOfTheOwnerMidHand_TheGameFinishesOnTheOtherRunner(t *t
 	// gives seat 0 its premia (and so the others their moshla): random
 	// play rarely makes one, and they are what must be written once.
 	start := startedTable(t, s, tableID)
-	plan, err := premiaPlan(start.GetSeed(), classicScoring(start.GetSettings()).Variant, 0, cards.NewRNG(1, 1))
+	plan, err := premiaPlan(table.InterimSeed(start.GetGameId()), classicScoring(start.GetSettings()).Variant, 0, cards.NewRNG(1, 1))
 	if err != nil {
 		t.Fatal(err)
 	}

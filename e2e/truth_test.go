@@ -168,7 +168,7 @@ func classicScoring(ts *lobbyv1.TableSettings) scoring.Settings {
 // the moves in the event log — the public, game-changing events, whoever
 // made them (a player, the timer, a bot).
 func recordOf(start *lobbyv1.TableStarted, log []logEntry) (*record.Record, error) {
-	rec := &record.Record{Format: record.Format, Seed: record.Seed(start.GetSeed()), Moves: []string{}}
+	rec := &record.Record{Format: record.Format, Seed: record.Seed(table.InterimSeed(start.GetGameId())), Moves: []string{}}
 	japaneseGame := start.GetSettings().GetGame() == lobbyv1.Game_GAME_JAPANESE
 	if japaneseGame {
 		rec.Game = record.Japanese

@@ -15,6 +15,7 @@ import (
 	"github.com/pulka/pulka/pkg/record"
 	"github.com/pulka/pulka/pkg/sheetstore"
 	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/pkg/table"
 )
 
 // finished is a verified game: its log, its record and the pure replay.
@@ -63,7 +64,7 @@ func verifyGame(t *testing.T, s *stack, tableID string, clients []*client) *fini
 	}
 	g := &finished{table: tableID, gameID: log[0].Ev.GetGameId(), log: log, rec: rec, res: res, hands: hands}
 	// The seed decides every deal: no frame may carry it.
-	seed := []byte(strconv.FormatUint(start.GetSeed(), 10))
+	seed := []byte(strconv.FormatUint(table.InterimSeed(start.GetGameId()), 10))
 	for _, c := range clients {
 		for _, f := range c.snapshot() {
 			if bytes.Contains(f.Raw, seed) {

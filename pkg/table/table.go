@@ -417,3 +417,23 @@ func (t *Table) retake(b *batch, s int) {
 		Seat: t.seatPlayer(s)}}})
 	t.rescheduleIf(b, s)
 }
+
+// InterimSeed is the game seed of a game id while the per-hand commit–reveal
+// deal (issue 17) is being built: the first 8 bytes of the id's hex. It is
+// NOT fair (the id is public) and is removed by that work.
+func InterimSeed(gameID string) uint64 {
+	var s uint64
+	for i := 0; i < 16 && i < len(gameID); i++ {
+		c := gameID[i]
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c = 0
+		}
+		s = s<<4 | uint64(c)
+	}
+	return s
+}

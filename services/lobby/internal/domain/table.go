@@ -322,8 +322,8 @@ func (t *Table) SeatChanged(i uint32, playerID, name string, bot bool, eventSeq 
 func (t *Table) Finish() { t.Status = Finished }
 
 // Start marks a full waiting table as playing and returns the start message
-// for the assigner. seed must come from a cryptographic source.
-func (t *Table) Start(now time.Time, seed uint64, trace *commonv1.TraceContext) (*lobbyv1.TableStarted, error) {
+// for the assigner. gameID names the game; it must be random (it is public).
+func (t *Table) Start(now time.Time, gameID string, trace *commonv1.TraceContext) (*lobbyv1.TableStarted, error) {
 	if t.Status != Waiting {
 		return nil, ErrAlreadyStarted
 	}
@@ -336,7 +336,7 @@ func (t *Table) Start(now time.Time, seed uint64, trace *commonv1.TraceContext) 
 		Name:         t.Name,
 		Settings:     t.Settings.Proto(),
 		Seats:        t.seatsProto(),
-		Seed:         seed,
+		GameId:       gameID,
 		HostPlayerId: t.Host,
 		CreatedAt:    timestamppb.New(t.CreatedAt),
 		StartedAt:    timestamppb.New(now.UTC()),

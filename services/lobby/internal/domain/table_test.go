@@ -138,7 +138,7 @@ func TestSitDown_TakenOrMissingSeatIsUnavailable(t *testing.T) {
 func TestSitDown_StartedTableRefuses(t *testing.T) {
 	tb := newTable(t, japaneseSettings(), "", true)
 	must(t, tb.SitDown(nika, 1, "", fakeVerify))
-	if _, err := tb.Start(now, 7, nil); err != nil {
+	if _, err := tb.Start(now, "g7", nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := tb.SitDown(tamar, 1, "", fakeVerify); !errors.Is(err, ErrAlreadyStarted) {
@@ -151,7 +151,7 @@ func TestSitDown_StartedTableRefuses(t *testing.T) {
 
 func TestStart_OnlyAFullWaitingTableStarts(t *testing.T) {
 	tb := newTable(t, classicSettings(), "", true)
-	if _, err := tb.Start(now, 1, nil); !errors.Is(err, ErrNotAllowed) {
+	if _, err := tb.Start(now, "g1", nil); !errors.Is(err, ErrNotAllowed) {
 		t.Fatalf("start with free seats: %v", err)
 	}
 	for i, p := range []Player{nika, tamar, levan} {
@@ -160,11 +160,11 @@ func TestStart_OnlyAFullWaitingTableStarts(t *testing.T) {
 	if !tb.Full() {
 		t.Fatal("four players and not full")
 	}
-	msg, err := tb.Start(now.Add(time.Minute), 0xdeadbeef, nil)
+	msg, err := tb.Start(now.Add(time.Minute), "g0xdeadbeef", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if msg.GetSeed() != 0xdeadbeef || msg.GetTableId() != "t1" || len(msg.GetSeats()) != 4 || tb.Status != Playing {
+	if msg.GetGameId() != "g0xdeadbeef" || msg.GetTableId() != "t1" || len(msg.GetSeats()) != 4 || tb.Status != Playing {
 		t.Fatalf("start = %v", msg)
 	}
 	for i, s := range msg.GetSeats() {
@@ -172,7 +172,7 @@ func TestStart_OnlyAFullWaitingTableStarts(t *testing.T) {
 			t.Errorf("seat %d = %v", i, s)
 		}
 	}
-	if _, err := tb.Start(now, 2, nil); !errors.Is(err, ErrAlreadyStarted) {
+	if _, err := tb.Start(now, "g2", nil); !errors.Is(err, ErrAlreadyStarted) {
 		t.Fatalf("second start: %v", err)
 	}
 }
@@ -187,7 +187,7 @@ func TestFillWithBots_ClassicHostOnly(t *testing.T) {
 	if !tb.Full() || !tb.Seats[1].Bot || !tb.Seats[3].Bot || tb.Seats[2].PlayerID != nika.ID || tb.Seats[1].Name != "Bot 2" {
 		t.Fatalf("seats = %+v", tb.Seats)
 	}
-	msg, err := tb.Start(now, 9, nil)
+	msg, err := tb.Start(now, "g9", nil)
 	if err != nil || !msg.GetSeats()[1].GetBot() || msg.GetSeats()[1].GetPlayerId() != "" {
 		t.Fatalf("start = %v, %v", msg, err)
 	}
@@ -246,7 +246,7 @@ func TestLeave_DuringClassicGameABotTakesTheSeat(t *testing.T) {
 	tb := newTable(t, classicSettings(), "", true)
 	must(t, tb.SitDown(nika, 1, "", fakeVerify))
 	must(t, tb.FillWithBots(host.ID))
-	if _, err := tb.Start(now, 1, nil); err != nil {
+	if _, err := tb.Start(now, "g1", nil); err != nil {
 		t.Fatal(err)
 	}
 	out, err := tb.Leave(nika.ID)
@@ -261,7 +261,7 @@ func TestLeave_DuringClassicGameABotTakesTheSeat(t *testing.T) {
 func TestLeave_DuringJapaneseMatchOnlyTellsTheRunner(t *testing.T) {
 	tb := newTable(t, japaneseSettings(), "", true)
 	must(t, tb.SitDown(nika, 1, "", fakeVerify))
-	if _, err := tb.Start(now, 1, nil); err != nil {
+	if _, err := tb.Start(now, "g1", nil); err != nil {
 		t.Fatal(err)
 	}
 	out, err := tb.Leave(nika.ID)
@@ -312,7 +312,7 @@ func TestSeatChanged_ABotTakesAClassicSeatAndItsPlayerTakesItBackInEventOrder(t 
 	tb := newTable(t, classicSettings(), "", true)
 	must(t, tb.SitDown(nika, 1, "", fakeVerify))
 	must(t, tb.FillWithBots(host.ID))
-	if _, err := tb.Start(now, 1, nil); err != nil {
+	if _, err := tb.Start(now, "g1", nil); err != nil {
 		t.Fatal(err)
 	}
 	must(t, tb.SeatChanged(1, nika.ID, "", true, 40)) // the grace ran out
@@ -352,7 +352,7 @@ func TestSeatChanged_ChangesNothingBeforeTheGameOrAtAJapaneseTable(t *testing.T)
 	}
 	jp := newTable(t, japaneseSettings(), "", true)
 	must(t, jp.SitDown(nika, 1, "", fakeVerify))
-	if _, err := jp.Start(now, 1, nil); err != nil {
+	if _, err := jp.Start(now, "g1", nil); err != nil {
 		t.Fatal(err)
 	}
 	must(t, jp.SeatChanged(1, "", "", true, 5))
@@ -367,7 +367,7 @@ func TestLeave_OfASeatABotPlaysForThePlayerGoesToTheRunner(t *testing.T) {
 	tb := newTable(t, classicSettings(), "", true)
 	must(t, tb.SitDown(nika, 1, "", fakeVerify))
 	must(t, tb.FillWithBots(host.ID))
-	if _, err := tb.Start(now, 1, nil); err != nil {
+	if _, err := tb.Start(now, "g1", nil); err != nil {
 		t.Fatal(err)
 	}
 	must(t, tb.SeatChanged(1, nika.ID, "", true, 40))

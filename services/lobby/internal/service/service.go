@@ -4,7 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
-	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -368,7 +368,7 @@ func (s *Service) decide(ctx context.Context, cmd *lobbyv1.LobbyCommand) (store.
 func (s *Service) change(ctx context.Context, cmd *lobbyv1.LobbyCommand, before *lobbyv1.TableSummary, rev int64, t *domain.Table, forward *tablev1.Command) (store.Change, error) {
 	ch := store.Change{CommandID: cmd.GetCommandId(), ExpectRevision: rev, Forward: forward}
 	if t.Status == domain.Waiting && t.Full() {
-		seed, err := s.seed()
+		gameID, err := s.gameID()
 		if err != nil {
 			return store.Change{}, err
 		}
@@ -376,7 +376,7 @@ func (s *Service) change(ctx context.Context, cmd *lobbyv1.LobbyCommand, before 
 		if trace == nil {
 			trace = cmd.GetTrace()
 		}
-		if ch.Started, err = t.Start(s.opt.Now(), seed, trace); err != nil {
+		if ch.Started, err = t.Start(s.opt.Now(), gameID, trace); err != nil {
 			return store.Change{}, err
 		}
 	}
@@ -420,12 +420,14 @@ func (s *Service) newTableID() (string, error) {
 	return tableIDEncoding.EncodeToString(b[:]), nil
 }
 
-func (s *Service) seed() (uint64, error) {
-	var b [8]byte
+// gameID is a new game's id: 128 random bits, derived from nothing secret
+// (the deals' seeds are the table-runner's, drawn per hand).
+func (s *Service) gameID() (string, error) {
+	var b [16]byte
 	if err := s.read(b[:]); err != nil {
-		return 0, fmt.Errorf("lobby: seed: %w", err)
+		return "", fmt.Errorf("lobby: game id: %w", err)
 	}
-	return binary.LittleEndian.Uint64(b[:]), nil
+	return hex.EncodeToString(b[:]), nil
 }
 
 func (s *Service) read(b []byte) error {

@@ -304,27 +304,27 @@ func TestSitUntilFull_ExactlyOneStartMessage(t *testing.T) {
 			t.Fatalf("seat %d: start %v, table %v", i, s, table.GetSeats()[i])
 		}
 	}
-	if st.GetSeed() == 0 {
-		t.Fatal("seed is zero")
+	if len(st.GetGameId()) != 32 {
+		t.Fatalf("game id %q is not 128 random bits in hex", st.GetGameId())
 	}
 	if r := e.do("late", sit(id, 1, "")); r.GetReason() != lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_ALREADY_STARTED {
 		t.Fatalf("sitting at a started table: %v", r)
 	}
 }
 
-func TestStart_SeedsDiffer(t *testing.T) {
+func TestStart_GameIDsDiffer(t *testing.T) {
 	e := newEnv(t)
 	e.lobby("a")
 	for i := range 3 {
 		id := e.mustCreate(fmt.Sprint("h", i), japanese(21), "", true)
 		e.do(fmt.Sprint("g", i), sit(id, 1, ""))
 	}
-	seen := map[uint64]bool{}
+	seen := map[string]bool{}
 	for _, s := range e.starts() {
-		seen[s.GetSeed()] = true
+		seen[s.GetGameId()] = true
 	}
 	if len(seen) != 3 {
-		t.Fatalf("3 starts, %d distinct seeds", len(seen))
+		t.Fatalf("3 starts, %d distinct game ids", len(seen))
 	}
 }
 

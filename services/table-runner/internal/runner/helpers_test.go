@@ -82,7 +82,7 @@ func seatsOf(players []string, bots int) []*lobbyv1.Seat {
 // classicStart is a classic table with the given human players and bots in
 // the other seats.
 func classicStart(id string, seed uint64, players ...string) *lobbyv1.TableStarted {
-	return &lobbyv1.TableStarted{TableId: id, Seed: seed, Seats: seatsOf(players, 4-len(players)),
+	return &lobbyv1.TableStarted{TableId: id, GameId: fmt.Sprintf("%016x", seed), Seats: seatsOf(players, 4-len(players)),
 		Settings: &lobbyv1.TableSettings{
 			Game: lobbyv1.Game_GAME_CLASSIC, ClassicVariant: lobbyv1.ClassicVariant_CLASSIC_VARIANT_STANDARD,
 			Khishti: lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_200, Premia: true, Moshla: true, RestDocked: true,
@@ -90,7 +90,7 @@ func classicStart(id string, seed uint64, players ...string) *lobbyv1.TableStart
 }
 
 func japaneseStart(id string, seed uint64, target uint32, players ...string) *lobbyv1.TableStarted {
-	return &lobbyv1.TableStarted{TableId: id, Seed: seed, Seats: seatsOf(players, 0),
+	return &lobbyv1.TableStarted{TableId: id, GameId: fmt.Sprintf("%016x", seed), Seats: seatsOf(players, 0),
 		Settings: &lobbyv1.TableSettings{Game: lobbyv1.Game_GAME_JAPANESE, JapaneseTarget: target}}
 }
 
@@ -268,7 +268,7 @@ func checkLog(t *testing.T, rdb redis.UniversalClient, ts *lobbyv1.TableStarted,
 		seats[i] = table.SeatInfo{PlayerID: s.GetPlayerId(), Name: s.GetDisplayName(), Bot: s.GetBot()}
 	}
 	at := steps[0].Events[0].GetOccurredAt().AsTime()
-	fresh, _, err := table.New(ts.GetTableId(), set, ts.GetSeed(), seats, at)
+	fresh, _, err := table.New(ts.GetTableId(), set, table.InterimSeed(ts.GetGameId()), seats, at)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +371,7 @@ type jDriver struct {
 }
 
 func newJDriver(t *testing.T, rdb redis.UniversalClient, ts *lobbyv1.TableStarted) *jDriver {
-	g, err := japanese.New(ts.GetSeed(), japanese.Settings{Target: int(ts.GetSettings().GetJapaneseTarget())})
+	g, err := japanese.New(table.InterimSeed(ts.GetGameId()), japanese.Settings{Target: int(ts.GetSettings().GetJapaneseTarget())})
 	if err != nil {
 		t.Fatal(err)
 	}

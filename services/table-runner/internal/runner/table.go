@@ -227,7 +227,7 @@ func (a *actor) create(ctx context.Context) error {
 	for i, s := range ts.GetSeats() {
 		seats[i] = table.SeatInfo{PlayerID: s.GetPlayerId(), Name: s.GetDisplayName(), Bot: s.GetBot()}
 	}
-	t, evs, err := table.New(a.s.id, set, ts.GetSeed(), seats, time.Now())
+	t, evs, err := table.New(a.s.id, set, table.InterimSeed(ts.GetGameId()), seats, time.Now())
 	if err != nil {
 		return a.abandon(ctx, err)
 	}

@@ -1504,8 +1504,8 @@ func (*LobbyUpdate_TableRemoved) isLobbyUpdate_Change() {}
 // table are full and its game must begin. The lobby appends it exactly once
 // per table, in the same atomic step that marks the table as playing; the
 // table-runner's assigner consumes it (consumer group) and gives the table an
-// owner. It is server-internal: it carries the deal seed, which must never
-// reach a client.
+// owner. It carries no secret: every hand's deal comes from a server seed
+// the table-runner draws when the hand starts (docs/fair-play.md).
 type TableStarted struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The table's id.
@@ -1516,9 +1516,6 @@ type TableStarted struct {
 	Settings *TableSettings `protobuf:"bytes,3,opt,name=settings,proto3" json:"settings,omitempty"`
 	// Every seat in seat order, all occupied: players (player_id set) or bots.
 	Seats []*Seat `protobuf:"bytes,4,rep,name=seats,proto3" json:"seats,omitempty"`
-	// The deal seed, drawn from crypto/rand: the game's shuffles derive from it
-	// (pkg/cards.Shuffled(seed, hand)). Secret: never send it to a client.
-	Seed uint64 `protobuf:"varint,5,opt,name=seed,proto3" json:"seed,omitempty"`
 	// The host (creator) of the table.
 	HostPlayerId string `protobuf:"bytes,6,opt,name=host_player_id,json=hostPlayerId,proto3" json:"host_player_id,omitempty"`
 	// When the table was created.
@@ -1526,7 +1523,10 @@ type TableStarted struct {
 	// When the seats became full.
 	StartedAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
 	// Trace context of the command that filled the last seat.
-	Trace         *v1.TraceContext `protobuf:"bytes,9,opt,name=trace,proto3" json:"trace,omitempty"`
+	Trace *v1.TraceContext `protobuf:"bytes,9,opt,name=trace,proto3" json:"trace,omitempty"`
+	// The game's id: random (crypto/rand), derived from nothing secret. Events,
+	// sheets and records name the game by it.
+	GameId        string `protobuf:"bytes,10,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1589,13 +1589,6 @@ func (x *TableStarted) GetSeats() []*Seat {
 	return nil
 }
 
-func (x *TableStarted) GetSeed() uint64 {
-	if x != nil {
-		return x.Seed
-	}
-	return 0
-}
-
 func (x *TableStarted) GetHostPlayerId() string {
 	if x != nil {
 		return x.HostPlayerId
@@ -1622,6 +1615,13 @@ func (x *TableStarted) GetTrace() *v1.TraceContext {
 		return x.Trace
 	}
 	return nil
+}
+
+func (x *TableStarted) GetGameId() string {
+	if x != nil {
+		return x.GameId
+	}
+	return ""
 }
 
 var File_pulka_lobby_v1_lobby_proto protoreflect.FileDescriptor
@@ -1720,19 +1720,20 @@ const file_pulka_lobby_v1_lobby_proto_rawDesc = "" +
 	"\aversion\x18\x01 \x01(\x04R\aversion\x12E\n" +
 	"\x0etable_upserted\x18\x02 \x01(\v2\x1c.pulka.lobby.v1.TableSummaryH\x00R\rtableUpserted\x12%\n" +
 	"\rtable_removed\x18\x03 \x01(\tH\x00R\ftableRemovedB\b\n" +
-	"\x06change\"\x89\x03\n" +
+	"\x06change\"\x9a\x03\n" +
 	"\fTableStarted\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x129\n" +
 	"\bsettings\x18\x03 \x01(\v2\x1d.pulka.lobby.v1.TableSettingsR\bsettings\x12*\n" +
-	"\x05seats\x18\x04 \x03(\v2\x14.pulka.lobby.v1.SeatR\x05seats\x12\x12\n" +
-	"\x04seed\x18\x05 \x01(\x04R\x04seed\x12$\n" +
+	"\x05seats\x18\x04 \x03(\v2\x14.pulka.lobby.v1.SeatR\x05seats\x12$\n" +
 	"\x0ehost_player_id\x18\x06 \x01(\tR\fhostPlayerId\x129\n" +
 	"\n" +
 	"created_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
 	"started_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x123\n" +
-	"\x05trace\x18\t \x01(\v2\x1d.pulka.common.v1.TraceContextR\x05trace*\x95\x04\n" +
+	"\x05trace\x18\t \x01(\v2\x1d.pulka.common.v1.TraceContextR\x05trace\x12\x17\n" +
+	"\agame_id\x18\n" +
+	" \x01(\tR\x06gameIdJ\x04\b\x05\x10\x06R\x04seed*\x95\x04\n" +
 	"\x11LobbyRejectReason\x12#\n" +
 	"\x1fLOBBY_REJECT_REASON_UNSPECIFIED\x10\x00\x12(\n" +
 	"$LOBBY_REJECT_REASON_INVALID_SETTINGS\x10\x01\x12'\n" +

@@ -119,6 +119,7 @@ type Command struct {
 	//	*Command_PlayCard
 	//	*Command_Resign
 	//	*Command_Reconnect
+	//	*Command_ClientSeed
 	Command       isCommand_Command `protobuf_oneof:"command"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -252,6 +253,15 @@ func (x *Command) GetReconnect() *ReconnectCommand {
 	return nil
 }
 
+func (x *Command) GetClientSeed() *ClientSeedCommand {
+	if x != nil {
+		if x, ok := x.Command.(*Command_ClientSeed); ok {
+			return x.ClientSeed
+		}
+	}
+	return nil
+}
+
 type isCommand_Command interface {
 	isCommand_Command()
 }
@@ -291,6 +301,11 @@ type Command_Reconnect struct {
 	Reconnect *ReconnectCommand `protobuf:"bytes,16,opt,name=reconnect,proto3,oneof"`
 }
 
+type Command_ClientSeed struct {
+	// Contribute this seat's client seed to the hand being seeded.
+	ClientSeed *ClientSeedCommand `protobuf:"bytes,17,opt,name=client_seed,json=clientSeed,proto3,oneof"`
+}
+
 func (*Command_Sit) isCommand_Command() {}
 
 func (*Command_Leave) isCommand_Command() {}
@@ -305,6 +320,65 @@ func (*Command_Resign) isCommand_Command() {}
 
 func (*Command_Reconnect) isCommand_Command() {}
 
+func (*Command_ClientSeed) isCommand_Command() {}
+
+// ClientSeedCommand is a seated player's entropy for the deal of hand
+// hand_index, sent after its HandCommitted (docs/fair-play.md). The first seed
+// of a seat counts; a later one, or one for another hand, is refused.
+type ClientSeedCommand struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The hand being seeded (HandCommitted.hand_index).
+	HandIndex uint32 `protobuf:"varint,1,opt,name=hand_index,json=handIndex,proto3" json:"hand_index,omitempty"`
+	// 32 random bytes, made by the client.
+	Seed          []byte `protobuf:"bytes,2,opt,name=seed,proto3" json:"seed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClientSeedCommand) Reset() {
+	*x = ClientSeedCommand{}
+	mi := &file_pulka_table_v1_command_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClientSeedCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClientSeedCommand) ProtoMessage() {}
+
+func (x *ClientSeedCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_pulka_table_v1_command_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClientSeedCommand.ProtoReflect.Descriptor instead.
+func (*ClientSeedCommand) Descriptor() ([]byte, []int) {
+	return file_pulka_table_v1_command_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ClientSeedCommand) GetHandIndex() uint32 {
+	if x != nil {
+		return x.HandIndex
+	}
+	return 0
+}
+
+func (x *ClientSeedCommand) GetSeed() []byte {
+	if x != nil {
+		return x.Seed
+	}
+	return nil
+}
+
 // SitCommand takes a seat at the table. During a classic game it takes back a
 // seat that a bot is playing for the sender.
 type SitCommand struct {
@@ -317,7 +391,7 @@ type SitCommand struct {
 
 func (x *SitCommand) Reset() {
 	*x = SitCommand{}
-	mi := &file_pulka_table_v1_command_proto_msgTypes[1]
+	mi := &file_pulka_table_v1_command_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -329,7 +403,7 @@ func (x *SitCommand) String() string {
 func (*SitCommand) ProtoMessage() {}
 
 func (x *SitCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_command_proto_msgTypes[1]
+	mi := &file_pulka_table_v1_command_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -342,7 +416,7 @@ func (x *SitCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SitCommand.ProtoReflect.Descriptor instead.
 func (*SitCommand) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_command_proto_rawDescGZIP(), []int{1}
+	return file_pulka_table_v1_command_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *SitCommand) GetSeat() uint32 {
@@ -362,7 +436,7 @@ type LeaveCommand struct {
 
 func (x *LeaveCommand) Reset() {
 	*x = LeaveCommand{}
-	mi := &file_pulka_table_v1_command_proto_msgTypes[2]
+	mi := &file_pulka_table_v1_command_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -374,7 +448,7 @@ func (x *LeaveCommand) String() string {
 func (*LeaveCommand) ProtoMessage() {}
 
 func (x *LeaveCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_command_proto_msgTypes[2]
+	mi := &file_pulka_table_v1_command_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -387,7 +461,7 @@ func (x *LeaveCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveCommand.ProtoReflect.Descriptor instead.
 func (*LeaveCommand) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_command_proto_rawDescGZIP(), []int{2}
+	return file_pulka_table_v1_command_proto_rawDescGZIP(), []int{3}
 }
 
 // BidCommand bids how many tricks the sender will take this hand.
@@ -402,7 +476,7 @@ type BidCommand struct {
 
 func (x *BidCommand) Reset() {
 	*x = BidCommand{}
-	mi := &file_pulka_table_v1_command_proto_msgTypes[3]
+	mi := &file_pulka_table_v1_command_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -414,7 +488,7 @@ func (x *BidCommand) String() string {
 func (*BidCommand) ProtoMessage() {}
 
 func (x *BidCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_command_proto_msgTypes[3]
+	mi := &file_pulka_table_v1_command_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -427,7 +501,7 @@ func (x *BidCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BidCommand.ProtoReflect.Descriptor instead.
 func (*BidCommand) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_command_proto_rawDescGZIP(), []int{3}
+	return file_pulka_table_v1_command_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *BidCommand) GetTricks() uint32 {
@@ -448,7 +522,7 @@ type ChooseTrumpCommand struct {
 
 func (x *ChooseTrumpCommand) Reset() {
 	*x = ChooseTrumpCommand{}
-	mi := &file_pulka_table_v1_command_proto_msgTypes[4]
+	mi := &file_pulka_table_v1_command_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -460,7 +534,7 @@ func (x *ChooseTrumpCommand) String() string {
 func (*ChooseTrumpCommand) ProtoMessage() {}
 
 func (x *ChooseTrumpCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_command_proto_msgTypes[4]
+	mi := &file_pulka_table_v1_command_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -473,7 +547,7 @@ func (x *ChooseTrumpCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChooseTrumpCommand.ProtoReflect.Descriptor instead.
 func (*ChooseTrumpCommand) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_command_proto_rawDescGZIP(), []int{4}
+	return file_pulka_table_v1_command_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ChooseTrumpCommand) GetTrump() v1.Suit {
@@ -497,7 +571,7 @@ type PlayCardCommand struct {
 
 func (x *PlayCardCommand) Reset() {
 	*x = PlayCardCommand{}
-	mi := &file_pulka_table_v1_command_proto_msgTypes[5]
+	mi := &file_pulka_table_v1_command_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -509,7 +583,7 @@ func (x *PlayCardCommand) String() string {
 func (*PlayCardCommand) ProtoMessage() {}
 
 func (x *PlayCardCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_command_proto_msgTypes[5]
+	mi := &file_pulka_table_v1_command_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -522,7 +596,7 @@ func (x *PlayCardCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayCardCommand.ProtoReflect.Descriptor instead.
 func (*PlayCardCommand) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_command_proto_rawDescGZIP(), []int{5}
+	return file_pulka_table_v1_command_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PlayCardCommand) GetCard() v1.Card {
@@ -549,7 +623,7 @@ type ResignCommand struct {
 
 func (x *ResignCommand) Reset() {
 	*x = ResignCommand{}
-	mi := &file_pulka_table_v1_command_proto_msgTypes[6]
+	mi := &file_pulka_table_v1_command_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -561,7 +635,7 @@ func (x *ResignCommand) String() string {
 func (*ResignCommand) ProtoMessage() {}
 
 func (x *ResignCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_command_proto_msgTypes[6]
+	mi := &file_pulka_table_v1_command_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -574,7 +648,7 @@ func (x *ResignCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResignCommand.ProtoReflect.Descriptor instead.
 func (*ResignCommand) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_command_proto_rawDescGZIP(), []int{6}
+	return file_pulka_table_v1_command_proto_rawDescGZIP(), []int{7}
 }
 
 // ReconnectCommand tells the table that the sender is back after a dropped
@@ -591,7 +665,7 @@ type ReconnectCommand struct {
 
 func (x *ReconnectCommand) Reset() {
 	*x = ReconnectCommand{}
-	mi := &file_pulka_table_v1_command_proto_msgTypes[7]
+	mi := &file_pulka_table_v1_command_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -603,7 +677,7 @@ func (x *ReconnectCommand) String() string {
 func (*ReconnectCommand) ProtoMessage() {}
 
 func (x *ReconnectCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_command_proto_msgTypes[7]
+	mi := &file_pulka_table_v1_command_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -616,7 +690,7 @@ func (x *ReconnectCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconnectCommand.ProtoReflect.Descriptor instead.
 func (*ReconnectCommand) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_command_proto_rawDescGZIP(), []int{7}
+	return file_pulka_table_v1_command_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ReconnectCommand) GetLastEventId() string {
@@ -639,7 +713,7 @@ type JokerDeclaration struct {
 
 func (x *JokerDeclaration) Reset() {
 	*x = JokerDeclaration{}
-	mi := &file_pulka_table_v1_command_proto_msgTypes[8]
+	mi := &file_pulka_table_v1_command_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -651,7 +725,7 @@ func (x *JokerDeclaration) String() string {
 func (*JokerDeclaration) ProtoMessage() {}
 
 func (x *JokerDeclaration) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_command_proto_msgTypes[8]
+	mi := &file_pulka_table_v1_command_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -664,7 +738,7 @@ func (x *JokerDeclaration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JokerDeclaration.ProtoReflect.Descriptor instead.
 func (*JokerDeclaration) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_command_proto_rawDescGZIP(), []int{8}
+	return file_pulka_table_v1_command_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *JokerDeclaration) GetAction() JokerAction {
@@ -685,7 +759,7 @@ var File_pulka_table_v1_command_proto protoreflect.FileDescriptor
 
 const file_pulka_table_v1_command_proto_rawDesc = "" +
 	"\n" +
-	"\x1cpulka/table/v1/command.proto\x12\x0epulka.table.v1\x1a\x1bpulka/common/v1/cards.proto\x1a\x1bpulka/common/v1/trace.proto\"\xba\x04\n" +
+	"\x1cpulka/table/v1/command.proto\x12\x0epulka.table.v1\x1a\x1bpulka/common/v1/cards.proto\x1a\x1bpulka/common/v1/trace.proto\"\x80\x05\n" +
 	"\aCommand\x12\x1d\n" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x19\n" +
@@ -699,8 +773,14 @@ const file_pulka_table_v1_command_proto_rawDesc = "" +
 	"\fchoose_trump\x18\r \x01(\v2\".pulka.table.v1.ChooseTrumpCommandH\x00R\vchooseTrump\x12>\n" +
 	"\tplay_card\x18\x0e \x01(\v2\x1f.pulka.table.v1.PlayCardCommandH\x00R\bplayCard\x127\n" +
 	"\x06resign\x18\x0f \x01(\v2\x1d.pulka.table.v1.ResignCommandH\x00R\x06resign\x12@\n" +
-	"\treconnect\x18\x10 \x01(\v2 .pulka.table.v1.ReconnectCommandH\x00R\treconnectB\t\n" +
-	"\acommand\" \n" +
+	"\treconnect\x18\x10 \x01(\v2 .pulka.table.v1.ReconnectCommandH\x00R\treconnect\x12D\n" +
+	"\vclient_seed\x18\x11 \x01(\v2!.pulka.table.v1.ClientSeedCommandH\x00R\n" +
+	"clientSeedB\t\n" +
+	"\acommand\"F\n" +
+	"\x11ClientSeedCommand\x12\x1d\n" +
+	"\n" +
+	"hand_index\x18\x01 \x01(\rR\thandIndex\x12\x12\n" +
+	"\x04seed\x18\x02 \x01(\fR\x04seed\" \n" +
 	"\n" +
 	"SitCommand\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\"\x0e\n" +
@@ -739,41 +819,43 @@ func file_pulka_table_v1_command_proto_rawDescGZIP() []byte {
 }
 
 var file_pulka_table_v1_command_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_pulka_table_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_pulka_table_v1_command_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_pulka_table_v1_command_proto_goTypes = []any{
 	(JokerAction)(0),           // 0: pulka.table.v1.JokerAction
 	(*Command)(nil),            // 1: pulka.table.v1.Command
-	(*SitCommand)(nil),         // 2: pulka.table.v1.SitCommand
-	(*LeaveCommand)(nil),       // 3: pulka.table.v1.LeaveCommand
-	(*BidCommand)(nil),         // 4: pulka.table.v1.BidCommand
-	(*ChooseTrumpCommand)(nil), // 5: pulka.table.v1.ChooseTrumpCommand
-	(*PlayCardCommand)(nil),    // 6: pulka.table.v1.PlayCardCommand
-	(*ResignCommand)(nil),      // 7: pulka.table.v1.ResignCommand
-	(*ReconnectCommand)(nil),   // 8: pulka.table.v1.ReconnectCommand
-	(*JokerDeclaration)(nil),   // 9: pulka.table.v1.JokerDeclaration
-	(*v1.TraceContext)(nil),    // 10: pulka.common.v1.TraceContext
-	(v1.Suit)(0),               // 11: pulka.common.v1.Suit
-	(v1.Card)(0),               // 12: pulka.common.v1.Card
+	(*ClientSeedCommand)(nil),  // 2: pulka.table.v1.ClientSeedCommand
+	(*SitCommand)(nil),         // 3: pulka.table.v1.SitCommand
+	(*LeaveCommand)(nil),       // 4: pulka.table.v1.LeaveCommand
+	(*BidCommand)(nil),         // 5: pulka.table.v1.BidCommand
+	(*ChooseTrumpCommand)(nil), // 6: pulka.table.v1.ChooseTrumpCommand
+	(*PlayCardCommand)(nil),    // 7: pulka.table.v1.PlayCardCommand
+	(*ResignCommand)(nil),      // 8: pulka.table.v1.ResignCommand
+	(*ReconnectCommand)(nil),   // 9: pulka.table.v1.ReconnectCommand
+	(*JokerDeclaration)(nil),   // 10: pulka.table.v1.JokerDeclaration
+	(*v1.TraceContext)(nil),    // 11: pulka.common.v1.TraceContext
+	(v1.Suit)(0),               // 12: pulka.common.v1.Suit
+	(v1.Card)(0),               // 13: pulka.common.v1.Card
 }
 var file_pulka_table_v1_command_proto_depIdxs = []int32{
-	10, // 0: pulka.table.v1.Command.trace:type_name -> pulka.common.v1.TraceContext
-	2,  // 1: pulka.table.v1.Command.sit:type_name -> pulka.table.v1.SitCommand
-	3,  // 2: pulka.table.v1.Command.leave:type_name -> pulka.table.v1.LeaveCommand
-	4,  // 3: pulka.table.v1.Command.bid:type_name -> pulka.table.v1.BidCommand
-	5,  // 4: pulka.table.v1.Command.choose_trump:type_name -> pulka.table.v1.ChooseTrumpCommand
-	6,  // 5: pulka.table.v1.Command.play_card:type_name -> pulka.table.v1.PlayCardCommand
-	7,  // 6: pulka.table.v1.Command.resign:type_name -> pulka.table.v1.ResignCommand
-	8,  // 7: pulka.table.v1.Command.reconnect:type_name -> pulka.table.v1.ReconnectCommand
-	11, // 8: pulka.table.v1.ChooseTrumpCommand.trump:type_name -> pulka.common.v1.Suit
-	12, // 9: pulka.table.v1.PlayCardCommand.card:type_name -> pulka.common.v1.Card
-	9,  // 10: pulka.table.v1.PlayCardCommand.declaration:type_name -> pulka.table.v1.JokerDeclaration
-	0,  // 11: pulka.table.v1.JokerDeclaration.action:type_name -> pulka.table.v1.JokerAction
-	11, // 12: pulka.table.v1.JokerDeclaration.suit:type_name -> pulka.common.v1.Suit
-	13, // [13:13] is the sub-list for method output_type
-	13, // [13:13] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	11, // 0: pulka.table.v1.Command.trace:type_name -> pulka.common.v1.TraceContext
+	3,  // 1: pulka.table.v1.Command.sit:type_name -> pulka.table.v1.SitCommand
+	4,  // 2: pulka.table.v1.Command.leave:type_name -> pulka.table.v1.LeaveCommand
+	5,  // 3: pulka.table.v1.Command.bid:type_name -> pulka.table.v1.BidCommand
+	6,  // 4: pulka.table.v1.Command.choose_trump:type_name -> pulka.table.v1.ChooseTrumpCommand
+	7,  // 5: pulka.table.v1.Command.play_card:type_name -> pulka.table.v1.PlayCardCommand
+	8,  // 6: pulka.table.v1.Command.resign:type_name -> pulka.table.v1.ResignCommand
+	9,  // 7: pulka.table.v1.Command.reconnect:type_name -> pulka.table.v1.ReconnectCommand
+	2,  // 8: pulka.table.v1.Command.client_seed:type_name -> pulka.table.v1.ClientSeedCommand
+	12, // 9: pulka.table.v1.ChooseTrumpCommand.trump:type_name -> pulka.common.v1.Suit
+	13, // 10: pulka.table.v1.PlayCardCommand.card:type_name -> pulka.common.v1.Card
+	10, // 11: pulka.table.v1.PlayCardCommand.declaration:type_name -> pulka.table.v1.JokerDeclaration
+	0,  // 12: pulka.table.v1.JokerDeclaration.action:type_name -> pulka.table.v1.JokerAction
+	12, // 13: pulka.table.v1.JokerDeclaration.suit:type_name -> pulka.common.v1.Suit
+	14, // [14:14] is the sub-list for method output_type
+	14, // [14:14] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_pulka_table_v1_command_proto_init() }
@@ -789,6 +871,7 @@ func file_pulka_table_v1_command_proto_init() {
 		(*Command_PlayCard)(nil),
 		(*Command_Resign)(nil),
 		(*Command_Reconnect)(nil),
+		(*Command_ClientSeed)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -796,7 +879,7 @@ func file_pulka_table_v1_command_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pulka_table_v1_command_proto_rawDesc), len(file_pulka_table_v1_command_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

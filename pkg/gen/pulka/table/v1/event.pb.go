@@ -429,6 +429,9 @@ type Event struct {
 	//	*Event_GameEnded
 	//	*Event_MoveRejected
 	//	*Event_ViewSynced
+	//	*Event_HandCommitted
+	//	*Event_ClientSeedAccepted
+	//	*Event_HandRevealed
 	Event isEvent_Event `protobuf_oneof:"event"`
 	// The move timer this event started, if it started one: whose move it is
 	// now, what they must do and until when. A client applies it after the
@@ -740,6 +743,33 @@ func (x *Event) GetViewSynced() *ViewSynced {
 	return nil
 }
 
+func (x *Event) GetHandCommitted() *HandCommitted {
+	if x != nil {
+		if x, ok := x.Event.(*Event_HandCommitted); ok {
+			return x.HandCommitted
+		}
+	}
+	return nil
+}
+
+func (x *Event) GetClientSeedAccepted() *ClientSeedAccepted {
+	if x != nil {
+		if x, ok := x.Event.(*Event_ClientSeedAccepted); ok {
+			return x.ClientSeedAccepted
+		}
+	}
+	return nil
+}
+
+func (x *Event) GetHandRevealed() *HandRevealed {
+	if x != nil {
+		if x, ok := x.Event.(*Event_HandRevealed); ok {
+			return x.HandRevealed
+		}
+	}
+	return nil
+}
+
 func (x *Event) GetTimer() *TimerStarted {
 	if x != nil {
 		return x.Timer
@@ -862,6 +892,23 @@ type Event_ViewSynced struct {
 	ViewSynced *ViewSynced `protobuf:"bytes,31,opt,name=view_synced,json=viewSynced,proto3,oneof"`
 }
 
+type Event_HandCommitted struct {
+	// The server committed to the next hand's server seed; the seated
+	// players' clients now send their client seeds (docs/fair-play.md).
+	HandCommitted *HandCommitted `protobuf:"bytes,33,opt,name=hand_committed,json=handCommitted,proto3,oneof"`
+}
+
+type Event_ClientSeedAccepted struct {
+	// A seat's client seed for the hand being seeded was accepted.
+	ClientSeedAccepted *ClientSeedAccepted `protobuf:"bytes,34,opt,name=client_seed_accepted,json=clientSeedAccepted,proto3,oneof"`
+}
+
+type Event_HandRevealed struct {
+	// A hand is over: its server seed and every client seed, so anyone can
+	// check the commitment and re-deal the hand.
+	HandRevealed *HandRevealed `protobuf:"bytes,35,opt,name=hand_revealed,json=handRevealed,proto3,oneof"`
+}
+
 func (*Event_GameStarted) isEvent_Event() {}
 
 func (*Event_PlayerSeated) isEvent_Event() {}
@@ -905,6 +952,12 @@ func (*Event_GameEnded) isEvent_Event() {}
 func (*Event_MoveRejected) isEvent_Event() {}
 
 func (*Event_ViewSynced) isEvent_Event() {}
+
+func (*Event_HandCommitted) isEvent_Event() {}
+
+func (*Event_ClientSeedAccepted) isEvent_Event() {}
+
+func (*Event_HandRevealed) isEvent_Event() {}
 
 // Visibility says who may receive an event.
 type Visibility struct {
@@ -1043,8 +1096,218 @@ func (x *SeatPlayer) GetBot() bool {
 	return false
 }
 
-// GameStarted opens a game. It never carries the deal seed: that would
-// reveal every hand.
+// HandCommitted opens the seeding of a hand, before any of its cards is
+// dealt: commitment = SHA-256 of the hand's identity and its server seed
+// (pkg/fairdeal, docs/fair-play.md). The seated players' clients answer with
+// a ClientSeedCommand; the hand is dealt when every awaited seat has sent one
+// or at seed_deadline, whichever is first. Public.
+type HandCommitted struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The hand's index in the game, from 0 (its HandStarted's hand_index).
+	HandIndex uint32 `protobuf:"varint,1,opt,name=hand_index,json=handIndex,proto3" json:"hand_index,omitempty"`
+	// SHA-256 commitment to the hand's server seed (32 bytes).
+	Commitment []byte `protobuf:"bytes,2,opt,name=commitment,proto3" json:"commitment,omitempty"`
+	// When the hand is dealt without the seeds still missing.
+	SeedDeadline *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=seed_deadline,json=seedDeadline,proto3" json:"seed_deadline,omitempty"`
+	// The seats whose client seed the table waits for (seated humans present);
+	// every other seat contributes the documented constant.
+	AwaitedSeats  []uint32 `protobuf:"varint,4,rep,packed,name=awaited_seats,json=awaitedSeats,proto3" json:"awaited_seats,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HandCommitted) Reset() {
+	*x = HandCommitted{}
+	mi := &file_pulka_table_v1_event_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HandCommitted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HandCommitted) ProtoMessage() {}
+
+func (x *HandCommitted) ProtoReflect() protoreflect.Message {
+	mi := &file_pulka_table_v1_event_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HandCommitted.ProtoReflect.Descriptor instead.
+func (*HandCommitted) Descriptor() ([]byte, []int) {
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *HandCommitted) GetHandIndex() uint32 {
+	if x != nil {
+		return x.HandIndex
+	}
+	return 0
+}
+
+func (x *HandCommitted) GetCommitment() []byte {
+	if x != nil {
+		return x.Commitment
+	}
+	return nil
+}
+
+func (x *HandCommitted) GetSeedDeadline() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SeedDeadline
+	}
+	return nil
+}
+
+func (x *HandCommitted) GetAwaitedSeats() []uint32 {
+	if x != nil {
+		return x.AwaitedSeats
+	}
+	return nil
+}
+
+// ClientSeedAccepted says a seat's client seed for hand hand_index was
+// taken. The seed itself is only published by HandRevealed. Public.
+type ClientSeedAccepted struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The hand being seeded.
+	HandIndex uint32 `protobuf:"varint,1,opt,name=hand_index,json=handIndex,proto3" json:"hand_index,omitempty"`
+	// The seat whose seed was taken.
+	Seat          uint32 `protobuf:"varint,2,opt,name=seat,proto3" json:"seat,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClientSeedAccepted) Reset() {
+	*x = ClientSeedAccepted{}
+	mi := &file_pulka_table_v1_event_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClientSeedAccepted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClientSeedAccepted) ProtoMessage() {}
+
+func (x *ClientSeedAccepted) ProtoReflect() protoreflect.Message {
+	mi := &file_pulka_table_v1_event_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClientSeedAccepted.ProtoReflect.Descriptor instead.
+func (*ClientSeedAccepted) Descriptor() ([]byte, []int) {
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ClientSeedAccepted) GetHandIndex() uint32 {
+	if x != nil {
+		return x.HandIndex
+	}
+	return 0
+}
+
+func (x *ClientSeedAccepted) GetSeat() uint32 {
+	if x != nil {
+		return x.Seat
+	}
+	return 0
+}
+
+// HandRevealed publishes, once hand hand_index is over (or the game ended
+// during it), everything its deal came from. Public.
+type HandRevealed struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The hand.
+	HandIndex uint32 `protobuf:"varint,1,opt,name=hand_index,json=handIndex,proto3" json:"hand_index,omitempty"`
+	// The server seed (32 bytes): SHA-256 of the hand's identity and it is
+	// the commitment.
+	ServerSeed []byte `protobuf:"bytes,2,opt,name=server_seed,json=serverSeed,proto3" json:"server_seed,omitempty"`
+	// One client seed per seat in seat order (32 bytes each; 32 zero bytes for
+	// a seat that sent none).
+	ClientSeeds [][]byte `protobuf:"bytes,3,rep,name=client_seeds,json=clientSeeds,proto3" json:"client_seeds,omitempty"`
+	// The commitment published before the deal.
+	Commitment    []byte `protobuf:"bytes,4,opt,name=commitment,proto3" json:"commitment,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HandRevealed) Reset() {
+	*x = HandRevealed{}
+	mi := &file_pulka_table_v1_event_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HandRevealed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HandRevealed) ProtoMessage() {}
+
+func (x *HandRevealed) ProtoReflect() protoreflect.Message {
+	mi := &file_pulka_table_v1_event_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HandRevealed.ProtoReflect.Descriptor instead.
+func (*HandRevealed) Descriptor() ([]byte, []int) {
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *HandRevealed) GetHandIndex() uint32 {
+	if x != nil {
+		return x.HandIndex
+	}
+	return 0
+}
+
+func (x *HandRevealed) GetServerSeed() []byte {
+	if x != nil {
+		return x.ServerSeed
+	}
+	return nil
+}
+
+func (x *HandRevealed) GetClientSeeds() [][]byte {
+	if x != nil {
+		return x.ClientSeeds
+	}
+	return nil
+}
+
+func (x *HandRevealed) GetCommitment() []byte {
+	if x != nil {
+		return x.Commitment
+	}
+	return nil
+}
+
+// GameStarted opens a game. It never carries a deal seed: the seeds are per
+// hand, committed by HandCommitted and revealed by HandRevealed.
 type GameStarted struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The table's settings.
@@ -1057,7 +1320,7 @@ type GameStarted struct {
 
 func (x *GameStarted) Reset() {
 	*x = GameStarted{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[3]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1069,7 +1332,7 @@ func (x *GameStarted) String() string {
 func (*GameStarted) ProtoMessage() {}
 
 func (x *GameStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[3]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1082,7 +1345,7 @@ func (x *GameStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GameStarted.ProtoReflect.Descriptor instead.
 func (*GameStarted) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{3}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GameStarted) GetSettings() *v11.TableSettings {
@@ -1110,7 +1373,7 @@ type PlayerSeated struct {
 
 func (x *PlayerSeated) Reset() {
 	*x = PlayerSeated{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[4]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1122,7 +1385,7 @@ func (x *PlayerSeated) String() string {
 func (*PlayerSeated) ProtoMessage() {}
 
 func (x *PlayerSeated) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[4]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1135,7 +1398,7 @@ func (x *PlayerSeated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerSeated.ProtoReflect.Descriptor instead.
 func (*PlayerSeated) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{4}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PlayerSeated) GetSeat() *SeatPlayer {
@@ -1158,7 +1421,7 @@ type PlayerLeft struct {
 
 func (x *PlayerLeft) Reset() {
 	*x = PlayerLeft{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[5]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1170,7 +1433,7 @@ func (x *PlayerLeft) String() string {
 func (*PlayerLeft) ProtoMessage() {}
 
 func (x *PlayerLeft) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[5]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1183,7 +1446,7 @@ func (x *PlayerLeft) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerLeft.ProtoReflect.Descriptor instead.
 func (*PlayerLeft) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{5}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PlayerLeft) GetSeat() uint32 {
@@ -1214,7 +1477,7 @@ type SeatTakenByBot struct {
 
 func (x *SeatTakenByBot) Reset() {
 	*x = SeatTakenByBot{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[6]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1226,7 +1489,7 @@ func (x *SeatTakenByBot) String() string {
 func (*SeatTakenByBot) ProtoMessage() {}
 
 func (x *SeatTakenByBot) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[6]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1239,7 +1502,7 @@ func (x *SeatTakenByBot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeatTakenByBot.ProtoReflect.Descriptor instead.
 func (*SeatTakenByBot) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{6}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SeatTakenByBot) GetSeat() uint32 {
@@ -1272,7 +1535,7 @@ type PlayerAway struct {
 
 func (x *PlayerAway) Reset() {
 	*x = PlayerAway{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[7]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1284,7 +1547,7 @@ func (x *PlayerAway) String() string {
 func (*PlayerAway) ProtoMessage() {}
 
 func (x *PlayerAway) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[7]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1297,7 +1560,7 @@ func (x *PlayerAway) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerAway.ProtoReflect.Descriptor instead.
 func (*PlayerAway) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{7}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *PlayerAway) GetSeat() uint32 {
@@ -1334,7 +1597,7 @@ type PlayerBack struct {
 
 func (x *PlayerBack) Reset() {
 	*x = PlayerBack{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[8]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1346,7 +1609,7 @@ func (x *PlayerBack) String() string {
 func (*PlayerBack) ProtoMessage() {}
 
 func (x *PlayerBack) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[8]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1359,7 +1622,7 @@ func (x *PlayerBack) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerBack.ProtoReflect.Descriptor instead.
 func (*PlayerBack) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{8}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PlayerBack) GetSeat() uint32 {
@@ -1394,7 +1657,7 @@ type HandStarted struct {
 
 func (x *HandStarted) Reset() {
 	*x = HandStarted{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[9]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1406,7 +1669,7 @@ func (x *HandStarted) String() string {
 func (*HandStarted) ProtoMessage() {}
 
 func (x *HandStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[9]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1419,7 +1682,7 @@ func (x *HandStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandStarted.ProtoReflect.Descriptor instead.
 func (*HandStarted) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{9}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *HandStarted) GetHandIndex() uint32 {
@@ -1465,7 +1728,7 @@ type Dealt struct {
 
 func (x *Dealt) Reset() {
 	*x = Dealt{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[10]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1477,7 +1740,7 @@ func (x *Dealt) String() string {
 func (*Dealt) ProtoMessage() {}
 
 func (x *Dealt) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[10]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1490,7 +1753,7 @@ func (x *Dealt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Dealt.ProtoReflect.Descriptor instead.
 func (*Dealt) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{10}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Dealt) GetSeat() uint32 {
@@ -1520,7 +1783,7 @@ type TrumpTurned struct {
 
 func (x *TrumpTurned) Reset() {
 	*x = TrumpTurned{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[11]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1532,7 +1795,7 @@ func (x *TrumpTurned) String() string {
 func (*TrumpTurned) ProtoMessage() {}
 
 func (x *TrumpTurned) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[11]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1545,7 +1808,7 @@ func (x *TrumpTurned) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrumpTurned.ProtoReflect.Descriptor instead.
 func (*TrumpTurned) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{11}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *TrumpTurned) GetCard() v1.Card {
@@ -1577,7 +1840,7 @@ type TrumpChosen struct {
 
 func (x *TrumpChosen) Reset() {
 	*x = TrumpChosen{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[12]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1589,7 +1852,7 @@ func (x *TrumpChosen) String() string {
 func (*TrumpChosen) ProtoMessage() {}
 
 func (x *TrumpChosen) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[12]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1602,7 +1865,7 @@ func (x *TrumpChosen) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrumpChosen.ProtoReflect.Descriptor instead.
 func (*TrumpChosen) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{12}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *TrumpChosen) GetSeat() uint32 {
@@ -1641,7 +1904,7 @@ type ColumnsDealt struct {
 
 func (x *ColumnsDealt) Reset() {
 	*x = ColumnsDealt{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[13]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1653,7 +1916,7 @@ func (x *ColumnsDealt) String() string {
 func (*ColumnsDealt) ProtoMessage() {}
 
 func (x *ColumnsDealt) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[13]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1666,7 +1929,7 @@ func (x *ColumnsDealt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ColumnsDealt.ProtoReflect.Descriptor instead.
 func (*ColumnsDealt) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{13}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ColumnsDealt) GetSeat() uint32 {
@@ -1700,7 +1963,7 @@ type ColumnCardRevealed struct {
 
 func (x *ColumnCardRevealed) Reset() {
 	*x = ColumnCardRevealed{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[14]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1712,7 +1975,7 @@ func (x *ColumnCardRevealed) String() string {
 func (*ColumnCardRevealed) ProtoMessage() {}
 
 func (x *ColumnCardRevealed) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[14]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1725,7 +1988,7 @@ func (x *ColumnCardRevealed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ColumnCardRevealed.ProtoReflect.Descriptor instead.
 func (*ColumnCardRevealed) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{14}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ColumnCardRevealed) GetSeat() uint32 {
@@ -1764,7 +2027,7 @@ type ColumnsToHand struct {
 
 func (x *ColumnsToHand) Reset() {
 	*x = ColumnsToHand{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[15]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1776,7 +2039,7 @@ func (x *ColumnsToHand) String() string {
 func (*ColumnsToHand) ProtoMessage() {}
 
 func (x *ColumnsToHand) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[15]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1789,7 +2052,7 @@ func (x *ColumnsToHand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ColumnsToHand.ProtoReflect.Descriptor instead.
 func (*ColumnsToHand) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{15}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ColumnsToHand) GetSeat() uint32 {
@@ -1821,7 +2084,7 @@ type BidMade struct {
 
 func (x *BidMade) Reset() {
 	*x = BidMade{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[16]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1833,7 +2096,7 @@ func (x *BidMade) String() string {
 func (*BidMade) ProtoMessage() {}
 
 func (x *BidMade) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[16]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1846,7 +2109,7 @@ func (x *BidMade) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BidMade.ProtoReflect.Descriptor instead.
 func (*BidMade) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{16}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *BidMade) GetSeat() uint32 {
@@ -1886,7 +2149,7 @@ type TimerStarted struct {
 
 func (x *TimerStarted) Reset() {
 	*x = TimerStarted{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[17]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1898,7 +2161,7 @@ func (x *TimerStarted) String() string {
 func (*TimerStarted) ProtoMessage() {}
 
 func (x *TimerStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[17]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1911,7 +2174,7 @@ func (x *TimerStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimerStarted.ProtoReflect.Descriptor instead.
 func (*TimerStarted) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{17}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *TimerStarted) GetSeat() uint32 {
@@ -1954,7 +2217,7 @@ type CardPlayed struct {
 
 func (x *CardPlayed) Reset() {
 	*x = CardPlayed{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[18]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1966,7 +2229,7 @@ func (x *CardPlayed) String() string {
 func (*CardPlayed) ProtoMessage() {}
 
 func (x *CardPlayed) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[18]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1979,7 +2242,7 @@ func (x *CardPlayed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CardPlayed.ProtoReflect.Descriptor instead.
 func (*CardPlayed) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{18}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CardPlayed) GetSeat() uint32 {
@@ -2032,7 +2295,7 @@ type TrickWon struct {
 
 func (x *TrickWon) Reset() {
 	*x = TrickWon{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[19]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2044,7 +2307,7 @@ func (x *TrickWon) String() string {
 func (*TrickWon) ProtoMessage() {}
 
 func (x *TrickWon) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[19]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2057,7 +2320,7 @@ func (x *TrickWon) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrickWon.ProtoReflect.Descriptor instead.
 func (*TrickWon) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{19}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *TrickWon) GetTrickIndex() uint32 {
@@ -2101,7 +2364,7 @@ type SeatHandResult struct {
 
 func (x *SeatHandResult) Reset() {
 	*x = SeatHandResult{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[20]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2113,7 +2376,7 @@ func (x *SeatHandResult) String() string {
 func (*SeatHandResult) ProtoMessage() {}
 
 func (x *SeatHandResult) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[20]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2126,7 +2389,7 @@ func (x *SeatHandResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeatHandResult.ProtoReflect.Descriptor instead.
 func (*SeatHandResult) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{20}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SeatHandResult) GetSeat() uint32 {
@@ -2178,7 +2441,7 @@ type HandEnded struct {
 
 func (x *HandEnded) Reset() {
 	*x = HandEnded{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[21]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2190,7 +2453,7 @@ func (x *HandEnded) String() string {
 func (*HandEnded) ProtoMessage() {}
 
 func (x *HandEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[21]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2203,7 +2466,7 @@ func (x *HandEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandEnded.ProtoReflect.Descriptor instead.
 func (*HandEnded) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{21}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *HandEnded) GetHandIndex() uint32 {
@@ -2237,7 +2500,7 @@ type SeatPulkaResult struct {
 
 func (x *SeatPulkaResult) Reset() {
 	*x = SeatPulkaResult{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[22]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2249,7 +2512,7 @@ func (x *SeatPulkaResult) String() string {
 func (*SeatPulkaResult) ProtoMessage() {}
 
 func (x *SeatPulkaResult) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[22]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2262,7 +2525,7 @@ func (x *SeatPulkaResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeatPulkaResult.ProtoReflect.Descriptor instead.
 func (*SeatPulkaResult) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{22}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SeatPulkaResult) GetSeat() uint32 {
@@ -2306,7 +2569,7 @@ type PulkaEnded struct {
 
 func (x *PulkaEnded) Reset() {
 	*x = PulkaEnded{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[23]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2318,7 +2581,7 @@ func (x *PulkaEnded) String() string {
 func (*PulkaEnded) ProtoMessage() {}
 
 func (x *PulkaEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[23]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2331,7 +2594,7 @@ func (x *PulkaEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PulkaEnded.ProtoReflect.Descriptor instead.
 func (*PulkaEnded) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{23}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PulkaEnded) GetPulkaIndex() uint32 {
@@ -2365,7 +2628,7 @@ type Placing struct {
 
 func (x *Placing) Reset() {
 	*x = Placing{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[24]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2377,7 +2640,7 @@ func (x *Placing) String() string {
 func (*Placing) ProtoMessage() {}
 
 func (x *Placing) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[24]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2390,7 +2653,7 @@ func (x *Placing) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Placing.ProtoReflect.Descriptor instead.
 func (*Placing) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{24}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Placing) GetPlace() uint32 {
@@ -2437,7 +2700,7 @@ type GameEnded struct {
 
 func (x *GameEnded) Reset() {
 	*x = GameEnded{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[25]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2449,7 +2712,7 @@ func (x *GameEnded) String() string {
 func (*GameEnded) ProtoMessage() {}
 
 func (x *GameEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[25]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2462,7 +2725,7 @@ func (x *GameEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GameEnded.ProtoReflect.Descriptor instead.
 func (*GameEnded) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{25}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GameEnded) GetReason() GameEndReason {
@@ -2500,7 +2763,7 @@ type MoveRejected struct {
 
 func (x *MoveRejected) Reset() {
 	*x = MoveRejected{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[26]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2512,7 +2775,7 @@ func (x *MoveRejected) String() string {
 func (*MoveRejected) ProtoMessage() {}
 
 func (x *MoveRejected) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[26]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2525,7 +2788,7 @@ func (x *MoveRejected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveRejected.ProtoReflect.Descriptor instead.
 func (*MoveRejected) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{26}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *MoveRejected) GetReason() RejectReason {
@@ -2557,7 +2820,7 @@ type PlayedCard struct {
 
 func (x *PlayedCard) Reset() {
 	*x = PlayedCard{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[27]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2569,7 +2832,7 @@ func (x *PlayedCard) String() string {
 func (*PlayedCard) ProtoMessage() {}
 
 func (x *PlayedCard) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[27]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2582,7 +2845,7 @@ func (x *PlayedCard) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayedCard.ProtoReflect.Descriptor instead.
 func (*PlayedCard) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{27}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PlayedCard) GetSeat() uint32 {
@@ -2632,7 +2895,7 @@ type SeatView struct {
 
 func (x *SeatView) Reset() {
 	*x = SeatView{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[28]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2644,7 +2907,7 @@ func (x *SeatView) String() string {
 func (*SeatView) ProtoMessage() {}
 
 func (x *SeatView) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[28]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2657,7 +2920,7 @@ func (x *SeatView) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeatView.ProtoReflect.Descriptor instead.
 func (*SeatView) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{28}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SeatView) GetPlayer() *SeatPlayer {
@@ -2754,7 +3017,7 @@ type TableView struct {
 
 func (x *TableView) Reset() {
 	*x = TableView{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[29]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2766,7 +3029,7 @@ func (x *TableView) String() string {
 func (*TableView) ProtoMessage() {}
 
 func (x *TableView) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[29]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2779,7 +3042,7 @@ func (x *TableView) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableView.ProtoReflect.Descriptor instead.
 func (*TableView) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{29}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *TableView) GetSettings() *v11.TableSettings {
@@ -2892,7 +3155,7 @@ type ViewSynced struct {
 
 func (x *ViewSynced) Reset() {
 	*x = ViewSynced{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[30]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2904,7 +3167,7 @@ func (x *ViewSynced) String() string {
 func (*ViewSynced) ProtoMessage() {}
 
 func (x *ViewSynced) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[30]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2917,7 +3180,7 @@ func (x *ViewSynced) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ViewSynced.ProtoReflect.Descriptor instead.
 func (*ViewSynced) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{30}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ViewSynced) GetView() *TableView {
@@ -2931,7 +3194,7 @@ var File_pulka_table_v1_event_proto protoreflect.FileDescriptor
 
 const file_pulka_table_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x1apulka/table/v1/event.proto\x12\x0epulka.table.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bpulka/common/v1/cards.proto\x1a\x1bpulka/common/v1/trace.proto\x1a\x1dpulka/lobby/v1/settings.proto\x1a\x1cpulka/table/v1/command.proto\"\xaf\x0e\n" +
+	"\x1apulka/table/v1/event.proto\x12\x0epulka.table.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bpulka/common/v1/cards.proto\x1a\x1bpulka/common/v1/trace.proto\x1a\x1dpulka/lobby/v1/settings.proto\x1a\x1cpulka/table/v1/command.proto\"\x94\x10\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x17\n" +
@@ -2975,7 +3238,10 @@ const file_pulka_table_v1_event_proto_rawDesc = "" +
 	"game_ended\x18\x1d \x01(\v2\x19.pulka.table.v1.GameEndedH\x00R\tgameEnded\x12C\n" +
 	"\rmove_rejected\x18\x1e \x01(\v2\x1c.pulka.table.v1.MoveRejectedH\x00R\fmoveRejected\x12=\n" +
 	"\vview_synced\x18\x1f \x01(\v2\x1a.pulka.table.v1.ViewSyncedH\x00R\n" +
-	"viewSynced\x122\n" +
+	"viewSynced\x12F\n" +
+	"\x0ehand_committed\x18! \x01(\v2\x1d.pulka.table.v1.HandCommittedH\x00R\rhandCommitted\x12V\n" +
+	"\x14client_seed_accepted\x18\" \x01(\v2\".pulka.table.v1.ClientSeedAcceptedH\x00R\x12clientSeedAccepted\x12C\n" +
+	"\rhand_revealed\x18# \x01(\v2\x1c.pulka.table.v1.HandRevealedH\x00R\fhandRevealed\x122\n" +
 	"\x05timer\x18  \x01(\v2\x1c.pulka.table.v1.TimerStartedR\x05timerB\a\n" +
 	"\x05event\"s\n" +
 	"\n" +
@@ -2988,7 +3254,28 @@ const file_pulka_table_v1_event_proto_rawDesc = "" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x1b\n" +
 	"\tplayer_id\x18\x02 \x01(\tR\bplayerId\x12!\n" +
 	"\fdisplay_name\x18\x03 \x01(\tR\vdisplayName\x12\x10\n" +
-	"\x03bot\x18\x04 \x01(\bR\x03bot\"z\n" +
+	"\x03bot\x18\x04 \x01(\bR\x03bot\"\xb4\x01\n" +
+	"\rHandCommitted\x12\x1d\n" +
+	"\n" +
+	"hand_index\x18\x01 \x01(\rR\thandIndex\x12\x1e\n" +
+	"\n" +
+	"commitment\x18\x02 \x01(\fR\n" +
+	"commitment\x12?\n" +
+	"\rseed_deadline\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\fseedDeadline\x12#\n" +
+	"\rawaited_seats\x18\x04 \x03(\rR\fawaitedSeats\"G\n" +
+	"\x12ClientSeedAccepted\x12\x1d\n" +
+	"\n" +
+	"hand_index\x18\x01 \x01(\rR\thandIndex\x12\x12\n" +
+	"\x04seat\x18\x02 \x01(\rR\x04seat\"\x91\x01\n" +
+	"\fHandRevealed\x12\x1d\n" +
+	"\n" +
+	"hand_index\x18\x01 \x01(\rR\thandIndex\x12\x1f\n" +
+	"\vserver_seed\x18\x02 \x01(\fR\n" +
+	"serverSeed\x12!\n" +
+	"\fclient_seeds\x18\x03 \x03(\fR\vclientSeeds\x12\x1e\n" +
+	"\n" +
+	"commitment\x18\x04 \x01(\fR\n" +
+	"commitment\"z\n" +
 	"\vGameStarted\x129\n" +
 	"\bsettings\x18\x01 \x01(\v2\x1d.pulka.lobby.v1.TableSettingsR\bsettings\x120\n" +
 	"\x05seats\x18\x02 \x03(\v2\x1a.pulka.table.v1.SeatPlayerR\x05seats\">\n" +
@@ -3188,7 +3475,7 @@ func file_pulka_table_v1_event_proto_rawDescGZIP() []byte {
 }
 
 var file_pulka_table_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_pulka_table_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_pulka_table_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_pulka_table_v1_event_proto_goTypes = []any{
 	(Audience)(0),                 // 0: pulka.table.v1.Audience
 	(BotReason)(0),                // 1: pulka.table.v1.BotReason
@@ -3198,107 +3485,114 @@ var file_pulka_table_v1_event_proto_goTypes = []any{
 	(*Event)(nil),                 // 5: pulka.table.v1.Event
 	(*Visibility)(nil),            // 6: pulka.table.v1.Visibility
 	(*SeatPlayer)(nil),            // 7: pulka.table.v1.SeatPlayer
-	(*GameStarted)(nil),           // 8: pulka.table.v1.GameStarted
-	(*PlayerSeated)(nil),          // 9: pulka.table.v1.PlayerSeated
-	(*PlayerLeft)(nil),            // 10: pulka.table.v1.PlayerLeft
-	(*SeatTakenByBot)(nil),        // 11: pulka.table.v1.SeatTakenByBot
-	(*PlayerAway)(nil),            // 12: pulka.table.v1.PlayerAway
-	(*PlayerBack)(nil),            // 13: pulka.table.v1.PlayerBack
-	(*HandStarted)(nil),           // 14: pulka.table.v1.HandStarted
-	(*Dealt)(nil),                 // 15: pulka.table.v1.Dealt
-	(*TrumpTurned)(nil),           // 16: pulka.table.v1.TrumpTurned
-	(*TrumpChosen)(nil),           // 17: pulka.table.v1.TrumpChosen
-	(*ColumnsDealt)(nil),          // 18: pulka.table.v1.ColumnsDealt
-	(*ColumnCardRevealed)(nil),    // 19: pulka.table.v1.ColumnCardRevealed
-	(*ColumnsToHand)(nil),         // 20: pulka.table.v1.ColumnsToHand
-	(*BidMade)(nil),               // 21: pulka.table.v1.BidMade
-	(*TimerStarted)(nil),          // 22: pulka.table.v1.TimerStarted
-	(*CardPlayed)(nil),            // 23: pulka.table.v1.CardPlayed
-	(*TrickWon)(nil),              // 24: pulka.table.v1.TrickWon
-	(*SeatHandResult)(nil),        // 25: pulka.table.v1.SeatHandResult
-	(*HandEnded)(nil),             // 26: pulka.table.v1.HandEnded
-	(*SeatPulkaResult)(nil),       // 27: pulka.table.v1.SeatPulkaResult
-	(*PulkaEnded)(nil),            // 28: pulka.table.v1.PulkaEnded
-	(*Placing)(nil),               // 29: pulka.table.v1.Placing
-	(*GameEnded)(nil),             // 30: pulka.table.v1.GameEnded
-	(*MoveRejected)(nil),          // 31: pulka.table.v1.MoveRejected
-	(*PlayedCard)(nil),            // 32: pulka.table.v1.PlayedCard
-	(*SeatView)(nil),              // 33: pulka.table.v1.SeatView
-	(*TableView)(nil),             // 34: pulka.table.v1.TableView
-	(*ViewSynced)(nil),            // 35: pulka.table.v1.ViewSynced
-	(*timestamppb.Timestamp)(nil), // 36: google.protobuf.Timestamp
-	(*v1.TraceContext)(nil),       // 37: pulka.common.v1.TraceContext
-	(*v11.TableSettings)(nil),     // 38: pulka.lobby.v1.TableSettings
-	(v1.Card)(0),                  // 39: pulka.common.v1.Card
-	(v1.Suit)(0),                  // 40: pulka.common.v1.Suit
-	(*JokerDeclaration)(nil),      // 41: pulka.table.v1.JokerDeclaration
+	(*HandCommitted)(nil),         // 8: pulka.table.v1.HandCommitted
+	(*ClientSeedAccepted)(nil),    // 9: pulka.table.v1.ClientSeedAccepted
+	(*HandRevealed)(nil),          // 10: pulka.table.v1.HandRevealed
+	(*GameStarted)(nil),           // 11: pulka.table.v1.GameStarted
+	(*PlayerSeated)(nil),          // 12: pulka.table.v1.PlayerSeated
+	(*PlayerLeft)(nil),            // 13: pulka.table.v1.PlayerLeft
+	(*SeatTakenByBot)(nil),        // 14: pulka.table.v1.SeatTakenByBot
+	(*PlayerAway)(nil),            // 15: pulka.table.v1.PlayerAway
+	(*PlayerBack)(nil),            // 16: pulka.table.v1.PlayerBack
+	(*HandStarted)(nil),           // 17: pulka.table.v1.HandStarted
+	(*Dealt)(nil),                 // 18: pulka.table.v1.Dealt
+	(*TrumpTurned)(nil),           // 19: pulka.table.v1.TrumpTurned
+	(*TrumpChosen)(nil),           // 20: pulka.table.v1.TrumpChosen
+	(*ColumnsDealt)(nil),          // 21: pulka.table.v1.ColumnsDealt
+	(*ColumnCardRevealed)(nil),    // 22: pulka.table.v1.ColumnCardRevealed
+	(*ColumnsToHand)(nil),         // 23: pulka.table.v1.ColumnsToHand
+	(*BidMade)(nil),               // 24: pulka.table.v1.BidMade
+	(*TimerStarted)(nil),          // 25: pulka.table.v1.TimerStarted
+	(*CardPlayed)(nil),            // 26: pulka.table.v1.CardPlayed
+	(*TrickWon)(nil),              // 27: pulka.table.v1.TrickWon
+	(*SeatHandResult)(nil),        // 28: pulka.table.v1.SeatHandResult
+	(*HandEnded)(nil),             // 29: pulka.table.v1.HandEnded
+	(*SeatPulkaResult)(nil),       // 30: pulka.table.v1.SeatPulkaResult
+	(*PulkaEnded)(nil),            // 31: pulka.table.v1.PulkaEnded
+	(*Placing)(nil),               // 32: pulka.table.v1.Placing
+	(*GameEnded)(nil),             // 33: pulka.table.v1.GameEnded
+	(*MoveRejected)(nil),          // 34: pulka.table.v1.MoveRejected
+	(*PlayedCard)(nil),            // 35: pulka.table.v1.PlayedCard
+	(*SeatView)(nil),              // 36: pulka.table.v1.SeatView
+	(*TableView)(nil),             // 37: pulka.table.v1.TableView
+	(*ViewSynced)(nil),            // 38: pulka.table.v1.ViewSynced
+	(*timestamppb.Timestamp)(nil), // 39: google.protobuf.Timestamp
+	(*v1.TraceContext)(nil),       // 40: pulka.common.v1.TraceContext
+	(*v11.TableSettings)(nil),     // 41: pulka.lobby.v1.TableSettings
+	(v1.Card)(0),                  // 42: pulka.common.v1.Card
+	(v1.Suit)(0),                  // 43: pulka.common.v1.Suit
+	(*JokerDeclaration)(nil),      // 44: pulka.table.v1.JokerDeclaration
 }
 var file_pulka_table_v1_event_proto_depIdxs = []int32{
-	36, // 0: pulka.table.v1.Event.occurred_at:type_name -> google.protobuf.Timestamp
+	39, // 0: pulka.table.v1.Event.occurred_at:type_name -> google.protobuf.Timestamp
 	6,  // 1: pulka.table.v1.Event.visibility:type_name -> pulka.table.v1.Visibility
-	37, // 2: pulka.table.v1.Event.trace:type_name -> pulka.common.v1.TraceContext
-	8,  // 3: pulka.table.v1.Event.game_started:type_name -> pulka.table.v1.GameStarted
-	9,  // 4: pulka.table.v1.Event.player_seated:type_name -> pulka.table.v1.PlayerSeated
-	10, // 5: pulka.table.v1.Event.player_left:type_name -> pulka.table.v1.PlayerLeft
-	11, // 6: pulka.table.v1.Event.seat_taken_by_bot:type_name -> pulka.table.v1.SeatTakenByBot
-	12, // 7: pulka.table.v1.Event.player_away:type_name -> pulka.table.v1.PlayerAway
-	13, // 8: pulka.table.v1.Event.player_back:type_name -> pulka.table.v1.PlayerBack
-	14, // 9: pulka.table.v1.Event.hand_started:type_name -> pulka.table.v1.HandStarted
-	15, // 10: pulka.table.v1.Event.dealt:type_name -> pulka.table.v1.Dealt
-	16, // 11: pulka.table.v1.Event.trump_turned:type_name -> pulka.table.v1.TrumpTurned
-	17, // 12: pulka.table.v1.Event.trump_chosen:type_name -> pulka.table.v1.TrumpChosen
-	18, // 13: pulka.table.v1.Event.columns_dealt:type_name -> pulka.table.v1.ColumnsDealt
-	19, // 14: pulka.table.v1.Event.column_card_revealed:type_name -> pulka.table.v1.ColumnCardRevealed
-	20, // 15: pulka.table.v1.Event.columns_to_hand:type_name -> pulka.table.v1.ColumnsToHand
-	21, // 16: pulka.table.v1.Event.bid_made:type_name -> pulka.table.v1.BidMade
-	22, // 17: pulka.table.v1.Event.timer_started:type_name -> pulka.table.v1.TimerStarted
-	23, // 18: pulka.table.v1.Event.card_played:type_name -> pulka.table.v1.CardPlayed
-	24, // 19: pulka.table.v1.Event.trick_won:type_name -> pulka.table.v1.TrickWon
-	26, // 20: pulka.table.v1.Event.hand_ended:type_name -> pulka.table.v1.HandEnded
-	28, // 21: pulka.table.v1.Event.pulka_ended:type_name -> pulka.table.v1.PulkaEnded
-	30, // 22: pulka.table.v1.Event.game_ended:type_name -> pulka.table.v1.GameEnded
-	31, // 23: pulka.table.v1.Event.move_rejected:type_name -> pulka.table.v1.MoveRejected
-	35, // 24: pulka.table.v1.Event.view_synced:type_name -> pulka.table.v1.ViewSynced
-	22, // 25: pulka.table.v1.Event.timer:type_name -> pulka.table.v1.TimerStarted
-	0,  // 26: pulka.table.v1.Visibility.audience:type_name -> pulka.table.v1.Audience
-	38, // 27: pulka.table.v1.GameStarted.settings:type_name -> pulka.lobby.v1.TableSettings
-	7,  // 28: pulka.table.v1.GameStarted.seats:type_name -> pulka.table.v1.SeatPlayer
-	7,  // 29: pulka.table.v1.PlayerSeated.seat:type_name -> pulka.table.v1.SeatPlayer
-	1,  // 30: pulka.table.v1.SeatTakenByBot.reason:type_name -> pulka.table.v1.BotReason
-	36, // 31: pulka.table.v1.PlayerAway.grace_deadline:type_name -> google.protobuf.Timestamp
-	39, // 32: pulka.table.v1.Dealt.cards:type_name -> pulka.common.v1.Card
-	39, // 33: pulka.table.v1.TrumpTurned.card:type_name -> pulka.common.v1.Card
-	40, // 34: pulka.table.v1.TrumpTurned.trump:type_name -> pulka.common.v1.Suit
-	40, // 35: pulka.table.v1.TrumpChosen.trump:type_name -> pulka.common.v1.Suit
-	39, // 36: pulka.table.v1.ColumnsDealt.face_up:type_name -> pulka.common.v1.Card
-	39, // 37: pulka.table.v1.ColumnCardRevealed.card:type_name -> pulka.common.v1.Card
-	2,  // 38: pulka.table.v1.TimerStarted.phase:type_name -> pulka.table.v1.Phase
-	36, // 39: pulka.table.v1.TimerStarted.deadline:type_name -> google.protobuf.Timestamp
-	39, // 40: pulka.table.v1.CardPlayed.card:type_name -> pulka.common.v1.Card
-	41, // 41: pulka.table.v1.CardPlayed.declaration:type_name -> pulka.table.v1.JokerDeclaration
-	25, // 42: pulka.table.v1.HandEnded.results:type_name -> pulka.table.v1.SeatHandResult
-	27, // 43: pulka.table.v1.PulkaEnded.results:type_name -> pulka.table.v1.SeatPulkaResult
-	3,  // 44: pulka.table.v1.GameEnded.reason:type_name -> pulka.table.v1.GameEndReason
-	29, // 45: pulka.table.v1.GameEnded.placings:type_name -> pulka.table.v1.Placing
-	4,  // 46: pulka.table.v1.MoveRejected.reason:type_name -> pulka.table.v1.RejectReason
-	39, // 47: pulka.table.v1.PlayedCard.card:type_name -> pulka.common.v1.Card
-	41, // 48: pulka.table.v1.PlayedCard.declaration:type_name -> pulka.table.v1.JokerDeclaration
-	7,  // 49: pulka.table.v1.SeatView.player:type_name -> pulka.table.v1.SeatPlayer
-	39, // 50: pulka.table.v1.SeatView.columns_face_up:type_name -> pulka.common.v1.Card
-	38, // 51: pulka.table.v1.TableView.settings:type_name -> pulka.lobby.v1.TableSettings
-	33, // 52: pulka.table.v1.TableView.seats:type_name -> pulka.table.v1.SeatView
-	39, // 53: pulka.table.v1.TableView.your_hand:type_name -> pulka.common.v1.Card
-	2,  // 54: pulka.table.v1.TableView.phase:type_name -> pulka.table.v1.Phase
-	40, // 55: pulka.table.v1.TableView.trump:type_name -> pulka.common.v1.Suit
-	39, // 56: pulka.table.v1.TableView.turned_card:type_name -> pulka.common.v1.Card
-	32, // 57: pulka.table.v1.TableView.trick:type_name -> pulka.table.v1.PlayedCard
-	36, // 58: pulka.table.v1.TableView.deadline:type_name -> google.protobuf.Timestamp
-	34, // 59: pulka.table.v1.ViewSynced.view:type_name -> pulka.table.v1.TableView
-	60, // [60:60] is the sub-list for method output_type
-	60, // [60:60] is the sub-list for method input_type
-	60, // [60:60] is the sub-list for extension type_name
-	60, // [60:60] is the sub-list for extension extendee
-	0,  // [0:60] is the sub-list for field type_name
+	40, // 2: pulka.table.v1.Event.trace:type_name -> pulka.common.v1.TraceContext
+	11, // 3: pulka.table.v1.Event.game_started:type_name -> pulka.table.v1.GameStarted
+	12, // 4: pulka.table.v1.Event.player_seated:type_name -> pulka.table.v1.PlayerSeated
+	13, // 5: pulka.table.v1.Event.player_left:type_name -> pulka.table.v1.PlayerLeft
+	14, // 6: pulka.table.v1.Event.seat_taken_by_bot:type_name -> pulka.table.v1.SeatTakenByBot
+	15, // 7: pulka.table.v1.Event.player_away:type_name -> pulka.table.v1.PlayerAway
+	16, // 8: pulka.table.v1.Event.player_back:type_name -> pulka.table.v1.PlayerBack
+	17, // 9: pulka.table.v1.Event.hand_started:type_name -> pulka.table.v1.HandStarted
+	18, // 10: pulka.table.v1.Event.dealt:type_name -> pulka.table.v1.Dealt
+	19, // 11: pulka.table.v1.Event.trump_turned:type_name -> pulka.table.v1.TrumpTurned
+	20, // 12: pulka.table.v1.Event.trump_chosen:type_name -> pulka.table.v1.TrumpChosen
+	21, // 13: pulka.table.v1.Event.columns_dealt:type_name -> pulka.table.v1.ColumnsDealt
+	22, // 14: pulka.table.v1.Event.column_card_revealed:type_name -> pulka.table.v1.ColumnCardRevealed
+	23, // 15: pulka.table.v1.Event.columns_to_hand:type_name -> pulka.table.v1.ColumnsToHand
+	24, // 16: pulka.table.v1.Event.bid_made:type_name -> pulka.table.v1.BidMade
+	25, // 17: pulka.table.v1.Event.timer_started:type_name -> pulka.table.v1.TimerStarted
+	26, // 18: pulka.table.v1.Event.card_played:type_name -> pulka.table.v1.CardPlayed
+	27, // 19: pulka.table.v1.Event.trick_won:type_name -> pulka.table.v1.TrickWon
+	29, // 20: pulka.table.v1.Event.hand_ended:type_name -> pulka.table.v1.HandEnded
+	31, // 21: pulka.table.v1.Event.pulka_ended:type_name -> pulka.table.v1.PulkaEnded
+	33, // 22: pulka.table.v1.Event.game_ended:type_name -> pulka.table.v1.GameEnded
+	34, // 23: pulka.table.v1.Event.move_rejected:type_name -> pulka.table.v1.MoveRejected
+	38, // 24: pulka.table.v1.Event.view_synced:type_name -> pulka.table.v1.ViewSynced
+	8,  // 25: pulka.table.v1.Event.hand_committed:type_name -> pulka.table.v1.HandCommitted
+	9,  // 26: pulka.table.v1.Event.client_seed_accepted:type_name -> pulka.table.v1.ClientSeedAccepted
+	10, // 27: pulka.table.v1.Event.hand_revealed:type_name -> pulka.table.v1.HandRevealed
+	25, // 28: pulka.table.v1.Event.timer:type_name -> pulka.table.v1.TimerStarted
+	0,  // 29: pulka.table.v1.Visibility.audience:type_name -> pulka.table.v1.Audience
+	39, // 30: pulka.table.v1.HandCommitted.seed_deadline:type_name -> google.protobuf.Timestamp
+	41, // 31: pulka.table.v1.GameStarted.settings:type_name -> pulka.lobby.v1.TableSettings
+	7,  // 32: pulka.table.v1.GameStarted.seats:type_name -> pulka.table.v1.SeatPlayer
+	7,  // 33: pulka.table.v1.PlayerSeated.seat:type_name -> pulka.table.v1.SeatPlayer
+	1,  // 34: pulka.table.v1.SeatTakenByBot.reason:type_name -> pulka.table.v1.BotReason
+	39, // 35: pulka.table.v1.PlayerAway.grace_deadline:type_name -> google.protobuf.Timestamp
+	42, // 36: pulka.table.v1.Dealt.cards:type_name -> pulka.common.v1.Card
+	42, // 37: pulka.table.v1.TrumpTurned.card:type_name -> pulka.common.v1.Card
+	43, // 38: pulka.table.v1.TrumpTurned.trump:type_name -> pulka.common.v1.Suit
+	43, // 39: pulka.table.v1.TrumpChosen.trump:type_name -> pulka.common.v1.Suit
+	42, // 40: pulka.table.v1.ColumnsDealt.face_up:type_name -> pulka.common.v1.Card
+	42, // 41: pulka.table.v1.ColumnCardRevealed.card:type_name -> pulka.common.v1.Card
+	2,  // 42: pulka.table.v1.TimerStarted.phase:type_name -> pulka.table.v1.Phase
+	39, // 43: pulka.table.v1.TimerStarted.deadline:type_name -> google.protobuf.Timestamp
+	42, // 44: pulka.table.v1.CardPlayed.card:type_name -> pulka.common.v1.Card
+	44, // 45: pulka.table.v1.CardPlayed.declaration:type_name -> pulka.table.v1.JokerDeclaration
+	28, // 46: pulka.table.v1.HandEnded.results:type_name -> pulka.table.v1.SeatHandResult
+	30, // 47: pulka.table.v1.PulkaEnded.results:type_name -> pulka.table.v1.SeatPulkaResult
+	3,  // 48: pulka.table.v1.GameEnded.reason:type_name -> pulka.table.v1.GameEndReason
+	32, // 49: pulka.table.v1.GameEnded.placings:type_name -> pulka.table.v1.Placing
+	4,  // 50: pulka.table.v1.MoveRejected.reason:type_name -> pulka.table.v1.RejectReason
+	42, // 51: pulka.table.v1.PlayedCard.card:type_name -> pulka.common.v1.Card
+	44, // 52: pulka.table.v1.PlayedCard.declaration:type_name -> pulka.table.v1.JokerDeclaration
+	7,  // 53: pulka.table.v1.SeatView.player:type_name -> pulka.table.v1.SeatPlayer
+	42, // 54: pulka.table.v1.SeatView.columns_face_up:type_name -> pulka.common.v1.Card
+	41, // 55: pulka.table.v1.TableView.settings:type_name -> pulka.lobby.v1.TableSettings
+	36, // 56: pulka.table.v1.TableView.seats:type_name -> pulka.table.v1.SeatView
+	42, // 57: pulka.table.v1.TableView.your_hand:type_name -> pulka.common.v1.Card
+	2,  // 58: pulka.table.v1.TableView.phase:type_name -> pulka.table.v1.Phase
+	43, // 59: pulka.table.v1.TableView.trump:type_name -> pulka.common.v1.Suit
+	42, // 60: pulka.table.v1.TableView.turned_card:type_name -> pulka.common.v1.Card
+	35, // 61: pulka.table.v1.TableView.trick:type_name -> pulka.table.v1.PlayedCard
+	39, // 62: pulka.table.v1.TableView.deadline:type_name -> google.protobuf.Timestamp
+	37, // 63: pulka.table.v1.ViewSynced.view:type_name -> pulka.table.v1.TableView
+	64, // [64:64] is the sub-list for method output_type
+	64, // [64:64] is the sub-list for method input_type
+	64, // [64:64] is the sub-list for extension type_name
+	64, // [64:64] is the sub-list for extension extendee
+	0,  // [0:64] is the sub-list for field type_name
 }
 
 func init() { file_pulka_table_v1_event_proto_init() }
@@ -3330,17 +3624,20 @@ func file_pulka_table_v1_event_proto_init() {
 		(*Event_GameEnded)(nil),
 		(*Event_MoveRejected)(nil),
 		(*Event_ViewSynced)(nil),
+		(*Event_HandCommitted)(nil),
+		(*Event_ClientSeedAccepted)(nil),
+		(*Event_HandRevealed)(nil),
 	}
-	file_pulka_table_v1_event_proto_msgTypes[18].OneofWrappers = []any{}
-	file_pulka_table_v1_event_proto_msgTypes[28].OneofWrappers = []any{}
-	file_pulka_table_v1_event_proto_msgTypes[29].OneofWrappers = []any{}
+	file_pulka_table_v1_event_proto_msgTypes[21].OneofWrappers = []any{}
+	file_pulka_table_v1_event_proto_msgTypes[31].OneofWrappers = []any{}
+	file_pulka_table_v1_event_proto_msgTypes[32].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pulka_table_v1_event_proto_rawDesc), len(file_pulka_table_v1_event_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   31,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
