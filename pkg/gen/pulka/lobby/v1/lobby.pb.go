@@ -10,6 +10,7 @@ import (
 	v1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -55,6 +56,16 @@ const (
 	// The lobby could not apply the command now (e.g. Redis kept failing);
 	// sending it again with the same command_id is safe.
 	LobbyRejectReason_LOBBY_REJECT_REASON_UNAVAILABLE LobbyRejectReason = 12
+	// The sender already hosts or sits at as many waiting tables as the lobby
+	// allows one player (docs/limits.md); leave one, or wait for it to start
+	// or expire.
+	LobbyRejectReason_LOBBY_REJECT_REASON_TOO_MANY_WAITING_TABLES LobbyRejectReason = 13
+	// The sender created tables faster than the lobby allows; retry_after
+	// says when the next one is accepted.
+	LobbyRejectReason_LOBBY_REJECT_REASON_RATE_LIMITED LobbyRejectReason = 14
+	// Too many password guesses at this table, by the sender or by everybody;
+	// retry_after says when the next guess is checked.
+	LobbyRejectReason_LOBBY_REJECT_REASON_TOO_MANY_PASSWORD_GUESSES LobbyRejectReason = 15
 )
 
 // Enum value maps for LobbyRejectReason.
@@ -73,21 +84,27 @@ var (
 		10: "LOBBY_REJECT_REASON_ACCOUNT_REQUIRED",
 		11: "LOBBY_REJECT_REASON_INVALID_COMMAND",
 		12: "LOBBY_REJECT_REASON_UNAVAILABLE",
+		13: "LOBBY_REJECT_REASON_TOO_MANY_WAITING_TABLES",
+		14: "LOBBY_REJECT_REASON_RATE_LIMITED",
+		15: "LOBBY_REJECT_REASON_TOO_MANY_PASSWORD_GUESSES",
 	}
 	LobbyRejectReason_value = map[string]int32{
-		"LOBBY_REJECT_REASON_UNSPECIFIED":        0,
-		"LOBBY_REJECT_REASON_INVALID_SETTINGS":   1,
-		"LOBBY_REJECT_REASON_TABLE_NOT_FOUND":    2,
-		"LOBBY_REJECT_REASON_SEAT_UNAVAILABLE":   3,
-		"LOBBY_REJECT_REASON_WRONG_PASSWORD":     4,
-		"LOBBY_REJECT_REASON_ALREADY_STARTED":    5,
-		"LOBBY_REJECT_REASON_NOT_SEATED":         6,
-		"LOBBY_REJECT_REASON_NOT_HOST":           7,
-		"LOBBY_REJECT_REASON_NOT_ALLOWED":        8,
-		"LOBBY_REJECT_REASON_INSUFFICIENT_FUNDS": 9,
-		"LOBBY_REJECT_REASON_ACCOUNT_REQUIRED":   10,
-		"LOBBY_REJECT_REASON_INVALID_COMMAND":    11,
-		"LOBBY_REJECT_REASON_UNAVAILABLE":        12,
+		"LOBBY_REJECT_REASON_UNSPECIFIED":               0,
+		"LOBBY_REJECT_REASON_INVALID_SETTINGS":          1,
+		"LOBBY_REJECT_REASON_TABLE_NOT_FOUND":           2,
+		"LOBBY_REJECT_REASON_SEAT_UNAVAILABLE":          3,
+		"LOBBY_REJECT_REASON_WRONG_PASSWORD":            4,
+		"LOBBY_REJECT_REASON_ALREADY_STARTED":           5,
+		"LOBBY_REJECT_REASON_NOT_SEATED":                6,
+		"LOBBY_REJECT_REASON_NOT_HOST":                  7,
+		"LOBBY_REJECT_REASON_NOT_ALLOWED":               8,
+		"LOBBY_REJECT_REASON_INSUFFICIENT_FUNDS":        9,
+		"LOBBY_REJECT_REASON_ACCOUNT_REQUIRED":          10,
+		"LOBBY_REJECT_REASON_INVALID_COMMAND":           11,
+		"LOBBY_REJECT_REASON_UNAVAILABLE":               12,
+		"LOBBY_REJECT_REASON_TOO_MANY_WAITING_TABLES":   13,
+		"LOBBY_REJECT_REASON_RATE_LIMITED":              14,
+		"LOBBY_REJECT_REASON_TOO_MANY_PASSWORD_GUESSES": 15,
 	}
 )
 
@@ -840,7 +857,10 @@ type LobbyCommandResult struct {
 	// The table as it is after the command (accepted commands only; absent when
 	// the command removed it). For a private table this is how its creator
 	// learns its settings and link.
-	Table         *TableSummary `protobuf:"bytes,8,opt,name=table,proto3" json:"table,omitempty"`
+	Table *TableSummary `protobuf:"bytes,8,opt,name=table,proto3" json:"table,omitempty"`
+	// For RATE_LIMITED and TOO_MANY_PASSWORD_GUESSES: how long until the
+	// same command may be accepted.
+	RetryAfter    *durationpb.Duration `protobuf:"bytes,9,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -927,6 +947,13 @@ func (x *LobbyCommandResult) GetTrace() *v1.TraceContext {
 func (x *LobbyCommandResult) GetTable() *TableSummary {
 	if x != nil {
 		return x.Table
+	}
+	return nil
+}
+
+func (x *LobbyCommandResult) GetRetryAfter() *durationpb.Duration {
+	if x != nil {
+		return x.RetryAfter
 	}
 	return nil
 }
@@ -1346,7 +1373,11 @@ type LobbyView struct {
 	// The view-stream entry ID of the update at `version` ("0" when none):
 	// a reader tails the stream after it and applies updates with a higher
 	// version.
-	StreamId      string `protobuf:"bytes,3,opt,name=stream_id,json=streamId,proto3" json:"stream_id,omitempty"`
+	StreamId string `protobuf:"bytes,3,opt,name=stream_id,json=streamId,proto3" json:"stream_id,omitempty"`
+	// Set by a gateway that sends a client a window of the list (the newest
+	// tables matching the client's filter, at most its limit): more listed
+	// tables match than the window shows.
+	More          bool `protobuf:"varint,4,opt,name=more,proto3" json:"more,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1400,6 +1431,13 @@ func (x *LobbyView) GetStreamId() string {
 		return x.StreamId
 	}
 	return ""
+}
+
+func (x *LobbyView) GetMore() bool {
+	if x != nil {
+		return x.More
+	}
+	return false
 }
 
 // LobbyUpdate is one entry of the lobby's view stream: a table appeared,
@@ -1628,7 +1666,7 @@ var File_pulka_lobby_v1_lobby_proto protoreflect.FileDescriptor
 
 const file_pulka_lobby_v1_lobby_proto_rawDesc = "" +
 	"\n" +
-	"\x1apulka/lobby/v1/lobby.proto\x12\x0epulka.lobby.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bpulka/common/v1/trace.proto\x1a\x1dpulka/lobby/v1/settings.proto\"\xff\x04\n" +
+	"\x1apulka/lobby/v1/lobby.proto\x12\x0epulka.lobby.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bpulka/common/v1/trace.proto\x1a\x1dpulka/lobby/v1/settings.proto\"\xff\x04\n" +
 	"\fLobbyCommand\x12\x1d\n" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x1b\n" +
@@ -1670,7 +1708,7 @@ const file_pulka_lobby_v1_lobby_proto_rawDesc = "" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12!\n" +
 	"\fdisplay_name\x18\x04 \x01(\tR\vdisplayName\x12\x1b\n" +
 	"\tevent_seq\x18\x05 \x01(\x04R\beventSeq\x12\x10\n" +
-	"\x03bot\x18\x06 \x01(\bR\x03bot\"\xc5\x02\n" +
+	"\x03bot\x18\x06 \x01(\bR\x03bot\"\x81\x03\n" +
 	"\x12LobbyCommandResult\x12\x1d\n" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x1b\n" +
@@ -1680,7 +1718,9 @@ const file_pulka_lobby_v1_lobby_proto_rawDesc = "" +
 	"\amessage\x18\x05 \x01(\tR\amessage\x12\x19\n" +
 	"\btable_id\x18\x06 \x01(\tR\atableId\x123\n" +
 	"\x05trace\x18\a \x01(\v2\x1d.pulka.common.v1.TraceContextR\x05trace\x122\n" +
-	"\x05table\x18\b \x01(\v2\x1c.pulka.lobby.v1.TableSummaryR\x05table\"n\n" +
+	"\x05table\x18\b \x01(\v2\x1c.pulka.lobby.v1.TableSummaryR\x05table\x12:\n" +
+	"\vretry_after\x18\t \x01(\v2\x19.google.protobuf.DurationR\n" +
+	"retryAfter\"n\n" +
 	"\x04Seat\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\rR\x05index\x12\x1b\n" +
 	"\tplayer_id\x18\x02 \x01(\tR\bplayerId\x12!\n" +
@@ -1711,11 +1751,12 @@ const file_pulka_lobby_v1_lobby_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\"r\n" +
 	"\x12ListTablesResponse\x124\n" +
 	"\x06tables\x18\x01 \x03(\v2\x1c.pulka.lobby.v1.TableSummaryR\x06tables\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"x\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x8c\x01\n" +
 	"\tLobbyView\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\x04R\aversion\x124\n" +
 	"\x06tables\x18\x02 \x03(\v2\x1c.pulka.lobby.v1.TableSummaryR\x06tables\x12\x1b\n" +
-	"\tstream_id\x18\x03 \x01(\tR\bstreamId\"\x9f\x01\n" +
+	"\tstream_id\x18\x03 \x01(\tR\bstreamId\x12\x12\n" +
+	"\x04more\x18\x04 \x01(\bR\x04more\"\x9f\x01\n" +
 	"\vLobbyUpdate\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\x04R\aversion\x12E\n" +
 	"\x0etable_upserted\x18\x02 \x01(\v2\x1c.pulka.lobby.v1.TableSummaryH\x00R\rtableUpserted\x12%\n" +
@@ -1733,7 +1774,7 @@ const file_pulka_lobby_v1_lobby_proto_rawDesc = "" +
 	"started_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x123\n" +
 	"\x05trace\x18\t \x01(\v2\x1d.pulka.common.v1.TraceContextR\x05trace\x12\x17\n" +
 	"\agame_id\x18\n" +
-	" \x01(\tR\x06gameIdJ\x04\b\x05\x10\x06R\x04seed*\x95\x04\n" +
+	" \x01(\tR\x06gameIdJ\x04\b\x05\x10\x06R\x04seed*\x9f\x05\n" +
 	"\x11LobbyRejectReason\x12#\n" +
 	"\x1fLOBBY_REJECT_REASON_UNSPECIFIED\x10\x00\x12(\n" +
 	"$LOBBY_REJECT_REASON_INVALID_SETTINGS\x10\x01\x12'\n" +
@@ -1748,7 +1789,10 @@ const file_pulka_lobby_v1_lobby_proto_rawDesc = "" +
 	"$LOBBY_REJECT_REASON_ACCOUNT_REQUIRED\x10\n" +
 	"\x12'\n" +
 	"#LOBBY_REJECT_REASON_INVALID_COMMAND\x10\v\x12#\n" +
-	"\x1fLOBBY_REJECT_REASON_UNAVAILABLE\x10\f*z\n" +
+	"\x1fLOBBY_REJECT_REASON_UNAVAILABLE\x10\f\x12/\n" +
+	"+LOBBY_REJECT_REASON_TOO_MANY_WAITING_TABLES\x10\r\x12$\n" +
+	" LOBBY_REJECT_REASON_RATE_LIMITED\x10\x0e\x121\n" +
+	"-LOBBY_REJECT_REASON_TOO_MANY_PASSWORD_GUESSES\x10\x0f*z\n" +
 	"\vTableStatus\x12\x1c\n" +
 	"\x18TABLE_STATUS_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14TABLE_STATUS_WAITING\x10\x01\x12\x18\n" +
@@ -1791,9 +1835,10 @@ var file_pulka_lobby_v1_lobby_proto_goTypes = []any{
 	(*TableStarted)(nil),          // 18: pulka.lobby.v1.TableStarted
 	(*v1.TraceContext)(nil),       // 19: pulka.common.v1.TraceContext
 	(*TableSettings)(nil),         // 20: pulka.lobby.v1.TableSettings
-	(*timestamppb.Timestamp)(nil), // 21: google.protobuf.Timestamp
-	(Game)(0),                     // 22: pulka.lobby.v1.Game
-	(ClassicVariant)(0),           // 23: pulka.lobby.v1.ClassicVariant
+	(*durationpb.Duration)(nil),   // 21: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 22: google.protobuf.Timestamp
+	(Game)(0),                     // 23: pulka.lobby.v1.Game
+	(ClassicVariant)(0),           // 24: pulka.lobby.v1.ClassicVariant
 }
 var file_pulka_lobby_v1_lobby_proto_depIdxs = []int32{
 	19, // 0: pulka.lobby.v1.LobbyCommand.trace:type_name -> pulka.common.v1.TraceContext
@@ -1808,27 +1853,28 @@ var file_pulka_lobby_v1_lobby_proto_depIdxs = []int32{
 	0,  // 9: pulka.lobby.v1.LobbyCommandResult.reason:type_name -> pulka.lobby.v1.LobbyRejectReason
 	19, // 10: pulka.lobby.v1.LobbyCommandResult.trace:type_name -> pulka.common.v1.TraceContext
 	12, // 11: pulka.lobby.v1.LobbyCommandResult.table:type_name -> pulka.lobby.v1.TableSummary
-	20, // 12: pulka.lobby.v1.TableSummary.settings:type_name -> pulka.lobby.v1.TableSettings
-	11, // 13: pulka.lobby.v1.TableSummary.seats:type_name -> pulka.lobby.v1.Seat
-	1,  // 14: pulka.lobby.v1.TableSummary.status:type_name -> pulka.lobby.v1.TableStatus
-	21, // 15: pulka.lobby.v1.TableSummary.created_at:type_name -> google.protobuf.Timestamp
-	22, // 16: pulka.lobby.v1.TableFilter.game:type_name -> pulka.lobby.v1.Game
-	23, // 17: pulka.lobby.v1.TableFilter.classic_variant:type_name -> pulka.lobby.v1.ClassicVariant
-	1,  // 18: pulka.lobby.v1.TableFilter.status:type_name -> pulka.lobby.v1.TableStatus
-	13, // 19: pulka.lobby.v1.ListTablesRequest.filter:type_name -> pulka.lobby.v1.TableFilter
-	12, // 20: pulka.lobby.v1.ListTablesResponse.tables:type_name -> pulka.lobby.v1.TableSummary
-	12, // 21: pulka.lobby.v1.LobbyView.tables:type_name -> pulka.lobby.v1.TableSummary
-	12, // 22: pulka.lobby.v1.LobbyUpdate.table_upserted:type_name -> pulka.lobby.v1.TableSummary
-	20, // 23: pulka.lobby.v1.TableStarted.settings:type_name -> pulka.lobby.v1.TableSettings
-	11, // 24: pulka.lobby.v1.TableStarted.seats:type_name -> pulka.lobby.v1.Seat
-	21, // 25: pulka.lobby.v1.TableStarted.created_at:type_name -> google.protobuf.Timestamp
-	21, // 26: pulka.lobby.v1.TableStarted.started_at:type_name -> google.protobuf.Timestamp
-	19, // 27: pulka.lobby.v1.TableStarted.trace:type_name -> pulka.common.v1.TraceContext
-	28, // [28:28] is the sub-list for method output_type
-	28, // [28:28] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	21, // 12: pulka.lobby.v1.LobbyCommandResult.retry_after:type_name -> google.protobuf.Duration
+	20, // 13: pulka.lobby.v1.TableSummary.settings:type_name -> pulka.lobby.v1.TableSettings
+	11, // 14: pulka.lobby.v1.TableSummary.seats:type_name -> pulka.lobby.v1.Seat
+	1,  // 15: pulka.lobby.v1.TableSummary.status:type_name -> pulka.lobby.v1.TableStatus
+	22, // 16: pulka.lobby.v1.TableSummary.created_at:type_name -> google.protobuf.Timestamp
+	23, // 17: pulka.lobby.v1.TableFilter.game:type_name -> pulka.lobby.v1.Game
+	24, // 18: pulka.lobby.v1.TableFilter.classic_variant:type_name -> pulka.lobby.v1.ClassicVariant
+	1,  // 19: pulka.lobby.v1.TableFilter.status:type_name -> pulka.lobby.v1.TableStatus
+	13, // 20: pulka.lobby.v1.ListTablesRequest.filter:type_name -> pulka.lobby.v1.TableFilter
+	12, // 21: pulka.lobby.v1.ListTablesResponse.tables:type_name -> pulka.lobby.v1.TableSummary
+	12, // 22: pulka.lobby.v1.LobbyView.tables:type_name -> pulka.lobby.v1.TableSummary
+	12, // 23: pulka.lobby.v1.LobbyUpdate.table_upserted:type_name -> pulka.lobby.v1.TableSummary
+	20, // 24: pulka.lobby.v1.TableStarted.settings:type_name -> pulka.lobby.v1.TableSettings
+	11, // 25: pulka.lobby.v1.TableStarted.seats:type_name -> pulka.lobby.v1.Seat
+	22, // 26: pulka.lobby.v1.TableStarted.created_at:type_name -> google.protobuf.Timestamp
+	22, // 27: pulka.lobby.v1.TableStarted.started_at:type_name -> google.protobuf.Timestamp
+	19, // 28: pulka.lobby.v1.TableStarted.trace:type_name -> pulka.common.v1.TraceContext
+	29, // [29:29] is the sub-list for method output_type
+	29, // [29:29] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_pulka_lobby_v1_lobby_proto_init() }
