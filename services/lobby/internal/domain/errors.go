@@ -2,6 +2,8 @@ package domain
 
 import (
 	"errors"
+	"fmt"
+	"time"
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 )
@@ -28,7 +30,34 @@ var (
 	// ErrNotAllowed: the command does not apply here (bots at a Japanese
 	// table, a Domino Coin stake while only free tables exist).
 	ErrNotAllowed = errors.New("not allowed")
+	// ErrTooManyWaiting: the player already hosts or sits at the most
+	// waiting tables one player may (Limits.WaitingPerPlayer).
+	ErrTooManyWaiting = errors.New("too many waiting tables")
+	// ErrTooManyCreations: the player created tables too fast. Returned as
+	// a *LimitError saying when to retry.
+	ErrTooManyCreations = errors.New("too many tables created")
+	// ErrTooManyGuesses: too many password guesses at a table, by the
+	// player or by everybody. Returned as a *LimitError.
+	ErrTooManyGuesses = errors.New("too many password guesses")
 )
+
+// LimitError is a refusal by a rate limit: which one, and when the same
+// request may succeed.
+type LimitError struct {
+	// Err is ErrTooManyCreations or ErrTooManyGuesses.
+	Err error
+	// Scope says whose limit it is ("player", "table"), for the message.
+	Scope string
+	// RetryAfter is how long until the limit lets the request through.
+	RetryAfter time.Duration
+}
+
+func (e *LimitError) Error() string {
+	secs := int64((e.RetryAfter + time.Second - 1) / time.Second)
+	return fmt.Sprintf("%v (limit per %s): try again in %d s", e.Err, e.Scope, secs)
+}
+
+func (e *LimitError) Unwrap() error { return e.Err }
 
 // SettingsError says which setting is wrong and why.
 type SettingsError struct {
@@ -47,6 +76,16 @@ func (e *SettingsError) Is(target error) bool { return target == ErrInvalidSetti
 
 func invalid(field, problem string) error { return &SettingsError{Field: field, Problem: problem} }
 
+// RetryAfter is how long a refusal by a rate limit asks to wait (0 for any
+// other error).
+func RetryAfter(err error) time.Duration {
+	var le *LimitError
+	if errors.As(err, &le) {
+		return le.RetryAfter
+	}
+	return 0
+}
+
 // Reason maps a refusal to the wire reason; UNSPECIFIED for an error that is
 // not a refusal of this package (an infrastructure failure).
 func Reason(err error) lobbyv1.LobbyRejectReason {
@@ -63,6 +102,9 @@ func Reason(err error) lobbyv1.LobbyRejectReason {
 		{ErrNotSeated, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_NOT_SEATED},
 		{ErrNotHost, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_NOT_HOST},
 		{ErrNotAllowed, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_NOT_ALLOWED},
+		{ErrTooManyWaiting, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_TOO_MANY_WAITING_TABLES},
+		{ErrTooManyCreations, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_RATE_LIMITED},
+		{ErrTooManyGuesses, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_TOO_MANY_PASSWORD_GUESSES},
 	} {
 		if errors.Is(err, m.err) {
 			return m.reason

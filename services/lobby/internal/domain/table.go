@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,11 +27,12 @@ const (
 	Finished
 )
 
-// Limits on what players type.
+// Limits on what players type, in characters (runes), never bytes: a
+// Georgian letter is three bytes and counts as one.
 const (
 	MaxNameRunes        = 64
 	MaxDisplayNameRunes = 32
-	MaxPasswordBytes    = 128
+	MaxPasswordRunes    = 64
 )
 
 // Player is the sender of a command, as the gateway authenticated it.
@@ -86,8 +88,8 @@ func NewTable(id string, host Player, c *lobbyv1.CreateTable, now time.Time, has
 		return nil, err
 	}
 	pw := c.GetPassword()
-	if len(pw) > MaxPasswordBytes {
-		return nil, invalid("password", fmt.Sprintf("longer than %d bytes", MaxPasswordBytes))
+	if err := checkPassword(pw); err != nil {
+		return nil, err
 	}
 	s, err := ParseSettings(c.GetSettings(), pw != "")
 	if err != nil {
@@ -122,14 +124,52 @@ func cleanName(n string) (string, error) {
 	if strings.IndexFunc(n, unicode.IsControl) >= 0 {
 		return "", invalid("name", "contains control characters")
 	}
+	if strings.IndexFunc(n, Invisible) >= 0 {
+		return "", invalid("name", "contains invisible formatting characters (bidi controls, zero-width characters)")
+	}
 	return n, nil
+}
+
+// checkPassword: a table password is at most MaxPasswordRunes characters of
+// valid UTF-8 without control characters, and not only spaces (which nobody
+// could tell from no password). Empty means none.
+func checkPassword(pw string) error {
+	switch {
+	case pw == "":
+		return nil
+	case !utf8.ValidString(pw):
+		return invalid("password", "not valid UTF-8")
+	case utf8.RuneCountInString(pw) > MaxPasswordRunes:
+		return invalid("password", fmt.Sprintf("longer than %d characters", MaxPasswordRunes))
+	case strings.IndexFunc(pw, unicode.IsControl) >= 0:
+		return invalid("password", "contains control characters")
+	case strings.TrimSpace(pw) == "":
+		return invalid("password", "only spaces")
+	}
+	return nil
+}
+
+// Invisible reports characters that change how text around them is shown
+// without showing themselves: Unicode format characters (Cf: the bidi
+// embeddings, overrides and isolates U+202A–U+202E and U+2066–U+2069, the
+// marks U+200E/U+200F, zero-width spaces and joiners, the BOM, soft
+// hyphens, tag characters), the line and paragraph separators, and the
+// fillers that render as blank letters (Hangul U+115F, U+1160, U+3164,
+// U+FFA0; Braille blank U+2800). A table name with them could look like
+// another's, or reverse the text shown after it.
+func Invisible(r rune) bool {
+	switch r {
+	case 0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800:
+		return true
+	}
+	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r)
 }
 
 // displayName makes a gateway-supplied name safe to show: trimmed, without
 // control characters, bounded; "Player" when nothing is left.
 func displayName(n string) string {
 	n = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == utf8.RuneError {
+		if unicode.IsControl(r) || r == utf8.RuneError || Invisible(r) {
 			return -1
 		}
 		return r
@@ -186,6 +226,10 @@ func (t *Table) SitDown(p Player, seat uint32, password string, verify Verifier)
 	if t.PasswordHash != "" && current < 0 {
 		if password == "" {
 			return fmt.Errorf("%w: this table needs a password", ErrWrongPassword)
+		}
+		if checkPassword(password) != nil {
+			// No password the table could have: refused without hashing.
+			return ErrWrongPassword
 		}
 		ok, err := verify(t.PasswordHash, password)
 		if err != nil {
@@ -315,6 +359,35 @@ func (t *Table) SeatChanged(i uint32, playerID, name string, bot bool, eventSeq 
 		return nil
 	}
 	t.Seats[i] = Seat{PlayerID: playerID, Name: displayName(name)}
+	return nil
+}
+
+// Members are the players a waiting table holds: its host and the players
+// seated there, each once. They count against each one's waiting tables
+// (Limits.WaitingPerPlayer). A table that is not waiting holds nobody.
+func (t *Table) Members() []string {
+	if t.Status != Waiting {
+		return nil
+	}
+	out := make([]string, 0, len(t.Seats)+1)
+	if t.Host != "" {
+		out = append(out, t.Host)
+	}
+	for _, s := range t.Seats {
+		if s.PlayerID != "" && !s.Bot && !slices.Contains(out, s.PlayerID) {
+			out = append(out, s.PlayerID)
+		}
+	}
+	return out
+}
+
+// Expire closes a waiting table nobody changed for the waiting TTL: it is
+// finished and leaves the list, like a table whose last player left.
+func (t *Table) Expire() error {
+	if t.Status != Waiting {
+		return ErrAlreadyStarted
+	}
+	t.Status = Finished
 	return nil
 }
 
