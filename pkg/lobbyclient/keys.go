@@ -23,7 +23,16 @@ const (
 	// ConsumerGroup is the lobby's consumer group on CommandStream.
 	ConsumerGroup = "lobby"
 
+	// IdleKey is a sorted set: waiting table id → the moment (Unix ms) it
+	// expires unless something changes it first.
+	IdleKey = "pulka:lobby:idle"
+
+	// HeldPrefix + a player id is the set of waiting tables the player
+	// hosts or sits at (their count is limited).
+	HeldPrefix = "pulka:lobby:held:"
+
 	tablePrefix  = "pulka:lobby:table:"
+	ratePrefix   = "pulka:lobby:rate:"
 	resultPrefix = "pulka:lobby:done:"
 	replyPrefix  = "pulka:lobby:reply:"
 )
@@ -36,6 +45,9 @@ const (
 	TableFieldRevision = "rev"
 	// TableFieldPassword holds the argon2id hash of the password, if any.
 	TableFieldPassword = "pw"
+	// TableFieldMembers holds the players a waiting table counts against
+	// (space-separated): the sets under HeldPrefix are kept from it.
+	TableFieldMembers = "members"
 )
 
 // TableKey is the hash of one table, listed or private.
@@ -47,3 +59,19 @@ func ResultKey(commandID string) string { return resultPrefix + commandID }
 
 // ReplyStream is the stream the lobby answers a gateway instance on.
 func ReplyStream(instance string) string { return replyPrefix + instance }
+
+// HeldKey is the set of waiting tables playerID hosts or sits at.
+func HeldKey(playerID string) string { return HeldPrefix + playerID }
+
+// CreateRateKey counts a player's recent table creations (a sorted set of
+// command ids by time).
+func CreateRateKey(playerID string) string { return ratePrefix + "create:" + playerID }
+
+// GuessRateKey counts recent password guesses at a table: by one player,
+// or by everybody when playerID is empty.
+func GuessRateKey(tableID, playerID string) string {
+	if playerID == "" {
+		return ratePrefix + "guess:" + tableID
+	}
+	return ratePrefix + "guess:" + tableID + ":" + playerID
+}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/propagation"
@@ -156,6 +157,17 @@ type Change struct {
 	Started *lobbyv1.TableStarted
 	// Forward is appended to the table's command stream when set.
 	Forward *tablev1.Command
+	// Members are the players the table holds after the change
+	// (domain.Table.Members; none unless it is waiting). Each one it did
+	// not hold before must hold fewer than WaitingLimit waiting tables, or
+	// nothing is written and Commit returns domain.ErrTooManyWaiting.
+	Members []string
+	// WaitingLimit is the most waiting tables one player may hold; 0: no
+	// limit.
+	WaitingLimit int
+	// IdleDeadline is when the table expires unless changed again (zero:
+	// never, it is not waiting).
+	IdleDeadline time.Time
 }
 
 // Committed is the outcome of Commit.
@@ -171,23 +183,62 @@ type Committed struct {
 }
 
 // commitScript: see the package doc. KEYS: 1 result, 2 table, 3 meta,
-// 4 listed, 5 view stream, 6 start stream, 7 forward stream (or any key).
+// 4 listed, 5 view stream, 6 start stream, 7 forward stream (or any key),
+// 8 the idle deadlines (IdleKey).
 // ARGV: 1 result bytes, 2 result ttl ms, 3 write table (0/1), 4 expected
 // revision, 5 summary, 6 password hash, 7 table ttl ms (0 = keep), 8 list op
 // (""/"upsert"/"remove"), 9 table id, 10 update bytes (version left out),
 // 11 start bytes, 12 forward bytes, 13 view maxlen, 14 start maxlen,
-// 15 forward maxlen, 16 traceparent, 17 tracestate.
+// 15 forward maxlen, 16 traceparent, 17 tracestate, 18 members
+// (space-separated), 19 waiting limit (0 = none), 20 idle deadline ms
+// (0 = not waiting), 21 HeldPrefix.
+//
+// The held sets are named from player ids inside the script: the lobby
+// runs on one Redis (see docs/lobby.md, Redis Cluster).
 var commitScript = redis.NewScript(`
 local prev = redis.call('GET', KEYS[1])
 if prev then return {'dup', prev} end
 local rev = 0
+local old, new = {}, {}
 if ARGV[3] == '1' then
   rev = tonumber(redis.call('HGET', KEYS[2], 'rev') or '0')
   if rev ~= tonumber(ARGV[4]) then return {'conflict', tostring(rev)} end
+  for m in string.gmatch(redis.call('HGET', KEYS[2], 'members') or '', '%S+') do old[m] = true end
+  for m in string.gmatch(ARGV[18], '%S+') do new[m] = true end
+  local limit = tonumber(ARGV[19])
+  if limit > 0 then
+    for m in pairs(new) do
+      local held = ARGV[21] .. m
+      if not old[m] and redis.call('SCARD', held) >= limit then
+        -- Forget tables that stopped waiting some other way (a lost key)
+        -- before refusing.
+        for _, id in ipairs(redis.call('SMEMBERS', held)) do
+          if not redis.call('ZSCORE', KEYS[8], id) then redis.call('SREM', held, id) end
+        end
+        if redis.call('SCARD', held) >= limit then return {'limit', m} end
+      end
+    end
+  end
   rev = rev + 1
   redis.call('HSET', KEYS[2], 'rev', rev, 'summary', ARGV[5])
   if ARGV[6] ~= '' then redis.call('HSET', KEYS[2], 'pw', ARGV[6]) end
   if tonumber(ARGV[7]) > 0 then redis.call('PEXPIRE', KEYS[2], ARGV[7]) end
+  for m in pairs(old) do
+    if not new[m] then redis.call('SREM', ARGV[21] .. m, ARGV[9]) end
+  end
+  for m in pairs(new) do
+    if not old[m] then redis.call('SADD', ARGV[21] .. m, ARGV[9]) end
+  end
+  if ARGV[18] ~= '' then
+    redis.call('HSET', KEYS[2], 'members', ARGV[18])
+  else
+    redis.call('HDEL', KEYS[2], 'members')
+  end
+  if tonumber(ARGV[20]) > 0 then
+    redis.call('ZADD', KEYS[8], ARGV[20], ARGV[9])
+  else
+    redis.call('ZREM', KEYS[8], ARGV[9])
+  end
 end
 local function fields(data)
   local f = {'data', data}
@@ -275,12 +326,23 @@ func (s *Store) Commit(ctx context.Context, c Change) (Committed, error) {
 	keys := []string{
 		lobbyclient.ResultKey(c.CommandID), lobbyclient.TableKey(tableID), lobbyclient.MetaKey,
 		lobbyclient.ListedKey, lobbyclient.ViewStream, lobbyclient.TableStartStream, forwardKey,
+		lobbyclient.IdleKey,
+	}
+	for _, m := range c.Members {
+		if m == "" || strings.ContainsFunc(m, unicode.IsSpace) {
+			return Committed{}, fmt.Errorf("commit %s: player id %q cannot be a member", c.CommandID, m)
+		}
+	}
+	var idle int64
+	if !c.IdleDeadline.IsZero() {
+		idle = max(c.IdleDeadline.UnixMilli(), 1)
 	}
 	res, err := commitScript.Run(ctx, s.rdb, keys,
 		result, s.cfg.ResultTTL.Milliseconds(), writeTable, c.ExpectRevision, summary, pw, tableTTL,
 		listOp, tableID, update, started, forward,
 		s.cfg.ViewMaxLen, s.cfg.StartMaxLen, s.cfg.ForwardMaxLen,
 		carrier.Get("traceparent"), carrier.Get("tracestate"),
+		strings.Join(c.Members, " "), c.WaitingLimit, idle, lobbyclient.HeldPrefix,
 	).StringSlice()
 	if err != nil {
 		return Committed{}, fmt.Errorf("commit %s: %w", c.CommandID, err)
@@ -292,6 +354,8 @@ func (s *Store) Commit(ctx context.Context, c Change) (Committed, error) {
 			return Committed{}, fmt.Errorf("commit %s: stored result: %w", c.CommandID, err)
 		}
 		return Committed{Duplicate: &prev}, nil
+	case len(res) >= 2 && res[0] == "limit":
+		return Committed{}, fmt.Errorf("%w: %s already holds %d waiting tables", domain.ErrTooManyWaiting, res[1], c.WaitingLimit)
 	case len(res) >= 2 && res[0] == "conflict":
 		return Committed{}, fmt.Errorf("%w: %s at revision %s, expected %d", ErrConflict, tableID, res[1], c.ExpectRevision)
 	case len(res) == 3 && res[0] == "ok":
@@ -412,4 +476,101 @@ func BuildView(version uint64, streamID string, summaries []string) (*lobbyv1.Lo
 		return strings.Compare(a.GetTableId(), b.GetTableId())
 	})
 	return view, nil
+}
+
+// Rate is one sliding-window limit: at most Limit requests in any Window,
+// counted in the sorted set Key.
+type Rate struct {
+	Key    string
+	Limit  int
+	Window time.Duration
+}
+
+// takeScript counts one request (member ARGV[2] at ARGV[1] ms) against every
+// key, or against none when one of them is full: KEYS[i] has limit
+// ARGV[2i+2] in window ARGV[2i+1] ms. It returns {0, 0}, or {i, ms until
+// key i has room}. A member counted already (a retried command) is only
+// moved to now.
+var takeScript = redis.NewScript(`
+local now = tonumber(ARGV[1])
+for i = 1, #KEYS do
+  local w, lim = tonumber(ARGV[2*i+1]), tonumber(ARGV[2*i+2])
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now - w)
+  if not redis.call('ZSCORE', KEYS[i], ARGV[2]) and redis.call('ZCARD', KEYS[i]) >= lim then
+    local oldest = redis.call('ZRANGE', KEYS[i], 0, 0, 'WITHSCORES')
+    return {i, tonumber(oldest[2]) + w - now}
+  end
+end
+for i = 1, #KEYS do
+  redis.call('ZADD', KEYS[i], now, ARGV[2])
+  redis.call('PEXPIRE', KEYS[i], ARGV[2*i+1])
+end
+return {0, 0}
+`)
+
+// Take counts one request, named member (its command id), against every
+// rate at once, before the work it guards: parallel requests cannot slip
+// past a limit. full is the index of the rate that refused (nothing was
+// counted) and retryAfter when it has room again; full is -1 when the
+// request was counted.
+func (s *Store) Take(ctx context.Context, now time.Time, member string, rates ...Rate) (full int, retryAfter time.Duration, err error) {
+	if len(rates) == 0 {
+		return -1, 0, nil
+	}
+	keys := make([]string, len(rates))
+	args := []interface{}{now.UnixMilli(), member}
+	for i, r := range rates {
+		if r.Limit < 1 || r.Window < time.Millisecond {
+			return 0, 0, fmt.Errorf("rate %s: limit %d per %v", r.Key, r.Limit, r.Window)
+		}
+		keys[i] = r.Key
+		args = append(args, r.Window.Milliseconds(), r.Limit)
+	}
+	res, err := takeScript.Run(ctx, s.rdb, keys, args...).Int64Slice()
+	if err != nil || len(res) != 2 {
+		return 0, 0, fmt.Errorf("rate %s: %w (reply %v)", keys[0], err, res)
+	}
+	if res[0] == 0 {
+		return -1, 0, nil
+	}
+	i := int(res[0] - 1)
+	// A clock that went back (another replica's) must not ask for more than
+	// the window, nor for nothing.
+	wait := min(max(time.Duration(res[1])*time.Millisecond, time.Millisecond), rates[i].Window)
+	return i, wait, nil
+}
+
+// DueIdle returns up to n waiting tables whose idle deadline is at or
+// before now, soonest first.
+func (s *Store) DueIdle(ctx context.Context, now time.Time, n int64) ([]string, error) {
+	ids, err := s.rdb.ZRangeByScore(ctx, lobbyclient.IdleKey, &redis.ZRangeBy{
+		Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: n,
+	}).Result()
+	if err != nil {
+		return nil, fmt.Errorf("due idle tables: %w", err)
+	}
+	return ids, nil
+}
+
+// IdleDeadline returns when a waiting table expires; ok is false when it is
+// not waiting (or unknown).
+func (s *Store) IdleDeadline(ctx context.Context, tableID string) (time.Time, bool, error) {
+	ms, err := s.rdb.ZScore(ctx, lobbyclient.IdleKey, tableID).Result()
+	if errors.Is(err, redis.Nil) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("idle deadline of %s: %w", tableID, err)
+	}
+	return time.UnixMilli(int64(ms)), true, nil
+}
+
+// Held returns the waiting tables playerID hosts or sits at.
+func (s *Store) Held(ctx context.Context, playerID string) ([]string, error) {
+	ids, err := s.rdb.SMembers(ctx, lobbyclient.HeldKey(playerID)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("tables held by %s: %w", playerID, err)
+	}
+	slices.Sort(ids)
+	return ids, nil
 }
