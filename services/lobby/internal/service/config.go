@@ -18,6 +18,16 @@ const (
 	EnvResultTTL        = "PULKA_LOBBY_RESULT_TTL"
 	EnvFinishedTTL      = "PULKA_LOBBY_FINISHED_TTL"
 	EnvViewMaxLen       = "PULKA_LOBBY_VIEW_MAXLEN"
+
+	EnvMaxWaiting       = "PULKA_LOBBY_MAX_WAITING"
+	EnvCreatesPerMinute = "PULKA_LOBBY_CREATES_PER_MINUTE"
+	EnvGuessesPerPlayer = "PULKA_LOBBY_GUESSES_PER_PLAYER"
+	EnvGuessesPerTable  = "PULKA_LOBBY_GUESSES_PER_TABLE"
+	EnvGuessWindow      = "PULKA_LOBBY_GUESS_WINDOW"
+	EnvWaitingTTL       = "PULKA_LOBBY_WAITING_TTL"
+	EnvSweepInterval    = "PULKA_LOBBY_SWEEP_INTERVAL"
+	EnvPasswordWorkers  = "PULKA_LOBBY_PASSWORD_WORKERS"
+	EnvPasswordQueue    = "PULKA_LOBBY_PASSWORD_QUEUE"
 )
 
 // Config is the lobby's configuration: the daemon's base plus its own.
@@ -29,6 +39,7 @@ type Config struct {
 	ResultTTL        time.Duration
 	FinishedTTL      time.Duration
 	ViewMaxLen       int64
+	Limits           Limits
 }
 
 // RegisterFlags declares the base flags and the lobby's.
@@ -40,6 +51,16 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 	f.Duration(&c.ResultTTL, "result-ttl", EnvResultTTL, 24*time.Hour, "how long a command's result is kept to answer repeats (its dedupe window)")
 	f.Duration(&c.FinishedTTL, "finished-ttl", EnvFinishedTTL, time.Hour, "how long a finished table stays readable by its link")
 	f.Int64(&c.ViewMaxLen, "view-maxlen", EnvViewMaxLen, 10_000, "approximate length of the view stream (must cover the updates between two snapshots)")
+	d, l := DefaultLimits(), &c.Limits
+	f.Int(&l.WaitingPerPlayer, "max-waiting", EnvMaxWaiting, d.WaitingPerPlayer, "waiting tables one player may host or sit at")
+	f.Int(&l.CreatesPerMinute, "creates-per-minute", EnvCreatesPerMinute, d.CreatesPerMinute, "tables one player may create in any minute")
+	f.Int(&l.GuessesPerPlayer, "guesses-per-player", EnvGuessesPerPlayer, d.GuessesPerPlayer, "password guesses one player may make at one table per -guess-window")
+	f.Int(&l.GuessesPerTable, "guesses-per-table", EnvGuessesPerTable, d.GuessesPerTable, "password guesses everybody together may make at one table per -guess-window")
+	f.Duration(&l.GuessWindow, "guess-window", EnvGuessWindow, d.GuessWindow, "the window of the password-guess limits")
+	f.Duration(&l.WaitingTTL, "waiting-ttl", EnvWaitingTTL, d.WaitingTTL, "a waiting table nobody changes for this long is closed")
+	f.Duration(&l.SweepInterval, "sweep-interval", EnvSweepInterval, d.SweepInterval, "how often idle waiting tables are looked for")
+	f.Int(&l.PasswordWorkers, "password-workers", EnvPasswordWorkers, d.PasswordWorkers, "goroutines hashing table passwords, off the command consumers")
+	f.Int(&l.PasswordQueue, "password-queue", EnvPasswordQueue, d.PasswordQueue, "password commands that may wait for a worker; more are refused at once")
 }
 
 // Validate reports every problem at once.
@@ -60,6 +81,31 @@ func (c *Config) Validate() error {
 	if c.ViewMaxLen < 100 {
 		errs = append(errs, fmt.Errorf("%w: -view-maxlen must be at least 100", daemon.ErrConfig))
 	}
+	l := c.Limits
+	for _, n := range []struct {
+		flag string
+		v    int
+	}{
+		{"max-waiting", l.WaitingPerPlayer}, {"creates-per-minute", l.CreatesPerMinute},
+		{"guesses-per-player", l.GuessesPerPlayer}, {"guesses-per-table", l.GuessesPerTable},
+		{"password-workers", l.PasswordWorkers}, {"password-queue", l.PasswordQueue},
+	} {
+		if n.v < 1 || n.v > 1_000_000 {
+			errs = append(errs, fmt.Errorf("%w: -%s must be 1..1000000, not %d", daemon.ErrConfig, n.flag, n.v))
+		}
+	}
+	if l.PasswordWorkers > 64 {
+		errs = append(errs, fmt.Errorf("%w: -password-workers must be at most 64 (each hash holds 19 MiB)", daemon.ErrConfig))
+	}
+	if l.GuessWindow < time.Second {
+		errs = append(errs, fmt.Errorf("%w: -guess-window must be at least 1s", daemon.ErrConfig))
+	}
+	if l.WaitingTTL < time.Second {
+		errs = append(errs, fmt.Errorf("%w: -waiting-ttl must be at least 1s", daemon.ErrConfig))
+	}
+	if l.SweepInterval < 10*time.Millisecond || l.SweepInterval > l.WaitingTTL {
+		errs = append(errs, fmt.Errorf("%w: -sweep-interval must be 10ms..-waiting-ttl", daemon.ErrConfig))
+	}
 	return errors.Join(errs...)
 }
 
@@ -74,7 +120,7 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 		name = h
 	}
 	opt := Options{
-		Name: name, Consumers: c.Consumers, SnapshotInterval: c.SnapshotInterval,
+		Name: name, Consumers: c.Consumers, SnapshotInterval: c.SnapshotInterval, Limits: c.Limits,
 		Logger: d.Logger, MeterProvider: d.Telemetry.MeterProvider, TracerProvider: d.Telemetry.TracerProvider,
 	}
 	opt.Store.ResultTTL, opt.Store.FinishedTTL, opt.Store.ViewMaxLen = c.ResultTTL, c.FinishedTTL, c.ViewMaxLen

@@ -28,6 +28,20 @@ func TestConfig_DefaultsAndEnvironment(t *testing.T) {
 	if cfg.Consumers != 4 || cfg.SnapshotInterval != 250*time.Millisecond || cfg.ResultTTL != 24*time.Hour || cfg.ViewMaxLen != 10_000 {
 		t.Fatalf("config %+v", cfg)
 	}
+	if cfg.Limits != DefaultLimits() {
+		t.Fatalf("limits %+v, want the defaults %+v", cfg.Limits, DefaultLimits())
+	}
+	cfg, err = loadConfig(t, map[string]string{EnvMaxWaiting: "5", EnvCreatesPerMinute: "30", EnvGuessesPerPlayer: "2",
+		EnvGuessesPerTable: "9", EnvGuessWindow: "30s", EnvWaitingTTL: "2m", EnvSweepInterval: "1s",
+		EnvPasswordWorkers: "4", EnvPasswordQueue: "8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Limits{WaitingPerPlayer: 5, CreatesPerMinute: 30, GuessesPerPlayer: 2, GuessesPerTable: 9, GuessWindow: 30 * time.Second,
+		WaitingTTL: 2 * time.Minute, SweepInterval: time.Second, PasswordWorkers: 4, PasswordQueue: 8}
+	if cfg.Limits != want {
+		t.Fatalf("limits from the environment %+v, want %+v", cfg.Limits, want)
+	}
 }
 
 func TestConfig_InvalidValuesAreRefused(t *testing.T) {
@@ -37,6 +51,17 @@ func TestConfig_InvalidValuesAreRefused(t *testing.T) {
 		{"-result-ttl", "10s"},
 		{"-finished-ttl", "0s"},
 		{"-view-maxlen", "5"},
+		{"-max-waiting", "0"},
+		{"-creates-per-minute", "0"},
+		{"-guesses-per-player", "-1"},
+		{"-guesses-per-table", "0"},
+		{"-guess-window", "10ms"},
+		{"-waiting-ttl", "0s"},
+		{"-sweep-interval", "1ms"},
+		{"-waiting-ttl", "1m", "-sweep-interval", "2m"},
+		{"-password-workers", "0"},
+		{"-password-workers", "65"},
+		{"-password-queue", "0"},
 	} {
 		if _, err := loadConfig(t, nil, args...); !errors.Is(err, daemon.ErrConfig) {
 			t.Errorf("%v: err = %v", args, err)

@@ -72,6 +72,9 @@ func (e *env) lobby(name string, mut ...func(*Options)) (svc *Service, stop func
 	opt := Options{
 		Name: name, Consumers: 2, SnapshotInterval: 20 * time.Millisecond,
 		Password: cheapPasswords, MinIdle: 500 * time.Millisecond, Now: e.now,
+		// Tests of other things than the limits create many tables as one
+		// player; the limits' own tests set them.
+		Limits: Limits{WaitingPerPlayer: 1000, CreatesPerMinute: 1000, GuessesPerPlayer: 1000, GuessesPerTable: 1000},
 	}
 	for _, m := range mut {
 		m(&opt)

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"fmt"
 
 	"go.opentelemetry.io/otel/metric"
@@ -12,9 +13,12 @@ type metrics struct {
 	conflicts metric.Int64Counter
 	started   metric.Int64Counter
 	snapshots metric.Int64Counter
+	limited   metric.Int64Counter
+	expired   metric.Int64Counter
+	hashWait  metric.Float64Histogram
 }
 
-func newMetrics(m metric.Meter) (metrics, error) {
+func newMetrics(m metric.Meter, hashQueue func() int64) (metrics, error) {
 	var out metrics
 	var err error
 	if out.commands, err = m.Int64Counter("pulka_lobby_commands",
@@ -36,6 +40,27 @@ func newMetrics(m metric.Meter) (metrics, error) {
 	}
 	if out.snapshots, err = m.Int64Counter("pulka_lobby_snapshots",
 		metric.WithDescription("LobbyView snapshots written.")); err != nil {
+		return out, fmt.Errorf("lobby metrics: %w", err)
+	}
+	if out.limited, err = m.Int64Counter("pulka_lobby_limited",
+		metric.WithDescription("Commands refused by a limit, by limit: waiting_tables, create_rate, guess_player, guess_table, password_queue.")); err != nil {
+		return out, fmt.Errorf("lobby metrics: %w", err)
+	}
+	if out.expired, err = m.Int64Counter("pulka_lobby_tables_expired",
+		metric.WithDescription("Waiting tables closed because nobody changed them for the waiting TTL.")); err != nil {
+		return out, fmt.Errorf("lobby metrics: %w", err)
+	}
+	if out.hashWait, err = m.Float64Histogram("pulka_lobby_password_queue_wait", metric.WithUnit("s"),
+		metric.WithDescription("Time a password command waited for a password worker."),
+		metric.WithExplicitBucketBoundaries(0.001, 0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5)); err != nil {
+		return out, fmt.Errorf("lobby metrics: %w", err)
+	}
+	if _, err = m.Int64ObservableGauge("pulka_lobby_password_queue",
+		metric.WithDescription("Password commands waiting for a password worker."),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(hashQueue())
+			return nil
+		})); err != nil {
 		return out, fmt.Errorf("lobby metrics: %w", err)
 	}
 	return out, nil

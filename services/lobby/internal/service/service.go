@@ -20,6 +20,7 @@ import (
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
@@ -56,6 +57,8 @@ type Options struct {
 	Store store.Config
 	// Password are the argon2id parameters for new tables.
 	Password password.Params
+	// Limits bound what players can make the lobby keep and do.
+	Limits Limits
 
 	Logger         *slog.Logger
 	MeterProvider  metric.MeterProvider
@@ -96,7 +99,67 @@ func (o *Options) defaults() {
 	if o.Rand == nil {
 		o.Rand = rand.Reader
 	}
+	o.Limits.defaults()
 }
+
+// Limits bound what one player, or many, can make the lobby keep and do
+// (docs/limits.md, "Lobby"); zero values take the defaults.
+type Limits struct {
+	// WaitingPerPlayer is how many waiting tables one player may host or
+	// sit at (a table counts once for each of its host and seated players).
+	WaitingPerPlayer int
+	// CreatesPerMinute is how many tables one player may create in any
+	// minute (attempts, counted before the table is built).
+	CreatesPerMinute int
+	// GuessesPerPlayer and GuessesPerTable bound the password guesses at one
+	// table in any GuessWindow, by one player and by everybody. A guess is
+	// counted before it is hashed.
+	GuessesPerPlayer int
+	GuessesPerTable  int
+	GuessWindow      time.Duration
+	// WaitingTTL: a waiting table nobody changed for this long is closed.
+	WaitingTTL time.Duration
+	// SweepInterval is how often a replica looks for such tables.
+	SweepInterval time.Duration
+	// PasswordWorkers hash and verify table passwords, off the command
+	// consumers; PasswordQueue commands may wait for them, more are
+	// refused UNAVAILABLE at once.
+	PasswordWorkers int
+	PasswordQueue   int
+}
+
+// DefaultLimits are the limits a lobby runs with unless configured.
+func DefaultLimits() Limits {
+	return Limits{
+		WaitingPerPlayer: 3, CreatesPerMinute: 10,
+		GuessesPerPlayer: 5, GuessesPerTable: 20, GuessWindow: time.Minute,
+		WaitingTTL: 15 * time.Minute, SweepInterval: 10 * time.Second,
+		PasswordWorkers: 2, PasswordQueue: 64,
+	}
+}
+
+func (l *Limits) defaults() {
+	d := DefaultLimits()
+	for _, f := range []struct{ v, def *int }{
+		{&l.WaitingPerPlayer, &d.WaitingPerPlayer}, {&l.CreatesPerMinute, &d.CreatesPerMinute},
+		{&l.GuessesPerPlayer, &d.GuessesPerPlayer}, {&l.GuessesPerTable, &d.GuessesPerTable},
+		{&l.PasswordWorkers, &d.PasswordWorkers}, {&l.PasswordQueue, &d.PasswordQueue},
+	} {
+		if *f.v <= 0 {
+			*f.v = *f.def
+		}
+	}
+	for _, f := range []struct{ v, def *time.Duration }{
+		{&l.GuessWindow, &d.GuessWindow}, {&l.WaitingTTL, &d.WaitingTTL}, {&l.SweepInterval, &d.SweepInterval},
+	} {
+		if *f.v <= 0 {
+			*f.v = *f.def
+		}
+	}
+}
+
+// createWindow is the window of Limits.CreatesPerMinute.
+const createWindow = time.Minute
 
 // Service is one lobby replica.
 type Service struct {
@@ -109,19 +172,32 @@ type Service struct {
 
 	randMu sync.Mutex
 	ready  atomic.Bool
+	// hashJobs feeds the password workers (see handle).
+	hashJobs chan hashJob
+}
+
+// hashJob is a command that needs a password hashed or verified: it waits
+// for a password worker instead of holding a command consumer.
+type hashJob struct {
+	ctx    context.Context
+	m      streams.Message
+	cmd    *lobbyv1.LobbyCommand
+	queued time.Time
 }
 
 // New makes a lobby replica on rdb.
 func New(rdb redis.UniversalClient, opt Options) (*Service, error) {
 	opt.defaults()
-	m, err := newMetrics(opt.MeterProvider.Meter("github.com/pulka/pulka/services/lobby"))
+	s := &Service{
+		rdb: rdb, store: store.New(rdb, opt.Store), hasher: password.NewHasher(opt.Password),
+		opt: opt, log: opt.Logger, hashJobs: make(chan hashJob, opt.Limits.PasswordQueue),
+	}
+	m, err := newMetrics(opt.MeterProvider.Meter("github.com/pulka/pulka/services/lobby"), func() int64 { return int64(len(s.hashJobs)) })
 	if err != nil {
 		return nil, err
 	}
-	return &Service{
-		rdb: rdb, store: store.New(rdb, opt.Store), hasher: password.NewHasher(opt.Password),
-		opt: opt, log: opt.Logger, m: m,
-	}, nil
+	s.m = m
+	return s, nil
 }
 
 // Ready reports whether the replica is consuming: its consumer group exists
@@ -153,16 +229,27 @@ func (s *Service) Run(ctx context.Context) error {
 		// Not fatal: Redis may come back; the loop retries.
 		s.log.WarnContext(ctx, "lobby: first snapshot failed", "err", err)
 	}
+	var hashers sync.WaitGroup
+	for range s.opt.Limits.PasswordWorkers {
+		hashers.Add(1)
+		go func() { defer hashers.Done(); s.hashWorker() }()
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(consumers))
 	for i, c := range consumers {
 		wg.Add(1)
 		go func() { defer wg.Done(); errs[i] = c.Run(ctx) }()
 	}
+	wg.Add(1)
+	go func() { defer wg.Done(); s.sweepLoop(ctx) }()
 	s.ready.Store(true)
 	s.snapshotLoop(ctx)
 	s.ready.Store(false)
 	wg.Wait()
+	// The consumers are done: nothing else is queued. The workers answer
+	// what is (each job has its own deadline).
+	close(s.hashJobs)
+	hashers.Wait()
 	return errors.Join(errs...)
 }
 
@@ -196,6 +283,20 @@ func (s *Service) handle(ctx context.Context, m streams.Message) error {
 		s.forget(ctx, m)
 		return nil
 	}
+	if needsPassword(&cmd) {
+		// Hashing takes ~25 ms of a core: a worker does it, so that guesses
+		// never hold up the consumers (and the tables they create). The entry
+		// is acknowledged now; if this replica dies before answering, the
+		// player's retry (same command_id) is applied once.
+		select {
+		case s.hashJobs <- hashJob{ctx: ctx, m: m, cmd: &cmd, queued: time.Now()}:
+		default:
+			s.limited(ctx, "password_queue")
+			res := reject(&cmd, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_UNAVAILABLE, "the lobby is busy checking passwords; try again", tableIDOf(&cmd))
+			s.answer(ctx, m, &cmd, res)
+		}
+		return nil
+	}
 	res, err := s.Apply(ctx, &cmd)
 	if err != nil {
 		if m.Deliveries < s.opt.MaxDeliveries {
@@ -218,6 +319,65 @@ func (s *Service) handle(ctx context.Context, m streams.Message) error {
 	}
 	s.forget(ctx, m)
 	return nil
+}
+
+// needsPassword reports whether handling cmd may hash a password: a table
+// created with one, or a seat asked for with one.
+func needsPassword(cmd *lobbyv1.LobbyCommand) bool {
+	switch c := cmd.GetCommand().(type) {
+	case *lobbyv1.LobbyCommand_CreateTable:
+		return c.CreateTable.GetPassword() != ""
+	case *lobbyv1.LobbyCommand_SitDown:
+		return c.SitDown.GetPassword() != ""
+	}
+	return false
+}
+
+// hashAttempts bounds the tries of a password command whose Apply fails
+// (Redis errors): it was acknowledged already, so it is not redelivered.
+const (
+	hashAttempts = 3
+	hashJobTime  = 10 * time.Second
+)
+
+// hashWorker applies password commands until hashJobs is closed.
+func (s *Service) hashWorker() {
+	for j := range s.hashJobs {
+		s.m.hashWait.Record(j.ctx, time.Since(j.queued).Seconds())
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(j.ctx), hashJobTime)
+		var res *lobbyv1.LobbyCommandResult
+		var err error
+		for attempt := range hashAttempts {
+			if res, err = s.Apply(ctx, j.cmd); err == nil || ctx.Err() != nil {
+				break
+			}
+			time.Sleep(time.Duration(attempt+1) * 50 * time.Millisecond)
+		}
+		if err != nil {
+			s.log.ErrorContext(ctx, "lobby: password command failed", "command_id", j.cmd.GetCommandId(), "err", err)
+			res = reject(j.cmd, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_UNAVAILABLE, "the lobby could not apply the command; try again", tableIDOf(j.cmd))
+		}
+		s.answer(ctx, j.m, j.cmd, res)
+		cancel()
+	}
+}
+
+// answer replies to an acknowledged command and deletes its entry; it
+// cannot be redelivered, so a failed reply is only logged (the player's
+// retry gets the stored result).
+func (s *Service) answer(ctx context.Context, m streams.Message, cmd *lobbyv1.LobbyCommand, res *lobbyv1.LobbyCommandResult) {
+	if to := cmd.GetReplyTo(); to != "" {
+		if !strings.HasPrefix(to, lobbyclient.ReplyStream("")) {
+			s.log.WarnContext(ctx, "lobby: reply_to is not a lobby reply stream; not answering", "reply_to", to)
+		} else if err := s.store.Reply(ctx, to, res); err != nil {
+			s.log.WarnContext(ctx, "lobby: reply failed", "command_id", cmd.GetCommandId(), "err", err)
+		}
+	}
+	s.forget(ctx, m)
+}
+
+func (s *Service) limited(ctx context.Context, limit string) {
+	s.m.limited.Add(ctx, 1, metric.WithAttributes(attribute.String("limit", limit)))
 }
 
 func (s *Service) forget(ctx context.Context, m streams.Message) {
@@ -254,15 +414,38 @@ func (s *Service) apply(ctx context.Context, cmd *lobbyv1.LobbyCommand) (*lobbyv
 	if ok {
 		return s.repeat(prev, cmd), "duplicate", nil
 	}
-	for range s.opt.MaxAttempts {
-		ch, err := s.decide(ctx, cmd)
+	now := s.opt.Now()
+	if _, ok := cmd.GetCommand().(*lobbyv1.LobbyCommand_CreateTable); ok && cmd.GetPlayerId() != "" {
+		full, retry, err := s.store.Take(ctx, now, cmd.GetCommandId(), store.Rate{
+			Key: lobbyclient.CreateRateKey(cmd.GetPlayerId()), Limit: s.opt.Limits.CreatesPerMinute, Window: createWindow})
 		if err != nil {
 			return nil, "", err
+		}
+		if full >= 0 {
+			s.limited(ctx, "create_rate")
+			return s.refuseLimit(cmd, &domain.LimitError{Err: domain.ErrTooManyCreations, Scope: "player", RetryAfter: retry}), "rejected", nil
+		}
+	}
+	verify := s.guessVerifier(ctx, cmd, now)
+	for range s.opt.MaxAttempts {
+		ch, err := s.decide(ctx, cmd, verify)
+		if err != nil {
+			return nil, "", err
+		}
+		if ch.Table == nil && isLimit(ch.Result.GetReason()) {
+			// A limit's refusal is not stored: the same command may succeed
+			// once the limit allows it.
+			return ch.Result, "rejected", nil
 		}
 		done, err := s.store.Commit(ctx, ch)
 		if errors.Is(err, store.ErrConflict) {
 			s.m.conflicts.Add(ctx, 1)
 			continue
+		}
+		if errors.Is(err, domain.ErrTooManyWaiting) {
+			s.limited(ctx, "waiting_tables")
+			return s.refuseLimit(cmd, fmt.Errorf("%w: you already host or sit at %d waiting tables; leave one first",
+				domain.ErrTooManyWaiting, s.opt.Limits.WaitingPerPlayer)), "rejected", nil
 		}
 		if err != nil {
 			return nil, "", err
@@ -282,6 +465,60 @@ func (s *Service) apply(ctx context.Context, cmd *lobbyv1.LobbyCommand) (*lobbyv
 	return nil, "", fmt.Errorf("lobby: command %s: table kept changing (%d attempts)", cmd.GetCommandId(), s.opt.MaxAttempts)
 }
 
+// refuseLimit answers a command refused by a limit (not stored).
+func (s *Service) refuseLimit(cmd *lobbyv1.LobbyCommand, err error) *lobbyv1.LobbyCommandResult {
+	res := reject(cmd, domain.Reason(err), err.Error(), tableIDOf(cmd))
+	if d := domain.RetryAfter(err); d > 0 {
+		res.RetryAfter = durationpb.New(d)
+	}
+	return res
+}
+
+func isLimit(r lobbyv1.LobbyRejectReason) bool {
+	switch r {
+	case lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_TOO_MANY_WAITING_TABLES,
+		lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_RATE_LIMITED,
+		lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_TOO_MANY_PASSWORD_GUESSES:
+		return true
+	}
+	return false
+}
+
+// guessVerifier checks a password guess at the command's table: counted
+// against the player's and the table's guess limits first, then hashed.
+// Its answer is kept for the retries of the same command (a conflict
+// decides again), which neither count nor hash again.
+func (s *Service) guessVerifier(ctx context.Context, cmd *lobbyv1.LobbyCommand, now time.Time) domain.Verifier {
+	var memo struct {
+		done     bool
+		hash, pw string
+		ok       bool
+	}
+	return func(hash, pw string) (bool, error) {
+		if memo.done && memo.hash == hash && memo.pw == pw {
+			return memo.ok, nil
+		}
+		tableID, l := tableIDOf(cmd), s.opt.Limits
+		full, retry, err := s.store.Take(ctx, now, cmd.GetCommandId(),
+			store.Rate{Key: lobbyclient.GuessRateKey(tableID, cmd.GetPlayerId()), Limit: l.GuessesPerPlayer, Window: l.GuessWindow},
+			store.Rate{Key: lobbyclient.GuessRateKey(tableID, ""), Limit: l.GuessesPerTable, Window: l.GuessWindow})
+		if err != nil {
+			return false, err
+		}
+		if full >= 0 {
+			scope := [...]string{"player", "table"}[full]
+			s.limited(ctx, "guess_"+scope)
+			return false, &domain.LimitError{Err: domain.ErrTooManyGuesses, Scope: scope, RetryAfter: retry}
+		}
+		ok, err := password.Verify(hash, pw)
+		if err != nil {
+			return false, err
+		}
+		memo.done, memo.hash, memo.pw, memo.ok = true, hash, pw, ok
+		return ok, nil
+	}
+}
+
 // repeat answers a command id seen before. A command id is the sender's
 // idempotency key; another player reusing it gets a refusal, not the first
 // player's result (which may name a private table).
@@ -295,13 +532,17 @@ func (s *Service) repeat(prev *lobbyv1.LobbyCommandResult, cmd *lobbyv1.LobbyCom
 // decide loads what the command needs and decides its effect with the
 // domain. Refusals become a Change that only stores the result; an error
 // is an infrastructure failure.
-func (s *Service) decide(ctx context.Context, cmd *lobbyv1.LobbyCommand) (store.Change, error) {
+func (s *Service) decide(ctx context.Context, cmd *lobbyv1.LobbyCommand, verify domain.Verifier) (store.Change, error) {
 	player := domain.Player{ID: cmd.GetPlayerId(), Name: cmd.GetDisplayName()}
 	refuse := func(err error, tableID string) (store.Change, error) {
 		if domain.Reason(err) == lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_UNSPECIFIED {
 			return store.Change{}, err
 		}
-		return store.Change{CommandID: cmd.GetCommandId(), Result: reject(cmd, domain.Reason(err), err.Error(), tableID)}, nil
+		res := reject(cmd, domain.Reason(err), err.Error(), tableID)
+		if d := domain.RetryAfter(err); d > 0 {
+			res.RetryAfter = durationpb.New(d)
+		}
+		return store.Change{CommandID: cmd.GetCommandId(), Result: res}, nil
 	}
 	if cmd.GetCommand() == nil {
 		return refuse(fmt.Errorf("%w: no command set", domain.ErrInvalidCommand), "")
@@ -338,7 +579,7 @@ func (s *Service) decide(ctx context.Context, cmd *lobbyv1.LobbyCommand) (store.
 	var forward *tablev1.Command
 	switch c := cmd.GetCommand().(type) {
 	case *lobbyv1.LobbyCommand_SitDown:
-		err = t.SitDown(player, c.SitDown.GetSeat(), c.SitDown.GetPassword(), password.Verify)
+		err = t.SitDown(player, c.SitDown.GetSeat(), c.SitDown.GetPassword(), verify)
 	case *lobbyv1.LobbyCommand_StandUp:
 		err = t.StandUp(player.ID)
 	case *lobbyv1.LobbyCommand_LeaveTable:
@@ -383,6 +624,11 @@ func (s *Service) change(ctx context.Context, cmd *lobbyv1.LobbyCommand, before 
 	after := t.Summary()
 	if before == nil || !proto.Equal(before, after) {
 		ch.Table = t
+		ch.Members, ch.WaitingLimit = t.Members(), s.opt.Limits.WaitingPerPlayer
+		if t.Status == domain.Waiting {
+			// Every change of a waiting table gives it another WaitingTTL.
+			ch.IdleDeadline = s.opt.Now().Add(s.opt.Limits.WaitingTTL)
+		}
 		if t.Settings.Visibility == domain.Public {
 			ch.List = store.ListUpsert
 			if !t.Listed() {

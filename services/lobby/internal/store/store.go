@@ -574,3 +574,12 @@ func (s *Store) Held(ctx context.Context, playerID string) ([]string, error) {
 	slices.Sort(ids)
 	return ids, nil
 }
+
+// DropIdle forgets a table's idle deadline (the table is gone or no longer
+// waiting).
+func (s *Store) DropIdle(ctx context.Context, tableID string) error {
+	if err := s.rdb.ZRem(ctx, lobbyclient.IdleKey, tableID).Err(); err != nil {
+		return fmt.Errorf("drop idle %s: %w", tableID, err)
+	}
+	return nil
+}
