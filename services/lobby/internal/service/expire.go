@@ -86,9 +86,10 @@ func (s *Service) expire(ctx context.Context, id string, now time.Time) (bool, e
 	if err != nil {
 		return false, err
 	}
-	_, err = s.store.Commit(ctx, ch)
+	done, err := s.store.Commit(ctx, ch)
 	if errors.Is(err, store.ErrConflict) {
 		return false, nil
 	}
-	return err == nil, err
+	// A duplicate: another replica closed it first, with the same id.
+	return err == nil && done.Duplicate == nil, err
 }

@@ -134,7 +134,7 @@ func DefaultLimits() Limits {
 		WaitingPerPlayer: 3, CreatesPerMinute: 10,
 		GuessesPerPlayer: 5, GuessesPerTable: 20, GuessWindow: time.Minute,
 		WaitingTTL: 15 * time.Minute, SweepInterval: 10 * time.Second,
-		PasswordWorkers: 2, PasswordQueue: 64,
+		PasswordWorkers: 1, PasswordQueue: 64,
 	}
 }
 
