@@ -276,6 +276,30 @@ func (v *View) List(filter *lobbyv1.TableFilter) []*lobbyv1.TableSummary {
 	return out
 }
 
+// Page returns the listed tables that match filter (nil: all), newest
+// first, skipping the first offset matches and stopping after limit; more
+// says that further tables match. It costs the tables it walks, not the
+// whole list: a window of the newest is cheap however many are listed.
+func (v *View) Page(filter *lobbyv1.TableFilter, offset, limit int) (tables []*lobbyv1.TableSummary, more bool) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	tables = make([]*lobbyv1.TableSummary, 0, min(max(limit, 0), len(v.sorted)))
+	for _, t := range v.sorted {
+		if !Match(filter, t) {
+			continue
+		}
+		if offset > 0 {
+			offset--
+			continue
+		}
+		if len(tables) == limit {
+			return tables, true
+		}
+		tables = append(tables, t)
+	}
+	return tables, false
+}
+
 // Get returns a listed table. Private tables are never in the view: use
 // Fetch for those.
 func (v *View) Get(tableID string) (*lobbyv1.TableSummary, bool) {

@@ -192,3 +192,47 @@ func TestFetch_UnknownTable(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestView_PageIsAWindowOfTheFilteredList(t *testing.T) {
+	srv := redistest.Start(t)
+	f := newFakeLobby(t, srv.Client(t))
+	for i := range 10 {
+		f.upsert(fmt.Sprint("t", i), int64(i), true)
+	}
+	// Japanese tables: t10, t11.
+	for i := 10; i < 12; i++ {
+		s := summary(fmt.Sprint("t", i), int64(i))
+		s.Settings.Game = lobbyv1.Game_GAME_JAPANESE
+		f.update(&lobbyv1.LobbyUpdate{Change: &lobbyv1.LobbyUpdate_TableUpserted{TableUpserted: s}}, true)
+	}
+	v := startView(t, srv)
+	waitFor(t, v, "the lobby's list", func() bool { return f.matches(v) })
+	ids := func(ts []*lobbyv1.TableSummary) string {
+		out := ""
+		for _, t := range ts {
+			out += t.GetTableId() + " "
+		}
+		return out
+	}
+	classic := &lobbyv1.TableFilter{Game: lobbyv1.Game_GAME_CLASSIC}
+	for _, tc := range []struct {
+		name          string
+		filter        *lobbyv1.TableFilter
+		offset, limit int
+		want          string
+		more          bool
+	}{
+		{"the newest three", nil, 0, 3, "t11 t10 t9 ", true},
+		{"the newest three classic", classic, 0, 3, "t9 t8 t7 ", true},
+		{"a later page", classic, 3, 3, "t6 t5 t4 ", true},
+		{"the last page, exactly full", classic, 7, 3, "t2 t1 t0 ", false},
+		{"past the end", classic, 10, 3, "", false},
+		{"a window larger than the list", nil, 0, 100, "t11 t10 t9 t8 t7 t6 t5 t4 t3 t2 t1 t0 ", false},
+		{"an empty window", nil, 0, 0, "", true},
+	} {
+		got, more := v.Page(tc.filter, tc.offset, tc.limit)
+		if ids(got) != tc.want || more != tc.more {
+			t.Errorf("%s: %q more %v; want %q more %v", tc.name, ids(got), more, tc.want, tc.more)
+		}
+	}
+}

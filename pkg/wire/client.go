@@ -74,6 +74,11 @@ type ClientMsg struct {
 	Seat *uint32 `json:"seat,omitempty"`
 	// Watch turns lobby updates on (true) or off (false).
 	Watch *bool `json:"watch,omitempty"`
+	// Filter narrows the tables a lobby watch shows (nil: all listed).
+	Filter *LobbyFilter `json:"filter,omitempty"`
+	// Limit is the most tables a lobby watch shows, newest first (0: the
+	// gateway's window; more than it is cut to it).
+	Limit uint32 `json:"limit,omitempty"`
 }
 
 // Parse decodes and validates one client frame. Its errors are *Error with
@@ -108,6 +113,11 @@ func (m *ClientMsg) validate() error {
 	case TypeLobby:
 		if m.Watch == nil {
 			return Errorf(CodeInvalid, "lobby needs watch: true or false")
+		}
+		if m.Filter != nil {
+			if _, err := m.Filter.Proto(); err != nil {
+				return err
+			}
 		}
 		return nil
 	case TypeJoin, TypeUnjoin, TypeBid, TypeTrump, TypePlay, TypeResign, TypeLeave, TypeSit:

@@ -43,6 +43,10 @@ func TestParse_RefusesBadFramesWithTheirCode(t *testing.T) {
 		{"sit without seat", `{"type":"sit","table":"t1"}`, CodeInvalid},
 		{"sit seat 4", `{"type":"sit","table":"t1","seat":4}`, CodeInvalid},
 		{"lobby without watch", `{"type":"lobby"}`, CodeInvalid},
+		{"lobby filter unknown game", `{"type":"lobby","watch":true,"filter":{"game":"poker"}}`, CodeInvalid},
+		{"lobby filter unknown status", `{"type":"lobby","watch":true,"filter":{"status":"sleeping"}}`, CodeInvalid},
+		{"lobby filter negative stake", `{"type":"lobby","watch":true,"filter":{"max_stake":-1}}`, CodeInvalid},
+		{"lobby negative limit", `{"type":"lobby","watch":true,"limit":-1}`, CodeBadJSON},
 		{"cmd with space", `{"type":"resign","table":"t1","cmd":"a b"}`, CodeInvalid},
 		{"ref too long", `{"type":"ping","ref":"` + strings.Repeat("r", MaxRefLen+1) + `"}`, CodeInvalid},
 	}
