@@ -53,7 +53,8 @@ func filterEnum[E ~int32](name, v string, values map[string]E) (E, error) {
 	if v == "" {
 		return 0, nil
 	}
-	e, ok := values[strings.ToLower(v)]
+	v = strings.ToLower(v)
+	e, ok := values[v]
 	if !ok {
 		return 0, Errorf(CodeInvalid, "%s=%q is not one of the allowed values", name, clip(v))
 	}

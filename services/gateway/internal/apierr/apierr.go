@@ -39,6 +39,8 @@ func BadRequestf(format string, args ...any) error {
 type LobbyRejection struct {
 	Reason  lobbyv1.LobbyRejectReason
 	Message string
+	// RetryAfter is set when a limit refused (LobbyCommandResult.retry_after).
+	RetryAfter time.Duration
 }
 
 func (e *LobbyRejection) Error() string { return "lobby refused: " + e.Message }
@@ -81,6 +83,11 @@ var lobbyReasons = map[lobbyv1.LobbyRejectReason]struct {
 	lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_NOT_ALLOWED:        {http.StatusForbidden, "not_allowed"},
 	lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_INSUFFICIENT_FUNDS: {http.StatusPaymentRequired, "insufficient_funds"},
 	lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_ACCOUNT_REQUIRED:   {http.StatusForbidden, "account_required"},
+	lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_UNAVAILABLE:        {http.StatusServiceUnavailable, "unavailable"},
+	// The lobby's limits (docs/limits.md, "Lobby").
+	lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_TOO_MANY_WAITING_TABLES:   {http.StatusConflict, "too_many_tables_waiting"},
+	lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_RATE_LIMITED:              {http.StatusTooManyRequests, "too_many_requests"},
+	lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_TOO_MANY_PASSWORD_GUESSES: {http.StatusTooManyRequests, "too_many_password_guesses"},
 }
 
 // From classifies err. Unknown errors are internal errors whose message is
@@ -105,7 +112,7 @@ func From(err error) Problem {
 			m = "the lobby refused the command"
 		}
 		if r, ok := lobbyReasons[lr.Reason]; ok {
-			return Problem{Status: r.status, Code: r.code, Message: m}
+			return Problem{Status: r.status, Code: r.code, Message: m, RetryAfter: lr.RetryAfter}
 		}
 		return Problem{Status: http.StatusUnprocessableEntity, Code: "rejected", Message: m}
 	case errors.As(err, &br):

@@ -35,6 +35,10 @@ func TestFrom_MapsEveryDomainErrorToItsStatusAndCode(t *testing.T) {
 		{&LobbyRejection{Reason: lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_SEAT_UNAVAILABLE}, http.StatusConflict, "seat_unavailable"},
 		{&LobbyRejection{Reason: lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_INSUFFICIENT_FUNDS}, http.StatusPaymentRequired, "insufficient_funds"},
 		{&LobbyRejection{Reason: lobbyv1.LobbyRejectReason(99)}, http.StatusUnprocessableEntity, "rejected"},
+		{&LobbyRejection{Reason: lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_UNAVAILABLE}, http.StatusServiceUnavailable, "unavailable"},
+		{&LobbyRejection{Reason: lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_TOO_MANY_WAITING_TABLES}, http.StatusConflict, "too_many_tables_waiting"},
+		{&LobbyRejection{Reason: lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_RATE_LIMITED}, http.StatusTooManyRequests, "too_many_requests"},
+		{&LobbyRejection{Reason: lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_TOO_MANY_PASSWORD_GUESSES}, http.StatusTooManyRequests, "too_many_password_guesses"},
 		{BadRequestf("seat %d", 9), http.StatusBadRequest, "bad_request"},
 		{wire.Errorf(wire.CodeInvalidCard, "x"), http.StatusBadRequest, wire.CodeInvalidCard},
 		{wrap(hub.ErrClosed), http.StatusServiceUnavailable, "unavailable"},
@@ -58,6 +62,13 @@ func TestFrom_HidesInternalDetails(t *testing.T) {
 	p := From(errors.New("redis: connection refused at 10.0.0.3"))
 	if p.Message != "internal error" {
 		t.Fatalf("message = %q", p.Message)
+	}
+}
+
+func TestFrom_LobbyLimitCarriesRetryAfter(t *testing.T) {
+	p := From(&LobbyRejection{Reason: lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_RATE_LIMITED, Message: "slow down", RetryAfter: 7 * time.Second})
+	if p.RetryAfter != 7*time.Second || p.Message != "slow down" {
+		t.Fatalf("problem %+v", p)
 	}
 }
 

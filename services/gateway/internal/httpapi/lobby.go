@@ -2,9 +2,9 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -35,20 +35,9 @@ func protoJSON(c *gin.Context, status int, m proto.Message) {
 // filterFromQuery reads a TableFilter from query parameters:
 // game=classic|japanese, variant=standard|nines,
 // status=waiting|playing|finished, free_seat, free_only, without_password
-// (true/false), max_stake (coins).
+// (true/false), max_stake (coins): wire.LobbyFilter's names, which the
+// WebSocket's lobby watch takes too.
 func filterFromQuery(c *gin.Context) (*lobbyv1.TableFilter, error) {
-	f := &lobbyv1.TableFilter{}
-	enum := func(name string, values map[string]int32) (int32, error) {
-		v := strings.ToLower(c.Query(name))
-		if v == "" {
-			return 0, nil
-		}
-		n, ok := values[v]
-		if !ok {
-			return 0, apierr.BadRequestf("%s=%q is not one of the allowed values", name, v)
-		}
-		return n, nil
-	}
 	boolean := func(name string) (bool, error) {
 		v := c.Query(name)
 		if v == "" {
@@ -60,36 +49,28 @@ func filterFromQuery(c *gin.Context) (*lobbyv1.TableFilter, error) {
 		}
 		return b, nil
 	}
+	lf := wire.LobbyFilter{Game: c.Query("game"), Variant: c.Query("variant"), Status: c.Query("status")}
 	var err error
-	var n int32
-	if n, err = enum("game", map[string]int32{"classic": int32(lobbyv1.Game_GAME_CLASSIC), "japanese": int32(lobbyv1.Game_GAME_JAPANESE)}); err != nil {
+	if lf.FreeSeat, err = boolean("free_seat"); err != nil {
 		return nil, err
 	}
-	f.Game = lobbyv1.Game(n)
-	if n, err = enum("variant", map[string]int32{"standard": int32(lobbyv1.ClassicVariant_CLASSIC_VARIANT_STANDARD), "nines": int32(lobbyv1.ClassicVariant_CLASSIC_VARIANT_NINES)}); err != nil {
+	if lf.FreeOnly, err = boolean("free_only"); err != nil {
 		return nil, err
 	}
-	f.ClassicVariant = lobbyv1.ClassicVariant(n)
-	if n, err = enum("status", map[string]int32{"waiting": int32(lobbyv1.TableStatus_TABLE_STATUS_WAITING),
-		"playing": int32(lobbyv1.TableStatus_TABLE_STATUS_PLAYING), "finished": int32(lobbyv1.TableStatus_TABLE_STATUS_FINISHED)}); err != nil {
-		return nil, err
-	}
-	f.Status = lobbyv1.TableStatus(n)
-	if f.HasFreeSeat, err = boolean("free_seat"); err != nil {
-		return nil, err
-	}
-	if f.FreeOnly, err = boolean("free_only"); err != nil {
-		return nil, err
-	}
-	if f.WithoutPassword, err = boolean("without_password"); err != nil {
+	if lf.WithoutPassword, err = boolean("without_password"); err != nil {
 		return nil, err
 	}
 	if v := c.Query("max_stake"); v != "" {
-		if f.MaxStake, err = strconv.ParseInt(v, 10, 64); err != nil || f.MaxStake < 0 {
+		if lf.MaxStake, err = strconv.ParseInt(v, 10, 64); err != nil || lf.MaxStake < 0 {
 			return nil, apierr.BadRequestf("max_stake=%q is not a number of coins", v)
 		}
 	}
-	return f, nil
+	f, err := lf.Proto()
+	var we *wire.Error
+	if errors.As(err, &we) {
+		return nil, apierr.BadRequestf("%s", we.Message)
+	}
+	return f, err
 }
 
 // listTables answers a ListTablesResponse, newest first; page_token is the
@@ -246,7 +227,7 @@ func (a *API) doLobby(c *gin.Context, okStatus int, cmd *lobbyv1.LobbyCommand) {
 		return
 	}
 	if !res.GetAccepted() {
-		Fail(c, &apierr.LobbyRejection{Reason: res.GetReason(), Message: res.GetMessage()})
+		Fail(c, &apierr.LobbyRejection{Reason: res.GetReason(), Message: res.GetMessage(), RetryAfter: res.GetRetryAfter().AsDuration()})
 		return
 	}
 	c.JSON(okStatus, gin.H{"table_id": res.GetTableId(), "command_id": res.GetCommandId()})

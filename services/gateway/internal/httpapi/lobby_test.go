@@ -55,6 +55,11 @@ func (v *recordingView) calls() (filters []*lobbyv1.TableFilter, versions int) {
 }
 
 func (v *recordingView) Get(string) (*lobbyv1.TableSummary, bool) { return nil, false }
+func (v *recordingView) Page(f *lobbyv1.TableFilter, offset, limit int) ([]*lobbyv1.TableSummary, bool) {
+	all := v.List(f)
+	all = all[min(offset, len(all)):]
+	return all[:min(limit, len(all))], len(all) > limit
+}
 func (v *recordingView) Fetch(context.Context, string) (*lobbyv1.TableSummary, error) {
 	return nil, apierr.ErrNotFound
 }

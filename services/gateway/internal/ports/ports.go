@@ -25,6 +25,9 @@ type LobbyChange struct {
 type LobbyView interface {
 	// List returns the listed tables matching filter, newest first.
 	List(filter *lobbyv1.TableFilter) []*lobbyv1.TableSummary
+	// Page returns at most limit listed tables matching filter, newest
+	// first, after skipping offset of them; more: further tables match.
+	Page(filter *lobbyv1.TableFilter, offset, limit int) (tables []*lobbyv1.TableSummary, more bool)
 	// Get returns a listed table.
 	Get(tableID string) (*lobbyv1.TableSummary, bool)
 	// Fetch reads any table, private ones included (their id is their link).

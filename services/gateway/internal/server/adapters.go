@@ -35,8 +35,11 @@ type lobbyView struct {
 
 func (l lobbyView) List(f *lobbyv1.TableFilter) []*lobbyv1.TableSummary { return l.v.List(f) }
 func (l lobbyView) Get(id string) (*lobbyv1.TableSummary, bool)         { return l.v.Get(id) }
-func (l lobbyView) Version() uint64                                     { return l.v.Version() }
-func (l lobbyView) Changed() <-chan struct{}                            { return l.v.Changed() }
+func (l lobbyView) Page(f *lobbyv1.TableFilter, offset, limit int) ([]*lobbyv1.TableSummary, bool) {
+	return l.v.Page(f, offset, limit)
+}
+func (l lobbyView) Version() uint64          { return l.v.Version() }
+func (l lobbyView) Changed() <-chan struct{} { return l.v.Changed() }
 
 func (l lobbyView) Fetch(ctx context.Context, id string) (*lobbyv1.TableSummary, error) {
 	t, err := lobbyclient.Fetch(ctx, l.rdb, id)

@@ -40,6 +40,9 @@ const (
 	EnvWSMaxTables     = "PULKA_WS_MAX_TABLES"
 	EnvWSAckDelay      = "PULKA_WS_ACK_DELAY"
 	EnvPresenceBeat    = "PULKA_PRESENCE_BEAT"
+	// The lobby watch (docs/limits.md, "Lobby").
+	EnvLobbyWindow   = "PULKA_LOBBY_WINDOW"
+	EnvLobbyInterval = "PULKA_LOBBY_UPDATE_INTERVAL"
 )
 
 // Config is the gateway's configuration.
@@ -86,6 +89,10 @@ type Config struct {
 	// silent for three beats is taken for dead, and the others report its
 	// players away (their reconnect grace starts).
 	PresenceBeat time.Duration
+	// LobbyWindow and LobbyInterval bound what a lobby watcher is sent:
+	// at most this many tables, brought up to date at most this often.
+	LobbyWindow   int
+	LobbyInterval time.Duration
 }
 
 // RegisterFlags declares the base flags and the gateway's.
@@ -116,6 +123,8 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 	f.Int(&c.WSMaxTables, "ws-max-tables", EnvWSMaxTables, 8, "tables one connection may follow")
 	f.Duration(&c.WSAckDelay, "ws-ack-delay", EnvWSAckDelay, 20*time.Millisecond, "how long a command's ack may wait to leave with the table's answer in one write (0: at once)")
 	f.Duration(&c.PresenceBeat, "presence-beat", EnvPresenceBeat, 5*time.Second, "how often the gateway says it is alive; after three missed beats the others report its players away")
+	f.Int(&c.LobbyWindow, "lobby-window", EnvLobbyWindow, 100, "most tables a lobby watcher is shown (the newest matching its filter)")
+	f.Duration(&c.LobbyInterval, "lobby-update-interval", EnvLobbyInterval, 250*time.Millisecond, "how often a lobby watcher's window is brought up to date at most")
 }
 
 // Validate reports every problem at once.
@@ -181,6 +190,12 @@ func (c *Config) Validate() error {
 	}
 	if c.WSAckDelay < 0 || c.WSAckDelay > time.Second {
 		bad("ws-ack-delay must be 0..1s")
+	}
+	if c.LobbyWindow < 1 || c.LobbyWindow > 1000 {
+		bad("lobby-window must be 1..1000")
+	}
+	if c.LobbyInterval < 10*time.Millisecond || c.LobbyInterval > 10*time.Second {
+		bad("lobby-update-interval must be 10ms..10s")
 	}
 	return errors.Join(errs...)
 }

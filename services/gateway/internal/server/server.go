@@ -130,6 +130,12 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 	if wc.PresenceBeat == 0 {
 		wc.PresenceBeat = cfg.PresenceBeat
 	}
+	if wc.LobbyWindow == 0 {
+		wc.LobbyWindow = cfg.LobbyWindow
+	}
+	if wc.LobbyInterval == 0 {
+		wc.LobbyInterval = cfg.LobbyInterval
+	}
 	ping := wc.PingInterval
 	if ping <= 0 {
 		ping = 20 * time.Second

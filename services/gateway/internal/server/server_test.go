@@ -77,6 +77,11 @@ func (f *fakeLobby) List(filter *lobbyv1.TableFilter) []*lobbyv1.TableSummary {
 	}
 	return out
 }
+func (f *fakeLobby) Page(filter *lobbyv1.TableFilter, offset, limit int) ([]*lobbyv1.TableSummary, bool) {
+	all := f.List(filter)
+	all = all[min(offset, len(all)):]
+	return all[:min(limit, len(all))], len(all) > limit
+}
 func (f *fakeLobby) Get(id string) (*lobbyv1.TableSummary, bool) {
 	for _, t := range listed {
 		if t.TableId == id {
@@ -114,7 +119,8 @@ func testConfig() *Config {
 	return &Config{HTTPAddr: ":0", SessionSecret: strings.Repeat("s", 32), SessionTTL: time.Hour,
 		AllowedOrigins: "pulka.example", LobbyTimeout: time.Second,
 		LoginPerIP: 100, LoginPerAccount: 3, LoginWindow: time.Minute, SignupsPerIP: 100, SignupWindow: time.Minute,
-		HashConcurrency: 2, WSReadLimit: 4096, WSSendQueue: 256, WSRate: 50, WSBurst: 50, WSPingInterval: time.Minute, WSMaxTables: 4, PresenceBeat: time.Second}
+		HashConcurrency: 2, WSReadLimit: 4096, WSSendQueue: 256, WSRate: 50, WSBurst: 50, WSPingInterval: time.Minute, WSMaxTables: 4, PresenceBeat: time.Second,
+		LobbyWindow: 100, LobbyInterval: 20 * time.Millisecond}
 }
 
 func startServer(t *testing.T, cfg *Config, r *redistest.Server, tune ...func(*Parts)) *testServer {
@@ -483,8 +489,10 @@ func TestConfig_ValidateReportsEveryProblem(t *testing.T) {
 	c.WSRate = 0
 	c.HTTPAddr = "nowhere"
 	c.PresenceBeat = 0
+	c.LobbyWindow = 0
+	c.LobbyInterval = time.Minute
 	err := c.Validate()
-	for _, want := range []string{EnvSessionSecret, "allowed-origins", "trusted-proxies", "ws-rate", "http-addr", "presence-beat"} {
+	for _, want := range []string{EnvSessionSecret, "allowed-origins", "trusted-proxies", "ws-rate", "http-addr", "presence-beat", "lobby-window", "lobby-update-interval"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate() = %v, want a complaint about %s", err, want)
 		}

@@ -79,6 +79,13 @@ type Config struct {
 	// PresenceBeat is how often this gateway says it is alive and sweeps
 	// the connections of gateways silent for three beats (KeepPresence).
 	PresenceBeat time.Duration
+	// LobbyWindow is the most tables a lobby watch shows (the newest that
+	// match the client's filter); a client may ask for fewer.
+	LobbyWindow int
+	// LobbyInterval gathers the lobby's changes for this long before a
+	// watcher's window is brought up to date: a flood of changes costs a
+	// watcher a few frames per second, not one per change.
+	LobbyInterval time.Duration
 }
 
 // Defaults fills unset fields.
@@ -112,6 +119,8 @@ func (c Config) withDefaults() Config {
 	defd(&c.AuthTimeout, 10*time.Second)
 	defd(&c.PresenceBeat, 5*time.Second)
 	def(&c.MaxTables, 8)
+	def(&c.LobbyWindow, 100)
+	defd(&c.LobbyInterval, 250*time.Millisecond)
 	if c.CookieName == "" {
 		c.CookieName = "pulka_session"
 	}
@@ -163,6 +172,10 @@ type metrics struct {
 	refused   metric.Int64Counter
 	presence  metric.Int64Counter
 	swept     metric.Int64Counter
+	// lobbyFrames counts lobby_view and lobby_update frames sent, by type
+	// and (views) why: watch, resync (the history ran out), batch (a window
+	// changed too much for updates).
+	lobbyFrames metric.Int64Counter
 }
 
 // NewServer makes the endpoint.
@@ -191,6 +204,8 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.m.refused, _ = d.Meter.Int64Counter("pulka_gateway_ws_refused", metric.WithDescription("client frames refused, by error code"))
 	s.m.presence, _ = d.Meter.Int64Counter("pulka_gateway_presence_reports",
 		metric.WithDescription("presence reports (away: a player's last connection to a table closed; back: the first came)"))
+	s.m.lobbyFrames, _ = d.Meter.Int64Counter("pulka_gateway_lobby_frames",
+		metric.WithDescription("lobby frames sent to watchers, by type (lobby_view, lobby_update) and reason (watch, resync, batch, change)"))
 	s.m.swept, _ = d.Meter.Int64Counter("pulka_gateway_presence_swept",
 		metric.WithDescription("connections of gateways that stopped beating, removed by this one"))
 	return s
