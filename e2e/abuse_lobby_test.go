@@ -302,7 +302,8 @@ func TestAbuseLobby_TableFloodFromOnePlayer(t *testing.T) {
 // A thousand players make 3,000 tables (three each, the limit) while a
 // lobby watcher watches: it is never dropped, gets a bounded number of
 // frames, and ends with the newest 100 tables (its window), the same the
-// HTTP list shows.
+// HTTP list shows; a watcher who arrives after them gets that window in one
+// small frame.
 func TestAbuseLobby_ThreeThousandTablesNeverDropAWatcher(t *testing.T) {
 	s := lobbyAbuseStack(t, "abuse-3000")
 	s.dumpOnFailure(t)
@@ -373,6 +374,19 @@ func TestAbuseLobby_ThreeThousandTablesNeverDropAWatcher(t *testing.T) {
 	// interval, however fast the tables came.
 	if bound := int(time.Since(watchFrom)/(250*time.Millisecond)+4) * 51; w.views+w.updates > bound {
 		t.Errorf("%d lobby frames in %v: more than one window's difference per interval (%d)", w.views+w.updates, time.Since(watchFrom), bound)
+	}
+	// A watcher arriving now (the case that used to loop: a view of every
+	// table no longer fitted the send queue) gets the same window at once.
+	late := s.newClient(t, "late watcher", s.guest(t))
+	late.connect()
+	late.send(map[string]any{"type": "lobby", "watch": true})
+	late.await(0, 10*time.Second, "the late watcher's lobby_view", func(f *frame) bool { return f.Type == "lobby_view" })
+	if lw := lobbyWindowOf(t, late); !slices.Equal(lw.ids(), want) || lw.largest > 128<<10 {
+		t.Errorf("the late watcher's view: %d tables, %d bytes; want the newest 100", len(lw.tables), lw.largest)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if closed, err := late.isClosed(); closed {
+		t.Fatalf("the late watcher was dropped: %v", err)
 	}
 	if len(list.GetTables()) != 100 || list.GetNextPageToken() == "" {
 		t.Errorf("the HTTP list's first page: %d tables, next page %q", len(list.GetTables()), list.GetNextPageToken())
