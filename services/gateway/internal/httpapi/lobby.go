@@ -100,14 +100,11 @@ func (a *API) listTables(c *gin.Context) {
 		}
 	}
 	version := a.deps.View.Version()
-	all := a.deps.View.List(f)
-	resp := &lobbyv1.ListTablesResponse{}
-	if offset < len(all) {
-		end := min(offset+limit, len(all))
-		resp.Tables = all[offset:end]
-		if end < len(all) {
-			resp.NextPageToken = strconv.Itoa(end)
-		}
+	// A page costs the tables up to its end, not the whole list.
+	tables, more := a.deps.View.Page(f, offset, limit)
+	resp := &lobbyv1.ListTablesResponse{Tables: tables}
+	if more {
+		resp.NextPageToken = strconv.Itoa(offset + len(tables))
 	}
 	c.Header("X-Lobby-Version", strconv.FormatUint(version, 10))
 	protoJSON(c, http.StatusOK, resp)
