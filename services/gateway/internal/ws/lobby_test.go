@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"sync"
 	"testing"
@@ -285,4 +286,71 @@ func TestLobby_AFloodOfTablesCannotDropAWatcher(t *testing.T) {
 		}
 		w.apply(t, b)
 	}
+}
+
+// Property: whatever the lobby does (tables appear, change game and name,
+// leave), a watcher's window, rebuilt from its frames without a gap,
+// converges to the view's newest tables that pass its filter, each as the
+// lobby shows it now.
+func TestLobby_TheWindowFollowsRandomChanges(t *testing.T) {
+	e := newEnv(t)
+	g, lw, view := e.lobbyEnv(t, Config{LobbyWindow: 12, LobbyInterval: 10 * time.Millisecond})
+	rng := rand.New(rand.NewPCG(17, 4))
+	filter := &lobbyv1.TableFilter{Game: lobbyv1.Game_GAME_CLASSIC}
+	w := &watcher{c: g.login(t, "ana")}
+	w.c.send(map[string]any{"type": "lobby", "watch": true, "filter": map[string]any{"game": "classic"}})
+	w.readUntil(t, 5*time.Second, "the first view", func() bool { return w.views == 1 })
+	next := 0
+	live := map[int]bool{}
+	for burst := range 30 {
+		var ups []*lobbyv1.LobbyUpdate
+		for range 1 + rng.IntN(40) {
+			switch op := rng.IntN(10); {
+			case op < 5 || len(live) == 0: // a new table
+				game := lobbyv1.Game_GAME_CLASSIC
+				if rng.IntN(3) == 0 {
+					game = lobbyv1.Game_GAME_JAPANESE
+				}
+				ups = append(ups, upsert(lobbyTable(next, game)))
+				live[next] = true
+				next++
+			default: // change or remove a live one
+				ids := make([]int, 0, len(live))
+				for id := range live {
+					ids = append(ids, id)
+				}
+				sort.Ints(ids)
+				id := ids[rng.IntN(len(ids))]
+				if op < 8 {
+					game := lobbyv1.Game_GAME_CLASSIC
+					if rng.IntN(2) == 0 {
+						game = lobbyv1.Game_GAME_JAPANESE
+					}
+					tb := lobbyTable(id, game)
+					tb.Name = fmt.Sprint("burst ", burst)
+					ups = append(ups, upsert(tb))
+				} else {
+					ups = append(ups, removal(fmt.Sprintf("t%05d", id)))
+					delete(live, id)
+				}
+			}
+		}
+		lw.write(ups...)
+		for view.Version() != lw.version {
+			time.Sleep(2 * time.Millisecond)
+		}
+		want, _ := view.Page(filter, 0, 12)
+		w.readUntil(t, 5*time.Second, fmt.Sprint("the window after burst ", burst), func() bool {
+			if len(w.tables) != len(want) {
+				return false
+			}
+			for _, tb := range want {
+				if got, ok := w.tables[tb.GetTableId()]; !ok || !proto.Equal(got, tb) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	t.Logf("%d tables over 30 bursts: %d views, %d updates", next, w.views, w.updates)
 }
