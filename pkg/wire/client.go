@@ -409,4 +409,13 @@ const (
 	CodeTrimmed      = "history_trimmed"
 	CodeUnavailable  = "unavailable"
 	CodeInternal     = "internal"
+	// Issue 17's refusals: a join of a table that does not exist, a
+	// command from someone holding no seat there, a socket over a
+	// connection limit, and a socket closed (4003) because its session
+	// expired or was revoked.
+	CodeTableNotFound  = "table_not_found"
+	CodeNotSeated      = "not_seated"
+	CodeTooManyConns   = "too_many_connections"
+	CodeSessionExpired = "session_expired"
+	CodeSessionRevoked = "session_revoked"
 )
