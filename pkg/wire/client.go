@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/pulka/pulka/pkg/cards"
@@ -89,9 +90,10 @@ func Parse(data []byte) (ClientMsg, error) {
 	if dec.More() {
 		return ClientMsg{}, Errorf(CodeBadJSON, "one JSON object per frame")
 	}
-	if len(m.Ref) > MaxRefLen || !utf8.ValidString(m.Ref) {
+	if len(m.Ref) > MaxRefLen || !utf8.ValidString(m.Ref) || strings.ContainsFunc(m.Ref, unicode.IsControl) {
+		// Echoed in answers and logged: no control characters either.
 		m.Ref = ""
-		return m, Errorf(CodeInvalid, "ref longer than %d bytes", MaxRefLen)
+		return m, Errorf(CodeInvalid, "ref: at most %d bytes of UTF-8 text without control characters", MaxRefLen)
 	}
 	return m, m.validate()
 }

@@ -367,6 +367,9 @@ func (s *Server) verify(ctx context.Context, tok string) (auth.Claims, error) {
 	}
 	if s.deps.Revocations != nil {
 		if err := s.deps.Revocations.Check(ctx, c); err != nil {
+			if !errors.Is(err, auth.ErrRevokedToken) {
+				err = errors.Join(apierr.ErrUnavailable, err) // Redis, not the client
+			}
 			return auth.Claims{}, err
 		}
 	}
