@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/pulka/pulka/pkg/redistest"
 )
@@ -456,4 +458,31 @@ func TestRevocations_RevokeCheckWatch(t *testing.T) {
 	if err != nil || among[0] || !among[1] {
 		t.Fatalf("RevokedAmong = %v, %v", among, err)
 	}
+}
+
+// Whatever ValidName accepts shows as what it is: no control, format or
+// bidi character, valid UTF-8. Whatever ValidPassword accepts is within
+// the length rules in characters and not blank.
+func FuzzNamesAndPasswords(f *testing.F) {
+	for _, s := range []string{"Nino", "a\u202Eb", "ნინოთამარი", "        ", "password", "\xff\xfe"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if ValidName(s) == nil {
+			if !utf8.ValidString(s) {
+				t.Fatalf("ValidName accepted invalid UTF-8 %q", s)
+			}
+			for _, r := range s {
+				if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Bidi_Control, r) {
+					t.Fatalf("ValidName accepted %q with %U", s, r)
+				}
+			}
+		}
+		if ValidPassword(s) == nil {
+			n := utf8.RuneCountInString(s)
+			if n < MinPasswordLen || n > MaxPasswordLen || strings.TrimSpace(s) == "" || IsCommonPassword(s) {
+				t.Fatalf("ValidPassword accepted %q", s)
+			}
+		}
+	})
 }

@@ -3,6 +3,7 @@ package connlimit
 import (
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"testing"
 )
@@ -107,4 +108,29 @@ func TestFDGauge_ReadsThisProcess(t *testing.T) {
 	if n := g.InUse(); n <= 0 || g.Threshold() <= 0 || g.Overloaded() {
 		t.Fatalf("in use %d, threshold %d, overloaded %v", n, g.Threshold(), g.Overloaded())
 	}
+}
+
+// Every address of one /64 counts as one; any input is a key, never a panic.
+func FuzzGroup(f *testing.F) {
+	for _, s := range []string{"192.0.2.1", "2001:db8::1", "::ffff:10.0.0.1", "", "x", "fe80::1%eth0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		g := Group(s)
+		a := net.ParseIP(s)
+		if a == nil {
+			if g != s {
+				t.Fatalf("Group(%q) = %q: a non-address is its own key", s, g)
+			}
+			return
+		}
+		if a.To4() == nil {
+			other := make(net.IP, 16)
+			copy(other, a)
+			other[15] ^= 0xff // another address of the same /64
+			if Group(other.String()) != g {
+				t.Fatalf("%s and %s are in one /64 but grouped apart", a, other)
+			}
+		}
+	})
 }

@@ -194,7 +194,10 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 			if errors.As(err, &rej) && rej.Reason == lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_TABLE_NOT_FOUND {
 				return false, nil
 			}
-			return err == nil, err
+			if err != nil {
+				return false, errors.Join(apierr.ErrUnavailable, err) // Redis, not the client
+			}
+			return true, nil
 		},
 		Revocations: revocations,
 		Overloaded:  p.Overloaded,
