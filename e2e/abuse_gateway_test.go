@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"sort"
@@ -263,6 +264,35 @@ func TestAbuseGateway_SocketFlood(t *testing.T) {
 	}
 	if m, b := median(during), median(before); m > b+100*time.Millisecond {
 		t.Fatalf("the honest player's ping took %v during the flood, %v before", m, b)
+	}
+	// Then bare TCP connections that never send a request: past the hard
+	// line (95 %) they are closed at accept, so the process never runs out
+	// and its admin port still answers.
+	var raw []net.Conn
+	defer func() {
+		for _, c := range raw {
+			_ = c.Close()
+		}
+	}()
+	addr := strings.TrimPrefix(s.base, "http://")
+	for i := 0; i < limit && time.Now().Before(deadline); i++ {
+		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		if err != nil {
+			break
+		}
+		raw = append(raw, c)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if resp, err := httpClient.Get("http://" + gw.admin + "/readyz"); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the admin /readyz after %d bare connections: %v %v", len(raw), resp, err)
+	} else {
+		_ = resp.Body.Close()
+	}
+	if m := pingRTT(t, honest, "raw"); m > median(before)+100*time.Millisecond {
+		t.Fatalf("the honest player's ping took %v after the bare connections, %v before", m, median(before))
+	}
+	if metric(t, gw, "pulka_gateway_conn_refused_total") == 0 {
+		t.Errorf("no connection was closed at accept after %d bare connections under a file limit of %d", len(raw), limit)
 	}
 	// The honest game goes on.
 	from := honest.len()

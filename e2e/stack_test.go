@@ -39,6 +39,7 @@ const (
 	envWSRate        = "PULKA_WS_RATE"
 	envWSBurst       = "PULKA_WS_BURST"
 	envWSPerIP       = "PULKA_WS_PER_IP"
+	envConnPerIP     = "PULKA_CONN_PER_IP"
 
 	envLobbyName       = "PULKA_LOBBY_NAME"
 	envScoringConsumer = "PULKA_SCORING_CONSUMER"
@@ -286,6 +287,7 @@ func (s *stack) startGateway() (*service, error) {
 		envSignupsPerIP + "=100000",
 		envLoginPerIP + "=100000",
 		envWSPerIP + "=100000",
+		envConnPerIP + "=100000",
 		envWSRate + "=200",
 		envWSBurst + "=400",
 		// A killed gateway is taken for dead after three beats.

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestGroup_IPv6ByItsSlash64(t *testing.T) {
@@ -80,7 +83,7 @@ func TestFDGauge_ShedsFromTheRatioCountingConnectionsSinceTheSample(t *testing.T
 	g := &FDGauge{ratio: 0.9, live: func() int { return live },
 		count: func() (int, error) { return 80, nil }, limit: func() (uint64, error) { return 100, nil }}
 	g.Sample()
-	if g.Overloaded() {
+	if g.Overloaded() || g.Full() {
 		t.Fatal("80 of 100 (threshold 90) shed")
 	}
 	live = 9 // nine upgrades since the sample
@@ -88,8 +91,12 @@ func TestFDGauge_ShedsFromTheRatioCountingConnectionsSinceTheSample(t *testing.T
 		t.Fatal("89 of 100 shed")
 	}
 	live = 10
-	if !g.Overloaded() {
-		t.Fatal("90 of 100 not shed")
+	if !g.Overloaded() || g.Full() {
+		t.Fatal("90 of 100: want shed, not full (95)")
+	}
+	live = 15
+	if !g.Full() {
+		t.Fatal("95 of 100 not full")
 	}
 	g.limit = func() (uint64, error) { return 1000, nil } // raised on the running process
 	g.Sample()
@@ -133,4 +140,96 @@ func FuzzGroup(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestListener_ClosesAtAcceptWhenFullOrOverTheAddressLimit(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var full atomic.Bool
+	var refused []string
+	var mu sync.Mutex
+	l := &Listener{Listener: inner, Full: full.Load, PerIP: NewCounter(2),
+		Refused: func(r string) { mu.Lock(); refused = append(refused, r); mu.Unlock() }}
+	defer l.Close()
+	accepted := make(chan net.Conn, 10)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", inner.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	// closedByServer reports whether the server closed c at once.
+	closedByServer := func(c net.Conn) bool {
+		_ = c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		_, err := c.Read(make([]byte, 1))
+		return err != nil && !errors.Is(err, os.ErrDeadlineExceeded)
+	}
+	a, b := dial(), dial()
+	sa, sb := <-accepted, <-accepted
+	if c := dial(); !closedByServer(c) {
+		t.Fatal("a third connection from the address was not closed")
+	}
+	if l.Open() != 2 {
+		t.Fatalf("open = %d, want 2", l.Open())
+	}
+	_ = sa.Close()
+	_ = sa.Close() // twice: one place back only
+	if c := dial(); closedByServer(c) {
+		t.Fatal("a connection after one closed was refused")
+	}
+	<-accepted
+	full.Store(true)
+	_ = sb.Close()
+	if c := dial(); !closedByServer(c) {
+		t.Fatal("a connection while full was not closed")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(refused) != 2 || refused[0] != "ip" || refused[1] != "overloaded" {
+		t.Fatalf("refusals %v", refused)
+	}
+	_, _ = a, b
+}
+
+func TestListener_ExemptAddressesAreNotCounted(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &Listener{Listener: inner, PerIP: NewCounter(1), Exempt: func(ip net.IP) bool { return ip.IsLoopback() }}
+	defer l.Close()
+	go func() {
+		for {
+			if _, err := l.Accept(); err != nil {
+				return
+			}
+		}
+	}()
+	for range 3 {
+		c, err := net.Dial("tcp", inner.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for l.Open() != 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if l.Open() != 3 || l.PerIP.Keys() != 0 {
+		t.Fatalf("open %d, counted addresses %d: a trusted proxy's connections are not limited", l.Open(), l.PerIP.Keys())
+	}
 }

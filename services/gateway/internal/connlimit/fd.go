@@ -22,6 +22,7 @@ type FDGauge struct {
 	sampled   atomic.Int64 // descriptors in use at the last sample, -1: unknown
 	liveThen  atomic.Int64 // live() at the last sample
 	threshold atomic.Int64 // descriptors in use from which to shed
+	hard      atomic.Int64 // … and from which to close at accept (Full)
 }
 
 // NewFDGauge sheds from ratio (e.g. 0.9) of the limit in use; live is the
@@ -44,6 +45,7 @@ func (g *FDGauge) Sample() {
 	g.liveThen.Store(int64(g.live()))
 	g.sampled.Store(int64(n))
 	g.threshold.Store(int64(float64(lim) * g.ratio))
+	g.hard.Store(int64(float64(lim) * (1 + g.ratio) / 2))
 }
 
 // Run samples every interval until ctx ends.
@@ -69,14 +71,26 @@ func (g *FDGauge) InUse() int64 {
 	return s + max(0, int64(g.live())-g.liveThen.Load())
 }
 
-// Overloaded reports whether new connections should be shed.
+// Overloaded reports whether new WebSocket upgrades should be shed.
 func (g *FDGauge) Overloaded() bool {
 	n := g.InUse()
 	return n >= 0 && n >= g.threshold.Load()
 }
 
+// Full reports whether the process is past its hard line, halfway from the
+// shedding threshold to the limit: new connections are closed at accept,
+// so that what is left stays for the connections already open, Redis and
+// the admin listener.
+func (g *FDGauge) Full() bool {
+	n := g.InUse()
+	return n >= 0 && n >= g.hard.Load()
+}
+
 // Threshold is the descriptor count from which Overloaded holds.
 func (g *FDGauge) Threshold() int64 { return g.threshold.Load() }
+
+// HardLine is the descriptor count from which Full holds.
+func (g *FDGauge) HardLine() int64 { return g.hard.Load() }
 
 func openFDs() (int, error) {
 	f, err := os.Open("/proc/self/fd")

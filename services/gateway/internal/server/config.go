@@ -47,6 +47,7 @@ const (
 	EnvWSHelloTimeout  = "PULKA_WS_HELLO_TIMEOUT"
 	EnvFDShedPercent   = "PULKA_FD_SHED_PERCENT"
 	EnvSessionSweep    = "PULKA_SESSION_SWEEP"
+	EnvConnPerIP       = "PULKA_CONN_PER_IP"
 )
 
 // Values of PULKA_COOKIE_SECURE.
@@ -120,6 +121,10 @@ type Config struct {
 	// upgrades are refused (503) so that the players already connected,
 	// the HTTP API and the probes keep their descriptors.
 	FDShedPercent int
+	// ConnPerIP bounds the TCP connections (HTTP and WebSocket) one client
+	// address holds, closed at accept beyond it; addresses of
+	// TrustedProxies are not counted (they carry many clients).
+	ConnPerIP int
 	// SessionSweep is how often open sockets' sessions are checked against
 	// the revocations in Redis, for announcements missed while the
 	// subscription was down (revocations are announced at once otherwise).
@@ -159,6 +164,7 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 	f.Int(&c.WSPerPlayer, "ws-per-player", EnvWSPerPlayer, 8, "WebSocket connections one player may hold on this instance")
 	f.Int(&c.WSPerIP, "ws-per-ip", EnvWSPerIP, 64, "WebSocket connections one client address (IPv6: its /64) may hold on this instance, authenticated or not")
 	f.Duration(&c.WSHelloTimeout, "ws-hello-timeout", EnvWSHelloTimeout, 5*time.Second, "how long a WebSocket without a session cookie has to send hello")
+	f.Int(&c.ConnPerIP, "conn-per-ip", EnvConnPerIP, 128, "TCP connections one client address (IPv6: its /64) may hold; more are closed at accept (trusted proxies are exempt)")
 	f.Int(&c.FDShedPercent, "fd-shed-percent", EnvFDShedPercent, 90, "share of RLIMIT_NOFILE in use from which new WebSocket upgrades are refused with 503")
 	f.Duration(&c.SessionSweep, "session-sweep", EnvSessionSweep, 30*time.Second, "how often open sockets' sessions are checked against revocations (besides the instant Pub/Sub announcement)")
 	f.Duration(&c.PresenceBeat, "presence-beat", EnvPresenceBeat, 5*time.Second, "how often the gateway says it is alive; after three missed beats the others report its players away")
@@ -241,6 +247,9 @@ func (c *Config) Validate() error {
 	}
 	if c.FDShedPercent < 10 || c.FDShedPercent > 100 {
 		bad("fd-shed-percent must be 10..100")
+	}
+	if c.ConnPerIP < c.WSPerIP {
+		bad("conn-per-ip (%d) must be at least ws-per-ip (%d): every socket is a connection", c.ConnPerIP, c.WSPerIP)
 	}
 	if c.SessionSweep < time.Second {
 		bad("session-sweep must be at least 1s")

@@ -326,13 +326,19 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 	lc := lobbyclient.NewClient(d.Redis, lobbyclient.ClientOptions{Instance: instance, Timeout: c.LobbyTimeout,
 		Logger: d.Logger, TracerProvider: d.Telemetry.TracerProvider})
 	view := lobbyclient.NewView(d.Redis, lobbyclient.ViewOptions{Logger: d.Logger})
-	var s *Server
-	fds := connlimit.NewFDGauge(float64(c.FDShedPercent)/100, func() int {
-		if s == nil {
-			return 0
-		}
-		return s.Connections()
-	})
+	inner, err := net.Listen("tcp", c.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("gateway: listen %s: %w", c.HTTPAddr, err)
+	}
+	ln := &connlimit.Listener{Listener: inner, PerIP: connlimit.NewCounter(c.ConnPerIP), Exempt: c.trustedProxy}
+	defer ln.Close() // hs.Shutdown closes it too; this is for the early returns
+	fds := connlimit.NewFDGauge(float64(c.FDShedPercent)/100, ln.Open)
+	ln.Full = fds.Full
+	refusedConns, _ := d.Telemetry.MeterProvider.Meter("github.com/pulka/pulka/services/gateway").Int64Counter("pulka_gateway_conn_refused",
+		metric.WithDescription("TCP connections closed at accept, by reason (overloaded: past the hard descriptor line; ip: over conn-per-ip)"))
+	ln.Refused = func(reason string) {
+		refusedConns.Add(context.Background(), 1, metric.WithAttributes(attribute.String("reason", reason)))
+	}
 	s, err := New(ctx, c, Parts{
 		Redis: d.Redis, Lobby: lobbyCommands{lc}, View: lobbyView{v: view, rdb: d.Redis},
 		Sheets: sheets{sheetstore.NewReader(d.Redis)}, Logger: d.Logger,
@@ -342,17 +348,13 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 	if err != nil {
 		return err
 	}
-	d.Logger.Info("gateway: file descriptors", "in_use", fds.InUse(), "shed_from", fds.Threshold())
+	d.Logger.Info("gateway: file descriptors", "in_use", fds.InUse(), "shed_from", fds.Threshold(), "close_from", fds.HardLine())
 	d.AddReadyCheck("lobby-view", func(context.Context) error {
 		if !view.Loaded() {
 			return errors.New("lobby view not loaded yet")
 		}
 		return nil
 	})
-	ln, err := net.Listen("tcp", c.HTTPAddr)
-	if err != nil {
-		return fmt.Errorf("gateway: listen %s: %w", c.HTTPAddr, err)
-	}
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(d.Logger.Handler(), slog.LevelWarn)}
 	d.Logger.Info("gateway listening", "addr", ln.Addr().String(), "instance", instance)
@@ -391,6 +393,19 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 	stop()
 	wg.Wait()
 	return errors.Join(runErr, shutdownErr)
+}
+
+// trustedProxy reports whether ip is one of TrustedProxies.
+func (c *Config) trustedProxy(ip net.IP) bool {
+	for _, p := range splitList(c.TrustedProxies) {
+		if a := net.ParseIP(p); a != nil && a.Equal(ip) {
+			return true
+		}
+		if _, n, err := net.ParseCIDR(p); err == nil && n.Contains(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // cookieSecure maps the setting to httpapi's (Validate accepted it).

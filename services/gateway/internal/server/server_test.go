@@ -115,7 +115,7 @@ func testConfig() *Config {
 		AllowedOrigins: "pulka.example", LobbyTimeout: time.Second,
 		LoginPerIP: 100, LoginPerAccountIP: 3, LoginPerAccount: 100, LoginKnownFor: time.Hour, LoginWindow: time.Minute,
 		SignupsPerIP: 100, SignupWindow: time.Minute, CookieSecure: CookieSecureAuto,
-		WSPerPlayer: 8, WSPerIP: 64, WSHelloTimeout: 5 * time.Second, FDShedPercent: 90, SessionSweep: time.Minute,
+		WSPerPlayer: 8, WSPerIP: 64, ConnPerIP: 128, WSHelloTimeout: 5 * time.Second, FDShedPercent: 90, SessionSweep: time.Minute,
 		HashConcurrency: 2, WSReadLimit: 4096, WSSendQueue: 256, WSRate: 50, WSBurst: 50, WSPingInterval: time.Minute, WSMaxTables: 4, PresenceBeat: time.Second}
 }
 
