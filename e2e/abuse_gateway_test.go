@@ -30,39 +30,39 @@ import (
 // attack should meet them quickly, raised where another limit is the one
 // under test (every client here is 127.0.0.1, one guest).
 const (
-	envWSPerPlayer    = "PULKA_WS_PER_PLAYER"
-	envLoginPerAcctIP = "PULKA_LOGIN_PER_ACCOUNT_IP"
-	loginPerAcctIP    = 5
+	envGWWSPerPlayer    = "PULKA_WS_PER_PLAYER"
+	envGWLoginPerAcctIP = "PULKA_LOGIN_PER_ACCOUNT_IP"
+	gwLoginPerAcctIP    = 5
 )
 
 var (
-	abuseOnce  sync.Once
-	abuse      *stack
-	abuseErr   error
-	abuseUsers sync.Mutex // the abuse tests run one at a time: they measure one process
+	gwAbuseOnce  sync.Once
+	gwAbuse      *stack
+	gwAbuseErr   error
+	gwAbuseUsers sync.Mutex // the gateway abuse tests run one at a time: they measure one process
 )
 
-// abuseStack is one stack for the abuse tests, started by the first of them
+// gwAbuseStack is one stack for the gateway abuse tests, started by the first of them
 // (TestMain stops it).
-func abuseStack(t *testing.T) *stack {
+func gwAbuseStack(t *testing.T) *stack {
 	t.Helper()
-	abuseOnce.Do(func() {
-		abuse, abuseErr = startStackWith("abuse", 1, []string{
-			envWSPerPlayer + "=100000", // the socket flood uses one guest's token
-			envLoginPerAcctIP + "=" + strconv.Itoa(loginPerAcctIP),
+	gwAbuseOnce.Do(func() {
+		gwAbuse, gwAbuseErr = startStackWith("gwabuse", 1, []string{
+			envGWWSPerPlayer + "=100000", // the socket flood uses one guest's token
+			envGWLoginPerAcctIP + "=" + strconv.Itoa(gwLoginPerAcctIP),
 		})
 	})
-	if abuseErr != nil {
-		t.Fatalf("the abuse stack: %v", abuseErr)
+	if gwAbuseErr != nil {
+		t.Fatalf("the gateway abuse stack: %v", gwAbuseErr)
 	}
-	abuseUsers.Lock()
-	t.Cleanup(abuseUsers.Unlock)
-	t.Cleanup(func() { assertNoPanics(t, abuse) })
-	return abuse
+	gwAbuseUsers.Lock()
+	t.Cleanup(gwAbuseUsers.Unlock)
+	t.Cleanup(func() { gwAssertNoPanics(t, gwAbuse) })
+	return gwAbuse
 }
 
-// assertNoPanics fails t if any service of s logged a panic.
-func assertNoPanics(t *testing.T, s *stack) {
+// gwAssertNoPanics fails t if any service of s logged a panic.
+func gwAssertNoPanics(t *testing.T, s *stack) {
 	for _, svc := range s.all() {
 		f, err := os.Open(svc.logPath)
 		if err != nil {
@@ -89,8 +89,8 @@ func (s *stack) gateway() *service {
 	return nil
 }
 
-// metric sums the samples of a metric of svc's /metrics (any labels).
-func metric(t *testing.T, svc *service, name string) float64 {
+// gwMetric sums the samples of a gwMetric of svc's /metrics (any labels).
+func gwMetric(t *testing.T, svc *service, name string) float64 {
 	t.Helper()
 	resp, err := httpClient.Get("http://" + svc.admin + "/metrics")
 	if err != nil {
@@ -114,8 +114,8 @@ func metric(t *testing.T, svc *service, name string) float64 {
 	return sum
 }
 
-// pingRTT is the time a ping frame takes to come back as a pong.
-func pingRTT(t *testing.T, c *client, ref string) time.Duration {
+// gwPingRTT is the time a ping frame takes to come back as a pong.
+func gwPingRTT(t *testing.T, c *client, ref string) time.Duration {
 	t.Helper()
 	from := c.len()
 	start := time.Now()
@@ -124,15 +124,15 @@ func pingRTT(t *testing.T, c *client, ref string) time.Duration {
 	return time.Since(start)
 }
 
-func median(ds []time.Duration) time.Duration {
+func gwMedian(ds []time.Duration) time.Duration {
 	s := append([]time.Duration(nil), ds...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[len(s)/2]
 }
 
-// honestGame seats a player with three bots at a standard classic table and
+// gwHonestGame seats a player with three bots at a standard classic table and
 // lets the player play on by itself.
-func honestGame(t *testing.T, s *stack, name string) (*client, string) {
+func gwHonestGame(t *testing.T, s *stack, name string) (*client, string) {
 	t.Helper()
 	host := s.guest(t)
 	table := s.createTable(t, host, tableSpec{standard: true, moveTime: time.Minute, name: name})
@@ -147,12 +147,12 @@ func honestGame(t *testing.T, s *stack, name string) (*client, string) {
 
 // Joins of made-up tables are refused and create nothing in Redis.
 func TestAbuseGateway_JunkJoins(t *testing.T) {
-	s := abuseStack(t)
+	s := gwAbuseStack(t)
 	ctx := context.Background()
 	junk := s.newClient(t, "abuse-junk", s.guest(t))
 	junk.connect()
 	time.Sleep(300 * time.Millisecond) // the session's own keys (presence, limits) settle
-	// First of the abuse tests: no game runs on the stack yet, so its key
+	// First of the gateway abuse tests: no game runs on the stack yet, so its key
 	// set is still.
 	before := map[string]bool{}
 	for _, k := range s.rdb.Keys(ctx, "*").Val() {
@@ -162,7 +162,7 @@ func TestAbuseGateway_JunkJoins(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	for i := 0; i < 200 && time.Now().Before(deadline); i++ {
 		if i%10 == 9 { // 20 refusals in a row would close the socket (1008)
-			pingRTT(t, junk, "p"+strconv.Itoa(i))
+			gwPingRTT(t, junk, "p"+strconv.Itoa(i))
 		}
 		from := junk.len()
 		ref := "j" + strconv.Itoa(i)
@@ -192,12 +192,12 @@ func TestAbuseGateway_JunkJoins(t *testing.T) {
 // upgrades (503 overloaded) and keeps answering its probes and its players,
 // at normal latency.
 func TestAbuseGateway_SocketFlood(t *testing.T) {
-	s := abuseStack(t)
+	s := gwAbuseStack(t)
 	gw := s.gateway()
-	honest, table := honestGame(t, s, "abuse-honest-flood")
+	honest, table := gwHonestGame(t, s, "abuse-honest-flood")
 	var before []time.Duration
 	for i := range 5 {
-		before = append(before, pingRTT(t, honest, "b"+strconv.Itoa(i)))
+		before = append(before, gwPingRTT(t, honest, "b"+strconv.Itoa(i)))
 	}
 
 	// The gateway's descriptors: a few dozen in use; a limit of 256 sheds
@@ -208,7 +208,23 @@ func TestAbuseGateway_SocketFlood(t *testing.T) {
 	if err := unix.Prlimit(gw.cmd.Process.Pid, unix.RLIMIT_NOFILE, &lim, &old); err != nil {
 		t.Fatalf("prlimit: %v", err)
 	}
-	t.Cleanup(func() { _ = unix.Prlimit(gw.cmd.Process.Pid, unix.RLIMIT_NOFILE, &old, nil) })
+	t.Cleanup(func() {
+		_ = unix.Prlimit(gw.cmd.Process.Pid, unix.RLIMIT_NOFILE, &old, nil)
+		// The next test must find the gateway taking sockets again.
+		eventually(t, 10*time.Second, "the gateway taking sockets after the flood", func() bool {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.base, "http")+"/ws", nil)
+			if resp != nil && resp.Body != nil {
+				_ = resp.Body.Close()
+			}
+			if err != nil {
+				return false
+			}
+			_ = c.CloseNow()
+			return true
+		})
+	})
 	time.Sleep(500 * time.Millisecond) // the gauge samples every 250 ms
 
 	flooder := s.guest(t)
@@ -260,9 +276,9 @@ func TestAbuseGateway_SocketFlood(t *testing.T) {
 	s.mustCall(t, http.StatusOK, http.MethodGet, "/api/v1/me", flooder.Token, nil, nil)
 	var during []time.Duration
 	for i := range 5 {
-		during = append(during, pingRTT(t, honest, "d"+strconv.Itoa(i)))
+		during = append(during, gwPingRTT(t, honest, "d"+strconv.Itoa(i)))
 	}
-	if m, b := median(during), median(before); m > b+100*time.Millisecond {
+	if m, b := gwMedian(during), gwMedian(before); m > b+100*time.Millisecond {
 		t.Fatalf("the honest player's ping took %v during the flood, %v before", m, b)
 	}
 	// Then bare TCP connections that never send a request: past the hard
@@ -288,16 +304,16 @@ func TestAbuseGateway_SocketFlood(t *testing.T) {
 	} else {
 		_ = resp.Body.Close()
 	}
-	if m := pingRTT(t, honest, "raw"); m > median(before)+100*time.Millisecond {
-		t.Fatalf("the honest player's ping took %v after the bare connections, %v before", m, median(before))
+	if m := gwPingRTT(t, honest, "raw"); m > gwMedian(before)+100*time.Millisecond {
+		t.Fatalf("the honest player's ping took %v after the bare connections, %v before", m, gwMedian(before))
 	}
-	if metric(t, gw, "pulka_gateway_conn_refused_total") == 0 {
+	if gwMetric(t, gw, "pulka_gateway_conn_refused_total") == 0 {
 		t.Errorf("no connection was closed at accept after %d bare connections under a file limit of %d", len(raw), limit)
 	}
 	// The honest game goes on.
 	from := honest.len()
 	honest.awaitEvent(from, 20*time.Second, table, "a move during the flood", isMove)
-	if metric(t, gw, "pulka_gateway_ws_shed_total") < float64(shed) {
+	if gwMetric(t, gw, "pulka_gateway_ws_shed_total") < float64(shed) {
 		t.Errorf("pulka_gateway_ws_shed_total counts fewer than the %d shed upgrades", shed)
 	}
 }
@@ -305,11 +321,11 @@ func TestAbuseGateway_SocketFlood(t *testing.T) {
 // A watcher's command spam is refused at the gateway: nothing reaches the
 // table's command stream, nothing is added to its event log.
 func TestAbuseGateway_WatcherCommandSpam(t *testing.T) {
-	s := abuseStack(t)
+	s := gwAbuseStack(t)
 	ctx := context.Background()
 	host := s.guest(t)
 	waiting := s.createTable(t, host, tableSpec{name: "abuse-waiting"})
-	_, playing := honestGame(t, s, "abuse-honest-spam")
+	_, playing := gwHonestGame(t, s, "abuse-honest-spam")
 	w := s.newClient(t, "abuse-watcher", s.guest(t))
 	w.connect()
 	w.join(waiting, "")
@@ -324,7 +340,7 @@ func TestAbuseGateway_WatcherCommandSpam(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	for i := 0; i < 300 && time.Now().Before(deadline); i++ {
 		if i%10 == 9 { // 20 refusals in a row would close the socket (1008)
-			pingRTT(t, w, "p"+strconv.Itoa(i))
+			gwPingRTT(t, w, "p"+strconv.Itoa(i))
 		}
 		m := map[string]any{"ref": "s" + strconv.Itoa(i), "cmd": "spam-" + strconv.Itoa(i)}
 		for k, v := range frames[i%len(frames)] {
@@ -368,10 +384,10 @@ func TestAbuseGateway_WatcherCommandSpam(t *testing.T) {
 
 // 100 parallel wrong logins check no more password hashes than the limit.
 func TestAbuseGateway_ParallelWrongLogins(t *testing.T) {
-	s := abuseStack(t)
+	s := gwAbuseStack(t)
 	gw := s.gateway()
 	victim := s.register(t)
-	before := metric(t, gw, "pulka_gateway_password_checks_total")
+	before := gwMetric(t, gw, "pulka_gateway_password_checks_total")
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	statuses := map[int]int{}
@@ -387,22 +403,22 @@ func TestAbuseGateway_ParallelWrongLogins(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	checked := metric(t, gw, "pulka_gateway_password_checks_total") - before
+	checked := gwMetric(t, gw, "pulka_gateway_password_checks_total") - before
 	t.Logf("100 parallel wrong logins: statuses %v, %v hashes checked", statuses, checked)
-	if checked > loginPerAcctIP {
-		t.Fatalf("%v password hashes checked, the limit is %d", checked, loginPerAcctIP)
+	if checked > gwLoginPerAcctIP {
+		t.Fatalf("%v password hashes checked, the limit is %d", checked, gwLoginPerAcctIP)
 	}
-	if statuses[http.StatusUnauthorized] > loginPerAcctIP || statuses[http.StatusTooManyRequests] < 100-loginPerAcctIP {
-		t.Fatalf("statuses %v: want at most %d 401 and the rest 429", statuses, loginPerAcctIP)
+	if statuses[http.StatusUnauthorized] > gwLoginPerAcctIP || statuses[http.StatusTooManyRequests] < 100-gwLoginPerAcctIP {
+		t.Fatalf("statuses %v: want at most %d 401 and the rest 429", statuses, gwLoginPerAcctIP)
 	}
-	if metric(t, gw, "pulka_gateway_login_refused_total") < float64(100-loginPerAcctIP) {
+	if gwMetric(t, gw, "pulka_gateway_login_refused_total") < float64(100-gwLoginPerAcctIP) {
 		t.Errorf("pulka_gateway_login_refused_total counts fewer refusals than the 429s")
 	}
 }
 
 // A revoked token is refused on HTTP and its open socket is closed (4003).
 func TestAbuseGateway_RevokedToken(t *testing.T) {
-	s := abuseStack(t)
+	s := gwAbuseStack(t)
 	ses := s.guest(t)
 	c := s.newClient(t, "abuse-revoked", ses)
 	c.connect()

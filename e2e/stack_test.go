@@ -104,8 +104,8 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	code := m.Run()
-	if abuse != nil { // started by the first abuse test (abuse_gateway_test.go)
-		abuse.close(code != 0)
+	if gwAbuse != nil { // started by the first gateway abuse test (abuse_gateway_test.go)
+		gwAbuse.close(code != 0)
 	}
 	shared.close(code != 0)
 	return code

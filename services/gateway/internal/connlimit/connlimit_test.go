@@ -98,6 +98,10 @@ func TestFDGauge_ShedsFromTheRatioCountingConnectionsSinceTheSample(t *testing.T
 	if !g.Full() {
 		t.Fatal("95 of 100 not full")
 	}
+	live = -20 // twenty closed since the sample
+	if g.Overloaded() || g.InUse() != 60 {
+		t.Fatalf("in use %d after closes, want 60 and no shedding", g.InUse())
+	}
 	g.limit = func() (uint64, error) { return 1000, nil } // raised on the running process
 	g.Sample()
 	if g.Overloaded() {

@@ -68,7 +68,8 @@ func (g *FDGauge) InUse() int64 {
 	if s < 0 {
 		return -1
 	}
-	return s + max(0, int64(g.live())-g.liveThen.Load())
+	// Connections closed since the sample freed their descriptors too.
+	return max(0, s+int64(g.live())-g.liveThen.Load())
 }
 
 // Overloaded reports whether new WebSocket upgrades should be shed.
