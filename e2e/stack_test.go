@@ -38,6 +38,8 @@ const (
 	envLoginPerIP    = "PULKA_LOGIN_PER_IP"
 	envWSRate        = "PULKA_WS_RATE"
 	envWSBurst       = "PULKA_WS_BURST"
+	envWSPerIP       = "PULKA_WS_PER_IP"
+	envConnPerIP     = "PULKA_CONN_PER_IP"
 
 	envLobbyName       = "PULKA_LOBBY_NAME"
 	envScoringConsumer = "PULKA_SCORING_CONSUMER"
@@ -102,6 +104,9 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	code := m.Run()
+	if gwAbuse != nil { // started by the first gateway abuse test (abuse_gateway_test.go)
+		gwAbuse.close(code != 0)
+	}
 	shared.close(code != 0)
 	return code
 }
@@ -207,11 +212,20 @@ type stack struct {
 	services []*service
 	runners  []*service
 	nextID   int
+	// gatewayEnv are settings of this stack's gateways besides the usual
+	// ones (startStackWith).
+	gatewayEnv []string
 }
 
 // startStack starts redis-server, the lobby, scoring, `runners`
 // table-runners and the gateway, and waits until each is ready.
 func startStack(name string, runners int) (*stack, error) {
+	return startStackWith(name, runners, nil)
+}
+
+// startStackWith is startStack whose gateways get gatewayEnv (NAME=value)
+// after the usual settings.
+func startStackWith(name string, runners int, gatewayEnv []string) (*stack, error) {
 	dir, err := os.MkdirTemp("", "pulka-e2e-"+name+"-")
 	if err != nil {
 		return nil, err
@@ -221,7 +235,7 @@ func startStack(name string, runners int) (*stack, error) {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	s := &stack{name: name, dir: dir, redis: srv, rdb: srv.NewClient()}
+	s := &stack{name: name, dir: dir, redis: srv, rdb: srv.NewClient(), gatewayEnv: gatewayEnv}
 	fail := func(err error) (*stack, error) {
 		s.close(true)
 		return nil, err
@@ -265,19 +279,21 @@ func (s *stack) startGateway() (*service, error) {
 	s.nextID++
 	instance := s.name + "-gateway-" + strconv.Itoa(s.nextID)
 	s.mu.Unlock()
-	svc, err := s.start(instance, "gateway",
-		envGatewayAddr+"="+addr,
-		envSessionSecret+"="+sessionSecretValue,
-		envInstance+"="+instance,
+	env := []string{envGatewayAddr + "=" + addr,
+		envSessionSecret + "=" + sessionSecretValue,
+		envInstance + "=" + instance,
 		// Every client of the tests comes from 127.0.0.1: the per-IP
 		// limits would refuse the later tests' sessions.
-		envSignupsPerIP+"=100000",
-		envLoginPerIP+"=100000",
-		envWSRate+"=200",
-		envWSBurst+"=400",
+		envSignupsPerIP + "=100000",
+		envLoginPerIP + "=100000",
+		envWSPerIP + "=100000",
+		envConnPerIP + "=100000",
+		envWSRate + "=200",
+		envWSBurst + "=400",
 		// A killed gateway is taken for dead after three beats.
-		envPresenceBeat+"="+presenceBeat.String(),
-	)
+		envPresenceBeat + "=" + presenceBeat.String(),
+	}
+	svc, err := s.start(instance, "gateway", append(env, s.gatewayEnv...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,8 @@ mkdir -p "$out"
 port=${LOADRUN_PORT:-28418}
 # shellcheck source=scripts/stack.sh
 . scripts/stack.sh
-stack_start "$port" PULKA_WS_RATE=1000 PULKA_WS_BURST=1000 PULKA_SIGNUPS_PER_IP=1000000
+stack_start "$port" PULKA_WS_RATE=1000 PULKA_WS_BURST=1000 PULKA_SIGNUPS_PER_IP=1000000 \
+  PULKA_WS_PER_IP=1000000 PULKA_CONN_PER_IP=1000000
 # reading SERVICE: "live-heap-bytes stack-bytes goroutines" after two forced GCs.
 reading() {
   local a; a=$(stack_admin "$1")

@@ -89,12 +89,34 @@ func (r *readiness) check(ctx context.Context) checkResult {
 }
 
 func (d *Daemon) routes(metrics http.Handler) {
-	d.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+	d.probes(d.mux)
+	d.mux.Handle("GET /metrics", metrics)
+	// Profiles on the admin port only (never the public one): measuring
+	// before optimising needs them in the running services. Registered by
+	// hand so nothing lands on http.DefaultServeMux.
+	d.mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	d.mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	d.mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	d.mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	d.mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+}
+
+// ProbeHandler serves /healthz and /readyz (the admin server's, the same
+// checks) for a service that also offers them on its public port: with the
+// admin server on loopback, a probe from outside the host reaches them there.
+func (d *Daemon) ProbeHandler() http.Handler {
+	mux := http.NewServeMux()
+	d.probes(mux)
+	return mux
+}
+
+func (d *Daemon) probes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		// Alive means the process answers: a failing dependency is a
 		// readiness problem, and restarting us would not fix it.
 		writeStatus(w, http.StatusOK, status{Status: "ok"})
 	})
-	d.mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		res := d.ready.check(r.Context())
 		st := status{Status: "ok", Checks: make(map[string]string, len(res.names))}
 		for _, n := range res.names {
@@ -109,15 +131,6 @@ func (d *Daemon) routes(metrics http.Handler) {
 		}
 		writeStatus(w, code, st)
 	})
-	d.mux.Handle("GET /metrics", metrics)
-	// Profiles on the admin port only (never the public one): measuring
-	// before optimising needs them in the running services. Registered by
-	// hand so nothing lands on http.DefaultServeMux.
-	d.mux.HandleFunc("GET /debug/pprof/", pprof.Index)
-	d.mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
-	d.mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
-	d.mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
-	d.mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 }
 
 func writeStatus(w http.ResponseWriter, code int, st status) {

@@ -42,7 +42,11 @@ const (
 // Defaults of the base configuration.
 const (
 	DefaultRedisAddr = "localhost:6379"
-	DefaultAdminAddr = ":9090"
+	// DefaultAdminAddr is loopback: /metrics and /debug/pprof tell (and
+	// cost) too much to offer to anyone who can reach the host. Exposing
+	// them (PULKA_ADMIN_ADDR=:9090, as the container image does for
+	// Prometheus and the kubelet's probes) is a deliberate setting.
+	DefaultAdminAddr = "127.0.0.1:9090"
 	// DefaultShutdownTimeout fits inside Kubernetes' default 30 s grace
 	// period with room for the kubelet to notice.
 	DefaultShutdownTimeout = 25 * time.Second
@@ -102,7 +106,7 @@ func (b *Base) RegisterFlags(f *Flags) {
 	f.Bool(&b.RedisCluster, "redis-cluster", EnvRedisCluster, false,
 		"treat a single Redis address as a cluster endpoint")
 	f.String(&b.AdminAddr, "admin-addr", EnvAdminAddr, DefaultAdminAddr,
-		"listen address of /healthz, /readyz and /metrics")
+		"listen address of /healthz, /readyz, /metrics and /debug/pprof (loopback by default; :9090 exposes them)")
 	f.Text(&b.LogLevel, "log-level", EnvLogLevel, slog.LevelInfo, "lowest log level: debug, info, warn or error")
 	f.String(&b.OTLPEndpoint, "otlp-endpoint", EnvOTLPEndpoint, "",
 		"OTLP/HTTP collector base URL for traces, e.g. http://otel-collector:4318 (empty: no export)")

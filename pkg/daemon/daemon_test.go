@@ -411,3 +411,39 @@ func TestAdmin_ServesProfiles(t *testing.T) {
 		}
 	}
 }
+
+func TestAdminAddr_DefaultsToLoopback(t *testing.T) {
+	host, _, err := net.SplitHostPort(daemon.DefaultAdminAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		t.Fatalf("DefaultAdminAddr %q: /metrics and /debug/pprof must bind to loopback unless exposed on purpose", daemon.DefaultAdminAddr)
+	}
+}
+
+func TestProbeHandler_AnswersAsTheAdminServer(t *testing.T) {
+	srv := redistest.Start(t)
+	s := start(t, baseFor(srv), untilCtx)
+	pub := &http.Server{Handler: s.d.ProbeHandler(), ReadHeaderTimeout: time.Second}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = pub.Serve(ln) }()
+	t.Cleanup(func() { _ = pub.Close() })
+	addr := ln.Addr().String()
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if p := get(t, addr, path); p.code != http.StatusOK {
+			t.Fatalf("public %s: %d %v", path, p.code, p.body)
+		}
+	}
+	if p := get(t, addr, "/metrics"); p.code != http.StatusNotFound {
+		t.Fatalf("public /metrics: %d, want 404 (admin only)", p.code)
+	}
+	srv.Kill()
+	if p := get(t, addr, "/readyz"); p.code != http.StatusServiceUnavailable {
+		t.Fatalf("public /readyz with Redis down: %d, want 503", p.code)
+	}
+	_ = s.stop()
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/pulka/pulka/pkg/cards"
@@ -94,9 +95,10 @@ func Parse(data []byte) (ClientMsg, error) {
 	if dec.More() {
 		return ClientMsg{}, Errorf(CodeBadJSON, "one JSON object per frame")
 	}
-	if len(m.Ref) > MaxRefLen || !utf8.ValidString(m.Ref) {
+	if len(m.Ref) > MaxRefLen || !utf8.ValidString(m.Ref) || strings.ContainsFunc(m.Ref, unicode.IsControl) {
+		// Echoed in answers and logged: no control characters either.
 		m.Ref = ""
-		return m, Errorf(CodeInvalid, "ref longer than %d bytes", MaxRefLen)
+		return m, Errorf(CodeInvalid, "ref: at most %d bytes of UTF-8 text without control characters", MaxRefLen)
 	}
 	return m, m.validate()
 }
@@ -419,4 +421,13 @@ const (
 	CodeTrimmed      = "history_trimmed"
 	CodeUnavailable  = "unavailable"
 	CodeInternal     = "internal"
+	// Issue 17's refusals: a join of a table that does not exist, a
+	// command from someone holding no seat there, a socket over a
+	// connection limit, and a socket closed (4003) because its session
+	// expired or was revoked.
+	CodeTableNotFound  = "table_not_found"
+	CodeNotSeated      = "not_seated"
+	CodeTooManyConns   = "too_many_connections"
+	CodeSessionExpired = "session_expired"
+	CodeSessionRevoked = "session_revoked"
 )

@@ -49,6 +49,7 @@ func TestParse_RefusesBadFramesWithTheirCode(t *testing.T) {
 		{"lobby negative limit", `{"type":"lobby","watch":true,"limit":-1}`, CodeBadJSON},
 		{"cmd with space", `{"type":"resign","table":"t1","cmd":"a b"}`, CodeInvalid},
 		{"ref too long", `{"type":"ping","ref":"` + strings.Repeat("r", MaxRefLen+1) + `"}`, CodeInvalid},
+		{"ref with a control character", `{"type":"ping","ref":"a\u001b[2Jb"}`, CodeInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -31,8 +31,10 @@ var (
 
 // Close codes after which dialling again cannot help (docs/protocol.md).
 const (
-	closeNoSession = websocket.StatusCode(4001)
-	closeNoHello   = websocket.StatusCode(4002)
+	closeNoSession    = websocket.StatusCode(4001)
+	closeNoHello      = websocket.StatusCode(4002)
+	closeSessionEnded = websocket.StatusCode(4003) // expired or revoked: log in again
+	closeTooManyConns = websocket.StatusCode(4029)
 )
 
 // Options configure Dial.
@@ -264,7 +266,8 @@ func (c *Conn) run(ctx context.Context, ws *websocket.Conn) {
 		if ctx.Err() != nil {
 			return
 		}
-		if s := websocket.CloseStatus(err); !c.opts.Reconnect || s == closeNoSession || s == closeNoHello {
+		if s := websocket.CloseStatus(err); !c.opts.Reconnect || s == closeNoSession || s == closeNoHello ||
+			s == closeSessionEnded || s == closeTooManyConns {
 			c.fail(err)
 			return
 		}

@@ -71,7 +71,7 @@ func startStack() stack {
 	// Bots move at once and the per-connection limits allow a load
 	// generator's many moves per connection; sessions come from one IP.
 	cmd.Env = append(os.Environ(), "PULKA_RUNNER_BOT_DELAY=1ms", "PULKA_WS_RATE=1000", "PULKA_WS_BURST=1000",
-		"PULKA_SIGNUPS_PER_IP=100000")
+		"PULKA_SIGNUPS_PER_IP=100000", "PULKA_WS_PER_IP=100000", "PULKA_CONN_PER_IP=100000")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		return stack{err: err}

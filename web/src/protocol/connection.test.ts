@@ -188,6 +188,16 @@ describe('Connection', () => {
     expect(sockets).toHaveLength(1);
   });
 
+  it('stops reconnecting when the session ended (expired or logged out)', () => {
+    const { c, sockets, last, clock } = setup();
+    c.start();
+    last().open();
+    last().drop(4003);
+    expect(c.status).toBe('unauthorized');
+    clock.advance(10_000);
+    expect(sockets).toHaveLength(1);
+  });
+
   it('pings a quiet connection and drops one that stays silent', () => {
     const { c, sockets, last, clock } = setup();
     c.start();

@@ -77,8 +77,11 @@ interface Pending {
 
 const OPEN = 1;
 
-/** Close codes after which reconnecting cannot help without a new session. */
-const UNAUTHORIZED = new Set([4001, 4002]);
+/**
+ * Close codes after which reconnecting cannot help without a new session
+ * (4003: the session expired or was revoked by a logout).
+ */
+const UNAUTHORIZED = new Set([4001, 4002, 4003]);
 
 const browserClock: Clock = {
   now: () => Date.now(),

@@ -10,6 +10,7 @@ import (
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
+	"github.com/pulka/pulka/services/gateway/internal/connlimit"
 	"github.com/pulka/pulka/services/gateway/internal/hub"
 )
 
@@ -98,6 +99,7 @@ func From(err error) Problem {
 		lr *LobbyRejection
 		br *BadRequest
 		we *wire.Error
+		tm *connlimit.TooManyError
 	)
 	switch {
 	case err == nil:
@@ -106,6 +108,12 @@ func From(err error) Problem {
 		return Problem{Status: http.StatusTooManyRequests, Code: "too_many_attempts",
 			Message:    fmt.Sprintf("too many attempts from this %s: try again in %d s", rl.Scope, int(rl.RetryAfter.Round(time.Second)/time.Second)),
 			RetryAfter: rl.RetryAfter}
+	case errors.As(err, &tm):
+		return Problem{Status: http.StatusTooManyRequests, Code: wire.CodeTooManyConns,
+			Message: fmt.Sprintf("too many connections: at most %d per %s", tm.Limit, tm.Scope), RetryAfter: 10 * time.Second}
+	case errors.Is(err, connlimit.ErrOverloaded):
+		return Problem{Status: http.StatusServiceUnavailable, Code: "overloaded",
+			Message: "the server takes no new connections right now: try again shortly", RetryAfter: 5 * time.Second}
 	case errors.As(err, &lr):
 		m := lr.Message
 		if m == "" {
@@ -121,6 +129,8 @@ func From(err error) Problem {
 		return Problem{Status: http.StatusBadRequest, Code: we.Code, Message: we.Message}
 	case errors.Is(err, auth.ErrInvalidCredentials):
 		return Problem{Status: http.StatusUnauthorized, Code: "invalid_credentials", Message: "wrong username or password"}
+	case errors.Is(err, auth.ErrRevokedToken):
+		return Problem{Status: http.StatusUnauthorized, Code: wire.CodeSessionRevoked, Message: "the session was ended (logged out): log in again"}
 	case errors.Is(err, auth.ErrExpiredToken):
 		return Problem{Status: http.StatusUnauthorized, Code: "session_expired", Message: "the session has expired: log in again"}
 	case errors.Is(err, auth.ErrInvalidToken):

@@ -11,6 +11,7 @@ import (
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
+	"github.com/pulka/pulka/services/gateway/internal/connlimit"
 	"github.com/pulka/pulka/services/gateway/internal/hub"
 )
 
@@ -24,6 +25,9 @@ func TestFrom_MapsEveryDomainErrorToItsStatusAndCode(t *testing.T) {
 		{auth.ErrInvalidCredentials, http.StatusUnauthorized, "invalid_credentials"},
 		{wrap(auth.ErrExpiredToken), http.StatusUnauthorized, "session_expired"},
 		{auth.ErrInvalidToken, http.StatusUnauthorized, "unauthorized"},
+		{wrap(auth.ErrRevokedToken), http.StatusUnauthorized, "session_revoked"},
+		{wrap(&connlimit.TooManyError{Scope: connlimit.ScopeIP, Limit: 64}), http.StatusTooManyRequests, "too_many_connections"},
+		{wrap(connlimit.ErrOverloaded), http.StatusServiceUnavailable, "overloaded"},
 		{ErrAuthRequired, http.StatusUnauthorized, "auth_required"},
 		{ErrAccountRequired, http.StatusForbidden, "account_required"},
 		{wrap(auth.ErrUsernameTaken), http.StatusConflict, "username_taken"},

@@ -81,7 +81,7 @@ func (a *Accounts) Register(ctx context.Context, username, password string) (Acc
 
 // Authenticate checks a username and password.
 func (a *Accounts) Authenticate(ctx context.Context, username, password string) (Account, error) {
-	if ValidUsername(username) != nil || len(password) > MaxPasswordLen {
+	if ValidUsername(username) != nil || utf8.RuneCountInString(password) > MaxPasswordLen || len(password) > maxPasswordBytes {
 		return Account{}, ErrInvalidCredentials
 	}
 	vals, err := a.rdb.HGetAll(ctx, AccountKey(username)).Result()
@@ -105,6 +105,9 @@ func (a *Accounts) Authenticate(ctx context.Context, username, password string) 
 
 // ValidUsername checks the naming rules.
 func ValidUsername(s string) error {
+	if err := ValidName(s); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidUsername, err)
+	}
 	if len(s) < MinUsernameLen || len(s) > MaxUsernameLen {
 		return fmt.Errorf("%w: %d..%d characters", ErrInvalidUsername, MinUsernameLen, MaxUsernameLen)
 	}
@@ -116,15 +119,6 @@ func ValidUsername(s string) error {
 	}
 	if strings.HasPrefix(strings.ToLower(s), "guest") {
 		return fmt.Errorf("%w: names starting with \"guest\" are for guests", ErrInvalidUsername)
-	}
-	return nil
-}
-
-// ValidPassword checks the password length (in characters).
-func ValidPassword(s string) error {
-	n := utf8.RuneCountInString(s)
-	if n < MinPasswordLen || len(s) > MaxPasswordLen {
-		return fmt.Errorf("%w: %d..%d characters", ErrWeakPassword, MinPasswordLen, MaxPasswordLen)
 	}
 	return nil
 }
@@ -145,3 +139,6 @@ func randomHex(n int) string {
 
 // IsGuestID reports whether a player id is a guest's.
 func IsGuestID(id string) bool { return strings.HasPrefix(id, "g-") }
+
+// PasswordChecks is how many password hashes were computed to check logins.
+func (a *Accounts) PasswordChecks() int64 { return a.hasher.Verified() }

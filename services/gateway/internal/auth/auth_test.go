@@ -2,11 +2,16 @@ package auth
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/pulka/pulka/pkg/redistest"
 )
@@ -183,10 +188,10 @@ func TestAccounts_RegisterThenLogin(t *testing.T) {
 func TestAccounts_NamesAreUniqueIgnoringCase(t *testing.T) {
 	a, _ := newAccounts(t)
 	ctx := context.Background()
-	if _, err := a.Register(ctx, "Giorgi", "password1"); err != nil {
+	if _, err := a.Register(ctx, "Giorgi", "kartuli-1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Register(ctx, "GIORGI", "password2"); !errors.Is(err, ErrUsernameTaken) {
+	if _, err := a.Register(ctx, "GIORGI", "kartuli-2"); !errors.Is(err, ErrUsernameTaken) {
 		t.Fatalf("err = %v, want ErrUsernameTaken", err)
 	}
 }
@@ -199,31 +204,43 @@ func TestAccounts_RefusesBadNamesAndWeakPasswords(t *testing.T) {
 			t.Errorf("Register(%q) err = %v, want ErrInvalidUsername", name, err)
 		}
 	}
-	for _, pw := range []string{"", "seven77", strings.Repeat("p", MaxPasswordLen+1)} {
+	for _, pw := range []string{"", "seven77", strings.Repeat("p", MaxPasswordLen+1), "          ", "\t\n  \u00a0 \u2003  ",
+		"password", "Password1", "iloveyou", "12345678", "qwertyuiop", "ნინო"} {
 		if _, err := a.Register(ctx, "valid_name", pw); !errors.Is(err, ErrWeakPassword) {
 			t.Errorf("Register(pw len %d) err = %v, want ErrWeakPassword", len(pw), err)
 		}
 	}
 }
 
-func TestLoginGuard_LimitsFailuresPerAccount(t *testing.T) {
+func limits(perIP, perAccountIP, perAccount int) LoginLimits {
+	return LoginLimits{PerIP: perIP, PerAccountIP: perAccountIP, PerAccount: perAccount, Window: time.Minute, KnownFor: time.Hour}
+}
+
+// Changed on purpose (issue 17): failures used to block the account from
+// every address, so five wrong tries by anyone locked its owner out. Now
+// they block that account from that address only.
+func TestLoginGuard_LimitsAttemptsPerAccountAndAddress(t *testing.T) {
 	a, srv := newAccounts(t)
 	rdb := srv.Client(t)
 	ctx := context.Background()
 	if _, err := a.Register(ctx, "Tamar", "right-password"); err != nil {
 		t.Fatal(err)
 	}
-	g := NewLoginGuard(a, NewLimiter(rdb, "ip", 100, time.Minute), NewLimiter(rdb, "acct", 3, time.Minute))
+	g := NewLoginGuard(a, rdb, limits(100, 3, 100), nil)
 	for i := 0; i < 3; i++ {
 		if _, err := g.Login(ctx, "Tamar", "wrong", "10.0.0.1"); !errors.Is(err, ErrInvalidCredentials) {
 			t.Fatalf("attempt %d: %v", i, err)
 		}
 	}
-	// Even the right password is refused now, from any address.
-	_, err := g.Login(ctx, "tamar", "right-password", "10.0.0.2")
+	// Even the right password is refused now from that address…
+	_, err := g.Login(ctx, "tamar", "right-password", "10.0.0.1")
 	var rl *RateLimitedError
-	if !errors.As(err, &rl) || rl.Scope != "account" || rl.RetryAfter <= 0 || rl.RetryAfter > time.Minute {
-		t.Fatalf("after 3 failures: %v, want an account rate limit", err)
+	if !errors.As(err, &rl) || rl.Scope != ScopeAccountIP || rl.RetryAfter <= 0 || rl.RetryAfter > time.Minute {
+		t.Fatalf("after 3 failures: %v, want an account_ip rate limit", err)
+	}
+	// …but the owner, elsewhere, is not locked out.
+	if _, err := g.Login(ctx, "Tamar", "right-password", "10.0.0.2"); err != nil {
+		t.Fatalf("the owner from another address: %v", err)
 	}
 }
 
@@ -234,14 +251,14 @@ func TestLoginGuard_LimitsAttemptsPerIP(t *testing.T) {
 	if _, err := a.Register(ctx, "Tamar", "right-password"); err != nil {
 		t.Fatal(err)
 	}
-	g := NewLoginGuard(a, NewLimiter(rdb, "ip", 2, time.Minute), NewLimiter(rdb, "acct", 100, time.Minute))
+	g := NewLoginGuard(a, rdb, limits(2, 100, 100), nil)
 	for i := 0; i < 2; i++ {
 		if _, err := g.Login(ctx, "Tamar", "right-password", "10.0.0.1"); err != nil {
 			t.Fatalf("attempt %d: %v", i, err)
 		}
 	}
 	var rl *RateLimitedError
-	if _, err := g.Login(ctx, "Tamar", "right-password", "10.0.0.1"); !errors.As(err, &rl) || rl.Scope != "ip" {
+	if _, err := g.Login(ctx, "Tamar", "right-password", "10.0.0.1"); !errors.As(err, &rl) || rl.Scope != ScopeIP {
 		t.Fatalf("third attempt: %v, want an ip rate limit", err)
 	}
 	if _, err := g.Login(ctx, "Tamar", "right-password", "10.0.0.9"); err != nil {
@@ -254,7 +271,7 @@ func TestLoginGuard_SuccessForgivesEarlierFailures(t *testing.T) {
 	rdb := srv.Client(t)
 	ctx := context.Background()
 	_, _ = a.Register(ctx, "Tamar", "right-password")
-	g := NewLoginGuard(a, NewLimiter(rdb, "ip", 100, time.Minute), NewLimiter(rdb, "acct", 2, time.Minute))
+	g := NewLoginGuard(a, rdb, limits(100, 2, 100), nil)
 	_, _ = g.Login(ctx, "Tamar", "wrong", "ip")
 	if _, err := g.Login(ctx, "Tamar", "right-password", "ip"); err != nil {
 		t.Fatal(err)
@@ -262,6 +279,64 @@ func TestLoginGuard_SuccessForgivesEarlierFailures(t *testing.T) {
 	_, _ = g.Login(ctx, "Tamar", "wrong", "ip")
 	if _, err := g.Login(ctx, "Tamar", "right-password", "ip"); err != nil {
 		t.Fatalf("one failure after a success blocked the account: %v", err)
+	}
+}
+
+// The account-wide limit stops a guesser with many addresses, and spares
+// the addresses the owner has logged in from.
+func TestLoginGuard_AccountLimitSparesKnownAddresses(t *testing.T) {
+	a, srv := newAccounts(t)
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	_, _ = a.Register(ctx, "Tamar", "right-password")
+	var refused []string
+	g := NewLoginGuard(a, rdb, limits(100, 100, 3), func(s string) { refused = append(refused, s) })
+	if _, err := g.Login(ctx, "Tamar", "right-password", "home"); err != nil {
+		t.Fatal(err)
+	}
+	// The owner's first login from home counted too: it was not known yet.
+	for i := range 2 {
+		_, _ = g.Login(ctx, "Tamar", "wrong", "bot-"+strconv.Itoa(i))
+	}
+	var rl *RateLimitedError
+	if _, err := g.Login(ctx, "Tamar", "right-password", "bot-x"); !errors.As(err, &rl) || rl.Scope != ScopeAccount {
+		t.Fatalf("a new address after the account's limit: %v, want an account rate limit", err)
+	}
+	if _, err := g.Login(ctx, "Tamar", "right-password", "home"); err != nil {
+		t.Fatalf("the owner's known address: %v", err)
+	}
+	if len(refused) != 1 || refused[0] != ScopeAccount {
+		t.Fatalf("refusals reported: %v", refused)
+	}
+}
+
+// The attempt is counted before the hash: 100 parallel wrong logins check
+// at most the limit's number of passwords.
+func TestLoginGuard_ParallelGuessesCheckAtMostTheLimit(t *testing.T) {
+	a, srv := newAccounts(t)
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	_, _ = a.Register(ctx, "Tamar", "right-password")
+	before := a.hasher.Verified()
+	g := NewLoginGuard(a, rdb, limits(1000, 5, 1000), nil)
+	var wg sync.WaitGroup
+	var limited atomic.Int64
+	for i := range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var rl *RateLimitedError
+			if _, err := g.Login(ctx, "Tamar", "wrong-"+strconv.Itoa(i), "10.0.0.1"); errors.As(err, &rl) {
+				limited.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if checked := a.hasher.Verified() - before; checked > 5 {
+		t.Fatalf("%d password hashes checked, limit 5", checked)
+	}
+	if limited.Load() != 95 {
+		t.Fatalf("%d attempts refused by the limit, want 95", limited.Load())
 	}
 }
 
@@ -290,4 +365,124 @@ func TestNewGuest_IDsAreDistinctAndMarked(t *testing.T) {
 		}
 		seen[id] = true
 	}
+}
+
+func TestValidPassword_CountsCharactersNotBytes(t *testing.T) {
+	for name, pw := range map[string]string{
+		"eight Georgian letters":              "ნინოთამა",
+		"the longest, in a three-byte script": strings.Repeat("ა", MaxPasswordLen),
+		"spaces inside":                       "correct horse battery",
+	} {
+		if err := ValidPassword(pw); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if err := ValidPassword(strings.Repeat("ა", MaxPasswordLen+1)); !errors.Is(err, ErrWeakPassword) {
+		t.Errorf("one character too many: %v", err)
+	}
+}
+
+func TestValidName_RefusesInvisibleAndBidiCharacters(t *testing.T) {
+	for _, bad := range []string{"Nino\u202Eevil", "a\u200Bb", "x\u2066y\u2069", "soft\u00ADhyphen", "bell\a", "bad\xffutf8", "\u061Carabic-mark"} {
+		if err := ValidName(bad); !errors.Is(err, ErrInvisibleCharacter) {
+			t.Errorf("ValidName(%q) = %v", bad, err)
+		}
+	}
+	for _, good := range []string{"Nino", "ნინო", "Тамара 2", "long_name.with-dots"} {
+		if err := ValidName(good); err != nil {
+			t.Errorf("ValidName(%q) = %v", good, err)
+		}
+	}
+}
+
+func TestToken_HasAnIDAndOldTokensGetOne(t *testing.T) {
+	c := &clock{t: time.Unix(1_700_000_000, 0)}
+	s, _ := NewSigner(testSecret, nil, time.Hour, c.now)
+	t1, _, _ := s.Issue(Claims{PlayerID: "u-1"})
+	t2, _, _ := s.Issue(Claims{PlayerID: "u-1"})
+	c1, _ := s.Verify(t1)
+	c2, _ := s.Verify(t2)
+	if c1.ID == "" || c1.ID == c2.ID {
+		t.Fatalf("ids %q %q: want distinct", c1.ID, c2.ID)
+	}
+	// A token signed before ids existed: same format, no jti.
+	payload := base64.RawURLEncoding.EncodeToString([]byte(`{"sub":"u-1","name":"Old","iat":1700000000,"exp":1700003600}`))
+	signed := tokenVersion + "." + payload
+	old := signed + "." + base64.RawURLEncoding.EncodeToString(mac(testSecret, signed))
+	o1, err := s.Verify(old)
+	if err != nil {
+		t.Fatalf("old token: %v", err)
+	}
+	o2, _ := s.Verify(old)
+	if !strings.HasPrefix(o1.ID, "s-") || o1.ID != o2.ID {
+		t.Fatalf("old token ids %q %q: want one stable derived id", o1.ID, o2.ID)
+	}
+}
+
+func TestRevocations_RevokeCheckWatch(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := NewRevocations(rdb, time.Now)
+	got := make(chan string, 1)
+	go r.Watch(ctx, func(id string) { got <- id })
+	c := Claims{PlayerID: "u-1", ID: "tok-1", ExpiresAt: time.Now().Add(time.Hour).Unix()}
+	if err := r.Check(ctx, c); err != nil {
+		t.Fatalf("before revocation: %v", err)
+	}
+	// The subscription is confirmed asynchronously: revoke until announced.
+	deadline := time.After(5 * time.Second)
+	for announced := false; !announced; {
+		if err := r.Revoke(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case id := <-got:
+			if id != "tok-1" {
+				t.Fatalf("announced %q", id)
+			}
+			announced = true
+		case <-time.After(50 * time.Millisecond):
+		case <-deadline:
+			t.Fatal("revocation never announced")
+		}
+	}
+	if err := r.Check(ctx, c); !errors.Is(err, ErrRevokedToken) {
+		t.Fatalf("after revocation: %v", err)
+	}
+	if ttl := rdb.TTL(ctx, RevokedKey("tok-1")).Val(); ttl <= time.Hour || ttl > time.Hour+2*time.Minute {
+		t.Fatalf("record TTL %v: want the token's remaining life (plus skew)", ttl)
+	}
+	among, err := r.RevokedAmong(ctx, []string{"x", "tok-1"})
+	if err != nil || among[0] || !among[1] {
+		t.Fatalf("RevokedAmong = %v, %v", among, err)
+	}
+}
+
+// Whatever ValidName accepts shows as what it is: no control, format or
+// bidi character, valid UTF-8. Whatever ValidPassword accepts is within
+// the length rules in characters and not blank.
+func FuzzNamesAndPasswords(f *testing.F) {
+	for _, s := range []string{"Nino", "a\u202Eb", "ნინოთამარი", "        ", "password", "\xff\xfe"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if ValidName(s) == nil {
+			if !utf8.ValidString(s) {
+				t.Fatalf("ValidName accepted invalid UTF-8 %q", s)
+			}
+			for _, r := range s {
+				if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Bidi_Control, r) {
+					t.Fatalf("ValidName accepted %q with %U", s, r)
+				}
+			}
+		}
+		if ValidPassword(s) == nil {
+			n := utf8.RuneCountInString(s)
+			if n < MinPasswordLen || n > MaxPasswordLen || strings.TrimSpace(s) == "" || IsCommonPassword(s) {
+				t.Fatalf("ValidPassword accepted %q", s)
+			}
+		}
+	})
 }

@@ -23,6 +23,9 @@ var (
 	ErrInvalidToken = errors.New("auth: invalid session token")
 	// ErrExpiredToken means a session token verified but has expired.
 	ErrExpiredToken = errors.New("auth: session expired")
+	// ErrRevokedToken means a session token verified but was revoked
+	// (logged out).
+	ErrRevokedToken = errors.New("auth: session revoked")
 	// ErrBusy means too many password hashes are being computed at once.
 	ErrBusy = errors.New("auth: too many concurrent password checks")
 )

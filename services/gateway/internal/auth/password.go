@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -26,19 +27,19 @@ func DefaultArgon2() Argon2Params {
 	return Argon2Params{MemoryKiB: 19 * 1024, Time: 2, Threads: 1, KeyLen: 32, SaltLen: 16}
 }
 
-// Password length limits. The upper bound keeps one hash's cost bounded.
-const (
-	MinPasswordLen = 8
-	MaxPasswordLen = 256
-)
-
 // Hasher hashes and checks passwords with argon2id, at most `slots` at a
 // time: each hash takes MemoryKiB of memory, so an unbounded burst of logins
 // could exhaust the process.
 type Hasher struct {
 	p     Argon2Params
 	slots chan struct{}
+	// verified counts the hashes computed to check a password: what a
+	// password guesser costs us, and what the login limits bound.
+	verified atomic.Int64
 }
+
+// Verified is how many password checks (hash computations) ran so far.
+func (h *Hasher) Verified() int64 { return h.verified.Load() }
 
 // NewHasher makes a hasher with the given parameters and concurrency.
 func NewHasher(p Argon2Params, concurrency int) *Hasher {
@@ -86,6 +87,7 @@ func (h *Hasher) Verify(ctx context.Context, phc, password string) (bool, error)
 		return false, err
 	}
 	defer h.release()
+	h.verified.Add(1)
 	got := argon2.IDKey([]byte(password), salt, p.Time, p.MemoryKiB, p.Threads, uint32(len(key)))
 	return subtle.ConstantTimeCompare(got, key) == 1, nil
 }

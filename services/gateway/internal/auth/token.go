@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +26,10 @@ type Claims struct {
 	Name string `json:"name"`
 	// Guest is true for guest sessions.
 	Guest bool `json:"guest,omitempty"`
+	// ID names this token (random, issued with it), so that it alone can
+	// be revoked. Tokens issued before IDs existed have none; Verify gives
+	// them one derived from their signature, which is just as unique.
+	ID string `json:"jti,omitempty"`
 	// IssuedAt and ExpiresAt are Unix seconds.
 	IssuedAt  int64 `json:"iat"`
 	ExpiresAt int64 `json:"exp"`
@@ -65,6 +70,9 @@ func (s *Signer) TTL() time.Duration { return s.ttl }
 // Issue signs a token for the player; IssuedAt and ExpiresAt are set here.
 func (s *Signer) Issue(c Claims) (string, Claims, error) {
 	now := s.now()
+	if c.ID == "" {
+		c.ID = randomHex(16)
+	}
 	c.IssuedAt = now.Unix()
 	c.ExpiresAt = now.Add(s.ttl).Unix()
 	payload, err := json.Marshal(c)
@@ -109,6 +117,11 @@ func (s *Signer) Verify(token string) (Claims, error) {
 	}
 	if s.now().Unix() >= c.ExpiresAt {
 		return Claims{}, ErrExpiredToken
+	}
+	if c.ID == "" || len(c.ID) > 64 {
+		// A token of before IDs: named by its (verified) signature.
+		sum := sha256.Sum256(got)
+		c.ID = "s-" + hex.EncodeToString(sum[:16])
 	}
 	return c, nil
 }

@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"path"
@@ -14,15 +16,18 @@ import (
 
 	"github.com/pulka/pulka/services/gateway/internal/apierr"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
+	"github.com/pulka/pulka/services/gateway/internal/connlimit"
 	"github.com/pulka/pulka/services/gateway/internal/ports"
 )
 
 // Config is the API's policy.
 type Config struct {
 	// CookieName, CookieSecure and CookieDomain describe the session cookie
-	// (HttpOnly, SameSite=Lax, Path=/).
+	// (HttpOnly, SameSite=Lax, Path=/). CookieSecure is SecureAuto (the
+	// default: Secure whenever the request came over HTTPS), SecureAlways
+	// or SecureNever.
 	CookieName   string
-	CookieSecure bool
+	CookieSecure string
 	CookieDomain string
 	// AllowedOrigins are the browser origins (host patterns, as for the
 	// WebSocket) that may send state-changing requests besides the
@@ -44,8 +49,11 @@ type Deps struct {
 	Login    *auth.LoginGuard
 	// Signups limits guest sessions and registrations per IP.
 	Signups *auth.Limiter
-	Lobby   ports.LobbyCommands
-	View    ports.LobbyView
+	// Revocations, when set, refuses revoked sessions and lets logout
+	// revoke one everywhere.
+	Revocations *auth.Revocations
+	Lobby       ports.LobbyCommands
+	View        ports.LobbyView
 	// Sheets is optional: without it the history endpoints answer 503.
 	Sheets ports.Sheets
 	Logger *slog.Logger
@@ -56,9 +64,17 @@ type Deps struct {
 
 // API holds the handlers.
 type API struct {
-	cfg  Config
-	deps Deps
+	cfg     Config
+	deps    Deps
+	proxies []*net.IPNet // TrustedProxies, parsed
 }
+
+// Values of Config.CookieSecure.
+const (
+	SecureAuto   = "auto"
+	SecureAlways = "true"
+	SecureNever  = "false"
+)
 
 // Mount adds the API's routes to engine (and its middleware to the group).
 func Mount(engine *gin.Engine, cfg Config, d Deps) error {
@@ -77,10 +93,25 @@ func Mount(engine *gin.Engine, cfg Config, d Deps) error {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
+	if cfg.CookieSecure == "" {
+		cfg.CookieSecure = SecureAuto
+	}
 	if err := engine.SetTrustedProxies(cfg.TrustedProxies); err != nil {
 		return err
 	}
 	a := &API{cfg: cfg, deps: d}
+	for _, p := range cfg.TrustedProxies {
+		if !strings.Contains(p, "/") {
+			if ip := net.ParseIP(p); ip != nil && ip.To4() != nil {
+				p += "/32"
+			} else {
+				p += "/128"
+			}
+		}
+		if _, n, err := net.ParseCIDR(p); err == nil {
+			a.proxies = append(a.proxies, n)
+		}
+	}
 	v1 := engine.Group("/api/v1", a.limitBody, a.checkOrigin)
 	v1.POST("/session/guest", a.guest)
 	v1.POST("/register", a.register)
@@ -166,17 +197,12 @@ const claimsKey = "pulka.claims"
 
 // requireSession reads the session from the bearer token or the cookie.
 func (a *API) requireSession(c *gin.Context) {
-	tok := ""
-	if h := c.GetHeader("Authorization"); strings.HasPrefix(h, "Bearer ") {
-		tok = strings.TrimPrefix(h, "Bearer ")
-	} else if ck, err := c.Cookie(a.cfg.CookieName); err == nil {
-		tok = ck
-	}
+	tok := a.requestToken(c)
 	if tok == "" {
 		Fail(c, apierr.ErrAuthRequired)
 		return
 	}
-	claims, err := a.deps.Signer.Verify(tok)
+	claims, err := a.verify(c, tok)
 	if err != nil {
 		Fail(c, err)
 		return
@@ -184,6 +210,64 @@ func (a *API) requireSession(c *gin.Context) {
 	c.Set(claimsKey, claims)
 	c.Next()
 }
+
+// requestToken is the session token of the request: the bearer header's,
+// else the cookie's.
+func (a *API) requestToken(c *gin.Context) string {
+	if h := c.GetHeader("Authorization"); strings.HasPrefix(h, "Bearer ") {
+		return strings.TrimPrefix(h, "Bearer ")
+	}
+	if ck, err := c.Cookie(a.cfg.CookieName); err == nil {
+		return ck
+	}
+	return ""
+}
+
+// verify checks a token's signature and expiry, then that it was not
+// revoked (one Redis read per request: a logout must hold at once, on
+// every gateway).
+func (a *API) verify(c *gin.Context, tok string) (auth.Claims, error) {
+	claims, err := a.deps.Signer.Verify(tok)
+	if err != nil {
+		return auth.Claims{}, err
+	}
+	if a.deps.Revocations != nil {
+		if err := a.deps.Revocations.Check(c.Request.Context(), claims); err != nil {
+			if !errors.Is(err, auth.ErrRevokedToken) {
+				err = errors.Join(apierr.ErrUnavailable, err)
+			}
+			return auth.Claims{}, err
+		}
+	}
+	return claims, nil
+}
+
+// overHTTPS reports whether the client reached us over HTTPS: TLS on this
+// connection, or a trusted proxy's X-Forwarded-Proto (anyone else's is
+// ignored: a client could say anything).
+func (a *API) overHTTPS(c *gin.Context) bool {
+	if c.Request.TLS != nil {
+		return true
+	}
+	if !strings.EqualFold(strings.TrimSpace(strings.Split(c.GetHeader("X-Forwarded-Proto"), ",")[0]), "https") {
+		return false
+	}
+	host, _, err := net.SplitHostPort(c.Request.RemoteAddr)
+	if err != nil {
+		host = c.Request.RemoteAddr
+	}
+	ip := net.ParseIP(host)
+	for _, n := range a.proxies {
+		if ip != nil && n.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// clientKey is the client's address as the per-address limits count it
+// (IPv6: its /64).
+func clientKey(c *gin.Context) string { return connlimit.Group(c.ClientIP()) }
 
 func claimsOf(c *gin.Context) auth.Claims {
 	v, _ := c.Get(claimsKey)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/apierr"
+	"github.com/pulka/pulka/services/gateway/internal/ports"
 )
 
 // Game is one finished game in a player's history.
@@ -28,19 +29,39 @@ type Games struct {
 	NextBefore string `json:"next_before,omitempty"`
 }
 
-func (a *API) myGames(c *gin.Context) { a.games(c, claimsOf(c).PlayerID) }
+func (a *API) myGames(c *gin.Context) { a.games(c, claimsOf(c).PlayerID, "") }
 
+// playerGames answers another player's history as far as the asker shared
+// it: only the games both played in (a game's sheet is no secret to the
+// people at its table; the rest of someone's history is nobody else's
+// business). A page may then hold fewer than limit games and still have a
+// next page.
 func (a *API) playerGames(c *gin.Context) {
 	id := c.Param("id")
 	if !wire.ValidTableID(id) { // the same id rules
 		Fail(c, apierr.BadRequestf("%q is not a player id", id))
 		return
 	}
-	a.games(c, id)
+	viewer := claimsOf(c).PlayerID
+	if id == viewer {
+		viewer = ""
+	}
+	a.games(c, id, viewer)
 }
 
-// games answers a player's finished games: ?before=<RFC 3339>&limit=1..100.
-func (a *API) games(c *gin.Context, player string) {
+// playedIn reports whether player is on the game's sheet.
+func playedIn(g ports.FinishedGame, player string) bool {
+	for _, p := range g.Sheet.GetPlayers() {
+		if p.GetPlayerId() == player {
+			return true
+		}
+	}
+	return false
+}
+
+// games answers a player's finished games: ?before=<RFC 3339>&limit=1..100;
+// with a viewer other than the player, only the games the viewer played in.
+func (a *API) games(c *gin.Context, player, viewer string) {
 	if a.deps.Sheets == nil {
 		Fail(c, apierr.ErrUnavailable)
 		return
@@ -70,6 +91,9 @@ func (a *API) games(c *gin.Context, player string) {
 	}
 	out := Games{Games: make([]Game, 0, len(gs))}
 	for _, g := range gs {
+		if viewer != "" && !playedIn(g, viewer) {
+			continue
+		}
 		item := Game{GameID: g.GameID, TableID: g.TableID, EndedAt: g.EndedAt.UTC()}
 		if g.Sheet != nil {
 			if item.Sheet, err = wire.ProtoJSON(g.Sheet); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/pulka/pulka/pkg/telemetry"
 	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/apierr"
+	"github.com/pulka/pulka/services/gateway/internal/auth"
 )
 
 // Page sizes of the table list.
@@ -151,6 +152,10 @@ func (a *API) createTable(c *gin.Context) {
 		Fail(c, apierr.BadRequestf("send JSON {\"name\":…,\"settings\":{…},\"password\":…,\"sit_down\":…}"))
 		return
 	}
+	if err := auth.ValidName(req.Name); err != nil {
+		Fail(c, apierr.BadRequestf("name: %v", err))
+		return
+	}
 	settings := &lobbyv1.TableSettings{}
 	if len(req.Settings) > 0 {
 		if err := protojson.Unmarshal(req.Settings, settings); err != nil {
@@ -206,8 +211,8 @@ func (a *API) doLobby(c *gin.Context, okStatus int, cmd *lobbyv1.LobbyCommand) {
 	key := c.GetHeader("Idempotency-Key")
 	if key == "" {
 		key = a.deps.NewID()
-	} else if len(key) > wire.MaxIDLen {
-		Fail(c, apierr.BadRequestf("Idempotency-Key longer than %d bytes", wire.MaxIDLen))
+	} else if !wire.ValidTableID(key) { // the ids' rules: short printable ASCII, no {, }, /
+		Fail(c, apierr.BadRequestf("Idempotency-Key: at most %d bytes of printable ASCII without {, } and /", wire.MaxIDLen))
 		return
 	}
 	cmd.CommandId = wire.CommandID(cl.PlayerID, key)

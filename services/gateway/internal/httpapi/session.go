@@ -45,7 +45,7 @@ func (a *API) signupAllowed(c *gin.Context) bool {
 	if a.deps.Signups == nil {
 		return true
 	}
-	ok, retry, err := a.deps.Signups.Hit(c.Request.Context(), c.ClientIP())
+	ok, retry, err := a.deps.Signups.Hit(c.Request.Context(), clientKey(c))
 	if err != nil {
 		Fail(c, errors.Join(apierr.ErrUnavailable, err))
 		return false
@@ -83,7 +83,7 @@ func (a *API) login(c *gin.Context) {
 	if !ok {
 		return
 	}
-	acc, err := a.deps.Login.Login(c.Request.Context(), cr.Username, cr.Password, c.ClientIP())
+	acc, err := a.deps.Login.Login(c.Request.Context(), cr.Username, cr.Password, clientKey(c))
 	if err != nil {
 		if !errors.Is(err, auth.ErrInvalidCredentials) {
 			a.deps.Logger.InfoContext(c.Request.Context(), "login refused", "err", err)
@@ -94,9 +94,18 @@ func (a *API) login(c *gin.Context) {
 	a.issue(c, http.StatusOK, auth.Claims{PlayerID: acc.ID, Name: acc.Name})
 }
 
-// logout clears the cookie. Tokens are stateless: a copied token stays
-// valid until it expires, which is why they are short-lived.
+// logout revokes the request's session on every gateway (its HTTP requests
+// are refused, its open sockets closed with 4003) and clears the cookie.
+// A request without a valid session just clears the cookie.
 func (a *API) logout(c *gin.Context) {
+	if tok := a.requestToken(c); tok != "" && a.deps.Revocations != nil {
+		if cl, err := a.deps.Signer.Verify(tok); err == nil {
+			if err := a.deps.Revocations.Revoke(c.Request.Context(), cl); err != nil {
+				Fail(c, errors.Join(apierr.ErrUnavailable, err))
+				return
+			}
+		}
+	}
 	a.setCookie(c, "", -1)
 	c.Status(http.StatusNoContent)
 }
@@ -121,6 +130,7 @@ func (a *API) issue(c *gin.Context, status int, cl auth.Claims) {
 }
 
 func (a *API) setCookie(c *gin.Context, value string, maxAge int) {
+	secure := a.cfg.CookieSecure == SecureAlways || (a.cfg.CookieSecure == SecureAuto && a.overHTTPS(c))
 	http.SetCookie(c.Writer, &http.Cookie{Name: a.cfg.CookieName, Value: value, Path: "/", Domain: a.cfg.CookieDomain,
-		MaxAge: maxAge, Secure: a.cfg.CookieSecure, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+		MaxAge: maxAge, Secure: secure, HttpOnly: true, SameSite: http.SameSiteLaxMode})
 }

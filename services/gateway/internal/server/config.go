@@ -28,6 +28,8 @@ const (
 	EnvLobbyTimeout    = "PULKA_LOBBY_TIMEOUT"
 	EnvLoginPerIP      = "PULKA_LOGIN_PER_IP"
 	EnvLoginPerAccount = "PULKA_LOGIN_PER_ACCOUNT"
+	EnvLoginPerAcctIP  = "PULKA_LOGIN_PER_ACCOUNT_IP"
+	EnvLoginKnownFor   = "PULKA_LOGIN_KNOWN_FOR"
 	EnvLoginWindow     = "PULKA_LOGIN_WINDOW"
 	EnvSignupsPerIP    = "PULKA_SIGNUPS_PER_IP"
 	EnvSignupWindow    = "PULKA_SIGNUP_WINDOW"
@@ -41,8 +43,21 @@ const (
 	EnvWSAckDelay      = "PULKA_WS_ACK_DELAY"
 	EnvPresenceBeat    = "PULKA_PRESENCE_BEAT"
 	// The lobby watch (docs/limits.md, "Lobby").
-	EnvLobbyWindow   = "PULKA_LOBBY_WINDOW"
-	EnvLobbyInterval = "PULKA_LOBBY_UPDATE_INTERVAL"
+	EnvLobbyWindow    = "PULKA_LOBBY_WINDOW"
+	EnvLobbyInterval  = "PULKA_LOBBY_UPDATE_INTERVAL"
+	EnvWSPerPlayer    = "PULKA_WS_PER_PLAYER"
+	EnvWSPerIP        = "PULKA_WS_PER_IP"
+	EnvWSHelloTimeout = "PULKA_WS_HELLO_TIMEOUT"
+	EnvFDShedPercent  = "PULKA_FD_SHED_PERCENT"
+	EnvSessionSweep   = "PULKA_SESSION_SWEEP"
+	EnvConnPerIP      = "PULKA_CONN_PER_IP"
+)
+
+// Values of PULKA_COOKIE_SECURE.
+const (
+	CookieSecureAuto   = "auto"
+	CookieSecureAlways = "true"
+	CookieSecureNever  = "false"
 )
 
 // Config is the gateway's configuration.
@@ -56,8 +71,12 @@ type Config struct {
 	SessionSecret   string
 	PreviousSecrets string
 	SessionTTL      time.Duration
-	CookieSecure    bool
-	CookieDomain    string
+	// CookieSecure is when the session cookie is marked Secure: "auto"
+	// (default) whenever the request came over HTTPS (TLS, or a trusted
+	// proxy's X-Forwarded-Proto), "true" always, "false" never (plain-HTTP
+	// local use behind a proxy that says https).
+	CookieSecure string
+	CookieDomain string
 	// AllowedOrigins are extra browser origins (host patterns such as
 	// "pulka.example" or "*.pulka.example", or "https://host"),
 	// comma-separated; the gateway's own host is always allowed.
@@ -69,14 +88,19 @@ type Config struct {
 	StaticDir string
 	// Instance names this instance (its lobby reply stream); default: the
 	// host name (the pod name in Kubernetes).
-	Instance        string
-	LobbyTimeout    time.Duration
-	LoginPerIP      int
-	LoginPerAccount int
-	LoginWindow     time.Duration
-	SignupsPerIP    int
-	SignupWindow    time.Duration
-	HashConcurrency int
+	Instance     string
+	LobbyTimeout time.Duration
+	LoginPerIP   int
+	// LoginPerAccountIP bounds attempts at one account from one address;
+	// LoginPerAccount, much higher, those from addresses that have not
+	// logged into it within LoginKnownFor (auth.LoginLimits).
+	LoginPerAccountIP int
+	LoginPerAccount   int
+	LoginKnownFor     time.Duration
+	LoginWindow       time.Duration
+	SignupsPerIP      int
+	SignupWindow      time.Duration
+	HashConcurrency   int
 
 	WSReadLimit    int
 	WSSendQueue    int
@@ -93,6 +117,25 @@ type Config struct {
 	// at most this many tables, brought up to date at most this often.
 	LobbyWindow   int
 	LobbyInterval time.Duration
+
+	// WSPerPlayer and WSPerIP bound the sockets one player, and one client
+	// address (IPv6: its /64), holds on this instance; WSHelloTimeout is how
+	// long a socket without a session has to authenticate.
+	WSPerPlayer    int
+	WSPerIP        int
+	WSHelloTimeout time.Duration
+	// FDShedPercent: with this share of RLIMIT_NOFILE in use, new WebSocket
+	// upgrades are refused (503) so that the players already connected,
+	// the HTTP API and the probes keep their descriptors.
+	FDShedPercent int
+	// ConnPerIP bounds the TCP connections (HTTP and WebSocket) one client
+	// address holds, closed at accept beyond it; addresses of
+	// TrustedProxies are not counted (they carry many clients).
+	ConnPerIP int
+	// SessionSweep is how often open sockets' sessions are checked against
+	// the revocations in Redis, for announcements missed while the
+	// subscription was down (revocations are announced at once otherwise).
+	SessionSweep time.Duration
 }
 
 // RegisterFlags declares the base flags and the gateway's.
@@ -102,7 +145,8 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 	f.Env(&c.SessionSecret, EnvSessionSecret)
 	f.Env(&c.PreviousSecrets, EnvPreviousSecrets)
 	f.Duration(&c.SessionTTL, "session-ttl", EnvSessionTTL, 7*24*time.Hour, "how long a session token lives")
-	f.Bool(&c.CookieSecure, "cookie-secure", EnvCookieSecure, false, "mark the session cookie Secure (set it behind HTTPS)")
+	f.String(&c.CookieSecure, "cookie-secure", EnvCookieSecure, CookieSecureAuto,
+		"mark the session cookie Secure: auto (when the request came over HTTPS or a trusted proxy says so), true, or false (plain-HTTP local use)")
 	f.String(&c.CookieDomain, "cookie-domain", EnvCookieDomain, "", "Domain of the session cookie (default: the request host)")
 	f.String(&c.AllowedOrigins, "allowed-origins", EnvAllowedOrigins, "", "extra browser origins allowed (comma-separated host patterns)")
 	f.String(&c.TrustedProxies, "trusted-proxies", EnvTrustedProxies, "", "proxies whose X-Forwarded-For is trusted (comma-separated IPs/CIDRs)")
@@ -110,7 +154,9 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 	f.String(&c.Instance, "instance", EnvInstance, "", "this instance's name (default: the host name)")
 	f.Duration(&c.LobbyTimeout, "lobby-timeout", EnvLobbyTimeout, 10*time.Second, "how long to wait for the lobby's answer")
 	f.Int(&c.LoginPerIP, "login-per-ip", EnvLoginPerIP, 30, "login attempts per client IP per login window")
-	f.Int(&c.LoginPerAccount, "login-per-account", EnvLoginPerAccount, 5, "failed logins per account per login window")
+	f.Int(&c.LoginPerAccountIP, "login-per-account-ip", EnvLoginPerAcctIP, 5, "login attempts at one account from one client address per login window")
+	f.Int(&c.LoginPerAccount, "login-per-account", EnvLoginPerAccount, 100, "login attempts at one account from addresses that never logged into it, per login window")
+	f.Duration(&c.LoginKnownFor, "login-known-for", EnvLoginKnownFor, 30*24*time.Hour, "how long a successful login exempts its address from the account-wide login limit")
 	f.Duration(&c.LoginWindow, "login-window", EnvLoginWindow, 15*time.Minute, "the login rate-limit window")
 	f.Int(&c.SignupsPerIP, "signups-per-ip", EnvSignupsPerIP, 30, "guest sessions and registrations per client IP per signup window")
 	f.Duration(&c.SignupWindow, "signup-window", EnvSignupWindow, time.Hour, "the signup rate-limit window")
@@ -122,6 +168,12 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 	f.Duration(&c.WSPingInterval, "ws-ping-interval", EnvWSPing, 20*time.Second, "how often the server pings each client")
 	f.Int(&c.WSMaxTables, "ws-max-tables", EnvWSMaxTables, 8, "tables one connection may follow")
 	f.Duration(&c.WSAckDelay, "ws-ack-delay", EnvWSAckDelay, 20*time.Millisecond, "how long a command's ack may wait to leave with the table's answer in one write (0: at once)")
+	f.Int(&c.WSPerPlayer, "ws-per-player", EnvWSPerPlayer, 8, "WebSocket connections one player may hold on this instance")
+	f.Int(&c.WSPerIP, "ws-per-ip", EnvWSPerIP, 64, "WebSocket connections one client address (IPv6: its /64) may hold on this instance, authenticated or not")
+	f.Duration(&c.WSHelloTimeout, "ws-hello-timeout", EnvWSHelloTimeout, 5*time.Second, "how long a WebSocket without a session cookie has to send hello")
+	f.Int(&c.ConnPerIP, "conn-per-ip", EnvConnPerIP, 128, "TCP connections one client address (IPv6: its /64) may hold; more are closed at accept (trusted proxies are exempt)")
+	f.Int(&c.FDShedPercent, "fd-shed-percent", EnvFDShedPercent, 90, "share of RLIMIT_NOFILE in use from which new WebSocket upgrades are refused with 503")
+	f.Duration(&c.SessionSweep, "session-sweep", EnvSessionSweep, 30*time.Second, "how often open sockets' sessions are checked against revocations (besides the instant Pub/Sub announcement)")
 	f.Duration(&c.PresenceBeat, "presence-beat", EnvPresenceBeat, 5*time.Second, "how often the gateway says it is alive; after three missed beats the others report its players away")
 	f.Int(&c.LobbyWindow, "lobby-window", EnvLobbyWindow, 100, "most tables a lobby watcher is shown (the newest matching its filter)")
 	f.Duration(&c.LobbyInterval, "lobby-update-interval", EnvLobbyInterval, 250*time.Millisecond, "how often a lobby watcher's window is brought up to date at most")
@@ -172,9 +224,12 @@ func (c *Config) Validate() error {
 		bad("presence-beat must be at least 10ms")
 	}
 	positive := map[string]int{"login-per-ip": c.LoginPerIP, "login-per-account": c.LoginPerAccount,
-		"signups-per-ip": c.SignupsPerIP, "hash-concurrency": c.HashConcurrency, "ws-send-queue": c.WSSendQueue,
-		"ws-rate": c.WSRate, "ws-burst": c.WSBurst, "ws-max-tables": c.WSMaxTables}
-	for _, name := range []string{"login-per-ip", "login-per-account", "signups-per-ip", "hash-concurrency", "ws-send-queue", "ws-rate", "ws-burst", "ws-max-tables"} {
+		"login-per-account-ip": c.LoginPerAccountIP,
+		"signups-per-ip":       c.SignupsPerIP, "hash-concurrency": c.HashConcurrency, "ws-send-queue": c.WSSendQueue,
+		"ws-rate": c.WSRate, "ws-burst": c.WSBurst, "ws-max-tables": c.WSMaxTables,
+		"ws-per-player": c.WSPerPlayer, "ws-per-ip": c.WSPerIP}
+	for _, name := range []string{"login-per-ip", "login-per-account", "login-per-account-ip", "signups-per-ip", "hash-concurrency",
+		"ws-send-queue", "ws-rate", "ws-burst", "ws-max-tables", "ws-per-player", "ws-per-ip"} {
 		if positive[name] < 1 {
 			bad("%s must be at least 1", name)
 		}
@@ -187,6 +242,26 @@ func (c *Config) Validate() error {
 	}
 	if c.WSPingInterval < time.Second {
 		bad("ws-ping-interval must be at least 1s")
+	}
+	switch c.CookieSecure {
+	case CookieSecureAuto, CookieSecureAlways, CookieSecureNever:
+	default:
+		bad("cookie-secure %q: auto, true or false", c.CookieSecure)
+	}
+	if c.LoginKnownFor < time.Minute {
+		bad("login-known-for must be at least 1m")
+	}
+	if c.WSHelloTimeout < 100*time.Millisecond || c.WSHelloTimeout > time.Minute {
+		bad("ws-hello-timeout must be 100ms..1m")
+	}
+	if c.FDShedPercent < 10 || c.FDShedPercent > 100 {
+		bad("fd-shed-percent must be 10..100")
+	}
+	if c.ConnPerIP < c.WSPerIP {
+		bad("conn-per-ip (%d) must be at least ws-per-ip (%d): every socket is a connection", c.ConnPerIP, c.WSPerIP)
+	}
+	if c.SessionSweep < time.Second {
+		bad("session-sweep must be at least 1s")
 	}
 	if c.WSAckDelay < 0 || c.WSAckDelay > time.Second {
 		bad("ws-ack-delay must be 0..1s")

@@ -25,10 +25,13 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/pulka/pulka/pkg/daemon"
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	"github.com/pulka/pulka/pkg/lobbyclient"
 	"github.com/pulka/pulka/pkg/sheetstore"
 	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/services/gateway/internal/apierr"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
+	"github.com/pulka/pulka/services/gateway/internal/connlimit"
 	"github.com/pulka/pulka/services/gateway/internal/httpapi"
 	"github.com/pulka/pulka/services/gateway/internal/hub"
 	"github.com/pulka/pulka/services/gateway/internal/ports"
@@ -53,6 +56,12 @@ type Parts struct {
 	// Hub and WS tune the fan-out and the WebSocket endpoint beyond Config.
 	Hub hub.Options
 	WS  ws.Config
+	// Overloaded, when set, sheds new WebSocket upgrades while true (Run:
+	// the file-descriptor gauge).
+	Overloaded func() bool
+	// Probes, when set, serves /healthz and /readyz on the public port too
+	// (Run: the daemon's).
+	Probes http.Handler
 }
 
 // Server is one gateway instance.
@@ -92,10 +101,23 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	login := auth.NewLoginGuard(accounts,
-		auth.NewLimiter(p.Redis, "login-ip", cfg.LoginPerIP, cfg.LoginWindow),
-		auth.NewLimiter(p.Redis, "login-account", cfg.LoginPerAccount, cfg.LoginWindow))
 	meter := p.Meter.Meter("github.com/pulka/pulka/services/gateway")
+	loginRefused, _ := meter.Int64Counter("pulka_gateway_login_refused",
+		metric.WithDescription("login attempts refused by a limit before any password check, by scope (ip, account_ip, account)"))
+	login := auth.NewLoginGuard(accounts, p.Redis, auth.LoginLimits{PerIP: cfg.LoginPerIP, PerAccountIP: cfg.LoginPerAccountIP,
+		PerAccount: cfg.LoginPerAccount, Window: cfg.LoginWindow, KnownFor: cfg.LoginKnownFor},
+		func(scope string) {
+			loginRefused.Add(context.Background(), 1, metric.WithAttributes(attribute.String("scope", scope)))
+		})
+	if _, err := meter.Int64ObservableCounter("pulka_gateway_password_checks",
+		metric.WithDescription("password hashes computed to check a login (what the login limits bound)"),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(accounts.PasswordChecks())
+			return nil
+		})); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	revocations := auth.NewRevocations(p.Redis, p.Now)
 	tracer := p.Tracer.Tracer("github.com/pulka/pulka/services/gateway")
 
 	ho := p.Hub
@@ -136,6 +158,19 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 	if wc.LobbyInterval == 0 {
 		wc.LobbyInterval = cfg.LobbyInterval
 	}
+	if wc.MaxPerPlayer == 0 {
+		wc.MaxPerPlayer = cfg.WSPerPlayer
+	}
+	if wc.MaxPerIP == 0 {
+		wc.MaxPerIP = cfg.WSPerIP
+	}
+	if wc.AuthTimeout == 0 {
+		wc.AuthTimeout = cfg.WSHelloTimeout
+	}
+	if wc.SessionSweep == 0 {
+		wc.SessionSweep = cfg.SessionSweep
+	}
+	view := p.View
 	ping := wc.PingInterval
 	if ping <= 0 {
 		ping = 20 * time.Second
@@ -153,24 +188,54 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 		// Entries outlive three missed refreshes (pings).
 		Presence: presence.New(p.Redis, 3*ping, p.Now, presence.WithInstance(cfg.instanceName()), presence.WithRedisClock()),
 		Lobby:    p.View, Logger: p.Logger, Tracer: tracer, Meter: meter, Now: p.Now,
+		TableExists: func(ctx context.Context, id string) (bool, error) {
+			if view == nil {
+				return false, apierr.ErrUnavailable
+			}
+			if _, ok := view.Get(id); ok {
+				return true, nil
+			}
+			_, err := view.Fetch(ctx, id) // private tables too: a read, it creates nothing
+			var rej *apierr.LobbyRejection
+			if errors.As(err, &rej) && rej.Reason == lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_TABLE_NOT_FOUND {
+				return false, nil
+			}
+			if err != nil {
+				return false, errors.Join(apierr.ErrUnavailable, err) // Redis, not the client
+			}
+			return true, nil
+		},
+		Revocations: revocations,
+		Overloaded:  p.Overloaded,
 	})
 
 	engine := gin.New()
 	engine.Use(recovery(p.Logger), requestLog(p.Logger), traced(tracer)) //nolint:contextcheck // middleware use each request's context
 	err = httpapi.Mount(engine, httpapi.Config{
-		CookieName: wsrv.Config().CookieName, CookieSecure: cfg.CookieSecure, CookieDomain: cfg.CookieDomain,
+		CookieName: wsrv.Config().CookieName, CookieSecure: cookieSecure(cfg.CookieSecure), CookieDomain: cfg.CookieDomain,
 		AllowedOrigins: splitList(cfg.AllowedOrigins), TrustedProxies: splitList(cfg.TrustedProxies),
 		LobbyTimeout: cfg.LobbyTimeout,
 	}, httpapi.Deps{
 		Signer: signer, Accounts: accounts, Login: login,
-		Signups: auth.NewLimiter(p.Redis, "signup-ip", cfg.SignupsPerIP, cfg.SignupWindow),
-		Lobby:   p.Lobby, View: p.View, Sheets: p.Sheets, Logger: p.Logger, Now: p.Now,
+		Signups:     auth.NewLimiter(p.Redis, "signup-ip", cfg.SignupsPerIP, cfg.SignupWindow),
+		Revocations: revocations,
+		Lobby:       p.Lobby, View: p.View, Sheets: p.Sheets, Logger: p.Logger, Now: p.Now,
 		NewID: randomKey,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	engine.GET("/ws", gin.WrapH(wsrv))
+	engine.GET("/ws", func(c *gin.Context) {
+		// The client's address as gin found it (trusting only the
+		// configured proxies), for the per-address socket limit.
+		wsrv.ServeHTTP(c.Writer, ws.WithClientIP(c.Request, c.ClientIP()))
+	})
+	if p.Probes != nil {
+		// Kubernetes probes the public port: the admin one is loopback
+		// unless exposed on purpose.
+		engine.GET("/healthz", gin.WrapH(p.Probes))
+		engine.GET("/readyz", gin.WrapH(p.Probes))
+	}
 	engine.NoRoute(noRoute(cfg.StaticDir))
 	engine.NoMethod(httpapi.NotFound)
 	return &Server{handler: engine, ws: wsrv, hub: h, log: p.Logger}, nil
@@ -186,8 +251,11 @@ func (s *Server) Run(ctx context.Context) error {
 	defer cancel()
 	presence := make(chan error, 1)
 	go func() { presence <- s.ws.KeepPresence(ctx) }()
+	sessions := make(chan struct{})
+	go func() { s.ws.WatchSessions(ctx); close(sessions) }()
 	err := s.hub.Run(ctx)
 	cancel()
+	<-sessions
 	return errors.Join(err, <-presence)
 }
 
@@ -264,24 +332,35 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 	lc := lobbyclient.NewClient(d.Redis, lobbyclient.ClientOptions{Instance: instance, Timeout: c.LobbyTimeout,
 		Logger: d.Logger, TracerProvider: d.Telemetry.TracerProvider})
 	view := lobbyclient.NewView(d.Redis, lobbyclient.ViewOptions{Logger: d.Logger})
+	inner, err := net.Listen("tcp", c.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("gateway: listen %s: %w", c.HTTPAddr, err)
+	}
+	ln := &connlimit.Listener{Listener: inner, PerIP: connlimit.NewCounter(c.ConnPerIP), Exempt: c.trustedProxy}
+	defer ln.Close() // hs.Shutdown closes it too; this is for the early returns
+	fds := connlimit.NewFDGauge(float64(c.FDShedPercent)/100, ln.Open)
+	ln.Full = fds.Full
+	refusedConns, _ := d.Telemetry.MeterProvider.Meter("github.com/pulka/pulka/services/gateway").Int64Counter("pulka_gateway_conn_refused",
+		metric.WithDescription("TCP connections closed at accept, by reason (overloaded: past the hard descriptor line; ip: over conn-per-ip)"))
+	ln.Refused = func(reason string) {
+		refusedConns.Add(context.Background(), 1, metric.WithAttributes(attribute.String("reason", reason)))
+	}
 	s, err := New(ctx, c, Parts{
 		Redis: d.Redis, Lobby: lobbyCommands{lc}, View: lobbyView{v: view, rdb: d.Redis},
 		Sheets: sheets{sheetstore.NewReader(d.Redis)}, Logger: d.Logger,
 		Tracer: d.Telemetry.TracerProvider, Meter: d.Telemetry.MeterProvider,
+		Overloaded: fds.Overloaded, Probes: d.ProbeHandler(),
 	})
 	if err != nil {
 		return err
 	}
+	d.Logger.Info("gateway: file descriptors", "in_use", fds.InUse(), "shed_from", fds.Threshold(), "close_from", fds.HardLine())
 	d.AddReadyCheck("lobby-view", func(context.Context) error {
 		if !view.Loaded() {
 			return errors.New("lobby view not loaded yet")
 		}
 		return nil
 	})
-	ln, err := net.Listen("tcp", c.HTTPAddr)
-	if err != nil {
-		return fmt.Errorf("gateway: listen %s: %w", c.HTTPAddr, err)
-	}
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(d.Logger.Handler(), slog.LevelWarn)}
 	d.Logger.Info("gateway listening", "addr", ln.Addr().String(), "instance", instance)
@@ -291,6 +370,7 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 	defer stop()
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
+	go fds.Run(bg, 250*time.Millisecond)
 	for name, run := range map[string]func(context.Context) error{"hub": s.Run, "lobby-client": lc.Run, "lobby-view": view.Run} {
 		wg.Add(1)
 		go func() {
@@ -319,6 +399,30 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 	stop()
 	wg.Wait()
 	return errors.Join(runErr, shutdownErr)
+}
+
+// trustedProxy reports whether ip is one of TrustedProxies.
+func (c *Config) trustedProxy(ip net.IP) bool {
+	for _, p := range splitList(c.TrustedProxies) {
+		if a := net.ParseIP(p); a != nil && a.Equal(ip) {
+			return true
+		}
+		if _, n, err := net.ParseCIDR(p); err == nil && n.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// cookieSecure maps the setting to httpapi's (Validate accepted it).
+func cookieSecure(v string) string {
+	switch v {
+	case CookieSecureAlways:
+		return httpapi.SecureAlways
+	case CookieSecureNever:
+		return httpapi.SecureNever
+	}
+	return httpapi.SecureAuto
 }
 
 func randomKey() string {

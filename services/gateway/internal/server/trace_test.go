@@ -118,9 +118,12 @@ func TestTrace_OneMoveIsOneTraceFromTheFrameToTheLastClientWrite(t *testing.T) {
 	defer cancel()
 	var clients []*wsClient
 	var players []string
-	for range 2 { // a player and a watcher
+	for i := range 2 { // a player and a watcher
 		guest := ts.do(t, "POST", "/api/v1/session/guest", nil, nil).body
 		players = append(players, guest["player"].(map[string]any)["id"].(string))
+		if i == 0 { // only a seated player's commands go through
+			seatAt(t, ts, "t1", 1, players[0])
+		}
 		c := ts.dialWS(ctx, t, guest["token"].(string))
 		c.next(ctx, "welcome")
 		c.send(ctx, `{"type":"join","table":"t1"}`)
@@ -221,4 +224,15 @@ func hasAll(names []string, want ...string) bool {
 		}
 	}
 	return true
+}
+
+// seatAt publishes the event that seats player at table (as the table
+// would), so that the gateway lets the player's commands through.
+func seatAt(t *testing.T, ts *testServer, table string, seat uint32, player string) {
+	t.Helper()
+	data, _ := proto.Marshal(&tablev1.Event{Visibility: &tablev1.Visibility{Audience: tablev1.Audience_AUDIENCE_PUBLIC},
+		Event: &tablev1.Event_PlayerSeated{PlayerSeated: &tablev1.PlayerSeated{Seat: &tablev1.SeatPlayer{Seat: seat, PlayerId: player}}}})
+	if _, err := streams.NewPublisher(ts.redis.Client(t)).Publish(context.Background(), streams.Entry{Stream: streams.TableEvents(table), Data: data}); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/apierr"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
+	"github.com/pulka/pulka/services/gateway/internal/connlimit"
 	"github.com/pulka/pulka/services/gateway/internal/hub"
 	"github.com/pulka/pulka/services/gateway/internal/ports"
 	"github.com/pulka/pulka/services/gateway/internal/presence"
@@ -38,6 +39,13 @@ type conn struct {
 	out    *outbox
 	limit  *rate.Limiter
 	claims *auth.Claims // nil until authenticated
+
+	// ipKey is the address group the connection counts against;
+	// playerCounted says whether it counts against its player too.
+	ipKey         string
+	playerCounted bool
+	// expiry closes the connection when its session expires.
+	expiry *time.Timer
 
 	// ctx lives as long as the connection; cancelled by fail.
 	ctx    context.Context
@@ -198,14 +206,28 @@ func (c *conn) authenticate() bool {
 		c.fail(CloseUnauthorized, "hello expected", true)
 		return false
 	}
-	claims, err := c.s.deps.Signer.Verify(m.Token)
+	claims, err := c.s.verify(c.ctx, m.Token)
 	if err != nil {
 		p := apierr.From(err)
 		c.sendError(p.Code, p.Message, m.Ref)
-		c.fail(CloseUnauthorized, "invalid session", true)
+		code := CloseUnauthorized
+		if errors.Is(err, auth.ErrRevokedToken) || errors.Is(err, auth.ErrExpiredToken) {
+			code = CloseSessionEnded
+		}
+		c.fail(code, "invalid session", true)
 		return false
 	}
-	c.claims = &claims
+	if !c.s.perPlay.Acquire(claims.PlayerID) {
+		p := apierr.From(&connlimit.TooManyError{Scope: connlimit.ScopePlayer, Limit: c.s.cfg.MaxPerPlayer})
+		c.s.m.shed.Add(c.ctx, 1, metric.WithAttributes(attribute.String("reason", p.Code), attribute.String("scope", connlimit.ScopePlayer)))
+		c.sendError(p.Code, p.Message, m.Ref)
+		c.fail(CloseTooManyConns, "too many connections", true)
+		return false
+	}
+	c.s.mu.Lock()
+	c.claims, c.playerCounted = &claims, true
+	c.s.rememberToken(c)
+	c.s.mu.Unlock()
 	return true
 }
 
@@ -360,6 +382,13 @@ func (c *conn) join(m wire.ClientMsg) error {
 	}
 	ctx, span := c.s.deps.Tracer.Start(c.ctx, "ws join", trace.WithAttributes(attribute.String("table", m.Table)))
 	defer span.End()
+	// A made-up table id gets nothing: no feed, no presence entry, no
+	// reconnect command (each would be a Redis key nobody reads).
+	if !rejoin {
+		if err := c.s.tables.check(ctx, m.Table); err != nil {
+			return err
+		}
+	}
 	pid := c.claims.PlayerID
 	sub, res, err := c.s.deps.Hub.Join(ctx, m.Table, pid, m.LastEventID, c)
 	if err != nil && rejoin {
@@ -467,10 +496,13 @@ func (c *conn) gone(table string, member bool) {
 // command writes a table command to the table's command stream.
 func (c *conn) command(m wire.ClientMsg) error {
 	c.tablesMu.Lock()
-	_, joined := c.tables[m.Table]
+	sub, joined := c.tables[m.Table]
 	c.tablesMu.Unlock()
 	if !joined {
 		return wire.Errorf(wire.CodeNotJoined, "join table %s before sending it commands", m.Table)
+	}
+	if err := mayCommand(m.Type, sub); err != nil {
+		return err
 	}
 	key := m.Cmd
 	if key == "" {

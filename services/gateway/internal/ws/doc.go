@@ -8,5 +8,10 @@
 // command streams, and follows tables through the hub.
 //
 // Every refused frame gets an error frame; nothing a client sends can stop
-// the server. The protocol is documented in docs/protocol.md.
+// the server. What one client may hold is bounded too: sockets per player
+// and per address (connlimit), a short hello deadline, new upgrades shed
+// near the descriptor limit; a join only of a table the lobby knows, a
+// command only from a player seated at the table (gate.go); a socket lives
+// no longer than its session (session.go). The protocol is documented in
+// docs/protocol.md, the limits in docs/limits.md.
 package ws

@@ -4,10 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,7 +25,9 @@ import (
 
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/pkg/wire"
+	"github.com/pulka/pulka/services/gateway/internal/apierr"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
+	"github.com/pulka/pulka/services/gateway/internal/connlimit"
 	"github.com/pulka/pulka/services/gateway/internal/hub"
 	"github.com/pulka/pulka/services/gateway/internal/ports"
 	"github.com/pulka/pulka/services/gateway/internal/presence"
@@ -37,6 +42,8 @@ const (
 	CloseUnauthorized  = websocket.StatusCode(4001) // no valid session
 	CloseSlowConsumer  = websocket.StatusCode(4008) // the client did not read fast enough
 	CloseAuthTimedOut  = websocket.StatusCode(4002) // no hello in time
+	CloseSessionEnded  = websocket.StatusCode(4003) // the session expired or was revoked (logout)
+	CloseTooManyConns  = websocket.StatusCode(4029) // the player holds too many connections already
 	closeReasonSlow    = "too slow: send queue full"
 	closeReasonRestart = "server shutting down"
 )
@@ -70,8 +77,18 @@ type Config struct {
 	// with the next frame to the client (usually the table's answer); zero
 	// writes it at once.
 	AckDelay time.Duration
-	// AuthTimeout is how long a connection without a cookie has to send hello.
+	// AuthTimeout is how long a connection without a cookie has to send
+	// hello: an unauthenticated socket costs a descriptor, so not long.
 	AuthTimeout time.Duration
+	// MaxPerPlayer and MaxPerIP bound the connections one player, and one
+	// client address (connlimit.Group), hold on this instance; a socket
+	// counts against its address from the upgrade, authenticated or not.
+	MaxPerPlayer int
+	MaxPerIP     int
+	// SessionSweep is how often the open connections' sessions are
+	// checked against Redis's revocations (WatchSessions), for
+	// announcements missed while the subscription was down.
+	SessionSweep time.Duration
 	// MaxTables is how many tables one connection may follow.
 	MaxTables int
 	// CookieName is the session cookie.
@@ -116,7 +133,10 @@ func (c Config) withDefaults() Config {
 	defd(&c.PingInterval, 20*time.Second)
 	defd(&c.PingTimeout, 10*time.Second)
 	defd(&c.WriteTimeout, 10*time.Second)
-	defd(&c.AuthTimeout, 10*time.Second)
+	defd(&c.AuthTimeout, 5*time.Second)
+	def(&c.MaxPerPlayer, 8)
+	def(&c.MaxPerIP, 64)
+	defd(&c.SessionSweep, 30*time.Second)
 	defd(&c.PresenceBeat, 5*time.Second)
 	def(&c.MaxTables, 8)
 	def(&c.LobbyWindow, 100)
@@ -141,11 +161,21 @@ type Deps struct {
 	Publisher Publisher
 	Presence  *presence.Tracker
 	// Lobby is optional: without it, lobby watching is refused.
-	Lobby  ports.LobbyView
-	Logger *slog.Logger
-	Tracer trace.Tracer
-	Meter  metric.Meter
-	Now    func() time.Time
+	Lobby ports.LobbyView
+	// TableExists says whether a table exists (the lobby's record): a join
+	// of any other id is refused and touches nothing in Redis. Nil (unit
+	// tests of the endpoint alone) lets every join through.
+	TableExists func(ctx context.Context, tableID string) (bool, error)
+	// Revocations, when set, refuses revoked sessions and closes their
+	// sockets (WatchSessions).
+	Revocations *auth.Revocations
+	// Overloaded, when set and true, sheds new upgrades with 503 (the
+	// process is near its file-descriptor limit: connlimit.FDGauge).
+	Overloaded func() bool
+	Logger     *slog.Logger
+	Tracer     trace.Tracer
+	Meter      metric.Meter
+	Now        func() time.Time
 }
 
 // Server accepts and runs WebSocket connections.
@@ -155,6 +185,10 @@ type Server struct {
 
 	mu       sync.Mutex
 	conns    map[*conn]struct{}
+	byToken  map[string]map[*conn]struct{} // authenticated connections by token id
+	perIP    *connlimit.Counter
+	perPlay  *connlimit.Counter
+	tables   *tableGate
 	closing  bool
 	closedBy map[websocket.StatusCode]int
 	wg       sync.WaitGroup
@@ -176,6 +210,12 @@ type metrics struct {
 	// and (views) why: watch, resync (the history ran out), batch (a window
 	// changed too much for updates).
 	lobbyFrames metric.Int64Counter
+	// shed counts upgrades refused before they happened, by reason
+	// (too_many_connections per ip or player, overloaded).
+	shed metric.Int64Counter
+	// sessionsEnded counts sockets closed because their session expired or
+	// was revoked.
+	sessionsEnded metric.Int64Counter
 }
 
 // NewServer makes the endpoint.
@@ -192,7 +232,10 @@ func NewServer(cfg Config, d Deps) *Server {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	s := &Server{cfg: cfg.withDefaults(), deps: d, conns: map[*conn]struct{}{}, closedBy: map[websocket.StatusCode]int{}}
+	s := &Server{cfg: cfg.withDefaults(), deps: d, conns: map[*conn]struct{}{}, closedBy: map[websocket.StatusCode]int{},
+		byToken: map[string]map[*conn]struct{}{}}
+	s.perIP, s.perPlay = connlimit.NewCounter(s.cfg.MaxPerIP), connlimit.NewCounter(s.cfg.MaxPerPlayer)
+	s.tables = newTableGate(d.TableExists, d.Now)
 	s.m.open, _ = d.Meter.Int64UpDownCounter("pulka_gateway_ws_connections", metric.WithDescription("open WebSocket connections"))
 	s.m.closed, _ = d.Meter.Int64Counter("pulka_gateway_ws_closed", metric.WithDescription("WebSocket connections closed, by close code"))
 	s.m.frames, _ = d.Meter.Int64Counter("pulka_gateway_ws_frames", metric.WithDescription("client frames handled, by type"))
@@ -208,6 +251,10 @@ func NewServer(cfg Config, d Deps) *Server {
 		metric.WithDescription("lobby frames sent to watchers, by type (lobby_view, lobby_update) and reason (watch, resync, batch, change)"))
 	s.m.swept, _ = d.Meter.Int64Counter("pulka_gateway_presence_swept",
 		metric.WithDescription("connections of gateways that stopped beating, removed by this one"))
+	s.m.shed, _ = d.Meter.Int64Counter("pulka_gateway_ws_shed",
+		metric.WithDescription("WebSocket connections refused by a limit, by reason (too_many_connections with scope ip or player, overloaded)"))
+	s.m.sessionsEnded, _ = d.Meter.Int64Counter("pulka_gateway_ws_sessions_ended",
+		metric.WithDescription("WebSocket connections closed because their session expired or was revoked, by reason"))
 	return s
 }
 
@@ -231,28 +278,59 @@ func (s *Server) Closed(code websocket.StatusCode) int {
 
 // ServeHTTP upgrades the request and runs the connection until it closes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	closing := s.closing
+	s.mu.Unlock()
+	if closing {
+		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	// Shed before anything else costs: near the descriptor limit every new
+	// socket is one an existing player, the API or a probe may lack.
+	if s.deps.Overloaded != nil && s.deps.Overloaded() {
+		s.refuseUpgrade(r.Context(), w, connlimit.ErrOverloaded, "overloaded")
+		return
+	}
+	ipKey := connlimit.Group(ClientIP(r))
+	if !s.perIP.Acquire(ipKey) {
+		s.refuseUpgrade(r.Context(), w, &connlimit.TooManyError{Scope: connlimit.ScopeIP, Limit: s.cfg.MaxPerIP}, "ip")
+		return
+	}
 	// A session from the cookie or an Authorization header authenticates at
-	// once; otherwise the first frame must be a hello. A bad cookie is not
-	// fatal: the client may still send a good token.
+	// once; otherwise the first frame must be a hello. A bad (or revoked)
+	// cookie is not fatal: the client may still send a good token.
 	var claims *auth.Claims
 	if tok := s.requestToken(r); tok != "" {
-		if c, err := s.deps.Signer.Verify(tok); err == nil {
+		if c, err := s.verify(r.Context(), tok); err == nil {
 			claims = &c
 		}
 	}
+	if claims != nil && !s.perPlay.Acquire(claims.PlayerID) {
+		s.perIP.Release(ipKey)
+		s.refuseUpgrade(r.Context(), w, &connlimit.TooManyError{Scope: connlimit.ScopePlayer, Limit: s.cfg.MaxPerPlayer}, "player")
+		return
+	}
+	release := func() {
+		s.perIP.Release(ipKey)
+		if claims != nil {
+			s.perPlay.Release(claims.PlayerID)
+		}
+	}
 	s.mu.Lock()
-	closing := s.closing
+	closing = s.closing
 	if !closing {
 		s.wg.Add(1)
 	}
 	s.mu.Unlock()
 	if closing {
+		release()
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		return
 	}
 	cw := &corkingWriter{ResponseWriter: w}
 	ws, err := websocket.Accept(cw, r, &websocket.AcceptOptions{OriginPatterns: s.cfg.OriginPatterns})
 	if err != nil {
+		release()
 		s.wg.Done()
 		// Accept has answered (403 for a foreign origin, 400/426 otherwise).
 		s.deps.Logger.Debug("ws: handshake refused", "err", err, "origin", r.Header.Get("Origin"))
@@ -260,8 +338,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(s.cfg.HardReadLimit)
 	c := newConn(s, ws, claims)
+	c.ipKey, c.playerCounted = ipKey, claims != nil
 	c.cork = cw.conn
 	if !s.register(r.Context(), c) {
+		release()
 		s.wg.Done()
 		_ = ws.Close(CloseGoingAway, closeReasonRestart)
 		return
@@ -278,6 +358,57 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer s.unregister(c.ctx, c)
 		c.run()
 	}()
+}
+
+// refuseUpgrade answers a request refused before its upgrade with the
+// error's status and JSON body (apierr), counting it under reason.
+func (s *Server) refuseUpgrade(ctx context.Context, w http.ResponseWriter, err error, reason string) {
+	p := apierr.From(err)
+	s.m.shed.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", p.Code), attribute.String("scope", reason)))
+	if p.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((p.RetryAfter+time.Second-1)/time.Second)))
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(p.Status)
+	_ = json.NewEncoder(w).Encode(p.Body())
+}
+
+// verify checks a session token: its signature and expiry, then that it
+// was not revoked.
+func (s *Server) verify(ctx context.Context, tok string) (auth.Claims, error) {
+	c, err := s.deps.Signer.Verify(tok)
+	if err != nil {
+		return auth.Claims{}, err
+	}
+	if s.deps.Revocations != nil {
+		if err := s.deps.Revocations.Check(ctx, c); err != nil {
+			if !errors.Is(err, auth.ErrRevokedToken) {
+				err = errors.Join(apierr.ErrUnavailable, err) // Redis, not the client
+			}
+			return auth.Claims{}, err
+		}
+	}
+	return c, nil
+}
+
+type clientIPKey struct{}
+
+// WithClientIP records the client's address (as the HTTP layer found it,
+// trusting only the configured proxies) for the per-address limits.
+func WithClientIP(r *http.Request, ip string) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), clientIPKey{}, ip))
+}
+
+// ClientIP is the address WithClientIP recorded, else the peer's.
+func ClientIP(r *http.Request) string {
+	if ip, ok := r.Context().Value(clientIPKey{}).(string); ok && ip != "" {
+		return ip
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 func (s *Server) requestToken(r *http.Request) string {
@@ -297,15 +428,26 @@ func (s *Server) register(ctx context.Context, c *conn) bool {
 		return false
 	}
 	s.conns[c] = struct{}{}
+	if c.claims != nil {
+		s.rememberToken(c)
+	}
 	s.m.open.Add(ctx, 1)
 	return true
 }
 
 func (s *Server) unregister(ctx context.Context, c *conn) {
+	c.stopExpiry()
 	s.mu.Lock()
 	delete(s.conns, c)
+	if c.claims != nil {
+		s.forgetToken(c)
+	}
 	s.closedBy[c.closeCode()]++
 	s.mu.Unlock()
+	s.perIP.Release(c.ipKey)
+	if c.playerCounted {
+		s.perPlay.Release(c.claims.PlayerID)
+	}
 	ctx = context.WithoutCancel(ctx)
 	s.m.open.Add(ctx, -1)
 	s.m.closed.Add(ctx, 1, metric.WithAttributes(attribute.Int("code", int(c.closeCode()))))

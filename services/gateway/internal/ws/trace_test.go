@@ -106,6 +106,7 @@ func bidTraced(t *testing.T, sampler sdktrace.Sampler) (*env, *tracing) {
 	t.Helper()
 	e, tr := newTracedEnv(t, sampler)
 	g := e.tracedGateway(t, tr.tp.Tracer("gateway"))
+	e.publish(t, "t1", seated(0, "ana")) // only a seated player's commands go through
 	c := g.login(t, "ana")
 	c.send(map[string]any{"type": "join", "table": "t1"})
 	c.nextOf("joined")

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -400,19 +401,31 @@ func TestServer_HandlerReturnsWhileTheConnectionLivesOn(t *testing.T) {
 	}
 }
 
-type panickingPublisher struct{}
+// panickingPublisher panics on its first entry (the command), then
+// publishes nothing: the closing connection's presence report must not
+// panic outside the connection's recovery.
+type panickingPublisher struct{ panicked *atomic.Bool }
 
-func (panickingPublisher) Publish(context.Context, streams.Entry) (string, error) {
-	panic("a bug in the command path")
+func (p panickingPublisher) Publish(context.Context, streams.Entry) (string, error) {
+	if p.panicked.CompareAndSwap(false, true) {
+		panic("a bug in the command path")
+	}
+	return "0-1", nil
 }
 
 // A panic while serving one connection closes that connection with 1011
 // and nothing else: the gateway goes on serving everyone.
 func TestServer_APanicInAConnectionClosesOnlyIt(t *testing.T) {
-	g := newEnv(t).gatewayCfg(t, Config{}, func(d *Deps) { d.Publisher = panickingPublisher{} })
+	e := newEnv(t)
+	g := e.gatewayCfg(t, Config{}, func(d *Deps) { d.Publisher = panickingPublisher{&atomic.Bool{}} })
 	c := g.login(t, "ana")
 	c.send(map[string]any{"type": "join", "table": "t1"})
 	c.nextOf("joined")
+	// Seated after joining: a member's arrival would report presence
+	// through the (panicking) publisher. Only a seated player's commands
+	// go through.
+	e.publish(t, "t1", seated(0, "ana"))
+	c.nextOf("event")
 	c.send(map[string]any{"type": "bid", "table": "t1", "tricks": 1, "cmd": "k1"})
 	if code := c.closed(); code != CloseInternal {
 		t.Fatalf("closed with %d, want %d", code, CloseInternal)
@@ -494,6 +507,7 @@ func TestJoin_PlayerGetsOnlyWhatTheyMaySee(t *testing.T) {
 func TestCommand_IsWrittenToTheTableStreamWithThePlayerAndAnAck(t *testing.T) {
 	e := newEnv(t)
 	g := e.gateway(t, Config{})
+	e.publish(t, "t1", seated(0, "ana")) // only a seated player's commands go through
 	c := g.login(t, "ana")
 	c.send(map[string]any{"type": "join", "table": "t1"})
 	c.nextOf("joined")
@@ -525,6 +539,7 @@ func TestCommand_IsWrittenToTheTableStreamWithThePlayerAndAnAck(t *testing.T) {
 func TestCommand_AckWaitsForTheTablesAnswerAndLeavesBeforeIt(t *testing.T) {
 	e := newEnv(t)
 	g := e.gateway(t, Config{AckDelay: time.Hour})
+	e.publish(t, "t1", seated(0, "ana")) // only a seated player's commands go through
 	c := g.login(t, "ana")
 	c.send(map[string]any{"type": "join", "table": "t1"})
 	c.nextOf("joined")
@@ -573,6 +588,7 @@ func TestCommand_AckWithoutAnAnswerLeavesAfterAckDelay(t *testing.T) {
 	e := newEnv(t)
 	const delay = 80 * time.Millisecond
 	g := e.gateway(t, Config{AckDelay: delay})
+	e.publish(t, "t1", seated(0, "ana")) // only a seated player's commands go through
 	c := g.login(t, "ana")
 	c.send(map[string]any{"type": "join", "table": "t1"})
 	c.nextOf("joined")

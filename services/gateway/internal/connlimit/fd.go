@@ -1,0 +1,119 @@
+package connlimit
+
+import (
+	"context"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// FDGauge tells whether the process is near its file-descriptor limit. It
+// samples the descriptors in use (/proc/self/fd) and RLIMIT_NOFILE (read
+// each time: an operator may lower or raise it on a running process) every
+// interval, and between samples adds the connections opened since the last
+// one (live), so a burst of upgrades cannot overshoot a stale sample.
+type FDGauge struct {
+	ratio float64
+	live  func() int
+	count func() (int, error)
+	limit func() (uint64, error)
+
+	sampled   atomic.Int64 // descriptors in use at the last sample, -1: unknown
+	liveThen  atomic.Int64 // live() at the last sample
+	threshold atomic.Int64 // descriptors in use from which to shed
+	hard      atomic.Int64 // … and from which to close at accept (Full)
+}
+
+// NewFDGauge sheds from ratio (e.g. 0.9) of the limit in use; live is the
+// number of connections open now (ws.Server.Open).
+func NewFDGauge(ratio float64, live func() int) *FDGauge {
+	g := &FDGauge{ratio: ratio, live: live, count: openFDs, limit: nofile}
+	g.sampled.Store(-1)
+	g.Sample()
+	return g
+}
+
+// Sample reads the descriptors in use and the limit now.
+func (g *FDGauge) Sample() {
+	n, err := g.count()
+	lim, lerr := g.limit()
+	if err != nil || lerr != nil || lim == 0 {
+		g.sampled.Store(-1) // unknown: never shed on a guess
+		return
+	}
+	g.liveThen.Store(int64(g.live()))
+	g.sampled.Store(int64(n))
+	g.threshold.Store(int64(float64(lim) * g.ratio))
+	g.hard.Store(int64(float64(lim) * (1 + g.ratio) / 2))
+}
+
+// Run samples every interval until ctx ends.
+func (g *FDGauge) Run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			g.Sample()
+		}
+	}
+}
+
+// InUse estimates the descriptors in use now; -1 when unknown.
+func (g *FDGauge) InUse() int64 {
+	s := g.sampled.Load()
+	if s < 0 {
+		return -1
+	}
+	// Connections closed since the sample freed their descriptors too.
+	return max(0, s+int64(g.live())-g.liveThen.Load())
+}
+
+// Overloaded reports whether new WebSocket upgrades should be shed.
+func (g *FDGauge) Overloaded() bool {
+	n := g.InUse()
+	return n >= 0 && n >= g.threshold.Load()
+}
+
+// Full reports whether the process is past its hard line, halfway from the
+// shedding threshold to the limit: new connections are closed at accept,
+// so that what is left stays for the connections already open, Redis and
+// the admin listener.
+func (g *FDGauge) Full() bool {
+	n := g.InUse()
+	return n >= 0 && n >= g.hard.Load()
+}
+
+// Threshold is the descriptor count from which Overloaded holds.
+func (g *FDGauge) Threshold() int64 { return g.threshold.Load() }
+
+// HardLine is the descriptor count from which Full holds.
+func (g *FDGauge) HardLine() int64 { return g.hard.Load() }
+
+func openFDs() (int, error) {
+	f, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	n := 0
+	for {
+		names, err := f.Readdirnames(1024)
+		n += len(names)
+		if err != nil || len(names) == 0 {
+			break
+		}
+	}
+	return n - 1, nil // not counting the descriptor reading the directory
+}
+
+func nofile() (uint64, error) {
+	var r syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r); err != nil {
+		return 0, err
+	}
+	return r.Cur, nil
+}
