@@ -16,11 +16,11 @@ import (
 	"github.com/pulka/pulka/services/table-runner/internal/tablelog"
 )
 
-// trimEvery is how many handled command entries a table leaves in its
-// command stream before it trims them (a refusal or a hand boundary trims at
-// once): the stream of a table stays at most this long plus what is unread,
-// whatever a client sends.
-const trimEvery = 64
+// DefaultCommandTrim is how many handled command entries a table leaves in
+// its command stream before it trims them (a refusal or a hand boundary
+// trims at once): the stream of a table stays at most this long plus what is
+// unread, whatever a client sends.
+const DefaultCommandTrim = 64
 
 // handledScript, under the table's lease (the same fence as the fenced
 // append): trims the command stream through the entry handled last, records
@@ -95,7 +95,7 @@ func (a *actor) trimSome(ctx context.Context, now bool) error {
 	if a.readPos == a.handled {
 		return nil
 	}
-	if a.untrimmed++; a.untrimmed < trimEvery && !now {
+	if a.untrimmed++; a.untrimmed < a.r.opt.CommandTrim && !now {
 		return nil
 	}
 	_, err := a.markHandled(ctx, "")

@@ -135,8 +135,8 @@ func TestRunner_RefusalSpamIsAnsweredNotLoggedAndNotReplayed(t *testing.T) {
 	if n := rdb.XLen(ctx, streams.TableEvents("j1")).Val(); n != evLen {
 		t.Fatalf("event stream: %d entries after %d refusals, %d before", n, spam, evLen)
 	}
-	if n := rdb.XLen(ctx, streams.TableCommands("j1")).Val(); n > trimEvery {
-		t.Fatalf("command stream: %d entries left after %d handled refusals, want at most %d", n, spam, trimEvery)
+	if n := rdb.XLen(ctx, streams.TableCommands("j1")).Val(); n > DefaultCommandTrim {
+		t.Fatalf("command stream: %d entries left after %d handled refusals, want at most %d", n, spam, DefaultCommandTrim)
 	}
 	if st, err = tablelog.Restore(ctx, rdb, "j1"); err != nil || st.Steps != steps {
 		t.Fatalf("restore after the spam replays %d steps (%v), %d before", st.Steps, err, steps)
