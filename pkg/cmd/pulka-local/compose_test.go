@@ -225,7 +225,7 @@ func TestCompose_RedisPersistsAndNeverEvicts(t *testing.T) {
 	}
 	var c struct {
 		Services map[string]composeService `yaml:"services"`
-		Volumes  map[string]any             `yaml:"volumes"`
+		Volumes  map[string]any            `yaml:"volumes"`
 	}
 	if err := yaml.Unmarshal(b, &c); err != nil {
 		t.Fatal(err)
