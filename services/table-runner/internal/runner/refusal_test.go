@@ -199,7 +199,9 @@ func TestRunner_TablesRedisLostAreDroppedCleanly(t *testing.T) {
 	}
 	waitFor(t, 5*time.Second, "the lost table dropped", func() bool { return len(r.Tables()) == 0 })
 
-	// Assigned, but without a start or a log.
+	// Assigned, but without a start or a log; a client's command waits in
+	// its command stream.
+	send(t, rdb, "ghost", "alice", playCmd(8))
 	if _, err := assign.NewStore(rdb).Add(ctx, streams.Lease{}, "ghost", "r1"); err != nil {
 		t.Fatal(err)
 	}
@@ -210,6 +212,9 @@ func TestRunner_TablesRedisLostAreDroppedCleanly(t *testing.T) {
 	finish, err := rdb.XRange(ctx, lobbyclient.CommandStream, "-", "+").Result()
 	if err != nil || len(finish) == 0 {
 		t.Fatalf("the lobby was not told the ghost is over: %v %v", finish, err)
+	}
+	if ttl := rdb.PTTL(ctx, streams.TableCommands("ghost")).Val(); ttl <= 0 {
+		t.Errorf("the dropped table's command stream has TTL %v; want the finished tables' retention", ttl)
 	}
 	time.Sleep(500 * time.Millisecond) // a reopening loop would show here
 	if n := len(r.Tables()); n != 0 {

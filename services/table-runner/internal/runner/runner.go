@@ -421,9 +421,18 @@ func (r *Runner) lost(ctx context.Context, id, stage string, why error) {
 }
 
 // giveUp stops a table for good: the lobby is told it is over (so that it
-// leaves the list; the command id dedupes), the assignment forgets it and
-// the lease is released.
+// leaves the list; the command id dedupes), whatever is left of its keys
+// gets the finished tables' retention (commands sent to it meanwhile would
+// otherwise stay for ever), the assignment forgets it and the lease is
+// released.
 func (r *Runner) giveUp(ctx context.Context, id string, l streams.Lease) error {
+	pipe := r.rdb.Pipeline()
+	for _, k := range tableKeys(id) {
+		pipe.PExpire(ctx, k, r.opt.FinishedTTL)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("give up %s: %w", id, err)
+	}
 	data, err := proto.Marshal(&lobbyv1.LobbyCommand{
 		CommandId: "table-runner:abandon:" + id,
 		Command:   &lobbyv1.LobbyCommand_FinishTable{FinishTable: &lobbyv1.FinishTable{TableId: id}},

@@ -651,8 +651,7 @@ func (a *actor) finish(ctx context.Context) error {
 	}
 	id := a.s.id
 	pipe := r.rdb.Pipeline()
-	for _, k := range []string{streams.TableEvents(id), streams.TableCommands(id), streams.TableSnapshot(id),
-		assign.StartKey(id), streams.LeaseEpochKey(streams.TableLease(id)), tablelog.HandledKey(id)} {
+	for _, k := range tableKeys(id) {
 		pipe.PExpire(ctx, k, r.opt.FinishedTTL)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
@@ -683,4 +682,11 @@ func (a *actor) handOver(ctx context.Context) {
 	if err := a.r.leases.Release(hctx, a.lease); err != nil {
 		a.r.log.Info("runner: release at hand-over", "table", a.s.id, "err", err)
 	}
+}
+
+// tableKeys are the keys of a table that outlive its game by the finished
+// TTL (the lease is released, not expired).
+func tableKeys(id string) []string {
+	return []string{streams.TableEvents(id), streams.TableCommands(id), streams.TableSnapshot(id),
+		assign.StartKey(id), streams.LeaseEpochKey(streams.TableLease(id)), tablelog.HandledKey(id)}
 }
