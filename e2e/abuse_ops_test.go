@@ -213,6 +213,12 @@ func TestAbuse_RedisLosingEverythingSendsPlayersBackToTheLobby(t *testing.T) {
 		c.await(gone.N, 5*time.Second, "unjoined", func(f *frame) bool { return f.Type == "unjoined" && f.Table == lostTable })
 		t.Logf("%s: table_gone %v after Redis lost its data", c.name, gone.At.Sub(lost).Round(time.Millisecond))
 	}
+	// Joining it again is refused, not an empty table to wait at for ever
+	// (the gateway may already know from the lobby that it does not exist).
+	players[0].send(map[string]any{"type": "join", "table": lostTable, "ref": "rejoin-lost"})
+	if f := players[0].errorFrame(0, "rejoin-lost"); f.Code != "table_gone" && f.Code != "table_not_found" {
+		t.Errorf("a join of the lost table: %s, want table_gone (or table_not_found)", f)
+	}
 	runner := s.runners[0]
 	eventually(t, 15*time.Second, "the runner's log line about the lost table", func() bool {
 		b, _ := os.ReadFile(runner.logPath)
