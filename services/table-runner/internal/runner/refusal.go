@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/pulka/pulka/pkg/assign"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/pkg/table"
 	"github.com/pulka/pulka/services/table-runner/internal/tablelog"
@@ -121,4 +122,11 @@ func (a *actor) refuse(ctx context.Context, rej *table.RejectError) error {
 		a.r.m.unheard.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", rej.Reason.String())))
 	}
 	return nil
+}
+
+// tableKeys are the keys of a table that outlive its game by the finished
+// TTL (the lease is released, not expired).
+func tableKeys(id string) []string {
+	return []string{streams.TableEvents(id), streams.TableCommands(id), streams.TableSnapshot(id),
+		assign.StartKey(id), streams.LeaseEpochKey(streams.TableLease(id)), tablelog.HandledKey(id)}
 }

@@ -683,10 +683,3 @@ func (a *actor) handOver(ctx context.Context) {
 		a.r.log.Info("runner: release at hand-over", "table", a.s.id, "err", err)
 	}
 }
-
-// tableKeys are the keys of a table that outlive its game by the finished
-// TTL (the lease is released, not expired).
-func tableKeys(id string) []string {
-	return []string{streams.TableEvents(id), streams.TableCommands(id), streams.TableSnapshot(id),
-		assign.StartKey(id), streams.LeaseEpochKey(streams.TableLease(id)), tablelog.HandledKey(id)}
-}
