@@ -409,7 +409,4 @@ const (
 	CodeTrimmed      = "history_trimmed"
 	CodeUnavailable  = "unavailable"
 	CodeInternal     = "internal"
-	// CodeTableGone: the table no longer exists (Redis lost it, or its
-	// finished game expired); the frame names it, and an unjoined follows.
-	CodeTableGone = "table_gone"
 )
