@@ -15,7 +15,6 @@ import (
 
 	"github.com/pulka/pulka/pkg/assign"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
-	"github.com/pulka/pulka/pkg/japanese"
 	"github.com/pulka/pulka/pkg/lobbyclient"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/services/table-runner/internal/tablelog"
@@ -98,7 +97,6 @@ func TestRunner_RefusalSpamIsAnsweredNotLoggedAndNotReplayed(t *testing.T) {
 	r1 := startRunner(t, rdb, opt)
 	ts := japaneseStart("j1", 5, 11, "alice", "bob")
 	place(t, rdb, ts, "r1")
-	d := newJDriver(t, rdb, ts)
 	before := waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", isKind("timer_started"))
 	evLen := rdb.XLen(ctx, streams.TableEvents("j1")).Val()
 	st, err := tablelog.Restore(ctx, rdb, "j1")
@@ -109,7 +107,9 @@ func TestRunner_RefusalSpamIsAnsweredNotLoggedAndNotReplayed(t *testing.T) {
 	notices := listenNotices(t, rdb, "j1")
 
 	const spam = 10000
-	wrong := d.players[1-d.g.ToMove()]
+	// The player whose timer is not running: every play of theirs is
+	// refused (the other one does not move).
+	wrong := ts.GetSeats()[1-before.ev.GetTimerStarted().GetSeat()].GetPlayerId()
 	pub := streams.NewPublisher(rdb)
 	for i := 0; i < spam; i += 500 {
 		batch := make([]streams.Entry, 0, 500)
@@ -150,17 +150,18 @@ func TestRunner_RefusalSpamIsAnsweredNotLoggedAndNotReplayed(t *testing.T) {
 	}
 
 	// The same runner restarts (a stable id reopens its own tables): it
-	// resumes after the handled commands.
+	// resumes after the handled commands, so the next command it answers
+	// is a new one, and none of the spam is answered again.
 	r1.stop()
 	startRunner(t, rdb, testOptions("r1"))
-	seat := d.g.ToMove()
-	m, _ := japanese.Bot{}.Choose(d.g, seat)
-	id := send(t, rdb, "j1", d.players[seat], commandOf(m))
-	waitEvent(t, rdb, "j1", before.id, 10*time.Second, "the legal move after the restart", func(e *tablev1.Event) bool {
-		return e.GetCausedBy() == id
-	})
-	if n := notices.count(); n != spam {
-		t.Fatalf("%d notices after the restart, want the %d of the spam only", n, spam)
+	next := send(t, rdb, "j1", wrong, playCmd(8))
+	notices.wait(t, 10*time.Second, "the answer to a command after the restart", func(e *tablev1.Event) bool { return e.GetCausedBy() == next })
+	time.Sleep(200 * time.Millisecond)
+	if n := notices.count(); n != spam+1 {
+		t.Fatalf("%d notices after the restart, want the %d of the spam and one more", n, spam)
+	}
+	if got := rdb.XLen(ctx, streams.TableEvents("j1")).Val(); got != evLen {
+		t.Fatalf("event stream: %d entries after the restart, %d before the spam", got, evLen)
 	}
 }
 
