@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/lobbyclient"
 	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/pkg/table"
 	"github.com/pulka/pulka/services/table-runner/internal/tablelog"
 )
 
@@ -230,4 +232,76 @@ func TestRunner_TablesRedisLostAreDroppedCleanly(t *testing.T) {
 	}
 	place(t, rdb, japaneseStart("j2", 6, 11, "carol", "dave"), "r1")
 	waitEvent(t, rdb, "j2", "0", 5*time.Second, "a new table's first timer", isKind("timer_started"))
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A table that reads its backlog itself (its inbox was full) while it trims
+// what it handles: every read after a trim starts exactly at the trimmed
+// head, which is no gap — every command is answered once, in order, and
+// the runner does not report commands lost.
+func TestRunner_CatchUpAcrossItsOwnTrimsLosesNothingAndReportsNothing(t *testing.T) {
+	_, rdb := startRedis(t)
+	logs := &syncBuffer{}
+	gate := make(chan struct{})
+	var openGate sync.Once
+	release := func() { openGate.Do(func() { close(gate) }) }
+	blocked := make(chan struct{}, 1)
+	var closedGate bool
+	opt := testOptions("r1")
+	opt.Inbox, opt.CommandTrim = 2, 2
+	opt.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+	opt.beforeApply = func(_ string, in table.Input) {
+		if in.Kind == table.InputCommand && !closedGate {
+			closedGate = true
+			blocked <- struct{}{}
+			<-gate
+		}
+	}
+	r := startRunner(t, rdb, opt)
+	t.Cleanup(release)
+	ts := japaneseStart("j1", 5, 11, "alice", "bob")
+	place(t, rdb, ts, "r1")
+	first := waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", isKind("timer_started"))
+	wrong := ts.GetSeats()[1-first.ev.GetTimerStarted().GetSeat()].GetPlayerId()
+	waitFor(t, 5*time.Second, "the reader to follow the new table", func() bool {
+		_, ok := r.tailer.Position(streams.TableCommands("j1"))
+		return ok
+	})
+	notices := listenNotices(t, rdb, "j1")
+	const n = 30
+	ids := []string{send(t, rdb, "j1", wrong, playCmd(8))}
+	<-blocked
+	for range n - 1 {
+		ids = append(ids, send(t, rdb, "j1", wrong, playCmd(8)))
+	}
+	release()
+	waitFor(t, 10*time.Second, "every refusal", func() bool { return notices.count() >= n })
+	time.Sleep(100 * time.Millisecond)
+	var got []string
+	for _, e := range notices.all() {
+		got = append(got, e.GetCausedBy())
+	}
+	if strings.Join(got, ",") != strings.Join(ids, ",") {
+		t.Fatalf("answered %v, want each of %v once, in order", got, ids)
+	}
+	if strings.Contains(logs.String(), "trimmed past") {
+		t.Fatalf("the runner reported lost commands:\n%s", logs.String())
+	}
 }

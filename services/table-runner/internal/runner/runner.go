@@ -399,18 +399,12 @@ func (r *Runner) String() string { return fmt.Sprintf("runner %s", r.opt.ID) }
 // that finished keeps its log for the finished TTL, and its runner stops
 // it before that.
 func (r *Runner) gone(ctx context.Context, id string) (bool, error) {
-	n, err := r.rdb.Exists(ctx, streams.TableLease(id)).Result()
-	if err != nil || n > 0 {
+	// One EXISTS: the keys share the table's Cluster slot.
+	n, err := r.rdb.Exists(ctx, streams.TableLease(id), streams.TableEvents(id), streams.TableSnapshot(id)).Result()
+	if err != nil {
 		return false, err
 	}
-	// One key per call: the keys share a slot, but EXISTS of several keys
-	// would count them together anyway.
-	for _, k := range []string{streams.TableEvents(id), streams.TableSnapshot(id)} {
-		if n, err := r.rdb.Exists(ctx, k).Result(); err != nil || n > 0 {
-			return false, err
-		}
-	}
-	return true, nil
+	return n == 0, nil
 }
 
 // lost logs and counts a table whose data Redis lost.

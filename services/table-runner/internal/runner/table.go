@@ -190,6 +190,15 @@ func (a *actor) open(ctx context.Context) error {
 		// is harmless (scoring and the lobby dedupe).
 		err = a.effects(ctx, st.Replayed)
 	}
+	var handled string
+	if err == nil {
+		// Entries after the log's position that a previous owner refused
+		// or ignored are trimmed and recorded: resume after them.
+		handled, err = r.rdb.Get(ctx, tablelog.HandledKey(a.s.id)).Result()
+		if errors.Is(err, redis.Nil) {
+			err = nil
+		}
+	}
 	outcome := "ok"
 	if err != nil {
 		outcome = "error"
@@ -199,12 +208,6 @@ func (a *actor) open(ctx context.Context) error {
 		return fmt.Errorf("open %s: %w", a.s.id, err)
 	}
 	a.readPos = a.t.LastEntryID()
-	// Entries after the log's position that a previous owner refused or
-	// ignored are trimmed and recorded: resume after them.
-	handled, err := r.rdb.Get(ctx, tablelog.HandledKey(a.s.id)).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return fmt.Errorf("open %s: %w", a.s.id, err)
-	}
 	if handled != "" && streams.CompareIDs(handled, a.readPos) > 0 {
 		a.readPos = handled
 	}
@@ -571,12 +574,12 @@ func (a *actor) catchUp(ctx context.Context) error {
 		}
 		msgs, err := streams.ReadAfter(ctx, a.r.rdb, a.s.cmd, after, page)
 		if errors.Is(err, streams.ErrTrimmed) {
-			// The table trims what it handled, so a read from exactly there
-			// finds the head trimmed (ReadAfter cannot tell that nothing
-			// after it is missing). Anything else means commands after the
-			// read position are gone: nothing can bring them back, so go on
-			// with what is left.
-			if a.handled == "" || streams.CompareIDs(after, a.handled) < 0 {
+			// The table trims what it handled, so a read from exactly its
+			// trim point finds the head trimmed (ReadAfter cannot tell that
+			// nothing after it is missing). Anything else means commands
+			// after the read position are gone: nothing can bring them
+			// back, so go on with what is left.
+			if after != a.handled {
 				a.r.log.Error("runner: command stream trimmed past the table's position", "table", a.s.id, "after", after)
 			}
 			msgs, err = rawRead(ctx, a.r.rdb, a.s.cmd, after, page)
