@@ -16,6 +16,7 @@ type metrics struct {
 	malformed  metric.Int64Counter
 	staleAway  metric.Int64Counter
 	unheard    metric.Int64Counter
+	trimmed    metric.Int64Counter
 	lost       metric.Int64Counter
 	// applyBy is the apply histogram's attribute set by input kind, built
 	// once: every step records one, and building the set (a sort and a
@@ -68,6 +69,10 @@ func newMetrics(mp metric.MeterProvider, r *Runner) (*metrics, error) {
 	}
 	if out.unheard, err = m.Int64Counter("pulka.runner.rejections.unheard",
 		metric.WithDescription("Refusals whose answer no gateway was subscribed to hear (attribute reason): the client got no answer.")); err != nil {
+		return nil, err
+	}
+	if out.trimmed, err = m.Int64Counter("pulka.runner.commands.trimmed",
+		metric.WithDescription("Handled command stream entries the tables trimmed away (refused, ignored or logged).")); err != nil {
 		return nil, err
 	}
 	if out.lost, err = m.Int64Counter("pulka.runner.tables.lost",

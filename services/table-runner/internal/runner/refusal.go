@@ -29,7 +29,8 @@ const DefaultCommandTrim = 64
 // answer for its sender — a notice, not an entry (streams.NoticeBell).
 // KEYS: lease, command stream, handled key, event stream (its bell);
 // ARGV: owner, epoch, handled entry ID, trim threshold (the ID after it),
-// notice ("" for none). Returns the subscribers that heard the notice.
+// notice ("" for none). Returns {entries trimmed, subscribers that heard the
+// notice}.
 //
 // The trim comes before the answer, in one script: a client that was told
 // its command was refused can never see it applied later by an owner that
@@ -39,12 +40,13 @@ local cur = redis.call('HMGET', KEYS[1], 'owner', 'epoch')
 if cur[1] ~= ARGV[1] or cur[2] ~= ARGV[2] then
   return redis.error_reply('STALEEPOCH lease is ' .. tostring(cur[2]) .. ':' .. tostring(cur[1]))
 end
-redis.call('XTRIM', KEYS[2], 'MINID', ARGV[4])
+local trimmed = redis.call('XTRIM', KEYS[2], 'MINID', ARGV[4])
 redis.call('SET', KEYS[3], ARGV[3])
+local heard = 0
 if ARGV[5] ~= '' then
-  return redis.call('PUBLISH', KEYS[4], ARGV[5])
+  heard = redis.call('PUBLISH', KEYS[4], ARGV[5])
 end
-return 0
+return {trimmed, heard}
 `)
 
 // nextID is the stream ID right after id: the threshold of an XTRIM MINID
@@ -77,9 +79,12 @@ func (a *actor) markHandled(ctx context.Context, notice string) (heard int64, er
 		return 0, err
 	}
 	id := a.s.id
-	heard, err = handledScript.Run(ctx, a.r.rdb,
+	res, err := handledScript.Run(ctx, a.r.rdb,
 		[]string{a.lease.Key, a.s.cmd, tablelog.HandledKey(id), streams.TableEvents(id)},
-		a.lease.Owner, a.lease.Epoch, a.readPos, next, notice).Int64()
+		a.lease.Owner, a.lease.Epoch, a.readPos, next, notice).Int64Slice()
+	if err == nil && len(res) != 2 {
+		err = fmt.Errorf("reply %v", res)
+	}
 	if err != nil {
 		if redis.HasErrorPrefix(err, "STALEEPOCH") {
 			err = fmt.Errorf("%w: %w", streams.ErrStaleEpoch, err)
@@ -87,7 +92,8 @@ func (a *actor) markHandled(ctx context.Context, notice string) (heard int64, er
 		return 0, a.appendFailed(ctx, fmt.Errorf("runner: trim the commands of %s: %w", id, err))
 	}
 	a.handled, a.untrimmed = a.readPos, 0
-	return heard, nil
+	a.r.m.trimmed.Add(ctx, res[0])
+	return res[1], nil
 }
 
 // trimSome trims the handled commands once there are trimEvery of them

@@ -150,6 +150,9 @@ func TestRunner_RefusalSpamIsAnsweredNotLoggedAndNotReplayed(t *testing.T) {
 	if got := counterSum(rm, "pulka.runner.rejections"); got != spam {
 		t.Fatalf("pulka.runner.rejections = %d, want %d", got, spam)
 	}
+	if got := counterSum(rm, "pulka.runner.commands.trimmed"); got < spam {
+		t.Fatalf("pulka.runner.commands.trimmed = %d, want at least the %d refused", got, spam)
+	}
 
 	// The same runner restarts (a stable id reopens its own tables): it
 	// resumes after the handled commands, so the next command it answers
