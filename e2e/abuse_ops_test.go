@@ -184,8 +184,8 @@ func TestAbuse_SeatedPlayerRefusalSpamLeavesTheLogAlone(t *testing.T) {
 // make run's). Within seconds each player's client gets an error
 // table_gone naming the table and an unjoined — not silence; the runner
 // drops the table with a clear log line, and counts it; then a new table is
-// created and played to its end on the same stack, and no service panics or
-// exits.
+// created and played to its end on the same stack, scored and kept in the
+// players' histories, and no service panics or exits.
 func TestAbuse_RedisLosingEverythingSendsPlayersBackToTheLobby(t *testing.T) {
 	s, err := startStack("lostredis", 1)
 	if err != nil {
@@ -237,6 +237,9 @@ func TestAbuse_RedisLosingEverythingSendsPlayersBackToTheLobby(t *testing.T) {
 	})
 	fresh = seatPlayers(t, s, tableSpec{japanese: true, target: 11, name: "e2e after the loss"}, []session{s.guest(t), s.guest(t)}, &newTable)
 	playToEnd(t, fresh, newTable, 3*time.Minute)
+	// Scoring too: the sheet, the standings and the players' histories of
+	// the new game are right (the pure replay of its log).
+	verifyGame(t, s, newTable, fresh)
 	opsNoPanics(t, s)
 }
 
