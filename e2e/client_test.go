@@ -391,7 +391,7 @@ func (c *client) lastEventID(table string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := len(c.frames) - 1; i >= 0; i-- {
-		if f := c.frames[i]; f.ev != nil && f.Table == table {
+		if f := c.frames[i]; f.ev != nil && f.Table == table && f.ID != "" { // a refusal has no id
 			return f.ID
 		}
 	}

@@ -158,6 +158,17 @@ func checkFrames(c *client, tableID string, log []logEntry, hands []handTruth) (
 			}
 			continue
 		}
+		if f.ID == "" {
+			// A refusal: the answer to this player's command, outside the
+			// history (no id, seq 0; docs/protocol.md).
+			if f.ev.GetMoveRejected() == nil || f.ev.GetSeq() != 0 || f.ev.GetVisibility().GetPlayerId() != player {
+				fail(f, "an event without an id that is not a refusal for %s", player)
+			}
+			if bytes.Contains(f.Raw, []byte(`"CARD_`)) { // a card, not REJECT_REASON_CARD_NOT_AVAILABLE
+				fail(f, "a refusal names a card")
+			}
+			continue
+		}
 		checked++
 		i, ok := pos[f.ID]
 		if !ok {

@@ -54,6 +54,9 @@ func checkAllMovesByPlayers(t *testing.T, log []logEntry, clients []*client) {
 	if r := rejections(log); len(r) != 0 {
 		t.Errorf("%d commands were refused, the first: %s", len(r), describe(r[0].ID, r[0].Ev))
 	}
+	if r := refusalsReceived(clients, log[0].Ev.GetTableId()); len(r) != 0 {
+		t.Errorf("%d commands were refused, the first: %s", len(r), r[0])
+	}
 	steps := commandSteps(log)
 	sent := 0
 	for _, c := range clients {

@@ -164,6 +164,9 @@ func TestReconnect_ResumingWithTheLastEventIDGivesExactlyTheMissedEvents(t *test
 	if r := rejections(g.log); len(r) != 0 {
 		t.Errorf("%d commands refused, the first: %s", len(r), describe(r[0].ID, r[0].Ev))
 	}
+	if r := refusalsReceived([]*client{ca, cb}, tableID); len(r) != 0 {
+		t.Errorf("%d commands refused, the first: %s", len(r), r[0])
+	}
 	for _, e := range g.log {
 		// The players' seats (0 and 1) never waited for their one-minute
 		// timer: no command of theirs was lost across the reconnect.

@@ -1,8 +1,12 @@
 package streams
 
 import (
+	"context"
+	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // A bell (see Bell) is the Pub/Sub message a writer publishes after it
@@ -24,6 +28,33 @@ import (
 // lost in a reconnect) the bell is only a hint and it reads the stream. An
 // empty payload, or one it cannot parse (another version), is a hint too.
 const bellVersion = "1 "
+
+// noticeVersion starts a bell that carries a notice instead of an entry: a
+// message for the readers of the stream right now that is not part of the
+// stream — an answer meant for one client that must not grow a durable log
+// (a table's refusal of a command). The rest of the payload is the notice's
+// data. A Tailer hands it to its WithNotices handler and reads nothing; a
+// Tailer of an older version takes the bell as a hint and reads the stream,
+// finding nothing new.
+const noticeVersion = "n "
+
+// NoticeHandler receives a notice rung on the bell of a followed stream.
+type NoticeHandler func(ctx context.Context, stream string, data []byte)
+
+// NoticeBell is the payload of a bell that carries the notice data, to
+// PUBLISH on Bell(stream) (a script can do it next to the writes it answers
+// for).
+func NoticeBell(data []byte) string { return noticeVersion + string(data) }
+
+// Notify rings stream's bell with the notice data; the number of
+// subscribers that heard it is returned.
+func Notify(ctx context.Context, rdb redis.UniversalClient, stream string, data []byte) (int64, error) {
+	n, err := rdb.Publish(ctx, Bell(stream), NoticeBell(data)).Result()
+	if err != nil {
+		return 0, fmt.Errorf("notify %s: %w", stream, err)
+	}
+	return n, nil
+}
 
 // appendLua defines append(k0, a, rich, isolate) for the appending
 // scripts: it appends one entry to each of KEYS[k0], KEYS[k0+1], … — the

@@ -35,6 +35,7 @@ type settings struct {
 	startID      string
 	pollInterval time.Duration
 	sweepEvery   time.Duration
+	notices      NoticeHandler
 
 	// consumer groups
 	minIdle         time.Duration
@@ -161,6 +162,13 @@ func WithRetention(f func(stream string) int64) Option {
 // publishers of streams that Tailers follow (a table's commands and events);
 // consumer-group streams gain nothing from it. Default off: a bare bell.
 func WithEntryBells() Option { return func(s *settings) { s.entryBells = true } }
+
+// WithNotices makes a Tailer hand the notices rung on the bells of the
+// streams it follows (NoticeBell) to h, on the goroutine that listens to the
+// bells: h must be quick. Without it notices are dropped. A notice is not an
+// entry: it is not read back, not ordered with the stream's entries, and lost
+// when nobody listens at the moment it is rung.
+func WithNotices(h NoticeHandler) Option { return func(s *settings) { s.notices = h } }
 
 // WithBatchKeys sets how many streams one XREADGROUP/XREAD call names.
 // Each batch is served by one goroutine and one (blocking) connection, so a

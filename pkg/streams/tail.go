@@ -310,6 +310,13 @@ func (t *Tailer) listen(ctx context.Context, ps *redis.PubSub) {
 		failures = 0
 		switch m := msg.(type) {
 		case *redis.Message:
+			if data, ok := strings.CutPrefix(m.Payload, noticeVersion); ok {
+				// Not an entry: nothing to read.
+				if t.cfg.notices != nil {
+					t.cfg.notices(ctx, m.Channel, []byte(data))
+				}
+				continue
+			}
 			if b, ok := parseBell(m.Channel, m.Payload); ok {
 				t.hear(b)
 			} else {

@@ -663,3 +663,63 @@ func TestTailer_BellsPastTheQueueBoundAreReadInstead(t *testing.T) {
 		}
 	}
 }
+
+// A notice rung on a followed stream's bell (a table's refusal for one
+// player) reaches the WithNotices handler whole — binary data included —
+// without becoming an entry and without a read of the stream; entries
+// published around it are delivered as ever.
+func TestTailer_NoticesReachTheHandlerAndReadNothing(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := ctxT(t)
+	s := streams.TableEvents("notices")
+	var mu sync.Mutex
+	var heard []string
+	col := followed(t, rdb, s, "$", streams.WithNotices(func(_ context.Context, stream string, data []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		heard = append(heard, stream+"|"+string(data))
+	}))
+	pub := streams.NewPublisher(rdb, streams.WithEntryBells())
+	publishN(t, pub, s, 0, 1)
+	eventually(t, 2*time.Second, "the first entry", func() bool { return col.datas(s) == "0" })
+	if err := rdb.ConfigSet(ctx, "slowlog-log-slower-than", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.SlowLogReset(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	var want []string
+	for i := range n {
+		data := []byte("refused \x00\xff " + strconv.Itoa(i))
+		want = append(want, s+"|"+string(data))
+		if _, err := streams.Notify(ctx, rdb, s, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 2*time.Second, "every notice", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(heard) == n
+	})
+	mu.Lock()
+	if strings.Join(heard, ",") != strings.Join(want, ",") {
+		t.Fatalf("heard %q, want %q", heard, want)
+	}
+	mu.Unlock()
+	logged, err := rdb.SlowLogGet(ctx, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range logged {
+		if len(e.Args) > 0 && strings.EqualFold(e.Args[0], "xread") {
+			t.Fatalf("a notice made the tailer read the stream: %v", e.Args)
+		}
+	}
+	publishN(t, pub, s, 1, 2)
+	eventually(t, 2*time.Second, "the next entry", func() bool { return col.datas(s) == "0,1" })
+	if n, _ := rdb.XLen(ctx, s).Result(); n != 2 {
+		t.Fatalf("stream length %d, want 2: notices are not entries", n)
+	}
+}

@@ -1,21 +1,31 @@
 package table
 
 import (
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 )
 
-// command applies cmd, or turns its refusal into a MoveRejected for the
-// sender. Either way the command id and the stream entry count as applied,
-// so a redelivery changes nothing.
+// command applies cmd. A refused command changes nothing: no seq, no entry
+// in the recent command ids, no move of the read position. Its answer, a
+// MoveRejected for the sender that is not part of the table's history (seq
+// 0), travels inside the *RejectError: a refusal is not logged, so a
+// spammer of illegal commands cannot grow the log or the replay of every
+// restore. An accepted command's id and stream entry count as applied, so a
+// redelivery changes nothing.
 func (t *Table) command(b *batch, cmd *tablev1.Command, e entryID) error {
 	b.causedBy, b.entry = cmd.GetCommandId(), e.String()
 	defer func() { b.causedBy, b.entry = "", "" }()
-	err := t.doCommand(b, cmd)
-	if err != nil {
+	if err := t.doCommand(b, cmd); err != nil {
 		reason, msg := rejectReason(err)
-		b.add(toPlayer(cmd.GetPlayerId()), &tablev1.Event{Event: &tablev1.Event_MoveRejected{
-			MoveRejected: &tablev1.MoveRejected{Reason: reason, Message: msg}}})
-		err = &RejectError{Reason: reason, PlayerID: cmd.GetPlayerId(), CommandID: cmd.GetCommandId(), Err: err}
+		return &RejectError{Reason: reason, PlayerID: cmd.GetPlayerId(), CommandID: cmd.GetCommandId(), Err: err,
+			Event: &tablev1.Event{
+				TableId: t.id, GameId: t.gameID, OccurredAt: timestamppb.New(time.Unix(0, b.at)),
+				Visibility: toPlayer(cmd.GetPlayerId()), CausedBy: b.causedBy, CommandEntryId: b.entry,
+				Event: &tablev1.Event_MoveRejected{MoveRejected: &tablev1.MoveRejected{Reason: reason, Message: msg}},
+			}}
 	}
 	if id := cmd.GetCommandId(); id != "" {
 		t.recent.add(id)
@@ -23,7 +33,7 @@ func (t *Table) command(b *batch, cmd *tablev1.Command, e entryID) error {
 	if !e.isZero() {
 		t.last = e
 	}
-	return err
+	return nil
 }
 
 func (t *Table) doCommand(b *batch, cmd *tablev1.Command) error {

@@ -135,11 +135,15 @@ func TestStaleEntryID_IsIgnored(t *testing.T) {
 	}
 }
 
-// mustReject checks that a command is refused with want, that the only
-// event is a MoveRejected to its sender, and that the game did not change.
+// mustReject checks that a command is refused with want, that it yields no
+// event, that the answer in the *RejectError is a MoveRejected to its
+// sender outside the history (seq 0), and that the table did not change at
+// all (game, seq, recent ids and read position: a refusal is not logged).
 func mustReject(t *testing.T, h *harness, from string, c *tablev1.Command, want tablev1.RejectReason, rule error) {
 	t.Helper()
 	before := gameState(t, h.t)
+	seq, last := h.t.Seq(), h.t.LastEntryID()
+	snap := state(t, h.t)
 	evs, err := h.cmd(from, c)
 	if got := rejectOf(err); got != want {
 		t.Fatalf("reason %v (%v), want %v", got, err, want)
@@ -147,10 +151,15 @@ func mustReject(t *testing.T, h *harness, from string, c *tablev1.Command, want 
 	if rule != nil && !errors.Is(err, rule) {
 		t.Fatalf("error %v is not %v", err, rule)
 	}
-	if len(evs) != 1 || evs[0].GetMoveRejected() == nil {
-		t.Fatalf("events %v, want one move_rejected", kinds(evs))
+	if len(evs) != 0 {
+		t.Fatalf("events %v, want none", kinds(evs))
 	}
-	rej := evs[0]
+	var re *RejectError
+	errors.As(err, &re)
+	rej := re.Event
+	if rej.GetMoveRejected() == nil || rej.GetSeq() != 0 || rej.GetTableId() != h.t.ID() || rej.GetGameId() != h.t.GameID() {
+		t.Fatalf("rejection %v", rej)
+	}
 	if rej.GetVisibility().GetAudience() != tablev1.Audience_AUDIENCE_PLAYER || rej.GetVisibility().GetPlayerId() != from ||
 		rej.GetCausedBy() != c.GetCommandId() || rej.GetCommandEntryId() == "" {
 		t.Fatalf("rejection %v", rej)
@@ -160,6 +169,9 @@ func mustReject(t *testing.T, h *harness, from string, c *tablev1.Command, want 
 	}
 	if gameState(t, h.t) != before {
 		t.Fatal("a rejected command changed the game")
+	}
+	if h.t.Seq() != seq || h.t.LastEntryID() != last || !bytes.Equal(state(t, h.t), snap) {
+		t.Fatal("a rejected command changed the table")
 	}
 }
 
@@ -175,7 +187,7 @@ func TestWrongPlayer_RejectedAndNothingChanges(t *testing.T) {
 	c.TableId = "another-table"
 	c.CommandId, c.PlayerId = "x1", player(seat)
 	evs, err := h.t.Apply(CommandInput(c, h.entry(), h.now))
-	if rejectOf(err) != tablev1.RejectReason_REJECT_REASON_MALFORMED || len(evs) != 1 {
+	if rejectOf(err) != tablev1.RejectReason_REJECT_REASON_MALFORMED || len(evs) != 0 {
 		t.Fatalf("command for another table: %v %v", kinds(evs), err)
 	}
 }

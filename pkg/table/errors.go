@@ -47,15 +47,18 @@ var (
 	ErrRunaway = errors.New("table: too many server moves in one input")
 )
 
-// RejectError is a refused command. Apply has already turned it into a
-// MoveRejected event for the sender; the error is returned beside it for
-// logs and metrics. Err is one of this package's errors above or the engine's
-// *MoveError (which unwraps to the broken rule).
+// RejectError is a refused command: the table did not change. Event is the
+// answer for the sender, a MoveRejected (audience: the sending player,
+// caused_by and command_entry_id set) with seq 0, because it is not part of
+// the table's history: the runner delivers it to the sender without logging
+// it. Err is one of this package's errors above or the engine's *MoveError
+// (which unwraps to the broken rule).
 type RejectError struct {
 	Reason    tablev1.RejectReason
 	PlayerID  string
 	CommandID string
 	Err       error
+	Event     *tablev1.Event
 }
 
 func (e *RejectError) Error() string {

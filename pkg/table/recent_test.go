@@ -45,7 +45,10 @@ func fullRingTable(tb testing.TB) (*harness, []string) {
 			send(player(s), legalCommands(h.t, s)[0])
 			continue
 		}
-		send("stranger", bidCmd(i%5)) // refused, but its id counts
+		// A watcher's reconnect: accepted (a ViewSynced for them), so its
+		// id counts. (A refused command's id does not: refusals change
+		// nothing.)
+		send("stranger", reconnectCmd())
 	}
 	if h.t.recent.n != recentCommands || h.t.recent.start == 0 {
 		tb.Fatalf("ring not full and wrapped: n %d, start %d", h.t.recent.n, h.t.recent.start)
@@ -270,8 +273,10 @@ func TestRecentRing_IgnoredAsALinearScanThroughSnapshots(t *testing.T) {
 		var cmd *tablev1.Command
 		if s := h.t.eng.toMove(); s >= 0 && rng.IntN(4) == 0 {
 			from, cmd = player(s), legalCommands(h.t, s)[0]
+		} else if rng.IntN(3) == 0 {
+			cmd = bidCmd(rng.IntN(3)) // refused: its id is not remembered
 		} else {
-			cmd = bidCmd(rng.IntN(3))
+			cmd = reconnectCmd() // a watcher's reconnect: accepted
 		}
 		cmd.CommandId, cmd.PlayerId, cmd.TableId = id, from, h.t.ID()
 		h.now = h.now.Add(time.Second)
@@ -280,18 +285,25 @@ func TestRecentRing_IgnoredAsALinearScanThroughSnapshots(t *testing.T) {
 		if err := h.t.Ignored(in); errors.Is(err, ErrDuplicate) != dup || (err != nil && !errors.Is(err, ErrDuplicate)) {
 			t.Fatalf("step %d: Ignored(%q) = %v, a scan of the ring says duplicate=%v", step, id, err, dup)
 		}
-		evs, _ := h.apply(in)
-		if dup != (len(evs) == 0) {
-			t.Fatalf("step %d: %q duplicate=%v but %d events", step, id, dup, len(evs))
+		evs, err := h.apply(in)
+		refused := rejectOf(err) != tablev1.RejectReason_REJECT_REASON_UNSPECIFIED
+		// A refused command may come after timer moves that were due (they
+		// are its events); it adds none of its own.
+		if (dup && (len(evs) != 0 || err != nil)) || (!dup && !refused && len(evs) == 0) || (refused && hasRejection(evs)) {
+			t.Fatalf("step %d: %q duplicate=%v refused=%v but %d events (%v)", step, id, dup, refused, len(evs), err)
 		}
-		if !dup {
+		if !dup && !refused {
 			sent = append(sent, id)
 			model = append(model, id)
 			if len(model) > recentCommands {
 				model = model[1:]
 			}
 		}
-		checkRing(t, &h.t.recent, model, []string{id, sent[rng.IntN(len(sent))], benchCommandID(step + 1)})
+		probes := []string{id, benchCommandID(step + 1)}
+		if len(sent) > 0 { // none yet when the first commands were refused
+			probes = append(probes, sent[rng.IntN(len(sent))])
+		}
+		checkRing(t, &h.t.recent, model, probes)
 		if rng.IntN(40) == 0 {
 			data := state(t, h.t)
 			r, err := Restore(data)
@@ -341,4 +353,13 @@ func TestSnapshot_FullRingFixtureLoadsAndReencodesTheSame(t *testing.T) {
 			t.Fatalf("id %d of %d: restored %v, original %v, want %v", k, len(sent), got, orig, want)
 		}
 	}
+}
+
+func hasRejection(evs []*tablev1.Event) bool {
+	for _, e := range evs {
+		if e.GetMoveRejected() != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -244,8 +244,10 @@ func (t *Table) ignored(in Input, e entryID) error {
 // plays any bot whose move is due at once (BotDelay 0).
 //
 // Errors:
-//   - a refused command yields a MoveRejected event for its sender AND a
-//     *RejectError: publish the events, log the error. The game is unchanged.
+//   - a refused command returns a *RejectError whose Event is the
+//     MoveRejected for its sender (seq 0: not part of the history). The
+//     table is unchanged by the command; the events returned, if any, are
+//     what fired as due before it, and must be logged with the input.
 //   - ErrBadInput (and internal errors): nothing changed, no events.
 //
 // A duplicate or stale input returns no events and no error (see Ignored).

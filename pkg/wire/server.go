@@ -98,6 +98,22 @@ func ErrorFrame(code, message, ref string) []byte {
 	}{TypeError, code, message, ref})
 }
 
+// CodeTableGone: the table no longer exists (Redis lost it, or its finished
+// game expired). Sent as a TableError naming the table, followed by an
+// unjoined; also the code of a join of such a table.
+const CodeTableGone = "table_gone"
+
+// TableError is an error about one table rather than about a frame the
+// client sent: {"type":"error","code":…,"message":…,"table":…}.
+func TableError(table, code, message string) []byte {
+	return mustJSON(struct {
+		Type    string `json:"type"`
+		Code    string `json:"code"`
+		Message string `json:"message"`
+		Table   string `json:"table"`
+	}{TypeError, code, message, table})
+}
+
 // Event encodes one table event as the frame every permitted client gets:
 // {"type":"event","table":…,"id":<stream id>,"event":{…}}. Fields that only
 // matter between services (trace context, lease epoch, command entry id) are

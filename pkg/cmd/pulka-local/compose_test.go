@@ -38,7 +38,9 @@ type composeService struct {
 	Deploy struct {
 		Replicas int `yaml:"replicas"`
 	} `yaml:"deploy"`
-	Ports []string `yaml:"ports"`
+	Ports   []string `yaml:"ports"`
+	Command []string `yaml:"command"`
+	Volumes []string `yaml:"volumes"`
 }
 
 func readCompose(t *testing.T, root string) composeFile {
@@ -209,5 +211,48 @@ func TestDockerfile_BuildsAnyServiceOfTheWorkspace(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "deploy", "docker", "healthcheck", "main.go")); err != nil {
 		t.Errorf("the healthcheck the images run is missing: %v", err)
+	}
+}
+
+// docker-compose's Redis keeps its data (issue 17): AOF with fsync every
+// second, memory bounded with noeviction (an evicted lease, log or
+// snapshot would corrupt a game), and /data on a named volume so the
+// container's restart does not lose it.
+func TestCompose_RedisPersistsAndNeverEvicts(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "docker-compose.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		Services map[string]composeService `yaml:"services"`
+		Volumes  map[string]any            `yaml:"volumes"`
+	}
+	if err := yaml.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	r, ok := c.Services["redis"]
+	if !ok {
+		t.Fatal("no redis service")
+	}
+	args := map[string]string{}
+	for i := 0; i+1 < len(r.Command); i++ {
+		if strings.HasPrefix(r.Command[i], "--") {
+			args[r.Command[i]] = r.Command[i+1]
+		}
+	}
+	want := map[string]string{"--appendonly": "yes", "--appendfsync": "everysec", "--maxmemory-policy": "noeviction"}
+	for k, v := range want {
+		if args[k] != v {
+			t.Errorf("redis %s = %q, want %q (command %v)", k, args[k], v, r.Command)
+		}
+	}
+	if args["--maxmemory"] == "" || args["--maxmemory"] == "0" {
+		t.Errorf("redis has no maxmemory (command %v)", r.Command)
+	}
+	if !slices.Contains(r.Volumes, "redis-data:/data") {
+		t.Errorf("redis volumes %v, want redis-data:/data", r.Volumes)
+	}
+	if _, ok := c.Volumes["redis-data"]; !ok {
+		t.Error("the redis-data volume is not declared")
 	}
 }

@@ -164,12 +164,21 @@ func startAll(ctx context.Context, sup *supervisor, specs []childSpec, timeout t
 	return children, nil
 }
 
+// inMemoryNotice says, when the launcher started Redis itself, that nothing
+// survives it: a local run is for trying Pulka, not for keeping games.
+const inMemoryNotice = "NOTE: this Redis keeps everything in memory only (no AOF, no RDB): stopping Pulka loses " +
+	"every table, game and account. For data that survives, run docker compose or give -redis a persistent " +
+	"Redis (docs/operations.md)."
+
 // printSummary says what runs where. The lines "<name> pid <n>" are also
 // what the end-to-end test reads.
 func printSummary(con *console, cfg Config, rh *redisHandle, children []*child) {
 	con.Printf("Pulka is running.")
 	con.Printf("  open         %s", gatewayURL(cfg.Addr))
 	con.Printf("  Redis        %s  (%s)", rh.Addr, rh.About)
+	if rh.Kind != redisExisting {
+		con.Printf("  %s", inMemoryNotice)
+	}
 	for _, c := range children {
 		con.Printf("  %-*s pid %-7d admin http://%s  (/readyz /metrics)", con.width, c.spec.Name, c.Pid(), c.spec.Admin)
 	}

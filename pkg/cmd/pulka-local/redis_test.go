@@ -195,3 +195,18 @@ func TestStartRedis_RefusesARedisThatCannotRunPulka(t *testing.T) {
 		}
 	})
 }
+
+// make run keeps Redis in memory and says so when it starts (issue 17);
+// a Redis given with -redis is the user's, and is not described.
+func TestSummary_SaysAnInMemoryRedisLosesEverything(t *testing.T) {
+	for _, tc := range []struct {
+		kind string
+		want bool
+	}{{redisServer, true}, {redisEmbedded, true}, {redisExisting, false}} {
+		var out strings.Builder
+		printSummary(newConsole(&out, 0, true), Config{Addr: "localhost:8080"}, &redisHandle{Addr: "127.0.0.1:1", Kind: tc.kind}, nil)
+		if got := strings.Contains(out.String(), "in memory only") && strings.Contains(out.String(), "loses"); got != tc.want {
+			t.Errorf("Redis kind %v: notice shown %v, want %v:\n%s", tc.kind, got, tc.want, out.String())
+		}
+	}
+}

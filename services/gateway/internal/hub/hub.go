@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/metric"
@@ -29,13 +30,24 @@ var (
 	ErrSlow = errors.New("hub: client too slow for the replay")
 	// ErrClosed means the hub is shutting down.
 	ErrClosed = errors.New("hub: closed")
+	// ErrTableGone means the table's event stream, which this hub saw,
+	// no longer exists: Redis lost it (a restart without persistence,
+	// FLUSHALL), or the finished game's retention ran out. The error also
+	// wraps a *wire.Error with wire.CodeTableGone.
+	ErrTableGone = errors.New("hub: the table no longer exists")
 )
 
 // Defaults.
 const (
 	DefaultPageSize   = 500
 	DefaultPendingMax = 4096
+	// DefaultGoneCheck is how often the hub checks that the event streams
+	// of its tables still exist.
+	DefaultGoneCheck = 2 * time.Second
 )
+
+// maxGone bounds the tables remembered as gone (for joins that come after).
+const maxGone = 10000
 
 // SheetStream is the stream of a table's score-sheet updates (SheetUpdate),
 // written by scoring (pkg/sheetstore owns the name).
@@ -105,9 +117,14 @@ type Hub struct {
 	feeds    map[string]*feed // by table id
 	byStream map[string]*feed // by event or sheet stream
 
+	goneEvery time.Duration
+	gone      map[string]struct{} // tables found gone, guarded by mu
+
 	sent     metric.Int64Counter
 	withheld metric.Int64Counter
 	slow     metric.Int64Counter
+	notices  metric.Int64Counter
+	lost     metric.Int64Counter
 }
 
 // Options tune a Hub.
@@ -118,6 +135,11 @@ type Options struct {
 	PendingMax int   // live events held for one client during its replay
 	// TailerOptions are passed to the streams.Tailer (e.g. WithSweepInterval).
 	TailerOptions []streams.Option
+	// GoneCheck is how often the event streams of the followed tables are
+	// checked to still exist (DefaultGoneCheck; negative: never). A table
+	// whose stream vanished gets its watchers an error table_gone and an
+	// unjoined instead of silence.
+	GoneCheck time.Duration
 }
 
 // New makes a hub; Run it to follow the streams.
@@ -134,11 +156,16 @@ func New(rdb redis.UniversalClient, o Options) *Hub {
 	if o.PendingMax <= 0 {
 		o.PendingMax = DefaultPendingMax
 	}
+	if o.GoneCheck == 0 {
+		o.GoneCheck = DefaultGoneCheck
+	}
 	h := &Hub{rdb: rdb, log: o.Logger, bg: context.Background(), pageSize: o.PageSize, pendingMax: o.PendingMax,
-		feeds: map[string]*feed{}, byStream: map[string]*feed{}}
+		feeds: map[string]*feed{}, byStream: map[string]*feed{}, goneEvery: o.GoneCheck, gone: map[string]struct{}{}}
 	h.sent, _ = o.Meter.Int64Counter("pulka_gateway_events_sent", metric.WithDescription("table events queued to clients"))
 	h.withheld, _ = o.Meter.Int64Counter("pulka_gateway_events_withheld", metric.WithDescription("table events a client's visibility did not allow"))
 	h.slow, _ = o.Meter.Int64Counter("pulka_gateway_replay_overflows", metric.WithDescription("joins refused because the client could not keep up with its replay"))
+	h.notices, _ = o.Meter.Int64Counter("pulka_gateway_refusals_sent", metric.WithDescription("refusals of commands (notices on the tables' bells) queued to their senders' connections"))
+	h.lost, _ = o.Meter.Int64Counter("pulka_gateway_tables_gone", metric.WithDescription("followed tables whose event stream vanished (Redis lost them, or their retention ran out): their watchers got table_gone"))
 	_, _ = o.Meter.Int64ObservableGauge("pulka_gateway_tables_followed", metric.WithDescription("tables this instance reads"),
 		metric.WithInt64Callback(func(_ context.Context, obs metric.Int64Observer) error {
 			h.mu.Lock()
@@ -146,13 +173,20 @@ func New(rdb redis.UniversalClient, o Options) *Hub {
 			obs.Observe(int64(len(h.feeds)))
 			return nil
 		}))
-	h.tailer = streams.NewTailer(rdb, h.onMessage, o.TailerOptions...)
+	topts := append([]streams.Option{streams.WithNotices(h.onNotice)}, o.TailerOptions...)
+	h.tailer = streams.NewTailer(rdb, h.onMessage, topts...)
 	return h
 }
 
 // Run follows the streams of every joined table until ctx is cancelled.
 func (h *Hub) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	if h.goneEvery > 0 {
+		wg.Add(1)
+		go func() { defer wg.Done(); h.watchGone(ctx) }()
+	}
 	err := h.tailer.Run(ctx)
+	wg.Wait()
 	h.mu.Lock()
 	h.closed = true
 	h.mu.Unlock()
@@ -187,6 +221,7 @@ type feed struct {
 	checkpoints []checkpoint        // ascending ids
 	members     map[string]struct{} // every player who has held a seat here
 	subs        map[*Subscription]struct{}
+	gone        bool // the table's stream vanished; its watchers were told
 }
 
 // seatsAt is the seating after event id (the table's history up to and
@@ -414,4 +449,154 @@ type item struct {
 	id    string
 	ev    *tablev1.Event
 	frame []byte
+}
+
+// onNotice is the tailer's notice handler: a table's answer to one
+// player's refused command, rung on the event stream's bell and never
+// appended (docs/table-runner.md, Refusals). It goes to the connections of
+// this instance whose player the refusal names, as an event frame without
+// an id (it is not part of the history: nothing to resume after, nothing
+// replayed). A connection not following the table here at that moment does
+// not get it.
+func (h *Hub) onNotice(ctx context.Context, stream string, data []byte) {
+	h.mu.Lock()
+	f := h.byStream[stream]
+	h.mu.Unlock()
+	if f == nil || stream != f.evStream {
+		return
+	}
+	ev := h.decodeEvent(stream, "notice", data)
+	if ev == nil || ev.GetMoveRejected() == nil {
+		return // only refusals travel this way
+	}
+	frame, err := wire.Event(f.table, "", ev)
+	if err != nil {
+		h.log.Error("hub: encode refusal", "table", f.table, "err", err)
+		return
+	}
+	var sent int64
+	f.mu.Lock()
+	for s := range f.subs {
+		if visibility.Allows(ev.GetVisibility(), visibility.Viewer{PlayerID: s.player, Seat: f.seats.SeatOf(s.player)}) {
+			s.sink.Send(frame)
+			sent++
+		}
+	}
+	f.mu.Unlock()
+	h.notices.Add(ctx, sent)
+}
+
+// watchGone checks, every goneEvery, that the event stream of every
+// followed table that has had events still exists. Nothing else would tell:
+// a stream that vanished (Redis restarted without persistence, FLUSHALL)
+// reads as a table where nothing happens, and its players would wait for
+// ever.
+func (h *Hub) watchGone(ctx context.Context) {
+	t := time.NewTicker(h.goneEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		h.checkGone(ctx)
+	}
+}
+
+// checkGone is one pass of watchGone: one pipeline of EXISTS, one per
+// table (the tables are in different Cluster slots).
+func (h *Hub) checkGone(ctx context.Context) {
+	h.mu.Lock()
+	feeds := make([]*feed, 0, len(h.feeds))
+	for _, f := range h.feeds {
+		feeds = append(feeds, f)
+	}
+	h.mu.Unlock()
+	seen := feeds[:0]
+	for _, f := range feeds {
+		select {
+		case <-f.ready:
+		default:
+			continue // still starting
+		}
+		f.mu.Lock()
+		started := f.err == nil && f.pos != "0-0"
+		f.mu.Unlock()
+		if started {
+			seen = append(seen, f)
+		}
+	}
+	const batch = 1000
+	for len(seen) > 0 {
+		n := min(len(seen), batch)
+		pipe := h.rdb.Pipeline()
+		cmds := make([]*redis.IntCmd, n)
+		for i, f := range seen[:n] {
+			cmds[i] = pipe.Exists(ctx, f.evStream)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return // Redis away: look again next time
+		}
+		for i, f := range seen[:n] {
+			if cmds[i].Val() == 0 {
+				h.tableGone(ctx, f)
+			}
+		}
+		seen = seen[n:]
+	}
+}
+
+// tableGone tells every watcher of f that its table no longer exists — an
+// error table_gone naming it, then an unjoined — and stops following it.
+// The connections' subscriptions end (Seat is NoSeat, Member false, so no
+// command or presence report recreates the table's keys); a later join of
+// the table is refused with ErrTableGone while its stream stays absent.
+func (h *Hub) tableGone(ctx context.Context, f *feed) {
+	h.mu.Lock()
+	if h.feeds[f.table] == f {
+		h.forgetLocked(f)
+	}
+	if len(h.gone) >= maxGone {
+		clear(h.gone) // a bound, not a cache policy: a join re-checks Redis anyway
+	}
+	h.gone[f.table] = struct{}{}
+	h.mu.Unlock()
+	errFrame := wire.TableError(f.table, wire.CodeTableGone, "this table no longer exists: back to the lobby")
+	unjoined := wire.Unjoined(f.table, "")
+	f.mu.Lock()
+	f.gone = true
+	subs := f.subs
+	f.subs = map[*Subscription]struct{}{}
+	for s := range subs {
+		s.closed, s.buf = true, nil
+		s.sink.Send(errFrame)
+		s.sink.Send(unjoined)
+	}
+	f.mu.Unlock()
+	h.lost.Add(ctx, 1)
+	h.log.Warn("hub: the table's event stream is gone (Redis lost its data, or the finished game expired); its watchers were sent table_gone",
+		"table", f.table, "watchers", len(subs))
+}
+
+// checkJoinable refuses a join of a table this hub found gone, while its
+// event stream is still absent.
+func (h *Hub) checkJoinable(ctx context.Context, table string) error {
+	h.mu.Lock()
+	_, gone := h.gone[table]
+	h.mu.Unlock()
+	if !gone {
+		return nil
+	}
+	n, err := h.rdb.Exists(ctx, streams.TableEvents(table)).Result()
+	if err != nil {
+		return fmt.Errorf("hub: join %s: %w", table, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: %w", ErrTableGone, wire.Errorf(wire.CodeTableGone, "table %s no longer exists", table))
+	}
+	h.mu.Lock()
+	delete(h.gone, table)
+	h.mu.Unlock()
+	return nil
 }

@@ -44,6 +44,9 @@ type Joined struct {
 // ones, with no gap and no duplicate at the seam. The sink gets frames only
 // through Send; Join returns once the replay is queued.
 func (h *Hub) Join(ctx context.Context, table, player, lastID string, sink Sink) (*Subscription, Joined, error) {
+	if err := h.checkJoinable(ctx, table); err != nil {
+		return nil, Joined{}, err
+	}
 	f, err := h.acquire(ctx, table)
 	if err != nil {
 		return nil, Joined{}, err
@@ -180,6 +183,9 @@ func (h *Hub) goLiveTrimmed(s *Subscription) (Joined, error) {
 func (s *Subscription) Seat() int {
 	s.feed.mu.Lock()
 	defer s.feed.mu.Unlock()
+	if s.feed.gone {
+		return visibility.NoSeat
+	}
 	return s.feed.seats.SeatOf(s.player)
 }
 
@@ -189,6 +195,9 @@ func (s *Subscription) Seat() int {
 func (s *Subscription) Member() bool {
 	s.feed.mu.Lock()
 	defer s.feed.mu.Unlock()
+	if s.feed.gone {
+		return false // a report would recreate the table's command stream
+	}
 	_, ok := s.feed.members[s.player]
 	return ok
 }

@@ -29,6 +29,7 @@ const (
 	EnvReconcile      = "PULKA_RUNNER_RECONCILE_INTERVAL"
 	EnvFinishedTTL    = "PULKA_RUNNER_FINISHED_TTL"
 	EnvEventMaxLen    = "PULKA_RUNNER_EVENT_MAXLEN"
+	EnvCommandTrim    = "PULKA_RUNNER_COMMAND_TRIM"
 )
 
 // Config is the runner's configuration: the daemon's base plus its own.
@@ -48,6 +49,7 @@ type Config struct {
 	Reconcile      time.Duration
 	FinishedTTL    time.Duration
 	EventMaxLen    int64
+	CommandTrim    int
 }
 
 // RegisterFlags declares the base flags and the runner's.
@@ -66,6 +68,7 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 	f.Duration(&c.LeaderTTL, "leader-ttl", EnvLeaderTTL, 3*time.Second, "TTL of the assigner's leader lease")
 	f.Duration(&c.Reconcile, "reconcile-interval", EnvReconcile, 500*time.Millisecond, "how often the assigner leader moves tables off dead runners")
 	f.Duration(&c.FinishedTTL, "finished-ttl", EnvFinishedTTL, time.Hour, "how long a finished table's streams and snapshot are kept")
+	f.Int(&c.CommandTrim, "command-trim", EnvCommandTrim, DefaultCommandTrim, "handled commands a table leaves in its command stream before trimming them (refusals and hand ends trim at once)")
 	f.Int64(&c.EventMaxLen, "event-maxlen", EnvEventMaxLen, 0, "approximate length a table's event stream is trimmed to (0: never; it must exceed the events of one hand)")
 }
 
@@ -102,6 +105,9 @@ func (c *Config) Validate() error {
 	if c.FinishedTTL <= 0 {
 		bad("-finished-ttl must be positive")
 	}
+	if c.CommandTrim < 1 || c.CommandTrim > 100_000 {
+		bad("-command-trim must be 1..100000")
+	}
 	if c.EventMaxLen < 0 || (c.EventMaxLen > 0 && c.EventMaxLen < 10_000) {
 		bad("-event-maxlen must be 0 or at least 10000 (a restore needs the events after the last snapshot)")
 	}
@@ -126,7 +132,7 @@ func (c *Config) Options(d *daemon.Daemon) (Options, error) {
 		ID: id, MoveTimeout: c.MoveTimeout, ReconnectGrace: c.ReconnectGrace, BotDelay: botDelay,
 		Inbox: c.Inbox, Capacity: c.Capacity, HeartbeatTTL: c.HeartbeatTTL, LeaseTTL: c.LeaseTTL,
 		PollInterval: c.PollInterval, Assigner: c.Assigner, LeaderTTL: c.LeaderTTL, ReconcileEvery: c.Reconcile,
-		FinishedTTL: c.FinishedTTL, EventMaxLen: c.EventMaxLen,
+		FinishedTTL: c.FinishedTTL, EventMaxLen: c.EventMaxLen, CommandTrim: c.CommandTrim,
 		Logger: d.Logger, MeterProvider: d.Telemetry.MeterProvider, TracerProvider: d.Telemetry.TracerProvider,
 	}, nil
 }

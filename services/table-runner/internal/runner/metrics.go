@@ -15,6 +15,9 @@ type metrics struct {
 	inboxFull  metric.Int64Counter
 	malformed  metric.Int64Counter
 	staleAway  metric.Int64Counter
+	unheard    metric.Int64Counter
+	trimmed    metric.Int64Counter
+	lost       metric.Int64Counter
 	// applyBy is the apply histogram's attribute set by input kind, built
 	// once: every step records one, and building the set (a sort and a
 	// hash) per step was a twentieth of the runner's CPU.
@@ -62,6 +65,18 @@ func newMetrics(mp metric.MeterProvider, r *Runner) (*metrics, error) {
 	}
 	if out.staleAway, err = m.Int64Counter("pulka.runner.presence.stale_away",
 		metric.WithDescription("Away reports skipped because the player had a live connection by the time the runner read them.")); err != nil {
+		return nil, err
+	}
+	if out.unheard, err = m.Int64Counter("pulka.runner.rejections.unheard",
+		metric.WithDescription("Refusals whose answer no gateway was subscribed to hear (attribute reason): the client got no answer.")); err != nil {
+		return nil, err
+	}
+	if out.trimmed, err = m.Int64Counter("pulka.runner.commands.trimmed",
+		metric.WithDescription("Handled command stream entries the tables trimmed away (refused, ignored or logged).")); err != nil {
+		return nil, err
+	}
+	if out.lost, err = m.Int64Counter("pulka.runner.tables.lost",
+		metric.WithDescription("Tables dropped because Redis no longer had their lease, snapshot and log, or their start (attribute stage: open, running).")); err != nil {
 		return nil, err
 	}
 	if _, err = m.Int64ObservableGauge("pulka.runner.tables",

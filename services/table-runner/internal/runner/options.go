@@ -52,6 +52,7 @@ type Options struct {
 	StartClaimIdle   time.Duration // start messages a dead leader held are reclaimed after this (default 2 s)
 	FinishedTTL      time.Duration // a finished table's keys live this long (default 1 h)
 	EventMaxLen      int64         // approximate event stream length (default 0: never trimmed)
+	CommandTrim      int           // handled commands left in a command stream before a trim (default DefaultCommandTrim)
 	ScoringMaxLen    int64         // approximate length of the scoring input stream (default 100 000)
 	ShutdownHandover time.Duration // bound on snapshot + release per table at shutdown (default 3 s)
 
@@ -94,6 +95,9 @@ func (o Options) withDefaults() (Options, error) {
 	def(&o.ShutdownHandover, 3*time.Second)
 	if o.ScoringMaxLen <= 0 {
 		o.ScoringMaxLen = 100_000
+	}
+	if o.CommandTrim <= 0 {
+		o.CommandTrim = DefaultCommandTrim
 	}
 	if o.EventMaxLen < 0 {
 		return o, fmt.Errorf("runner: negative event stream length %d", o.EventMaxLen)

@@ -10,9 +10,14 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/pulka/pulka/pkg/assign"
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	"github.com/pulka/pulka/pkg/lobbyclient"
 	"github.com/pulka/pulka/pkg/sheetstore"
 	"github.com/pulka/pulka/pkg/streams"
 )
@@ -24,6 +29,7 @@ var (
 	errFenced    = errors.New("runner: fenced by a newer lease epoch")
 	errFinished  = errors.New("runner: game over")
 	errAbandoned = errors.New("runner: table abandoned")
+	errGone      = errors.New("runner: the table's data is gone from Redis")
 )
 
 // The fenced-append pipelines: at most fencedBatch tables' steps each, at
@@ -314,6 +320,20 @@ func (r *Runner) stopped(ctx context.Context, s *slot, err error) {
 		r.tailer.Remove(ctx, s.cmd)
 	}
 	s.mu.Unlock()
+	if errors.Is(err, errFenced) || errors.Is(err, errMoved) {
+		// A lease or an assignment that vanished, rather than passed to
+		// another runner (which takes the lease first), may mean Redis
+		// lost the table.
+		if gone, gerr := r.gone(ctx, s.id); gerr == nil && gone {
+			r.lost(ctx, s.id, "running", err)
+			if l, ok := s.currentLease(); ok {
+				if gerr := r.giveUp(ctx, s.id, l); gerr != nil {
+					r.log.Warn("runner: give up a lost table", "table", s.id, "err", gerr)
+				}
+			}
+			err = fmt.Errorf("%w: %w", errGone, err)
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.slots[s.id] == s {
@@ -321,7 +341,8 @@ func (r *Runner) stopped(ctx context.Context, s *slot, err error) {
 		delete(r.byStream, s.cmd)
 	}
 	switch {
-	case errors.Is(err, errShutdown), errors.Is(err, errMoved), errors.Is(err, errFinished), errors.Is(err, errAbandoned):
+	case errors.Is(err, errShutdown), errors.Is(err, errMoved), errors.Is(err, errFinished), errors.Is(err, errAbandoned),
+		errors.Is(err, errGone):
 		delete(r.failures, s.id)
 		delete(r.notBefore, s.id)
 		r.log.Info("runner: table closed", "table", s.id, "why", err)
@@ -372,3 +393,53 @@ func (r *Runner) onCommand(ctx context.Context, m streams.Message) {
 }
 
 func (r *Runner) String() string { return fmt.Sprintf("runner %s", r.opt.ID) }
+
+// gone reports whether Redis has lost table id: no lease, no snapshot, no
+// event stream. A table taken over by another runner has a lease; one
+// that finished keeps its log for the finished TTL, and its runner stops
+// it before that.
+func (r *Runner) gone(ctx context.Context, id string) (bool, error) {
+	// One EXISTS: the keys share the table's Cluster slot.
+	n, err := r.rdb.Exists(ctx, streams.TableLease(id), streams.TableEvents(id), streams.TableSnapshot(id)).Result()
+	if err != nil {
+		return false, err
+	}
+	return n == 0, nil
+}
+
+// lost logs and counts a table whose data Redis lost.
+func (r *Runner) lost(ctx context.Context, id, stage string, why error) {
+	r.m.lost.Add(ctx, 1, metric.WithAttributes(attribute.String("stage", stage)))
+	r.log.Error("runner: the table's data is gone from Redis (restarted without persistence, flushed, or restored "+
+		"from an older backup?); dropping the table", "table", id, "stage", stage, "err", why)
+}
+
+// giveUp stops a table for good: the lobby is told it is over (so that it
+// leaves the list; the command id dedupes), whatever is left of its keys
+// gets the finished tables' retention (commands sent to it meanwhile would
+// otherwise stay for ever), the assignment forgets it and the lease is
+// released.
+func (r *Runner) giveUp(ctx context.Context, id string, l streams.Lease) error {
+	pipe := r.rdb.Pipeline()
+	for _, k := range tableKeys(id) {
+		pipe.PExpire(ctx, k, r.opt.FinishedTTL)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("give up %s: %w", id, err)
+	}
+	data, err := proto.Marshal(&lobbyv1.LobbyCommand{
+		CommandId: "table-runner:abandon:" + id,
+		Command:   &lobbyv1.LobbyCommand_FinishTable{FinishTable: &lobbyv1.FinishTable{TableId: id}},
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := r.pub.Publish(ctx, streams.Entry{Stream: lobbyclient.CommandStream, Data: data}); err != nil {
+		return err
+	}
+	if _, err := r.store.Remove(ctx, id, r.opt.ID); err != nil {
+		return err
+	}
+	_ = r.leases.Release(ctx, l)
+	return nil
+}

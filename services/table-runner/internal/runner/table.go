@@ -74,6 +74,10 @@ type actor struct {
 	t       *table.Table
 	lastEv  string // last event entry appended (or restored)
 	readPos string // last command stream entry handled
+	// handled: the last command stream entry trimmed away and recorded
+	// (tablelog.HandledKey); untrimmed counts the entries handled since.
+	handled   string
+	untrimmed int
 	// dirty: the table's memory may be ahead of what is durable — a step
 	// whose append, or whose publications, did not complete. Such a state
 	// must not become a snapshot.
@@ -186,6 +190,15 @@ func (a *actor) open(ctx context.Context) error {
 		// is harmless (scoring and the lobby dedupe).
 		err = a.effects(ctx, st.Replayed)
 	}
+	var handled string
+	if err == nil {
+		// Entries after the log's position that a previous owner refused
+		// or ignored are trimmed and recorded: resume after them.
+		handled, err = r.rdb.Get(ctx, tablelog.HandledKey(a.s.id)).Result()
+		if errors.Is(err, redis.Nil) {
+			err = nil
+		}
+	}
 	outcome := "ok"
 	if err != nil {
 		outcome = "error"
@@ -195,6 +208,10 @@ func (a *actor) open(ctx context.Context) error {
 		return fmt.Errorf("open %s: %w", a.s.id, err)
 	}
 	a.readPos = a.t.LastEntryID()
+	if handled != "" && streams.CompareIDs(handled, a.readPos) > 0 {
+		a.readPos = handled
+	}
+	a.handled = handled
 	r.log.Info("runner: table open", "table", a.s.id, "epoch", l.Epoch, "source", source,
 		"replayed_steps", st.Steps, "seq", a.t.Seq(), "after_command", a.readPos)
 	return nil
@@ -205,6 +222,12 @@ func (a *actor) open(ctx context.Context) error {
 func (a *actor) create(ctx context.Context) error {
 	r := a.r
 	raw, err := r.rdb.Get(ctx, assign.StartKey(a.s.id)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		// Assigned, but neither a log nor a start: Redis lost the table
+		// (restarted without persistence, flushed, restored from an older
+		// backup). Nothing can bring it back; retrying would loop.
+		return a.drop(ctx, "open", errors.New("the table has no start, snapshot or log in Redis"))
+	}
 	if err != nil {
 		return fmt.Errorf("read start: %w", err)
 	}
@@ -251,23 +274,21 @@ func (a *actor) create(ctx context.Context) error {
 // validates starts, so this is a bug somewhere): the lobby is told the table
 // is over and the assignment forgets it, instead of retrying for ever.
 func (a *actor) abandon(ctx context.Context, why error) error {
-	r := a.r
-	r.log.Error("runner: the table's start is unplayable; abandoning it", "table", a.s.id, "err", why)
-	data, err := proto.Marshal(&lobbyv1.LobbyCommand{
-		CommandId: "table-runner:abandon:" + a.s.id,
-		Command:   &lobbyv1.LobbyCommand_FinishTable{FinishTable: &lobbyv1.FinishTable{TableId: a.s.id}},
-	})
-	if err != nil {
+	a.r.log.Error("runner: the table's start is unplayable; abandoning it", "table", a.s.id, "err", why)
+	if err := a.r.giveUp(ctx, a.s.id, a.lease); err != nil {
 		return err
 	}
-	if _, err := r.pub.Publish(ctx, streams.Entry{Stream: lobbyclient.CommandStream, Data: data}); err != nil {
-		return err
-	}
-	if _, err := r.store.Remove(ctx, a.s.id, r.opt.ID); err != nil {
-		return err
-	}
-	_ = r.leases.Release(ctx, a.lease)
 	return fmt.Errorf("%w: %w", errAbandoned, why)
+}
+
+// drop gives up a table whose data Redis lost (see Runner.gone): like
+// abandon, with its own log line and metric.
+func (a *actor) drop(ctx context.Context, stage string, why error) error {
+	a.r.lost(ctx, a.s.id, stage, why)
+	if err := a.r.giveUp(ctx, a.s.id, a.lease); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: %w", errGone, why)
 }
 
 // handle turns one command stream entry into an input and applies it.
@@ -277,6 +298,14 @@ func (a *actor) handle(ctx context.Context, m streams.Message) error {
 	if streams.CompareIDs(m.ID, a.readPos) <= 0 {
 		return nil
 	}
+	if err := a.handleNew(ctx, m); err != nil {
+		return err
+	}
+	return a.trimSome(ctx, false)
+}
+
+// handleNew handles an entry after the read position.
+func (a *actor) handleNew(ctx context.Context, m streams.Message) error {
 	a.readPos = m.ID
 	now := time.Now()
 	var in table.Input
@@ -372,6 +401,11 @@ func (a *actor) step(ctx context.Context, in table.Input) error {
 	}
 	if len(evs) == 0 {
 		a.dirty = false
+		if rej != nil {
+			// Refused, and nothing was due before it: the table did not
+			// change, and nothing is logged.
+			return a.refuse(ctx, rej)
+		}
 		return nil // a duplicate or stale input
 	}
 	data, err := table.MarshalInput(in)
@@ -400,8 +434,18 @@ func (a *actor) step(ctx context.Context, in table.Input) error {
 		return err
 	}
 	a.dirty = false
+	if rej != nil {
+		// What fired as due before the refused command is logged with the
+		// input (its replay refuses the command again); the answer is not.
+		if err := a.refuse(ctx, rej); err != nil {
+			return err
+		}
+	}
 	if handBoundary(evs) {
-		return a.snapshot(ctx)
+		if err := a.snapshot(ctx); err != nil {
+			return err
+		}
+		return a.trimSome(ctx, true)
 	}
 	return nil
 }
@@ -530,9 +574,14 @@ func (a *actor) catchUp(ctx context.Context) error {
 		}
 		msgs, err := streams.ReadAfter(ctx, a.r.rdb, a.s.cmd, after, page)
 		if errors.Is(err, streams.ErrTrimmed) {
-			// Commands after the read position are gone: nothing can bring
-			// them back, so go on with what is left.
-			a.r.log.Error("runner: command stream trimmed past the table's position", "table", a.s.id, "after", after)
+			// The table trims what it handled, so a read from exactly its
+			// trim point finds the head trimmed (ReadAfter cannot tell that
+			// nothing after it is missing). Anything else means commands
+			// after the read position are gone: nothing can bring them
+			// back, so go on with what is left.
+			if after != a.handled {
+				a.r.log.Error("runner: command stream trimmed past the table's position", "table", a.s.id, "after", after)
+			}
 			msgs, err = rawRead(ctx, a.r.rdb, a.s.cmd, after, page)
 		}
 		if err != nil {
@@ -605,8 +654,7 @@ func (a *actor) finish(ctx context.Context) error {
 	}
 	id := a.s.id
 	pipe := r.rdb.Pipeline()
-	for _, k := range []string{streams.TableEvents(id), streams.TableCommands(id), streams.TableSnapshot(id),
-		assign.StartKey(id), streams.LeaseEpochKey(streams.TableLease(id))} {
+	for _, k := range tableKeys(id) {
 		pipe.PExpire(ctx, k, r.opt.FinishedTTL)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {

@@ -358,3 +358,10 @@ func sameBytes(got, logged *tablev1.Event) error {
 	}
 	return nil
 }
+
+// HandledKey is where the owner of tableID records the last command stream
+// entry it has handled and trimmed away (refused, ignored, or logged): a
+// string in the table's slot. The next owner resumes reading after it, and a
+// command stream whose head is gone up to there has no gap (docs/table-runner.md,
+// Refusals and retention).
+func HandledKey(tableID string) string { return streams.TableCommands(tableID) + ":handled" }

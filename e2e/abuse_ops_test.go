@@ -1,0 +1,259 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/wire"
+)
+
+// The operations side of issue 17's abuse suite: a seated player spamming
+// refused commands, and a Redis that loses everything under a live game.
+// Each loop is bounded in count and time and stops by itself.
+
+// opsNoPanics fails t if a service of s logged a panic, or exited.
+func opsNoPanics(t *testing.T, s *stack) {
+	t.Helper()
+	for _, svc := range s.all() {
+		b, err := os.ReadFile(svc.logPath)
+		if err != nil {
+			t.Errorf("%s: read its log: %v", svc.name, err)
+			continue
+		}
+		if strings.Contains(string(b), "panic:") || strings.Contains(string(b), "goroutine 1 [") {
+			t.Errorf("%s logged a panic:\n%s", svc.name, svc.logTail(40))
+		}
+		select {
+		case <-svc.exited:
+			t.Errorf("%s exited:\n%s", svc.name, svc.logTail(20))
+		default:
+		}
+	}
+}
+
+// opsRefusals returns the refusals (event frames without an id) the client
+// got for table.
+func opsRefusals(c *client, table string) []*frame {
+	var out []*frame
+	for _, f := range c.snapshot() {
+		if f.ev != nil && f.Table == table && f.ID == "" && f.ev.GetMoveRejected() != nil {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// opsHonestMoves makes the moves of an honest pair at table, one every
+// `every`, until stop is closed or nobody has a move, and returns each
+// move's latency: from its send to its event at the sender.
+func opsHonestMoves(t *testing.T, cs []*client, table string, every time.Duration, stop <-chan struct{}) []time.Duration {
+	var out []time.Duration
+	idle := 0
+	for {
+		select {
+		case <-stop:
+			return out
+		case <-time.After(every):
+		}
+		moved := false
+		for _, c := range cs {
+			c.mu.Lock()
+			var msg *wire.ClientMsg
+			if sm := c.models[table]; sm != nil && sm.joined {
+				msg = sm.decide()
+			}
+			wc := c.cur
+			c.mu.Unlock()
+			if msg == nil || wc == nil {
+				continue
+			}
+			from, start := c.len(), time.Now()
+			c.write(context.Background(), wc, msg)
+			id := wire.CommandID(c.ses.Player.ID, msg.Cmd)
+			f, err := c.tryAwait(from, 10*time.Second, func(f *frame) bool { return f.ev != nil && f.ev.GetCausedBy() == id })
+			if err != nil {
+				t.Errorf("%s: honest move %s: %v", c.name, id, err)
+				return out
+			}
+			out = append(out, f.At.Sub(start))
+			moved = true
+			break
+		}
+		if moved {
+			idle = 0
+		} else if idle++; idle > 100 { // the match is over (or stuck: the caller sees few moves)
+			return out
+		}
+	}
+}
+
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(p*float64(len(s))))]
+}
+
+// TestAbuse_SeatedPlayerRefusalSpamLeavesTheLogAlone: a seated player sends
+// 2,000 illegal plays (out of turn) at 150 a second, under the gateway's
+// rate limit. Each is answered to them alone, none is logged: the table's
+// event stream has exactly the length it had before, and its command
+// stream is trimmed as the table handles it. Meanwhile an honest pair at
+// another table plays on with normal latency (a move every 100 ms, each
+// timed from its send to its event), and no service panics.
+func TestAbuse_SeatedPlayerRefusalSpamLeavesTheLogAlone(t *testing.T) {
+	s := shared
+	ctx := context.Background()
+	var spamTable, honestTable string
+	s.dumpOnFailure(t, &spamTable, &honestTable)
+	spam := seatPlayers(t, s, tableSpec{japanese: true, moveTime: time.Minute, name: "e2e refusal spam"}, []session{s.guest(t), s.guest(t)}, &spamTable)
+	honest := seatPlayers(t, s, tableSpec{japanese: true, target: 31, moveTime: time.Minute, name: "e2e honest"}, []session{s.guest(t), s.guest(t)}, &honestTable)
+	hs := spam[0].awaitEvent(0, 15*time.Second, spamTable, "the first hand", func(ev *tablev1.Event) bool { return ev.GetHandStarted() != nil })
+	declarer := int(hs.ev.GetHandStarted().GetDealerSeat())
+	spam[declarer].awaitEvent(0, 10*time.Second, spamTable, "the declarer's timer", func(ev *tablev1.Event) bool { return table.TimerOf(ev) != nil })
+	spammer := spam[1-declarer] // never their turn: the declarer does not move
+
+	honest[0].awaitEvent(0, 15*time.Second, honestTable, "the honest table's first hand", func(ev *tablev1.Event) bool { return ev.GetHandStarted() != nil })
+	stopBase := make(chan struct{})
+	time.AfterFunc(3*time.Second, func() { close(stopBase) })
+	baseline := opsHonestMoves(t, honest, honestTable, 100*time.Millisecond, stopBase)
+	stopHonest := make(chan struct{})
+	honestDone := make(chan []time.Duration, 1)
+	go func() { honestDone <- opsHonestMoves(t, honest, honestTable, 100*time.Millisecond, stopHonest) }()
+
+	evLen := s.rdb.XLen(ctx, streams.TableEvents(spamTable)).Val()
+	const n = 2000
+	spamFrom, start := spammer.len(), time.Now()
+	for i := range n {
+		spammer.send(map[string]any{"type": "play", "table": spamTable, "card": "AS", "cmd": fmt.Sprintf("spam-%d", i)})
+		time.Sleep(time.Second/150 - 200*time.Microsecond)
+	}
+	eventually(t, 30*time.Second, "every refusal answered", func() bool { return len(opsRefusals(spammer, spamTable)) >= n })
+	close(stopHonest)
+	spamGaps := <-honestDone
+	t.Logf("%d refusals in %v; honest move latency: baseline p50 %v p99 %v (%d moves), during the spam p50 %v p99 %v (%d moves)",
+		n, time.Since(start).Round(time.Millisecond), percentile(baseline, 0.5), percentile(baseline, 0.99), len(baseline),
+		percentile(spamGaps, 0.5), percentile(spamGaps, 0.99), len(spamGaps))
+
+	for _, f := range spammer.snapshot()[spamFrom:] {
+		if f.Type == "error" {
+			t.Fatalf("the gateway refused a spam frame (the test must stay under the rate limit): %s", f)
+		}
+	}
+	caused := map[string]bool{}
+	for _, f := range opsRefusals(spammer, spamTable) {
+		if f.ev.GetSeq() != 0 || f.ev.GetVisibility().GetPlayerId() != spammer.ses.Player.ID {
+			t.Fatalf("refusal %s is not the spammer's alone, outside the history", f)
+		}
+		caused[f.ev.GetCausedBy()] = true
+	}
+	if len(caused) != n {
+		t.Errorf("%d distinct commands answered, want %d", len(caused), n)
+	}
+	if other := opsRefusals(spam[declarer], spamTable); len(other) != 0 {
+		t.Errorf("the other player got %d of the spammer's refusals", len(other))
+	}
+	if got := s.rdb.XLen(ctx, streams.TableEvents(spamTable)).Val(); got != evLen {
+		t.Errorf("the event stream went from %d to %d entries under %d refused commands", evLen, got, n)
+	}
+	if got := s.rdb.XLen(ctx, streams.TableCommands(spamTable)).Val(); got > 64 {
+		t.Errorf("the command stream holds %d entries after %d handled refusals, want at most 64", got, n)
+	}
+	if len(spamGaps) < 10 {
+		t.Errorf("the honest table made only %d moves during the spam", len(spamGaps))
+	} else if p99 := percentile(spamGaps, 0.99); p99 > max(500*time.Millisecond, 5*percentile(baseline, 0.99)) {
+		t.Errorf("honest move latency p99 %v during the spam (baseline %v)", p99, percentile(baseline, 0.99))
+	}
+	opsNoPanics(t, s)
+}
+
+// TestAbuse_RedisLosingEverythingSendsPlayersBackToTheLobby: a game in
+// progress, then Redis restarts without its data (no persistence, as
+// make run's). Within seconds each player's client gets an error
+// table_gone naming the table and an unjoined — not silence; the runner
+// drops the table with a clear log line, and counts it; then a new table is
+// created and played to its end on the same stack, scored and kept in the
+// players' histories, and no service panics or exits.
+func TestAbuse_RedisLosingEverythingSendsPlayersBackToTheLobby(t *testing.T) {
+	s, err := startStack("lostredis", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { s.close(t.Failed()) }()
+	var lostTable, newTable string
+	s.dumpOnFailure(t, &lostTable, &newTable)
+	players := seatPlayers(t, s, tableSpec{japanese: true, moveTime: time.Minute, name: "e2e lost"}, []session{s.guest(t), s.guest(t)}, &lostTable)
+	for _, c := range players {
+		c.awaitEvent(0, 15*time.Second, lostTable, "the first hand", func(ev *tablev1.Event) bool { return ev.GetHandStarted() != nil })
+	}
+	from := make([]int, len(players))
+	for i, c := range players {
+		from[i] = c.len()
+	}
+	lost := time.Now()
+	if err := s.redis.Restart(); err != nil { // SIGKILL, then a fresh, empty server on the same port
+		t.Fatal(err)
+	}
+	for i, c := range players {
+		gone := c.await(from[i], 15*time.Second, "table_gone", func(f *frame) bool {
+			return f.Type == "error" && f.Code == "table_gone" && f.Table == lostTable
+		})
+		c.await(gone.N, 5*time.Second, "unjoined", func(f *frame) bool { return f.Type == "unjoined" && f.Table == lostTable })
+		t.Logf("%s: table_gone %v after Redis lost its data", c.name, gone.At.Sub(lost).Round(time.Millisecond))
+	}
+	// Joining it again is refused, not an empty table to wait at for ever
+	// (the gateway may already know from the lobby that it does not exist).
+	players[0].send(map[string]any{"type": "join", "table": lostTable, "ref": "rejoin-lost"})
+	if f := players[0].errorFrame(0, "rejoin-lost"); f.Code != "table_gone" && f.Code != "table_not_found" {
+		t.Errorf("a join of the lost table: %s, want table_gone (or table_not_found)", f)
+	}
+	runner := s.runners[0]
+	eventually(t, 15*time.Second, "the runner's log line about the lost table", func() bool {
+		b, _ := os.ReadFile(runner.logPath)
+		return strings.Contains(string(b), "data is gone from Redis") && strings.Contains(string(b), lostTable)
+	})
+	if m := opsMetrics(t, runner); !strings.Contains(m, "pulka_runner_tables_lost") {
+		t.Errorf("the runner's /metrics has no pulka_runner_tables_lost")
+	}
+
+	// The platform goes on: new sessions, a new table, a whole match.
+	var fresh []*client
+	eventually(t, 30*time.Second, "the lobby taking tables again", func() bool {
+		host := s.guest(t)
+		status, _ := s.call(t, http.MethodGet, "/api/v1/tables", host.Token, nil)
+		return status == http.StatusOK
+	})
+	fresh = seatPlayers(t, s, tableSpec{japanese: true, target: 11, name: "e2e after the loss"}, []session{s.guest(t), s.guest(t)}, &newTable)
+	playToEnd(t, fresh, newTable, 3*time.Minute)
+	// Scoring too: the sheet, the standings and the players' histories of
+	// the new game are right (the pure replay of its log).
+	verifyGame(t, s, newTable, fresh)
+	opsNoPanics(t, s)
+}
+
+// opsMetrics reads a service's /metrics.
+func opsMetrics(t *testing.T, svc *service) string {
+	t.Helper()
+	resp, err := http.Get("http://" + svc.admin + "/metrics")
+	if err != nil {
+		t.Fatalf("%s /metrics: %v", svc.name, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
