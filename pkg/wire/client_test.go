@@ -45,6 +45,15 @@ func TestParse_RefusesBadFramesWithTheirCode(t *testing.T) {
 		{"lobby without watch", `{"type":"lobby"}`, CodeInvalid},
 		{"cmd with space", `{"type":"resign","table":"t1","cmd":"a b"}`, CodeInvalid},
 		{"ref too long", `{"type":"ping","ref":"` + strings.Repeat("r", MaxRefLen+1) + `"}`, CodeInvalid},
+		{"seed without hand", `{"type":"seed","table":"t1","seed":"` + strings.Repeat("ab", 32) + `"}`, CodeInvalid},
+		{"seed hand not a number", `{"type":"seed","table":"t1","hand":"1","seed":"` + strings.Repeat("ab", 32) + `"}`, CodeBadJSON},
+		{"seed hand negative", `{"type":"seed","table":"t1","hand":-1,"seed":"` + strings.Repeat("ab", 32) + `"}`, CodeBadJSON},
+		{"seed missing", `{"type":"seed","table":"t1","hand":0}`, CodeInvalid},
+		{"seed 63 hex digits", `{"type":"seed","table":"t1","hand":0,"seed":"` + strings.Repeat("a", 63) + `"}`, CodeInvalid},
+		{"seed 66 hex digits", `{"type":"seed","table":"t1","hand":0,"seed":"` + strings.Repeat("a", 66) + `"}`, CodeInvalid},
+		{"seed not hex", `{"type":"seed","table":"t1","hand":0,"seed":"` + strings.Repeat("g", 64) + `"}`, CodeInvalid},
+		{"seed base64", `{"type":"seed","table":"t1","hand":0,"seed":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="}`, CodeInvalid},
+		{"seed without table", `{"type":"seed","hand":0,"seed":"` + strings.Repeat("ab", 32) + `"}`, CodeInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,6 +111,11 @@ func TestCommand_MapsEveryTableCommand(t *testing.T) {
 			&tablev1.Command{Command: &tablev1.Command_Leave{Leave: &tablev1.LeaveCommand{}}}},
 		{"sit", ClientMsg{Type: TypeSit, Table: "t1", Seat: u(2)},
 			&tablev1.Command{Command: &tablev1.Command_Sit{Sit: &tablev1.SitCommand{Seat: 2}}}},
+		{"seed", ClientMsg{Type: TypeSeed, Table: "t1", Hand: u(7), Seed: "000102030405060708090a0b0c0d0e0f101112131415161718191A1B1C1D1E1F"},
+			&tablev1.Command{Command: &tablev1.Command_ClientSeed{ClientSeed: &tablev1.ClientSeedCommand{HandIndex: 7,
+				Seed: []byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31}}}}},
+		{"seed of hand 0", ClientMsg{Type: TypeSeed, Table: "t1", Hand: u(0), Seed: strings.Repeat("00", 32)},
+			&tablev1.Command{Command: &tablev1.Command_ClientSeed{ClientSeed: &tablev1.ClientSeedCommand{Seed: make([]byte, 32)}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -178,6 +192,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"type":"play","table":"t1","card":"JK1","joker":{"action":"highest","suit":"S"}}`))
 	f.Add([]byte(`{"type":"bid","table":"t","tricks":3,"cmd":"x"}`))
 	f.Add([]byte(`{"type":"join","table":"t","last_event_id":"1-0"}`))
+	f.Add([]byte(`{"type":"seed","table":"t","hand":3,"seed":"` + strings.Repeat("0f", 32) + `"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Parse(data)
 		if err != nil {
