@@ -56,7 +56,7 @@ function identity(tag: string, h: HandId): Uint8Array<ArrayBuffer> {
 
 function subtle(): SubtleCrypto {
   // crypto.subtle is missing on insecure origins, whatever the types say.
-  const s = (globalThis.crypto as Crypto | undefined)?.subtle as SubtleCrypto | undefined;
+  const s: SubtleCrypto | undefined = (globalThis.crypto as Crypto | undefined)?.subtle;
   if (!s) throw new Error('fairdeal: Web Crypto is not available (it needs a secure origin)');
   return s;
 }
