@@ -203,7 +203,15 @@ function WaitingRoom({ store, session }: { store: Store; session: TableSession }
         const sm = await store.api.table(session.id);
         if (!stop) session.summary.value = sm;
       } catch (e) {
-        if (!stop && e instanceof ApiError) setError(errorText(e.code));
+        if (stop || !(e instanceof ApiError)) return;
+        if (e.code === 'table_not_found') {
+          // Nothing to wait for: back to the lobby, which says why.
+          stop = true;
+          store.tableGone(session.id);
+          store.showError(e.code, e.message);
+          return;
+        }
+        setError(errorText(e.code));
       }
     };
     void load();
