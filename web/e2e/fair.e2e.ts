@@ -39,12 +39,16 @@ test('the browser seeds each hand it plays and verifies the revealed deal itself
   await page.getByTestId('create-submit').click();
   await page.getByTestId('classic-table').waitFor();
 
-  // Play until the first hand is over and revealed: its verify button shows.
+  // Play until the first hand is over and revealed: its verify button
+  // shows. (A server without the commit–reveal deal never reveals: stop
+  // at the third hand and fail on the button.)
+  const handNumber = async () => Number(/(\d+)/.exec((await page.getByTestId('hand-info').textContent()) ?? '')?.[1] ?? 0);
   const result = await playUntilEnd(page, {
     rnd: seededRandom(seed),
-    stopBefore: async () => (await page.getByTestId('verify-last-hand').count()) > 0,
+    stopBefore: async () => (await page.getByTestId('verify-last-hand').count()) > 0 || (await handNumber()) >= 3,
   });
   expect(result).toBe('stopped');
+  expect(await page.getByTestId('verify-last-hand').count(), 'a revealed hand to verify (hand_revealed from the server)').toBe(1);
 
   // The browser sent one seed for the first hand: 32 random bytes in hex.
   expect(seeds.length).toBeGreaterThan(0);

@@ -25,7 +25,8 @@ async function overflowing(page: Page): Promise<string[]> {
     const vw = document.documentElement.clientWidth;
     if (document.documentElement.scrollWidth > vw) out.push(`the page is ${document.documentElement.scrollWidth} px wide in ${vw}`);
     for (const el of Array.from(document.querySelectorAll<HTMLElement>('body *'))) {
-      if (el.children.length > 0 || !el.textContent.trim()) continue;
+      // Text for screen readers only is clipped on purpose.
+      if (el.children.length > 0 || !el.textContent.trim() || el.closest('.sr-only')) continue;
       const r = el.getBoundingClientRect();
       if (r.width === 0) continue;
       if (r.right > vw + 1 || el.scrollWidth > el.clientWidth + 1) out.push(`${el.tagName}.${el.className}: "${el.textContent.trim().slice(0, 30)}"`);
