@@ -118,6 +118,9 @@ func runPlay(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 				if line := describe(m, fr.Event); line != "" {
 					fmt.Fprintln(out, line)
 				}
+				if r := fr.Event.GetHandRevealed(); r != nil {
+					fmt.Fprintln(out, verified(conn, table, r.GetHandIndex()))
+				}
 			}
 		}}
 		if err := p.Run(ctx); err != nil {
