@@ -45,15 +45,6 @@ func TestParse_RefusesBadFramesWithTheirCode(t *testing.T) {
 		{"lobby without watch", `{"type":"lobby"}`, CodeInvalid},
 		{"cmd with space", `{"type":"resign","table":"t1","cmd":"a b"}`, CodeInvalid},
 		{"ref too long", `{"type":"ping","ref":"` + strings.Repeat("r", MaxRefLen+1) + `"}`, CodeInvalid},
-		{"seed without hand", `{"type":"seed","table":"t1","seed":"` + strings.Repeat("ab", 32) + `"}`, CodeInvalid},
-		{"seed hand not a number", `{"type":"seed","table":"t1","hand":"1","seed":"` + strings.Repeat("ab", 32) + `"}`, CodeBadJSON},
-		{"seed hand negative", `{"type":"seed","table":"t1","hand":-1,"seed":"` + strings.Repeat("ab", 32) + `"}`, CodeBadJSON},
-		{"seed missing", `{"type":"seed","table":"t1","hand":0}`, CodeInvalid},
-		{"seed 63 hex digits", `{"type":"seed","table":"t1","hand":0,"seed":"` + strings.Repeat("a", 63) + `"}`, CodeInvalid},
-		{"seed 66 hex digits", `{"type":"seed","table":"t1","hand":0,"seed":"` + strings.Repeat("a", 66) + `"}`, CodeInvalid},
-		{"seed not hex", `{"type":"seed","table":"t1","hand":0,"seed":"` + strings.Repeat("g", 64) + `"}`, CodeInvalid},
-		{"seed base64", `{"type":"seed","table":"t1","hand":0,"seed":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="}`, CodeInvalid},
-		{"seed without table", `{"type":"seed","hand":0,"seed":"` + strings.Repeat("ab", 32) + `"}`, CodeInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,11 +102,6 @@ func TestCommand_MapsEveryTableCommand(t *testing.T) {
 			&tablev1.Command{Command: &tablev1.Command_Leave{Leave: &tablev1.LeaveCommand{}}}},
 		{"sit", ClientMsg{Type: TypeSit, Table: "t1", Seat: u(2)},
 			&tablev1.Command{Command: &tablev1.Command_Sit{Sit: &tablev1.SitCommand{Seat: 2}}}},
-		{"seed", ClientMsg{Type: TypeSeed, Table: "t1", Hand: u(7), Seed: "000102030405060708090a0b0c0d0e0f101112131415161718191A1B1C1D1E1F"},
-			&tablev1.Command{Command: &tablev1.Command_ClientSeed{ClientSeed: &tablev1.ClientSeedCommand{HandIndex: 7,
-				Seed: []byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31}}}}},
-		{"seed of hand 0", ClientMsg{Type: TypeSeed, Table: "t1", Hand: u(0), Seed: strings.Repeat("00", 32)},
-			&tablev1.Command{Command: &tablev1.Command_ClientSeed{ClientSeed: &tablev1.ClientSeedCommand{Seed: make([]byte, 32)}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
