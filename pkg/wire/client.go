@@ -74,14 +74,14 @@ type ClientMsg struct {
 	Card string `json:"card,omitempty"`
 	// Joker declares a played joker.
 	Joker *JokerDecl `json:"joker,omitempty"`
-	// Seat is the seat to sit at (sit).
-	Seat *uint32 `json:"seat,omitempty"`
-	// Watch turns lobby updates on (true) or off (false).
-	Watch *bool `json:"watch,omitempty"`
 	// Hand is the hand a seed is for (HandCommitted.hand_index).
 	Hand *uint32 `json:"hand,omitempty"`
 	// Seed is a client seed: 32 bytes as 64 hex digits.
 	Seed string `json:"seed,omitempty"`
+	// Seat is the seat to sit at (sit).
+	Seat *uint32 `json:"seat,omitempty"`
+	// Watch turns lobby updates on (true) or off (false).
+	Watch *bool `json:"watch,omitempty"`
 }
 
 // Parse decodes and validates one client frame. Its errors are *Error with
