@@ -247,6 +247,7 @@ export const en = {
   err_table_gone: 'This table’s game no longer exists on the server. You are back in the lobby.',
   err_too_many_attempts: 'Too many attempts. Please wait a little before trying again.',
   err_session_revoked: 'Your session was ended (you signed out elsewhere). Please sign in again.',
+  err_too_many_password_guesses: 'Too many password guesses at this table. Please wait before trying again.',
 
   bot_filled: 'bot',
   bot_player_left: 'bot (player left)',

@@ -248,6 +248,7 @@ export const tr: Record<MsgKey, string> = {
   err_table_gone: 'Bu masanın oyunu sunucuda artık yok. Lobiye döndünüz.',
   err_too_many_attempts: 'Çok fazla deneme. Yeniden denemeden önce biraz bekleyin.',
   err_session_revoked: 'Oturumunuz sonlandırıldı (başka bir yerden çıkış yaptınız). Lütfen yeniden giriş yapın.',
+  err_too_many_password_guesses: 'Bu masada çok fazla şifre denemesi yapıldı. Yeniden denemeden önce bekleyin.',
 
   bot_filled: 'bot',
   bot_player_left: 'bot (oyuncu ayrıldı)',

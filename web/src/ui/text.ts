@@ -131,6 +131,7 @@ const ERROR_KEYS: Record<string, MsgKey> = {
   too_many_requests: 'err_too_many_requests',
   table_gone: 'err_table_gone',
   session_revoked: 'err_session_revoked',
+  too_many_password_guesses: 'err_too_many_password_guesses',
 };
 
 export function errorText(code: string): string {
