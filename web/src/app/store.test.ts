@@ -147,7 +147,10 @@ describe('the store', () => {
     last().receive({ type: 'error', code: 'table_gone', message: 'the table no longer exists', table: 't1' });
     expect(route.value).toEqual({ name: 'home' });
     expect(store.toast.value?.text).toBe('table_gone');
-    expect(last().frames('unjoin')).toHaveLength(1);
+    // The gateway follows it no more (it sends unjoined): nothing to unjoin.
+    expect(last().frames('unjoin')).toHaveLength(0);
+    last().receive({ type: 'unjoined', table: 't1' });
+    expect(store.toast.value?.text).toBe('table_gone');
 
     navigate('/t/nope');
     store.follow('nope');

@@ -251,7 +251,7 @@ export class Store {
     const r = route.value;
     const id = table ?? (r.name === 'table' ? r.tableId : null);
     if (id === null) return;
-    this.conn.unjoin(id);
+    this.conn.forget(id);
     this.tables.delete(id);
     if (r.name === 'table' && r.tableId === id) navigate('/');
   }

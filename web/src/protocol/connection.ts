@@ -164,6 +164,15 @@ export class Connection {
     this.send({ type: 'unjoin', table, ref: this.newId() });
   }
 
+  /**
+   * Forgets a table the server says is gone (table_not_found, table_gone):
+   * no unjoin goes out, as the gateway follows it no more.
+   */
+  forget(table: string): void {
+    this.tables.delete(table);
+    for (const [ref, p] of this.pending) if (p.table === table) this.pending.delete(ref);
+  }
+
   lastEventId(table: string): string {
     return this.tables.get(table)?.lastEventId ?? '';
   }
