@@ -18,6 +18,7 @@ import (
 func TestSeed_IsAClientSeedCommandOnTheTableStream(t *testing.T) {
 	e := newEnv(t)
 	g := e.gateway(t, Config{})
+	e.publish(t, "t1", seated(0, "ana")) // a seed is a seated player's
 	c := g.login(t, "ana")
 	c.send(map[string]any{"type": "join", "table": "t1"})
 	c.nextOf("joined")
