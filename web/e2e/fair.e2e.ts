@@ -5,9 +5,9 @@
 // cards with Web Crypto and says "verified".
 
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { Browser } from 'playwright-core';
-import { launch, newContext, newPage, runSeed, seededRandom, shoot, signInAsGuest } from './harness';
-import { playUntilEnd } from './ui';
+import type { Browser, Page } from 'playwright-core';
+import { launch, newContext, newPage, runSeed, seededRandom, shoot, signInAsGuest, tableIdOf } from './harness';
+import { highestCard, lowestCard, playUntilEnd } from './ui';
 
 let browser: Browser;
 beforeAll(async () => {
@@ -83,4 +83,64 @@ test('the browser seeds each hand it plays and verifies the revealed deal itself
 
   expect(errors).toEqual([]);
   await ctx.close();
+});
+
+/** Waits for the verify view of the last revealed hand to finish and returns its status. */
+async function verifyLastHand(page: Page): Promise<string | null> {
+  await page.getByTestId('verify-last-hand').click();
+  await page.getByTestId('fair-deal').waitFor();
+  await expect.poll(() => page.getByTestId('verify-result').getAttribute('data-status'), { timeout: 10_000 }).not.toBe('checking');
+  return page.getByTestId('verify-result').getAttribute('data-status');
+}
+
+test('both players of a Japanese match verify its first hand, their face-down column cards included', async () => {
+  const seed = runSeed();
+  console.log(`fair deal, Japanese: PULKA_E2E_SEED=${seed}`);
+  const errors: string[] = [];
+  const aCtx = await newContext(browser);
+  const a = await newPage(aCtx, errors);
+  await signInAsGuest(a);
+  await a.getByTestId('create-table-open').click();
+  await a.getByTestId('create-table').locator('input[name="game"]').nth(2).check(); // Japanese joker
+  await a.getByTestId('create-submit').click();
+  await a.getByTestId('waiting-room').waitFor();
+  const tableId = tableIdOf(a);
+  const bCtx = await newContext(browser);
+  const b = await newPage(bCtx, errors);
+  await signInAsGuest(b);
+  await b.getByTestId(`open-table-${tableId}`).click();
+  await b.getByTestId('waiting-room').waitFor();
+  await b.getByTestId('sit-1').click();
+  await a.getByTestId('japanese-table').waitFor();
+  await b.getByTestId('japanese-table').waitFor();
+
+  // Both play until the first hand is revealed (a hand is 18 cards each;
+  // without reveals, stop after three hands' worth and fail on the button).
+  const results = await Promise.all(
+    (
+      [
+        [a, highestCard, seed],
+        [b, lowestCard, seed + 1],
+      ] as const
+    ).map(([page, cards, s]) => {
+      let actions = 0;
+      return playUntilEnd(page, {
+        rnd: seededRandom(s),
+        cards,
+        stopBefore: async () => (await page.getByTestId('verify-last-hand').count()) > 0 || ++actions > 3 * 20,
+      });
+    }),
+  );
+  expect(results).toEqual(['stopped', 'stopped']);
+  for (const page of [a, b]) {
+    expect(await page.getByTestId('verify-last-hand').count(), 'a revealed hand to verify (hand_revealed from the server)').toBe(1);
+    expect(await verifyLastHand(page)).toBe('verified');
+    for (const check of ['fair-check-commitment', 'fair-check-seed', 'fair-check-deal']) {
+      expect(await page.getByTestId(check).getAttribute('data-ok'), check).toBe('true');
+    }
+  }
+  await shoot(a, DIR, '03-japanese-verified');
+  expect(errors).toEqual([]);
+  await aCtx.close();
+  await bCtx.close();
 });
