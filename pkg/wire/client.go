@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/fairdeal"
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 )
@@ -27,6 +28,9 @@ const (
 	TypeSit    = "sit"
 	TypePing   = "ping"
 	TypeLobby  = "lobby" // start or stop receiving lobby updates
+	// TypeSeed contributes the player's client seed to the deal of a hand
+	// (docs/fair-play.md).
+	TypeSeed = "seed"
 )
 
 // Limits of client-chosen strings. They keep every id a client sends short
@@ -71,6 +75,10 @@ type ClientMsg struct {
 	Card string `json:"card,omitempty"`
 	// Joker declares a played joker.
 	Joker *JokerDecl `json:"joker,omitempty"`
+	// Hand is the hand a seed is for (HandCommitted.hand_index).
+	Hand *uint32 `json:"hand,omitempty"`
+	// Seed is a client seed: 32 bytes as 64 hex digits.
+	Seed string `json:"seed,omitempty"`
 	// Seat is the seat to sit at (sit).
 	Seat *uint32 `json:"seat,omitempty"`
 	// Watch turns lobby updates on (true) or off (false).
@@ -122,7 +130,7 @@ func (m *ClientMsg) validate() error {
 			}
 		}
 		return nil
-	case TypeJoin, TypeUnjoin, TypeBid, TypeTrump, TypePlay, TypeResign, TypeLeave, TypeSit:
+	case TypeJoin, TypeUnjoin, TypeBid, TypeTrump, TypePlay, TypeResign, TypeLeave, TypeSit, TypeSeed:
 	case "":
 		return Errorf(CodeInvalid, "missing type")
 	default:
@@ -160,8 +168,24 @@ func (m *ClientMsg) validate() error {
 		if *m.Seat > MaxSeat {
 			return Errorf(CodeInvalid, "a seat is 0..%d", MaxSeat)
 		}
+	case TypeSeed:
+		if _, _, err := m.clientSeed(); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// clientSeed reads a seed frame's hand and seed.
+func (m *ClientMsg) clientSeed() (uint32, fairdeal.ClientSeed, error) {
+	if m.Hand == nil {
+		return 0, fairdeal.ClientSeed{}, Errorf(CodeInvalid, "seed needs a hand")
+	}
+	s, err := fairdeal.ParseSeed(m.Seed)
+	if err != nil {
+		return 0, fairdeal.ClientSeed{}, Errorf(CodeInvalid, "a seed is %d hex digits", 2*fairdeal.SeedSize)
+	}
+	return *m.Hand, fairdeal.ClientSeed(s), nil
 }
 
 // MaxTricks is the largest bid (a nine-card hand); MaxSeat the largest seat
@@ -174,7 +198,7 @@ const (
 // IsTableCommand reports whether the message becomes a tablev1.Command.
 func (m *ClientMsg) IsTableCommand() bool {
 	switch m.Type {
-	case TypeBid, TypeTrump, TypePlay, TypeResign, TypeLeave, TypeSit:
+	case TypeBid, TypeTrump, TypePlay, TypeResign, TypeLeave, TypeSit, TypeSeed:
 		return true
 	}
 	return false
@@ -218,6 +242,12 @@ func Command(m ClientMsg, playerID, commandID string) (*tablev1.Command, error) 
 			return nil, Errorf(CodeInvalid, "sit needs a seat")
 		}
 		c.Command = &tablev1.Command_Sit{Sit: &tablev1.SitCommand{Seat: *m.Seat}}
+	case TypeSeed:
+		hand, seed, err := m.clientSeed()
+		if err != nil {
+			return nil, err
+		}
+		c.Command = &tablev1.Command_ClientSeed{ClientSeed: &tablev1.ClientSeedCommand{HandIndex: hand, Seed: seed[:]}}
 	default:
 		return nil, Errorf(CodeInvalid, "%q is not a table command", clip(m.Type))
 	}

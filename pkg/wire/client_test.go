@@ -183,6 +183,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"type":"play","table":"t1","card":"JK1","joker":{"action":"highest","suit":"S"}}`))
 	f.Add([]byte(`{"type":"bid","table":"t","tricks":3,"cmd":"x"}`))
 	f.Add([]byte(`{"type":"join","table":"t","last_event_id":"1-0"}`))
+	f.Add([]byte(`{"type":"seed","table":"t","hand":3,"seed":"` + strings.Repeat("0f", 32) + `"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Parse(data)
 		if err != nil {

@@ -150,6 +150,21 @@ func (e *jsonEncoder) member(ev *tablev1.Event) {
 			e.pulkaEnded(x.PulkaEnded)
 			e.end()
 		}
+	case *tablev1.Event_HandCommitted:
+		if e.beginMember("hand_committed", x.HandCommitted != nil) {
+			e.handCommitted(x.HandCommitted)
+			e.end()
+		}
+	case *tablev1.Event_ClientSeedAccepted:
+		if e.beginMember("client_seed_accepted", x.ClientSeedAccepted != nil) {
+			e.clientSeedAccepted(x.ClientSeedAccepted)
+			e.end()
+		}
+	case *tablev1.Event_HandRevealed:
+		if e.beginMember("hand_revealed", x.HandRevealed != nil) {
+			e.handRevealed(x.HandRevealed)
+			e.end()
+		}
 	default:
 		e.fail()
 	}
@@ -285,4 +300,26 @@ func (e *jsonEncoder) seatPulkaResult(m *tablev1.SeatPulkaResult) {
 	e.int64("premia", m.GetPremia())
 	e.int64("moshla", m.GetMoshla())
 	e.int64("total", m.GetTotal())
+}
+
+// The commit–reveal events (docs/fair-play.md): one of each a hand, and one
+// client_seed_accepted per seated player.
+
+func (e *jsonEncoder) handCommitted(m *tablev1.HandCommitted) {
+	e.uint32("hand_index", m.GetHandIndex())
+	e.bytes("commitment", m.GetCommitment())
+	e.timestamp("seed_deadline", m.GetSeedDeadline())
+	e.uint32s("awaited_seats", m.GetAwaitedSeats())
+}
+
+func (e *jsonEncoder) clientSeedAccepted(m *tablev1.ClientSeedAccepted) {
+	e.uint32("hand_index", m.GetHandIndex())
+	e.uint32("seat", m.GetSeat())
+}
+
+func (e *jsonEncoder) handRevealed(m *tablev1.HandRevealed) {
+	e.uint32("hand_index", m.GetHandIndex())
+	e.bytes("server_seed", m.GetServerSeed())
+	e.bytesList("client_seeds", m.GetClientSeeds())
+	e.bytes("commitment", m.GetCommitment())
 }

@@ -20,6 +20,7 @@ package wire
 // -fuzz.
 
 import (
+	"encoding/base64"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -287,6 +288,31 @@ func (e *jsonEncoder) uint32s(k string, vs []uint32) {
 	for _, v := range vs {
 		e.b = strconv.AppendUint(e.b, uint64(v), 10)
 		e.b = append(e.b, ',')
+	}
+	e.endArray()
+}
+
+// bytes writes a bytes field as protojson does: standard base64 with
+// padding, omitted when empty.
+func (e *jsonEncoder) bytes(k string, v []byte) {
+	if len(v) != 0 {
+		b := append(appendKey(e.b, k), '"')
+		b = base64.StdEncoding.AppendEncode(b, v)
+		b = append(b, '"', ',')
+		e.b = b
+	}
+}
+
+// bytesList writes a repeated bytes field: every element, empty ones as "".
+func (e *jsonEncoder) bytesList(k string, vs [][]byte) {
+	if len(vs) == 0 {
+		return
+	}
+	e.beginArray(k)
+	for _, v := range vs {
+		e.b = append(e.b, '"')
+		e.b = base64.StdEncoding.AppendEncode(e.b, v)
+		e.b = append(e.b, '"', ',')
 	}
 	e.endArray()
 }

@@ -103,6 +103,7 @@ type Conn struct {
 	ws     *websocket.Conn // nil while dialling again
 	joined map[string]bool
 	last   map[string]string // table → id of the last event or sheet received
+	seeds  map[string]*tableSeeds
 	refs   uint64
 	err    error // why the connection ended for good
 }
@@ -131,7 +132,7 @@ func WebSocketURL(server string) string {
 func Dial(ctx context.Context, server string, opts Options) (*Conn, error) {
 	opts.defaults()
 	c := &Conn{url: WebSocketURL(server), opts: opts, frames: make(chan Frame, opts.Buffer),
-		done: make(chan struct{}), joined: map[string]bool{}, last: map[string]string{}}
+		done: make(chan struct{}), joined: map[string]bool{}, last: map[string]string{}, seeds: map[string]*tableSeeds{}}
 	ws, p, err := c.connect(ctx)
 	if err != nil {
 		return nil, err
@@ -323,6 +324,11 @@ func (c *Conn) read(ctx context.Context, ws *websocket.Conn) error {
 			c.last[f.Table] = f.ID
 			c.mu.Unlock()
 		}
+		if seeds := c.seeding(f); len(seeds) > 0 {
+			// Not from the reader: a write may wait, and nothing
+			// after the seed depends on it.
+			go c.sendSeeds(ctx, seeds)
+		}
 		if !c.deliver(ctx, f) {
 			_ = ws.CloseNow()
 			return ctx.Err()
@@ -372,6 +378,7 @@ func (c *Conn) redial(ctx context.Context) (*websocket.Conn, error) {
 		tables := make(map[string]string, len(c.joined))
 		for t := range c.joined {
 			tables[t] = c.last[t]
+			c.seedsOf(t).joining = true
 		}
 		c.ws = ws
 		c.mu.Unlock()
@@ -431,6 +438,7 @@ func (c *Conn) Send(ctx context.Context, m wire.ClientMsg) (string, error) {
 func (c *Conn) Join(ctx context.Context, table, lastEventID string) (string, error) {
 	c.mu.Lock()
 	c.joined[table] = true
+	c.seedsOf(table).joining = true
 	if lastEventID != "" {
 		c.last[table] = lastEventID
 	}
@@ -442,6 +450,7 @@ func (c *Conn) Join(ctx context.Context, table, lastEventID string) (string, err
 func (c *Conn) Unjoin(ctx context.Context, table string) (string, error) {
 	c.mu.Lock()
 	delete(c.joined, table)
+	delete(c.seeds, table)
 	c.mu.Unlock()
 	return c.Send(ctx, wire.ClientMsg{Type: wire.TypeUnjoin, Table: table})
 }

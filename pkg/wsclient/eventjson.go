@@ -2,6 +2,7 @@ package wsclient
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"math"
 	"time"
@@ -277,6 +278,30 @@ func (c *cursor) quoted() []byte {
 	return s
 }
 
+// bytes reads a bytes field as protojson writes it: standard base64 with
+// padding. Anything else protojson would take (URL-safe or unpadded
+// base64, escapes, non-canonical trailing bits) falls back.
+func (c *cursor) bytes() []byte {
+	q := c.quoted()
+	if !c.ok {
+		return nil
+	}
+	out := make([]byte, base64.StdEncoding.DecodedLen(len(q)))
+	n, err := base64.StdEncoding.Decode(out, q)
+	if err != nil || base64.StdEncoding.EncodedLen(n) != len(q) {
+		c.fail()
+		return nil
+	}
+	out = out[:n]
+	// Decode skips newlines and takes any trailing bits: only the canonical
+	// form is protojson's output.
+	if !bytes.Equal(base64.StdEncoding.AppendEncode(make([]byte, 0, len(q)), out), q) {
+		c.fail()
+		return nil
+	}
+	return out
+}
+
 // enum reads an enum value by its name in values, a generated X_value map.
 // An unknown name falls back (protojson with DiscardUnknown has its own
 // rule for it), and so does a number.
@@ -444,6 +469,15 @@ func (c *cursor) member(ev *tablev1.Event) {
 	case "pulka_ended":
 		c.take()
 		ev.Event = &tablev1.Event_PulkaEnded{PulkaEnded: c.pulkaEnded()}
+	case "hand_committed":
+		c.take()
+		ev.Event = &tablev1.Event_HandCommitted{HandCommitted: c.handCommitted()}
+	case "client_seed_accepted":
+		c.take()
+		ev.Event = &tablev1.Event_ClientSeedAccepted{ClientSeedAccepted: c.clientSeedAccepted()}
+	case "hand_revealed":
+		c.take()
+		ev.Event = &tablev1.Event_HandRevealed{HandRevealed: c.handRevealed()}
 	}
 }
 
@@ -740,6 +774,65 @@ func (c *cursor) seatPulkaResult() *tablev1.SeatPulkaResult {
 	}
 	if c.key("total") {
 		m.Total = c.quotedInt64()
+	}
+	c.close()
+	return m
+}
+
+func (c *cursor) handCommitted() *tablev1.HandCommitted {
+	m := &tablev1.HandCommitted{}
+	c.open()
+	if c.key("hand_index") {
+		m.HandIndex = c.uint32()
+	}
+	if c.key("commitment") {
+		m.Commitment = c.bytes()
+	}
+	if c.key("seed_deadline") {
+		m.SeedDeadline = c.timestamp()
+	}
+	if c.key("awaited_seats") {
+		c.expect('[')
+		m.AwaitedSeats = make([]uint32, 0, 4) // one per seat at most
+		for c.more() {
+			m.AwaitedSeats = append(m.AwaitedSeats, c.uint32())
+		}
+	}
+	c.close()
+	return m
+}
+
+func (c *cursor) clientSeedAccepted() *tablev1.ClientSeedAccepted {
+	m := &tablev1.ClientSeedAccepted{}
+	c.open()
+	if c.key("hand_index") {
+		m.HandIndex = c.uint32()
+	}
+	if c.key("seat") {
+		m.Seat = c.uint32()
+	}
+	c.close()
+	return m
+}
+
+func (c *cursor) handRevealed() *tablev1.HandRevealed {
+	m := &tablev1.HandRevealed{}
+	c.open()
+	if c.key("hand_index") {
+		m.HandIndex = c.uint32()
+	}
+	if c.key("server_seed") {
+		m.ServerSeed = c.bytes()
+	}
+	if c.key("client_seeds") {
+		c.expect('[')
+		m.ClientSeeds = make([][]byte, 0, 4) // one per seat
+		for c.more() {
+			m.ClientSeeds = append(m.ClientSeeds, c.bytes())
+		}
+	}
+	if c.key("commitment") {
+		m.Commitment = c.bytes()
 	}
 	c.close()
 	return m

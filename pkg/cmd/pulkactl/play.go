@@ -118,6 +118,9 @@ func runPlay(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 				if line := describe(m, fr.Event); line != "" {
 					fmt.Fprintln(out, line)
 				}
+				if r := fr.Event.GetHandRevealed(); r != nil {
+					fmt.Fprintln(out, verified(conn, table, r.GetHandIndex()))
+				}
 			}
 		}}
 		if err := p.Run(ctx); err != nil {
@@ -222,6 +225,9 @@ func playInteractive(ctx context.Context, conn *wsclient.Conn, m *wsclient.Model
 				m.Apply(fr.Event)
 				if line := describe(m, fr.Event); line != "" && joined {
 					fmt.Fprintln(stdout, line)
+				}
+				if r := fr.Event.GetHandRevealed(); r != nil && joined {
+					fmt.Fprintln(stdout, verified(conn, m.TableID, r.GetHandIndex()))
 				}
 				if m.Over {
 					fmt.Fprint(stdout, result(m))
@@ -437,6 +443,23 @@ func describe(m *wsclient.Model, ev *tablev1.Event) string {
 		return "refused: " + e.MoveRejected.GetMessage()
 	}
 	return ""
+}
+
+// verified is one line on whether a revealed hand checks out: its
+// commitment, this client's seed and the deck it gives (the connection
+// sent the seed and kept what it needs, wsclient.HandSeeds).
+func verified(conn *wsclient.Conn, table string, hand uint32) string {
+	h, ok := conn.Hand(table, hand)
+	if !ok {
+		return fmt.Sprintf("hand %d revealed", hand+1)
+	}
+	if _, err := h.Verify(); err != nil {
+		return fmt.Sprintf("hand %d: DEAL NOT VERIFIED: %v", hand+1, err)
+	}
+	if h.Seat >= 0 {
+		return fmt.Sprintf("hand %d: deal verified (commitment and your seed)", hand+1)
+	}
+	return fmt.Sprintf("hand %d: deal verified (commitment)", hand+1)
 }
 
 // result is the final standings.

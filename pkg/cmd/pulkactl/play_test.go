@@ -45,6 +45,11 @@ func TestPlay_AutoFinishesAClassicGameAgainstBots(t *testing.T) {
 	if strings.Contains(out, "refused:") {
 		t.Errorf("the table refused a move the client chose:\n%s", out)
 	}
+	// Every revealed hand checks out, the client's own seed included (a
+	// table that deals commit–reveal reveals all 24).
+	if n, ok := strings.Count(out, "deal verified"), strings.Count(out, "deal verified (commitment and your seed)"); n != ok || strings.Contains(out, "NOT VERIFIED") || (n != 0 && n != 24) {
+		t.Errorf("%d hands verified, %d with this client's seed, of 24:\n%s", n, ok, tail(out, 30))
+	}
 }
 
 func TestPlay_TwoAutoPlayersFinishAJapaneseMatch(t *testing.T) {

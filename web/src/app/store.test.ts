@@ -4,6 +4,7 @@ import { Connection } from '../protocol/connection';
 import { classicSettings, seatsOf } from '../testing/events';
 import { counterIds, FakeClock, FakeSocket } from '../testing/fakes';
 import { Store } from './store';
+import { navigate, route } from './router';
 
 function setup() {
   const sockets: FakeSocket[] = [];
@@ -97,5 +98,65 @@ describe('the store', () => {
     last().drop(4001);
     expect(store.status.value).toBe('unauthorized');
     expect(store.session.value).toBeNull();
+  });
+
+  it('answers a hand_committed awaiting its seat with a random seed, once, and not for replayed dealt hands', () => {
+    const { store, last, clock } = setup();
+    const t = store.follow('t1');
+    const b64 = (n: number) => btoa(String.fromCharCode(...new Array<number>(32).fill(n)));
+    const commit = (id: string, hand: number, seats: number[]) =>
+      ev(id, { game_id: 'g1', hand_committed: { hand_index: hand, commitment: b64(hand + 1), awaited_seats: seats } });
+    // Replayed: hand 0 long dealt, hand 1 still seeding.
+    last().receive(ev('1-1', { game_id: 'g1', game_started: { settings: classicSettings, seats: seatsOf(['Nino', 'Giorgi', 'Ana', 'Levan']) } }));
+    last().receive(commit('1-2', 0, [0, 1]));
+    last().receive(ev('1-3', { game_id: 'g1', hand_started: { cards_per_seat: 1, dealer_seat: 3 } }));
+    last().receive(commit('1-4', 1, [0, 1]));
+    expect(last().frames('seed')).toEqual([]);
+    last().receive({ type: 'joined', ref: 'id1', table: 't1', seat: 0, replayed: 4 });
+    const seeds = last().frames('seed');
+    expect(seeds).toHaveLength(1);
+    expect(seeds[0]).toMatchObject({ type: 'seed', table: 't1', hand: 1 });
+    expect(String(seeds[0]?.seed)).toMatch(/^[0-9a-f]{64}$/);
+    expect(t.fair.value.hands[1]?.seed).toBe(seeds[0]?.seed);
+    expect(t.fair.value.hands[1]?.commitment).toBe('02'.repeat(32));
+
+    // A live one for a seat that is not this player's: nothing.
+    last().receive(commit('1-5', 2, [1]));
+    expect(last().frames('seed')).toHaveLength(1);
+
+    // A reconnect before the table took it: sent again, same key.
+    last().drop();
+    clock.advance(100);
+    last().open();
+    last().receive({ type: 'welcome', player: { id: 'p0', name: 'Nino', guest: true } });
+    last().receive({ type: 'joined', ref: 'id9', table: 't1', seat: 0, replayed: 0 });
+    expect(last().frames('seed')).toEqual([seeds[0]].map((f) => ({ ...f, ref: expect.any(String) as unknown })));
+    last().receive(ev('1-6', { game_id: 'g1', client_seed_accepted: { hand_index: 1 } }));
+    last().drop();
+    clock.advance(100);
+    last().open();
+    last().receive({ type: 'welcome', player: { id: 'p0', name: 'Nino', guest: true } });
+    last().receive({ type: 'joined', ref: 'id10', table: 't1', seat: 0, replayed: 0 });
+    expect(last().frames('seed')).toEqual([]);
+  });
+
+  it('goes back to the lobby when the table is gone, with the reason', () => {
+    const { store, last } = setup();
+    navigate('/t/t1');
+    store.follow('t1');
+    last().receive({ type: 'error', code: 'table_gone', message: 'the table no longer exists', table: 't1' });
+    expect(route.value).toEqual({ name: 'home' });
+    expect(store.toast.value?.text).toBe('table_gone');
+    // The gateway follows it no more (it sends unjoined): nothing to unjoin.
+    expect(last().frames('unjoin')).toHaveLength(0);
+    last().receive({ type: 'unjoined', table: 't1' });
+    expect(store.toast.value?.text).toBe('table_gone');
+
+    navigate('/t/nope');
+    store.follow('nope');
+    const join = last().frames('join').at(-1);
+    last().receive({ type: 'error', code: 'table_not_found', message: 'no such table', ref: join?.ref });
+    expect(route.value).toEqual({ name: 'home' });
+    expect(store.toast.value?.text).toBe('table_not_found');
   });
 });

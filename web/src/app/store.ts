@@ -9,6 +9,16 @@ import { Connection, type SocketFactory, type SocketLike, type Status } from '..
 import type { Move } from '../protocol/frames';
 import type { LobbyUpdate, LobbyView, SheetUpdate, TableEvent, TableSummary } from '../protocol/types';
 import { applyEvent, emptyTable, type TableState } from '../game/state';
+import { applyFair, emptyFair, markSent, seedsToSend, type FairHand, type FairState } from '../fairdeal/hands';
+import { newClientSeed, toHex } from '../fairdeal/fairdeal';
+import { navigate, route } from './router';
+
+/** Sends a hand's client seed; false when it could not go now. */
+export type SeedSender = (h: FairHand) => boolean;
+
+function randomKey(): string {
+  return toHex(newClientSeed()).slice(0, 24);
+}
 
 export class TableSession {
   readonly state: Signal<TableState>;
@@ -16,16 +26,45 @@ export class TableSession {
   /** The lobby's summary (seats, settings) before and around the game. */
   readonly summary = signal<TableSummary | null>(null);
   readonly joined = signal(false);
+  /** Each hand's commit–reveal deal as this client saw it (fairdeal/hands.ts). */
+  readonly fair = signal<FairState>(emptyFair());
 
   constructor(
     readonly id: string,
     me = '',
+    private readonly sendSeed: SeedSender = () => false,
   ) {
     this.state = signal(emptyTable(id, me));
   }
 
   apply(ev: TableEvent, live: boolean): void {
-    this.state.value = applyEvent(this.state.value, ev, live);
+    const s = applyEvent(this.state.value, ev, live);
+    const fs = applyFair(this.fair.value, ev, {
+      tableId: this.id,
+      yourSeat: s.yourSeat,
+      japanese: s.settings?.game === 'japanese',
+      handIndex: s.handIndex,
+      newSeed: () => toHex(newClientSeed()),
+      newKey: randomKey,
+    });
+    batch(() => {
+      this.state.value = s;
+      this.fair.value = fs;
+    });
+    // Replayed history waits for the join's end (joinedAgain): its hands
+    // are mostly long dealt.
+    if (live) this.sendSeeds(false);
+  }
+
+  /** After a (re)join: the seeds due, and again the ones sent but not yet taken. */
+  joinedAgain(): void {
+    this.sendSeeds(true);
+  }
+
+  private sendSeeds(resend: boolean): void {
+    const due = seedsToSend(this.fair.value, resend);
+    if (due.length === 0) return;
+    this.fair.value = markSent(this.fair.value, due.filter((h) => this.sendSeed(h)));
   }
 
   setSheet(u: SheetUpdate): void {
@@ -35,6 +74,9 @@ export class TableSession {
     this.sheet.value = u;
   }
 }
+
+/** Error codes that mean the table is not there (any more). */
+const TABLE_GONE = new Set(['table_not_found', 'table_gone']);
 
 export interface Toast {
   text: string;
@@ -76,11 +118,15 @@ export class Store {
           // seat the events gave since (or a game not begun then) stays.
           if (seat !== null && t.state.value.yourSeat !== seat) t.state.value = { ...t.state.value, yourSeat: seat };
         });
+        t.joinedAgain();
       },
       sheet: (table, u) => this.tables.get(table)?.setSheet(u),
       lobbyView: (v) => this.setLobby(v),
       lobbyUpdate: (u) => this.updateLobby(u),
-      error: (e) => this.showError(e.code, e.message),
+      error: (e, table) => {
+        if (TABLE_GONE.has(e.code)) this.tableGone(table);
+        this.showError(e.code, e.message);
+      },
     });
   }
 
@@ -127,7 +173,7 @@ export class Store {
   table(id: string): TableSession {
     let t = this.tables.get(id);
     if (!t) {
-      t = new TableSession(id, this.session.value?.player.id ?? '');
+      t = new TableSession(id, this.session.value?.player.id ?? '', (h) => this.conn.seed(id, h.handIndex, h.seed ?? '', h.seedKey));
       this.tables.set(id, t);
     }
     return t;
@@ -193,6 +239,21 @@ export class Store {
   noteSummary(s: TableSummary): void {
     const t = this.tables.get(s.tableId);
     if (t) t.summary.value = s;
+  }
+
+  /**
+   * The server says a table does not exist (any more): its state is dropped
+   * and, if the player is looking at it, they go back to the lobby, where
+   * the toast says why. A table the error does not name is the one on
+   * screen.
+   */
+  tableGone(table: string | null): void {
+    const r = route.value;
+    const id = table ?? (r.name === 'table' ? r.tableId : null);
+    if (id === null) return;
+    this.conn.forget(id);
+    this.tables.delete(id);
+    if (r.name === 'table' && r.tableId === id) navigate('/');
   }
 
   showError(code: string, message: string): void {

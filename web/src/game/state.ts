@@ -430,6 +430,11 @@ function applyBody(s: TableState, b: EventBody, live: boolean): TableState {
       return { ...s, rejection: { reason: b.reason, message: b.message, serial: (s.rejection?.serial ?? 0) + 1 } };
     case 'view_synced':
       return fromView(s.tableId, b.view, s);
+    case 'hand_committed':
+    case 'client_seed_accepted':
+    case 'hand_revealed':
+      // The deal's seeds: the table session keeps them (fair.ts).
+      return s;
     case 'unknown':
       return s;
   }

@@ -167,6 +167,15 @@ export class Connection {
     this.send({ type: 'unjoin', table, ref: this.newId() });
   }
 
+  /**
+   * Forgets a table the server says is gone (table_not_found, table_gone):
+   * no unjoin goes out, as the gateway follows it no more.
+   */
+  forget(table: string): void {
+    this.tables.delete(table);
+    for (const [ref, p] of this.pending) if (p.table === table) this.pending.delete(ref);
+  }
+
   lastEventId(table: string): string {
     return this.tables.get(table)?.lastEventId ?? '';
   }
@@ -187,6 +196,17 @@ export class Connection {
     this.pending.set(ref, { table, frame });
     this.send(frame);
     return ref;
+  }
+
+  /**
+   * Sends this seat's client seed (64 hex digits) for hand at table
+   * (docs/fair-play.md). cmd is the seed's idempotency key: the caller
+   * sends it again with the same key after a re-join while the hand is
+   * not dealt. False when the connection is down.
+   */
+  seed(table: string, hand: number, seed: string, cmd: string): boolean {
+    if (!this.isOpen() || !this.tables.has(table)) return false;
+    return this.send({ type: 'seed', table, hand, seed, cmd, ref: this.newId() });
   }
 
   /** Server time now (ms), from the local clock and the measured skew. */
@@ -379,7 +399,8 @@ export class Connection {
 
   private onError(m: Record<string, unknown>): void {
     const e: ServerError = { code: str(m.code), message: str(m.message), ref: str(m.ref) };
-    let table: string | null = null;
+    // An error about a followed table itself (table_gone) names it.
+    let table: string | null = str(m.table) !== '' && this.tables.has(str(m.table)) ? str(m.table) : null;
     for (const [t, f] of this.tables) if (f.joinRef !== '' && f.joinRef === e.ref) table = t;
     const p = this.pending.get(e.ref);
     if (p) {

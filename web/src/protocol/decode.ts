@@ -78,6 +78,27 @@ function duration(v: unknown): number | null {
   return n > 0 ? n : null;
 }
 
+/**
+ * A protojson bytes field (standard base64; protojson also reads URL-safe
+ * and unpadded) as lower-case hex; "" when absent or not base64.
+ */
+export function bytesHex(v: unknown): string {
+  if (typeof v !== 'string' || v === '') return '';
+  let b64 = v.replace(/-/g, '+').replace(/_/g, '/');
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64)) return '';
+  b64 = b64.replace(/=+$/, '');
+  if (b64.length % 4 === 1) return '';
+  let bin: string;
+  try {
+    bin = atob(b64 + '='.repeat((4 - (b64.length % 4)) % 4));
+  } catch {
+    return '';
+  }
+  let out = '';
+  for (let i = 0; i < bin.length; i++) out += bin.charCodeAt(i).toString(16).padStart(2, '0');
+  return out;
+}
+
 function card(v: unknown): Card | null {
   return parseWireCard(v);
 }
@@ -334,6 +355,24 @@ export function decodeEventBody(e: Obj): EventBody {
             const x = obj(r);
             return { seat: num(x.seat), bid: num(x.bid), tricks: num(x.tricks), points: num(x.points), penalty: num(x.penalty) };
           }),
+        };
+      case 'hand_committed':
+        return {
+          kind: key,
+          handIndex: num(o.hand_index),
+          commitment: bytesHex(o.commitment),
+          seedDeadline: time(o.seed_deadline),
+          awaitedSeats: arr(o.awaited_seats).map(num),
+        };
+      case 'client_seed_accepted':
+        return { kind: key, handIndex: num(o.hand_index), seat: num(o.seat) };
+      case 'hand_revealed':
+        return {
+          kind: key,
+          handIndex: num(o.hand_index),
+          serverSeed: bytesHex(o.server_seed),
+          clientSeeds: arr(o.client_seeds).map(bytesHex),
+          commitment: bytesHex(o.commitment),
         };
       case 'pulka_ended':
         return {

@@ -152,6 +152,11 @@ export type EventBody =
   | { kind: 'game_ended'; reason: GameEndReason; placings: Placing[] }
   | { kind: 'move_rejected'; reason: RejectReason; message: string }
   | { kind: 'view_synced'; view: TableView }
+  // The commit–reveal deal (docs/fair-play.md). Bytes are lower-case hex
+  // here (base64 on the wire); "" when absent.
+  | { kind: 'hand_committed'; handIndex: number; commitment: string; seedDeadline: number | null; awaitedSeats: number[] }
+  | { kind: 'client_seed_accepted'; handIndex: number; seat: number }
+  | { kind: 'hand_revealed'; handIndex: number; serverSeed: string; clientSeeds: string[]; commitment: string }
   | { kind: 'unknown' };
 
 export interface TableEvent {

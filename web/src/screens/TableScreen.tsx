@@ -10,7 +10,7 @@ import { ApiError } from '../protocol/api';
 import type { TableSettings, TableSummary } from '../protocol/types';
 import { ownedSeat, type TableState } from '../game/state';
 import { buildSheetModel, type LiveHand } from '../sheet/model';
-import { ScoreSheet } from '../sheet/ScoreSheet';
+import { ScoreSheet, type SheetVerify } from '../sheet/ScoreSheet';
 import { formatPoints } from '../sheet/notation';
 import { describeRules, endText, errorText, gameName } from '../ui/text';
 import { Dialog } from '../ui/Dialog';
@@ -18,6 +18,8 @@ import { Avatar } from '../ui/Avatar';
 import { ClassicTable } from './table/ClassicTable';
 import { JapaneseTable } from './table/JapaneseTable';
 import { seatName } from './table/parts';
+import { FairDealDialog } from './table/FairDeal';
+import { revealedHands } from '../fairdeal/hands';
 
 export function TableScreen({ store, tableId }: { store: Store; tableId: string }) {
   const session = store.table(tableId);
@@ -43,6 +45,12 @@ function liveHand(s: TableState): LiveHand | null {
 function Game({ store, session, s }: { store: Store; session: TableSession; s: TableState }) {
   const [sheetOpen, setSheetOpen] = useState(false);
   const [confirmLeave, setConfirmLeave] = useState(false);
+  const [verifying, setVerifying] = useState<number | null>(null);
+  const fair = session.fair.value;
+  const revealed = revealedHands(fair);
+  const lastRevealed = revealed[revealed.length - 1];
+  const verify = { can: (i: number) => fair.hands[i]?.revealed != null, open: setVerifying };
+  const verifyHand = verifying === null ? undefined : fair.hands[verifying];
   const online = store.status.value === 'open';
   const japanese = s.settings?.game === 'japanese';
   const sheet = session.sheet.value?.sheet ?? null;
@@ -63,6 +71,17 @@ function Game({ store, session, s }: { store: Store; session: TableSession; s: T
         <button type="button" onClick={() => setSheetOpen(true)} data-testid="open-sheet" aria-haspopup="dialog">
           {t('sheet_button')}
         </button>
+        {lastRevealed && (
+          <button
+            type="button"
+            onClick={() => setVerifying(lastRevealed.handIndex)}
+            data-testid="verify-last-hand"
+            aria-haspopup="dialog"
+            title={t('fair_verify_hand', { n: lastRevealed.handIndex + 1 })}
+          >
+            {t('fair_verify')}
+          </button>
+        )}
         {s.yourSeat !== null && s.phase !== 'game_over' && (
           <button type="button" class="danger" onClick={() => setConfirmLeave(true)} data-testid="leave-game">
             {japanese ? t('resign') : t('leave')}
@@ -78,7 +97,7 @@ function Game({ store, session, s }: { store: Store; session: TableSession; s: T
       {japanese ? <JapaneseTable {...props} /> : <ClassicTable {...props} />}
       {sheetOpen && (
         <Dialog title={t('sheet_title')} onClose={() => setSheetOpen(false)} wide testid="sheet-dialog">
-          <ScoreSheet model={model()} />
+          <ScoreSheet model={model()} verify={verify} />
         </Dialog>
       )}
       {confirmLeave && (
@@ -102,12 +121,25 @@ function Game({ store, session, s }: { store: Store; session: TableSession; s: T
           </div>
         </Dialog>
       )}
-      {s.gameEnd && <GameEnd store={store} s={s} sheetModel={japanese ? null : model()} title={title} />}
+      {s.gameEnd && <GameEnd store={store} s={s} sheetModel={japanese ? null : model()} title={title} verify={verify} />}
+      {verifyHand?.revealed && <FairDealDialog hand={verifyHand} names={names} onClose={() => setVerifying(null)} />}
     </>
   );
 }
 
-function GameEnd({ store, s, sheetModel, title }: { store: Store; s: TableState; sheetModel: ReturnType<typeof buildSheetModel> | null; title: string }) {
+function GameEnd({
+  store,
+  s,
+  sheetModel,
+  title,
+  verify,
+}: {
+  store: Store;
+  s: TableState;
+  sheetModel: ReturnType<typeof buildSheetModel> | null;
+  title: string;
+  verify: SheetVerify;
+}) {
   const [busy, setBusy] = useState(false);
   const end = s.gameEnd;
   if (!end) return null;
@@ -136,7 +168,7 @@ function GameEnd({ store, s, sheetModel, title }: { store: Store; s: TableState;
           </li>
         ))}
       </ol>
-      {sheetModel && <ScoreSheet model={sheetModel} />}
+      {sheetModel && <ScoreSheet model={sheetModel} verify={verify} />}
       <div class="row">
         <button type="button" class="primary" disabled={busy} onClick={() => void again()} data-testid="play-again">
           {t('play_again')}
@@ -171,7 +203,15 @@ function WaitingRoom({ store, session }: { store: Store; session: TableSession }
         const sm = await store.api.table(session.id);
         if (!stop) session.summary.value = sm;
       } catch (e) {
-        if (!stop && e instanceof ApiError) setError(errorText(e.code));
+        if (stop || !(e instanceof ApiError)) return;
+        if (e.code === 'table_not_found') {
+          // Nothing to wait for: back to the lobby, which says why.
+          stop = true;
+          store.tableGone(session.id);
+          store.showError(e.code, e.message);
+          return;
+        }
+        setError(errorText(e.code));
       }
     };
     void load();

@@ -80,4 +80,15 @@ describe('ScoreSheet', () => {
     expect(root.querySelector('tfoot th')?.textContent).toBe('სულ');
     expect(byTestId(root, 'sheet-pulka-1').querySelector('.pulka-head')?.textContent).toBe('ფულკა II დასრულდა');
   });
+
+  it('offers the verify view on the finished hands whose deal was revealed, and opens it', () => {
+    const model = buildSheetModel(decodeSheetUpdate(threeHands).sheet, null, { settings: null, names: [] });
+    const opened: number[] = [];
+    const { root } = mount(<ScoreSheet model={model} verify={{ can: (i) => i !== 1, open: (i) => opened.push(i) }} />);
+    expect(root.querySelector('[data-testid="verify-hand-1"]')).toBeNull();
+    const b = byTestId(root, 'verify-hand-0');
+    expect(b.getAttribute('aria-label')).toBe('Check the deal of hand 1');
+    b.click();
+    expect(opened).toEqual([0]);
+  });
 });

@@ -32,7 +32,13 @@ function courseLabel(c: Course): string {
   return c === 'on' ? t('sheet_on_course') : c === 'off' ? t('sheet_off_course') : '';
 }
 
-export function ScoreSheet({ model }: { model: SheetModel }) {
+/** The verify view of each finished hand whose deal was revealed (FairDeal.tsx). */
+export interface SheetVerify {
+  can: (handIndex: number) => boolean;
+  open: (handIndex: number) => void;
+}
+
+export function ScoreSheet({ model, verify }: { model: SheetModel; verify?: SheetVerify }) {
   const japanese = model.game === 'japanese';
   const cols = model.players.length * 2 + 1;
   return (
@@ -82,6 +88,18 @@ export function ScoreSheet({ model }: { model: SheetModel }) {
               <tr key={r.handIndex} class={r.current ? 'sheet-row current' : 'sheet-row'} data-testid={`sheet-hand-${r.handIndex}`}>
                 <th scope="row" class="cards-col">
                   {japanese ? r.handIndex + 1 : r.cards}
+                  {verify && !r.current && verify.can(r.handIndex) && (
+                    <button
+                      type="button"
+                      class="verify-hand"
+                      title={t('fair_verify_hand', { n: r.handIndex + 1 })}
+                      aria-label={t('fair_verify_hand', { n: r.handIndex + 1 })}
+                      onClick={() => verify.open(r.handIndex)}
+                      data-testid={`verify-hand-${r.handIndex}`}
+                    >
+                      ✓
+                    </button>
+                  )}
                 </th>
                 {r.cells.map((c) => {
                   const name = model.players[c.seat]?.name ?? '';

@@ -104,7 +104,7 @@ export function rejectText(r: RejectReason): string {
 const ERROR_KEYS: Record<string, MsgKey> = {
   network: 'err_network',
   rate_limited: 'err_rate_limited',
-  too_many_attempts: 'err_rate_limited',
+  too_many_attempts: 'err_too_many_attempts',
   session_expired: 'err_unauthorized',
   timeout: 'err_unavailable',
   unauthorized: 'err_unauthorized',
@@ -125,6 +125,13 @@ const ERROR_KEYS: Record<string, MsgKey> = {
   account_required: 'err_account_required',
   unavailable: 'err_unavailable',
   too_many_tables: 'err_too_many_tables',
+  // The limits (docs/limits.md).
+  too_many_connections: 'err_too_many_connections',
+  too_many_tables_waiting: 'err_too_many_tables_waiting',
+  too_many_requests: 'err_too_many_requests',
+  table_gone: 'err_table_gone',
+  session_revoked: 'err_session_revoked',
+  too_many_password_guesses: 'err_too_many_password_guesses',
 };
 
 export function errorText(code: string): string {

@@ -241,7 +241,7 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.m.frames, _ = d.Meter.Int64Counter("pulka_gateway_ws_frames", metric.WithDescription("client frames handled, by type"))
 	s.m.frameType = map[string]metric.AddOption{}
 	for _, t := range []string{wire.TypeHello, wire.TypeJoin, wire.TypeUnjoin, wire.TypeBid, wire.TypeTrump, wire.TypePlay,
-		wire.TypeResign, wire.TypeLeave, wire.TypeSit, wire.TypePing, wire.TypeLobby} {
+		wire.TypeResign, wire.TypeLeave, wire.TypeSit, wire.TypePing, wire.TypeLobby, wire.TypeSeed} {
 		s.m.frameType[t] = metric.WithAttributeSet(attribute.NewSet(attribute.String("type", t)))
 	}
 	s.m.refused, _ = d.Meter.Int64Counter("pulka_gateway_ws_refused", metric.WithDescription("client frames refused, by error code"))
