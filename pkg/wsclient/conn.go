@@ -324,6 +324,9 @@ func (c *Conn) read(ctx context.Context, ws *websocket.Conn) error {
 			c.last[f.Table] = f.ID
 			c.mu.Unlock()
 		}
+		if f.Type == wire.TypeError && f.Table != "" && tableMissing(f.Err) {
+			c.forget(f.Table)
+		}
 		if seeds := c.seeding(f); len(seeds) > 0 {
 			// Not from the reader: a write may wait, and nothing
 			// after the seed depends on it.
@@ -448,11 +451,25 @@ func (c *Conn) Join(ctx context.Context, table, lastEventID string) (string, err
 
 // Unjoin stops following table (the seat is kept).
 func (c *Conn) Unjoin(ctx context.Context, table string) (string, error) {
+	c.forget(table)
+	return c.Send(ctx, wire.ClientMsg{Type: wire.TypeUnjoin, Table: table})
+}
+
+// forget stops following table here: a reconnect does not join it again.
+func (c *Conn) forget(table string) {
 	c.mu.Lock()
 	delete(c.joined, table)
 	delete(c.seeds, table)
+	delete(c.last, table)
 	c.mu.Unlock()
-	return c.Send(ctx, wire.ClientMsg{Type: wire.TypeUnjoin, Table: table})
+}
+
+// tableMissing reports whether an error frame says its table does not
+// exist (any more): joining it again after a reconnect would only be
+// refused again.
+func tableMissing(err error) bool {
+	var we *wire.Error
+	return errors.As(err, &we) && (we.Code == wire.CodeTableGone || we.Code == wire.CodeTableNotFound)
 }
 
 // Ping asks for a pong (with the gateway's time); it returns the ref.

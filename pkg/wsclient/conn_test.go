@@ -31,6 +31,10 @@ type fakeGateway struct {
 	// closeWith, when set, closes the first connection with this code right
 	// after the welcome.
 	closeWith websocket.StatusCode
+	// gone tables are answered table_gone; after goneDrop joins the first
+	// connection dies (no close frame).
+	gone     map[string]bool
+	goneDrop int
 
 	mu       sync.Mutex
 	conns    int
@@ -84,7 +88,15 @@ func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case m.Type == wire.TypeJoin:
 			g.mu.Lock()
 			g.joins = append(g.joins, m)
+			drop := first && g.goneDrop > 0 && len(g.joins) == g.goneDrop
 			g.mu.Unlock()
+			if g.gone[m.Table] {
+				_ = ws.Write(ctx, websocket.MessageText, wire.TableError(m.Table, wire.CodeTableGone, "the table no longer exists"))
+				if drop {
+					return
+				}
+				continue
+			}
 			replayed := 0
 			for i, id := range g.events {
 				if m.LastEventID != "" && i < indexOf(g.events, m.LastEventID)+1 {
@@ -256,6 +268,43 @@ func TestConn_ReconnectsAfterAGatewayShutdown(t *testing.T) {
 	}
 	if _, err := c.WaitFor(ctx, func(f Frame) bool { return f.Type == wire.TypeJoined && f.Replayed == 2 }); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A table the gateway says is gone is not joined again after a reconnect:
+// it would only be refused again, on every reconnect for ever.
+func TestConn_ATableThatIsGoneIsNotRejoined(t *testing.T) {
+	g, srv := newFakeGateway(t, 1)
+	g.gone, g.goneDrop = map[string]bool{"lost": true}, 2
+	c := dialTest(t, srv.URL, Options{Reconnect: true, MinBackoff: 10 * time.Millisecond})
+	ctx := testCtx(t)
+	if _, err := c.Join(ctx, "t1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WaitFor(ctx, func(f Frame) bool { return f.Type == wire.TypeJoined }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Join(ctx, "lost", ""); err != nil {
+		t.Fatal(err)
+	}
+	f, err := c.WaitFor(ctx, func(f Frame) bool { return f.Type == wire.TypeError })
+	if err != nil || f.Table != "lost" || !tableMissing(f.Err) {
+		t.Fatalf("error frame %+v, %v", f, err)
+	}
+	if _, err := c.WaitFor(ctx, func(f Frame) bool { return f.Type == TypeReconnected }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WaitFor(ctx, func(f Frame) bool { return f.Type == wire.TypeJoined }); err != nil {
+		t.Fatal(err)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var tables []string
+	for _, j := range g.joins {
+		tables = append(tables, j.Table)
+	}
+	if strings.Join(tables, ",") != "t1,lost,t1" {
+		t.Fatalf("joins %v: the lost table must not be joined again", tables)
 	}
 }
 
