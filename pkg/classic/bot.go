@@ -22,7 +22,7 @@ func (Bot) Choose(g *Game, seat int) (Move, bool) {
 	}
 	switch g.phase {
 	case PhaseTrump:
-		_, first, _ := deal(g.seed, int(g.hand), MaxCards, g.Dealer())
+		_, first, _ := deal(g.key, MaxCards, g.Dealer())
 		return TrumpMove(seat, ChooseTrumpFor(first[seat])), true
 	case PhaseBid:
 		return BidMove(seat, chooseBid(g, seat)), true

@@ -1,0 +1,110 @@
+package classic
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/pulka/pulka/pkg/fairdeal"
+)
+
+// TestLive_EveryHandWaitsForItsKeyAndDealsAsALocalGame: a live game deals
+// nothing by itself; given the keys a local game makes from its seed it
+// plays exactly as that local game, hand after hand, and its state survives
+// the binary encoding while it waits.
+func TestLive_EveryHandWaitsForItsKeyAndDealsAsALocalGame(t *testing.T) {
+	for _, v := range []Variant{Standard, Nines} {
+		const seed = 42
+		local := newGame(t, seed, v)
+		live, err := NewLive(Settings{Variant: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := localDeck(seed, 99) // any fixed stream of choices
+		hands := 0
+		for !live.Over() {
+			if !live.AwaitingDeal() || live.ToMove() != -1 || live.Phase() != PhaseDeal {
+				t.Fatalf("%v hand %d: phase %v, to move %d; want it waiting for its deal", v, live.HandIndex(), live.Phase(), live.ToMove())
+			}
+			if live.HandIndex() == 0 && live.Dealer() != -1 {
+				t.Fatalf("dealer %d before the first deal", live.Dealer())
+			}
+			roundTrip(t, live)
+			if _, err := live.Apply(BidMove(0, 0), nil); !errors.Is(err, ErrWrongPhase) {
+				t.Fatalf("a bid before the deal: %v", err)
+			}
+			evs, err := live.Deal(fairdeal.LocalKey(seed, uint32(live.HandIndex())), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := local.StartEvents(nil); !equalEvents(evs, want) {
+				t.Fatalf("%v hand %d: deal events %v, want %v", v, live.HandIndex(), evs, want)
+			}
+			if _, err := live.Deal(fairdeal.Key{}, nil); !errors.Is(err, ErrWrongPhase) {
+				t.Fatalf("a second deal of one hand: %v", err)
+			}
+			hands++
+			h := live.HandIndex()
+			for live.HandIndex() == h && !live.Over() {
+				legal := local.Legal(local.ToMove(), nil)
+				m := legal[int(r[len(legal)%len(r)])%len(legal)]
+				a, errA := local.Apply(m, nil)
+				b, errB := live.Apply(m, nil)
+				if errA != nil || errB != nil {
+					t.Fatal(errA, errB)
+				}
+				if live.HandIndex() != h && !live.Over() {
+					// The local game dealt the next hand in the same move;
+					// the live one stops after the hand's end.
+					a = a[:len(b)]
+				}
+				if !equalEvents(a, b) {
+					t.Fatalf("move %v: live events %v, local %v", m, b, a)
+				}
+			}
+		}
+		if hands != v.Hands() || !local.Over() || live.HandResults()[hands-1] != local.HandResults()[hands-1] {
+			t.Fatalf("%v: %d hands dealt, local over %v", v, hands, local.Over())
+		}
+	}
+}
+
+func equalEvents(a, b []Event) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func roundTrip(t *testing.T, g *Game) {
+	t.Helper()
+	b, err := g.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n Game
+	if err := n.UnmarshalBinary(b); err != nil {
+		t.Fatalf("phase %v: %v", g.Phase(), err)
+	}
+	if n != *g {
+		t.Fatal("the state changed through its encoding")
+	}
+}
+
+// TestLive_StateWithAKeyThatIsNotTheDealIsRefused: a restored state must be
+// the deal of its key.
+func TestLive_StateWithAKeyThatIsNotTheDealIsRefused(t *testing.T) {
+	g, _ := NewLive(Settings{Variant: Standard})
+	if _, err := g.Deal(fairdeal.LocalKey(7, 0), nil); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := g.MarshalBinary()
+	b[1] ^= 1 // the key's first byte
+	if err := new(Game).UnmarshalBinary(b); !errors.Is(err, ErrBadState) {
+		t.Fatalf("a key that is not the deal's: %v", err)
+	}
+}
