@@ -209,8 +209,8 @@ func (g *Game) validate() error {
 		return bad("a local game's key is not its seed's")
 	}
 	want.key = g.key
-	d, st := fairdeal.Shuffle(g.key)
-	if g.hand == 0 && int(g.firstDealer) != st.IntN(Seats) {
+	d, firstDealer := fairdeal.ShuffleDraw(g.key, Seats)
+	if g.hand == 0 && int(g.firstDealer) != firstDealer {
 		return bad("first dealer %d is not the key's", g.firstDealer)
 	}
 	n := g.variant.CardsInHand(int(g.hand))

@@ -245,7 +245,7 @@ func (g *Game) AppendHandResults(buf []HandResult) []HandResult {
 // dealer: n cards each in small hands, then the next card is turned; in
 // nine-card hands three each, then six each (docs/fair-play.md).
 func deal(k fairdeal.Key, n, dealer int) (hands, first [Seats]cards.Set, turned cards.Card) {
-	d, _ := fairdeal.Shuffle(k)
+	d, _ := fairdeal.ShuffleDraw(k, Seats)
 	return dealDeck(&d, n, dealer)
 }
 
@@ -316,9 +316,9 @@ func (g *Game) startHand(h int) (first cards.Set) {
 
 // dealHand deals the current hand from key k.
 func (g *Game) dealHand(k fairdeal.Key) (first cards.Set) {
-	d, st := fairdeal.Shuffle(k)
+	d, firstDealer := fairdeal.ShuffleDraw(k, Seats)
 	if g.hand == 0 {
-		g.firstDealer = int8(st.IntN(Seats))
+		g.firstDealer = int8(firstDealer)
 	}
 	g.key = k
 	n := g.CardsDealt()

@@ -78,7 +78,7 @@ func TestDeal_EveryHandIsAFreshShuffleOfTheWholeDeck(t *testing.T) {
 			want = want.With(c)
 		}
 		if all != want {
-			t.Fatalf("hand %d: dealt %v, want the top %d cards of Shuffled(seed, %d)", h, all, Seats*n, h)
+			t.Fatalf("hand %d: dealt %v, want the top %d cards of the deck of LocalKey(seed, %d)", h, all, Seats*n, h)
 		}
 		if n < MaxCards && (turned[h] != deck[Seats*n] || all.Has(turned[h])) {
 			t.Fatalf("hand %d: turned %v, want the next card %v", h, turned[h], deck[Seats*n])

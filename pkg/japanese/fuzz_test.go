@@ -105,7 +105,7 @@ func FuzzUnmarshal(f *testing.F) {
 
 // playOn finishes the match of a decoded state with random players.
 func playOn(t *testing.T, g *Game) {
-	r := NewRandomBot(g.seed)
+	r := NewRandomBot(g.localSeed)
 	for n := 0; !g.Over(); n++ {
 		if n > 10000 {
 			t.Fatal("a decoded match does not end")
