@@ -81,27 +81,27 @@ type Game struct {
 	key       fairdeal.Key // the current hand's shuffle key; zero while it is not dealt
 	localSeed uint64       // a local match's seed (fairdeal.LocalKey); 0 in a live one
 	local     bool         // deals every hand itself from localSeed
-	hand     uint32 // 0-based number of the current (or last) hand
-	target   uint8
-	phase    Phase
-	first    uint8      // declarer of hand 0 (noDeclarer before its deal); they alternate after it
-	trump    cards.Suit // NoSuit: bezi, or not chosen yet
-	chosen   bool       // trump has been chosen this hand
-	leader   uint8
-	trickNo  uint8      // tricks completed in this hand
-	named    cards.Suit // the suit a led joker named, NoSuit otherwise
-	winner   int8
-	reason   EndReason
-	finished uint32 // hands finished (scored)
-	trick    [Seats]cards.Card
-	tricks   [Seats]uint8
-	scores   [Seats]uint8
-	hands    [Seats]cards.Set
-	gone     cards.Set // cards of this hand's completed tricks (public)
-	up       [Seats][Columns]cards.Card
-	faceUps  [Seats]cards.Set // the cards of up as sets; derived, not serialised
-	down     [Seats][Columns]cards.Card
-	results  [MaxRecordedHands]uint8 // finished hand h at h%MaxRecordedHands: see packResult
+	hand      uint32       // 0-based number of the current (or last) hand
+	target    uint8
+	phase     Phase
+	first     uint8      // declarer of hand 0 (noDeclarer before its deal); they alternate after it
+	trump     cards.Suit // NoSuit: bezi, or not chosen yet
+	chosen    bool       // trump has been chosen this hand
+	leader    uint8
+	trickNo   uint8      // tricks completed in this hand
+	named     cards.Suit // the suit a led joker named, NoSuit otherwise
+	winner    int8
+	reason    EndReason
+	finished  uint32 // hands finished (scored)
+	trick     [Seats]cards.Card
+	tricks    [Seats]uint8
+	scores    [Seats]uint8
+	hands     [Seats]cards.Set
+	gone      cards.Set // cards of this hand's completed tricks (public)
+	up        [Seats][Columns]cards.Card
+	faceUps   [Seats]cards.Set // the cards of up as sets; derived, not serialised
+	down      [Seats][Columns]cards.Card
+	results   [MaxRecordedHands]uint8 // finished hand h at h%MaxRecordedHands: see packResult
 }
 
 // noDeclarer is Game.first before hand 0 is dealt.
