@@ -162,3 +162,31 @@ func (t *Table) clientSeed(b *batch, s int, c *tablev1.ClientSeedCommand) error 
 	}
 	return nil
 }
+
+// HandSeeds is one hand's commit–reveal material.
+type HandSeeds struct {
+	Hand   fairdeal.Hand
+	Server fairdeal.ServerSeed
+	// Clients holds a client seed per seat in seat order: NoClientSeed for
+	// a seat that sent none (yet).
+	Clients []fairdeal.ClientSeed
+	// Dealt: the hand has been dealt from Key; until then client seeds may
+	// still arrive.
+	Dealt bool
+}
+
+// Key is the hand's shuffle key (its deal, once Dealt).
+func (h HandSeeds) Key() (fairdeal.Key, error) { return fairdeal.ShuffleKey(h.Hand, h.Server, h.Clients) }
+
+// CurrentSeeds returns the seeds of the hand committed and not yet revealed;
+// ok is false when there is none (the game is over). The server seed is a
+// secret until the hand's HandRevealed: this is for server-side tools and
+// privileged tests, which hold the table's snapshot (where it is too), never
+// for a client.
+func (t *Table) CurrentSeeds() (_ HandSeeds, ok bool) {
+	if !t.sd.active {
+		return HandSeeds{}, false
+	}
+	return HandSeeds{Hand: t.hand(t.sd.index), Server: t.sd.server,
+		Clients: append([]fairdeal.ClientSeed(nil), t.sd.clients[:len(t.seats)]...), Dealt: !t.sd.waiting()}, true
+}
