@@ -29,6 +29,9 @@ func TestLive_EveryHandWaitsForItsKeyAndDealsAsALocalGame(t *testing.T) {
 				t.Fatalf("dealer %d before the first deal", live.Dealer())
 			}
 			roundTrip(t, live)
+			if _, ok := (Bot{}).Choose(live, -1); ok {
+				t.Fatal("the bot moves for nobody while the hand waits for its deal")
+			}
 			if _, err := live.Apply(BidMove(0, 0), nil); !errors.Is(err, ErrWrongPhase) {
 				t.Fatalf("a bid before the deal: %v", err)
 			}

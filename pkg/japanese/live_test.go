@@ -23,6 +23,9 @@ func TestLive_EveryHandWaitsForItsKeyAndDealsAsALocalMatch(t *testing.T) {
 			t.Fatalf("hand %d: phase %v, to move %d, declarer %d", live.Hand(), live.Phase(), live.ToMove(), live.Declarer())
 		}
 		liveRoundTrip(t, live)
+		if _, ok := (Bot{}).Choose(live, -1); ok {
+			t.Fatal("the bot moves for nobody while the hand waits for its deal")
+		}
 		if _, err := live.Apply(TrumpMove(0, 0), nil); !errors.Is(err, ErrWrongPhase) {
 			t.Fatalf("trump before the deal: %v", err)
 		}
