@@ -50,6 +50,7 @@ func BenchmarkRunner_CommandToEvent(b *testing.B) {
 			newGame()
 			b.StartTimer()
 		}
+		d.sync()
 		seat := d.g.ToMove()
 		m, _ := japanese.Bot{}.Choose(d.g, seat)
 		send(t, rdb, d.table, d.players[seat], commandOf(m))

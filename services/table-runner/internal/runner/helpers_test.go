@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"strconv"
@@ -397,15 +396,6 @@ func newJDriver(t *testing.T, rdb redis.UniversalClient, ts *lobbyv1.TableStarte
 func (d *jDriver) follow(ev *tablev1.Event) error {
 	var m japanese.Move
 	switch e := ev.GetEvent().(type) {
-	case *tablev1.Event_HandCommitted:
-		// The players' clients answer with their seeds, as wsclient does.
-		for _, s := range e.HandCommitted.GetAwaitedSeats() {
-			seed := make([]byte, fairdeal.SeedSize)
-			_, _ = rand.Read(seed)
-			send(d.t, d.rdb, d.table, d.players[s], &tablev1.Command{Command: &tablev1.Command_ClientSeed{
-				ClientSeed: &tablev1.ClientSeedCommand{HandIndex: e.HandCommitted.GetHandIndex(), Seed: seed}}})
-		}
-		return nil
 	case *tablev1.Event_HandStarted:
 		k := dealKey(d.t, d.rdb, d.table, e.HandStarted.GetHandIndex())
 		_, err := d.g.Deal(k, nil)
@@ -451,7 +441,7 @@ func (d *jDriver) play(timeout time.Duration) {
 	ctx := context.Background()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		if !d.waiting && !d.g.Over() {
+		if !d.waiting && !d.g.Over() && !d.g.AwaitingDeal() {
 			seat := d.g.ToMove()
 			m, ok := japanese.Bot{}.Choose(d.g, seat)
 			if !ok {

@@ -140,6 +140,7 @@ func TestRunner_DuplicateCommandIDHasOneEffect(t *testing.T) {
 	place(t, rdb, ts, "r1")
 	d := newJDriver(t, rdb, ts)
 	timer := waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", isKind("timer_started"))
+	d.sync()
 	seat := d.g.ToMove()
 	m, _ := japanese.Bot{}.Choose(d.g, seat)
 	c := commandOf(m)
@@ -172,6 +173,7 @@ func TestRunner_IllegalMoveIsRejectedToTheSenderOnlyAndChangesNothing(t *testing
 	place(t, rdb, ts, "r1")
 	d := newJDriver(t, rdb, ts)
 	before := waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", isKind("timer_started"))
+	d.sync()
 	wrong := 1 - d.g.ToMove()
 	send(t, rdb, "j1", d.players[wrong], playCmd(8))
 	rej := waitEvent(t, rdb, "j1", before.id, 5*time.Second, "the rejection", isKind("move_rejected"))
@@ -187,6 +189,7 @@ func TestRunner_IllegalMoveIsRejectedToTheSenderOnlyAndChangesNothing(t *testing
 		t.Fatalf("a rejected command caused %d events, want only the rejection", len(after))
 	}
 	// The table goes on as if nothing happened: the right player moves.
+	d.sync()
 	seat := d.g.ToMove()
 	m, _ := japanese.Bot{}.Choose(d.g, seat)
 	id := send(t, rdb, "j1", d.players[seat], commandOf(m))
