@@ -176,7 +176,9 @@ type HandSeeds struct {
 }
 
 // Key is the hand's shuffle key (its deal, once Dealt).
-func (h HandSeeds) Key() (fairdeal.Key, error) { return fairdeal.ShuffleKey(h.Hand, h.Server, h.Clients) }
+func (h HandSeeds) Key() (fairdeal.Key, error) {
+	return fairdeal.ShuffleKey(h.Hand, h.Server, h.Clients)
+}
 
 // CurrentSeeds returns the seeds of the hand committed and not yet revealed;
 // ok is false when there is none (the game is over). The server seed is a
