@@ -82,6 +82,9 @@ func checkFairDeals(t *testing.T, rec *record.Record, log []logEntry, clients []
 			if f.Table != "" && f.Table != rec.TableID {
 				continue
 			}
+			if r := f.ev.GetHandRevealed(); r != nil {
+				delete(open, r.GetHandIndex()) // the reveal itself carries the seeds
+			}
 			for h := range open {
 				sec := &hands[h]
 				for _, form := range sec.forms {
@@ -120,8 +123,6 @@ func checkFairDeals(t *testing.T, rec *record.Record, log []logEntry, clients []
 				if len(open) == 0 {
 					t.Errorf("%s frame #%d: cards with no hand committed", c.name, f.N)
 				}
-			case *tablev1.Event_HandRevealed:
-				delete(open, x.HandRevealed.GetHandIndex())
 			}
 		}
 	}
