@@ -246,6 +246,7 @@ func (a *actor) create(ctx context.Context) error {
 		return a.appendFailed(ctx, err)
 	}
 	a.t, a.lastEv = t, ids[len(ids)-1]
+	a.countSeeds(ctx, evs)
 	return a.effects(ctx, evs)
 }
 
@@ -399,6 +400,7 @@ func (a *actor) step(ctx context.Context, in table.Input) error {
 		kind = inputPresence
 	}
 	r.m.apply.Record(ctx, time.Since(start).Seconds(), r.m.applyBy[kind])
+	a.countSeeds(ctx, evs)
 	if err := a.effects(ctx, evs); err != nil {
 		return err
 	}
@@ -639,6 +641,20 @@ func (a *actor) handOver(ctx context.Context) {
 	}
 	if err := a.r.leases.Release(hctx, a.lease); err != nil {
 		a.r.log.Info("runner: release at hand-over", "table", a.s.id, "err", err)
+	}
+}
+
+// countSeeds counts the client seeds the logged events awaited and took.
+func (a *actor) countSeeds(ctx context.Context, evs []*tablev1.Event) {
+	for _, e := range evs {
+		switch {
+		case e.GetHandCommitted() != nil:
+			if n := len(e.GetHandCommitted().GetAwaitedSeats()); n > 0 {
+				a.r.m.seeds.Add(ctx, int64(n), a.r.m.seedsAwaited)
+			}
+		case e.GetClientSeedAccepted() != nil:
+			a.r.m.seeds.Add(ctx, 1, a.r.m.seedsTaken)
+		}
 	}
 }
 
