@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/fairdeal"
 )
 
@@ -110,4 +111,45 @@ func TestLive_StateWithAKeyThatIsNotTheDealIsRefused(t *testing.T) {
 	if err := new(Game).UnmarshalBinary(b); !errors.Is(err, ErrBadState) {
 		t.Fatalf("a key that is not the deal's: %v", err)
 	}
+}
+
+// FuzzLiveDeal deals a live game's hands from arbitrary keys (the fuzzer's
+// bytes, stretched) and plays random legal moves: no panic, every deal
+// gives each seat its cards once, and the state round-trips through its
+// encoding while it waits and while it plays.
+func FuzzLiveDeal(f *testing.F) {
+	f.Add(uint64(1), []byte{0})
+	f.Add(uint64(2), []byte("a key of fewer than 32 bytes"))
+	f.Add(uint64(3), make([]byte, 64))
+	f.Fuzz(func(t *testing.T, seed uint64, raw []byte) {
+		g, err := NewLive(Settings{Variant: Variant(seed % 2)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := localDeck(seed, 0)
+		for step := 0; !g.Over() && step < 2000; step++ {
+			if g.AwaitingDeal() {
+				roundTrip(t, g)
+				var k fairdeal.Key
+				copy(k[:], raw)
+				k[31] ^= byte(g.HandIndex())
+				if _, err := g.Deal(k, nil); err != nil {
+					t.Fatal(err)
+				}
+				var all cards.Set
+				for s := range Seats {
+					if all&g.Hand(s) != 0 || g.Hand(s).Len() != g.CardsDealt() && g.Phase() != PhaseTrump {
+						t.Fatalf("hand %d: seat %d dealt %v", g.HandIndex(), s, g.Hand(s))
+					}
+					all |= g.Hand(s)
+				}
+				roundTrip(t, g)
+				continue
+			}
+			legal := g.Legal(g.ToMove(), nil)
+			if _, err := g.Apply(legal[int(r[step%len(r)])%len(legal)], nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
 }
