@@ -67,7 +67,7 @@ func (g *Game) AppendBinary(b []byte) ([]byte, error) {
 }
 
 // UnmarshalBinary restores a state written by MarshalBinary. It checks the
-// state against the rules and the deal its seed implies, and rejects
+// state against the rules and the deal its key implies, and rejects
 // anything else with an error wrapping ErrBadState (g is then unchanged).
 func (g *Game) UnmarshalBinary(data []byte) error {
 	if len(data) == 0 || data[0] != binaryVersion {

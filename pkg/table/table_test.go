@@ -63,6 +63,16 @@ func TestNew_RejectsBadSeatsAndSettings(t *testing.T) {
 		"target 20":            {japaneseSet(20), humans(2), ErrBadSettings},
 		"no game":              {Settings{}, humans(2), ErrBadSettings},
 		"negative bot delay":   {classicSet(classic.Standard, -time.Second), humans(4), ErrBadSettings},
+		"negative seed timeout": {func() Settings {
+			s := classicSet(classic.Standard, 0)
+			s.SeedTimeout = -time.Second
+			return s
+		}(), humans(4), ErrBadSettings},
+		"seed timeout of days": {func() Settings {
+			s := classicSet(classic.Standard, 0)
+			s.SeedTimeout = 48 * time.Hour
+			return s
+		}(), humans(4), ErrBadSettings},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, _, err := New("t", "g", tc.s, tc.seats, t0, entropyOf(1, 0)); !errors.Is(err, tc.want) {
