@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"errors"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -252,5 +253,33 @@ func BenchmarkReplayClassic(b *testing.B) {
 		if _, err := Replay(rec); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestVerify_ATableRecordChecksEveryHandAgainstItsCommitment: a table's
+// record replays hand by hand from its seeds; a server seed that is not the
+// committed one stops it with ErrDeal before that hand, the hands before
+// it reported.
+func TestVerify_ATableRecordChecksEveryHandAgainstItsCommitment(t *testing.T) {
+	s := scoring.DefaultSettings()
+	bot := classic.Bot{}
+	rec, err := PlayClassicTable("t", "g", rand.NewChaCha8([32]byte{1}), s, [classic.Seats]ClassicPlayer{bot, bot, bot, bot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hands, err := Verify(rec)
+	if err != nil || len(hands) != s.Variant.Hands() || hands[0].Local || hands[23].Moves == 0 {
+		t.Fatalf("%d hands, %v", len(hands), err)
+	}
+	res, err := Replay(rec)
+	if err != nil || !res.Over || len(res.Hands) != len(hands) {
+		t.Fatalf("replay: %v", err)
+	}
+	bad := *rec
+	bad.Hands = append([]HandSeeds(nil), rec.Hands...)
+	bad.Hands[5].ServerSeed = rec.Hands[6].ServerSeed
+	hands, err = Verify(&bad)
+	if !errors.Is(err, ErrDeal) || len(hands) != 5 {
+		t.Fatalf("another hand's seed in hand 6: %d hands, %v; want 5 and ErrDeal", len(hands), err)
 	}
 }
