@@ -9,7 +9,6 @@ import (
 	"github.com/pulka/pulka/pkg/cards"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/sheetstore"
-	"github.com/pulka/pulka/pkg/table"
 )
 
 // owner is the runner the assignment names for the table ("" if none yet).
@@ -44,12 +43,12 @@ func TestMigration_SIGKILLOfTheOwnerMidHand_TheGameFinishesOnTheOtherRunner(t *t
 	// gives seat 0 its premia (and so the others their moshla): random
 	// play rarely makes one, and they are what must be written once.
 	start := startedTable(t, s, tableID)
-	plan, err := premiaPlan(table.InterimSeed(start.GetGameId()), classicScoring(start.GetSettings()).Variant, 0, cards.NewRNG(1, 1))
+	plan, err := newPremiaPlanner(s.rdb, tableID, classicScoring(start.GetSettings()).Variant, 0, cards.NewRNG(1, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, c := range clients {
-		c.playScript(tableID, plan[i])
+	for _, c := range clients {
+		c.playPlan(tableID, plan)
 		c.autoPlay(tableID, true)
 	}
 
@@ -83,6 +82,9 @@ func TestMigration_SIGKILLOfTheOwnerMidHand_TheGameFinishesOnTheOtherRunner(t *t
 		if why := c.scriptMissed(tableID); why != "" {
 			t.Errorf("seat %d left the plan: %s", i, why)
 		}
+	}
+	if why := plan.failed(); why != "" {
+		t.Errorf("the plan failed: %s", why)
 	}
 	// The premia and moshla of the pulka the kill cut in two: seat 0 made
 	// every hand, and the sheet (equal to the pure replay, checked above)

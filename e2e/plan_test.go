@@ -3,75 +3,149 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/pulka/pulka/pkg/assign"
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/classic"
+	"github.com/pulka/pulka/pkg/fairdeal"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/pkg/wsclient"
 )
 
-// premiaPlan plans the first pulka of a classic game so that seat earns its
-// premia, which random play rarely gives: knowing the table's seed (the
-// deals), it tries, hand by hand, random legal hands with the rules engine
-// (bids up to maxRandomBid, as decide plays) until one where seat takes
-// exactly the tricks it bid, and keeps that hand; in the first hand the next
-// seat must miss its bid but take a trick, so that it gets a moshla (not
-// zero, not a premia of its own). It returns each seat's moves in order.
-func premiaPlan(seed uint64, v classic.Variant, seat int, rng cards.RNG) ([classic.Seats][]wsclient.Move, error) {
-	var plan [classic.Seats][]wsclient.Move
-	g, err := classic.New(seed, classic.Settings{Variant: v})
+// premiaPlanner plans the first pulka of a classic game so that seat earns
+// its premia, which random play rarely gives. No one can know a hand's deal
+// before it is dealt (each hand has its own committed server seed), so it
+// plans hand by hand: when a hand of the pulka has been dealt, it reads the
+// hand's key from the table's log in Redis — a privileged test, as only the
+// server could — and tries random legal hands with the rules engine (bids up
+// to maxRandomBid, as decide plays) until one where seat takes exactly the
+// tricks it bid; in the first hand the next seat must miss its bid but take
+// a trick, so that it gets a moshla (not zero, not a premia of its own).
+// The clients then play that hand's moves (seatModel.planner).
+type premiaPlanner struct {
+	rdb     redis.UniversalClient
+	tableID string
+	seat    int
+	end     int // the first hand after the pulka
+
+	mu      sync.Mutex
+	rng     cards.RNG
+	g       *classic.Game // the game at the start of hand planned
+	planned int           // the hand whose moves are in moves; -1 before the first
+	moves   [classic.Seats][]wsclient.Move
+	err     error
+}
+
+func newPremiaPlanner(rdb redis.UniversalClient, tableID string, v classic.Variant, seat int, rng cards.RNG) (*premiaPlanner, error) {
+	g, err := classic.NewLive(classic.Settings{Variant: v})
 	if err != nil {
-		return plan, err
+		return nil, err
 	}
-	first, end := v.PulkaHands(0)
+	_, end := v.PulkaHands(0)
+	return &premiaPlanner{rdb: rdb, tableID: tableID, seat: seat, end: end, rng: rng, g: g, planned: -1}, nil
+}
+
+// script returns the moves seat plays in hand h: planned when h is a hand
+// of the first pulka, none after it (random play).
+func (p *premiaPlanner) script(seat, h int) []wsclient.Move {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if h >= p.end || p.err != nil {
+		return nil
+	}
+	for p.planned < h && p.err == nil {
+		p.err = p.planNext()
+	}
+	if p.planned != h {
+		return nil
+	}
+	moves := p.moves[seat]
+	p.moves[seat] = nil // a seat asks once per hand
+	return moves
+}
+
+// planNext deals the next hand from the log's key and plans it.
+func (p *premiaPlanner) planNext() error {
+	h := p.planned + 1
+	k, err := dealtKey(p.rdb, p.tableID, h)
+	if err != nil {
+		return err
+	}
+	if _, err := p.g.Deal(k, nil); err != nil {
+		return fmt.Errorf("hand %d: %w", h, err)
+	}
 	var legal, low []classic.Move
-	for h := first; h < end; h++ {
-		made := false
-		for try := 0; try < 10000 && !made; try++ {
-			c := g.Clone()
-			var moves []classic.Move
-			for !c.Over() && c.HandIndex() == h {
-				legal = c.Legal(c.ToMove(), legal[:0])
-				if c.Phase() == classic.PhaseBid {
-					low = low[:0]
-					for _, m := range legal {
-						if m.Bid <= maxRandomBid {
-							low = append(low, m)
-						}
-					}
-					if len(low) > 0 {
-						legal = low
+	for try := 0; try < 10000; try++ {
+		c := p.g.Clone()
+		var moves []classic.Move
+		for !c.Over() && c.HandIndex() == h {
+			legal = c.Legal(c.ToMove(), legal[:0])
+			if c.Phase() == classic.PhaseBid {
+				low = low[:0]
+				for _, m := range legal {
+					if m.Bid <= maxRandomBid {
+						low = append(low, m)
 					}
 				}
-				m := legal[rng.IntN(len(legal))]
-				if _, err := c.Apply(m, nil); err != nil {
-					return plan, fmt.Errorf("hand %d: %v: %w", h, m, err)
-				}
-				moves = append(moves, m)
-			}
-			r := c.HandResults()[h]
-			// The next seat misses the first hand, taking a trick, so it
-			// earns no premia and its moshla is not zero.
-			other := (seat + 1) % classic.Seats
-			if h == first && (r.Bids[other] == r.Tricks[other] || r.Tricks[other] == 0) {
-				continue
-			}
-			if r.Bids[seat] == r.Tricks[seat] {
-				made, g = true, c
-				for _, m := range moves {
-					plan[m.Seat] = append(plan[m.Seat], wsMove(m))
+				if len(low) > 0 {
+					legal = low
 				}
 			}
+			m := legal[p.rng.IntN(len(legal))]
+			if _, err := c.Apply(m, nil); err != nil {
+				return fmt.Errorf("hand %d: %v: %w", h, m, err)
+			}
+			moves = append(moves, m)
 		}
-		if !made {
-			return plan, fmt.Errorf("hand %d: no random hand of 10,000 where seat %d makes its bid", h, seat)
+		r := c.HandResults()[h]
+		other := (p.seat + 1) % classic.Seats
+		if h == 0 && (r.Bids[other] == r.Tricks[other] || r.Tricks[other] == 0) {
+			continue
+		}
+		if r.Bids[p.seat] == r.Tricks[p.seat] {
+			p.g, p.planned = c, h
+			p.moves = [classic.Seats][]wsclient.Move{}
+			for _, m := range moves {
+				p.moves[m.Seat] = append(p.moves[m.Seat], wsMove(m))
+			}
+			return nil
 		}
 	}
-	return plan, nil
+	return fmt.Errorf("hand %d: no random hand of 10,000 where seat %d makes its bid", h, p.seat)
+}
+
+// failed says why the planner stopped planning ("" if it did not).
+func (p *premiaPlanner) failed() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err == nil {
+		return ""
+	}
+	return p.err.Error()
+}
+
+// dealtKey reads the shuffle key of hand h, dealt and not yet revealed,
+// from the table's log: the table the log replays to holds its seeds.
+func dealtKey(rdb redis.UniversalClient, tableID string, h int) (fairdeal.Key, error) {
+	log, err := readLog(context.Background(), rdb, tableID)
+	if err != nil {
+		return fairdeal.Key{}, err
+	}
+	tb, err := replayTable(log)
+	if err != nil {
+		return fairdeal.Key{}, err
+	}
+	sd, ok := tb.CurrentSeeds()
+	if !ok || int(sd.Hand.Index) != h || !sd.Dealt {
+		return fairdeal.Key{}, fmt.Errorf("hand %d is not the table's dealt hand (%+v, dealt %v)", h, sd.Hand, sd.Dealt)
+	}
+	return sd.Key()
 }
 
 // wsMove is the rules engine's move as a client sends it.
@@ -109,12 +183,12 @@ func startedTable(t *testing.T, s *stack, tableID string) *lobbyv1.TableStarted 
 	}
 }
 
-// playScript makes the client play moves, in order, on table before its
-// random ones.
-func (c *client) playScript(table string, moves []wsclient.Move) {
+// playPlan makes the client play the planner's moves in the hands it plans,
+// before its random ones.
+func (c *client) playPlan(table string, p *premiaPlanner) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.seatModel(table).script = moves
+	c.seatModel(table).planner = p
 }
 
 // scriptMissed says why the client left its script ("" if it did not).

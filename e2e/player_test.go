@@ -65,6 +65,10 @@ type seatModel struct {
 	// script dropped, when the table wants a move the script did not plan.
 	script    []wsclient.Move
 	offScript string
+	// planner, when set, gives the script of each hand it plans when the
+	// seat first moves in it (see premiaPlanner); scriptHand is that hand.
+	planner    *premiaPlanner
+	scriptHand int
 }
 
 // maxRandomBid is the highest bid random play makes (when it may): low
@@ -94,6 +98,10 @@ func (sm *seatModel) decide() *wire.ClientMsg {
 		return nil
 	}
 	sm.answered[sm.turnSeq] = true
+	if sm.planner != nil && sm.scriptHand != sm.m.HandIndex+1 {
+		sm.scriptHand = sm.m.HandIndex + 1
+		sm.script = sm.planner.script(sm.m.MySeat, sm.m.HandIndex)
+	}
 	if mv, ok := sm.scripted(legal); ok {
 		return sm.message(mv)
 	}

@@ -48,6 +48,7 @@ const (
 	envMoveTimeout     = "PULKA_RUNNER_MOVE_TIMEOUT"
 	envReconnectGrace  = "PULKA_RUNNER_RECONNECT_GRACE"
 	envBotDelay        = "PULKA_RUNNER_BOT_DELAY"
+	envSeedTimeout     = "PULKA_RUNNER_SEED_TIMEOUT"
 	envHeartbeatTTL    = "PULKA_RUNNER_HEARTBEAT_TTL"
 	envLeaseTTL        = "PULKA_RUNNER_LEASE_TTL"
 	envPollInterval    = "PULKA_RUNNER_POLL_INTERVAL"
@@ -312,6 +313,8 @@ func (s *stack) startRunner() (*service, error) {
 		envMoveTimeout+"="+moveTimeout.String(),
 		envReconnectGrace+"="+reconnectGrace.String(),
 		envBotDelay+"="+botDelay.String(),
+		// Short, so that a hand whose clients send no seed is dealt soon.
+		envSeedTimeout+"=300ms",
 		envHeartbeatTTL+"="+heartbeatTTL.String(),
 		envLeaderTTL+"=1s",
 		envLeaseTTL+"=3s",

@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/pulka/pulka/pkg/assign"
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/classic"
+	"github.com/pulka/pulka/pkg/fairdeal"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
@@ -164,11 +167,28 @@ func classicScoring(ts *lobbyv1.TableSettings) scoring.Settings {
 	return s
 }
 
-// recordOf rebuilds the game record from the start (seed, settings) and
-// the moves in the event log — the public, game-changing events, whoever
-// made them (a player, the timer, a bot).
+// recordOf rebuilds the game record from the start (ids, settings), the
+// hands' commitments and revealed seeds, and the moves in the event log —
+// the public, game-changing events, whoever made them (a player, the timer,
+// a bot).
 func recordOf(start *lobbyv1.TableStarted, log []logEntry) (*record.Record, error) {
-	rec := &record.Record{Format: record.Format, Seed: record.Seed(table.InterimSeed(start.GetGameId())), Moves: []string{}}
+	rec := &record.Record{Format: record.Format, TableID: start.GetTableId(), GameID: start.GetGameId(), Moves: []string{}}
+	commitments := map[uint32][]byte{}
+	for _, e := range log {
+		if hc := e.Ev.GetHandCommitted(); hc != nil {
+			commitments[hc.GetHandIndex()] = hc.GetCommitment()
+		}
+		if hr := e.Ev.GetHandRevealed(); hr != nil {
+			if int(hr.GetHandIndex()) != len(rec.Hands) || !bytes.Equal(commitments[hr.GetHandIndex()], hr.GetCommitment()) {
+				return nil, fmt.Errorf("event %s: hand %d revealed after %d hands, or not as committed", e.ID, hr.GetHandIndex(), len(rec.Hands))
+			}
+			hs := record.HandSeeds{Commitment: hex.EncodeToString(hr.GetCommitment()), ServerSeed: hex.EncodeToString(hr.GetServerSeed())}
+			for _, c := range hr.GetClientSeeds() {
+				hs.ClientSeeds = append(hs.ClientSeeds, hex.EncodeToString(c))
+			}
+			rec.Hands = append(rec.Hands, hs)
+		}
+	}
 	japaneseGame := start.GetSettings().GetGame() == lobbyv1.Game_GAME_JAPANESE
 	if japaneseGame {
 		rec.Game = record.Japanese
@@ -278,7 +298,7 @@ func truth(rec *record.Record) ([]handTruth, error) {
 		return &hands[h]
 	}
 	if rec.Game == record.Classic {
-		g, err := classic.New(uint64(rec.Seed), classic.Settings{Variant: rec.Classic.Variant})
+		g, err := classic.NewLive(classic.Settings{Variant: rec.Classic.Variant})
 		if err != nil {
 			return nil, err
 		}
@@ -293,8 +313,18 @@ func truth(rec *record.Record) ([]handTruth, error) {
 				}
 			}
 		}
-		note(g.StartEvents(nil))
 		for i, text := range rec.Moves {
+			if g.AwaitingDeal() {
+				k, err := recordKey(rec, g.HandIndex())
+				if err != nil {
+					return nil, err
+				}
+				evs, err := g.Deal(k, nil)
+				if err != nil {
+					return nil, err
+				}
+				note(evs)
+			}
 			var m classic.Move
 			if err := m.UnmarshalText([]byte(text)); err != nil {
 				return nil, fmt.Errorf("move %d %q: %w", i, text, err)
@@ -307,7 +337,7 @@ func truth(rec *record.Record) ([]handTruth, error) {
 		}
 		return hands, nil
 	}
-	g, err := japanese.New(uint64(rec.Seed), *rec.Japanese)
+	g, err := japanese.NewLive(*rec.Japanese)
 	if err != nil {
 		return nil, err
 	}
@@ -330,8 +360,18 @@ func truth(rec *record.Record) ([]handTruth, error) {
 			}
 		}
 	}
-	note(g.StartEvents(nil))
 	for i, text := range rec.Moves {
+		if g.AwaitingDeal() {
+			k, err := recordKey(rec, g.Hand())
+			if err != nil {
+				return nil, err
+			}
+			evs, err := g.Deal(k, nil)
+			if err != nil {
+				return nil, err
+			}
+			note(evs)
+		}
 		var m japanese.Move
 		if err := m.UnmarshalText([]byte(text)); err != nil {
 			return nil, fmt.Errorf("move %d %q: %w", i, text, err)
@@ -345,18 +385,46 @@ func truth(rec *record.Record) ([]handTruth, error) {
 	return hands, nil
 }
 
+// recordKey is the shuffle key of hand h of a table's record, from its
+// revealed seeds (record.Replay has checked them against the commitments).
+func recordKey(rec *record.Record, h int) (fairdeal.Key, error) {
+	if h >= len(rec.Hands) {
+		return fairdeal.Key{}, fmt.Errorf("hand %d was played and never revealed", h)
+	}
+	hs := rec.Hands[h]
+	s, err := fairdeal.ParseSeed(hs.ServerSeed)
+	if err != nil {
+		return fairdeal.Key{}, err
+	}
+	cs := make([]fairdeal.ClientSeed, len(hs.ClientSeeds))
+	for i, c := range hs.ClientSeeds {
+		b, err := fairdeal.ParseSeed(c)
+		if err != nil {
+			return fairdeal.Key{}, err
+		}
+		cs[i] = b
+	}
+	return fairdeal.ShuffleKey(fairdeal.Hand{TableID: rec.TableID, GameID: rec.GameID, Index: uint32(h)}, s, cs)
+}
+
 // replayLog checks the log as the table-runner's restore would use it:
 // the genesis restored and every logged input re-applied in one process
 // yield exactly the logged events (the epoch, which only says who wrote
 // an event, and the trace aside). So the game a crash interrupted is the
 // game a no-crash run of the same inputs gives, event for event.
 func replayLog(log []logEntry) error {
+	_, err := replayTable(log)
+	return err
+}
+
+// replayTable is replayLog that returns the table the log replays to.
+func replayTable(log []logEntry) (*table.Table, error) {
 	if len(log) == 0 || log[0].Genesis == nil {
-		return errors.New("the log does not start with the genesis")
+		return nil, errors.New("the log does not start with the genesis")
 	}
 	tb, err := table.Restore(log[0].Genesis)
 	if err != nil {
-		return fmt.Errorf("restore the genesis: %w", err)
+		return nil, fmt.Errorf("restore the genesis: %w", err)
 	}
 	i := 1
 	for i < len(log) && log[i].Input == nil {
@@ -367,27 +435,27 @@ func replayLog(log []logEntry) error {
 		evs, err := tb.Apply(*step.Input)
 		var rej *table.RejectError
 		if err != nil && !errors.As(err, &rej) {
-			return fmt.Errorf("step at %s (%s): %w", step.ID, step.Input.Kind, err)
+			return nil, fmt.Errorf("step at %s (%s): %w", step.ID, step.Input.Kind, err)
 		}
 		for j, ev := range evs {
 			if i+j >= len(log) || (j > 0 && log[i+j].Input != nil) {
-				return fmt.Errorf("step at %s: the replay gives %d events, the log has fewer", step.ID, len(evs))
+				return nil, fmt.Errorf("step at %s: the replay gives %d events, the log has fewer", step.ID, len(evs))
 			}
 			got, want := proto.Clone(ev).(*tablev1.Event), proto.Clone(log[i+j].Ev).(*tablev1.Event)
 			got.Epoch, want.Epoch, got.Trace, want.Trace = 0, 0, nil, nil
 			if !proto.Equal(got, want) {
-				return fmt.Errorf("step at %s, event %d:\nreplay %s\nlog    %s", step.ID, j, describe("", got), describe(log[i+j].ID, want))
+				return nil, fmt.Errorf("step at %s, event %d:\nreplay %s\nlog    %s", step.ID, j, describe("", got), describe(log[i+j].ID, want))
 			}
 		}
 		if len(evs) == 0 {
-			return fmt.Errorf("step at %s (%s) replays to nothing", step.ID, step.Input.Kind)
+			return nil, fmt.Errorf("step at %s (%s) replays to nothing", step.ID, step.Input.Kind)
 		}
 		i += len(evs)
 		if i < len(log) && log[i].Input == nil {
-			return fmt.Errorf("step at %s: the log has more events than the replay's %d", step.ID, len(evs))
+			return nil, fmt.Errorf("step at %s: the log has more events than the replay's %d", step.ID, len(evs))
 		}
 	}
-	return nil
+	return tb, nil
 }
 
 // cellRow is one seat's cell of a sheet row, in whole points.

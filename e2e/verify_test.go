@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 	"testing"
 	"time"
 
@@ -15,7 +13,6 @@ import (
 	"github.com/pulka/pulka/pkg/record"
 	"github.com/pulka/pulka/pkg/sheetstore"
 	"github.com/pulka/pulka/pkg/streams"
-	"github.com/pulka/pulka/pkg/table"
 )
 
 // finished is a verified game: its log, its record and the pure replay.
@@ -31,8 +28,12 @@ type finished struct {
 // verifyGame checks a finished table end to end:
 //
 //   - the log replays purely from its genesis, event for event;
-//   - the record rebuilt from the start's seed and the logged moves
-//     replays legally to the end of the game;
+//   - the record rebuilt from the start, the logged moves and the hands'
+//     revealed seeds replays legally to the end of the game, every hand
+//     dealt from the key of its seeds, each server seed the one its
+//     commitment named (checkFairDeals: every client saw the commitment
+//     before the hand's cards, and no frame before a hand's reveal carries
+//     or deals from its server seed or key);
 //   - every frame each client received passes checkFrames;
 //   - the final sheet the clients received, the sheet in each human's
 //     history and the sheet in the scoring store equal the pure replay's
@@ -63,15 +64,7 @@ func verifyGame(t *testing.T, s *stack, tableID string, clients []*client) *fini
 		t.Fatal(err)
 	}
 	g := &finished{table: tableID, gameID: log[0].Ev.GetGameId(), log: log, rec: rec, res: res, hands: hands}
-	// The seed decides every deal: no frame may carry it.
-	seed := []byte(strconv.FormatUint(table.InterimSeed(start.GetGameId()), 10))
-	for _, c := range clients {
-		for _, f := range c.snapshot() {
-			if bytes.Contains(f.Raw, seed) {
-				t.Errorf("%s frame #%d carries the table's seed: %s", c.name, f.N, f)
-			}
-		}
-	}
+	checkFairDeals(t, rec, log, clients)
 	framesChecked := 0
 	for _, c := range clients {
 		n, problems := checkFrames(c, tableID, log, hands)

@@ -164,7 +164,7 @@ func TestAssigner_PlacesNewTablesOnTheLeastLoadedRunner(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"t1", "t2", "t3"} {
-		if err := a.Place(ctx, &lobbyv1.TableStarted{TableId: id, Seed: 42}, nil); err != nil {
+		if err := a.Place(ctx, &lobbyv1.TableStarted{TableId: id, GameId: "g-" + id}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -182,8 +182,8 @@ func TestAssigner_PlacesNewTablesOnTheLeastLoadedRunner(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ts lobbyv1.TableStarted
-	if err := proto.Unmarshal(data, &ts); err != nil || ts.GetSeed() != 42 {
-		t.Fatalf("stored start = %v (%v); want the first one, seed 42", &ts, err)
+	if err := proto.Unmarshal(data, &ts); err != nil || ts.GetGameId() != "g-t1" {
+		t.Fatalf("stored start = %v (%v); want the first one, game g-t1", &ts, err)
 	}
 }
 

@@ -1,5 +1,6 @@
 // Package cards is the 36-card Joker deck: cards, suits, ranks, card sets as
-// bitsets and the seeded shuffle that every Pulka game deals from.
+// bitsets, the deck type every deal fills (pkg/fairdeal shuffles it) and the
+// seeded generator of bots and tests.
 //
 // A card is a number 0..35: suit*9 + rank, rank 0 being the six and 8 the ace.
 // The two jokers take the slots of the six of spades (Joker1) and the six of

@@ -14,12 +14,11 @@ func Ordered() Deck {
 	return d
 }
 
-// RNG is the deterministic generator games draw from. It is PCG-DXSM from
-// math/rand/v2, whose algorithm is specified and fixed, so a seed gives the same
-// numbers on every machine and Go release. Games never keep an RNG in their
-// state: each draw (the first dealer, the shuffle of hand h) makes a fresh one
-// from the game's seed and a stream number, so a restored game needs nothing
-// but its seed to continue identically.
+// RNG is a deterministic generator for the choices of bots and tests (a
+// random bot's move, a test's random play). It is PCG-DXSM from
+// math/rand/v2, whose algorithm is specified and fixed, so a seed gives the
+// same numbers on every machine and Go release. Deals never come from it:
+// every deck is fairdeal.Shuffle of a hand's key (docs/fair-play.md).
 type RNG struct{ pcg rand.PCG }
 
 // NewRNG returns the generator for (seed, stream).
@@ -62,15 +61,4 @@ func mul64(a, b uint64) (hi, lo uint64) {
 	hi = a1*b1 + w2 + w1>>32
 	lo = a * b
 	return hi, lo
-}
-
-// Shuffled returns a freshly shuffled deck for (seed, stream) by Fisher-Yates.
-func Shuffled(seed, stream uint64) Deck {
-	d := Ordered()
-	r := NewRNG(seed, stream)
-	for i := DeckSize - 1; i > 0; i-- {
-		j := r.IntN(i + 1)
-		d[i], d[j] = d[j], d[i]
-	}
-	return d
 }

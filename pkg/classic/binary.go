@@ -7,15 +7,21 @@ import (
 	"fmt"
 
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/fairdeal"
 )
 
 // binaryVersion is the first byte of MarshalBinary's output. Bump it when the
-// layout changes and keep reading the old layouts.
-const binaryVersion = 1
+// layout changes.
+//
+// Version 2 holds the current hand's shuffle key and the local seed where
+// version 1 held the game's seed. Version 1 is not read: its deals came from
+// a seed that the game id made public, and a state of it cannot continue
+// with keys (its next hands have no commitment).
+const binaryVersion = 2
 
-// binarySize is the length of a version-1 encoding: the fixed fields, four
+// binarySize is the length of a version-2 encoding: the fixed fields, four
 // hands, the played set and 24 hand records.
-const binarySize = 36 + 8*Seats + 8 + maxHands*2*Seats
+const binarySize = 69 + 8*Seats + 8 + maxHands*2*Seats
 
 // MarshalBinary encodes the whole state (hidden cards included: it is a
 // server-side snapshot, never for a client) in a fixed-size layout behind a
@@ -27,7 +33,9 @@ func (g *Game) MarshalBinary() ([]byte, error) {
 // AppendBinary appends MarshalBinary's encoding to b.
 func (g *Game) AppendBinary(b []byte) ([]byte, error) {
 	b = append(b, binaryVersion)
-	b = binary.LittleEndian.AppendUint64(b, g.seed)
+	b = append(b, g.key[:]...)
+	b = append(b, boolByte(g.local))
+	b = binary.LittleEndian.AppendUint64(b, g.localSeed)
 	b = append(b, byte(g.variant), byte(g.hand), byte(g.firstDealer), byte(g.phase),
 		byte(g.turn), byte(g.trump), byte(g.turned))
 	for s := range Seats {
@@ -59,7 +67,7 @@ func (g *Game) AppendBinary(b []byte) ([]byte, error) {
 }
 
 // UnmarshalBinary restores a state written by MarshalBinary. It checks the
-// state against the rules and the deal its seed implies, and rejects
+// state against the rules and the deal its key implies, and rejects
 // anything else with an error wrapping ErrBadState (g is then unchanged).
 func (g *Game) UnmarshalBinary(data []byte) error {
 	if len(data) == 0 || data[0] != binaryVersion {
@@ -69,8 +77,14 @@ func (g *Game) UnmarshalBinary(data []byte) error {
 		return fmt.Errorf("%w: %d bytes, want %d", ErrBadState, len(data), binarySize)
 	}
 	var n Game
-	n.seed = binary.LittleEndian.Uint64(data[1:])
-	p := data[9:]
+	p := data[1:]
+	copy(n.key[:], p)
+	if p[32] > 1 {
+		return fmt.Errorf("%w: local flag %d", ErrBadState, p[32])
+	}
+	n.local = p[32] == 1
+	n.localSeed = binary.LittleEndian.Uint64(p[33:])
+	p = p[41:]
 	n.variant, n.hand, n.firstDealer, n.phase = Variant(p[0]), int8(p[1]), int8(p[2]), Phase(p[3])
 	n.turn, n.trump, n.turned = int8(p[4]), cards.Suit(p[5]), cards.Card(p[6])
 	p = p[7:]
@@ -127,8 +141,8 @@ func (g *Game) UnmarshalJSON(data []byte) error {
 	return g.UnmarshalBinary(b)
 }
 
-// validate checks that g is a state the rules can reach from its seed: the
-// cards held and played match the seed's deal, counts match the trick
+// validate checks that g is a state the rules can reach from its key: the
+// cards held and played match the key's deal, counts match the trick
 // number, and the phase's bookkeeping is consistent. Fields that do not
 // matter in the current phase must hold their reset values, so an encoding
 // reads back to the same bytes.
@@ -143,7 +157,11 @@ func (g *Game) validate() error {
 	if g.hand < 0 || int(g.hand) > total {
 		return bad("hand %d", g.hand)
 	}
-	if g.firstDealer < 0 || g.firstDealer >= Seats {
+	if !g.local && g.localSeed != 0 {
+		return bad("a live game with a seed")
+	}
+	undealt := g.hand == 0 && g.phase == PhaseDeal
+	if g.firstDealer < -1 || g.firstDealer >= Seats || (g.firstDealer == -1) != undealt {
 		return bad("first dealer %d", g.firstDealer)
 	}
 	for h := range maxHands {
@@ -167,21 +185,38 @@ func (g *Game) validate() error {
 		}
 	}
 
-	// Everything that belongs to the current hand, rebuilt from the seed and
+	// Everything that belongs to the current hand, rebuilt from the key and
 	// the few free choices, must equal what was stored.
-	want := Game{seed: g.seed, variant: g.variant, hand: g.hand, firstDealer: g.firstDealer, results: g.results}
+	want := Game{local: g.local, localSeed: g.localSeed, variant: g.variant, hand: g.hand,
+		firstDealer: g.firstDealer, results: g.results}
 	want.resetHand()
+	want.turn = -1
 	if int(g.hand) == total {
-		want.phase, want.turn = PhaseOver, -1
+		want.phase = PhaseOver
 		if *g != want {
 			return bad("finished game with hand state")
 		}
 		return nil
 	}
+	if g.phase == PhaseDeal {
+		want.phase = PhaseDeal
+		if g.local || *g != want {
+			return bad("a hand waiting for its deal with hand state")
+		}
+		return nil
+	}
+	if g.local && g.key != fairdeal.LocalKey(g.localSeed, uint32(g.hand)) {
+		return bad("a local game's key is not its seed's")
+	}
+	want.key = g.key
+	d, firstDealer := fairdeal.ShuffleDraw(g.key, Seats)
+	if g.hand == 0 && int(g.firstDealer) != firstDealer {
+		return bad("first dealer %d is not the key's", g.firstDealer)
+	}
 	n := g.variant.CardsInHand(int(g.hand))
 	dealer := g.dealerOf(int(g.hand))
 	first := int8((dealer + 1) % Seats)
-	dealt, _, turned := deal(g.seed, int(g.hand), n, dealer)
+	dealt, _, turned := dealDeck(&d, n, dealer)
 	want.hands, want.leader, want.turn, want.phase = dealt, first, first, g.phase
 	switch g.phase {
 	case PhaseTrump:
@@ -305,4 +340,11 @@ func (g *Game) validatePlay(want *Game, dealt *[Seats]cards.Set, n int) error {
 	}
 	want.hands, want.played = g.hands, played
 	return nil
+}
+
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
 }

@@ -17,12 +17,12 @@ type Bot struct{}
 
 // Choose picks seat's move.
 func (Bot) Choose(g *Game, seat int) (Move, bool) {
-	if seat != g.ToMove() {
+	if seat < 0 || seat != g.ToMove() { // nobody moves while a hand waits for its deal, or after the end
 		return Move{}, false
 	}
 	switch g.phase {
 	case PhaseTrump:
-		_, first, _ := deal(g.seed, int(g.hand), MaxCards, g.Dealer())
+		_, first, _ := deal(g.key, MaxCards, g.Dealer())
 		return TrumpMove(seat, ChooseTrumpFor(first[seat])), true
 	case PhaseBid:
 		return BidMove(seat, chooseBid(g, seat)), true

@@ -6,10 +6,14 @@
 //
 // # State
 //
-// Game is a plain value. Every hand h is dealt from cards.Shuffled(seed, h)
-// and the first dealer is drawn from cards.NewRNG(seed, firstDealerStream),
-// so a game is its seed plus its moves, and a snapshot (MarshalBinary) is a
-// few hundred bytes. Legal and Apply do not allocate.
+// Game is a plain value. Every hand is dealt from its own shuffle key with
+// fairdeal.Shuffle, and hand 0's deal draws the first dealer from the stream
+// after the shuffle (docs/fair-play.md gives the layout). A live game
+// (NewLive) holds no seed: before each hand it waits in PhaseDeal for Deal
+// with the key the table's commit–reveal made. A local game (New) — self
+// play, tests, the demo — deals hand h itself from fairdeal.LocalKey(seed,
+// h), so it is its seed plus its moves. A snapshot (MarshalBinary) is a few
+// hundred bytes. Legal and Apply do not allocate.
 //
 // # Moves
 //

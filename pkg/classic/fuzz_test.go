@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/fairdeal"
 )
 
 // fuzzMove reads a move from raw bytes: as text when it parses, else field
@@ -68,6 +69,13 @@ func FuzzApply(f *testing.F) {
 // FuzzUnmarshal feeds arbitrary bytes to UnmarshalBinary: no panic; what it
 // accepts encodes back to the same bytes and can be played on.
 func FuzzUnmarshal(f *testing.F) {
+	// A live game waiting for hand 0's deal, and just dealt.
+	live, _ := NewLive(Settings{Variant: Standard})
+	b, _ := live.MarshalBinary()
+	f.Add(b)
+	_, _ = live.Deal(fairdeal.LocalKey(9, 0), nil)
+	b, _ = live.MarshalBinary()
+	f.Add(b)
 	for _, seed := range []uint64{1, 2, 3} {
 		g, _ := New(seed, Settings{Variant: Variant(seed % 2)})
 		r := cards.NewRNG(seed, 6)
@@ -98,6 +106,12 @@ func FuzzUnmarshal(f *testing.F) {
 		for range 50 {
 			if g.Over() {
 				return
+			}
+			if g.AwaitingDeal() { // a live game waits for its next key
+				if _, err := g.Deal(fairdeal.LocalKey(1, uint32(g.HandIndex())), nil); err != nil {
+					t.Fatalf("restored state refuses its deal: %v", err)
+				}
+				continue
 			}
 			legal = g.Legal(g.ToMove(), legal[:0])
 			if len(legal) == 0 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/fairdeal"
 )
 
 // Settings choose the game. Scoring settings (khishti, premia, moshla) belong
@@ -21,9 +22,12 @@ const (
 	PhaseBid                    // seats bid in turn
 	PhasePlay                   // tricks are played
 	PhaseOver                   // the game has ended
+	// PhaseDeal: a live game waits for the current hand's shuffle key
+	// (Deal). Nobody is to move.
+	PhaseDeal
 )
 
-var phaseNames = [...]string{"", "trump", "bid", "play", "over"}
+var phaseNames = [...]string{"", "trump", "bid", "play", "over", "deal"}
 
 func (p Phase) String() string {
 	if int(p) < len(phaseNames) && p != 0 {
@@ -66,26 +70,26 @@ type handRecord struct {
 // maxHands is the most hands any variant has.
 const maxHands = 24
 
-// firstDealerStream is the RNG stream the first dealer is drawn from. Hand h
-// is shuffled from stream h, so this only has to be far from 0..23. The value
-// is fixed forever: changing it would change every stored game.
-const firstDealerStream uint64 = 0x6465616c6572 // "dealer"
-
 // noBid marks a seat that has not bid yet.
 const noBid int8 = -1
 
 // Game is a whole classic game. It is plain data (no pointers, slices or
 // maps), so copying it is a cheap snapshot and == compares two states.
-// The deal of every hand comes from the seed, so no RNG lives in it.
+// Each hand is dealt from its own shuffle key (fairdeal.Shuffle), so no RNG
+// lives in it: a live game (NewLive) is handed the key by Deal when the
+// hand is to be dealt; a local game (New) makes it from its seed.
 type Game struct {
-	seed    uint64
+	key       fairdeal.Key // the current hand's shuffle key; zero while none is dealt
+	localSeed uint64       // a local game's seed (fairdeal.LocalKey); 0 in a live game
+	local     bool         // deals every hand itself from localSeed
+
 	hands   [Seats]cards.Set // cards each seat still holds
 	played  cards.Set        // cards played this hand, the current trick included
 	results [maxHands]handRecord
 
 	variant     Variant
 	hand        int8 // current hand, 0-based; == Hands() once over
-	firstDealer int8
+	firstDealer int8 // drawn when hand 0 is dealt; -1 before
 	phase       Phase
 	turn        int8 // seat to move
 	trump       cards.Suit
@@ -102,24 +106,57 @@ type Game struct {
 	trickJoker [Seats]JokerMode
 }
 
-// New starts a game: draws the first dealer from the seed and deals hand 1.
-// Use StartEvents for the events of that first deal.
+// New starts a local game — self play, bots' simulations, tests, the
+// terminal demo — that deals every hand h itself from
+// fairdeal.LocalKey(seed, h); it deals hand 0 at once. Use StartEvents for
+// the events of that first deal. Live tables use NewLive: their deals must
+// not follow from one seed.
 func New(seed uint64, settings Settings) (*Game, error) {
-	if !settings.Variant.Valid() {
-		return nil, fmt.Errorf("%w: variant %d", ErrBadSettings, settings.Variant)
+	g, err := newUndealt(settings)
+	if err != nil {
+		return nil, err
 	}
-	g := &Game{seed: seed, variant: settings.Variant}
-	r := cards.NewRNG(seed, firstDealerStream)
-	g.firstDealer = int8(r.IntN(Seats))
+	g.local, g.localSeed = true, seed
 	g.startHand(0)
 	return g, nil
 }
 
+// NewLive starts a live game: no seed lives in it. Before each hand it is in
+// PhaseDeal and waits for Deal with that hand's shuffle key (the table's
+// commit–reveal, docs/fair-play.md).
+func NewLive(settings Settings) (*Game, error) {
+	g, err := newUndealt(settings)
+	if err != nil {
+		return nil, err
+	}
+	g.startHand(0)
+	return g, nil
+}
+
+func newUndealt(settings Settings) (*Game, error) {
+	if !settings.Variant.Valid() {
+		return nil, fmt.Errorf("%w: variant %d", ErrBadSettings, settings.Variant)
+	}
+	return &Game{variant: settings.Variant, firstDealer: -1}, nil
+}
+
+// Deal deals the current hand from key k and appends the events of the deal
+// (as StartEvents gives them). Hand 0's deal also draws the first dealer:
+// the stream's next IntN(4) after the shuffle. It returns ErrWrongPhase when
+// the game is not waiting for a deal (a local game never is).
+func (g *Game) Deal(k fairdeal.Key, buf []Event) ([]Event, error) {
+	if g.phase != PhaseDeal {
+		return buf, fmt.Errorf("%w: no hand waits for a deal (phase %v)", ErrWrongPhase, g.phase)
+	}
+	first := g.dealHand(k)
+	return g.appendHandStart(buf, &g.hands, first, g.turned), nil
+}
+
+// AwaitingDeal reports whether the game waits for Deal.
+func (g *Game) AwaitingDeal() bool { return g.phase == PhaseDeal }
+
 // Clone returns an independent copy.
 func (g *Game) Clone() *Game { c := *g; return &c }
-
-// Seed returns the seed every deal of the game comes from.
-func (g *Game) Seed() uint64 { return g.seed }
 
 // Settings returns the game's settings.
 func (g *Game) Settings() Settings { return Settings{Variant: g.variant} }
@@ -144,8 +181,14 @@ func (g *Game) HandIndex() int { return int(g.hand) }
 // CardsDealt returns how many cards each seat was dealt in the current hand.
 func (g *Game) CardsDealt() int { return g.variant.CardsInHand(int(g.hand)) }
 
-// Dealer returns the dealer of the current hand.
-func (g *Game) Dealer() int { return g.dealerOf(int(g.hand)) }
+// Dealer returns the dealer of the current hand; -1 before hand 0 is dealt
+// (the first dealer is drawn with its deal).
+func (g *Game) Dealer() int {
+	if g.firstDealer < 0 {
+		return -1
+	}
+	return g.dealerOf(int(g.hand))
+}
 
 func (g *Game) dealerOf(h int) int { return (int(g.firstDealer) + h) % Seats }
 
@@ -196,13 +239,18 @@ func (g *Game) AppendHandResults(buf []HandResult) []HandResult {
 	return buf
 }
 
-// deal is the deal of hand h: the cards of every seat, the first three
+// deal is the deal of key k: the cards of every seat, the first three
 // cards of every seat (nine-card hands) and the turned card (NoCard in
 // nine-card hands). Seats are served clockwise from the seat after the
 // dealer: n cards each in small hands, then the next card is turned; in
-// nine-card hands three each, then six each.
-func deal(seed uint64, h, n, dealer int) (hands, first [Seats]cards.Set, turned cards.Card) {
-	d := cards.Shuffled(seed, uint64(h))
+// nine-card hands three each, then six each (docs/fair-play.md).
+func deal(k fairdeal.Key, n, dealer int) (hands, first [Seats]cards.Set, turned cards.Card) {
+	d, _ := fairdeal.ShuffleDraw(k, Seats)
+	return dealDeck(&d, n, dealer)
+}
+
+// dealDeck lays deck d out as deal describes.
+func dealDeck(d *cards.Deck, n, dealer int) (hands, first [Seats]cards.Set, turned cards.Card) {
 	turned = cards.NoCard
 	for i := range Seats {
 		s := (dealer + 1 + i) % Seats
@@ -247,21 +295,37 @@ func (g *Game) clearTrick() {
 	g.trickJoker = [Seats]JokerMode{}
 }
 
-// startHand deals hand h, or ends the game after the last hand. It returns
-// the chooser's first three cards in a nine-card hand.
+// startHand starts hand h: a local game deals it, a live one waits for
+// Deal; after the last hand the game ends. It returns the chooser's first
+// three cards in a nine-card hand a local game dealt.
 func (g *Game) startHand(h int) (first cards.Set) {
 	g.hand = int8(h)
 	g.resetHand()
+	g.key = fairdeal.Key{}
+	g.turn = -1
 	if h >= g.variant.Hands() {
 		g.phase = PhaseOver
-		g.turn = -1
 		return 0
 	}
-	n := g.variant.CardsInHand(h)
-	dealer := g.dealerOf(h)
+	if !g.local {
+		g.phase = PhaseDeal
+		return 0
+	}
+	return g.dealHand(fairdeal.LocalKey(g.localSeed, uint32(h)))
+}
+
+// dealHand deals the current hand from key k.
+func (g *Game) dealHand(k fairdeal.Key) (first cards.Set) {
+	d, firstDealer := fairdeal.ShuffleDraw(k, Seats)
+	if g.hand == 0 {
+		g.firstDealer = int8(firstDealer)
+	}
+	g.key = k
+	n := g.CardsDealt()
+	dealer := g.Dealer()
 	chooser := int8((dealer + 1) % Seats)
 	var firsts [Seats]cards.Set
-	g.hands, firsts, g.turned = deal(g.seed, h, n, dealer)
+	g.hands, firsts, g.turned = dealDeck(&d, n, dealer)
 	g.leader = chooser
 	g.turn = chooser
 	if n == MaxCards {
@@ -282,7 +346,7 @@ func (g *Game) StartEvents(buf []Event) []Event {
 	if g.phase < PhaseTrump || g.phase > PhasePlay {
 		return buf
 	}
-	hands, firsts, turned := deal(g.seed, int(g.hand), g.CardsDealt(), g.Dealer())
+	hands, firsts, turned := deal(g.key, g.CardsDealt(), g.Dealer())
 	buf = g.appendHandStart(buf, &hands, firsts[(g.Dealer()+1)%Seats], turned)
 	if g.phase != PhaseTrump && g.CardsDealt() == MaxCards {
 		buf = g.appendTrumpChosen(buf, &hands)

@@ -245,9 +245,12 @@ func (g *Game) applyPlay(m Move, buf []Event) []Event {
 	buf = append(buf, Event{Kind: EventHandEnded, To: Public, Hand: g.hand,
 		Card: cards.NoCard, Suit: cards.NoSuit, N: int8(g.CardsDealt()), Bids: g.bids, Tricks: g.tricks})
 	first := g.startHand(int(g.hand) + 1)
-	if g.phase == PhaseOver {
+	switch g.phase {
+	case PhaseOver:
 		return append(buf, Event{Kind: EventGameEnded, To: Public, Hand: g.hand,
 			Card: cards.NoCard, Suit: cards.NoSuit})
+	case PhaseDeal:
+		return buf // a live game: the next hand waits for Deal
 	}
 	return g.appendHandStart(buf, &g.hands, first, g.turned)
 }

@@ -229,7 +229,7 @@ func checkViews(t *testing.T, g *Game, deep bool) {
 		case seat < 0:
 		case g.phase == PhaseTrump:
 			if seat == (g.Dealer()+1)%Seats {
-				_, first, _ := deal(g.seed, int(g.hand), MaxCards, g.Dealer())
+				_, first, _ := deal(g.key, MaxCards, g.Dealer())
 				want = first[seat]
 			}
 		default:

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/fairdeal"
 )
 
 // randomPlay plays random legal moves (seeded) until stop says so or the
@@ -25,6 +26,12 @@ func randomPlay(t testing.TB, g *Game, seed uint64, stop func(*Game) bool) []Eve
 		}
 	}
 	return evs
+}
+
+// localDeck is the deck of hand h of a local game of seed.
+func localDeck(seed uint64, h int) cards.Deck {
+	d, _ := fairdeal.Shuffle(fairdeal.LocalKey(seed, uint32(h)))
+	return d
 }
 
 func newGame(t testing.TB, seed uint64, v Variant) *Game {
@@ -58,7 +65,7 @@ func TestDeal_EveryHandIsAFreshShuffleOfTheWholeDeck(t *testing.T) {
 	}
 	for h, d := range dealt {
 		n := Standard.CardsInHand(int(h))
-		deck := cards.Shuffled(11, uint64(h))
+		deck := localDeck(11, int(h))
 		var all cards.Set
 		for s, cs := range d {
 			if cs.Len() != n || all&cs != 0 {
@@ -71,7 +78,7 @@ func TestDeal_EveryHandIsAFreshShuffleOfTheWholeDeck(t *testing.T) {
 			want = want.With(c)
 		}
 		if all != want {
-			t.Fatalf("hand %d: dealt %v, want the top %d cards of Shuffled(seed, %d)", h, all, Seats*n, h)
+			t.Fatalf("hand %d: dealt %v, want the top %d cards of the deck of LocalKey(seed, %d)", h, all, Seats*n, h)
 		}
 		if n < MaxCards && (turned[h] != deck[Seats*n] || all.Has(turned[h])) {
 			t.Fatalf("hand %d: turned %v, want the next card %v", h, turned[h], deck[Seats*n])
@@ -100,8 +107,8 @@ func TestStructure_FirstDealerIsDrawnFromTheSeed(t *testing.T) {
 		if a.Dealer() != b.Dealer() {
 			t.Fatalf("seed %d: dealer %d then %d", seed, a.Dealer(), b.Dealer())
 		}
-		r := cards.NewRNG(seed, firstDealerStream)
-		if want := r.IntN(Seats); a.Dealer() != want {
+		_, st := fairdeal.Shuffle(fairdeal.LocalKey(seed, 0))
+		if want := st.IntN(Seats); a.Dealer() != want {
 			t.Fatalf("seed %d: dealer %d, want %d", seed, a.Dealer(), want)
 		}
 		seen[a.Dealer()] = true
@@ -177,7 +184,7 @@ func TestTrump_TurnedCardSuitIsTrumpInSmallHands(t *testing.T) {
 	for seed := range uint64(50) {
 		g := newGame(t, seed, Standard)
 		evs := g.StartEvents(nil)
-		deck := cards.Shuffled(seed, 0)
+		deck := localDeck(seed, 0)
 		turned := deck[Seats]
 		last := evs[len(evs)-1]
 		if last.Kind != EventTrumpTurned || last.Card != turned || g.Trump() != turned.Suit() || last.Suit != g.Trump() {
@@ -269,7 +276,7 @@ func TestTrump_NoTrumpMayBeChosen(t *testing.T) {
 func TestTrump_ChooserSeesOnlyItsFirstThreeCardsAndOthersNothing(t *testing.T) {
 	g := newGame(t, 33, Nines)
 	chooser := g.ToMove()
-	deck := cards.Shuffled(33, 0)
+	deck := localDeck(33, 0)
 	first := cards.SetOf(deck[0], deck[1], deck[2]) // the chooser is served first
 	for seat := -1; seat < Seats; seat++ {
 		v := g.View(seat)

@@ -64,7 +64,7 @@ func (g *Game) View(seat int) View {
 		// Only the chooser has looked at cards: its first three.
 		chooser := (v.Dealer + 1) % Seats
 		if seat == chooser {
-			_, first, _ := deal(g.seed, int(g.hand), MaxCards, v.Dealer)
+			_, first, _ := deal(g.key, MaxCards, v.Dealer)
 			v.MyCards = first[chooser].Cards()
 		}
 		for s := range Seats {

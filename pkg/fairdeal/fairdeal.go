@@ -21,7 +21,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 
 	"github.com/pulka/pulka/pkg/cards"
 )
@@ -134,24 +133,46 @@ func Verify(h Hand, s ServerSeed, c Commitment) bool {
 // Stream is the deterministic sequence of 32-bit words a key gives: the
 // concatenation of HMAC-SHA256(key, "pulka/stream/v1" || u32(i)) for
 // i = 0, 1, 2, …, read as big-endian uint32s.
+//
+// The HMAC is written out over sha256.Sum256 (RFC 2104 with a 32-byte key)
+// so that a stream on the stack allocates nothing: the engines deal inside
+// Apply, which must not allocate.
 type Stream struct {
-	mac   hash.Hash
-	block uint32
-	buf   [sha256.Size]byte
-	off   int
+	ipad, opad [sha256.BlockSize]byte // the key XOR 0x36…, XOR 0x5c…
+	block      uint32
+	buf        [sha256.Size]byte
+	off        int
 }
 
 // NewStream returns the stream of key k.
-func NewStream(k Key) *Stream { return &Stream{mac: hmac.New(sha256.New, k[:]), off: sha256.Size} }
+func NewStream(k Key) *Stream {
+	s := newStream(k)
+	return &s
+}
+
+func newStream(k Key) Stream {
+	s := Stream{off: sha256.Size}
+	for i := range s.ipad {
+		var b byte
+		if i < len(k) {
+			b = k[i]
+		}
+		s.ipad[i], s.opad[i] = b^0x36, b^0x5c
+	}
+	return s
+}
 
 func (s *Stream) word() uint32 {
 	if s.off == sha256.Size {
-		s.mac.Reset()
-		var msg [len(tagStream) + 4]byte
-		copy(msg[:], tagStream)
-		binary.BigEndian.PutUint32(msg[len(tagStream):], s.block)
-		s.mac.Write(msg[:])
-		s.mac.Sum(s.buf[:0])
+		var in [sha256.BlockSize + len(tagStream) + 4]byte
+		copy(in[:], s.ipad[:])
+		copy(in[sha256.BlockSize:], tagStream)
+		binary.BigEndian.PutUint32(in[sha256.BlockSize+len(tagStream):], s.block)
+		inner := sha256.Sum256(in[:])
+		var out [sha256.BlockSize + sha256.Size]byte
+		copy(out[:], s.opad[:])
+		copy(out[sha256.BlockSize:], inner[:])
+		s.buf = sha256.Sum256(out[:])
 		s.block++
 		s.off = 0
 	}
@@ -180,26 +201,51 @@ func (s *Stream) IntN(n uint32) int {
 // the draws a game makes after it (the first dealer of a classic game, the
 // first declarer of a Japanese match: the next IntN).
 func Shuffle(k Key) (cards.Deck, *Stream) {
+	st := newStream(k)
+	d := shuffle(&st)
+	return d, &st
+}
+
+// ShuffleDraw is Shuffle and the stream's next IntN(n) after it, without
+// allocating.
+func ShuffleDraw(k Key, n uint32) (cards.Deck, int) {
+	st := newStream(k)
+	d := shuffle(&st)
+	return d, st.IntN(n)
+}
+
+func shuffle(st *Stream) cards.Deck {
 	d := cards.Ordered()
-	st := NewStream(k)
 	for i := cards.DeckSize - 1; i > 0; i-- {
 		j := st.IntN(uint32(i + 1))
 		d[i], d[j] = d[j], d[i]
 	}
-	return d, st
+	return d
 }
 
 // LocalKey is the key of hand index for games played without a table — self
 // play, benchmarks, tests, the terminal demo — from one 64-bit seed. Live
 // tables never use it: their keys come from ShuffleKey.
 func LocalKey(seed uint64, index uint32) Key {
-	var s [8]byte
-	binary.BigEndian.PutUint64(s[:], seed)
-	m := hmac.New(sha256.New, s[:])
-	m.Write(binary.BigEndian.AppendUint32([]byte(tagLocal), index))
-	var k Key
-	m.Sum(k[:0])
-	return k
+	// HMAC-SHA256 keyed by the seed's 8 big-endian bytes over
+	// "pulka/local/v1" || u32(index), written out like Stream's so that a
+	// local game deals without allocating.
+	var ipad, opad [sha256.BlockSize]byte
+	binary.BigEndian.PutUint64(ipad[:], seed)
+	copy(opad[:], ipad[:])
+	for i := range ipad {
+		ipad[i] ^= 0x36
+		opad[i] ^= 0x5c
+	}
+	var in [sha256.BlockSize + len(tagLocal) + 4]byte
+	copy(in[:], ipad[:])
+	copy(in[sha256.BlockSize:], tagLocal)
+	binary.BigEndian.PutUint32(in[sha256.BlockSize+len(tagLocal):], index)
+	inner := sha256.Sum256(in[:])
+	var out [sha256.BlockSize + sha256.Size]byte
+	copy(out[:], opad[:])
+	copy(out[sha256.BlockSize:], inner[:])
+	return sha256.Sum256(out[:])
 }
 
 // ParseSeed reads 64 hex digits (either case) into a seed.

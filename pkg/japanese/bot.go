@@ -16,7 +16,7 @@ type Bot struct{}
 
 // Choose picks seat's move.
 func (Bot) Choose(g *Game, seat int) (Move, bool) {
-	if seat != g.ToMove() {
+	if seat < 0 || seat != g.ToMove() { // nobody moves while a hand waits for its deal, or after the end
 		return Move{}, false
 	}
 	if g.phase == PhaseTrump {

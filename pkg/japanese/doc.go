@@ -3,10 +3,13 @@
 //
 // It is a pure state machine: no I/O, no clock, no global RNG. A Game is a
 // plain value of fixed-size arrays and small integers, so Clone is a copy and
-// two games compare with ==. The first declarer is drawn from the game's seed
-// (stream DeclarerStream) and hand h (0-based) is dealt from
-// cards.Shuffled(seed, h), so a match is replayed exactly from its seed and
-// its moves.
+// two games compare with ==. Every hand is dealt from its own shuffle key
+// with fairdeal.Shuffle, and hand 0's deal draws the first declarer from the
+// stream after the shuffle (docs/fair-play.md gives the layout). A live
+// match (NewLive) holds no seed: before each hand it waits in PhaseDeal for
+// Deal with the key the table's commit–reveal made. A local match (New) —
+// self play, tests — deals hand h itself from fairdeal.LocalKey(seed, h), so
+// it is replayed exactly from its seed and its moves.
 //
 // The flow of a hand: the declarer sees three cards and chooses trump (a
 // suit, or bezi: no trump); the rest of the deck is then dealt — five more

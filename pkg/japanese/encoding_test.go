@@ -119,7 +119,7 @@ func TestHandResults_KeepTheMostRecentHands(t *testing.T) {
 	for h := range MaxRecordedHands {
 		g.results[h] = packResult(9, cards.Clubs)
 	}
-	g.deal(nil)
+	g.startHand()
 	hr := g.HandResults()
 	if len(hr) != MaxRecordedHands || hr[0].Hand != 200-MaxRecordedHands || hr[len(hr)-1].Hand != 199 {
 		t.Fatalf("%d results from hand %d", len(hr), hr[0].Hand)
@@ -136,8 +136,8 @@ func TestHandResults_KeepTheMostRecentHands(t *testing.T) {
 
 func TestState_UnmarshalRejectsTamperedStates(t *testing.T) {
 	// Early in a hand, while the columns still pin the deal to the seed.
-	// Layout: version 0, seed 1-8, hand 9-12, finished 13-16, target 17,
-	// ..., scores 31-32, hands 33-40 and 41-48.
+	// Layout: version 0, key 1-32, local 33, seed 34-41, hand 42-45,
+	// finished 46-49, target 50, ..., scores 64-65, hands 66-73 and 74-81.
 	g := fuzzGame(t, 9, 5)
 	good, _ := g.MarshalBinary()
 	tamper := map[string]func(b []byte) []byte{
@@ -145,16 +145,19 @@ func TestState_UnmarshalRejectsTamperedStates(t *testing.T) {
 		"unknown version": func(b []byte) []byte { b[0] = 9; return b },
 		"trailing byte":   func(b []byte) []byte { return append(b, 0) },
 		"short":           func(b []byte) []byte { return b[:len(b)-1] },
-		"seed changed":    func(b []byte) []byte { b[1] ^= 1; return b },
-		"bad target":      func(b []byte) []byte { b[17] = 20; return b },
-		"score forged":    func(b []byte) []byte { b[31] = 5; return b },
+		"key changed":     func(b []byte) []byte { b[1] ^= 1; return b },
+		"seed changed":    func(b []byte) []byte { b[34] ^= 1; return b },
+		"made live":       func(b []byte) []byte { b[33] = 0; return b },
+		"bad local flag":  func(b []byte) []byte { b[33] = 2; return b },
+		"bad target":      func(b []byte) []byte { b[50] = 20; return b },
+		"score forged":    func(b []byte) []byte { b[64] = 5; return b },
 		"card duplicated": func(b []byte) []byte {
 			for k := range 8 {
-				b[33+k] |= b[41+k] // hands[0] gets the cards of hands[1]
+				b[66+k] |= b[74+k] // hands[0] gets the cards of hands[1]
 			}
 			return b
 		},
-		"card lost": func(b []byte) []byte { b[33] &= b[33] - 1; return b },
+		"card lost": func(b []byte) []byte { b[66] &= b[66] - 1; return b },
 	}
 	for name, f := range tamper {
 		b := f(append([]byte(nil), good...))
@@ -164,7 +167,7 @@ func TestState_UnmarshalRejectsTamperedStates(t *testing.T) {
 		}
 	}
 	var j Game
-	if err := j.UnmarshalJSON([]byte(`{"version":1}`)); !errors.Is(err, ErrBadState) {
+	if err := j.UnmarshalJSON([]byte(`{"version":2}`)); !errors.Is(err, ErrBadState) {
 		t.Errorf("empty JSON state: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/fairdeal"
 )
 
 // fuzzGame plays `prefix` random legal moves of the match of seed.
@@ -80,6 +81,15 @@ func FuzzUnmarshal(f *testing.F) {
 		j, _ := json.Marshal(g)
 		f.Add(j)
 	}
+	// A live match waiting for hand 0's deal, and just dealt.
+	live, _ := NewLive(Settings{})
+	for range 2 {
+		b, _ := live.MarshalBinary()
+		f.Add(b)
+		j, _ := json.Marshal(live)
+		f.Add(j)
+		_, _ = live.Deal(fairdeal.LocalKey(9, 0), nil)
+	}
 	f.Add([]byte{})
 	f.Add([]byte{stateVersion})
 	f.Add([]byte("{\"version\":1}"))
@@ -105,10 +115,16 @@ func FuzzUnmarshal(f *testing.F) {
 
 // playOn finishes the match of a decoded state with random players.
 func playOn(t *testing.T, g *Game) {
-	r := NewRandomBot(g.seed)
+	r := NewRandomBot(g.localSeed)
 	for n := 0; !g.Over(); n++ {
 		if n > 10000 {
 			t.Fatal("a decoded match does not end")
+		}
+		if g.AwaitingDeal() { // a live match waits for its next key
+			if _, err := g.Deal(fairdeal.LocalKey(1, uint32(g.Hand())), nil); err != nil {
+				t.Fatalf("decoded state refuses its deal: %v", err)
+			}
+			continue
 		}
 		m, ok := r.Choose(g, g.ToMove())
 		if !ok {

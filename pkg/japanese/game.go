@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/fairdeal"
 )
 
 // Sizes of the game.
@@ -24,9 +25,6 @@ const (
 	MaxRecordedHands = 128
 	// DefaultTarget is the target score when Settings.Target is 0.
 	DefaultTarget = 21
-	// DeclarerStream is the RNG stream the first declarer is drawn from; hands
-	// use streams 0, 1, 2, ..., which never reach it.
-	DeclarerStream = ^uint64(0)
 	// MaxLegal bounds the length of Legal's answer (18 cards, two of them
 	// jokers led in four ways), so a buffer of this capacity never grows.
 	MaxLegal = TricksPerHand + 2*3
@@ -58,9 +56,12 @@ const (
 	PhasePlay
 	// PhaseOver: the match has ended.
 	PhaseOver
+	// PhaseDeal: a live match waits for the current hand's shuffle key
+	// (Deal). Nobody is to move; a seat may still resign.
+	PhaseDeal
 )
 
-var phaseNames = [...]string{"trump", "play", "over"}
+var phaseNames = [...]string{"trump", "play", "over", "deal"}
 
 // String returns "trump", "play" or "over".
 func (p Phase) String() string {
@@ -77,44 +78,86 @@ func (p Phase) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
 // explore, compare with ==. The zero Game is not a match: use New or a
 // decoder.
 type Game struct {
-	seed     uint64
-	hand     uint32 // 0-based number of the current (or last) hand
-	target   uint8
-	phase    Phase
-	first    uint8      // declarer of hand 0; they alternate after it
-	trump    cards.Suit // NoSuit: bezi, or not chosen yet
-	chosen   bool       // trump has been chosen this hand
-	leader   uint8
-	trickNo  uint8      // tricks completed in this hand
-	named    cards.Suit // the suit a led joker named, NoSuit otherwise
-	winner   int8
-	reason   EndReason
-	finished uint32 // hands finished (scored)
-	trick    [Seats]cards.Card
-	tricks   [Seats]uint8
-	scores   [Seats]uint8
-	hands    [Seats]cards.Set
-	gone     cards.Set // cards of this hand's completed tricks (public)
-	up       [Seats][Columns]cards.Card
-	faceUps  [Seats]cards.Set // the cards of up as sets; derived, not serialised
-	down     [Seats][Columns]cards.Card
-	results  [MaxRecordedHands]uint8 // finished hand h at h%MaxRecordedHands: see packResult
+	key       fairdeal.Key // the current hand's shuffle key; zero while it is not dealt
+	localSeed uint64       // a local match's seed (fairdeal.LocalKey); 0 in a live one
+	local     bool         // deals every hand itself from localSeed
+	hand      uint32       // 0-based number of the current (or last) hand
+	target    uint8
+	phase     Phase
+	first     uint8      // declarer of hand 0 (noDeclarer before its deal); they alternate after it
+	trump     cards.Suit // NoSuit: bezi, or not chosen yet
+	chosen    bool       // trump has been chosen this hand
+	leader    uint8
+	trickNo   uint8      // tricks completed in this hand
+	named     cards.Suit // the suit a led joker named, NoSuit otherwise
+	winner    int8
+	reason    EndReason
+	finished  uint32 // hands finished (scored)
+	trick     [Seats]cards.Card
+	tricks    [Seats]uint8
+	scores    [Seats]uint8
+	hands     [Seats]cards.Set
+	gone      cards.Set // cards of this hand's completed tricks (public)
+	up        [Seats][Columns]cards.Card
+	faceUps   [Seats]cards.Set // the cards of up as sets; derived, not serialised
+	down      [Seats][Columns]cards.Card
+	results   [MaxRecordedHands]uint8 // finished hand h at h%MaxRecordedHands: see packResult
 }
 
-// New starts a match: it draws the first declarer and deals hand 0's first
-// three cards each. StartEvents describes that deal.
+// noDeclarer is Game.first before hand 0 is dealt.
+const noDeclarer = 0xff
+
+// New starts a local match — self play, tests, benchmarks — that deals every
+// hand h itself from fairdeal.LocalKey(seed, h): it deals hand 0's first
+// three cards each at once (drawing the first declarer with them).
+// StartEvents describes that deal. Live tables use NewLive.
 func New(seed uint64, settings Settings) (*Game, error) {
+	g, err := newUndealt(settings)
+	if err != nil {
+		return nil, err
+	}
+	g.local, g.localSeed = true, seed
+	g.startHand()
+	return g, nil
+}
+
+// NewLive starts a live match: no seed lives in it. Before each hand it is
+// in PhaseDeal and waits for Deal with that hand's shuffle key (the table's
+// commit–reveal, docs/fair-play.md).
+func NewLive(settings Settings) (*Game, error) {
+	g, err := newUndealt(settings)
+	if err != nil {
+		return nil, err
+	}
+	g.startHand()
+	return g, nil
+}
+
+func newUndealt(settings Settings) (*Game, error) {
 	if err := settings.Validate(); err != nil {
 		return nil, err
 	}
 	if settings.Target == 0 {
 		settings.Target = DefaultTarget
 	}
-	rng := cards.NewRNG(seed, DeclarerStream)
-	g := &Game{seed: seed, target: uint8(settings.Target), first: uint8(rng.IntN(Seats)), winner: -1}
-	g.deal(nil)
-	return g, nil
+	return &Game{target: uint8(settings.Target), first: noDeclarer, winner: -1}, nil
 }
+
+// Deal deals the current hand's first three cards each from key k and
+// appends their events (as StartEvents gives them). Hand 0's deal also draws
+// the first declarer: the stream's next IntN(2) after the shuffle. It
+// returns ErrWrongPhase when the match is not waiting for a deal (a local
+// match never is).
+func (g *Game) Deal(k fairdeal.Key, buf []Event) ([]Event, error) {
+	if g.phase != PhaseDeal {
+		return buf, fmt.Errorf("%w: no hand waits for a deal (phase %v)", ErrWrongPhase, g.phase)
+	}
+	g.dealFrom(k)
+	return g.dealEvents(buf), nil
+}
+
+// AwaitingDeal reports whether the match waits for Deal.
+func (g *Game) AwaitingDeal() bool { return g.phase == PhaseDeal }
 
 // StartEvents appends the events of the deal New made (hand started, the
 // first three cards of each seat), for the service to publish before the
@@ -132,9 +175,6 @@ func (g *Game) Clone() *Game {
 	return &c
 }
 
-// Seed returns the match's seed.
-func (g *Game) Seed() uint64 { return g.seed }
-
 // Settings returns the match's settings (Target filled in).
 func (g *Game) Settings() Settings { return Settings{Target: int(g.target)} }
 
@@ -150,8 +190,14 @@ func (g *Game) Hand() int { return int(g.hand) }
 // Trick returns the 0-based number of the trick being played.
 func (g *Game) Trick() int { return int(g.trickNo) }
 
-// Declarer returns the seat that chooses trump and leads in the current hand.
-func (g *Game) Declarer() int { return int((uint32(g.first) + g.hand) % Seats) }
+// Declarer returns the seat that chooses trump and leads in the current
+// hand; -1 before hand 0 is dealt (the first declarer is drawn with it).
+func (g *Game) Declarer() int {
+	if g.first == noDeclarer {
+		return -1
+	}
+	return int((uint32(g.first) + g.hand) % Seats)
+}
 
 // Trump returns the trump suit, NoSuit for bezi; chosen is false while the
 // declarer has not chosen yet.
@@ -404,32 +450,52 @@ func (g *Game) event(k EventKind) Event {
 		Columns: [Columns]cards.Card{cards.NoCard, cards.NoCard, cards.NoCard, cards.NoCard, cards.NoCard}}
 }
 
-// deck is the deal of hand h. Its layout: [0,3) the declarer's first cards,
-// [3,6) the other seat's, [6,11) and [11,16) the second deal to the
-// declarer's and the other's hand, then per column i the declarer's
-// face-down 16+i and face-up 21+i, the other's face-down 26+i and face-up 31+i.
-func (g *Game) deck() cards.Deck { return cards.Shuffled(g.seed, uint64(g.hand)) }
+// deck is the deal of the current hand. Its layout: [0,3) the declarer's
+// first cards, [3,6) the other seat's, [6,11) and [11,16) the second deal to
+// the declarer's and the other's hand, then per column i the declarer's
+// face-down 16+i and face-up 21+i, the other's face-down 26+i and face-up
+// 31+i (docs/fair-play.md).
+func (g *Game) deck() cards.Deck {
+	d, _ := fairdeal.ShuffleDraw(g.key, Seats)
+	return d
+}
 
-// deal starts hand g.hand: the first three cards each, trump to choose.
-func (g *Game) deal(buf []Event) []Event {
-	d := g.deck()
-	decl := g.Declarer()
-	g.phase, g.trump, g.chosen, g.named = PhaseTrump, cards.NoSuit, false, cards.NoSuit
-	g.leader, g.trickNo, g.gone = uint8(decl), 0, 0
+// dealt reports whether the current hand has been dealt: a live hand has
+// no key until Deal (a key of 32 zero bytes is never one HMAC-SHA256 gives).
+func (g *Game) dealt() bool { return g.key != fairdeal.Key{} }
+
+// startHand starts hand g.hand with nothing dealt: a local match deals it at
+// once, a live one waits in PhaseDeal.
+func (g *Game) startHand() {
+	g.key = fairdeal.Key{}
+	g.phase, g.trump, g.chosen, g.named = PhaseDeal, cards.NoSuit, false, cards.NoSuit
+	g.leader, g.trickNo, g.gone = 0, 0, 0
 	g.trick = [Seats]cards.Card{cards.NoCard, cards.NoCard}
 	g.tricks = [Seats]uint8{}
-	g.hands[decl] = cards.SetOf(d[0], d[1], d[2])
-	g.hands[1-decl] = cards.SetOf(d[3], d[4], d[5])
+	g.hands = [Seats]cards.Set{}
 	for s := range Seats {
 		g.faceUps[s] = 0
 		for i := range Columns {
 			g.up[s][i], g.down[s][i] = cards.NoCard, cards.NoCard
 		}
 	}
-	if buf == nil {
-		return nil
+	if g.local {
+		g.dealFrom(fairdeal.LocalKey(g.localSeed, g.hand))
 	}
-	return g.dealEvents(buf)
+}
+
+// dealFrom deals the current hand's first three cards each from key k:
+// trump to choose.
+func (g *Game) dealFrom(k fairdeal.Key) {
+	d, first := fairdeal.ShuffleDraw(k, Seats)
+	if g.hand == 0 {
+		g.first = uint8(first)
+	}
+	g.key = k
+	decl := g.Declarer()
+	g.phase, g.leader = PhaseTrump, uint8(decl)
+	g.hands[decl] = cards.SetOf(d[0], d[1], d[2])
+	g.hands[1-decl] = cards.SetOf(d[3], d[4], d[5])
 }
 
 func (g *Game) dealEvents(buf []Event) []Event {
@@ -599,7 +665,11 @@ func (g *Game) endHand(buf []Event) []Event {
 		}
 	}
 	g.hand++
-	return g.deal(buf)
+	g.startHand()
+	if g.phase == PhaseDeal {
+		return buf // a live match: the next hand waits for Deal
+	}
+	return g.dealEvents(buf)
 }
 
 // packResult stores a finished hand in a byte: seat 0's tricks (0..18, the

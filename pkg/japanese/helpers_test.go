@@ -57,6 +57,7 @@ func (p pos) game(t testing.TB) *Game {
 		trick: [Seats]cards.Card{cards.NoCard, cards.NoCard}}
 	// Hand 0's declarer is `first`; make the leader the declarer.
 	g.first = uint8(p.Leader)
+	g.local = true // the next hand is dealt from LocalKey(0, hand)
 	for s := range Seats {
 		g.hands[s] = setOf(t, p.Hands[s])
 		g.tricks[s] = uint8(p.Tricks[s])

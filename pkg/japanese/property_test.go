@@ -70,7 +70,7 @@ func checkHidden(t *testing.T, before, after *Game, m Move, ev []Event, views bo
 			allowed |= after.hands[seat]
 		}
 		if leak := cardsIn(after.View(seat)) &^ allowed; leak != 0 {
-			t.Fatalf("seed %d: view of seat %d shows %v", after.seed, seat, leak)
+			t.Fatalf("seed %d: view of seat %d shows %v", after.localSeed, seat, leak)
 		}
 	}
 	down := before.faceDown()
@@ -92,7 +92,7 @@ func checkHidden(t *testing.T, before, after *Game, m Move, ev []Event, views bo
 		}
 		shown := eventCards(e)
 		if leak := shown &^ allowed; leak != 0 {
-			t.Fatalf("seed %d: move %v: event %+v shows %v", after.seed, m, e, leak)
+			t.Fatalf("seed %d: move %v: event %+v shows %v", after.localSeed, m, e, leak)
 		}
 		if fd := shown & down; fd != 0 {
 			owner := -1
@@ -104,7 +104,7 @@ func checkHidden(t *testing.T, before, after *Game, m Move, ev []Event, views bo
 				}
 			}
 			if e.Kind != EventFaceDownToHand || int(e.To) != owner || after.hands[owner]&fd != fd {
-				t.Fatalf("seed %d: face-down %v in event %+v (owner %d)", after.seed, fd, e, owner)
+				t.Fatalf("seed %d: face-down %v in event %+v (owner %d)", after.localSeed, fd, e, owner)
 			}
 		}
 	}
@@ -116,15 +116,15 @@ func checkHidden(t *testing.T, before, after *Game, m Move, ev []Event, views bo
 func checkLegality(t *testing.T, g *Game, legal []Move, evBuf []Event) {
 	s := g.ToMove()
 	if len(legal) == 0 {
-		t.Fatalf("seed %d: seat %d to move has no legal move", g.seed, s)
+		t.Fatalf("seed %d: seat %d to move has no legal move", g.localSeed, s)
 	}
 	if other := g.Legal(1-s, nil); len(other) != 0 {
-		t.Fatalf("seed %d: seat %d not to move has moves %v", g.seed, 1-s, other)
+		t.Fatalf("seed %d: seat %d not to move has moves %v", g.localSeed, 1-s, other)
 	}
 	for _, m := range legal {
 		work := *g
 		if _, err := work.Apply(m, evBuf[:0]); err != nil {
-			t.Fatalf("seed %d: legal %v rejected: %v", g.seed, m, err)
+			t.Fatalf("seed %d: legal %v rejected: %v", g.localSeed, m, err)
 		}
 	}
 	try := func(m Move) {
@@ -133,7 +133,7 @@ func checkLegality(t *testing.T, g *Game, legal []Move, evBuf []Event) {
 		}
 		work := *g
 		if _, err := work.Apply(m, evBuf[:0]); err == nil || work != *g {
-			t.Fatalf("seed %d: %v not in Legal %v but accepted (%v) or state changed", g.seed, m, legal, err)
+			t.Fatalf("seed %d: %v not in Legal %v but accepted (%v) or state changed", g.localSeed, m, legal, err)
 		}
 	}
 	for c := range cards.Card(cards.DeckSize) {
@@ -160,10 +160,10 @@ func roundTrip(t *testing.T, g *Game) {
 	}
 	var back Game
 	if err := back.UnmarshalBinary(b); err != nil {
-		t.Fatalf("seed %d: UnmarshalBinary of a real state: %v", g.seed, err)
+		t.Fatalf("seed %d: UnmarshalBinary of a real state: %v", g.localSeed, err)
 	}
 	if back != *g {
-		t.Fatalf("seed %d: binary round trip changed the state", g.seed)
+		t.Fatalf("seed %d: binary round trip changed the state", g.localSeed)
 	}
 }
 

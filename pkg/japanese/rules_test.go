@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/fairdeal"
 )
 
 // Rule tests, one per rule of rules.md's "Japanese joker" section, named
@@ -40,12 +41,12 @@ func TestDeck_WholeDeckDealtEveryHand(t *testing.T) {
 
 func TestDeck_HandIsDealtFromShuffledSeedAndHandNumber(t *testing.T) {
 	g := newGame(t, 77)
-	d := cards.Shuffled(77, 0)
+	d := localDeck(77, 0)
 	if got, want := g.hands[g.Declarer()], cards.SetOf(d[0], d[1], d[2]); got != want {
 		t.Fatalf("declarer's first cards %v, want %v", got, want)
 	}
 	playHand(t, g)
-	d = cards.Shuffled(77, 1)
+	d = localDeck(77, 1)
 	if got, want := g.hands[g.Declarer()], cards.SetOf(d[0], d[1], d[2]); got != want {
 		t.Fatalf("hand 1: declarer's first cards %v, want %v", got, want)
 	}
@@ -78,8 +79,8 @@ func TestDeclarer_FirstDrawnFromSeedThenAlternates(t *testing.T) {
 	var seen [Seats]int
 	for seed := range uint64(64) {
 		g := newGame(t, seed)
-		r := cards.NewRNG(seed, DeclarerStream)
-		if want := r.IntN(Seats); g.Declarer() != want {
+		_, st := fairdeal.Shuffle(fairdeal.LocalKey(seed, 0))
+		if want := st.IntN(Seats); g.Declarer() != want {
 			t.Fatalf("seed %d: declarer %d, want %d from the seed", seed, g.Declarer(), want)
 		}
 		seen[g.Declarer()]++
@@ -703,8 +704,13 @@ func TestApply_RejectedMoveNamesHandTrickSeatAndRule(t *testing.T) {
 }
 
 func TestApply_MalformedMovesAreRejected(t *testing.T) {
-	g := newGame(t, 50)
-	mustApply(t, g, TrumpMove(g.Declarer(), cards.Hearts))
+	// A deal whose other seat's lowest card is not a joker (a joker led
+	// without a suit is refused for its declaration first).
+	var g *Game
+	for seed := uint64(50); g == nil || g.hands[1-g.ToMove()].Lowest().IsJoker(); seed++ {
+		g = newGame(t, seed)
+		mustApply(t, g, TrumpMove(g.Declarer(), cards.Hearts))
+	}
 	s := g.ToMove()
 	cases := []struct {
 		m    Move
@@ -768,4 +774,10 @@ func TestApply_DoesNotAllocate(t *testing.T) {
 			t.Fatalf("Apply(%v) allocates %v times", m, n)
 		}
 	}
+}
+
+// localDeck is the deck of hand h of a local match of seed.
+func localDeck(seed uint64, h uint32) cards.Deck {
+	d, _ := fairdeal.Shuffle(fairdeal.LocalKey(seed, h))
+	return d
 }

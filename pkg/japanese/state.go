@@ -6,14 +6,19 @@ import (
 	"fmt"
 
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/fairdeal"
 )
 
 // stateVersion is the first byte of MarshalBinary's output and the
 // "version" of MarshalJSON's; bump it when the layout changes.
-const stateVersion = 1
+//
+// Version 2 holds the current hand's shuffle key, the local flag and the
+// local seed where version 1 held the match's seed. Version 1 is not read:
+// its deals came from a seed the game id made public.
+const stateVersion = 2
 
-// binarySize is the length of a version-1 binary state.
-const binarySize = 1 + 8 + 4 + 4 + 10 + 6 + 3*8 + 4*Columns + MaxRecordedHands
+// binarySize is the length of a version-2 binary state.
+const binarySize = 1 + 32 + 1 + 8 + 4 + 4 + 10 + 6 + 3*8 + 4*Columns + MaxRecordedHands
 
 // MarshalBinary writes the whole state: the version byte, then the fields in
 // a fixed little-endian layout.
@@ -24,7 +29,9 @@ func (g *Game) MarshalBinary() ([]byte, error) {
 // AppendBinary appends the MarshalBinary encoding to b.
 func (g *Game) AppendBinary(b []byte) ([]byte, error) {
 	b = append(b, stateVersion)
-	b = binary.LittleEndian.AppendUint64(b, g.seed)
+	b = append(b, g.key[:]...)
+	b = append(b, boolByte(g.local))
+	b = binary.LittleEndian.AppendUint64(b, g.localSeed)
 	b = binary.LittleEndian.AppendUint32(b, g.hand)
 	b = binary.LittleEndian.AppendUint32(b, g.finished)
 	b = append(b, g.target, uint8(g.phase), g.first, uint8(g.trump), boolByte(g.chosen),
@@ -60,10 +67,16 @@ func (g *Game) UnmarshalBinary(b []byte) error {
 	}
 	var n Game
 	p := b[1:]
-	n.seed = binary.LittleEndian.Uint64(p)
-	n.hand = binary.LittleEndian.Uint32(p[8:])
-	n.finished = binary.LittleEndian.Uint32(p[12:])
-	p = p[16:]
+	copy(n.key[:], p)
+	if p[32] > 1 {
+		return fmt.Errorf("%w: local flag %d", ErrBadState, p[32])
+	}
+	n.local = p[32] == 1
+	n.localSeed = binary.LittleEndian.Uint64(p[33:])
+	p = p[41:]
+	n.hand = binary.LittleEndian.Uint32(p)
+	n.finished = binary.LittleEndian.Uint32(p[4:])
+	p = p[8:]
 	if p[4] > 1 {
 		return fmt.Errorf("%w: flag byte %d", ErrBadState, p[4])
 	}
@@ -104,7 +117,8 @@ func (g *Game) validate() error {
 	if (Settings{Target: int(g.target)}).Validate() != nil || g.target == 0 {
 		return bad("target %d", g.target)
 	}
-	if g.phase > PhaseOver || g.first >= Seats || g.trump > cards.NoSuit || g.leader >= Seats ||
+	undealt := g.hand == 0 && !g.dealt()
+	if g.phase > PhaseDeal || (g.first >= Seats && !(undealt && g.first == noDeclarer)) || g.trump > cards.NoSuit || g.leader >= Seats ||
 		g.trickNo > TricksPerHand || g.named > cards.NoSuit || g.winner < -1 || g.winner >= Seats ||
 		g.reason > ReasonForfeit {
 		return bad("field out of range")
@@ -123,10 +137,48 @@ func (g *Game) validate() error {
 	if err := g.validateScores(); err != nil {
 		return err
 	}
+	if !g.local && g.localSeed != 0 {
+		return bad("a live match with a seed")
+	}
+	if g.local && g.key != fairdeal.LocalKey(g.localSeed, g.hand) {
+		return bad("a local match's key is not its seed's")
+	}
+	if g.dealt() && g.hand == 0 {
+		if _, first := fairdeal.ShuffleDraw(g.key, Seats); int(g.first) != first {
+			return bad("first declarer %d is not the key's", g.first)
+		}
+	}
 	if g.chosen {
 		return g.validatePlay()
 	}
+	if !g.dealt() {
+		return g.validateUndealt()
+	}
 	return g.validateTrump()
+}
+
+// validateUndealt checks a hand waiting for its deal (or a match resigned
+// while it waited): nothing of it exists yet.
+func (g *Game) validateUndealt() error {
+	if g.local || (g.phase != PhaseDeal && (g.phase != PhaseOver || g.reason == ReasonTarget)) {
+		return bad("an undealt hand in phase %v", g.phase)
+	}
+	if (g.hand == 0) != (g.first == noDeclarer) {
+		return bad("first declarer %d in hand %d", g.first, g.hand)
+	}
+	if g.trump != cards.NoSuit || g.named != cards.NoSuit || g.trickNo != 0 || g.gone != 0 ||
+		g.tricks != [Seats]uint8{} || g.leader != 0 || g.hands != [Seats]cards.Set{} ||
+		g.trick != [Seats]cards.Card{cards.NoCard, cards.NoCard} {
+		return bad("hand state before the deal of hand %d", g.hand)
+	}
+	for s := range Seats {
+		for i := range Columns {
+			if g.up[s][i] != cards.NoCard || g.down[s][i] != cards.NoCard {
+				return bad("columns before the deal")
+			}
+		}
+	}
+	return nil
 }
 
 func (g *Game) validateScores() error {
@@ -179,7 +231,7 @@ func (g *Game) validateTrump() error {
 		g.hands[decl] != cards.SetOf(d[0], d[1], d[2]) || g.hands[1-decl] != cards.SetOf(d[3], d[4], d[5]) {
 		return bad("not the first deal of hand %d", g.hand)
 	}
-	if g.phase == PhasePlay || (g.phase == PhaseOver && g.reason == ReasonTarget) {
+	if g.phase == PhasePlay || g.phase == PhaseDeal || (g.phase == PhaseOver && g.reason == ReasonTarget) {
 		return bad("phase %v without trump", g.phase)
 	}
 	for s := range Seats {
@@ -194,8 +246,8 @@ func (g *Game) validateTrump() error {
 
 // validatePlay checks a hand whose trump is chosen.
 func (g *Game) validatePlay() error {
-	if g.phase == PhaseTrump {
-		return bad("trump chosen in the trump phase")
+	if g.phase == PhaseTrump || g.phase == PhaseDeal || !g.dealt() {
+		return bad("trump chosen in phase %v", g.phase)
 	}
 	if (g.trickNo == TricksPerHand) != (g.reason == ReasonTarget) {
 		return bad("trick %d in phase %v", g.trickNo, g.phase)
@@ -269,6 +321,8 @@ func (g *Game) validatePlay() error {
 // stateJSON is the JSON snapshot: the same fields as the binary form.
 type stateJSON struct {
 	Version  int                     `json:"version"`
+	Key      string                  `json:"key"`
+	Local    bool                    `json:"local,omitempty"`
 	Seed     uint64                  `json:"seed,string"`
 	Hand     uint32                  `json:"hand"`
 	Finished uint32                  `json:"finished"`
@@ -295,7 +349,7 @@ type stateJSON struct {
 // MarshalJSON writes the whole state (hidden cards included: it is for the
 // server's snapshots, never for a client — clients get View).
 func (g *Game) MarshalJSON() ([]byte, error) {
-	j := stateJSON{Version: stateVersion, Seed: g.seed, Hand: g.hand, Finished: g.finished,
+	j := stateJSON{Version: stateVersion, Key: fairdeal.Hex(g.key), Local: g.local, Seed: g.localSeed, Hand: g.hand, Finished: g.finished,
 		Target: g.target, Phase: uint8(g.phase), First: g.first, Trump: uint8(g.trump), Chosen: g.chosen,
 		Leader: g.leader, TrickNo: g.trickNo, Named: uint8(g.named), Winner: g.winner, Reason: uint8(g.reason),
 		Current: [Seats]uint8{uint8(g.trick[0]), uint8(g.trick[1])}, Tricks: g.tricks, Scores: g.scores,
@@ -318,7 +372,11 @@ func (g *Game) UnmarshalJSON(b []byte) error {
 	if j.Version != stateVersion {
 		return bad("unknown version %d", j.Version)
 	}
-	n := Game{seed: j.Seed, hand: j.Hand, finished: j.Finished, target: j.Target, phase: Phase(j.Phase),
+	key, err := fairdeal.ParseSeed(j.Key)
+	if err != nil {
+		return fmt.Errorf("%w: key: %w", ErrBadState, err)
+	}
+	n := Game{key: key, local: j.Local, localSeed: j.Seed, hand: j.Hand, finished: j.Finished, target: j.Target, phase: Phase(j.Phase),
 		first: j.First, trump: cards.Suit(j.Trump), chosen: j.Chosen, leader: j.Leader, trickNo: j.TrickNo,
 		named: cards.Suit(j.Named), winner: j.Winner, reason: EndReason(j.Reason),
 		trick: [Seats]cards.Card{cards.Card(j.Current[0]), cards.Card(j.Current[1])}, tricks: j.Tricks,

@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"errors"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -157,7 +158,7 @@ func TestReplay_IllegalMoveNamesHandTrickSeatAndRule(t *testing.T) {
 }
 
 func TestParse_RejectsWhatIsNotARecord(t *testing.T) {
-	good := `{"format":"pulka-game-record/1","game":"classic","seed":"5","classic":{"variant":"nines","khishti":"500","premia":true,"moshla":true,"restDocked":false},"moves":[]}`
+	good := `{"format":"pulka-game-record/2","game":"classic","seed":"5","classic":{"variant":"nines","khishti":"500","premia":true,"moshla":true,"restDocked":false},"moves":[]}`
 	if _, err := Parse(strings.NewReader(good)); err != nil {
 		t.Fatalf("good record rejected: %v", err)
 	}
@@ -165,18 +166,23 @@ func TestParse_RejectsWhatIsNotARecord(t *testing.T) {
 		in   string
 		want error
 	}{
-		"not json":              {`moves: 1`, ErrFormat},
-		"wrong format":          {strings.Replace(good, "record/1", "record/9", 1), ErrFormat},
-		"unknown field":         {strings.Replace(good, `"moves"`, `"extra":1,"moves"`, 1), ErrFormat},
-		"unknown game":          {strings.Replace(good, `"classic","seed"`, `"poker","seed"`, 1), ErrFormat},
-		"trailing data":         {good + `{}`, ErrFormat},
-		"negative seed":         {strings.Replace(good, `"5"`, `"-5"`, 1), ErrFormat},
-		"bad variant":           {strings.Replace(good, "nines", "tens", 1), ErrFormat},
-		"classic without rules": {`{"format":"pulka-game-record/1","game":"classic","seed":1,"moves":[]}`, ErrSettings},
-		"japanese bad target":   {`{"format":"pulka-game-record/1","game":"japanese","seed":1,"japanese":{"target":12},"moves":[]}`, ErrSettings},
-		"mixed settings":        {`{"format":"pulka-game-record/1","game":"japanese","seed":1,"classic":{"variant":"standard"},"moves":[]}`, ErrSettings},
-		"wrong player count":    {strings.Replace(good, `"moves"`, `"players":["a","b"],"moves"`, 1), ErrFormat},
-		"too large":             {`{"format":"` + strings.Repeat("x", MaxRecordSize) + `"}`, ErrTooLarge},
+		"not json":               {`moves: 1`, ErrFormat},
+		"wrong format":           {strings.Replace(good, "record/2", "record/9", 1), ErrFormat},
+		"unknown field":          {strings.Replace(good, `"moves"`, `"extra":1,"moves"`, 1), ErrFormat},
+		"unknown game":           {strings.Replace(good, `"classic","seed"`, `"poker","seed"`, 1), ErrFormat},
+		"trailing data":          {good + `{}`, ErrFormat},
+		"negative seed":          {strings.Replace(good, `"5"`, `"-5"`, 1), ErrFormat},
+		"bad variant":            {strings.Replace(good, "nines", "tens", 1), ErrFormat},
+		"classic without rules":  {`{"format":"pulka-game-record/2","game":"classic","seed":1,"moves":[]}`, ErrSettings},
+		"japanese bad target":    {`{"format":"pulka-game-record/2","game":"japanese","seed":1,"japanese":{"target":12},"moves":[]}`, ErrSettings},
+		"mixed settings":         {`{"format":"pulka-game-record/2","game":"japanese","seed":1,"classic":{"variant":"standard"},"moves":[]}`, ErrSettings},
+		"wrong player count":     {strings.Replace(good, `"moves"`, `"players":["a","b"],"moves"`, 1), ErrFormat},
+		"too large":              {`{"format":"` + strings.Repeat("x", MaxRecordSize) + `"}`, ErrTooLarge},
+		"version 1":              {strings.Replace(good, "record/2", "record/1", 1), ErrFormat},
+		"table game with a seed": {strings.Replace(good, `"moves"`, `"tableId":"t","gameId":"g","moves"`, 1), ErrFormat},
+		"table game without ids": {strings.Replace(good, `"seed":"5",`, `"hands":[],"tableId":"t",`, 1), ErrFormat},
+		"short server seed": {strings.Replace(good, `"seed":"5",`, `"tableId":"t","gameId":"g","hands":[{"commitment":"`+strings.Repeat("0", 64)+
+			`","serverSeed":"00","clientSeeds":["","","",""]}],`, 1), ErrDeal},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -188,7 +194,7 @@ func TestParse_RejectsWhatIsNotARecord(t *testing.T) {
 }
 
 func TestSeed_AcceptsNumberAndStringWritesString(t *testing.T) {
-	in := `{"format":"pulka-game-record/1","game":"japanese","seed":18446744073709551615,"moves":[]}`
+	in := `{"format":"pulka-game-record/2","game":"japanese","seed":18446744073709551615,"moves":[]}`
 	rec, err := Parse(strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +222,7 @@ func FuzzParseAndReplay(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
-	f.Add([]byte(`{"format":"pulka-game-record/1","game":"japanese","seed":"1","japanese":{"target":21},"moves":["0 trump S","0 play AS"]}`))
+	f.Add([]byte(`{"format":"pulka-game-record/2","game":"japanese","seed":"1","japanese":{"target":21},"moves":["0 trump S","0 play AS"]}`))
 	f.Add([]byte(`{}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rec, err := Parse(bytes.NewReader(data))
@@ -247,5 +253,33 @@ func BenchmarkReplayClassic(b *testing.B) {
 		if _, err := Replay(rec); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestVerify_ATableRecordChecksEveryHandAgainstItsCommitment: a table's
+// record replays hand by hand from its seeds; a server seed that is not the
+// committed one stops it with ErrDeal before that hand, the hands before
+// it reported.
+func TestVerify_ATableRecordChecksEveryHandAgainstItsCommitment(t *testing.T) {
+	s := scoring.DefaultSettings()
+	bot := classic.Bot{}
+	rec, err := PlayClassicTable("t", "g", rand.NewChaCha8([32]byte{1}), s, [classic.Seats]ClassicPlayer{bot, bot, bot, bot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hands, err := Verify(rec)
+	if err != nil || len(hands) != s.Variant.Hands() || hands[0].Local || hands[23].Moves == 0 {
+		t.Fatalf("%d hands, %v", len(hands), err)
+	}
+	res, err := Replay(rec)
+	if err != nil || !res.Over || len(res.Hands) != len(hands) {
+		t.Fatalf("replay: %v", err)
+	}
+	bad := *rec
+	bad.Hands = append([]HandSeeds(nil), rec.Hands...)
+	bad.Hands[5].ServerSeed = rec.Hands[6].ServerSeed
+	hands, err = Verify(&bad)
+	if !errors.Is(err, ErrDeal) || len(hands) != 5 {
+		t.Fatalf("another hand's seed in hand 6: %d hands, %v; want 5 and ErrDeal", len(hands), err)
 	}
 }

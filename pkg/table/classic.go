@@ -5,6 +5,7 @@ import (
 
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/classic"
+	"github.com/pulka/pulka/pkg/fairdeal"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/scoring"
 )
@@ -26,8 +27,8 @@ type classicEngine struct {
 	buf []classic.Event
 }
 
-func newClassicEngine(s Settings, seed uint64) (*classicEngine, error) {
-	g, err := classic.New(seed, classic.Settings{Variant: s.Classic.Variant})
+func newClassicEngine(s Settings) (*classicEngine, error) {
+	g, err := classic.NewLive(classic.Settings{Variant: s.Classic.Variant})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadSettings, err)
 	}
@@ -47,13 +48,23 @@ func (e *classicEngine) phase() tablev1.Phase {
 		return tablev1.Phase_PHASE_PLAY
 	case classic.PhaseOver:
 		return tablev1.Phase_PHASE_GAME_OVER
+	case classic.PhaseDeal:
+		return tablev1.Phase_PHASE_WAITING
 	}
 	return tablev1.Phase_PHASE_UNSPECIFIED
 }
 
-func (e *classicEngine) start(b *batch) {
-	e.buf = e.g.StartEvents(e.buf[:0])
-	e.convert(b, e.buf, 0)
+func (e *classicEngine) awaitingDeal() bool { return e.g.AwaitingDeal() }
+func (e *classicEngine) handIndex() uint32  { return uint32(e.g.HandIndex()) }
+
+func (e *classicEngine) deal(b *batch, k fairdeal.Key) error {
+	evs, err := e.g.Deal(k, e.buf[:0])
+	if err != nil {
+		return err
+	}
+	e.buf = evs
+	e.convert(b, evs, 0)
+	return nil
 }
 
 func (e *classicEngine) end(*batch, int, bool) error { return ErrNotAllowed }
@@ -189,6 +200,7 @@ func (e *classicEngine) convert(b *batch, evs []classic.Event, first cards.Set) 
 		case classic.EventHandEnded:
 			e.handEnded(b, ev)
 		case classic.EventGameEnded:
+			b.t.reveal(b)
 			e.gameEnded(b)
 		}
 	}
@@ -243,6 +255,8 @@ func (e *classicEngine) handEnded(b *batch, ev *classic.Event) {
 	}
 	b.add(public(), &tablev1.Event{Event: &tablev1.Event_HandEnded{HandEnded: &tablev1.HandEnded{
 		HandIndex: uint32(ev.Hand), Results: res}}})
+	// The hand's last event is its HandEnded, or the PulkaEnded it closes.
+	defer b.t.reveal(b)
 
 	v := e.set.Variant
 	p := v.PulkaOf(int(ev.Hand))

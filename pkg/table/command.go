@@ -61,6 +61,15 @@ func (t *Table) doCommand(b *batch, cmd *tablev1.Command) error {
 		}
 		_, resign := c.(*tablev1.Command_Resign)
 		return t.leave(b, s, resign)
+	case *tablev1.Command_ClientSeed:
+		if t.eng.over() {
+			return ErrGameOver
+		}
+		if err := t.clientSeed(b, s, c.ClientSeed); err != nil {
+			return err
+		}
+		t.schedule(b)
+		return nil
 	}
 	if s < 0 || t.seats[s].mode != seatHuman {
 		return ErrNotSeated
@@ -71,6 +80,7 @@ func (t *Table) doCommand(b *batch, cmd *tablev1.Command) error {
 	if err := t.eng.command(b, s, cmd); err != nil {
 		return err
 	}
+	t.commitIfDue(b)
 	t.schedule(b)
 	return nil
 }

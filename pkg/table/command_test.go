@@ -58,8 +58,9 @@ func TestLeaveOrResign_JapaneseOpponentWins(t *testing.T) {
 		cmd  func() *tablev1.Command
 		want []string
 	}{
-		"leave":  {leaveCmd, []string{"player_left", "game_ended"}},
-		"resign": {resignCmd, []string{"game_ended"}},
+		// The hand ends with the game: its seeds are revealed before the end.
+		"leave":  {leaveCmd, []string{"player_left", "hand_revealed", "game_ended"}},
+		"resign": {resignCmd, []string{"hand_revealed", "game_ended"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t, japaneseSet(21), 8, humans(2))

@@ -6,8 +6,11 @@
 //
 // It is pure: no I/O, no clock, no goroutines, no global RNG. Time is an
 // input (Input.At), deadlines are absolute instants stored in the state, and
-// the deal comes from the seed, so the same seed and the same inputs give the
-// same events, byte for byte.
+// randomness is an input too (Input.Entropy, which the runner reads from
+// crypto/rand): every hand is committed before it is dealt, dealt from its
+// server seed and the players' client seeds, and revealed when it is over
+// (docs/fair-play.md), so the same inputs give the same events, byte for
+// byte.
 //
 // # What it does on top of the rules engines
 //
@@ -25,10 +28,11 @@
 //
 // # The runner's loop
 //
-//	t, evs, err := table.New(id, settings, seed, seats, now)   // publish evs
+//	t, evs, err := table.New(id, gameID, settings, seats, now, entropy)   // publish evs
 //	for {
 //		sleep until t.NextDeadline(), or until an input arrives
-//		evs, err := t.Apply(input)    // publish evs (even when err != nil)
+//		input.Entropy = 32 bytes of crypto/rand
+//		evs, err := t.Apply(input)    // publish evs (even when err != nil), log ForLog(input, evs)
 //		publish t.ScoringInputs(evs) to scoring
 //	}
 //

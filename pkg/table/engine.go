@@ -3,6 +3,7 @@ package table
 import (
 	"fmt"
 
+	"github.com/pulka/pulka/pkg/fairdeal"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 )
 
@@ -13,8 +14,12 @@ type engine interface {
 	toMove() int
 	over() bool
 	phase() tablev1.Phase
-	// start emits the events of the first deal.
-	start(b *batch)
+	// awaitingDeal: the current hand waits for deal.
+	awaitingDeal() bool
+	// handIndex is the current hand's index (hand_index of its events).
+	handIndex() uint32
+	// deal deals the current hand from k and emits its events.
+	deal(b *batch, k fairdeal.Key) error
 	// command plays seat's move; an error is a broken rule and changes
 	// nothing.
 	command(b *batch, seat int, cmd *tablev1.Command) error
@@ -29,12 +34,12 @@ type engine interface {
 	unmarshal([]byte) error
 }
 
-func newEngine(s Settings, seed uint64) (engine, error) {
+func newEngine(s Settings) (engine, error) {
 	switch s.Game {
 	case Classic:
-		return newClassicEngine(s, seed)
+		return newClassicEngine(s)
 	case Japanese:
-		return newJapaneseEngine(s, seed)
+		return newJapaneseEngine(s)
 	}
 	return nil, fmt.Errorf("%w: unknown game %d", ErrBadSettings, uint8(s.Game))
 }

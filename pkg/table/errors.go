@@ -42,6 +42,15 @@ var (
 	ErrNotAllowed = errors.New("that is not allowed at this table")
 	// ErrGameOver: the game has ended.
 	ErrGameOver = errors.New("the game is over")
+	// ErrNotSeeding: a client seed for a hand that is not being seeded (it
+	// was dealt already, or is not committed yet).
+	ErrNotSeeding = errors.New("that hand is not waiting for client seeds")
+	// ErrSeedRefused: a client seed from a seat the hand does not await, or
+	// a second one from the same seat.
+	ErrSeedRefused = errors.New("your client seed for this hand is not wanted")
+	// ErrNoEntropy: a step had to commit a hand and its input carried no
+	// entropy (a runner bug: a hand's server seed must never be predictable).
+	ErrNoEntropy = errors.New("table: a hand to commit and no entropy")
 	// ErrRunaway: the server kept moving without end; a bug guard, never
 	// expected.
 	ErrRunaway = errors.New("table: too many server moves in one input")
@@ -81,6 +90,8 @@ var rejections = [...]rejection{
 	{ErrSeatUnavailable, tablev1.RejectReason_REJECT_REASON_SEAT_UNAVAILABLE},
 	{ErrNotAllowed, tablev1.RejectReason_REJECT_REASON_NOT_ALLOWED},
 	{ErrGameOver, tablev1.RejectReason_REJECT_REASON_GAME_OVER},
+	{ErrNotSeeding, tablev1.RejectReason_REJECT_REASON_WRONG_PHASE},
+	{ErrSeedRefused, tablev1.RejectReason_REJECT_REASON_NOT_ALLOWED},
 
 	{classic.ErrGameOver, tablev1.RejectReason_REJECT_REASON_GAME_OVER},
 	{classic.ErrNotYourTurn, tablev1.RejectReason_REJECT_REASON_NOT_YOUR_TURN},

@@ -222,11 +222,13 @@ func BenchmarkClassicGameOfBots_Apply(b *testing.B) {
 	b.ReportAllocs()
 	events := 0
 	for i := range b.N {
-		t, evs, err := New("bench", s, uint64(i), seats, t0)
+		t, evs, err := New("bench", "g", s, seats, t0, entropyOf(uint64(i), 0))
 		if err != nil {
 			b.Fatal(err)
 		}
-		more, err := t.Apply(Tick(t0))
+		tick := Tick(t0)
+		tick.Entropy = entropyOf(uint64(i), 1)
+		more, err := t.Apply(tick)
 		if err != nil || !t.Over() {
 			b.Fatalf("game not over: %v", err)
 		}

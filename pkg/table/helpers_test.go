@@ -11,6 +11,7 @@ import (
 
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/classic"
+	"github.com/pulka/pulka/pkg/fairdeal"
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/japanese"
@@ -50,6 +51,13 @@ type harness struct {
 	cmdNo  int
 	log    []logged
 	start  []*tablev1.Event
+	seed   uint64
+	inputs int
+	last   Input // the last input applied, with its entropy
+	// autoSeed: every awaited seat sends its client seed as soon as a hand
+	// is committed (as the players' clients do), so the hand is dealt in
+	// the same instant; apply returns those events too.
+	autoSeed bool
 }
 
 type logged struct {
@@ -59,11 +67,53 @@ type logged struct {
 
 func newHarness(tb testing.TB, s Settings, seed uint64, seats []SeatInfo) *harness {
 	tb.Helper()
-	t, evs, err := New("t1", s, seed, seats, t0)
+	return newHarnessSeeding(tb, s, seed, seats, true)
+}
+
+// newHarnessSeeding is newHarness with autoSeed chosen.
+func newHarnessSeeding(tb testing.TB, s Settings, seed uint64, seats []SeatInfo, autoSeed bool) *harness {
+	tb.Helper()
+	t, evs, err := New("t1", "g"+strconv.FormatUint(seed, 10), s, seats, t0, entropyOf(seed, 0))
 	if err != nil {
 		tb.Fatalf("New: %v", err)
 	}
-	return &harness{tb: tb, t: t, now: t0, nextMS: uint64(t0.UnixMilli()), start: evs}
+	h := &harness{tb: tb, t: t, now: t0, nextMS: uint64(t0.UnixMilli()), start: evs, seed: seed, autoSeed: autoSeed}
+	h.start = append(h.start, h.seedAll()...)
+	return h
+}
+
+// seedAll sends every awaited seat's client seed for the hand being seeded,
+// as the players' clients do at once, and returns the events (the deal
+// follows the last seed). With autoSeed off it does nothing.
+func (h *harness) seedAll() []*tablev1.Event {
+	var out []*tablev1.Event
+	for h.autoSeed && h.t.sd.waiting() {
+		sd := h.t.sd
+		for s := range h.t.seats {
+			bit := uint8(1) << s
+			if sd.awaited&bit == 0 || sd.got&bit != 0 {
+				continue
+			}
+			seed := fairdeal.LocalKey(h.seed^0x5eed, sd.index*8+uint32(s))
+			c := &tablev1.Command{CommandId: fmt.Sprintf("seed-%d-%d", sd.index, s), PlayerId: h.t.seats[s].player,
+				TableId: h.t.ID(), Command: &tablev1.Command_ClientSeed{ClientSeed: &tablev1.ClientSeedCommand{
+					HandIndex: sd.index, Seed: seed[:]}}}
+			evs, err := h.applyOnce(CommandInput(c, h.entry(), h.now))
+			if err != nil {
+				h.tb.Fatalf("client seed of seat %d: %v", s, err)
+			}
+			out = append(out, evs...)
+			break // the state changed: look again
+		}
+	}
+	return out
+}
+
+// entropyOf is the test's stand-in for crypto/rand: the n-th input's
+// entropy of the table of seed.
+func entropyOf(seed uint64, n int) Entropy {
+	k := fairdeal.LocalKey(seed, uint32(n)+1)
+	return Entropy(k)
 }
 
 func (h *harness) entry() string {
@@ -71,10 +121,26 @@ func (h *harness) entry() string {
 	return strconv.FormatUint(h.nextMS, 10) + "-0"
 }
 
+// apply applies in, with fresh entropy as the runner draws it, and logs
+// it as the runner does (ForLog); then the clients' seeds (autoSeed), whose
+// events it appends.
 func (h *harness) apply(in Input) ([]*tablev1.Event, error) {
+	evs, err := h.applyOnce(in)
+	if len(evs) > 0 {
+		evs = append(evs, h.seedAll()...)
+	}
+	return evs, err
+}
+
+func (h *harness) applyOnce(in Input) ([]*tablev1.Event, error) {
+	h.inputs++
+	if in.Entropy == (Entropy{}) {
+		in.Entropy = entropyOf(h.seed, h.inputs)
+	}
+	h.last = in
 	evs, err := h.t.Apply(in)
 	if len(evs) > 0 {
-		h.log = append(h.log, logged{in, evs})
+		h.log = append(h.log, logged{ForLog(in, evs), evs})
 	}
 	return evs, err
 }

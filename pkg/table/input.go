@@ -53,6 +53,24 @@ type Input struct {
 	EntryID string
 	// PlayerID is the player of an InputAway or InputBack.
 	PlayerID string
+	// Entropy is 32 bytes the runner read from crypto/rand for this input:
+	// a hand the step commits takes its server seed from it. A step that
+	// commits no hand ignores it, so the runner logs it only when the
+	// step's events hold a HandCommitted (ForLog).
+	Entropy Entropy
+}
+
+// ForLog is in as the runner logs it after Apply returned evs: without its
+// entropy when no hand was committed (the replay does not need it, and a
+// seed that was never used need not be kept).
+func ForLog(in Input, evs []*tablev1.Event) Input {
+	for _, e := range evs {
+		if e.GetHandCommitted() != nil {
+			return in
+		}
+	}
+	in.Entropy = Entropy{}
+	return in
 }
 
 // CommandInput is cmd, read from command stream entry entryID at at.
@@ -134,8 +152,13 @@ func (e entryID) String() string {
 	return strconv.FormatUint(e.ms, 10) + "-" + strconv.FormatUint(e.seq, 10)
 }
 
-// inputVersion is the first byte of MarshalInput's output.
-const inputVersion = 1
+// inputVersion is the first byte of MarshalInput's output. Version 2 adds
+// the entropy (a flag byte, then 32 bytes when set); version 1 is read as
+// an input without entropy.
+const (
+	inputVersion   = 2
+	inputVersionV1 = 1
+)
 
 // maxInputSize bounds what UnmarshalInput accepts: a command is a few dozen
 // bytes.
@@ -160,7 +183,11 @@ func MarshalInput(in Input) ([]byte, error) {
 	b = appendString(b, in.EntryID)
 	b = appendString(b, in.PlayerID)
 	b = appendString(b, string(cmd))
-	return b, nil
+	if in.Entropy == (Entropy{}) {
+		return append(b, 0), nil
+	}
+	b = append(b, 1)
+	return append(b, in.Entropy[:]...), nil
 }
 
 // UnmarshalInput reads what MarshalInput wrote and validates it.
@@ -170,7 +197,8 @@ func UnmarshalInput(data []byte) (Input, error) {
 		return in, fmt.Errorf("%w: %d bytes", ErrBadInput, len(data))
 	}
 	r := reader{b: data}
-	if v := r.byte(); v != inputVersion {
+	v := r.byte()
+	if v != inputVersion && v != inputVersionV1 {
 		return in, fmt.Errorf("%w: unknown version %d", ErrBadInput, v)
 	}
 	in.Kind = InputKind(r.byte())
@@ -178,6 +206,19 @@ func UnmarshalInput(data []byte) (Input, error) {
 	in.EntryID = r.string()
 	in.PlayerID = r.string()
 	cmd := r.string()
+	if v == inputVersion {
+		switch r.byte() {
+		case 0:
+		case 1:
+			e := r.fixed(len(in.Entropy))
+			copy(in.Entropy[:], e)
+			if in.Entropy == (Entropy{}) {
+				return Input{}, fmt.Errorf("%w: zero entropy marked as set", ErrBadInput)
+			}
+		default:
+			r.fail()
+		}
+	}
 	if r.err != nil || len(r.b) != 0 {
 		return Input{}, fmt.Errorf("%w: truncated or trailing bytes", ErrBadInput)
 	}
@@ -234,6 +275,16 @@ func (r *reader) uint64() uint64 {
 	return v
 }
 
+func (r *reader) uint32() uint32 {
+	if len(r.b) < 4 {
+		r.fail()
+		return 0
+	}
+	v := binary.LittleEndian.Uint32(r.b)
+	r.b = r.b[4:]
+	return v
+}
+
 func (r *reader) uvarint() uint64 {
 	v, n := binary.Uvarint(r.b)
 	if n <= 0 {
@@ -256,3 +307,14 @@ func (r *reader) bytes() []byte {
 }
 
 func (r *reader) string() string { return string(r.bytes()) }
+
+// fixed reads n bytes without a length prefix.
+func (r *reader) fixed(n int) []byte {
+	if len(r.b) < n {
+		r.fail()
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/fairdeal"
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/japanese"
@@ -14,8 +15,8 @@ type japaneseEngine struct {
 	buf []japanese.Event
 }
 
-func newJapaneseEngine(s Settings, seed uint64) (*japaneseEngine, error) {
-	g, err := japanese.New(seed, japanese.Settings{Target: s.JapaneseTarget})
+func newJapaneseEngine(s Settings) (*japaneseEngine, error) {
+	g, err := japanese.NewLive(japanese.Settings{Target: s.JapaneseTarget})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadSettings, err)
 	}
@@ -33,13 +34,23 @@ func (e *japaneseEngine) phase() tablev1.Phase {
 		return tablev1.Phase_PHASE_PLAY
 	case japanese.PhaseOver:
 		return tablev1.Phase_PHASE_GAME_OVER
+	case japanese.PhaseDeal:
+		return tablev1.Phase_PHASE_WAITING
 	}
 	return tablev1.Phase_PHASE_UNSPECIFIED
 }
 
-func (e *japaneseEngine) start(b *batch) {
-	e.buf = e.g.StartEvents(e.buf[:0])
-	e.convert(b, e.buf)
+func (e *japaneseEngine) awaitingDeal() bool { return e.g.AwaitingDeal() }
+func (e *japaneseEngine) handIndex() uint32  { return uint32(e.g.Hand()) }
+
+func (e *japaneseEngine) deal(b *batch, k fairdeal.Key) error {
+	evs, err := e.g.Deal(k, e.buf[:0])
+	if err != nil {
+		return err
+	}
+	e.buf = evs
+	e.convert(b, evs)
+	return nil
 }
 
 func (e *japaneseEngine) command(b *batch, seat int, cmd *tablev1.Command) error {
@@ -165,7 +176,9 @@ func (e *japaneseEngine) convert(b *batch, evs []japanese.Event) {
 			}
 			b.add(public(), &tablev1.Event{Event: &tablev1.Event_HandEnded{HandEnded: &tablev1.HandEnded{
 				HandIndex: ev.Hand, Results: res}}})
+			b.t.reveal(b)
 		case japanese.EventGameEnded:
+			b.t.reveal(b) // a resignation or forfeit ends the hand too
 			reason := tablev1.GameEndReason_GAME_END_REASON_COMPLETED
 			switch ev.Reason {
 			case japanese.ReasonResigned:
@@ -203,7 +216,9 @@ func (e *japaneseEngine) view(seat int, tv *tablev1.TableView) {
 	v := e.g.View(seat)
 	tv.Phase = e.phase()
 	tv.HandIndex = uint32(v.Hand)
-	tv.DealerSeat = uint32(v.Declarer)
+	if v.Declarer >= 0 {
+		tv.DealerSeat = uint32(v.Declarer)
+	}
 	if v.ToMove >= 0 {
 		tv.TurnSeat = uint32(v.ToMove)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/classic"
+	"github.com/pulka/pulka/pkg/fairdeal"
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/japanese"
@@ -51,7 +52,8 @@ func newDriver(tb testing.TB, seed uint64) *driver {
 	}
 	s.MoveTimeout = time.Duration(1+rng.IntN(30)) * time.Second
 	s.ReconnectGrace = time.Duration(1+rng.IntN(90)) * time.Second
-	return &driver{h: newHarness(tb, s, seed, seats), rng: rng}
+	// The driver sends client seeds itself, or lets the deadline deal.
+	return &driver{h: newHarnessSeeding(tb, s, seed, seats, false), rng: rng}
 }
 
 func (d *driver) input(in Input) {
@@ -62,7 +64,7 @@ func (d *driver) input(in Input) {
 	}
 	d.sent = append(d.sent, in)
 	evs, _ := h.apply(in) // refusals are part of the game here
-	d.all = append(d.all, logged{in, evs})
+	d.all = append(d.all, logged{h.last, evs})
 	if d.checkNoOp && len(evs) == 0 && !bytes.Equal(before, state(h.tb, h.t)) {
 		h.tb.Fatalf("input %v changed the table without an event", in)
 	}
@@ -87,6 +89,8 @@ func (d *driver) step() {
 	// rare, so that games last.
 	leaving := (t.set.Game == Classic && rng.IntN(5) == 0) || rng.IntN(40) == 0
 	switch r := rng.IntN(100); {
+	case r < 55 && t.sd.waiting() && rng.IntN(4) != 0:
+		d.clientSeed()
 	case r < 55:
 		s := t.eng.toMove()
 		if s < 0 {
@@ -161,6 +165,30 @@ func (d *driver) step() {
 			d.command(who, resignCmd(), "")
 		}
 	}
+}
+
+// clientSeed sends a client seed: mostly an awaited seat's for the hand
+// being seeded, sometimes one the table must refuse (a second one, another
+// hand's, a watcher's, a wrong length).
+func (d *driver) clientSeed() {
+	t, rng := d.h.t, d.rng
+	seed := make([]byte, 40)
+	for i := range seed {
+		seed[i] = byte(rng.IntN(256))
+	}
+	seed = seed[:32]
+	hand := t.sd.index
+	who := player(rng.IntN(len(t.seats)))
+	switch rng.IntN(12) {
+	case 0:
+		hand += uint32(1 + rng.IntN(2))
+	case 1:
+		seed = seed[:rng.IntN(41)]
+	case 2:
+		who = "stranger"
+	}
+	d.command(who, &tablev1.Command{Command: &tablev1.Command_ClientSeed{ClientSeed: &tablev1.ClientSeedCommand{
+		HandIndex: hand, Seed: seed}}}, "")
 }
 
 // run drives the table until the game ends or maxSteps inputs were sent.
@@ -273,9 +301,41 @@ type leakCheck struct {
 	events int
 }
 
-func (c *leakCheck) deal(hs *tablev1.HandStarted) {
+// keyOf is the shuffle key of hand h, which HandStarted begins: from its
+// HandRevealed when the same step ended the hand (rest is the step's events
+// after the HandStarted), else from the seeding the table holds.
+func (c *leakCheck) keyOf(h uint32, rest []*tablev1.Event) fairdeal.Key {
+	hand := c.t.hand(h)
+	for _, e := range rest {
+		if r := e.GetHandRevealed(); r != nil && r.GetHandIndex() == h {
+			k, err := fairdeal.ShuffleKey(hand, fairdeal.ServerSeed(r.GetServerSeed()), clientSeeds(r))
+			if err != nil {
+				c.tb.Fatal(err)
+			}
+			return k
+		}
+	}
+	if !c.t.sd.active || c.t.sd.index != h {
+		c.tb.Fatalf("seed %d: hand %d started, neither revealed in its step nor the table's current hand", c.seed, h)
+	}
+	k, err := fairdeal.ShuffleKey(hand, c.t.sd.server, c.t.sd.clients[:len(c.t.seats)])
+	if err != nil {
+		c.tb.Fatal(err)
+	}
+	return k
+}
+
+func clientSeeds(r *tablev1.HandRevealed) []fairdeal.ClientSeed {
+	out := make([]fairdeal.ClientSeed, len(r.GetClientSeeds()))
+	for i, b := range r.GetClientSeeds() {
+		out[i] = fairdeal.ClientSeed(b)
+	}
+	return out
+}
+
+func (c *leakCheck) deal(hs *tablev1.HandStarted, rest []*tablev1.Event) {
 	h, n, dealer := int(hs.GetHandIndex()), int(hs.GetCardsPerSeat()), int(hs.GetDealerSeat())
-	d := cards.Shuffled(c.seed, uint64(h))
+	d, _ := fairdeal.Shuffle(c.keyOf(uint32(h), rest))
 	*c = leakCheck{tb: c.tb, t: c.t, seed: c.seed, events: c.events}
 	if c.t.set.Game == Japanese {
 		for k, s := range [2]int{dealer, 1 - dealer} {
@@ -314,7 +374,14 @@ func (c *leakCheck) viewer(e *tablev1.Event) int {
 	return -2
 }
 
-func (c *leakCheck) event(e *tablev1.Event) {
+// step checks the events of one step in order.
+func (c *leakCheck) step(evs []*tablev1.Event) {
+	for i, e := range evs {
+		c.event(e, evs[i+1:])
+	}
+}
+
+func (c *leakCheck) event(e *tablev1.Event, rest []*tablev1.Event) {
 	c.events++
 	fail := func(why string, args ...any) {
 		c.tb.Helper()
@@ -323,7 +390,7 @@ func (c *leakCheck) event(e *tablev1.Event) {
 	v := c.viewer(e)
 	switch x := e.GetEvent().(type) {
 	case *tablev1.Event_HandStarted:
-		c.deal(x.HandStarted)
+		c.deal(x.HandStarted, rest)
 	case *tablev1.Event_Dealt:
 		s := int(x.Dealt.GetSeat())
 		if v != s || e.GetVisibility().GetAudience() != tablev1.Audience_AUDIENCE_SEAT {
@@ -421,16 +488,12 @@ func TestHiddenCards_NoEventOrViewShowsACardItsAudienceMayNotKnow(t *testing.T) 
 	for g := range games {
 		d := newDriver(t, uint64(50000+g))
 		c := &leakCheck{tb: t, t: d.h.t, seed: uint64(50000 + g)}
-		for _, e := range d.h.start {
-			c.event(e)
-		}
+		c.step(d.h.start)
 		seen := 0
 		for i := 0; i < 5000 && !d.h.t.Over(); i++ {
 			d.step()
 			for _, l := range d.h.log[seen:] {
-				for _, e := range l.evs {
-					c.event(e)
-				}
+				c.step(l.evs)
 			}
 			seen = len(d.h.log)
 			if d.rng.IntN(50) == 0 {

@@ -48,6 +48,10 @@ const (
 	DefaultReconnectGrace = 60 * time.Second
 	// DefaultBotDelay paces bot moves so that people can follow them.
 	DefaultBotDelay = 700 * time.Millisecond
+	// DefaultSeedTimeout is how long a committed hand waits for the client
+	// seeds: a client answers HandCommitted at once, so this only bounds a
+	// silent or slow one.
+	DefaultSeedTimeout = 3 * time.Second
 )
 
 // maxDuration bounds the durations a table accepts, so that deadlines never
@@ -71,20 +75,24 @@ type Settings struct {
 	// above, 0 is a real value: bots move at once, within the same Apply.
 	// SettingsFromProto fills DefaultBotDelay.
 	BotDelay time.Duration
+	// SeedTimeout is how long a committed hand waits for the awaited seats'
+	// client seeds before it is dealt without the missing ones; 0 means
+	// DefaultSeedTimeout.
+	SeedTimeout time.Duration
 }
 
 // ClassicSettings are the settings of a classic table with the platform's
 // default times.
 func ClassicSettings(s scoring.Settings) Settings {
 	return Settings{Game: Classic, Classic: s, MoveTimeout: DefaultMoveTimeout,
-		ReconnectGrace: DefaultReconnectGrace, BotDelay: DefaultBotDelay}
+		ReconnectGrace: DefaultReconnectGrace, BotDelay: DefaultBotDelay, SeedTimeout: DefaultSeedTimeout}
 }
 
 // JapaneseSettings are the settings of a Japanese table with the platform's
 // default times.
 func JapaneseSettings(target int) Settings {
 	return Settings{Game: Japanese, JapaneseTarget: target, MoveTimeout: DefaultMoveTimeout,
-		ReconnectGrace: DefaultReconnectGrace, BotDelay: DefaultBotDelay}
+		ReconnectGrace: DefaultReconnectGrace, BotDelay: DefaultBotDelay, SeedTimeout: DefaultSeedTimeout}
 }
 
 // withDefaults fills the zero durations that mean "default" and checks
@@ -95,6 +103,9 @@ func (s Settings) withDefaults() (Settings, error) {
 	}
 	if s.ReconnectGrace == 0 {
 		s.ReconnectGrace = DefaultReconnectGrace
+	}
+	if s.SeedTimeout == 0 {
+		s.SeedTimeout = DefaultSeedTimeout
 	}
 	switch s.Game {
 	case Classic:
@@ -117,7 +128,8 @@ func (s Settings) withDefaults() (Settings, error) {
 		name string
 		d    time.Duration
 		min  time.Duration
-	}{{"move timeout", s.MoveTimeout, 1}, {"reconnect grace", s.ReconnectGrace, 1}, {"bot delay", s.BotDelay, 0}} {
+	}{{"move timeout", s.MoveTimeout, 1}, {"reconnect grace", s.ReconnectGrace, 1}, {"bot delay", s.BotDelay, 0},
+		{"seed timeout", s.SeedTimeout, 1}} {
 		if d.d < d.min || d.d > maxDuration {
 			return s, fmt.Errorf("%w: %s %v out of range", ErrBadSettings, d.name, d.d)
 		}
@@ -127,9 +139,10 @@ func (s Settings) withDefaults() (Settings, error) {
 
 // SettingsFromProto reads the lobby's table settings. Stake, visibility and
 // password are the lobby's and the wallet's business, not the table's.
-// BotDelay is DefaultBotDelay; the runner may change it.
+// BotDelay is DefaultBotDelay and SeedTimeout DefaultSeedTimeout; the runner
+// may change them.
 func SettingsFromProto(ts *lobbyv1.TableSettings) (Settings, error) {
-	s := Settings{BotDelay: DefaultBotDelay}
+	s := Settings{BotDelay: DefaultBotDelay, SeedTimeout: DefaultSeedTimeout}
 	if ts == nil {
 		return s, fmt.Errorf("%w: no settings", ErrBadSettings)
 	}

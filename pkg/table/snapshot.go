@@ -6,20 +6,24 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/classic"
+	"github.com/pulka/pulka/pkg/fairdeal"
 	"github.com/pulka/pulka/pkg/scoring"
 )
 
 // snapshotVersion is the first byte of MarshalBinary's output. Bump it when
-// the layout changes and keep reading the old layouts.
+// the layout changes.
 //
-// Version 2 has the layout of version 1 and says the table puts its move
-// timers on the events they follow (Event.timer); a version 1 table sends
-// them as timer_started events, and keeps doing so to the end of its
-// game, so that a log written before the change replays to the same
-// events after it.
+// Version 4 says the table puts its move timers on the events they follow
+// (Event.timer); a version 3 table sends them as timer_started events, and
+// keeps doing so to the end of its game, so that a log written before that
+// change replays to the same events after it. Both have the layout of
+// per-hand commit–reveal: the seed timeout in the settings and the current
+// hand's seeding after the recent commands. Versions 1 and 2 (one seed per
+// game, which the game id made public) are not read: their engines' states
+// cannot continue with committed keys, and their games were not fair.
 const (
-	snapshotVersion          = 2
-	snapshotVersionOwnTimers = 1
+	snapshotVersion          = 4
+	snapshotVersionOwnTimers = 3
 )
 
 // maxStringLen bounds ids and names in a snapshot.
@@ -44,6 +48,7 @@ func (t *Table) MarshalBinary() ([]byte, error) {
 	b = binary.LittleEndian.AppendUint64(b, uint64(s.MoveTimeout))
 	b = binary.LittleEndian.AppendUint64(b, uint64(s.ReconnectGrace))
 	b = binary.LittleEndian.AppendUint64(b, uint64(s.BotDelay))
+	b = binary.LittleEndian.AppendUint64(b, uint64(s.SeedTimeout))
 	b = appendString(b, t.id)
 	b = appendString(b, t.gameID)
 	b = appendString(b, string(eng))
@@ -62,6 +67,19 @@ func (t *Table) MarshalBinary() ([]byte, error) {
 	b = binary.AppendUvarint(b, uint64(t.recent.n))
 	for i := range t.recent.n {
 		b = appendString(b, t.recent.ids[(t.recent.start+i)%recentCommands])
+	}
+	// The seeding: the server seed is a secret until its HandRevealed, like
+	// the hidden cards (the commitment is recomputed from it).
+	sd := &t.sd
+	b = append(b, boolByte(sd.active))
+	if sd.active {
+		b = binary.LittleEndian.AppendUint32(b, sd.index)
+		b = append(b, sd.server[:]...)
+		for i := range t.seats {
+			b = append(b, sd.clients[i][:]...)
+		}
+		b = append(b, sd.awaited, sd.got)
+		b = binary.LittleEndian.AppendUint64(b, uint64(sd.deadline))
 	}
 	return b, nil
 }
@@ -106,6 +124,7 @@ func readSnapshot(data []byte) (*Table, error) {
 	s.MoveTimeout = time.Duration(r.uint64())
 	s.ReconnectGrace = time.Duration(r.uint64())
 	s.BotDelay = time.Duration(r.uint64())
+	s.SeedTimeout = time.Duration(r.uint64())
 	t := &Table{set: s, ownTimers: v == snapshotVersionOwnTimers}
 	t.id = r.string()
 	t.gameID = r.string()
@@ -162,6 +181,9 @@ func readSnapshot(data []byte) (*Table, error) {
 		}
 		t.recent.add(id)
 	}
+	if err := readSeeding(&r, t); err != nil {
+		return nil, err
+	}
 	if r.err != nil || len(r.b) != 0 {
 		return nil, bad("truncated or trailing bytes")
 	}
@@ -173,8 +195,25 @@ func readSnapshot(data []byte) (*Table, error) {
 		return nil, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
 	}
 	t.eng = e
-	if e.over() != (t.actAt == 0) || t.actAt < 0 {
+	if (e.over() || e.awaitingDeal()) != (t.actAt == 0) || t.actAt < 0 {
 		return nil, bad("deadline %d with the game over=%v", t.actAt, e.over())
+	}
+	sd := &t.sd
+	switch {
+	case e.over():
+		if sd.active {
+			return nil, bad("a hand seeded after the game")
+		}
+	case !sd.active || sd.index != e.handIndex() || sd.waiting() != e.awaitingDeal():
+		return nil, bad("seeding of hand %d (active %v, waiting %v) at hand %d (awaiting the deal %v)",
+			sd.index, sd.active, sd.waiting(), e.handIndex(), e.awaitingDeal())
+	}
+	if sd.active {
+		c, err := fairdeal.Commit(t.hand(sd.index), sd.server)
+		if err != nil {
+			return nil, bad("seeding: %v", err)
+		}
+		sd.commit = c
 	}
 	if e.over() {
 		for i := range t.seats {
@@ -193,4 +232,41 @@ func indexOfPlayer(ss []seat, p string) int {
 		}
 	}
 	return -1
+}
+
+// readSeeding reads the seeding MarshalBinary wrote after the recent
+// commands and checks what it can without the engine.
+func readSeeding(r *reader, t *Table) error {
+	sd := &t.sd
+	switch r.byte() {
+	case 0:
+		return nil
+	case 1:
+	default:
+		return fmt.Errorf("%w: seeding flag", ErrBadSnapshot)
+	}
+	sd.active = true
+	sd.index = r.uint32()
+	copy(sd.server[:], r.fixed(fairdeal.SeedSize))
+	for i := range t.seats {
+		copy(sd.clients[i][:], r.fixed(fairdeal.SeedSize))
+	}
+	sd.awaited, sd.got = r.byte(), r.byte()
+	sd.deadline = int64(r.uint64())
+	if r.err != nil {
+		return fmt.Errorf("%w: truncated seeding", ErrBadSnapshot)
+	}
+	all := uint8(1)<<len(t.seats) - 1
+	if sd.awaited&^all != 0 || sd.got&^sd.awaited != 0 || sd.deadline < 0 {
+		return fmt.Errorf("%w: seeding seats", ErrBadSnapshot)
+	}
+	if sd.deadline != 0 && sd.got == sd.awaited {
+		return fmt.Errorf("%w: every awaited seed arrived and the hand is not dealt", ErrBadSnapshot)
+	}
+	for i := range t.seats {
+		if sd.got&(1<<i) == 0 && sd.clients[i] != fairdeal.NoClientSeed {
+			return fmt.Errorf("%w: a client seed of seat %d that did not send one", ErrBadSnapshot, i)
+		}
+	}
+	return nil
 }

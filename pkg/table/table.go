@@ -54,6 +54,7 @@ type Table struct {
 	actAt  int64  // Unix ns when the server moves for the seat to move (timer or bot); 0 when over
 	last   entryID
 	recent ring
+	sd     seeding // the current hand's commit–reveal
 	// ownTimers: move timers are timer_started events of their own, as
 	// before Event.timer (a table restored from a version 1 snapshot).
 	ownTimers bool
@@ -66,6 +67,8 @@ type batch struct {
 	causedBy string
 	entry    string
 	byServer bool
+	entropy  Entropy // the step's randomness (Input.Entropy)
+	seeds    int     // server seeds drawn from it so far
 	evs      []*tablev1.Event
 	err      error // an internal failure (never a rule): Apply returns it
 }
@@ -88,17 +91,20 @@ func (b *batch) fail(err error) {
 	}
 }
 
-// New starts a game at table id. It returns the start events: GameStarted,
-// the first deal (private cards per seat) and the first TimerStarted when a
-// player is to move. Bots do not move in New, not even with BotDelay 0: the
-// first Apply (a tick at now) plays them.
-func New(id string, s Settings, seed uint64, seats []SeatInfo, now time.Time) (*Table, []*tablev1.Event, error) {
+// New starts game gameID at table id. It returns the start events:
+// GameStarted and hand 0's HandCommitted, whose server seed is entropy (32
+// bytes the runner read from crypto/rand); when no seat is awaited (bots
+// only, everybody away) the first deal and the first TimerStarted follow at
+// once, else the deal waits for the client seeds or the seed deadline. Bots
+// do not move in New, not even with BotDelay 0: the first Apply (a tick at
+// now) plays them.
+func New(id, gameID string, s Settings, seats []SeatInfo, now time.Time, entropy Entropy) (*Table, []*tablev1.Event, error) {
 	set, err := s.withDefaults()
 	if err != nil {
 		return nil, nil, err
 	}
-	if id == "" {
-		return nil, nil, fmt.Errorf("%w: empty table id", ErrBadSettings)
+	if id == "" || gameID == "" || len(id) > maxStringLen || len(gameID) > maxStringLen {
+		return nil, nil, fmt.Errorf("%w: table id %q, game id %q", ErrBadSettings, id, gameID)
 	}
 	if now.Before(minAt) || now.After(maxAt) {
 		return nil, nil, fmt.Errorf("%w: time %v out of range", ErrBadInput, now)
@@ -106,7 +112,7 @@ func New(id string, s Settings, seed uint64, seats []SeatInfo, now time.Time) (*
 	if len(seats) != set.Game.seats() {
 		return nil, nil, fmt.Errorf("%w: %d seats, %v has %d", ErrBadSeats, len(seats), set.Game, set.Game.seats())
 	}
-	t := &Table{id: id, gameID: fmt.Sprintf("%s.%016x", id, seed), set: set, seats: make([]seat, len(seats))}
+	t := &Table{id: id, gameID: gameID, set: set, seats: make([]seat, len(seats))}
 	for i, si := range seats {
 		switch {
 		case si.Bot && set.Game == Japanese:
@@ -123,17 +129,17 @@ func New(id string, s Settings, seed uint64, seats []SeatInfo, now time.Time) (*
 			t.seats[i].mode = seatBotFilled
 		}
 	}
-	if t.eng, err = newEngine(set, seed); err != nil {
+	if t.eng, err = newEngine(set); err != nil {
 		return nil, nil, err
 	}
-	b := &batch{t: t, at: now.UnixNano()}
+	b := &batch{t: t, at: now.UnixNano(), entropy: entropy}
 	players := make([]*tablev1.SeatPlayer, len(t.seats))
 	for i := range t.seats {
 		players[i] = t.seatPlayer(i)
 	}
 	b.add(public(), &tablev1.Event{Event: &tablev1.Event_GameStarted{GameStarted: &tablev1.GameStarted{
 		Settings: set.Proto(), Seats: players}}})
-	t.eng.start(b)
+	t.commitIfDue(b)
 	t.schedule(b)
 	if b.err != nil {
 		return nil, nil, b.err
@@ -144,8 +150,8 @@ func New(id string, s Settings, seed uint64, seats []SeatInfo, now time.Time) (*
 // ID returns the table's id.
 func (t *Table) ID() string { return t.id }
 
-// GameID returns the game's id: the table id and the seed, which together
-// name one game (the key scoring dedupes hands by).
+// GameID returns the game's id: random, drawn by the lobby (the key scoring
+// dedupes hands by, and part of every hand's identity in the deal).
 func (t *Table) GameID() string { return t.gameID }
 
 // Settings returns the settings, defaults filled in.
@@ -195,13 +201,16 @@ func (t *Table) seatPlayer(s int) *tablev1.SeatPlayer {
 }
 
 // NextDeadline returns the earliest moment a tick would do something (a
-// timer move, a bot move, a grace running out); ok is false when nothing is
-// pending (the game is over).
+// timer move, a bot move, a grace running out, a seed deadline); ok is false
+// when nothing is pending (the game is over).
 func (t *Table) NextDeadline() (at time.Time, ok bool) {
 	if t.eng.over() {
 		return time.Time{}, false
 	}
 	next := t.actAt
+	if t.sd.waiting() && (next == 0 || t.sd.deadline < next) {
+		next = t.sd.deadline
+	}
 	for i := range t.seats {
 		if g := t.seats[i].grace; g != 0 && (next == 0 || g < next) {
 			next = g
@@ -260,7 +269,7 @@ func (t *Table) Apply(in Input) ([]*tablev1.Event, error) {
 	if skip := t.ignored(in, e); skip != nil {
 		return nil, nil //nolint:nilerr // an ignored input is not an error: see Ignored
 	}
-	b := &batch{t: t, at: in.At.UnixNano()}
+	b := &batch{t: t, at: in.At.UnixNano(), entropy: in.Entropy}
 	t.runDue(b)
 	switch in.Kind {
 	case InputAway, InputBack:
@@ -286,7 +295,7 @@ func (t *Table) Apply(in Input) ([]*tablev1.Event, error) {
 }
 
 // runDue fires, in time order, everything due at b.at: expired graces (before
-// a move due at the same instant) and server moves.
+// a move or deal due at the same instant), seed deadlines and server moves.
 func (t *Table) runDue(b *batch) {
 	for range maxServerSteps {
 		if t.eng.over() || b.err != nil {
@@ -300,15 +309,20 @@ func (t *Table) runDue(b *batch) {
 			}
 		}
 		moveDue := t.actAt != 0 && t.actAt <= b.at
+		dealDue := t.sd.waiting() && t.sd.deadline <= b.at
 		switch {
-		case gs >= 0 && (!moveDue || gAt <= t.actAt):
+		case gs >= 0 && (!moveDue || gAt <= t.actAt) && (!dealDue || gAt <= t.sd.deadline):
 			t.expireGrace(b, gs)
+		case dealDue:
+			t.deal(b)
+			t.schedule(b)
 		case moveDue:
 			b.byServer = true
 			if err := t.eng.serverMove(b); err != nil {
 				b.fail(fmt.Errorf("table: server move: %w", err))
 			}
 			b.byServer = false
+			t.commitIfDue(b)
 			t.schedule(b)
 		default:
 			return
@@ -321,12 +335,16 @@ func (t *Table) runDue(b *batch) {
 // who plays it: a human gets MoveTimeout and a TimerStarted, a bot moves
 // after BotDelay. A finished game has no deadlines at all.
 func (t *Table) schedule(b *batch) {
-	s := t.eng.toMove()
-	if s < 0 {
+	if t.eng.over() {
 		t.actAt = 0
 		for i := range t.seats {
 			t.seats[i].grace, t.seats[i].away = 0, false
 		}
+		return
+	}
+	s := t.eng.toMove()
+	if s < 0 { // the hand waits for its deal: the seed deadline runs
+		t.actAt = 0
 		return
 	}
 	if t.seats[s].mode != seatHuman {
@@ -418,24 +436,4 @@ func (t *Table) retake(b *batch, s int) {
 	b.add(public(), &tablev1.Event{Event: &tablev1.Event_PlayerSeated{PlayerSeated: &tablev1.PlayerSeated{
 		Seat: t.seatPlayer(s)}}})
 	t.rescheduleIf(b, s)
-}
-
-// InterimSeed is the game seed of a game id while the per-hand commit–reveal
-// deal (issue 17) is being built: the first 8 bytes of the id's hex. It is
-// NOT fair (the id is public) and is removed by that work.
-func InterimSeed(gameID string) uint64 {
-	var s uint64
-	for i := 0; i < 16 && i < len(gameID); i++ {
-		c := gameID[i]
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		default:
-			c = 0
-		}
-		s = s<<4 | uint64(c)
-	}
-	return s
 }

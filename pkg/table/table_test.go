@@ -12,8 +12,10 @@ import (
 func TestNew_StartEventsNumberedWithVisibility(t *testing.T) {
 	h := newHarness(t, classicSet(classic.Standard, DefaultBotDelay), 7, humans(4))
 	got := kinds(h.start)
-	// The first bidder's timer rides on trump_turned (Event.timer).
-	want := []string{"game_started", "hand_started", "dealt", "dealt", "dealt", "dealt", "trump_turned"}
+	// The hand is committed, the four clients' seeds arrive, then it is
+	// dealt; the first bidder's timer rides on trump_turned (Event.timer).
+	want := []string{"game_started", "hand_committed", "client_seed_accepted", "client_seed_accepted",
+		"client_seed_accepted", "client_seed_accepted", "hand_started", "dealt", "dealt", "dealt", "dealt", "trump_turned"}
 	if len(got) != len(want) {
 		t.Fatalf("start events %v, want %v", got, want)
 	}
@@ -33,12 +35,12 @@ func TestNew_StartEventsNumberedWithVisibility(t *testing.T) {
 			t.Errorf("event %s visibility %v, want public", got[i], e.GetVisibility())
 		}
 	}
-	for _, e := range h.start[:6] {
+	for _, e := range h.start[:len(want)-1] {
 		if TimerOf(e) != nil {
 			t.Errorf("%s carries a timer", kindOf(e))
 		}
 	}
-	ts := h.start[6].GetTimer()
+	ts := h.start[len(want)-1].GetTimer()
 	if !ts.GetDeadline().AsTime().Equal(t0.Add(DefaultMoveTimeout)) || ts.GetPhase() != tablev1.Phase_PHASE_BID {
 		t.Errorf("timer %v", ts)
 	}
@@ -61,9 +63,19 @@ func TestNew_RejectsBadSeatsAndSettings(t *testing.T) {
 		"target 20":            {japaneseSet(20), humans(2), ErrBadSettings},
 		"no game":              {Settings{}, humans(2), ErrBadSettings},
 		"negative bot delay":   {classicSet(classic.Standard, -time.Second), humans(4), ErrBadSettings},
+		"negative seed timeout": {func() Settings {
+			s := classicSet(classic.Standard, 0)
+			s.SeedTimeout = -time.Second
+			return s
+		}(), humans(4), ErrBadSettings},
+		"seed timeout of days": {func() Settings {
+			s := classicSet(classic.Standard, 0)
+			s.SeedTimeout = 48 * time.Hour
+			return s
+		}(), humans(4), ErrBadSettings},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, _, err := New("t", tc.s, 1, tc.seats, t0); !errors.Is(err, tc.want) {
+			if _, _, err := New("t", "g", tc.s, tc.seats, t0, entropyOf(1, 0)); !errors.Is(err, tc.want) {
 				t.Fatalf("New: %v, want %v", err, tc.want)
 			}
 		})

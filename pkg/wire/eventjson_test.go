@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/pulka/pulka/pkg/classic"
+	"github.com/pulka/pulka/pkg/fairdeal"
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/scoring"
@@ -252,7 +253,8 @@ func playGame(tb testing.TB, seed uint64, names []string, visit func(*table.Tabl
 		}
 	}
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC).Add(time.Duration(rng.IntN(365*24*3600)) * time.Second)
-	tbl, evs, err := table.New("tbl"+strconv.FormatUint(seed, 10), s, seed, seats, now)
+	tbl, evs, err := table.New("tbl"+strconv.FormatUint(seed, 10), "game"+strconv.FormatUint(seed, 10), s, seats, now,
+		table.Entropy(fairdeal.LocalKey(seed, 0)))
 	if err != nil {
 		tb.Fatalf("game %d: %v", seed, err)
 	}
@@ -261,7 +263,8 @@ func playGame(tb testing.TB, seed uint64, names []string, visit func(*table.Tabl
 	}
 	entry, cmdNo := uint64(now.UnixMilli()), 0
 	send := func(in table.Input) {
-		evs, _ := tbl.Apply(in) // refused moves are part of the game
+		in.Entropy = table.Entropy(fairdeal.LocalKey(seed, rng.Uint32())) // the runner's crypto/rand
+		evs, _ := tbl.Apply(in)                                           // refused moves are part of the game
 		for _, ev := range evs {
 			visit(tbl, ev)
 		}

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/pulka/pulka/pkg/classic"
+	"github.com/pulka/pulka/pkg/fairdeal"
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/scoring"
@@ -135,7 +136,7 @@ func playRandomTable(tb testing.TB, seed uint64, names []string) (*table.Table, 
 		models[i] = NewModel("t1", seats[i].PlayerID)
 	}
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	t, all, err := table.New("t1", s, seed, seats, now)
+	t, all, err := table.New("t1", "g"+strconv.FormatUint(seed, 10), s, seats, now, table.Entropy(fairdeal.LocalKey(seed, 0)))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -150,7 +151,8 @@ func playRandomTable(tb testing.TB, seed uint64, names []string) (*table.Table, 
 	}
 	feed(all)
 	apply := func(in table.Input) {
-		evs, _ := t.Apply(in) // refusals are events too
+		in.Entropy = table.Entropy(fairdeal.LocalKey(seed, uint32(rng.Uint32()))) // the runner's crypto/rand
+		evs, _ := t.Apply(in)                                                     // refusals are events too
 		all = append(all, evs...)
 		feed(evs)
 	}

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pulka/pulka/pkg/classic"
+	"github.com/pulka/pulka/pkg/fairdeal"
 	"github.com/pulka/pulka/pkg/scoring"
 	"github.com/pulka/pulka/pkg/table"
 	"github.com/pulka/pulka/pkg/wire"
@@ -21,10 +22,20 @@ func gameFrames(tb testing.TB) [][]byte {
 	for i := range seats {
 		seats[i] = table.SeatInfo{PlayerID: "p" + string(rune('0'+i)), Name: "Player"}
 	}
-	_, evs, err := table.New("t1", table.ClassicSettings(scoring.Settings{Variant: classic.Standard, Khishti: scoring.Khishti200}), 7, seats, time.Unix(1700000000, 0))
+	t, evs, err := table.New("t1", "g1", table.ClassicSettings(scoring.Settings{Variant: classic.Standard, Khishti: scoring.Khishti200}),
+		seats, time.Unix(1700000000, 0), table.Entropy(fairdeal.LocalKey(7, 0)))
 	if err != nil {
 		tb.Fatal(err)
 	}
+	// Nobody sends a client seed: the first hand is dealt at its deadline.
+	at, _ := t.NextDeadline()
+	tick := table.Tick(at)
+	tick.Entropy = table.Entropy(fairdeal.LocalKey(7, 1))
+	dealt, err := t.Apply(tick)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	evs = append(evs, dealt...)
 	var out [][]byte
 	for i, ev := range evs {
 		f, err := wire.Event("t1", "1700000000000-"+string(rune('0'+i)), ev)

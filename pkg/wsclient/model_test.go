@@ -9,6 +9,7 @@ import (
 
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/classic"
+	"github.com/pulka/pulka/pkg/fairdeal"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/japanese"
 	"github.com/pulka/pulka/pkg/scoring"
@@ -16,14 +17,23 @@ import (
 	"github.com/pulka/pulka/pkg/wire"
 )
 
-// shadow is the rules engine a test plays alongside the table, with the
-// same seed and the same moves, as the oracle of the legal moves.
+// shadow is the rules engine a test plays alongside the table, dealt the
+// same keys (read from the table, as only the server could) and given the
+// same moves, as the oracle of the legal moves.
 type shadow interface {
 	legal(seat int) []string
 	apply(seat int, m Move) error
+	awaitingDeal() bool
+	deal(k fairdeal.Key) error
 }
 
 type classicShadow struct{ g *classic.Game }
+
+func (s classicShadow) awaitingDeal() bool { return s.g.AwaitingDeal() }
+func (s classicShadow) deal(k fairdeal.Key) error {
+	_, err := s.g.Deal(k, nil)
+	return err
+}
 
 func (s classicShadow) legal(seat int) []string {
 	var out []string
@@ -76,6 +86,12 @@ func fromClassic(m classic.Move) Move {
 }
 
 type japaneseShadow struct{ g *japanese.Game }
+
+func (s japaneseShadow) awaitingDeal() bool { return s.g.AwaitingDeal() }
+func (s japaneseShadow) deal(k fairdeal.Key) error {
+	_, err := s.g.Deal(k, nil)
+	return err
+}
 
 func (s japaneseShadow) legal(seat int) []string {
 	var out []string
@@ -139,11 +155,30 @@ func playThrough(t *testing.T, settings table.Settings, seed uint64, sh shadow, 
 		models[s] = NewModel("t1", p)
 	}
 	now := time.Unix(1_800_000_000, 0)
-	tb, evs, err := table.New("t1", settings, seed, seats, now)
+	tb, evs, err := table.New("t1", "g1", settings, seats, now, table.Entropy(fairdeal.LocalKey(seed, 0)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	inputs := 0
+	apply := func(in table.Input) ([]*tablev1.Event, error) {
+		inputs++
+		in.Entropy = table.Entropy(fairdeal.LocalKey(seed, uint32(inputs)))
+		return tb.Apply(in)
+	}
+	// The shadow is dealt each hand the table deals.
+	dealShadow := func() {
+		if sd, ok := tb.CurrentSeeds(); ok && sd.Dealt && sh.awaitingDeal() {
+			k, err := sd.Key()
+			if err == nil {
+				err = sh.deal(k)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	feed := func(evs []*tablev1.Event) {
+		defer dealShadow()
 		for _, ev := range evs {
 			if r := ev.GetMoveRejected(); r != nil {
 				t.Fatalf("the table refused a move the model listed: %v", r)
@@ -167,6 +202,17 @@ func playThrough(t *testing.T, settings table.Settings, seed uint64, sh shadow, 
 			}
 		}
 		if mover < 0 {
+			// A hand waits for its client seeds (nobody here sends any):
+			// it is dealt at the seed deadline.
+			if next, ok := tb.NextDeadline(); ok && sh.awaitingDeal() {
+				now = next
+				evs, err := apply(table.Tick(now))
+				if err != nil {
+					t.Fatal(err)
+				}
+				feed(evs)
+				continue
+			}
 			t.Fatalf("step %d: no model is to move, yet the game goes on", step)
 		}
 		m := models[mover]
@@ -191,7 +237,7 @@ func playThrough(t *testing.T, settings table.Settings, seed uint64, sh shadow, 
 			t.Fatal(err)
 		}
 		now = now.Add(time.Second)
-		evs, err := tb.Apply(table.CommandInput(cmd, fmt.Sprintf("%d-0", step+1), now))
+		evs, err := apply(table.CommandInput(cmd, fmt.Sprintf("%d-0", step+1), now))
 		if err != nil {
 			t.Fatalf("step %d: %v", step, err)
 		}
@@ -249,7 +295,7 @@ func TestModel_LegalMovesEqualTheClassicEngineOverWholeGames(t *testing.T) {
 			}
 			t.Run(fmt.Sprintf("%v/seed%d", v, seed), func(t *testing.T) {
 				s := table.ClassicSettings(scoring.Settings{Variant: v, Khishti: scoring.Khishti200})
-				g, err := classic.New(seed, classic.Settings{Variant: v})
+				g, err := classic.NewLive(classic.Settings{Variant: v})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -269,7 +315,7 @@ func TestModel_LegalMovesEqualTheJapaneseEngineOverWholeMatches(t *testing.T) {
 		}
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			s := table.JapaneseSettings(11)
-			g, err := japanese.New(seed, japanese.Settings{Target: 11})
+			g, err := japanese.NewLive(japanese.Settings{Target: 11})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -26,6 +26,7 @@ func commands() map[string]command {
 	return map[string]command{
 		"score":    {summary: "work out a classic score sheet from bids and tricks (JSON on stdin)", run: runScore},
 		"replay":   {summary: "check every move of a game record and print its final sheet", run: runReplay},
+		"verify":   {summary: "check every hand of a game record against its commitment and re-deal it", run: runVerify},
 		"selfplay": {summary: "play seeded bot games and print games per second and a summary", run: runSelfplay},
 		"demo":     {summary: "play one classic game of four bots and print the paper sheet", run: runDemo},
 		"play":     {summary: "play a game at a running Pulka from the terminal (or --auto)", run: runPlay},

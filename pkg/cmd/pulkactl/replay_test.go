@@ -88,7 +88,7 @@ func TestReplay_IllegalMoveExits1NamingHandTrickSeatRule(t *testing.T) {
 }
 
 func TestReplay_NotARecordExits2(t *testing.T) {
-	for _, in := range []string{"", "{}", `{"format":"pulka-game-record/1","game":"go","seed":1,"moves":[]}`} {
+	for _, in := range []string{"", "{}", `{"format":"pulka-game-record/2","game":"go","seed":1,"moves":[]}`} {
 		if _, _, code := runCmd(t, in, "replay"); code != 2 {
 			t.Errorf("replay of %q exited %d, want 2", in, code)
 		}

@@ -248,7 +248,8 @@ func TestSettings_TheTableReadsTheRulesTheLobbyWrites(t *testing.T) {
 			t.Fatalf("the table refuses %v: %v", s.Proto(), err)
 		}
 		want := table.Settings{Classic: s.Classic, JapaneseTarget: int(s.JapaneseTarget),
-			MoveTimeout: s.MoveTime, ReconnectGrace: s.ReconnectGrace, BotDelay: table.DefaultBotDelay}
+			MoveTimeout: s.MoveTime, ReconnectGrace: s.ReconnectGrace, BotDelay: table.DefaultBotDelay,
+			SeedTimeout: table.DefaultSeedTimeout}
 		want.Game = table.Classic
 		if s.Game == Japanese {
 			want.Game = table.Japanese

@@ -50,6 +50,13 @@ func BenchmarkRunner_CommandToEvent(b *testing.B) {
 			newGame()
 			b.StartTimer()
 		}
+		if d.g.AwaitingDeal() {
+			// A hand waits for its seed deadline (the driver sends no
+			// client seeds): not a command's latency.
+			b.StopTimer()
+			d.sync()
+			b.StartTimer()
+		}
 		seat := d.g.ToMove()
 		m, _ := japanese.Bot{}.Choose(d.g, seat)
 		send(t, rdb, d.table, d.players[seat], commandOf(m))
@@ -134,4 +141,12 @@ func BenchmarkRunner_ConcurrentBotGames(b *testing.B) {
 		steps += int(n)
 	}
 	b.ReportMetric(float64(steps)/elapsed.Seconds(), "events/s")
+}
+
+// BenchmarkRunner_NewEntropy is what drawing every step's entropy from
+// crypto/rand costs (docs/table-runner.md compares it with a step).
+func BenchmarkRunner_NewEntropy(b *testing.B) {
+	for b.Loop() {
+		_ = newEntropy()
+	}
 }

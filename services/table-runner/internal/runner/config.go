@@ -19,6 +19,7 @@ const (
 	EnvMoveTimeout    = "PULKA_RUNNER_MOVE_TIMEOUT"
 	EnvReconnectGrace = "PULKA_RUNNER_RECONNECT_GRACE"
 	EnvBotDelay       = "PULKA_RUNNER_BOT_DELAY"
+	EnvSeedTimeout    = "PULKA_RUNNER_SEED_TIMEOUT"
 	EnvInbox          = "PULKA_RUNNER_INBOX"
 	EnvCapacity       = "PULKA_RUNNER_CAPACITY"
 	EnvHeartbeatTTL   = "PULKA_RUNNER_HEARTBEAT_TTL"
@@ -39,6 +40,7 @@ type Config struct {
 	MoveTimeout    time.Duration
 	ReconnectGrace time.Duration
 	BotDelay       time.Duration
+	SeedTimeout    time.Duration
 	Inbox          int
 	Capacity       int
 	HeartbeatTTL   time.Duration
@@ -59,6 +61,7 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 	f.Duration(&c.MoveTimeout, "move-timeout", EnvMoveTimeout, table.DefaultMoveTimeout, "time for one move when the table's settings give none")
 	f.Duration(&c.ReconnectGrace, "reconnect-grace", EnvReconnectGrace, table.DefaultReconnectGrace, "time an away player has to come back when the table's settings give none")
 	f.Duration(&c.BotDelay, "bot-delay", EnvBotDelay, table.DefaultBotDelay, "how long a bot waits before its move (0: at once)")
+	f.Duration(&c.SeedTimeout, "seed-timeout", EnvSeedTimeout, table.DefaultSeedTimeout, "how long a committed hand waits for the players' client seeds before it is dealt without the missing ones")
 	f.Int(&c.Inbox, "inbox", EnvInbox, 64, "commands queued per table before the table reads its backlog from Redis itself")
 	f.Int(&c.Capacity, "capacity", EnvCapacity, 0, "most tables this runner takes (0: no limit)")
 	f.Duration(&c.HeartbeatTTL, "heartbeat-ttl", EnvHeartbeatTTL, 3*time.Second, "a runner silent for this long is dead and its tables move")
@@ -86,6 +89,9 @@ func (c *Config) Validate() error {
 	}
 	if c.BotDelay < 0 || c.BotDelay > time.Minute {
 		bad("-bot-delay must be within [0, 1m]")
+	}
+	if c.SeedTimeout < time.Millisecond || c.SeedTimeout > time.Minute {
+		bad("-seed-timeout must be within [1ms, 1m]")
 	}
 	if c.Inbox < 1 || c.Inbox > 1<<16 {
 		bad("-inbox must be 1..65536, not %d", c.Inbox)
@@ -129,7 +135,7 @@ func (c *Config) Options(d *daemon.Daemon) (Options, error) {
 		botDelay = -1 // Options' zero means the default; the flag's 0 means at once
 	}
 	return Options{
-		ID: id, MoveTimeout: c.MoveTimeout, ReconnectGrace: c.ReconnectGrace, BotDelay: botDelay,
+		ID: id, MoveTimeout: c.MoveTimeout, ReconnectGrace: c.ReconnectGrace, BotDelay: botDelay, SeedTimeout: c.SeedTimeout,
 		Inbox: c.Inbox, Capacity: c.Capacity, HeartbeatTTL: c.HeartbeatTTL, LeaseTTL: c.LeaseTTL,
 		PollInterval: c.PollInterval, Assigner: c.Assigner, LeaderTTL: c.LeaderTTL, ReconcileEvery: c.Reconcile,
 		FinishedTTL: c.FinishedTTL, EventMaxLen: c.EventMaxLen, CommandTrim: c.CommandTrim,

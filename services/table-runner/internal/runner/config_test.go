@@ -22,17 +22,17 @@ func TestConfig_DefaultsAreValidAndMatchTheDocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.MoveTimeout != 20*time.Second || c.ReconnectGrace != 60*time.Second || !c.Assigner ||
-		c.HeartbeatTTL != 3*time.Second || c.Inbox != 64 || c.EventMaxLen != 0 {
+		c.HeartbeatTTL != 3*time.Second || c.Inbox != 64 || c.EventMaxLen != 0 || c.SeedTimeout != 3*time.Second {
 		t.Fatalf("defaults = %+v", c)
 	}
 }
 
 func TestConfig_EnvironmentAndFlagsSetTheRunner(t *testing.T) {
-	c, err := load(map[string]string{EnvBotDelay: "0s", EnvID: "pod-1"}, "-heartbeat-ttl", "1s", "-assigner=false")
+	c, err := load(map[string]string{EnvBotDelay: "0s", EnvID: "pod-1", EnvSeedTimeout: "300ms"}, "-heartbeat-ttl", "1s", "-assigner=false")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.BotDelay != 0 || c.ID != "pod-1" || c.HeartbeatTTL != time.Second || c.Assigner {
+	if c.BotDelay != 0 || c.ID != "pod-1" || c.HeartbeatTTL != time.Second || c.Assigner || c.SeedTimeout != 300*time.Millisecond {
 		t.Fatalf("config = %+v", c)
 	}
 }
@@ -46,6 +46,8 @@ func TestConfig_RefusesWhatCannotWork(t *testing.T) {
 		"event stream too short":  {"-event-maxlen", "100"},
 		"negative bot delay":      {"-bot-delay", "-1s"},
 		"no time for a move":      {"-move-timeout", "0s"},
+		"no time for the seeds":   {"-seed-timeout", "0s"},
+		"seeds awaited for ever":  {"-seed-timeout", "1h"},
 		"finished tables forever": {"-finished-ttl", "0s"},
 	} {
 		if _, err := load(nil, args...); !errors.Is(err, daemon.ErrConfig) {

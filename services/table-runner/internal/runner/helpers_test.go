@@ -15,6 +15,7 @@ import (
 
 	"github.com/pulka/pulka/pkg/assign"
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/fairdeal"
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
@@ -37,7 +38,7 @@ func startRedis(t *testing.T) (*redistest.Server, *redis.Client) {
 // testOptions are fast options for in-process runners.
 func testOptions(id string) Options {
 	return Options{
-		ID: id, BotDelay: time.Millisecond, MoveTimeout: time.Minute, ReconnectGrace: time.Minute,
+		ID: id, BotDelay: time.Millisecond, MoveTimeout: time.Minute, ReconnectGrace: time.Minute, SeedTimeout: 100 * time.Millisecond,
 		HeartbeatTTL: 600 * time.Millisecond, LeaseTTL: 3 * time.Second, PollInterval: 30 * time.Millisecond,
 		LeaderTTL: 600 * time.Millisecond, ReconcileEvery: 50 * time.Millisecond,
 	}
@@ -263,12 +264,22 @@ func checkLog(t *testing.T, rdb redis.UniversalClient, ts *lobbyv1.TableStarted,
 		set.ReconnectGrace = o.ReconnectGrace
 	}
 	set.BotDelay = o.BotDelay
+	set.SeedTimeout = o.SeedTimeout
 	seats := make([]table.SeatInfo, len(ts.GetSeats()))
 	for i, s := range ts.GetSeats() {
 		seats[i] = table.SeatInfo{PlayerID: s.GetPlayerId(), Name: s.GetDisplayName(), Bot: s.GetBot()}
 	}
 	at := steps[0].Events[0].GetOccurredAt().AsTime()
-	fresh, _, err := table.New(ts.GetTableId(), set, table.InterimSeed(ts.GetGameId()), seats, at)
+	// The entropy New used is hand 0's server seed, which the genesis holds.
+	genesis, err := table.Restore(steps[0].Genesis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, ok := genesis.CurrentSeeds()
+	if !ok || first.Hand.Index != 0 || first.Hand.GameID != ts.GetGameId() {
+		t.Fatalf("the genesis has no seeding of hand 0 of game %q: %+v", ts.GetGameId(), first.Hand)
+	}
+	fresh, _, err := table.New(ts.GetTableId(), ts.GetGameId(), set, seats, at, table.Entropy(first.Server))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +382,7 @@ type jDriver struct {
 }
 
 func newJDriver(t *testing.T, rdb redis.UniversalClient, ts *lobbyv1.TableStarted) *jDriver {
-	g, err := japanese.New(table.InterimSeed(ts.GetGameId()), japanese.Settings{Target: int(ts.GetSettings().GetJapaneseTarget())})
+	g, err := japanese.NewLive(japanese.Settings{Target: int(ts.GetSettings().GetJapaneseTarget())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,10 +390,16 @@ func newJDriver(t *testing.T, rdb redis.UniversalClient, ts *lobbyv1.TableStarte
 		players: [2]string{ts.GetSeats()[0].GetPlayerId(), ts.GetSeats()[1].GetPlayerId()}}
 }
 
-// follow applies one public move event to the shadow game.
+// follow applies one public move event to the shadow game, and deals it
+// each hand from the key the table's log holds (the driver is privileged:
+// the players' clients could not know it before the hand's reveal).
 func (d *jDriver) follow(ev *tablev1.Event) error {
 	var m japanese.Move
 	switch e := ev.GetEvent().(type) {
+	case *tablev1.Event_HandStarted:
+		k := dealKey(d.t, d.rdb, d.table, e.HandStarted.GetHandIndex())
+		_, err := d.g.Deal(k, nil)
+		return err
 	case *tablev1.Event_TrumpChosen:
 		m = japanese.TrumpMove(int(e.TrumpChosen.GetSeat()), cards.Suit(e.TrumpChosen.GetTrump()-1))
 	case *tablev1.Event_CardPlayed:
@@ -424,7 +441,7 @@ func (d *jDriver) play(timeout time.Duration) {
 	ctx := context.Background()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		if !d.waiting && !d.g.Over() {
+		if !d.waiting && !d.g.Over() && !d.g.AwaitingDeal() {
 			seat := d.g.ToMove()
 			m, ok := japanese.Bot{}.Choose(d.g, seat)
 			if !ok {
@@ -456,6 +473,46 @@ func (d *jDriver) play(timeout time.Duration) {
 		}
 	}
 	d.t.Fatalf("the match did not end within %v (%d moves)", timeout, d.moves)
+}
+
+// dealKey is the shuffle key of hand h of a table, read from its log as only
+// the server could: from the hand's HandRevealed when it has one, else from
+// the seeds of the table the log replays to (the hand being played).
+func dealKey(t *testing.T, rdb redis.UniversalClient, tableID string, h uint32) fairdeal.Key {
+	t.Helper()
+	steps, err := tablelog.Read(context.Background(), rdb, tableID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range steps {
+		for _, ev := range s.Events {
+			if r := ev.GetHandRevealed(); r != nil && r.GetHandIndex() == h {
+				cs := make([]fairdeal.ClientSeed, len(r.GetClientSeeds()))
+				for i, c := range r.GetClientSeeds() {
+					cs[i] = fairdeal.ClientSeed(c)
+				}
+				k, err := fairdeal.ShuffleKey(fairdeal.Hand{TableID: tableID, GameID: ev.GetGameId(), Index: h},
+					fairdeal.ServerSeed(r.GetServerSeed()), cs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return k
+			}
+		}
+	}
+	final, err := tablelog.Verify(steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd, ok := final.CurrentSeeds()
+	if !ok || sd.Hand.Index != h || !sd.Dealt {
+		t.Fatalf("hand %d is neither revealed nor the table's dealt hand (%+v)", h, sd.Hand)
+	}
+	k, err := sd.Key()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
 
 // byServer reports whether e is a move the server made for a seat (its

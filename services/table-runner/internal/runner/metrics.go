@@ -18,6 +18,10 @@ type metrics struct {
 	unheard    metric.Int64Counter
 	trimmed    metric.Int64Counter
 	lost       metric.Int64Counter
+	// seeds counts client seeds awaited by committed hands and accepted
+	// (attribute outcome); awaited − accepted were missing at the deal.
+	seeds                    metric.Int64Counter
+	seedsAwaited, seedsTaken metric.AddOption
 	// applyBy is the apply histogram's attribute set by input kind, built
 	// once: every step records one, and building the set (a sort and a
 	// hash) per step was a twentieth of the runner's CPU.
@@ -61,6 +65,12 @@ func newMetrics(mp metric.MeterProvider, r *Runner) (*metrics, error) {
 	}
 	if out.malformed, err = m.Int64Counter("pulka.runner.commands.malformed",
 		metric.WithDescription("Command stream entries that are neither a command nor a presence report (skipped).")); err != nil {
+		return nil, err
+	}
+	out.seedsAwaited = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "awaited")))
+	out.seedsTaken = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "accepted")))
+	if out.seeds, err = m.Int64Counter("pulka.runner.client_seeds",
+		metric.WithDescription("Client seeds of the seated players: awaited by a committed hand, and accepted before its deal (attribute outcome: awaited, accepted); the difference was dealt at the seed deadline without them.")); err != nil {
 		return nil, err
 	}
 	if out.staleAway, err = m.Int64Counter("pulka.runner.presence.stale_away",

@@ -74,11 +74,18 @@ type ownerPair struct {
 
 func startPair(t *testing.T, botDelay time.Duration) *ownerPair {
 	t.Helper()
+	return startPairWith(t, func(o *Options) { o.BotDelay = botDelay })
+}
+
+// startPairWith is startPair with both runners' options changed by set.
+func startPairWith(t *testing.T, set func(*Options)) *ownerPair {
+	t.Helper()
 	srv, rdb := startRedis(t)
 	p := &ownerPair{rdb: rdb, rdbA: srv.Client(t)}
 	oa, ob := testOptions("a"), testOptions("b")
 	oa.Assigner, ob.Assigner = true, true
-	oa.BotDelay, ob.BotDelay = botDelay, botDelay
+	set(&oa)
+	set(&ob)
 	p.opt = oa
 	p.a = startRunner(t, p.rdbA, oa)
 	p.b = startRunner(t, srv.Client(t), ob)
@@ -173,12 +180,26 @@ func (d *jDriver) followLogged() {
 	}
 }
 
+// sync follows the log until the shadow game's current hand is dealt. The
+// driver sends no client seeds (a late one would be refused and show in the
+// log), so a hand is dealt at its seed deadline.
+func (d *jDriver) sync() {
+	d.t.Helper()
+	d.followLogged()
+	for until := time.Now().Add(5 * time.Second); d.g.AwaitingDeal(); d.followLogged() {
+		if time.Now().After(until) {
+			d.t.Fatalf("hand %d was not dealt", d.g.Hand())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // moveNow sends the shadow bot's move for the seat to move, as that seat's
 // player's command, waits until the table applied it and returns the
 // command id and the move's event.
 func (d *jDriver) moveNow() (string, loggedEvent) {
 	d.t.Helper()
-	d.followLogged()
+	d.sync()
 	seat := d.g.ToMove()
 	m, ok := japanese.Bot{}.Choose(d.g, seat)
 	if !ok {

@@ -26,6 +26,10 @@ type Options struct {
 	MoveTimeout    time.Duration // default table.DefaultMoveTimeout (20 s)
 	ReconnectGrace time.Duration // default table.DefaultReconnectGrace (60 s)
 	BotDelay       time.Duration // default table.DefaultBotDelay; negative means 0
+	// SeedTimeout is how long a committed hand waits for the seated
+	// players' client seeds before it is dealt without the missing ones
+	// (docs/fair-play.md); every table this runner creates keeps it.
+	SeedTimeout time.Duration // default table.DefaultSeedTimeout (3 s)
 
 	// Inbox is each table's inbox size (default 64). When it is full the
 	// shared reader stops handing the table commands and the table reads
@@ -76,6 +80,7 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	def(&o.MoveTimeout, table.DefaultMoveTimeout)
 	def(&o.ReconnectGrace, table.DefaultReconnectGrace)
+	def(&o.SeedTimeout, table.DefaultSeedTimeout)
 	switch {
 	case o.BotDelay == 0:
 		o.BotDelay = table.DefaultBotDelay

@@ -28,9 +28,10 @@ func isMove(e *tablev1.Event) bool {
 
 // plan computes n legal commands ahead on a copy of the driver's shadow game.
 func plan(d *jDriver, n int) (players []string, cmds []*tablev1.Command) {
+	d.sync()
 	g := d.g.Clone()
 	for range n {
-		if g.Over() {
+		if g.Over() || g.AwaitingDeal() {
 			break
 		}
 		seat := g.ToMove()
@@ -149,6 +150,7 @@ func TestRunner_StaleOwnerCannotAppendAfterTheLeaseMoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := rdb.XLen(ctx, streams.TableEvents("j1")).Result()
+	d.sync()
 	seat := d.g.ToMove()
 	m, _ := japanese.Bot{}.Choose(d.g, seat)
 	id := send(t, rdb, "j1", d.players[seat], commandOf(m))

@@ -74,6 +74,7 @@ func startProcess(t *testing.T, bin, id, redisAddr string) *proc {
 		EnvPollInterval+"=100ms",
 		EnvReconcile+"=200ms",
 		EnvBotDelay+"=3ms",
+		EnvSeedTimeout+"=100ms", // as testOptions
 		EnvMoveTimeout+"=1m",
 	)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out

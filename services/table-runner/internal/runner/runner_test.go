@@ -141,6 +141,7 @@ func TestRunner_DuplicateCommandIDHasOneEffect(t *testing.T) {
 	d := newJDriver(t, rdb, ts)
 	notices := listenNotices(t, rdb, "j1")
 	timer := waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", isKind("timer_started"))
+	d.sync()
 	seat := d.g.ToMove()
 	m, _ := japanese.Bot{}.Choose(d.g, seat)
 	c := commandOf(m)
@@ -176,6 +177,7 @@ func TestRunner_IllegalMoveIsRejectedToTheSenderOnlyAndChangesNothing(t *testing
 	d := newJDriver(t, rdb, ts)
 	notices := listenNotices(t, rdb, "j1")
 	before := waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", isKind("timer_started"))
+	d.sync()
 	wrong := 1 - d.g.ToMove()
 	bad := send(t, rdb, "j1", d.players[wrong], playCmd(8))
 	// The answer is a notice on the events' bell (a gateway hands it to the
@@ -192,6 +194,7 @@ func TestRunner_IllegalMoveIsRejectedToTheSenderOnlyAndChangesNothing(t *testing
 		t.Fatalf("a rejected command caused %d events, want none", len(after))
 	}
 	// The table goes on as if nothing happened: the right player moves.
+	d.sync()
 	seat := d.g.ToMove()
 	m, _ := japanese.Bot{}.Choose(d.g, seat)
 	id := send(t, rdb, "j1", d.players[seat], commandOf(m))

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"sync"
@@ -246,11 +247,12 @@ func (a *actor) create(ctx context.Context) error {
 		set.ReconnectGrace = r.opt.ReconnectGrace
 	}
 	set.BotDelay = r.opt.BotDelay
+	set.SeedTimeout = r.opt.SeedTimeout
 	seats := make([]table.SeatInfo, len(ts.GetSeats()))
 	for i, s := range ts.GetSeats() {
 		seats[i] = table.SeatInfo{PlayerID: s.GetPlayerId(), Name: s.GetDisplayName(), Bot: s.GetBot()}
 	}
-	t, evs, err := table.New(a.s.id, set, table.InterimSeed(ts.GetGameId()), seats, time.Now())
+	t, evs, err := table.New(a.s.id, ts.GetGameId(), set, seats, time.Now(), newEntropy())
 	if err != nil {
 		return a.abandon(ctx, err)
 	}
@@ -267,6 +269,7 @@ func (a *actor) create(ctx context.Context) error {
 		return a.appendFailed(ctx, err)
 	}
 	a.t, a.lastEv = t, ids[len(ids)-1]
+	a.countSeeds(ctx, evs)
 	return a.effects(ctx, evs)
 }
 
@@ -383,6 +386,7 @@ func (a *actor) step(ctx context.Context, in table.Input) error {
 		r.opt.beforeApply(a.s.id, in)
 	}
 	a.dirty = true
+	in.Entropy = newEntropy()
 	evs, err := a.t.Apply(in)
 	var rej *table.RejectError
 	switch {
@@ -408,7 +412,7 @@ func (a *actor) step(ctx context.Context, in table.Input) error {
 		}
 		return nil // a duplicate or stale input
 	}
-	data, err := table.MarshalInput(in)
+	data, err := table.MarshalInput(table.ForLog(in, evs))
 	if err != nil {
 		return err
 	}
@@ -430,6 +434,7 @@ func (a *actor) step(ctx context.Context, in table.Input) error {
 		kind = inputPresence
 	}
 	r.m.apply.Record(ctx, time.Since(start).Seconds(), r.m.applyBy[kind])
+	a.countSeeds(ctx, evs)
 	if err := a.effects(ctx, evs); err != nil {
 		return err
 	}
@@ -685,4 +690,29 @@ func (a *actor) handOver(ctx context.Context) {
 	if err := a.r.leases.Release(hctx, a.lease); err != nil {
 		a.r.log.Info("runner: release at hand-over", "table", a.s.id, "err", err)
 	}
+}
+
+// countSeeds counts the client seeds the logged events awaited and took.
+func (a *actor) countSeeds(ctx context.Context, evs []*tablev1.Event) {
+	for _, e := range evs {
+		switch {
+		case e.GetHandCommitted() != nil:
+			if n := len(e.GetHandCommitted().GetAwaitedSeats()); n > 0 {
+				a.r.m.seeds.Add(ctx, int64(n), a.r.m.seedsAwaited)
+			}
+		case e.GetClientSeedAccepted() != nil:
+			a.r.m.seeds.Add(ctx, 1, a.r.m.seedsTaken)
+		}
+	}
+}
+
+// newEntropy reads the randomness of one step from crypto/rand: a hand the
+// step commits takes its server seed from it (docs/fair-play.md). It is read
+// for every step, because whether a step commits a hand is known only after
+// it (a move may end the hand); a read of 32 bytes costs far less than the
+// step's append to Redis.
+func newEntropy() table.Entropy {
+	var e table.Entropy
+	_, _ = rand.Read(e[:]) // never fails: crypto/rand crashes the program rather than return short
+	return e
 }

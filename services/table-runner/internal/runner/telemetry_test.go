@@ -99,6 +99,7 @@ func TestRunner_ACommandsStepIsInTheTraceItsEntryCarries(t *testing.T) {
 		r.mu.Unlock()
 		return s != nil && !s.needCatchUp()
 	})
+	d.sync()
 	seat := d.g.ToMove()
 	m, ok := japanese.Bot{}.Choose(d.g, seat)
 	if !ok {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/pulka/pulka/pkg/fairdeal"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/redistest"
 	"github.com/pulka/pulka/pkg/scoring"
@@ -27,6 +28,7 @@ type writer struct {
 	tbl   *table.Table
 	now   time.Time
 	last  string
+	n     int // steps applied, for their entropy
 }
 
 func newWriter(t *testing.T) *writer {
@@ -43,7 +45,7 @@ func newWriter(t *testing.T) *writer {
 	for i := range bots {
 		bots[i] = table.SeatInfo{Name: "bot", Bot: true}
 	}
-	tbl, evs, err := table.New("t1", set, 77, bots, t0)
+	tbl, evs, err := table.New("t1", "g77", set, bots, t0, entropy(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,12 +75,14 @@ func (w *writer) tick() {
 	if !ok {
 		w.t.Fatal("no deadline")
 	}
+	w.n++
 	in := table.Tick(at)
+	in.Entropy = entropy(w.n)
 	evs, err := w.tbl.Apply(in)
 	if err != nil || len(evs) == 0 {
 		w.t.Fatalf("tick: %d events, %v", len(evs), err)
 	}
-	data, _ := table.MarshalInput(in)
+	data, _ := table.MarshalInput(table.ForLog(in, evs))
 	w.append(data, nil, evs)
 }
 
@@ -149,7 +153,9 @@ func TestRestore_RefusesALogThatReplaysDifferently(t *testing.T) {
 	at, _ := w.tbl.NextDeadline()
 	in := table.Tick(at.Add(-time.Millisecond))
 	data, _ := table.MarshalInput(in)
-	evs, _ := w.tbl.Apply(table.Tick(at))
+	tick := table.Tick(at)
+	tick.Entropy = entropy(1)
+	evs, _ := w.tbl.Apply(tick)
 	w.append(data, nil, evs)
 	if _, err := Restore(ctx, w.rdb, "t1"); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("Restore = %v, want ErrCorrupt", err)
@@ -216,8 +222,9 @@ func TestEntries_OnlyTheFirstEventCarriesTheStep(t *testing.T) {
 	w := newWriter(t)
 	at, _ := w.tbl.NextDeadline()
 	in := table.Tick(at)
+	in.Entropy = entropy(1)
 	evs, _ := w.tbl.Apply(in)
-	data, _ := table.MarshalInput(in)
+	data, _ := table.MarshalInput(table.ForLog(in, evs))
 	es, err := Entries("t1", 9, data, nil, evs)
 	if err != nil {
 		t.Fatal(err)
@@ -238,4 +245,10 @@ func TestEntries_OnlyTheFirstEventCarriesTheStep(t *testing.T) {
 	if _, err := Entries("t1", 9, data, []byte("g"), evs); err == nil {
 		t.Fatal("a step cannot be both an input and a genesis")
 	}
+}
+
+// entropy is the test's stand-in for the runner's crypto/rand: the n-th
+// step's.
+func entropy(n int) table.Entropy {
+	return table.Entropy(fairdeal.LocalKey(77, uint32(n)))
 }

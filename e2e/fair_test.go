@@ -1,0 +1,161 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"regexp"
+	"testing"
+
+	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/fairdeal"
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/record"
+)
+
+// jsonString matches the JSON strings of a frame (no escapes: ids, hex and
+// base64 have none).
+var jsonString = regexp.MustCompile(`"([A-Za-z0-9+/=_.:-]{8,})"`)
+
+// checkFairDeals checks the commit–reveal of every hand of a finished game
+// (docs/fair-play.md) as its clients saw it:
+//
+//   - every hand of the log was committed, then revealed, and its revealed
+//     server seed is the one its commitment names (record.Replay, which
+//     deals every hand from its seeds' key, has checked the rest);
+//   - each client received the hand's commitment before any of its cards
+//     (a watcher: before its HandStarted);
+//   - no frame a client received before the hand's HandRevealed carries the
+//     hand's server seed or key, raw, hex or base64; and no string in those
+//     frames (ids, commitments, anything hex or base64), used as the key or
+//     as the server seed, deals the hand.
+func checkFairDeals(t *testing.T, rec *record.Record, log []logEntry, clients []*client) {
+	t.Helper()
+	type secret struct {
+		commitment []byte
+		forms      [][]byte // every encoding of the server seed and the key
+		deck       cards.Deck
+		clients    []fairdeal.ClientSeed
+		hand       fairdeal.Hand
+	}
+	var hands []secret
+	for i := range rec.Hands {
+		k, err := recordKey(rec, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := rec.Hands[i]
+		s, _ := fairdeal.ParseSeed(hs.ServerSeed)
+		c, _ := fairdeal.ParseSeed(hs.Commitment)
+		h := fairdeal.Hand{TableID: rec.TableID, GameID: rec.GameID, Index: uint32(i)}
+		if !fairdeal.Verify(h, s, c) {
+			t.Fatalf("hand %d: the revealed server seed is not the committed one", i)
+		}
+		sec := secret{commitment: c[:], hand: h}
+		for _, cs := range hs.ClientSeeds {
+			b, _ := fairdeal.ParseSeed(cs)
+			sec.clients = append(sec.clients, b)
+		}
+		sec.deck, _ = fairdeal.Shuffle(k)
+		for _, v := range [][]byte{s[:], k[:]} {
+			sec.forms = append(sec.forms, v, []byte(hex.EncodeToString(v)), []byte(base64.StdEncoding.EncodeToString(v)),
+				[]byte(base64.RawStdEncoding.EncodeToString(v)), []byte(base64.URLEncoding.EncodeToString(v)),
+				[]byte(base64.RawURLEncoding.EncodeToString(v)))
+		}
+		hands = append(hands, sec)
+	}
+	committed := 0
+	for _, e := range log {
+		if e.Ev.GetHandCommitted() != nil {
+			committed++
+		}
+	}
+	if committed != len(hands) || len(hands) == 0 {
+		t.Fatalf("%d hands committed, %d revealed", committed, len(hands))
+	}
+	tried := 0
+	for _, c := range clients {
+		// open: the hands this client has seen committed and not revealed.
+		open := map[uint32]bool{}
+		seen := map[uint32]bool{}
+		for _, f := range c.snapshot() {
+			if f.Table != "" && f.Table != rec.TableID {
+				continue
+			}
+			if r := f.ev.GetHandRevealed(); r != nil {
+				delete(open, r.GetHandIndex()) // the reveal itself carries the seeds
+			}
+			for h := range open {
+				sec := &hands[h]
+				for _, form := range sec.forms {
+					if bytes.Contains(f.Raw, form) {
+						t.Errorf("%s frame #%d carries hand %d's server seed or key before its reveal: %s", c.name, f.N, h, f)
+					}
+				}
+				for _, m := range jsonString.FindAllSubmatch(f.Raw, -1) {
+					for _, v := range readings(string(m[1])) {
+						tried++
+						if dealsDeck(fairdeal.Key(v), &sec.deck) {
+							t.Errorf("%s frame #%d: %q used as the key deals hand %d", c.name, f.N, m[1], h)
+						}
+						if k, _ := fairdeal.ShuffleKey(sec.hand, fairdeal.ServerSeed(v), sec.clients); dealsDeck(k, &sec.deck) {
+							t.Errorf("%s frame #%d: %q used as the server seed deals hand %d", c.name, f.N, m[1], h)
+						}
+					}
+				}
+			}
+			if f.ev == nil {
+				continue
+			}
+			switch x := f.ev.GetEvent().(type) {
+			case *tablev1.Event_HandCommitted:
+				h := x.HandCommitted.GetHandIndex()
+				if int(h) >= len(hands) || !bytes.Equal(x.HandCommitted.GetCommitment(), hands[h].commitment) {
+					t.Errorf("%s frame #%d: hand %d's commitment is not the one revealed", c.name, f.N, h)
+					continue
+				}
+				open[h], seen[h] = true, true
+			case *tablev1.Event_HandStarted:
+				if h := x.HandStarted.GetHandIndex(); !seen[h] {
+					t.Errorf("%s frame #%d: hand %d dealt before its commitment", c.name, f.N, h)
+				}
+			case *tablev1.Event_Dealt:
+				if len(open) == 0 {
+					t.Errorf("%s frame #%d: cards with no hand committed", c.name, f.N)
+				}
+			}
+		}
+	}
+	t.Logf("fair deals: %d hands verified; %d strings of the clients' frames tried as keys and seeds", len(hands), tried)
+}
+
+// readings is every 32-byte value a frame's string could stand for: its
+// bytes, and its hex or base64 decoding, cut or zero-padded to 32 bytes.
+func readings(s string) [][fairdeal.SeedSize]byte {
+	var out [][fairdeal.SeedSize]byte
+	add := func(b []byte) {
+		var v [fairdeal.SeedSize]byte
+		copy(v[:], b)
+		out = append(out, v)
+	}
+	add([]byte(s))
+	if b, err := hex.DecodeString(s); err == nil {
+		add(b)
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil {
+			add(b)
+		}
+	}
+	return out
+}
+
+// dealsDeck reports whether key k shuffles to deck; Fisher–Yates fixes the
+// last position with its first draw, so most keys are told apart at once.
+func dealsDeck(k fairdeal.Key, deck *cards.Deck) bool {
+	if cards.Card(fairdeal.NewStream(k).IntN(cards.DeckSize)) != deck[cards.DeckSize-1] {
+		return false
+	}
+	d, _ := fairdeal.Shuffle(k)
+	return d == *deck
+}
