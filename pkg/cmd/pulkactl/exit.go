@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
 )
 
 // Exit codes.
@@ -54,4 +56,21 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	_, _ = fmt.Fprintf(stderr, "pulkactl: %v\n", err)
 	return code
+}
+
+// recordInput is the one record a command reads: the file its single
+// argument names, or stdin without one. closeIn closes what it opened.
+func recordInput(cmd string, fs *flag.FlagSet, stdin io.Reader) (in io.Reader, closeIn func(), err error) {
+	switch fs.NArg() {
+	case 0:
+		return stdin, func() {}, nil
+	case 1:
+		f, err := os.Open(fs.Arg(0))
+		if err != nil {
+			return nil, nil, usageError(fmt.Errorf("%s: %w", cmd, err))
+		}
+		return f, func() { _ = f.Close() }, nil
+	default:
+		return nil, nil, usageError(fmt.Errorf("%s: one record at a time, got %d arguments", cmd, fs.NArg()))
+	}
 }

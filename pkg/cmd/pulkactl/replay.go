@@ -41,19 +41,11 @@ func runReplay(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		return &ExitError{Code: exitUsage}
 	}
-	in := stdin
-	switch fs.NArg() {
-	case 0:
-	case 1:
-		f, err := os.Open(fs.Arg(0))
-		if err != nil {
-			return usageError(fmt.Errorf("replay: %w", err))
-		}
-		defer f.Close()
-		in = f
-	default:
-		return usageError(fmt.Errorf("replay: one record at a time, got %d arguments", fs.NArg()))
+	in, closeIn, err := recordInput("replay", fs, stdin)
+	if err != nil {
+		return err
 	}
+	defer closeIn()
 
 	rec, err := record.Parse(in)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/pulka/pulka/pkg/fairdeal"
 	"github.com/pulka/pulka/pkg/record"
@@ -42,19 +41,11 @@ func runVerify(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		return &ExitError{Code: exitUsage}
 	}
-	in := stdin
-	switch fs.NArg() {
-	case 0:
-	case 1:
-		f, err := os.Open(fs.Arg(0))
-		if err != nil {
-			return usageError(fmt.Errorf("verify: %w", err))
-		}
-		defer f.Close()
-		in = f
-	default:
-		return usageError(fmt.Errorf("verify: one record at a time, got %d arguments", fs.NArg()))
+	in, closeIn, err := recordInput("verify", fs, stdin)
+	if err != nil {
+		return err
 	}
+	defer closeIn()
 	rec, err := record.Parse(in)
 	if err != nil {
 		if errors.Is(err, record.ErrDeal) { // a seed that is not even a seed: a mismatch
