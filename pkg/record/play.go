@@ -30,19 +30,9 @@ func PlayClassic(seed uint64, s scoring.Settings, players [classic.Seats]Classic
 	rec := &Record{Format: Format, Game: Classic, Seed: Seed(seed), Classic: &s}
 	events := make([]classic.Event, 0, 16)
 	for !g.Over() {
-		seat := g.ToMove()
-		m, ok := players[seat].Choose(g, seat)
-		if !ok {
-			return nil, fmt.Errorf("record: classic player %d made no move", seat)
+		if err := playClassicMove(g, players, events, rec); err != nil {
+			return nil, err
 		}
-		if _, err := g.Apply(m, events[:0]); err != nil {
-			return nil, fmt.Errorf("record: classic player %d: %w", seat, err)
-		}
-		text, err := m.MarshalText()
-		if err != nil {
-			return nil, fmt.Errorf("record: %w", err)
-		}
-		rec.Moves = append(rec.Moves, string(text))
 	}
 	return rec, nil
 }
@@ -118,19 +108,28 @@ func PlayClassicTable(tableID, gameID string, rnd io.Reader, s scoring.Settings,
 			rec.Hands = append(rec.Hands, hs)
 			continue
 		}
-		seat := g.ToMove()
-		m, ok := players[seat].Choose(g, seat)
-		if !ok {
-			return nil, fmt.Errorf("record: classic player %d made no move", seat)
+		if err := playClassicMove(g, players, events, rec); err != nil {
+			return nil, err
 		}
-		if _, err := g.Apply(m, events[:0]); err != nil {
-			return nil, fmt.Errorf("record: classic player %d: %w", seat, err)
-		}
-		text, err := m.MarshalText()
-		if err != nil {
-			return nil, fmt.Errorf("record: %w", err)
-		}
-		rec.Moves = append(rec.Moves, string(text))
 	}
 	return rec, nil
+}
+
+// playClassicMove has the seat to move choose its move, applies it and
+// writes it into rec.
+func playClassicMove(g *classic.Game, players [classic.Seats]ClassicPlayer, events []classic.Event, rec *Record) error {
+	seat := g.ToMove()
+	m, ok := players[seat].Choose(g, seat)
+	if !ok {
+		return fmt.Errorf("record: classic player %d made no move", seat)
+	}
+	if _, err := g.Apply(m, events[:0]); err != nil {
+		return fmt.Errorf("record: classic player %d: %w", seat, err)
+	}
+	text, err := m.MarshalText()
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	rec.Moves = append(rec.Moves, string(text))
+	return nil
 }
