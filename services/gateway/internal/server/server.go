@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -128,48 +129,20 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 
 	wc := p.WS
 	wc.OriginPatterns = append(wc.OriginPatterns, splitList(cfg.AllowedOrigins)...)
-	if wc.ReadLimit == 0 {
-		wc.ReadLimit = int64(cfg.WSReadLimit)
-	}
-	if wc.SendQueueFrames == 0 {
-		wc.SendQueueFrames = cfg.WSSendQueue
-	}
-	if wc.Rate == 0 {
-		wc.Rate = rate.Limit(cfg.WSRate)
-	}
-	if wc.Burst == 0 {
-		wc.Burst = cfg.WSBurst
-	}
-	if wc.PingInterval == 0 {
-		wc.PingInterval = cfg.WSPingInterval
-	}
-	if wc.MaxTables == 0 {
-		wc.MaxTables = cfg.WSMaxTables
-	}
-	if wc.AckDelay == 0 {
-		wc.AckDelay = cfg.WSAckDelay
-	}
-	if wc.PresenceBeat == 0 {
-		wc.PresenceBeat = cfg.PresenceBeat
-	}
-	if wc.LobbyWindow == 0 {
-		wc.LobbyWindow = cfg.LobbyWindow
-	}
-	if wc.LobbyInterval == 0 {
-		wc.LobbyInterval = cfg.LobbyInterval
-	}
-	if wc.MaxPerPlayer == 0 {
-		wc.MaxPerPlayer = cfg.WSPerPlayer
-	}
-	if wc.MaxPerIP == 0 {
-		wc.MaxPerIP = cfg.WSPerIP
-	}
-	if wc.AuthTimeout == 0 {
-		wc.AuthTimeout = cfg.WSHelloTimeout
-	}
-	if wc.SessionSweep == 0 {
-		wc.SessionSweep = cfg.SessionSweep
-	}
+	wc.ReadLimit = cmp.Or(wc.ReadLimit, int64(cfg.WSReadLimit))
+	wc.SendQueueFrames = cmp.Or(wc.SendQueueFrames, cfg.WSSendQueue)
+	wc.Rate = cmp.Or(wc.Rate, rate.Limit(cfg.WSRate))
+	wc.Burst = cmp.Or(wc.Burst, cfg.WSBurst)
+	wc.PingInterval = cmp.Or(wc.PingInterval, cfg.WSPingInterval)
+	wc.MaxTables = cmp.Or(wc.MaxTables, cfg.WSMaxTables)
+	wc.AckDelay = cmp.Or(wc.AckDelay, cfg.WSAckDelay)
+	wc.PresenceBeat = cmp.Or(wc.PresenceBeat, cfg.PresenceBeat)
+	wc.LobbyWindow = cmp.Or(wc.LobbyWindow, cfg.LobbyWindow)
+	wc.LobbyInterval = cmp.Or(wc.LobbyInterval, cfg.LobbyInterval)
+	wc.MaxPerPlayer = cmp.Or(wc.MaxPerPlayer, cfg.WSPerPlayer)
+	wc.MaxPerIP = cmp.Or(wc.MaxPerIP, cfg.WSPerIP)
+	wc.AuthTimeout = cmp.Or(wc.AuthTimeout, cfg.WSHelloTimeout)
+	wc.SessionSweep = cmp.Or(wc.SessionSweep, cfg.SessionSweep)
 	view := p.View
 	ping := wc.PingInterval
 	if ping <= 0 {
