@@ -92,7 +92,7 @@ func run(ctx context.Context, cfg Config, h host) error {
 	if err != nil {
 		return err
 	}
-	ports, err := freePorts(childCount(cfg))
+	ports, err := freePorts(childCount(cfg), portOf(cfg.Addr))
 	if err != nil {
 		return err
 	}

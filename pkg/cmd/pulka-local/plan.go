@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 
@@ -143,10 +144,12 @@ func newSecret() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// freePorts returns n distinct free loopback ports. All are held open until
-// every one is found, so none is returned twice; another program may still
-// take one before the service binds it, which the service then reports.
-func freePorts(n int) ([]int, error) {
+// freePorts returns n distinct free loopback ports, none of them in except
+// (the gateway's port, chosen by the user or a test, which may be free just
+// now because it was released a moment ago). All are held open until every
+// one is found, so none is returned twice; another program may still take
+// one before the service binds it, which the service then reports.
+func freePorts(n int, except ...int) ([]int, error) {
 	ports := make([]int, 0, n)
 	var held []net.Listener
 	defer func() {
@@ -154,13 +157,28 @@ func freePorts(n int) ([]int, error) {
 			_ = l.Close()
 		}
 	}()
-	for range n {
+	for len(ports) < n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, fmt.Errorf("find a free port: %w", err)
 		}
-		held = append(held, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		held = append(held, l) // an excepted port stays held too: it is not drawn again
+		if p := l.Addr().(*net.TCPAddr).Port; !slices.Contains(except, p) {
+			ports = append(ports, p)
+		}
 	}
 	return ports, nil
+}
+
+// portOf is the port of a host:port address, or 0 when it has none.
+func portOf(addr string) int {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return 0
+	}
+	return p
 }

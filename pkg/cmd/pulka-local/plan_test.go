@@ -2,6 +2,7 @@ package main
 
 import (
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -194,5 +195,27 @@ func TestDialAddr_ReachesAListenerOnEveryInterfaceOnLoopback(t *testing.T) {
 		if got := dialAddr(addr); got != want {
 			t.Errorf("dialAddr(%q) = %q, want %q", addr, got, want)
 		}
+	}
+}
+
+// The gateway's port is chosen before the admin ports, and may have been
+// released a moment ago by whoever chose it (a test): the kernel can hand
+// it out again, and then the gateway and a service's admin server collide.
+func TestFreePorts_NeverTheGatewaysPort(t *testing.T) {
+	first, err := freePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 200 {
+		ports, err := freePorts(4, first[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(ports, first[0]) {
+			t.Fatalf("freePorts returned the excepted port %d: %v", first[0], ports)
+		}
+	}
+	if portOf("127.0.0.1:8080") != 8080 || portOf("localhost") != 0 || portOf(":x") != 0 {
+		t.Fatal("portOf")
 	}
 }
