@@ -121,8 +121,11 @@ type loadResult struct {
 	spreads                   []time.Duration // sorted: first client's event to the last's
 	timeline                  []timeSlice     // with --timeline
 	rejected, refused, reconn int64
-	games, failed, lateSlots  int64
-	firstError                string
+	// seedsRefused counts client seeds that came after their hand was
+	// dealt (its seed deadline passed): the hand was dealt without them.
+	seedsRefused             int64
+	games, failed, lateSlots int64
+	firstError               string
 }
 
 func (r *loadResult) movesPerSecond() float64 { return float64(r.moves) / r.window.Seconds() }
@@ -184,7 +187,7 @@ func (r *loadResult) String() string {
 	if r.mode == "paced" {
 		s += fmt.Sprintf(", moves sent after their slot %d", r.lateSlots)
 	}
-	s += "\n"
+	s += fmt.Sprintf(", late client seeds %d\n", r.seedsRefused)
 	if r.mode == "paced" && len(r.lags) > 0 {
 		// The generator shares the machine: how much of the latency is its
 		// own, before the command left it, tells a busy client from a slow
@@ -216,7 +219,7 @@ type recorder struct {
 	moves      int
 	firstError string
 
-	rejected, refused, reconn, games, failed, lateSlots atomic.Int64
+	rejected, refused, reconn, games, failed, lateSlots, seedsRefused atomic.Int64
 }
 
 type inflight struct {
@@ -235,6 +238,16 @@ func (r *recorder) sent(id string, at time.Time, clients int) {
 	if _, ok := r.pending[id]; !ok { // a resend keeps the first instant
 		r.pending[id] = &inflight{at: at, lag: max(time.Since(at), 0), need: clients}
 	}
+}
+
+// refusedMove reports whether id is a move this generator sent (and still
+// waited for), and forgets it: a refused move causes no event.
+func (r *recorder) refusedMove(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.pending[id]
+	delete(r.pending, id)
+	return ok
 }
 
 // seen records that one client received the first event caused by id.
@@ -384,7 +397,7 @@ func runLoadTest(ctx context.Context, f loadFlags, progress io.Writer) (*loadRes
 	}
 	lat := sorted(rec.latencies)
 	return &loadResult{lags: sorted(rec.lags), spreads: sorted(rec.spreads), timeline: timeline, stagger: f.stagger, mode: f.mode, tables: f.tables, clients: f.tables * clients, rate: f.rate, setup: setup,
-		window: window, moves: rec.moves, latencies: lat, rejected: rec.rejected.Load(), refused: rec.refused.Load(),
+		window: window, moves: rec.moves, latencies: lat, rejected: rec.rejected.Load(), refused: rec.refused.Load(), seedsRefused: rec.seedsRefused.Load(),
 		reconn: rec.reconn.Load(), games: rec.games.Load(), failed: rec.failed.Load(), lateSlots: rec.lateSlots.Load(),
 		firstError: rec.firstError}, nil
 }
@@ -487,7 +500,14 @@ func playGame(ctx context.Context, f loadFlags, g []seatPlayer, table string, re
 						rec.seen(cb, fr.At)
 					}
 					if r := fr.Event.GetMoveRejected(); r != nil {
-						rec.rejected.Add(1)
+						// Only this generator's moves are moves: the
+						// client seeds the connection sends by itself
+						// may come after a hand's seed deadline.
+						if rec.refusedMove(fr.Event.GetCausedBy()) {
+							rec.rejected.Add(1)
+						} else {
+							rec.seedsRefused.Add(1)
+						}
 					}
 				case wire.TypeJoined:
 					if fr.Table == table && joins.Add(1) == int32(len(g)) {

@@ -70,9 +70,9 @@ func startStack() stack {
 	cmd := exec.Command(filepath.Join(bin, "pulka-local"), "-addr", addr, "-bin-dir", bin, "-runners", "1", "-log-level", "warn")
 	// Bots move at once and the per-connection limits allow a load
 	// generator's many moves per connection; sessions come from one IP. A
-	// hand whose clients send no client seed is dealt after 20ms, not 3s.
+	// hand whose clients send no client seed (they all do) is dealt after 1s, not 3s.
 	cmd.Env = append(os.Environ(), "PULKA_RUNNER_BOT_DELAY=1ms", "PULKA_WS_RATE=1000", "PULKA_WS_BURST=1000",
-		"PULKA_SIGNUPS_PER_IP=100000", "PULKA_WS_PER_IP=100000", "PULKA_CONN_PER_IP=100000", "PULKA_RUNNER_SEED_TIMEOUT=20ms")
+		"PULKA_SIGNUPS_PER_IP=100000", "PULKA_WS_PER_IP=100000", "PULKA_CONN_PER_IP=100000", "PULKA_RUNNER_SEED_TIMEOUT=1s")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		return stack{err: err}
