@@ -75,3 +75,7 @@ func GuessRateKey(tableID, playerID string) string {
 	}
 	return ratePrefix + "guess:" + tableID + ":" + playerID
 }
+
+// GuesserRateKey counts a player's recent password guesses at all tables
+// together.
+func GuesserRateKey(playerID string) string { return ratePrefix + "guesser:" + playerID }

@@ -19,15 +19,17 @@ const (
 	EnvFinishedTTL      = "PULKA_LOBBY_FINISHED_TTL"
 	EnvViewMaxLen       = "PULKA_LOBBY_VIEW_MAXLEN"
 
-	EnvMaxWaiting       = "PULKA_LOBBY_MAX_WAITING"
-	EnvCreatesPerMinute = "PULKA_LOBBY_CREATES_PER_MINUTE"
-	EnvGuessesPerPlayer = "PULKA_LOBBY_GUESSES_PER_PLAYER"
-	EnvGuessesPerTable  = "PULKA_LOBBY_GUESSES_PER_TABLE"
-	EnvGuessWindow      = "PULKA_LOBBY_GUESS_WINDOW"
-	EnvWaitingTTL       = "PULKA_LOBBY_WAITING_TTL"
-	EnvSweepInterval    = "PULKA_LOBBY_SWEEP_INTERVAL"
-	EnvPasswordWorkers  = "PULKA_LOBBY_PASSWORD_WORKERS"
-	EnvPasswordQueue    = "PULKA_LOBBY_PASSWORD_QUEUE"
+	EnvMaxWaiting        = "PULKA_LOBBY_MAX_WAITING"
+	EnvCreatesPerMinute  = "PULKA_LOBBY_CREATES_PER_MINUTE"
+	EnvGuessesPerPlayer  = "PULKA_LOBBY_GUESSES_PER_PLAYER"
+	EnvGuessesPerTable   = "PULKA_LOBBY_GUESSES_PER_TABLE"
+	EnvGuessWindow       = "PULKA_LOBBY_GUESS_WINDOW"
+	EnvWaitingTTL        = "PULKA_LOBBY_WAITING_TTL"
+	EnvSweepInterval     = "PULKA_LOBBY_SWEEP_INTERVAL"
+	EnvPasswordWorkers   = "PULKA_LOBBY_PASSWORD_WORKERS"
+	EnvPasswordQueue     = "PULKA_LOBBY_PASSWORD_QUEUE"
+	EnvGuessesPerGuesser = "PULKA_LOBBY_GUESSES_PER_GUESSER"
+	EnvCreateQueue       = "PULKA_LOBBY_CREATE_QUEUE"
 )
 
 // Config is the lobby's configuration: the daemon's base plus its own.
@@ -56,11 +58,13 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 	f.Int(&l.CreatesPerMinute, "creates-per-minute", EnvCreatesPerMinute, d.CreatesPerMinute, "tables one player may create in any minute")
 	f.Int(&l.GuessesPerPlayer, "guesses-per-player", EnvGuessesPerPlayer, d.GuessesPerPlayer, "password guesses one player may make at one table per -guess-window")
 	f.Int(&l.GuessesPerTable, "guesses-per-table", EnvGuessesPerTable, d.GuessesPerTable, "password guesses everybody together may make at one table per -guess-window")
+	f.Int(&l.GuessesPerGuesser, "guesses-per-guesser", EnvGuessesPerGuesser, d.GuessesPerGuesser, "password guesses one player may make at all tables together per -guess-window")
 	f.Duration(&l.GuessWindow, "guess-window", EnvGuessWindow, d.GuessWindow, "the window of the password-guess limits")
 	f.Duration(&l.WaitingTTL, "waiting-ttl", EnvWaitingTTL, d.WaitingTTL, "a waiting table nobody changes for this long is closed")
 	f.Duration(&l.SweepInterval, "sweep-interval", EnvSweepInterval, d.SweepInterval, "how often idle waiting tables are looked for")
 	f.Int(&l.PasswordWorkers, "password-workers", EnvPasswordWorkers, d.PasswordWorkers, "goroutines hashing table passwords, off the command consumers")
-	f.Int(&l.PasswordQueue, "password-queue", EnvPasswordQueue, d.PasswordQueue, "password commands that may wait for a worker; more are refused at once")
+	f.Int(&l.PasswordQueue, "password-queue", EnvPasswordQueue, d.PasswordQueue, "password sit-downs that may wait for a worker; more are refused at once")
+	f.Int(&l.CreateQueue, "create-queue", EnvCreateQueue, d.CreateQueue, "table creations with a password that may wait for a worker (a queue of their own, served first); more are refused at once")
 }
 
 // Validate reports every problem at once.
@@ -89,6 +93,7 @@ func (c *Config) Validate() error {
 		{"max-waiting", l.WaitingPerPlayer}, {"creates-per-minute", l.CreatesPerMinute},
 		{"guesses-per-player", l.GuessesPerPlayer}, {"guesses-per-table", l.GuessesPerTable},
 		{"password-workers", l.PasswordWorkers}, {"password-queue", l.PasswordQueue},
+		{"guesses-per-guesser", l.GuessesPerGuesser}, {"create-queue", l.CreateQueue},
 	} {
 		if n.v < 1 || n.v > 1_000_000 {
 			errs = append(errs, fmt.Errorf("%w: -%s must be 1..1000000, not %d", daemon.ErrConfig, n.flag, n.v))

@@ -33,12 +33,13 @@ func TestConfig_DefaultsAndEnvironment(t *testing.T) {
 	}
 	cfg, err = loadConfig(t, map[string]string{EnvMaxWaiting: "5", EnvCreatesPerMinute: "30", EnvGuessesPerPlayer: "2",
 		EnvGuessesPerTable: "9", EnvGuessWindow: "30s", EnvWaitingTTL: "2m", EnvSweepInterval: "1s",
-		EnvPasswordWorkers: "4", EnvPasswordQueue: "8"})
+		EnvPasswordWorkers: "4", EnvPasswordQueue: "8", EnvGuessesPerGuesser: "7", EnvCreateQueue: "3"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Limits{WaitingPerPlayer: 5, CreatesPerMinute: 30, GuessesPerPlayer: 2, GuessesPerTable: 9, GuessWindow: 30 * time.Second,
-		WaitingTTL: 2 * time.Minute, SweepInterval: time.Second, PasswordWorkers: 4, PasswordQueue: 8}
+		WaitingTTL: 2 * time.Minute, SweepInterval: time.Second, PasswordWorkers: 4, PasswordQueue: 8,
+		GuessesPerGuesser: 7, CreateQueue: 3}
 	if cfg.Limits != want {
 		t.Fatalf("limits from the environment %+v, want %+v", cfg.Limits, want)
 	}

@@ -91,6 +91,7 @@ func TestHandle_FailingPasswordCommandIsAnsweredUnavailableAndNeverKept(t *testi
 		time.Sleep(10 * time.Millisecond)
 	}
 	close(svc.hashJobs)
+	close(svc.createJobs)
 	<-done
 	msgs := rdb.XRange(ctx, reply, "-", "+").Val()
 	var r lobbyv1.LobbyCommandResult

@@ -300,3 +300,89 @@ func TestFlood_PasswordGuessesDoNotDelayTableCreation(t *testing.T) {
 		t.Fatalf("table creation slowed by the guesses: p95 %v, max %v", p(flood, .95), p(flood, 1))
 	}
 }
+
+// Guesses spread over many tables by many players can neither hash more
+// than each player's all-tables budget nor take the capacity that hashes
+// new tables' passwords: meanwhile, a host creates password tables (each
+// accepted at once) and friends sit down with the right password.
+func TestFlood_GuessesOverManyTablesDoNotStarvePasswordCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("hashes for seconds")
+	}
+	e := newEnv(t)
+	clk := &clock{} // stands still: no window slides during the test
+	const guessers, perGuesser, tables = 20, 2, 30
+	svc, _ := e.lobby("a", withLimits(clk, Limits{
+		WaitingPerPlayer: 1000, CreatesPerMinute: 1000,
+		GuessesPerPlayer: 5, GuessesPerTable: 20, GuessesPerGuesser: perGuesser, GuessWindow: time.Minute,
+		PasswordWorkers: 1, PasswordQueue: 8, CreateQueue: 4,
+	}), func(o *Options) { o.Password = password.Params{} }) // the real cost: ~25 ms per hash
+	var targets []string
+	for i := range tables {
+		targets = append(targets, e.mustCreate(fmt.Sprint("owner-", i), classic(), "not guessable", true))
+	}
+
+	ctx, stop := context.WithTimeout(context.Background(), 60*time.Second)
+	defer stop()
+	var hashed, refusedLimit, busy atomic.Int64
+	var wg sync.WaitGroup
+	for g := range guessers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ctx.Err() == nil && i < 5000; i++ {
+				cmd := sit(targets[(g+i)%tables], 1, fmt.Sprint("guess-", g, "-", i))
+				cmd.PlayerId, cmd.CommandId = fmt.Sprint("guesser-", g), fmt.Sprint("guess-", g, "-", i)
+				r, err := e.client.Do(ctx, cmd)
+				if err != nil {
+					return
+				}
+				switch r.GetReason() {
+				case lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_WRONG_PASSWORD:
+					hashed.Add(1)
+				case lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_TOO_MANY_PASSWORD_GUESSES:
+					refusedLimit.Add(1)
+					time.Sleep(5 * time.Millisecond)
+				case lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_UNAVAILABLE:
+					busy.Add(1)
+				}
+			}
+		}()
+	}
+	// The host creates while the guesses are being hashed: every creation
+	// has room in its own queue, served first.
+	var mine []string
+	for i := range 5 {
+		r := e.create("host", classic(), fmt.Sprint("right-", i), true)
+		if !r.GetAccepted() {
+			t.Fatalf("creation %d during the flood: %v", i, r)
+		}
+		mine = append(mine, r.GetTableId())
+	}
+	// Friends sit down with the right password; the flood goes on. A busy
+	// queue is answered UNAVAILABLE, which a client resends: it must clear
+	// once the guessers have spent their budget.
+	for i, id := range mine {
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			r := e.do(fmt.Sprint("friend-", i), sit(id, 1, fmt.Sprint("right-", i)))
+			if r.GetAccepted() {
+				break
+			}
+			if r.GetReason() != lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_UNAVAILABLE || time.Now().After(deadline) {
+				t.Fatalf("friend %d sitting down with the right password during the flood: %v", i, r)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	stop()
+	wg.Wait()
+	t.Logf("guesses: %d hashed, %d refused by a guess limit, %d refused busy; queues now %d and %d",
+		hashed.Load(), refusedLimit.Load(), busy.Load(), len(svc.hashJobs), len(svc.createJobs))
+	if hashed.Load() > guessers*perGuesser {
+		t.Fatalf("%d guesses hashed, more than %d players × %d at all tables", hashed.Load(), guessers, perGuesser)
+	}
+	if refusedLimit.Load() == 0 {
+		t.Fatal("no guess was refused by a limit: the flood did not reach it")
+	}
+}

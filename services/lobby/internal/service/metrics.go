@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
 
@@ -18,7 +19,7 @@ type metrics struct {
 	hashWait  metric.Float64Histogram
 }
 
-func newMetrics(m metric.Meter, hashQueue func() int64) (metrics, error) {
+func newMetrics(m metric.Meter, hashQueue func() (sits, creates int64)) (metrics, error) {
 	var out metrics
 	var err error
 	if out.commands, err = m.Int64Counter("pulka_lobby_commands",
@@ -43,7 +44,7 @@ func newMetrics(m metric.Meter, hashQueue func() int64) (metrics, error) {
 		return out, fmt.Errorf("lobby metrics: %w", err)
 	}
 	if out.limited, err = m.Int64Counter("pulka_lobby_limited",
-		metric.WithDescription("Commands refused by a limit, by limit: waiting_tables, create_rate, guess_player, guess_table, password_queue.")); err != nil {
+		metric.WithDescription("Commands refused by a limit, by limit: waiting_tables, create_rate, guess_player, guess_table, guess_guesser, password_queue, create_queue.")); err != nil {
 		return out, fmt.Errorf("lobby metrics: %w", err)
 	}
 	if out.expired, err = m.Int64Counter("pulka_lobby_tables_expired",
@@ -56,9 +57,11 @@ func newMetrics(m metric.Meter, hashQueue func() int64) (metrics, error) {
 		return out, fmt.Errorf("lobby metrics: %w", err)
 	}
 	if _, err = m.Int64ObservableGauge("pulka_lobby_password_queue",
-		metric.WithDescription("Password commands waiting for a password worker."),
+		metric.WithDescription("Password commands waiting for a password worker, by queue (sit_down, create_table)."),
 		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
-			o.Observe(hashQueue())
+			sits, creates := hashQueue()
+			o.Observe(sits, metric.WithAttributes(attribute.String("queue", "sit_down")))
+			o.Observe(creates, metric.WithAttributes(attribute.String("queue", "create_table")))
 			return nil
 		})); err != nil {
 		return out, fmt.Errorf("lobby metrics: %w", err)

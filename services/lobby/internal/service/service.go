@@ -116,7 +116,12 @@ type Limits struct {
 	// counted before it is hashed.
 	GuessesPerPlayer int
 	GuessesPerTable  int
-	GuessWindow      time.Duration
+	// GuessesPerGuesser bounds one player's guesses at all tables together
+	// in any GuessWindow, counted when the command is read, before it may
+	// wait for a password worker: guesses spread over many tables cannot
+	// fill the password queue.
+	GuessesPerGuesser int
+	GuessWindow       time.Duration
 	// WaitingTTL: a waiting table nobody changed for this long is closed.
 	WaitingTTL time.Duration
 	// SweepInterval is how often a replica looks for such tables.
@@ -126,15 +131,19 @@ type Limits struct {
 	// refused UNAVAILABLE at once.
 	PasswordWorkers int
 	PasswordQueue   int
+	// CreateQueue is the password workers' queue of table creations with a
+	// password, apart from PasswordQueue and served first: guesses cannot
+	// take the capacity that hashes new tables' passwords.
+	CreateQueue int
 }
 
 // DefaultLimits are the limits a lobby runs with unless configured.
 func DefaultLimits() Limits {
 	return Limits{
 		WaitingPerPlayer: 3, CreatesPerMinute: 10,
-		GuessesPerPlayer: 5, GuessesPerTable: 20, GuessWindow: time.Minute,
+		GuessesPerPlayer: 5, GuessesPerTable: 20, GuessesPerGuesser: 20, GuessWindow: time.Minute,
 		WaitingTTL: 15 * time.Minute, SweepInterval: 10 * time.Second,
-		PasswordWorkers: 1, PasswordQueue: 64,
+		PasswordWorkers: 1, PasswordQueue: 64, CreateQueue: 16,
 	}
 }
 
@@ -144,6 +153,7 @@ func (l *Limits) defaults() {
 		{&l.WaitingPerPlayer, &d.WaitingPerPlayer}, {&l.CreatesPerMinute, &d.CreatesPerMinute},
 		{&l.GuessesPerPlayer, &d.GuessesPerPlayer}, {&l.GuessesPerTable, &d.GuessesPerTable},
 		{&l.PasswordWorkers, &d.PasswordWorkers}, {&l.PasswordQueue, &d.PasswordQueue},
+		{&l.GuessesPerGuesser, &d.GuessesPerGuesser}, {&l.CreateQueue, &d.CreateQueue},
 	} {
 		if *f.v <= 0 {
 			*f.v = *f.def
@@ -172,8 +182,10 @@ type Service struct {
 
 	randMu sync.Mutex
 	ready  atomic.Bool
-	// hashJobs feeds the password workers (see handle).
-	hashJobs chan hashJob
+	// hashJobs (sit-downs) and createJobs (creations) feed the password
+	// workers (see handle), createJobs first.
+	hashJobs   chan hashJob
+	createJobs chan hashJob
 }
 
 // hashJob is a command that needs a password hashed or verified: it waits
@@ -191,8 +203,10 @@ func New(rdb redis.UniversalClient, opt Options) (*Service, error) {
 	s := &Service{
 		rdb: rdb, store: store.New(rdb, opt.Store), hasher: password.NewHasher(opt.Password),
 		opt: opt, log: opt.Logger, hashJobs: make(chan hashJob, opt.Limits.PasswordQueue),
+		createJobs: make(chan hashJob, opt.Limits.CreateQueue),
 	}
-	m, err := newMetrics(opt.MeterProvider.Meter("github.com/pulka/pulka/services/lobby"), func() int64 { return int64(len(s.hashJobs)) })
+	m, err := newMetrics(opt.MeterProvider.Meter("github.com/pulka/pulka/services/lobby"),
+		func() (sits, creates int64) { return int64(len(s.hashJobs)), int64(len(s.createJobs)) })
 	if err != nil {
 		return nil, err
 	}
@@ -249,6 +263,7 @@ func (s *Service) Run(ctx context.Context) error {
 	// The consumers are done: nothing else is queued. The workers answer
 	// what is (each job has its own deadline).
 	close(s.hashJobs)
+	close(s.createJobs)
 	hashers.Wait()
 	return errors.Join(errs...)
 }
@@ -288,10 +303,23 @@ func (s *Service) handle(ctx context.Context, m streams.Message) error {
 		// never hold up the consumers (and the tables they create). The entry
 		// is acknowledged now; if this replica dies before answering, the
 		// player's retry (same command_id) is applied once.
+		queue, limit := s.hashJobs, "password_queue"
+		if _, ok := cmd.GetCommand().(*lobbyv1.LobbyCommand_CreateTable); ok {
+			queue, limit = s.createJobs, "create_queue"
+		} else if res, err := s.guesser(ctx, &cmd); err != nil {
+			if m.Deliveries < s.opt.MaxDeliveries {
+				return err // left pending: redelivered after MinIdle
+			}
+			s.answer(ctx, m, &cmd, reject(&cmd, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_UNAVAILABLE, "the lobby could not apply the command; try again", tableIDOf(&cmd)))
+			return nil
+		} else if res != nil {
+			s.answer(ctx, m, &cmd, res)
+			return nil
+		}
 		select {
-		case s.hashJobs <- hashJob{ctx: ctx, m: m, cmd: &cmd, queued: time.Now()}:
+		case queue <- hashJob{ctx: ctx, m: m, cmd: &cmd, queued: time.Now()}:
 		default:
-			s.limited(ctx, "password_queue")
+			s.limited(ctx, limit)
 			res := reject(&cmd, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_UNAVAILABLE, "the lobby is busy checking passwords; try again", tableIDOf(&cmd))
 			s.answer(ctx, m, &cmd, res)
 		}
@@ -340,9 +368,64 @@ const (
 	hashJobTime  = 10 * time.Second
 )
 
-// hashWorker applies password commands until hashJobs is closed.
+// guesser counts a sit-down with a password against its player's guesses
+// at all tables, before it may wait for a password worker, and returns the
+// refusal when the player has none left (nil when counted). The count is
+// by command id: a redelivered or resent command is counted once.
+func (s *Service) guesser(ctx context.Context, cmd *lobbyv1.LobbyCommand) (*lobbyv1.LobbyCommandResult, error) {
+	if cmd.GetPlayerId() == "" || cmd.GetCommandId() == "" {
+		return nil, nil // refused by Apply as it is
+	}
+	l := s.opt.Limits
+	full, retry, err := s.store.Take(ctx, s.opt.Now(), cmd.GetCommandId(),
+		store.Rate{Key: lobbyclient.GuesserRateKey(cmd.GetPlayerId()), Limit: l.GuessesPerGuesser, Window: l.GuessWindow})
+	if err != nil {
+		return nil, err
+	}
+	if full < 0 {
+		return nil, nil
+	}
+	s.limited(ctx, "guess_guesser")
+	s.m.commands.Add(ctx, 1, metric.WithAttributes(attribute.String("command", commandKind(cmd)), attribute.String("outcome", "rejected")))
+	return s.refuseLimit(cmd, &domain.LimitError{Err: domain.ErrTooManyGuesses, Scope: "player at all tables", RetryAfter: retry}), nil
+}
+
+// nextJob is the password workers' next command: a creation when one
+// waits, else whichever comes first. ok is false once both queues are
+// closed and empty.
+func (s *Service) nextJob() (hashJob, bool) {
+	select {
+	case j, ok := <-s.createJobs:
+		if ok {
+			return j, true
+		}
+		j, ok = <-s.hashJobs
+		return j, ok
+	default:
+	}
+	select {
+	case j, ok := <-s.createJobs:
+		if ok {
+			return j, true
+		}
+		j, ok = <-s.hashJobs
+		return j, ok
+	case j, ok := <-s.hashJobs:
+		if ok {
+			return j, true
+		}
+		j, ok = <-s.createJobs
+		return j, ok
+	}
+}
+
+// hashWorker applies password commands until both queues are closed.
 func (s *Service) hashWorker() {
-	for j := range s.hashJobs {
+	for {
+		j, ok := s.nextJob()
+		if !ok {
+			return
+		}
 		s.m.hashWait.Record(j.ctx, time.Since(j.queued).Seconds())
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(j.ctx), hashJobTime)
 		var res *lobbyv1.LobbyCommandResult
@@ -501,12 +584,19 @@ func (s *Service) guessVerifier(ctx context.Context, cmd *lobbyv1.LobbyCommand, 
 		tableID, l := tableIDOf(cmd), s.opt.Limits
 		full, retry, err := s.store.Take(ctx, now, cmd.GetCommandId(),
 			store.Rate{Key: lobbyclient.GuessRateKey(tableID, cmd.GetPlayerId()), Limit: l.GuessesPerPlayer, Window: l.GuessWindow},
-			store.Rate{Key: lobbyclient.GuessRateKey(tableID, ""), Limit: l.GuessesPerTable, Window: l.GuessWindow})
+			store.Rate{Key: lobbyclient.GuessRateKey(tableID, ""), Limit: l.GuessesPerTable, Window: l.GuessWindow},
+			// Counted already when the command was read (handle): the same
+			// member is only moved. Here for a command applied directly.
+			store.Rate{Key: lobbyclient.GuesserRateKey(cmd.GetPlayerId()), Limit: l.GuessesPerGuesser, Window: l.GuessWindow})
 		if err != nil {
 			return false, err
 		}
 		if full >= 0 {
-			scope := [...]string{"player", "table"}[full]
+			scope := [...]string{"player", "table", "player at all tables"}[full]
+			if full == 2 {
+				s.limited(ctx, "guess_guesser")
+				return false, &domain.LimitError{Err: domain.ErrTooManyGuesses, Scope: scope, RetryAfter: retry}
+			}
 			s.limited(ctx, "guess_"+scope)
 			return false, &domain.LimitError{Err: domain.ErrTooManyGuesses, Scope: scope, RetryAfter: retry}
 		}
