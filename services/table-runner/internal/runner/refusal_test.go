@@ -204,6 +204,12 @@ func TestRunner_TablesRedisLostAreDroppedCleanly(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 5*time.Second, "the lost table dropped", func() bool { return len(r.Tables()) == 0 })
+	// A gateway that has not noticed yet sends the table a command: the
+	// command stream it appends to expires with the rest.
+	send(t, rdb, "j1", "alice", playCmd(8))
+	if ttl := rdb.PTTL(ctx, streams.TableCommands("j1")).Val(); ttl <= 0 {
+		t.Errorf("a command sent after the runner gave the table up left its command stream with TTL %v, for ever", ttl)
+	}
 
 	// Assigned, but without a start or a log; a client's command waits in
 	// its command stream.

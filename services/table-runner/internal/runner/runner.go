@@ -419,8 +419,15 @@ func (r *Runner) lost(ctx context.Context, id, stage string, why error) {
 // gets the finished tables' retention (commands sent to it meanwhile would
 // otherwise stay for ever), the assignment forgets it and the lease is
 // released.
+//
+// The command stream is made to exist (empty) before it gets the
+// retention: a gateway that has not noticed the loss yet (it checks every
+// 2 s) appends to it afterwards, and XADD keeps an existing key's TTL,
+// where it would otherwise create the key with none, for ever.
 func (r *Runner) giveUp(ctx context.Context, id string, l streams.Lease) error {
 	pipe := r.rdb.Pipeline()
+	pipe.XAdd(ctx, &redis.XAddArgs{Stream: streams.TableCommands(id), Values: []any{"gone", "1"}})
+	pipe.XTrimMaxLen(ctx, streams.TableCommands(id), 0) // an empty stream stays a key
 	for _, k := range tableKeys(id) {
 		pipe.PExpire(ctx, k, r.opt.FinishedTTL)
 	}
