@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -134,6 +135,23 @@ func TestAbuse_SeatedPlayerRefusalSpamLeavesTheLogAlone(t *testing.T) {
 	go func() { honestDone <- opsHonestMoves(t, honest, honestTable, 100*time.Millisecond, stopHonest) }()
 
 	evLen := s.rdb.XLen(ctx, streams.TableEvents(spamTable)).Val()
+	counted := func() (rejected, unheard, sent float64) {
+		for _, svc := range s.all() {
+			switch svc.binary {
+			case "table-runner":
+				rejected += opsMetricSum(t, svc, "pulka_runner_rejections_total")
+				unheard += opsMetricSum(t, svc, "pulka_runner_rejections_unheard_total")
+			case "gateway":
+				sent += opsMetricSum(t, svc, "pulka_gateway_refusals_sent_total")
+			}
+		}
+		return rejected, unheard, sent
+	}
+	rejectedBefore, unheardBefore, sentBefore := counted()
+	refusalsBefore := 0
+	for _, c := range append(slices.Clone(spam), honest...) {
+		refusalsBefore += len(opsRefusals(c, spamTable)) + len(opsRefusals(c, honestTable))
+	}
 	const n = 2000
 	spamFrom, start := spammer.len(), time.Now()
 	for i := range n {
@@ -170,6 +188,27 @@ func TestAbuse_SeatedPlayerRefusalSpamLeavesTheLogAlone(t *testing.T) {
 	}
 	if got := s.rdb.XLen(ctx, streams.TableCommands(spamTable)).Val(); got > 64 {
 		t.Errorf("the command stream holds %d entries after %d handled refusals, want at most 64", got, n)
+	}
+	// The metrics count what happened: every refusal the runners made is
+	// one the gateways sent and one a client got (the spammer's, and any
+	// honest move a timer overtook), none unheard.
+	refusalsGot := -refusalsBefore
+	for _, c := range append(slices.Clone(spam), honest...) {
+		refusalsGot += len(opsRefusals(c, spamTable)) + len(opsRefusals(c, honestTable))
+	}
+	var rejected, unheard, sent float64
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r, u, sn := counted()
+		rejected, unheard, sent = r-rejectedBefore, u-unheardBefore, sn-sentBefore
+		if (rejected == float64(refusalsGot) && sent == float64(refusalsGot)) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if rejected != float64(refusalsGot) || sent != float64(refusalsGot) || unheard != 0 {
+		t.Errorf("metrics: pulka_runner_rejections_total +%v, pulka_gateway_refusals_sent_total +%v, pulka_runner_rejections_unheard_total +%v; "+
+			"the clients got %d refusals (the spammer %d)", rejected, sent, unheard, refusalsGot, n)
 	}
 	if len(spamGaps) < 10 {
 		t.Errorf("the honest table made only %d moves during the spam", len(spamGaps))
@@ -224,8 +263,10 @@ func TestAbuse_RedisLosingEverythingSendsPlayersBackToTheLobby(t *testing.T) {
 		b, _ := os.ReadFile(runner.logPath)
 		return strings.Contains(string(b), "data is gone from Redis") && strings.Contains(string(b), lostTable)
 	})
-	if m := opsMetrics(t, runner); !strings.Contains(m, "pulka_runner_tables_lost") {
-		t.Errorf("the runner's /metrics has no pulka_runner_tables_lost")
+	// One table lost, counted once (at the lease's renewal; no reopening
+	// loop counts it again at open).
+	if n := opsMetricSum(t, runner, "pulka_runner_tables_lost_total"); n != 1 {
+		t.Errorf("pulka_runner_tables_lost_total = %v, want 1:\n%s", n, opsMetricLines(t, runner, "pulka_runner_tables_lost"))
 	}
 
 	// The platform goes on: new sessions, a new table, a whole match.
@@ -241,6 +282,38 @@ func TestAbuse_RedisLosingEverythingSendsPlayersBackToTheLobby(t *testing.T) {
 	// the new game are right (the pure replay of its log).
 	verifyGame(t, s, newTable, fresh)
 	opsNoPanics(t, s)
+}
+
+// opsMetricSum sums the samples of metric name (any labels) in svc's
+// /metrics; 0 when it has none.
+func opsMetricSum(t *testing.T, svc *service, name string) float64 {
+	t.Helper()
+	sum := 0.0
+	for _, line := range strings.Split(opsMetrics(t, svc), "\n") {
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok || (rest != "" && rest[0] != '{' && rest[0] != ' ') {
+			continue
+		}
+		fields := strings.Fields(line)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			t.Fatalf("%s: metric line %q: %v", svc.name, line, err)
+		}
+		sum += v
+	}
+	return sum
+}
+
+// opsMetricLines returns svc's /metrics lines that start with prefix.
+func opsMetricLines(t *testing.T, svc *service, prefix string) string {
+	t.Helper()
+	var out []string
+	for _, line := range strings.Split(opsMetrics(t, svc), "\n") {
+		if strings.HasPrefix(line, prefix) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // opsMetrics reads a service's /metrics.
