@@ -64,3 +64,38 @@ func BenchmarkView_ApplyUpdate10k(b *testing.B) {
 		b.Fatalf("%d tables after updates", len(v.sorted))
 	}
 }
+
+// BenchmarkView_Watchers3k is one change of a gateway's view of 3,000
+// listed tables followed by the window of each of its 1,000 lobby watchers,
+// whose filter matches nothing (the worst walk: the whole list). "walk
+// each" is each watcher walking the list itself (before issue 17's
+// review), "shared" is Page, which walks once per change and filter.
+func BenchmarkView_Watchers3k(b *testing.B) {
+	const tables, watchers = 3000, 1000
+	nothing := &lobbyv1.TableFilter{Status: lobbyv1.TableStatus_TABLE_STATUS_PLAYING}
+	for _, bc := range []struct {
+		name string
+		page func(v *View) ([]*lobbyv1.TableSummary, bool)
+	}{
+		{"walk each", func(v *View) ([]*lobbyv1.TableSummary, bool) {
+			v.mu.RLock()
+			defer v.mu.RUnlock()
+			return v.walkLocked(nothing, 0, 100)
+		}},
+		{"shared", func(v *View) ([]*lobbyv1.TableSummary, bool) { return v.Page(nothing, 0, 100) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			v := benchView(tables)
+			for b.Loop() {
+				v.mu.Lock()
+				v.notifyLocked() // a change: every watcher looks again
+				v.mu.Unlock()
+				for range watchers {
+					if got, more := bc.page(v); len(got) != 0 || more {
+						b.Fatal("the filter matched")
+					}
+				}
+			}
+		})
+	}
+}

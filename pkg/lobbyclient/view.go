@@ -55,7 +55,31 @@ type View struct {
 	log      []Change
 	logStart uint64
 	changed  chan struct{}
+	// gen counts the changes (updates and reloads): pages are kept for one.
+	gen uint64
+
+	// pages shares the walks of one generation between its Page calls:
+	// every lobby watcher asks for its window after each change, and a
+	// filter that matches little walks the whole list, so without sharing
+	// the cost per change grows with watchers × tables. Held before mu.
+	pagesMu  sync.Mutex
+	pagesGen uint64
+	pages    map[pageKey]pageResult
 }
+
+type pageKey struct {
+	filter        string
+	offset, limit int
+}
+
+type pageResult struct {
+	tables []*lobbyv1.TableSummary
+	more   bool
+}
+
+// maxPages bounds the pages kept for one generation (distinct filters and
+// offsets); past it a page is walked and not kept.
+const maxPages = 1024
 
 // NewView makes an empty view; Run fills it.
 func NewView(rdb redis.UniversalClient, opt ViewOptions) *View {
@@ -213,6 +237,7 @@ func (v *View) removeSorted(t *lobbyv1.TableSummary) {
 }
 
 func (v *View) notifyLocked() {
+	v.gen++
 	close(v.changed)
 	v.changed = make(chan struct{})
 }
@@ -280,9 +305,39 @@ func (v *View) List(filter *lobbyv1.TableFilter) []*lobbyv1.TableSummary {
 // first, skipping the first offset matches and stopping after limit; more
 // says that further tables match. It costs the tables it walks, not the
 // whole list: a window of the newest is cheap however many are listed.
+// The same page asked for again before the view changes is not walked
+// again: watchers sharing a filter share one walk per change. The returned
+// slice is shared: treat it as read-only.
 func (v *View) Page(filter *lobbyv1.TableFilter, offset, limit int) (tables []*lobbyv1.TableSummary, more bool) {
+	key := pageKey{offset: offset, limit: limit}
+	if filter != nil {
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(filter)
+		if err != nil {
+			v.mu.RLock()
+			defer v.mu.RUnlock()
+			return v.walkLocked(filter, offset, limit)
+		}
+		key.filter = string(b)
+	}
+	v.pagesMu.Lock()
+	defer v.pagesMu.Unlock()
 	v.mu.RLock()
 	defer v.mu.RUnlock()
+	if v.pages == nil || v.pagesGen != v.gen {
+		v.pages, v.pagesGen = make(map[pageKey]pageResult), v.gen
+	}
+	if r, ok := v.pages[key]; ok {
+		return r.tables, r.more
+	}
+	tables, more = v.walkLocked(filter, offset, limit)
+	if len(v.pages) < maxPages {
+		v.pages[key] = pageResult{tables: tables, more: more}
+	}
+	return tables, more
+}
+
+// walkLocked is Page's walk; the caller holds mu.
+func (v *View) walkLocked(filter *lobbyv1.TableFilter, offset, limit int) (tables []*lobbyv1.TableSummary, more bool) {
 	tables = make([]*lobbyv1.TableSummary, 0, min(max(limit, 0), len(v.sorted)))
 	for _, t := range v.sorted {
 		if !Match(filter, t) {

@@ -236,3 +236,35 @@ func TestView_PageIsAWindowOfTheFilteredList(t *testing.T) {
 		}
 	}
 }
+
+// A page is walked once per change of the view and shared by everyone who
+// asks for it (lobby watchers with the same filter); the next change, an
+// update or a reload, walks again.
+func TestView_PageIsSharedUntilTheNextChange(t *testing.T) {
+	srv := redistest.Start(t)
+	f := newFakeLobby(t, srv.Client(t))
+	for i := range 3 {
+		f.upsert(fmt.Sprint("t", i), int64(i), true)
+	}
+	v := startView(t, srv)
+	waitFor(t, v, "the lobby's list", func() bool { return f.matches(v) })
+	japanese := &lobbyv1.TableFilter{Game: lobbyv1.Game_GAME_JAPANESE}
+	first, _ := v.Page(japanese, 0, 10)
+	again, _ := v.Page(&lobbyv1.TableFilter{Game: lobbyv1.Game_GAME_JAPANESE}, 0, 10) // an equal filter
+	if len(first) != 0 || len(again) != 0 {
+		t.Fatalf("japanese tables %v %v", first, again)
+	}
+	if all, _ := v.Page(nil, 0, 10); len(all) != 3 {
+		t.Fatalf("another filter shares nothing: %d tables", len(all))
+	}
+	if v.pagesGen != v.gen || len(v.pages) != 2 {
+		t.Fatalf("%d pages kept for generation %d (view at %d), want 2 for the current", len(v.pages), v.pagesGen, v.gen)
+	}
+	s := summary("j", 10)
+	s.Settings.Game = lobbyv1.Game_GAME_JAPANESE
+	f.update(&lobbyv1.LobbyUpdate{Change: &lobbyv1.LobbyUpdate_TableUpserted{TableUpserted: s}}, true)
+	waitFor(t, v, "the japanese table", func() bool { return f.matches(v) })
+	if got, _ := v.Page(japanese, 0, 10); len(got) != 1 || got[0].GetTableId() != "j" {
+		t.Fatalf("after the change: %v", got)
+	}
+}
