@@ -548,6 +548,31 @@ func TestAbuseLobby_PasswordGuessingIsThrottledAndCreationStaysFast(t *testing.T
 			t.Errorf("%s had %d guesses at %s checked, the limit is 5", k.player, n, k.table)
 		}
 	}
+	byPlayer := map[string]int{}
+	for k, n := range checked {
+		byPlayer[k.player] += n
+	}
+	for p, n := range byPlayer {
+		if n > 20 {
+			t.Errorf("%s had %d guesses checked at all tables, the limit is 20", p, n)
+		}
+	}
+	// The lobby counts the refusals it sent, by limit.
+	var lobby *service
+	for _, svc := range s.all() {
+		if svc.binary == "lobby" {
+			lobby = svc
+		}
+	}
+	limited := func(limit string) float64 {
+		return opsMetricSumWhere(t, lobby, "pulka_lobby_limited_total", `limit="`+limit+`"`)
+	}
+	if got, want := limited("guess_player")+limited("guess_table")+limited("guess_guesser"), byCode["429 too_many_password_guesses"]; got != float64(want) {
+		t.Errorf("pulka_lobby_limited_total{limit=guess_*} = %v, the guessers got %d refusals", got, want)
+	}
+	if got, want := limited("password_queue"), byCode["503 unavailable"]; got != float64(want) {
+		t.Errorf("pulka_lobby_limited_total{limit=password_queue} = %v, the guessers got %d", got, want)
+	}
 	total := 0
 	for id, n := range perTable {
 		total += n

@@ -288,10 +288,17 @@ func TestAbuse_RedisLosingEverythingSendsPlayersBackToTheLobby(t *testing.T) {
 // /metrics; 0 when it has none.
 func opsMetricSum(t *testing.T, svc *service, name string) float64 {
 	t.Helper()
+	return opsMetricSumWhere(t, svc, name, "")
+}
+
+// opsMetricSumWhere is opsMetricSum of the samples whose line contains
+// label (`limit="guess_table"`, say).
+func opsMetricSumWhere(t *testing.T, svc *service, name, label string) float64 {
+	t.Helper()
 	sum := 0.0
 	for _, line := range strings.Split(opsMetrics(t, svc), "\n") {
 		rest, ok := strings.CutPrefix(line, name)
-		if !ok || (rest != "" && rest[0] != '{' && rest[0] != ' ') {
+		if !ok || (rest != "" && rest[0] != '{' && rest[0] != ' ') || !strings.Contains(rest, label) {
 			continue
 		}
 		fields := strings.Fields(line)
