@@ -446,20 +446,31 @@ func describe(m *wsclient.Model, ev *tablev1.Event) string {
 }
 
 // verified is one line on whether a revealed hand checks out: its
-// commitment, this client's seed and the deck it gives (the connection
-// sent the seed and kept what it needs, wsclient.HandSeeds).
+// commitment, this client's seed when the table took it from this client,
+// and the cards this client saw dealt against the revealed deck (the
+// connection kept what it needs, wsclient.HandSeeds). "verified" is
+// printed only when all of that passed.
 func verified(conn *wsclient.Conn, table string, hand uint32) string {
 	h, ok := conn.Hand(table, hand)
 	if !ok {
 		return fmt.Sprintf("hand %d revealed", hand+1)
 	}
-	if _, err := h.Verify(); err != nil {
+	v, err := h.Verify()
+	if err != nil {
 		return fmt.Sprintf("hand %d: DEAL NOT VERIFIED: %v", hand+1, err)
 	}
-	if h.Seat >= 0 {
-		return fmt.Sprintf("hand %d: deal verified (commitment and your seed)", hand+1)
+	checked := []string{"commitment"}
+	if v.OwnSeed {
+		checked = append(checked, "your seed")
 	}
-	return fmt.Sprintf("hand %d: deal verified (commitment)", hand+1)
+	if v.Cards > 0 {
+		checked = append(checked, fmt.Sprintf("your %d cards", v.Cards))
+	}
+	line := fmt.Sprintf("hand %d: deal verified (%s)", hand+1, strings.Join(checked, ", "))
+	if h.Own == wsclient.OwnSeedElsewhere || h.Own == wsclient.OwnSeedLate {
+		line += "; your seed: " + h.Own.String()
+	}
+	return line
 }
 
 // result is the final standings.
