@@ -566,3 +566,22 @@ func (c *Conn) sendSeeds(ctx context.Context, ms []wire.ClientMsg) {
 		}
 	}
 }
+
+// SeedCommand reports whether cmd (a full command id, an event's caused_by)
+// is a seed this connection sent at table: its refusal is the deal's
+// business (HandSeeds.Own), not a refused move.
+func (c *Conn) SeedCommand(table, cmd string) bool {
+	if cmd == "" {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ts := c.seeds[table]; ts != nil {
+		for _, h := range ts.hands {
+			if h.cmd == cmd {
+				return true
+			}
+		}
+	}
+	return false
+}

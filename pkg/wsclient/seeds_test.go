@@ -397,7 +397,8 @@ func TestSeeds_ASeedTheTableTookFromAnotherConnectionIsNotChecked(t *testing.T) 
 			if _, err := c.Join(testCtx(t), "t1", ""); err != nil {
 				t.Fatal(err)
 			}
-			if seedOf(t, nextSeed(t, g)) == otherSeed(9) {
+			m := nextSeed(t, g)
+			if seedOf(t, m) == otherSeed(9) {
 				t.Fatal("the test's other seed was drawn")
 			}
 			waitFor(t, c, func(f Frame) bool { return f.Event.GetHandRevealed() != nil })
@@ -408,6 +409,9 @@ func TestSeeds_ASeedTheTableTookFromAnotherConnectionIsNotChecked(t *testing.T) 
 			v, err := hs.Verify()
 			if err != nil || v.OwnSeed {
 				t.Fatalf("Verify: %+v, %v; want it to pass without the own seed", v, err)
+			}
+			if !c.SeedCommand("t1", "p1/"+m.Cmd) || c.SeedCommand("t1", "p1/other-tab") || c.SeedCommand("t1", "") {
+				t.Error("SeedCommand does not tell this connection's seed command from others")
 			}
 		})
 	}

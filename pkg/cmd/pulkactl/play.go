@@ -115,7 +115,7 @@ func runPlay(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if f.auto {
 		p := &wsclient.Player{Conn: conn, Table: table, Model: m, OnFrame: func(fr wsclient.Frame) {
 			if fr.Type == wire.TypeEvent && fr.Table == table {
-				if line := describe(m, fr.Event); line != "" {
+				if line := describe(m, fr.Event); line != "" && !seedRefusal(conn, fr) {
 					fmt.Fprintln(out, line)
 				}
 				if r := fr.Event.GetHandRevealed(); r != nil {
@@ -223,7 +223,7 @@ func playInteractive(ctx context.Context, conn *wsclient.Conn, m *wsclient.Model
 					continue
 				}
 				m.Apply(fr.Event)
-				if line := describe(m, fr.Event); line != "" && joined {
+				if line := describe(m, fr.Event); line != "" && joined && !seedRefusal(conn, fr) {
 					fmt.Fprintln(stdout, line)
 				}
 				if r := fr.Event.GetHandRevealed(); r != nil && joined {
@@ -443,6 +443,13 @@ func describe(m *wsclient.Model, ev *tablev1.Event) string {
 		return "refused: " + e.MoveRejected.GetMessage()
 	}
 	return ""
+}
+
+// seedRefusal reports whether fr refuses a client seed the connection sent
+// (another device of the player seeded the hand first, or it came late):
+// not a move of the player's, and the hand's verify line says what it means.
+func seedRefusal(conn *wsclient.Conn, fr wsclient.Frame) bool {
+	return fr.Event.GetMoveRejected() != nil && conn.SeedCommand(fr.Table, fr.Event.GetCausedBy())
 }
 
 // verified is one line on whether a revealed hand checks out: its
