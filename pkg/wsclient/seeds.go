@@ -4,9 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/fairdeal"
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/wire"
 )
@@ -27,13 +31,82 @@ var (
 	// ErrCommitmentMismatch: the revealed server seed is not the one the
 	// table committed to before the deal.
 	ErrCommitmentMismatch = errors.New("wsclient: the revealed server seed does not match the commitment")
-	// ErrSeedNotUsed: this client sent a seed for the hand and the reveal
-	// does not list it at its seat.
+	// ErrSeedNotUsed: the table accepted this client's seed for the hand
+	// and the reveal does not list it at its seat.
 	ErrSeedNotUsed = errors.New("wsclient: this client's seed is not among the revealed client seeds")
+	// ErrDealMismatch: a card this client was dealt (or was turned, or
+	// came from its columns) is not the revealed deck's card at its place
+	// in docs/fair-play.md's layout.
+	ErrDealMismatch = errors.New("wsclient: the cards dealt are not the revealed deck's")
 )
 
+// OwnSeed is what a connection knows of its own seed for a hand.
+type OwnSeed uint8
+
+const (
+	// OwnSeedNone: the hand did not await this client's seat (watching, a
+	// bot played it, away), or it was dealt before this client could send.
+	OwnSeedNone OwnSeed = iota
+	// OwnSeedDue: awaited, not sent yet (a join is replaying history, or
+	// the connection is being dialled again).
+	OwnSeedDue
+	// OwnSeedSent: sent, and neither accepted nor refused yet.
+	OwnSeedSent
+	// OwnSeedAccepted: the seat's client_seed_accepted was caused by this
+	// client's seed command: the reveal must list Seed at Seat.
+	OwnSeedAccepted
+	// OwnSeedElsewhere: the seat's seed came from another connection of
+	// the player (a second tab or device, a client before a restart), or
+	// the table refused this one: the seat's seed is not known here and
+	// is not checked.
+	OwnSeedElsewhere
+	// OwnSeedLate: this client's seed reached the table after the deal (it
+	// was refused as out of phase, or the hand was dealt without it): the
+	// seat dealt with no seed of this client, nothing of it to check.
+	OwnSeedLate
+)
+
+// String names the state for messages.
+func (o OwnSeed) String() string {
+	switch o {
+	case OwnSeedDue:
+		return "due"
+	case OwnSeedSent:
+		return "sent"
+	case OwnSeedAccepted:
+		return "accepted"
+	case OwnSeedElsewhere:
+		return "sent from another connection, not checked"
+	case OwnSeedLate:
+		return "too late, not used"
+	}
+	return "none"
+}
+
+// DealSeen is what this client saw of a hand's deal: the cards it can
+// compare with the revealed deck.
+type DealSeen struct {
+	// Started: the hand's hand_started came (and with it the fields below).
+	Started  bool
+	Japanese bool
+	// CardsPerSeat and Dealer are hand_started's (Dealer: the declarer in
+	// Japanese).
+	CardsPerSeat int
+	Dealer       int
+	// Seat is the player's seat when the hand was dealt, -1 watching.
+	Seat int
+	// Hand is every card dealt to Seat (its Dealt events), in order.
+	Hand []cards.Card
+	// Turned is the classic turned card, cards.NoCard when none came.
+	Turned cards.Card
+	// Columns are the Japanese face-down column cards that came to Seat's
+	// hand (column → card).
+	Columns map[int]cards.Card
+}
+
 // HandSeeds is what a connection knows of one hand's deal: the commitment
-// received before the deal, the seed it sent, and what the reveal says.
+// received before the deal, the seed it sent, the cards it saw dealt and
+// what the reveal says.
 type HandSeeds struct {
 	Table string
 	// Game is the game id of the hand's events: part of the hand's
@@ -43,10 +116,15 @@ type HandSeeds struct {
 	// Commitment is hand_committed's, received before any card was dealt.
 	Commitment fairdeal.Commitment
 	Committed  bool
-	// Seat is the seat this client sent Seed for, -1 if it sent none (not
-	// awaited: watching, or a bot played the seat).
+	// Seat is the seat this client was awaited at, -1 if none (watching,
+	// or a bot played the seat). Own says what became of its seed; Seed is
+	// meaningful from OwnSeedSent on (made when it was first sent, never
+	// for a replayed hand already seeded or dealt).
 	Seat int
+	Own  OwnSeed
 	Seed fairdeal.ClientSeed
+	// Deal is what this client saw dealt.
+	Deal DealSeen
 	// Revealed says hand_revealed came: ServerSeed and ClientSeeds (one per
 	// seat) are its, RevealedCommitment the commitment it repeats.
 	Revealed           bool
@@ -54,8 +132,8 @@ type HandSeeds struct {
 	ClientSeeds        []fairdeal.ClientSeed
 	RevealedCommitment fairdeal.Commitment
 
-	key     string // the seed command's idempotency key
-	pending bool   // the seed is due and not sent yet
+	key string // the seed command's idempotency key, "" until first sent
+	cmd string // its full command id: the caused_by of its acceptance or refusal
 }
 
 // Identity is the hand as pkg/fairdeal names it.
@@ -63,27 +141,149 @@ func (h HandSeeds) Identity() fairdeal.Hand {
 	return fairdeal.Hand{TableID: h.Table, GameID: h.Game, Index: h.Index}
 }
 
+// Verification is what HandSeeds.Verify checked.
+type Verification struct {
+	// Deck is the deck the hand was dealt from.
+	Deck cards.Deck
+	// OwnSeed: this client's seed was at its seat (checked only when the
+	// table accepted it from this client: OwnSeedAccepted).
+	OwnSeed bool
+	// Cards is how many cards this client saw dealt and found at their
+	// places in Deck (0: it saw none, a watcher of a classic hand).
+	Cards int
+}
+
 // Verify checks the hand: the revealed server seed gives the commitment
-// received before the deal, and this client's seed (if it sent one) is the
-// one of its seat. It returns the deck the hand was dealt from, which the
-// caller compares with the cards it was dealt (the layout is
-// docs/fair-play.md's).
-func (h HandSeeds) Verify() (cards.Deck, error) {
+// received before the deal; this client's seed, when the table accepted it
+// from this client, is the one of its seat; and every card this client saw
+// dealt (its own cards, the turned card, its Japanese column cards) is the
+// recomputed deck's card at its place in docs/fair-play.md's layout. A
+// seat's seed sent from another connection or refused is not known here and
+// not checked; everything else still is.
+func (h HandSeeds) Verify() (Verification, error) {
 	if !h.Committed || !h.Revealed {
-		return cards.Deck{}, ErrNotRevealed
+		return Verification{}, ErrNotRevealed
 	}
 	if h.RevealedCommitment != h.Commitment || !fairdeal.Verify(h.Identity(), h.ServerSeed, h.Commitment) {
-		return cards.Deck{}, ErrCommitmentMismatch
+		return Verification{}, ErrCommitmentMismatch
 	}
-	if h.Seat >= 0 && (h.Seat >= len(h.ClientSeeds) || h.ClientSeeds[h.Seat] != h.Seed) {
-		return cards.Deck{}, ErrSeedNotUsed
+	var v Verification
+	if h.Own == OwnSeedAccepted {
+		if h.Seat < 0 || h.Seat >= len(h.ClientSeeds) || h.ClientSeeds[h.Seat] != h.Seed {
+			return Verification{}, ErrSeedNotUsed
+		}
+		v.OwnSeed = true
 	}
 	k, err := fairdeal.ShuffleKey(h.Identity(), h.ServerSeed, h.ClientSeeds)
 	if err != nil {
-		return cards.Deck{}, err
+		return Verification{}, err
 	}
-	d, _ := fairdeal.Shuffle(k)
-	return d, nil
+	v.Deck, _ = fairdeal.Shuffle(k)
+	n, err := h.Deal.check(&v.Deck)
+	if err != nil {
+		return Verification{}, fmt.Errorf("hand %d: %w", h.Index+1, err)
+	}
+	v.Cards = n
+	return v, nil
+}
+
+// check compares what was seen dealt with deck d; it returns how many
+// cards it compared.
+func (s *DealSeen) check(d *cards.Deck) (int, error) {
+	if !s.Started || s.Seat < 0 {
+		return 0, nil
+	}
+	seats := 4
+	if s.Japanese {
+		seats = 2
+	}
+	if s.Seat >= seats || s.Dealer < 0 || s.Dealer >= seats {
+		return 0, fmt.Errorf("%w: seat %d of %d, dealer %d", ErrDealMismatch, s.Seat, seats, s.Dealer)
+	}
+	var pos []int
+	if s.Japanese {
+		pos = japanesePositions(s.Dealer, s.Seat)
+	} else {
+		pos = classicPositions(s.CardsPerSeat, s.Dealer, s.Seat)
+	}
+	var want cards.Set
+	for _, p := range pos {
+		want = want.With(d[p])
+	}
+	n := 0
+	var got cards.Set
+	for _, c := range s.Hand {
+		if !want.Has(c) || got.Has(c) {
+			return n, fmt.Errorf("%w: %v dealt to seat %d is not at its places", ErrDealMismatch, c, s.Seat+1)
+		}
+		got = got.With(c)
+		n++
+	}
+	// A hand may end before all of it is dealt (a Japanese resignation, a
+	// nine-card hand abandoned before trump): what came must be among the
+	// expected, and a hand dealt in full must be all of them.
+	if len(s.Hand) > len(pos) {
+		return n, fmt.Errorf("%w: %d cards dealt to seat %d, the layout has %d", ErrDealMismatch, len(s.Hand), s.Seat+1, len(pos))
+	}
+	if !s.Japanese {
+		if tp := classicTurnedPosition(s.CardsPerSeat); tp >= 0 && s.Turned != cards.NoCard {
+			if d[tp] != s.Turned {
+				return n, fmt.Errorf("%w: the turned card %v is not the deck's %v", ErrDealMismatch, s.Turned, d[tp])
+			}
+			n++
+		}
+		return n, nil
+	}
+	first := 26 // the other seat's face-down cards
+	if s.Seat == s.Dealer {
+		first = 16
+	}
+	for col, c := range s.Columns {
+		if col < 0 || col >= 5 || d[first+col] != c {
+			return n, fmt.Errorf("%w: column %d's face-down card %v is not at its place", ErrDealMismatch, col+1, c)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// classicPositions are the deck positions dealt to seat in a classic hand of
+// n cards per seat whose dealer is dealer (docs/fair-play.md, The deal
+// layout): served clockwise from the seat after the dealer, n each; in
+// nine-card hands three each, then six each.
+func classicPositions(n, dealer, seat int) []int {
+	i := ((seat-dealer-1)%4 + 4) % 4
+	if n >= 9 {
+		return append(span(3*i, 3), span(12+6*i, 6)...)
+	}
+	return span(n*i, n)
+}
+
+// classicTurnedPosition is the turned card's position in a classic hand of
+// n cards per seat, -1 in nine-card hands (no card is turned).
+func classicTurnedPosition(n int) int {
+	if n >= 9 {
+		return -1
+	}
+	return 4 * n
+}
+
+// japanesePositions are the deck positions dealt into seat's hand in a
+// Japanese hand whose declarer is declarer: [0,3) and [6,11) the
+// declarer's, [3,6) and [11,16) the other seat's.
+func japanesePositions(declarer, seat int) []int {
+	if seat == declarer {
+		return append(span(0, 3), span(6, 5)...)
+	}
+	return append(span(3, 3), span(11, 5)...)
+}
+
+func span(start, n int) []int {
+	out := make([]int, n)
+	for k := range out {
+		out[k] = start + k
+	}
+	return out
 }
 
 // maxHandsKept bounds the hands a connection remembers per table (a classic
@@ -96,10 +296,15 @@ type tableSeeds struct {
 	seat int // the player's seat, -1 while they hold none
 	// joining: a join is under way, so events are replayed history; seeds
 	// they ask for wait for the joined frame (the hand may be long dealt).
-	joining bool
-	game    string
-	hands   map[uint32]*HandSeeds
-	newest  uint32
+	joining  bool
+	japanese bool
+	game     string
+	hands    map[uint32]*HandSeeds
+	newest   uint32
+	// dealing is the hand whose cards the Dealt, TrumpTurned and
+	// ColumnCardRevealed events belong to (they name none), nil between
+	// hands.
+	dealing *HandSeeds
 }
 
 func (c *Conn) seedsOf(table string) *tableSeeds {
@@ -122,6 +327,8 @@ func (c *Conn) Hand(table string, index uint32) (HandSeeds, bool) {
 	}
 	h := *ts.hands[index]
 	h.ClientSeeds = append([]fairdeal.ClientSeed(nil), h.ClientSeeds...)
+	h.Deal.Hand = append([]cards.Card(nil), h.Deal.Hand...)
+	h.Deal.Columns = maps.Clone(h.Deal.Columns)
 	return h, true
 }
 
@@ -129,17 +336,20 @@ func (c *Conn) Hand(table string, index uint32) (HandSeeds, bool) {
 // changed. Called with c.mu held.
 func (ts *tableSeeds) hand(table string, ev *tablev1.Event, i uint32) *HandSeeds {
 	if g := ev.GetGameId(); g != ts.game {
-		ts.game, ts.hands, ts.newest = g, map[uint32]*HandSeeds{}, 0
+		ts.game, ts.hands, ts.newest, ts.dealing = g, map[uint32]*HandSeeds{}, 0, nil
 	}
 	h := ts.hands[i]
 	if h == nil {
-		h = &HandSeeds{Table: table, Game: ts.game, Index: i, Seat: -1}
+		h = &HandSeeds{Table: table, Game: ts.game, Index: i, Seat: -1, Deal: DealSeen{Seat: -1, Turned: cards.NoCard}}
 		ts.hands[i] = h
 		if i > ts.newest {
 			ts.newest = i
 		}
-		for old := range ts.hands {
+		for old, oh := range ts.hands {
 			if old+maxHandsKept <= ts.newest {
+				if oh == ts.dealing {
+					ts.dealing = nil
+				}
 				delete(ts.hands, old)
 			}
 		}
@@ -162,7 +372,10 @@ func (c *Conn) seeding(f Frame) []wire.ClientMsg {
 		if f.Seat != nil {
 			ts.seat = int(*f.Seat)
 		}
-		return ts.due(f.Table)
+		// The seeds due, and again those sent and not yet answered: the
+		// connection may have dropped before they reached the table (the
+		// same command id, so the table takes one at most once).
+		return ts.due(f.Table, c.player.ID, true)
 	case wire.TypeEvent:
 	default:
 		return nil
@@ -170,7 +383,8 @@ func (c *Conn) seeding(f Frame) []wire.ClientMsg {
 	ev := f.Event
 	switch ev.GetEvent().(type) {
 	case *tablev1.Event_GameStarted, *tablev1.Event_PlayerSeated, *tablev1.Event_PlayerLeft, *tablev1.Event_ViewSynced,
-		*tablev1.Event_HandCommitted, *tablev1.Event_ClientSeedAccepted, *tablev1.Event_HandStarted, *tablev1.Event_HandRevealed:
+		*tablev1.Event_HandCommitted, *tablev1.Event_ClientSeedAccepted, *tablev1.Event_HandStarted, *tablev1.Event_HandRevealed,
+		*tablev1.Event_Dealt, *tablev1.Event_TrumpTurned, *tablev1.Event_ColumnCardRevealed, *tablev1.Event_MoveRejected:
 	default:
 		return nil // most events: no lock taken
 	}
@@ -184,6 +398,7 @@ func (c *Conn) seeding(f Frame) []wire.ClientMsg {
 	switch e := ev.GetEvent().(type) {
 	case *tablev1.Event_GameStarted:
 		ts.seat = -1
+		ts.japanese = e.GameStarted.GetSettings().GetGame() == lobbyv1.Game_GAME_JAPANESE
 		for _, sp := range e.GameStarted.GetSeats() {
 			if sp.GetPlayerId() == me && !sp.GetBot() {
 				ts.seat = int(sp.GetSeat())
@@ -202,44 +417,103 @@ func (c *Conn) seeding(f Frame) []wire.ClientMsg {
 			ts.seat = -1
 		}
 	case *tablev1.Event_ViewSynced:
+		v := e.ViewSynced.GetView()
 		ts.seat = -1
-		if v := e.ViewSynced.GetView(); v.YourSeat != nil {
+		if v.YourSeat != nil {
 			ts.seat = int(v.GetYourSeat())
 		}
+		ts.japanese = v.GetSettings().GetGame() == lobbyv1.Game_GAME_JAPANESE
+		// The cards of the hand in play came in the view, not as deals:
+		// this client saw no deal of it to check.
+		ts.dealing = nil
 	case *tablev1.Event_HandCommitted:
 		hc := e.HandCommitted
 		h := ts.hand(f.Table, ev, hc.GetHandIndex())
 		if copy(h.Commitment[:], hc.GetCommitment()) == fairdeal.SeedSize {
 			h.Committed = true
 		}
-		if ts.seat < 0 || h.Seat >= 0 {
+		if ts.seat < 0 || h.Seat >= 0 || h.Deal.Started {
 			break
 		}
-		for _, s := range hc.GetAwaitedSeats() {
-			if int(s) == ts.seat {
-				_, _ = rand.Read(h.Seed[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
-				h.Seat, h.key, h.pending = ts.seat, NewKey(), true
-			}
+		if slices.Contains(hc.GetAwaitedSeats(), uint32(ts.seat)) {
+			// The seed itself is made when it is sent (due): a replayed
+			// commitment may be answered already, by this player's other
+			// connection, or be long dealt.
+			h.Seat, h.Own = ts.seat, OwnSeedDue
 		}
 		if !ts.joining {
-			return ts.due(f.Table)
+			return ts.due(f.Table, me, false)
 		}
 	case *tablev1.Event_ClientSeedAccepted:
-		// A replayed acceptance: the seed of an earlier connection counted
-		// (or this one's did); nothing is due any more.
-		if h := ts.hands[e.ClientSeedAccepted.GetHandIndex()]; h != nil && ev.GetGameId() == ts.game &&
-			int(e.ClientSeedAccepted.GetSeat()) == h.Seat {
-			h.pending = false
+		h := ts.hands[e.ClientSeedAccepted.GetHandIndex()]
+		if h == nil || ev.GetGameId() != ts.game || int(e.ClientSeedAccepted.GetSeat()) != h.Seat {
+			break
+		}
+		switch {
+		case h.Own == OwnSeedSent && (ev.GetCausedBy() == h.cmd || ev.GetCausedBy() == ""):
+			// An acceptance without caused_by (none is written so) is
+			// taken as this client's: the reveal then decides.
+			h.Own = OwnSeedAccepted
+		case h.Own == OwnSeedDue || h.Own == OwnSeedSent:
+			// The seat's seed came from another connection (or from
+			// this player before a reload): this one's, if sent, is
+			// refused.
+			h.Own = OwnSeedElsewhere
+		}
+	case *tablev1.Event_MoveRejected:
+		for _, h := range ts.hands {
+			if h.cmd == "" || h.cmd != ev.GetCausedBy() || h.Own == OwnSeedAccepted {
+				continue
+			}
+			if e.MoveRejected.GetReason() == tablev1.RejectReason_REJECT_REASON_WRONG_PHASE {
+				h.Own = OwnSeedLate
+			} else {
+				h.Own = OwnSeedElsewhere
+			}
 		}
 	case *tablev1.Event_HandStarted:
+		hs := e.HandStarted
+		h := ts.hand(f.Table, ev, hs.GetHandIndex())
 		// Dealt: too late for a seed.
-		if h := ts.hands[e.HandStarted.GetHandIndex()]; h != nil && ev.GetGameId() == ts.game {
-			h.pending = false
+		switch h.Own {
+		case OwnSeedDue:
+			h.Own = OwnSeedNone
+		case OwnSeedSent:
+			h.Own = OwnSeedLate
+		}
+		h.Deal = DealSeen{Started: true, Japanese: ts.japanese, CardsPerSeat: int(hs.GetCardsPerSeat()),
+			Dealer: int(hs.GetDealerSeat()), Seat: ts.seat, Turned: cards.NoCard}
+		ts.dealing = h
+	case *tablev1.Event_Dealt:
+		if d := ts.dealing; d != nil && d.Deal.Seat >= 0 && int(e.Dealt.GetSeat()) == d.Deal.Seat {
+			for _, c := range e.Dealt.GetCards() {
+				d.Deal.Hand = append(d.Deal.Hand, domainCard(c))
+			}
+		}
+	case *tablev1.Event_TrumpTurned:
+		if d := ts.dealing; d != nil {
+			d.Deal.Turned = domainCard(e.TrumpTurned.GetCard())
+		}
+	case *tablev1.Event_ColumnCardRevealed:
+		r := e.ColumnCardRevealed
+		if d := ts.dealing; d != nil && d.Deal.Seat >= 0 && int(r.GetSeat()) == d.Deal.Seat {
+			if d.Deal.Columns == nil {
+				d.Deal.Columns = map[int]cards.Card{}
+			}
+			d.Deal.Columns[int(r.GetColumn())] = domainCard(r.GetCard())
 		}
 	case *tablev1.Event_HandRevealed:
 		hr := e.HandRevealed
 		h := ts.hand(f.Table, ev, hr.GetHandIndex())
-		h.pending = false
+		switch h.Own {
+		case OwnSeedDue:
+			h.Own = OwnSeedNone
+		case OwnSeedSent:
+			h.Own = OwnSeedLate
+		}
+		if ts.dealing == h {
+			ts.dealing = nil
+		}
 		h.Revealed = len(hr.GetServerSeed()) == fairdeal.SeedSize && len(hr.GetCommitment()) == fairdeal.SeedSize
 		copy(h.ServerSeed[:], hr.GetServerSeed())
 		copy(h.RevealedCommitment[:], hr.GetCommitment())
@@ -254,15 +528,21 @@ func (c *Conn) seeding(f Frame) []wire.ClientMsg {
 	return nil
 }
 
-// due returns the seed frames of the hands whose seed is pending and marks
-// them sent. Called with c.mu held.
-func (ts *tableSeeds) due(table string) []wire.ClientMsg {
+// due returns the seed frames of the hands whose seed is due (and, with
+// resend, of those sent and not yet answered) and marks them sent. A seed
+// is made here, when it is first sent. Called with c.mu held.
+func (ts *tableSeeds) due(table, player string, resend bool) []wire.ClientMsg {
 	var out []wire.ClientMsg
 	for _, h := range ts.hands {
-		if !h.pending {
+		if h.Own != OwnSeedDue && (!resend || h.Own != OwnSeedSent) {
 			continue
 		}
-		h.pending = false
+		if h.key == "" {
+			_, _ = rand.Read(h.Seed[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
+			h.key = NewKey()
+			h.cmd = wire.CommandID(player, h.key)
+		}
+		h.Own = OwnSeedSent
 		hand := h.Index
 		out = append(out, wire.ClientMsg{Type: wire.TypeSeed, Table: table, Hand: &hand,
 			Seed: fairdeal.Hex(h.Seed), Cmd: h.key})
@@ -271,17 +551,37 @@ func (ts *tableSeeds) due(table string) []wire.ClientMsg {
 }
 
 // sendSeeds sends seed frames; one that cannot leave now (the connection is
-// being dialled again) is due again once the table is joined again.
+// being dialled again) is due again, the same seed under the same key, once
+// the table is joined again.
 func (c *Conn) sendSeeds(ctx context.Context, ms []wire.ClientMsg) {
 	for _, m := range ms {
 		if _, err := c.Send(ctx, m); err != nil {
 			c.mu.Lock()
 			if ts := c.seeds[m.Table]; ts != nil {
-				if h := ts.hands[*m.Hand]; h != nil && h.key == m.Cmd {
-					h.pending = true
+				if h := ts.hands[*m.Hand]; h != nil && h.key == m.Cmd && h.Own == OwnSeedSent {
+					h.Own = OwnSeedDue
 				}
 			}
 			c.mu.Unlock()
 		}
 	}
+}
+
+// SeedCommand reports whether cmd (a full command id, an event's caused_by)
+// is a seed this connection sent at table: its refusal is the deal's
+// business (HandSeeds.Own), not a refused move.
+func (c *Conn) SeedCommand(table, cmd string) bool {
+	if cmd == "" {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ts := c.seeds[table]; ts != nil {
+		for _, h := range ts.hands {
+			if h.cmd == cmd {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package wsclient
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -12,7 +13,10 @@ import (
 	"github.com/coder/websocket"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/fairdeal"
+	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/wire"
 )
@@ -126,8 +130,24 @@ func ev(e any) *tablev1.Event {
 		out.Event = &tablev1.Event_HandRevealed{HandRevealed: x}
 	case *tablev1.GameStarted:
 		out.Event = &tablev1.Event_GameStarted{GameStarted: x}
+	case *tablev1.MoveRejected:
+		out.Event = &tablev1.Event_MoveRejected{MoveRejected: x}
+		out.Visibility = &tablev1.Visibility{Audience: tablev1.Audience_AUDIENCE_PLAYER, PlayerId: "p1"}
+	case *tablev1.Dealt:
+		out.Event = &tablev1.Event_Dealt{Dealt: x}
+		out.Visibility = &tablev1.Visibility{Audience: tablev1.Audience_AUDIENCE_SEAT, Seat: x.GetSeat()}
+	case *tablev1.TrumpTurned:
+		out.Event = &tablev1.Event_TrumpTurned{TrumpTurned: x}
+	case *tablev1.ColumnCardRevealed:
+		out.Event = &tablev1.Event_ColumnCardRevealed{ColumnCardRevealed: x}
+		out.Visibility = &tablev1.Visibility{Audience: tablev1.Audience_AUDIENCE_SEAT, Seat: x.GetSeat()}
 	}
 	return out
+}
+
+func causedBy(e *tablev1.Event, cmd string) *tablev1.Event {
+	e.CausedBy = cmd
+	return e
 }
 
 func (h hand) committed(awaited ...uint32) *tablev1.Event {
@@ -176,7 +196,7 @@ func TestSeeds_AnAwaitedSeatSendsARandomSeedAndTheHandVerifies(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
-		return []*tablev1.Event{ev(&tablev1.ClientSeedAccepted{HandIndex: 0, Seat: 1}), h0.started(),
+		return []*tablev1.Event{causedBy(ev(&tablev1.ClientSeedAccepted{HandIndex: 0, Seat: 1}), "p1/"+m.Cmd), h0.started(),
 			h0.revealed(fairdeal.NoClientSeed, fairdeal.ClientSeed(sent), fairdeal.NoClientSeed, fairdeal.NoClientSeed)}
 	}
 	c := dialTest(t, srv.URL, Options{})
@@ -196,13 +216,17 @@ func TestSeeds_AnAwaitedSeatSendsARandomSeedAndTheHandVerifies(t *testing.T) {
 	}
 	waitFor(t, c, func(f Frame) bool { return f.Event.GetHandRevealed() != nil })
 	hs, ok := c.Hand("t1", 0)
-	if !ok || hs.Seat != 1 || hs.Seed != fairdeal.ClientSeed(sent) || !hs.Committed || !hs.Revealed || hs.Game != "g1" {
+	if !ok || hs.Seat != 1 || hs.Own != OwnSeedAccepted || hs.Seed != fairdeal.ClientSeed(sent) || !hs.Committed || !hs.Revealed || hs.Game != "g1" {
 		t.Fatalf("hand %+v", hs)
 	}
-	deck, err := hs.Verify()
+	v, err := hs.Verify()
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !v.OwnSeed {
+		t.Error("the accepted seed was not checked")
+	}
+	deck := v.Deck
 	k, err := fairdeal.ShuffleKey(fairdeal.Hand{TableID: "t1", GameID: "g1"}, h0.server,
 		[]fairdeal.ClientSeed{fairdeal.NoClientSeed, fairdeal.ClientSeed(sent), fairdeal.NoClientSeed, fairdeal.NoClientSeed})
 	if err != nil {
@@ -281,5 +305,205 @@ func TestSeeds_AWatcherSendsNone(t *testing.T) {
 	}
 	if hs, ok := c.Hand("t1", 0); !ok || hs.Seat != -1 || !hs.Committed {
 		t.Fatalf("hand %+v", hs)
+	}
+}
+
+// seedOf is the seed a seed frame carries.
+func seedOf(t *testing.T, m wire.ClientMsg) fairdeal.ClientSeed {
+	t.Helper()
+	s, err := fairdeal.ParseSeed(m.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func otherSeed(b byte) fairdeal.ClientSeed {
+	var s fairdeal.ClientSeed
+	for i := range s {
+		s[i] = b
+	}
+	return s
+}
+
+// A fresh connection (a restarted client, a second device) replays hands
+// whose seat's seed an earlier connection sent: this one never had a seed
+// for them, so it has none to check, sends none, and the hands verify.
+func TestSeeds_AReplayedHandSeededByAnEarlierConnectionVerifiesWithoutItsSeed(t *testing.T) {
+	h0, h1 := newHand(t, 0), newHand(t, 1)
+	earlier := otherSeed(7)
+	g, srv := newSeedGateway(t, []*tablev1.Event{seated(),
+		// Hand 0: the earlier connection's seed was taken.
+		h0.committed(1, 2), causedBy(ev(&tablev1.ClientSeedAccepted{HandIndex: 0, Seat: 1}), "p1/earlier"), h0.started(),
+		h0.revealed(fairdeal.NoClientSeed, earlier, fairdeal.NoClientSeed, fairdeal.NoClientSeed),
+		// Hand 1: no seed came in time; dealt without one.
+		h1.committed(1), h1.started(), h1.revealed(fairdeal.NoClientSeed, fairdeal.NoClientSeed, fairdeal.NoClientSeed, fairdeal.NoClientSeed),
+	}, nil)
+	c := dialTest(t, srv.URL, Options{})
+	if _, err := c.Join(testCtx(t), "t1", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, c, func(f Frame) bool { return f.Type == wire.TypeJoined })
+	for i, want := range []OwnSeed{OwnSeedElsewhere, OwnSeedNone} {
+		hs, ok := c.Hand("t1", uint32(i))
+		if !ok || hs.Own != want {
+			t.Fatalf("hand %d: own seed %v, want %v (%+v)", i, hs.Own, want, hs)
+		}
+		v, err := hs.Verify()
+		if err != nil {
+			t.Errorf("hand %d: %v", i, err)
+		}
+		if v.OwnSeed {
+			t.Errorf("hand %d: a seed this connection never sent was checked", i)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.seeds) != 0 {
+		t.Fatalf("seeds sent for hands long seeded: %+v", g.seeds)
+	}
+}
+
+// Two connections of one player (two tabs, two devices) both answer a
+// commitment; the table takes the other's and refuses this one's. The
+// own seed is then unknown here, and the hand still verifies.
+func TestSeeds_ASeedTheTableTookFromAnotherConnectionIsNotChecked(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// answer is what the table sends after this client's seed.
+		answer func(h hand, m wire.ClientMsg) []*tablev1.Event
+		want   OwnSeed
+	}{
+		{"the other's acceptance, then the refusal", func(h hand, m wire.ClientMsg) []*tablev1.Event {
+			return []*tablev1.Event{causedBy(ev(&tablev1.ClientSeedAccepted{HandIndex: 0, Seat: 1}), "p1/other-tab"),
+				causedBy(ev(&tablev1.MoveRejected{Reason: tablev1.RejectReason_REJECT_REASON_NOT_ALLOWED}), "p1/"+m.Cmd)}
+		}, OwnSeedElsewhere},
+		{"only the refusal", func(h hand, m wire.ClientMsg) []*tablev1.Event {
+			return []*tablev1.Event{causedBy(ev(&tablev1.MoveRejected{Reason: tablev1.RejectReason_REJECT_REASON_NOT_ALLOWED}), "p1/"+m.Cmd)}
+		}, OwnSeedElsewhere},
+		{"refused as late", func(h hand, m wire.ClientMsg) []*tablev1.Event {
+			return []*tablev1.Event{causedBy(ev(&tablev1.MoveRejected{Reason: tablev1.RejectReason_REJECT_REASON_WRONG_PHASE}), "p1/"+m.Cmd)}
+		}, OwnSeedLate},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h0 := newHand(t, 0)
+			g, srv := newSeedGateway(t, []*tablev1.Event{seated()}, []*tablev1.Event{h0.committed(1, 2)})
+			g.onSeed = func(m wire.ClientMsg) []*tablev1.Event {
+				return append(tc.answer(h0, m), h0.started(),
+					h0.revealed(fairdeal.NoClientSeed, otherSeed(9), otherSeed(3), fairdeal.NoClientSeed))
+			}
+			c := dialTest(t, srv.URL, Options{})
+			if _, err := c.Join(testCtx(t), "t1", ""); err != nil {
+				t.Fatal(err)
+			}
+			m := nextSeed(t, g)
+			if seedOf(t, m) == otherSeed(9) {
+				t.Fatal("the test's other seed was drawn")
+			}
+			waitFor(t, c, func(f Frame) bool { return f.Event.GetHandRevealed() != nil })
+			hs, _ := c.Hand("t1", 0)
+			if hs.Own != tc.want {
+				t.Fatalf("own seed %v, want %v", hs.Own, tc.want)
+			}
+			v, err := hs.Verify()
+			if err != nil || v.OwnSeed {
+				t.Fatalf("Verify: %+v, %v; want it to pass without the own seed", v, err)
+			}
+			if !c.SeedCommand("t1", "p1/"+m.Cmd) || c.SeedCommand("t1", "p1/other-tab") || c.SeedCommand("t1", "") {
+				t.Error("SeedCommand does not tell this connection's seed command from others")
+			}
+		})
+	}
+}
+
+// deckOf is the deck hand h deals from with these client seeds.
+func deckOf(t *testing.T, h hand, seeds ...fairdeal.ClientSeed) cards.Deck {
+	t.Helper()
+	k, err := fairdeal.ShuffleKey(fairdeal.Hand{TableID: "t1", GameID: "g1", Index: h.index}, h.server, seeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := fairdeal.Shuffle(k)
+	return d
+}
+
+func protoCards(cs ...cards.Card) []commonv1.Card {
+	out := make([]commonv1.Card, len(cs))
+	for i, c := range cs {
+		out[i] = commonv1.Card(c + 1)
+	}
+	return out
+}
+
+// The client compares every card it was dealt with the revealed deck: a
+// table that dealt from another deck than the one its reveal gives (here:
+// it lies about another seat's seed) is caught, in classic and Japanese.
+func TestSeeds_TheCardsDealtAreCheckedAgainstTheRevealedDeck(t *testing.T) {
+	japanese := ev(&tablev1.GameStarted{Settings: &lobbyv1.TableSettings{Game: lobbyv1.Game_GAME_JAPANESE},
+		Seats: []*tablev1.SeatPlayer{{Seat: 0, PlayerId: "p2"}, {Seat: 1, PlayerId: "p1"}}})
+	for _, tc := range []struct {
+		name     string
+		start    *tablev1.Event
+		seats    int
+		started  *tablev1.HandStarted
+		deal     func(d cards.Deck) []*tablev1.Event
+		compared int
+	}{
+		{"classic, one card each, dealer 1: seat 1 is served last, then the turned card", seated(), 4,
+			&tablev1.HandStarted{CardsPerSeat: 1, DealerSeat: 1},
+			func(d cards.Deck) []*tablev1.Event {
+				return []*tablev1.Event{ev(&tablev1.Dealt{Seat: 1, Cards: protoCards(d[3])}),
+					ev(&tablev1.TrumpTurned{Card: protoCards(d[4])[0]})}
+			}, 2},
+		{"classic nine cards, dealer 3: seat 1 is the second served, three then six", seated(), 4,
+			&tablev1.HandStarted{CardsPerSeat: 9, DealerSeat: 3},
+			func(d cards.Deck) []*tablev1.Event {
+				return []*tablev1.Event{ev(&tablev1.Dealt{Seat: 1, Cards: protoCards(d[3], d[4], d[5])}),
+					ev(&tablev1.Dealt{Seat: 1, Cards: protoCards(d[18], d[19], d[20], d[21], d[22], d[23])})}
+			}, 9},
+		{"Japanese, declarer 0: seat 1 gets 3..5 and 11..15, its face-down columns from 26", japanese, 2,
+			&tablev1.HandStarted{CardsPerSeat: 18, DealerSeat: 0},
+			func(d cards.Deck) []*tablev1.Event {
+				return []*tablev1.Event{ev(&tablev1.Dealt{Seat: 1, Cards: protoCards(d[3], d[4], d[5])}),
+					ev(&tablev1.Dealt{Seat: 1, Cards: protoCards(d[11], d[12], d[13], d[14], d[15])}),
+					ev(&tablev1.ColumnCardRevealed{Seat: 1, Column: 2, Card: protoCards(d[28])[0]})}
+			}, 9},
+	} {
+		for _, tampered := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, tampered %v", tc.name, tampered), func(t *testing.T) {
+				h0 := newHand(t, 0)
+				g, srv := newSeedGateway(t, []*tablev1.Event{tc.start}, []*tablev1.Event{h0.committed(1)})
+				g.onSeed = func(m wire.ClientMsg) []*tablev1.Event {
+					seeds := make([]fairdeal.ClientSeed, tc.seats)
+					seeds[1] = seedOf(t, m)
+					dealt := deckOf(t, h0, seeds...)
+					if tampered {
+						// The reveal names a seed seat 0 never sent.
+						seeds[0] = otherSeed(5)
+					}
+					started := proto.Clone(tc.started).(*tablev1.HandStarted)
+					out := []*tablev1.Event{causedBy(ev(&tablev1.ClientSeedAccepted{HandIndex: 0, Seat: 1}), "p1/"+m.Cmd), ev(started)}
+					out = append(out, tc.deal(dealt)...)
+					return append(out, h0.revealed(seeds...))
+				}
+				c := dialTest(t, srv.URL, Options{})
+				if _, err := c.Join(testCtx(t), "t1", ""); err != nil {
+					t.Fatal(err)
+				}
+				nextSeed(t, g)
+				waitFor(t, c, func(f Frame) bool { return f.Event.GetHandRevealed() != nil })
+				hs, _ := c.Hand("t1", 0)
+				v, err := hs.Verify()
+				switch {
+				case tampered && !errors.Is(err, ErrDealMismatch):
+					t.Fatalf("a deal from another deck: %v, want ErrDealMismatch", err)
+				case !tampered && err != nil:
+					t.Fatal(err)
+				case !tampered && (v.Cards != tc.compared || !v.OwnSeed):
+					t.Fatalf("compared %d cards (own seed %v), want %d", v.Cards, v.OwnSeed, tc.compared)
+				}
+			})
+		}
 	}
 }

@@ -80,6 +80,23 @@ test('the browser seeds each hand it plays and verifies the revealed deal itself
   await page.getByTestId('verify-hand-0').click();
   await expect.poll(() => page.getByTestId('verify-result').getAttribute('data-status'), { timeout: 10_000 }).toBe('verified');
   await shoot(page, DIR, '02-verified-from-sheet');
+  await page.keyboard.press('Escape');
+
+  // After a reload the page replays the hand: it never knew the seed sent
+  // before, so it checks everything but that seed, and still says verified.
+  const sentBefore = seeds.length;
+  await page.reload();
+  await page.getByTestId('classic-table').waitFor();
+  await page.getByTestId('open-sheet').click();
+  await page.getByTestId('verify-hand-0').click();
+  await expect.poll(() => page.getByTestId('verify-result').getAttribute('data-status'), { timeout: 10_000 }).toBe('verified');
+  expect(await page.getByTestId('fair-check-commitment').getAttribute('data-ok')).toBe('true');
+  expect(await page.getByTestId('fair-check-deal').getAttribute('data-ok')).toBe('true');
+  expect(await page.getByTestId('fair-check-seed').getAttribute('data-ok')).toBe('null');
+  expect(await page.getByTestId('fair-check-seed').textContent()).toMatch(/another device or before a reload/);
+  // No seed was made for the replayed hands.
+  expect(seeds.slice(sentBefore).filter((s) => s.hand === 0)).toEqual([]);
+  await shoot(page, DIR, '02b-verified-after-reload');
 
   expect(errors).toEqual([]);
   await ctx.close();

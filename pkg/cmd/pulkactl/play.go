@@ -115,7 +115,7 @@ func runPlay(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if f.auto {
 		p := &wsclient.Player{Conn: conn, Table: table, Model: m, OnFrame: func(fr wsclient.Frame) {
 			if fr.Type == wire.TypeEvent && fr.Table == table {
-				if line := describe(m, fr.Event); line != "" {
+				if line := describe(m, fr.Event); line != "" && !seedRefusal(conn, fr) {
 					fmt.Fprintln(out, line)
 				}
 				if r := fr.Event.GetHandRevealed(); r != nil {
@@ -223,7 +223,7 @@ func playInteractive(ctx context.Context, conn *wsclient.Conn, m *wsclient.Model
 					continue
 				}
 				m.Apply(fr.Event)
-				if line := describe(m, fr.Event); line != "" && joined {
+				if line := describe(m, fr.Event); line != "" && joined && !seedRefusal(conn, fr) {
 					fmt.Fprintln(stdout, line)
 				}
 				if r := fr.Event.GetHandRevealed(); r != nil && joined {
@@ -445,21 +445,39 @@ func describe(m *wsclient.Model, ev *tablev1.Event) string {
 	return ""
 }
 
+// seedRefusal reports whether fr refuses a client seed the connection sent
+// (another device of the player seeded the hand first, or it came late):
+// not a move of the player's, and the hand's verify line says what it means.
+func seedRefusal(conn *wsclient.Conn, fr wsclient.Frame) bool {
+	return fr.Event.GetMoveRejected() != nil && conn.SeedCommand(fr.Table, fr.Event.GetCausedBy())
+}
+
 // verified is one line on whether a revealed hand checks out: its
-// commitment, this client's seed and the deck it gives (the connection
-// sent the seed and kept what it needs, wsclient.HandSeeds).
+// commitment, this client's seed when the table took it from this client,
+// and the cards this client saw dealt against the revealed deck (the
+// connection kept what it needs, wsclient.HandSeeds). "verified" is
+// printed only when all of that passed.
 func verified(conn *wsclient.Conn, table string, hand uint32) string {
 	h, ok := conn.Hand(table, hand)
 	if !ok {
 		return fmt.Sprintf("hand %d revealed", hand+1)
 	}
-	if _, err := h.Verify(); err != nil {
+	v, err := h.Verify()
+	if err != nil {
 		return fmt.Sprintf("hand %d: DEAL NOT VERIFIED: %v", hand+1, err)
 	}
-	if h.Seat >= 0 {
-		return fmt.Sprintf("hand %d: deal verified (commitment and your seed)", hand+1)
+	checked := []string{"commitment"}
+	if v.OwnSeed {
+		checked = append(checked, "your seed")
 	}
-	return fmt.Sprintf("hand %d: deal verified (commitment)", hand+1)
+	if v.Cards > 0 {
+		checked = append(checked, fmt.Sprintf("your %d cards", v.Cards))
+	}
+	line := fmt.Sprintf("hand %d: deal verified (%s)", hand+1, strings.Join(checked, ", "))
+	if h.Own == wsclient.OwnSeedElsewhere || h.Own == wsclient.OwnSeedLate {
+		line += "; your seed: " + h.Own.String()
+	}
+	return line
 }
 
 // result is the final standings.

@@ -25,6 +25,10 @@ func TestPlay_RefusesBadFlags(t *testing.T) {
 	}
 }
 
+// fullyVerified is the line of a hand whose commitment, own seed and dealt
+// cards were all checked.
+var fullyVerified = regexp.MustCompile(`deal verified \(commitment, your seed, your [1-9]\d* cards\)\n`)
+
 var gameOver = regexp.MustCompile(`game over \(completed\) after (\d+) hands\n((?:  \d\. .*\n)+)`)
 
 func TestPlay_AutoFinishesAClassicGameAgainstBots(t *testing.T) {
@@ -45,10 +49,11 @@ func TestPlay_AutoFinishesAClassicGameAgainstBots(t *testing.T) {
 	if strings.Contains(out, "refused:") {
 		t.Errorf("the table refused a move the client chose:\n%s", out)
 	}
-	// Every revealed hand checks out, the client's own seed included (a
-	// table that deals commit–reveal reveals all 24).
-	if n, ok := strings.Count(out, "deal verified"), strings.Count(out, "deal verified (commitment and your seed)"); n != ok || strings.Contains(out, "NOT VERIFIED") || (n != 0 && n != 24) {
-		t.Errorf("%d hands verified, %d with this client's seed, of 24:\n%s", n, ok, tail(out, 30))
+	// Every revealed hand checks out, the client's own seed and the cards
+	// it was dealt included (the table deals commit–reveal: all 24 are
+	// revealed).
+	if n, ok := strings.Count(out, "deal verified"), len(fullyVerified.FindAllString(out, -1)); n != 24 || ok != 24 || strings.Contains(out, "NOT VERIFIED") {
+		t.Errorf("%d hands verified, %d with this client's seed and cards, of 24:\n%s", n, ok, tail(out, 30))
 	}
 }
 
@@ -72,7 +77,7 @@ func TestPlay_TwoAutoPlayersFinishAJapaneseMatch(t *testing.T) {
 	go func() { _, _ = io.Copy(io.Discard, pr) }()
 	table := strings.TrimSpace(strings.TrimPrefix(line, "table "))
 	var guestOut, guestErr bytes.Buffer
-	if err := run(ctx, []string{"play", "--server", url, "--table", table, "--auto", "--quiet"}, strings.NewReader(""), &guestOut, &guestErr); err != nil {
+	if err := run(ctx, []string{"play", "--server", url, "--table", table, "--auto"}, strings.NewReader(""), &guestOut, &guestErr); err != nil {
 		t.Fatalf("guest: %v\n%s", err, guestErr.String())
 	}
 	if err := <-hostDone; err != nil {
@@ -82,6 +87,13 @@ func TestPlay_TwoAutoPlayersFinishAJapaneseMatch(t *testing.T) {
 		m := gameOver.FindStringSubmatch(out)
 		if m == nil || strings.Count(m[2], "\n") != 2 {
 			t.Fatalf("%s saw no finished match with two placings:\n%s", who, out)
+		}
+		if who == "guest" {
+			// Every hand's deal checks out, the cards dealt (and the
+			// face-down column cards received) included.
+			if n, ok := strings.Count(out, "deal verified"), len(fullyVerified.FindAllString(out, -1)); n == 0 || n != ok || strings.Contains(out, "NOT VERIFIED") {
+				t.Errorf("guest: %d hands verified, %d with its seed and cards:\n%s", n, ok, tail(out, 30))
+			}
 		}
 		scores := regexp.MustCompile(`1\. .* (\d+)\n`).FindStringSubmatch(m[2])
 		if scores == nil || len(scores[1]) < 2 { // the winner reached the target of 11

@@ -140,6 +140,34 @@ describe('the store', () => {
     expect(last().frames('seed')).toEqual([]);
   });
 
+  it('makes no seed for a replayed hand another page seeded, and keeps quiet about a refused seed (two tabs)', () => {
+    const { store, last } = setup();
+    const t = store.follow('t1');
+    const b64 = (n: number) => btoa(String.fromCharCode(...new Array<number>(32).fill(n)));
+    const commit = (id: string, hand: number) => ev(id, { game_id: 'g1', hand_committed: { hand_index: hand, commitment: b64(hand + 1), awaited_seats: [0] } });
+    // Replayed after a reload: hand 0 seeded by the page before it, not dealt yet.
+    last().receive(ev('1-1', { game_id: 'g1', game_started: { settings: classicSettings, seats: seatsOf(['Nino', 'Giorgi', 'Ana', 'Levan']) } }));
+    last().receive(commit('1-2', 0));
+    last().receive(ev('1-3', { game_id: 'g1', caused_by: 'p0/the-page-before', client_seed_accepted: { hand_index: 0, seat: 0 } }));
+    last().receive({ type: 'joined', ref: 'id1', table: 't1', seat: 0, replayed: 3 });
+    expect(last().frames('seed')).toEqual([]);
+    expect(t.fair.value.hands[0]).toMatchObject({ seed: null, seedElsewhere: 'elsewhere' });
+
+    // Live, hand 1: this tab sends its seed; the other tab's was first.
+    last().receive(commit('1-4', 1));
+    const sent = last().frames('seed');
+    expect(sent).toHaveLength(1);
+    expect(t.fair.value.hands[1]?.seed).toBe(sent[0]?.seed);
+    last().receive(ev('1-5', { game_id: 'g1', caused_by: 'p0/other-tab', client_seed_accepted: { hand_index: 1, seat: 0 } }));
+    last().receive({ type: 'event', table: 't1', id: '', event: { table_id: 't1', game_id: 'g1', caused_by: `p0/${String(sent[0]?.cmd)}`, move_rejected: { reason: 'REJECT_REASON_NOT_ALLOWED', message: 'seat 1 has sent its seed' } } });
+    expect(t.fair.value.hands[1]).toMatchObject({ seedAccepted: false, seedElsewhere: 'elsewhere' });
+    // Not a refused move to show the player.
+    expect(t.state.value.rejection ?? null).toBeNull();
+    // A refused move still is.
+    last().receive({ type: 'event', table: 't1', id: '', event: { table_id: 't1', game_id: 'g1', caused_by: 'p0/a-bid', move_rejected: { reason: 'REJECT_REASON_NOT_YOUR_TURN', message: 'not your turn' } } });
+    expect(t.state.value.rejection?.message).toBe('not your turn');
+  });
+
   it('goes back to the lobby when the table is gone, with the reason', () => {
     const { store, last } = setup();
     navigate('/t/t1');

@@ -9,7 +9,7 @@ import { Connection, type SocketFactory, type SocketLike, type Status } from '..
 import type { Move } from '../protocol/frames';
 import type { LobbyUpdate, LobbyView, SheetUpdate, TableEvent, TableSummary } from '../protocol/types';
 import { applyEvent, emptyTable, type TableState } from '../game/state';
-import { applyFair, emptyFair, markSent, seedsToSend, type FairHand, type FairState } from '../fairdeal/hands';
+import { applyFair, emptyFair, markSent, seedRefused, seedsToSend, type FairHand, type FairState, type SeedMaker } from '../fairdeal/hands';
 import { newClientSeed, toHex } from '../fairdeal/fairdeal';
 import { navigate, route } from './router';
 
@@ -19,6 +19,9 @@ export type SeedSender = (h: FairHand) => boolean;
 function randomKey(): string {
   return toHex(newClientSeed()).slice(0, 24);
 }
+
+/** The browser's seeds: crypto.getRandomValues, made as they are sent. */
+const browserSeeds: SeedMaker = { newSeed: () => toHex(newClientSeed()), newKey: randomKey };
 
 export class TableSession {
   readonly state: Signal<TableState>;
@@ -33,19 +36,20 @@ export class TableSession {
     readonly id: string,
     me = '',
     private readonly sendSeed: SeedSender = () => false,
+    private readonly seeds: SeedMaker = browserSeeds,
   ) {
     this.state = signal(emptyTable(id, me));
   }
 
   apply(ev: TableEvent, live: boolean): void {
-    const s = applyEvent(this.state.value, ev, live);
+    // A refused seed (another page of the player seeded the hand first, or
+    // it came late) is the deal's business, not a move to tell the player about.
+    const s = seedRefused(this.fair.value, ev) ? this.state.value : applyEvent(this.state.value, ev, live);
     const fs = applyFair(this.fair.value, ev, {
       tableId: this.id,
       yourSeat: s.yourSeat,
       japanese: s.settings?.game === 'japanese',
       handIndex: s.handIndex,
-      newSeed: () => toHex(newClientSeed()),
-      newKey: randomKey,
     });
     batch(() => {
       this.state.value = s;
@@ -62,7 +66,7 @@ export class TableSession {
   }
 
   private sendSeeds(resend: boolean): void {
-    const due = seedsToSend(this.fair.value, resend);
+    const due = seedsToSend(this.fair.value, resend, this.seeds);
     if (due.length === 0) return;
     this.fair.value = markSent(this.fair.value, due.filter((h) => this.sendSeed(h)));
   }

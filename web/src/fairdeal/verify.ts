@@ -24,8 +24,17 @@ export interface Verification {
   commitmentOk: boolean;
   /** The reveal repeats the commitment received before the deal. */
   sameCommitment: boolean;
-  /** This browser's seed is at its seat; null when it sent none (or forgot it: a reload). */
+  /**
+   * This browser's seed is at its seat; checked only when the table took it
+   * from this browser, null otherwise (seedUnknown says why).
+   */
   seedIncluded: boolean | null;
+  /**
+   * Why the own seed was not checked: 'elsewhere' (sent from another tab or
+   * device, or before a reload), 'late' (it reached the table after the deal),
+   * 'none' (this page had no seed in the hand); null when it was checked.
+   */
+  seedUnknown: 'elsewhere' | 'late' | 'none' | null;
   /** The cards dealt to the player are the deck's at their positions; null when none were dealt to them. */
   dealOk: boolean | null;
   recomputed: string;
@@ -54,7 +63,11 @@ export async function verifyHand(h: FairHand): Promise<Verification> {
   const commitmentOk = equalBytes(recomputed, before);
   const sameCommitment = r.commitment === h.commitment;
   let seedIncluded: boolean | null = null;
-  if (h.seed !== null && h.seedSeat !== null) seedIncluded = r.clientSeeds[h.seedSeat] === h.seed;
+  let seedUnknown: Verification['seedUnknown'] = h.seedElsewhere ?? 'none';
+  if (h.seedAccepted && h.seed !== null && h.seedSeat !== null) {
+    seedIncluded = r.clientSeeds[h.seedSeat] === h.seed;
+    seedUnknown = null;
+  }
   const key = await shuffleKey(
     id,
     server,
@@ -80,6 +93,7 @@ export async function verifyHand(h: FairHand): Promise<Verification> {
     commitmentOk,
     sameCommitment,
     seedIncluded,
+    seedUnknown,
     dealOk,
     recomputed: toHex(recomputed),
     deck,

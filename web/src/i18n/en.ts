@@ -233,6 +233,8 @@ export const en = {
   fair_check_commitment: 'The revealed server seed gives the commitment received before the deal.',
   fair_check_seed: 'Your browser’s seed was used for the shuffle.',
   fair_check_seed_unknown: 'This page knows no seed of yours for this hand (you did not play it, or the page was reloaded).',
+  fair_check_seed_elsewhere: 'Your seed: sent from another device or before a reload — not checked.',
+  fair_check_seed_late: 'Your seed reached the table after the deal and was not used — not checked.',
   fair_check_deal: 'The cards dealt to you are the shuffled deck’s cards at your places.',
   fair_check_deal_unknown: 'No cards were dealt to you in this hand.',
   fair_commitment: 'Commitment (received before the deal)',

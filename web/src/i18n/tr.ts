@@ -234,6 +234,8 @@ export const tr: Record<MsgKey, string> = {
   fair_check_commitment: 'Açıklanan sunucu tohumu, dağıtımdan önce alınan taahhüdü veriyor.',
   fair_check_seed: 'Karıştırmada tarayıcınızın tohumu kullanıldı.',
   fair_check_seed_unknown: 'Bu sayfa bu el için sizin bir tohumunuzu bilmiyor (bu eli oynamadınız ya da sayfa yeniden yüklendi).',
+  fair_check_seed_elsewhere: 'Tohumunuz: başka bir cihazdan ya da sayfa yenilenmeden önce gönderildi — doğrulanmadı.',
+  fair_check_seed_late: 'Tohumunuz masaya dağıtımdan sonra ulaştı ve kullanılmadı — doğrulanmadı.',
   fair_check_deal: 'Size dağıtılan kartlar, karıştırılmış destenin sizin yerlerinizdeki kartları.',
   fair_check_deal_unknown: 'Bu elde size kart dağıtılmadı.',
   fair_commitment: 'Taahhüt (dağıtımdan önce alındı)',

@@ -59,7 +59,19 @@ export function FairDealDialog({ hand, names, onClose }: { hand: FairHand; names
       {run.state === 'done' && (
         <ul class="fair-checks">
           <Check ok={run.v.commitmentOk && run.v.sameCommitment} text={t('fair_check_commitment')} testid="fair-check-commitment" />
-          <Check ok={run.v.seedIncluded} text={run.v.seedIncluded === null ? t('fair_check_seed_unknown') : t('fair_check_seed')} testid="fair-check-seed" />
+          <Check
+            ok={run.v.seedIncluded}
+            text={
+              run.v.seedUnknown === 'elsewhere'
+                ? t('fair_check_seed_elsewhere')
+                : run.v.seedUnknown === 'late'
+                  ? t('fair_check_seed_late')
+                  : run.v.seedIncluded === null
+                    ? t('fair_check_seed_unknown')
+                    : t('fair_check_seed')
+            }
+            testid="fair-check-seed"
+          />
           <Check ok={run.v.dealOk} text={run.v.dealOk === null ? t('fair_check_deal_unknown') : t('fair_check_deal')} testid="fair-check-deal" />
         </ul>
       )}
