@@ -40,7 +40,7 @@ func checkFairDeals(t *testing.T, rec *record.Record, log []logEntry, clients []
 	}
 	var hands []secret
 	for i := range rec.Hands {
-		k, err := recordKey(rec, i)
+		k, err := rec.HandKey(i)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,14 +26,25 @@ var ErrEvents = errors.New("record: the events do not make a record")
 // the moves (BidMade, TrumpChosen, CardPlayed, a Japanese GameEnded by
 // resignation or forfeit), HandCommitted and HandRevealed — so every
 // player and watcher who saw the game from its start can build it; other
-// events are skipped. A hand not revealed yet (the game in progress) has no
+// events are skipped, and so is an event whose seq is not after the last
+// one's (a client receives again, after a reconnect, what it missed). A
+// hand not revealed yet (the game in progress) has no
 // seeds in the record. The record is not checked against its moves: that is
 // Replay's and Verify's work.
 func FromEvents(events []*tablev1.Event) (*Record, error) {
 	var rec *Record
 	var japaneseGame bool
 	commitments := map[uint32][]byte{}
+	var seq uint64
 	for i, e := range events {
+		// A client that reconnects receives the events it missed again:
+		// an event not after the last one read is one it has.
+		if e.GetSeq() != 0 {
+			if e.GetSeq() <= seq {
+				continue
+			}
+			seq = e.GetSeq()
+		}
 		if rec == nil {
 			gs := e.GetGameStarted()
 			if gs == nil {
