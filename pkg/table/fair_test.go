@@ -346,9 +346,9 @@ func dealLayout(g Game, d *cards.Deck, n, dealer int) (inHand [classic.Seats]car
 // seed is used twice.
 func TestFairness_NoEventBeforeTheRevealGivesTheDeal(t *testing.T) {
 	// Every hand is checked against every value of the game so far, so the
-	// cost grows with the square of a game's length: 150 games (a few
-	// thousand hands) keep it near a minute with -race.
-	games := 150
+	// cost grows with the square of a game's length: 300 games (a few
+	// thousand hands) keep it under a minute with -race.
+	games := 300
 	if testing.Short() {
 		games = 40
 	}
