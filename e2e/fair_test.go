@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"regexp"
 	"testing"
@@ -26,13 +29,18 @@ var jsonString = regexp.MustCompile(`"([A-Za-z0-9+/=_.:-]{8,})"`)
 //   - each client received the hand's commitment before any of its cards
 //     (a watcher: before its HandStarted);
 //   - no frame a client received before the hand's HandRevealed carries the
-//     hand's server seed or key, raw, hex or base64; and no string in those
-//     frames (ids, commitments, anything hex or base64), used as the key or
-//     as the server seed, deals the hand.
+//     hand's server seed or key, raw, hex or base64; and no string in any
+//     frame of the game up to that reveal (ids, commitments, earlier hands'
+//     revealed seeds, anything hex or base64), nor any SHA-256/HMAC
+//     derivation of an earlier revealed seed with the tags of
+//     docs/fair-play.md, is the hand's server seed or key or, used as the
+//     key or as the server seed, deals the hand.
 func checkFairDeals(t *testing.T, rec *record.Record, log []logEntry, clients []*client) {
 	t.Helper()
 	type secret struct {
 		commitment []byte
+		server     fairdeal.ServerSeed
+		key        fairdeal.Key
 		forms      [][]byte // every encoding of the server seed and the key
 		deck       cards.Deck
 		clients    []fairdeal.ClientSeed
@@ -40,7 +48,7 @@ func checkFairDeals(t *testing.T, rec *record.Record, log []logEntry, clients []
 	}
 	var hands []secret
 	for i := range rec.Hands {
-		k, err := recordKey(rec, i)
+		k, err := rec.HandKey(i)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +59,7 @@ func checkFairDeals(t *testing.T, rec *record.Record, log []logEntry, clients []
 		if !fairdeal.Verify(h, s, c) {
 			t.Fatalf("hand %d: the revealed server seed is not the committed one", i)
 		}
-		sec := secret{commitment: c[:], hand: h}
+		sec := secret{commitment: c[:], hand: h, server: s, key: k}
 		for _, cs := range hs.ClientSeeds {
 			b, _ := fairdeal.ParseSeed(cs)
 			sec.clients = append(sec.clients, b)
@@ -75,33 +83,54 @@ func checkFairDeals(t *testing.T, rec *record.Record, log []logEntry, clients []
 	}
 	tried := 0
 	for _, c := range clients {
-		// open: the hands this client has seen committed and not revealed.
-		open := map[uint32]bool{}
-		seen := map[uint32]bool{}
+		// seen: every reading of every string of the client's frames of
+		// the game so far, earlier reveals included; derived: what the
+		// documented constructions give from the server seeds revealed so
+		// far. At a hand's reveal, none of them may be its server seed or
+		// key, or deal it as a key or as a server seed.
+		seen := map[[fairdeal.SeedSize]byte]bool{}
+		derived := map[[fairdeal.SeedSize]byte]bool{}
+		revealed := map[uint32]bool{}
+		seenCommit := map[uint32]bool{}
 		for _, f := range c.snapshot() {
 			if f.Table != "" && f.Table != rec.TableID {
 				continue
 			}
-			if r := f.ev.GetHandRevealed(); r != nil {
-				delete(open, r.GetHandIndex()) // the reveal itself carries the seeds
-			}
-			for h := range open {
+			if r := f.ev.GetHandRevealed(); r != nil && int(r.GetHandIndex()) < len(hands) && !revealed[r.GetHandIndex()] {
+				h := r.GetHandIndex()
 				sec := &hands[h]
-				for _, form := range sec.forms {
+				for _, set := range []map[[fairdeal.SeedSize]byte]bool{seen, derived} {
+					for v := range set {
+						tried++
+						if v == sec.server || v == [fairdeal.SeedSize]byte(sec.key) {
+							t.Errorf("%s: a value seen or derived before hand %d's reveal is its server seed or key", c.name, h)
+						}
+						if dealsDeck(fairdeal.Key(v), &sec.deck) {
+							t.Errorf("%s: a value seen or derived before hand %d's reveal, used as the key, deals it", c.name, h)
+						}
+						if k, _ := fairdeal.ShuffleKey(sec.hand, fairdeal.ServerSeed(v), sec.clients); dealsDeck(k, &sec.deck) {
+							t.Errorf("%s: a value seen or derived before hand %d's reveal, used as the server seed, deals it", c.name, h)
+						}
+					}
+				}
+				revealed[h] = true
+				deriveFrom(derived, sec.server[:])
+			}
+			// No frame before a hand's reveal — before its commitment too —
+			// carries its server seed or key in any encoding.
+			for h := range hands {
+				if revealed[uint32(h)] {
+					continue
+				}
+				for _, form := range hands[h].forms {
 					if bytes.Contains(f.Raw, form) {
 						t.Errorf("%s frame #%d carries hand %d's server seed or key before its reveal: %s", c.name, f.N, h, f)
 					}
 				}
-				for _, m := range jsonString.FindAllSubmatch(f.Raw, -1) {
-					for _, v := range readings(string(m[1])) {
-						tried++
-						if dealsDeck(fairdeal.Key(v), &sec.deck) {
-							t.Errorf("%s frame #%d: %q used as the key deals hand %d", c.name, f.N, m[1], h)
-						}
-						if k, _ := fairdeal.ShuffleKey(sec.hand, fairdeal.ServerSeed(v), sec.clients); dealsDeck(k, &sec.deck) {
-							t.Errorf("%s frame #%d: %q used as the server seed deals hand %d", c.name, f.N, m[1], h)
-						}
-					}
+			}
+			for _, m := range jsonString.FindAllSubmatch(f.Raw, -1) {
+				for _, v := range readings(string(m[1])) {
+					seen[v] = true
 				}
 			}
 			if f.ev == nil {
@@ -114,13 +143,13 @@ func checkFairDeals(t *testing.T, rec *record.Record, log []logEntry, clients []
 					t.Errorf("%s frame #%d: hand %d's commitment is not the one revealed", c.name, f.N, h)
 					continue
 				}
-				open[h], seen[h] = true, true
+				seenCommit[h] = true
 			case *tablev1.Event_HandStarted:
-				if h := x.HandStarted.GetHandIndex(); !seen[h] {
+				if h := x.HandStarted.GetHandIndex(); !seenCommit[h] {
 					t.Errorf("%s frame #%d: hand %d dealt before its commitment", c.name, f.N, h)
 				}
 			case *tablev1.Event_Dealt:
-				if len(open) == 0 {
+				if len(seenCommit) == len(revealed) {
 					t.Errorf("%s frame #%d: cards with no hand committed", c.name, f.N)
 				}
 			}
@@ -148,6 +177,24 @@ func readings(s string) [][fairdeal.SeedSize]byte {
 		}
 	}
 	return out
+}
+
+// fairTags are the tags docs/fair-play.md names.
+var fairTags = []string{"pulka/server-seed/v1", "pulka/commit/v1", "pulka/deal/v1", "pulka/stream/v1", "pulka/local/v1"}
+
+// deriveFrom adds to set what anyone computes from a revealed server seed s
+// with the documented constructions: SHA-256(s), SHA-256(tag || s) and
+// HMAC-SHA256(s, tag || u32(n)) for the first n.
+func deriveFrom(set map[[fairdeal.SeedSize]byte]bool, s []byte) {
+	set[sha256.Sum256(s)] = true
+	for _, tag := range fairTags {
+		set[sha256.Sum256(append([]byte(tag), s...))] = true
+		for n := range uint32(8) {
+			m := hmac.New(sha256.New, s)
+			m.Write(binary.BigEndian.AppendUint32([]byte(tag), n))
+			set[[fairdeal.SeedSize]byte(m.Sum(nil))] = true
+		}
+	}
 }
 
 // dealsDeck reports whether key k shuffles to deck; Fisher–Yates fixes the

@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,7 +14,6 @@ import (
 	"github.com/pulka/pulka/pkg/assign"
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/classic"
-	"github.com/pulka/pulka/pkg/fairdeal"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
@@ -167,111 +164,6 @@ func classicScoring(ts *lobbyv1.TableSettings) scoring.Settings {
 	return s
 }
 
-// recordOf rebuilds the game record from the start (ids, settings), the
-// hands' commitments and revealed seeds, and the moves in the event log —
-// the public, game-changing events, whoever made them (a player, the timer,
-// a bot).
-func recordOf(start *lobbyv1.TableStarted, log []logEntry) (*record.Record, error) {
-	rec := &record.Record{Format: record.Format, TableID: start.GetTableId(), GameID: start.GetGameId(), Moves: []string{}}
-	commitments := map[uint32][]byte{}
-	for _, e := range log {
-		if hc := e.Ev.GetHandCommitted(); hc != nil {
-			commitments[hc.GetHandIndex()] = hc.GetCommitment()
-		}
-		if hr := e.Ev.GetHandRevealed(); hr != nil {
-			if int(hr.GetHandIndex()) != len(rec.Hands) || !bytes.Equal(commitments[hr.GetHandIndex()], hr.GetCommitment()) {
-				return nil, fmt.Errorf("event %s: hand %d revealed after %d hands, or not as committed", e.ID, hr.GetHandIndex(), len(rec.Hands))
-			}
-			hs := record.HandSeeds{Commitment: hex.EncodeToString(hr.GetCommitment()), ServerSeed: hex.EncodeToString(hr.GetServerSeed())}
-			for _, c := range hr.GetClientSeeds() {
-				hs.ClientSeeds = append(hs.ClientSeeds, hex.EncodeToString(c))
-			}
-			rec.Hands = append(rec.Hands, hs)
-		}
-	}
-	japaneseGame := start.GetSettings().GetGame() == lobbyv1.Game_GAME_JAPANESE
-	if japaneseGame {
-		rec.Game = record.Japanese
-		target := int(start.GetSettings().GetJapaneseTarget())
-		if target == 0 {
-			target = japanese.DefaultTarget
-		}
-		rec.Japanese = &japanese.Settings{Target: target}
-	} else {
-		rec.Game = record.Classic
-		cs := classicScoring(start.GetSettings())
-		rec.Classic = &cs
-	}
-	add := func(m interface{ MarshalText() ([]byte, error) }) error {
-		b, err := m.MarshalText()
-		if err != nil {
-			return err
-		}
-		rec.Moves = append(rec.Moves, string(b))
-		return nil
-	}
-	for _, e := range log {
-		var err error
-		switch ev := e.Ev.GetEvent().(type) {
-		case *tablev1.Event_BidMade:
-			err = add(classic.Move{Seat: int8(ev.BidMade.GetSeat()), Kind: classic.MoveBid, Bid: int8(ev.BidMade.GetTricks())})
-		case *tablev1.Event_TrumpChosen:
-			s := domainSuit(ev.TrumpChosen.GetTrump())
-			if japaneseGame {
-				err = add(japanese.TrumpMove(int(ev.TrumpChosen.GetSeat()), s))
-			} else {
-				err = add(classic.Move{Seat: int8(ev.TrumpChosen.GetSeat()), Kind: classic.MoveTrump, Suit: s})
-			}
-		case *tablev1.Event_CardPlayed:
-			p := ev.CardPlayed
-			c, seat := domainCard(p.GetCard()), int(p.GetSeat())
-			d := p.GetDeclaration()
-			if japaneseGame {
-				if c.IsJoker() && d.GetAction() == tablev1.JokerAction_JOKER_ACTION_HIGHEST {
-					err = add(japanese.LeadJoker(seat, c, domainSuit(d.GetSuit())))
-				} else {
-					err = add(japanese.PlayMove(seat, c))
-				}
-				break
-			}
-			m := classic.Move{Seat: int8(seat), Kind: classic.MovePlay, Card: c}
-			if c.IsJoker() {
-				switch d.GetAction() {
-				case tablev1.JokerAction_JOKER_ACTION_TAKE:
-					m.Joker = classic.JokerTake
-				case tablev1.JokerAction_JOKER_ACTION_DISCARD:
-					m.Joker = classic.JokerDiscard
-				case tablev1.JokerAction_JOKER_ACTION_HIGHEST:
-					m.Joker, m.Suit = classic.JokerHighest, domainSuit(d.GetSuit())
-				case tablev1.JokerAction_JOKER_ACTION_GIVE:
-					m.Joker, m.Suit = classic.JokerGive, domainSuit(d.GetSuit())
-				}
-			}
-			err = add(m)
-		case *tablev1.Event_GameEnded:
-			if !japaneseGame {
-				break
-			}
-			loser := -1
-			for _, pl := range ev.GameEnded.GetPlacings() {
-				if pl.GetPlace() != 1 {
-					loser = int(pl.GetSeat())
-				}
-			}
-			switch ev.GameEnded.GetReason() {
-			case tablev1.GameEndReason_GAME_END_REASON_RESIGNED:
-				err = add(japanese.ResignMove(loser))
-			case tablev1.GameEndReason_GAME_END_REASON_FORFEITED:
-				err = add(japanese.ForfeitMove(loser))
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("event %s: %w", e.ID, err)
-		}
-	}
-	return rec, nil
-}
-
 // handTruth is what the pure replay says about one hand's cards.
 type handTruth struct {
 	// private is every card dealt to the seat in the hand's private events
@@ -315,7 +207,7 @@ func truth(rec *record.Record) ([]handTruth, error) {
 		}
 		for i, text := range rec.Moves {
 			if g.AwaitingDeal() {
-				k, err := recordKey(rec, g.HandIndex())
+				k, err := rec.HandKey(g.HandIndex())
 				if err != nil {
 					return nil, err
 				}
@@ -362,7 +254,7 @@ func truth(rec *record.Record) ([]handTruth, error) {
 	}
 	for i, text := range rec.Moves {
 		if g.AwaitingDeal() {
-			k, err := recordKey(rec, g.Hand())
+			k, err := rec.HandKey(g.Hand())
 			if err != nil {
 				return nil, err
 			}
@@ -383,28 +275,6 @@ func truth(rec *record.Record) ([]handTruth, error) {
 		note(evs)
 	}
 	return hands, nil
-}
-
-// recordKey is the shuffle key of hand h of a table's record, from its
-// revealed seeds (record.Replay has checked them against the commitments).
-func recordKey(rec *record.Record, h int) (fairdeal.Key, error) {
-	if h >= len(rec.Hands) {
-		return fairdeal.Key{}, fmt.Errorf("hand %d was played and never revealed", h)
-	}
-	hs := rec.Hands[h]
-	s, err := fairdeal.ParseSeed(hs.ServerSeed)
-	if err != nil {
-		return fairdeal.Key{}, err
-	}
-	cs := make([]fairdeal.ClientSeed, len(hs.ClientSeeds))
-	for i, c := range hs.ClientSeeds {
-		b, err := fairdeal.ParseSeed(c)
-		if err != nil {
-			return fairdeal.Key{}, err
-		}
-		cs[i] = b
-	}
-	return fairdeal.ShuffleKey(fairdeal.Hand{TableID: rec.TableID, GameID: rec.GameID, Index: uint32(h)}, s, cs)
 }
 
 // replayLog checks the log as the table-runner's restore would use it:

@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -28,12 +30,13 @@ type finished struct {
 // verifyGame checks a finished table end to end:
 //
 //   - the log replays purely from its genesis, event for event;
-//   - the record rebuilt from the start, the logged moves and the hands'
-//     revealed seeds replays legally to the end of the game, every hand
+//   - the record of the log's public events (record.FromEvents) replays legally to the end of the game, every hand
 //     dealt from the key of its seeds, each server seed the one its
 //     commitment named (checkFairDeals: every client saw the commitment
 //     before the hand's cards, and no frame before a hand's reveal carries
 //     or deals from its server seed or key);
+//   - every client that saw the whole game builds the same record from
+//     the frames it received, and it verifies (checkClientRecords);
 //   - every frame each client received passes checkFrames;
 //   - the final sheet the clients received, the sheet in each human's
 //     history and the sheet in the scoring store equal the pure replay's
@@ -47,11 +50,11 @@ func verifyGame(t *testing.T, s *stack, tableID string, clients []*client) *fini
 	if err := replayLog(log); err != nil {
 		t.Fatalf("the log does not replay purely: %v", err)
 	}
-	start := tableStarted(t, s.rdb, tableID)
-	rec, err := recordOf(start, log)
+	rec, err := record.FromEvents(publicEvents(log))
 	if err != nil {
-		t.Fatalf("rebuild the record: %v", err)
+		t.Fatalf("the record of the log's public events: %v", err)
 	}
+	checkClientRecords(t, rec, tableID, clients)
 	res, err := record.Replay(rec)
 	if err != nil {
 		t.Fatalf("the record of the log does not replay: %v", err)
@@ -330,4 +333,55 @@ func unusedCard(m seen) cards.Card {
 		}
 	}
 	return cards.NoCard
+}
+
+// publicEvents is the events of the log any watcher receives.
+func publicEvents(log []logEntry) []*tablev1.Event {
+	var out []*tablev1.Event
+	for _, e := range log {
+		if e.Ev.GetVisibility().GetAudience() == tablev1.Audience_AUDIENCE_PUBLIC {
+			out = append(out, e.Ev)
+		}
+	}
+	return out
+}
+
+// checkClientRecords: every client that received the game from its
+// GameStarted to its GameEnded builds, from its frames alone, a record
+// with the log's moves and seeds, and record.Verify passes on it — the
+// record any player or watcher can export (pulkactl play --record).
+func checkClientRecords(t *testing.T, want *record.Record, tableID string, clients []*client) {
+	t.Helper()
+	built := 0
+	for _, c := range clients {
+		var evs []*tablev1.Event
+		started, ended, trimmed := false, false, false
+		for _, f := range c.snapshot() {
+			trimmed = trimmed || (f.Table == tableID && f.HistoryTrimmed)
+			if f.ev == nil || f.Table != tableID {
+				continue
+			}
+			started = started || f.ev.GetGameStarted() != nil
+			ended = ended || gameEnded(f.ev)
+			evs = append(evs, f.ev)
+		}
+		if !started || !ended || trimmed {
+			continue // joined late, left early or missed events: not the whole game
+		}
+		rec, err := record.FromEvents(evs)
+		if err != nil {
+			t.Errorf("%s: the record of its frames: %v", c.name, err)
+			continue
+		}
+		if !slices.Equal(rec.Moves, want.Moves) || !reflect.DeepEqual(rec.Hands, want.Hands) {
+			t.Errorf("%s: the record of its frames (%d moves, %d hands) is not the log's (%d moves, %d hands)",
+				c.name, len(rec.Moves), len(rec.Hands), len(want.Moves), len(want.Hands))
+			continue
+		}
+		if _, err := record.Verify(rec); err != nil {
+			t.Errorf("%s: the record of its frames does not verify: %v", c.name, err)
+		}
+		built++
+	}
+	t.Logf("%d of %d clients built the game's record from their frames", built, len(clients))
 }

@@ -29,8 +29,10 @@ func RunnerTablesKey(runner string) string {
 	return streams.KeyPrefix + ":{assign}:runner:" + runner
 }
 
-// StartKey holds a table's TableStarted (the seats, settings and seed the
-// game is created from) until its game is over. The assigner writes it
+// StartKey holds a table's TableStarted (the seats, settings and the random
+// game id the game is created from; no seed: every hand's server seed is
+// drawn by the table-runner when the hand is committed) until its game is
+// over. The assigner writes it
 // before it gives the table an owner; the owner reads it to create the
 // game. It is under the table's tag like every other key of the table.
 func StartKey(tableID string) string {

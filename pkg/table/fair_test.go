@@ -2,7 +2,10 @@ package table
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"strconv"
 	"strings"
@@ -27,11 +30,6 @@ type handWatch struct {
 	faceUp     [japanese.Seats][]commonCard
 	dealer     int
 	n          int
-	// candidates: every byte string, and every hex, base64 or decimal
-	// reading of a string, that any event carried before the hand's
-	// HandRevealed.
-	candidates map[string]bool
-	numbers    map[uint64]bool
 }
 
 type commonCard = cards.Card
@@ -44,15 +42,51 @@ type fairCheck struct {
 	hands   map[uint32]*handWatch
 	open    *handWatch // the hand committed and not revealed
 	openIdx uint32
-	ids     [][]byte // table and game id
 	servers map[fairdeal.ServerSeed]bool
+	// candidates: every byte string, and every hex, base64 or decimal
+	// reading of a string, that any event of the game carried so far —
+	// earlier hands' reveals included; derived: values computed from the
+	// revealed server seeds (see derive).
+	candidates map[string]bool
+	numbers    map[uint64]bool
+	derived    map[[fairdeal.SeedSize]byte]bool
 	// Counts, to show the property was exercised.
 	revealed, withClientSeeds, tried int
 }
 
 func newFairCheck(tb testing.TB, t *Table, game int, servers map[fairdeal.ServerSeed]bool) *fairCheck {
-	return &fairCheck{tb: tb, t: t, game: game, hands: map[uint32]*handWatch{}, servers: servers,
-		ids: [][]byte{[]byte(t.ID()), []byte(t.GameID())}}
+	c := &fairCheck{tb: tb, t: t, game: game, hands: map[uint32]*handWatch{}, servers: servers,
+		candidates: map[string]bool{}, numbers: map[uint64]bool{}, derived: map[[fairdeal.SeedSize]byte]bool{}}
+	for _, id := range []string{t.ID(), t.GameID()} {
+		c.addString(id)
+	}
+	return c
+}
+
+// documentedTags are every tag docs/fair-play.md names: a seed derived
+// from a revealed one with any of them must not give a later hand.
+var documentedTags = []string{entropyTag, "pulka/commit/v1", "pulka/deal/v1", "pulka/stream/v1", "pulka/local/v1"}
+
+// derive adds what anyone can compute from a revealed server seed s with
+// the documented constructions: SHA-256(s), SHA-256(tag || s) and
+// HMAC-SHA256(s, tag || u32(n)) for the first hands n of a step (the
+// server-seed tag) or n = 0, 1 (the others: no deal uses them so).
+func (c *fairCheck) derive(s fairdeal.ServerSeed) {
+	c.derived[sha256.Sum256(s[:])] = true
+	for _, tag := range documentedTags {
+		c.derived[sha256.Sum256(append([]byte(tag), s[:]...))] = true
+		ns := uint32(2)
+		if tag == entropyTag {
+			ns = 8
+		}
+		for n := range ns {
+			m := hmac.New(sha256.New, s[:])
+			m.Write(binary.BigEndian.AppendUint32([]byte(tag), n))
+			var x [fairdeal.SeedSize]byte
+			m.Sum(x[:0])
+			c.derived[x] = true
+		}
+	}
 }
 
 func (c *fairCheck) fail(e *tablev1.Event, format string, args ...any) {
@@ -61,9 +95,9 @@ func (c *fairCheck) fail(e *tablev1.Event, format string, args ...any) {
 }
 
 func (c *fairCheck) event(e *tablev1.Event) {
-	if c.open != nil && e.GetHandRevealed() == nil {
-		c.collect(c.open, e.ProtoReflect())
-	}
+	// A reveal is checked against what came before it, then joins the
+	// candidates of every later hand.
+	defer c.collect(e.ProtoReflect())
 	switch x := e.GetEvent().(type) {
 	case *tablev1.Event_HandCommitted:
 		hc := x.HandCommitted
@@ -73,11 +107,7 @@ func (c *fairCheck) event(e *tablev1.Event) {
 		if c.hands[hc.GetHandIndex()] != nil || len(hc.GetCommitment()) != fairdeal.SeedSize {
 			c.fail(e, "hand %d committed twice, or a %d-byte commitment", hc.GetHandIndex(), len(hc.GetCommitment()))
 		}
-		w := &handWatch{commitment: hc.GetCommitment(), candidates: map[string]bool{}, numbers: map[uint64]bool{}}
-		for _, id := range c.ids {
-			c.addString(w, string(id))
-		}
-		c.collect(w, e.ProtoReflect())
+		w := &handWatch{commitment: hc.GetCommitment()}
 		c.hands[hc.GetHandIndex()], c.open, c.openIdx = w, w, hc.GetHandIndex()
 	case *tablev1.Event_ClientSeedAccepted:
 		if c.open == nil || x.ClientSeedAccepted.GetHandIndex() != c.openIdx || c.open.dealt {
@@ -117,16 +147,16 @@ func (c *fairCheck) event(e *tablev1.Event) {
 }
 
 // collect adds every byte string and string of m, however deep.
-func (c *fairCheck) collect(w *handWatch, m protoreflect.Message) {
+func (c *fairCheck) collect(m protoreflect.Message) {
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		add := func(v protoreflect.Value) {
 			switch fd.Kind() {
 			case protoreflect.BytesKind:
-				w.candidates[string(v.Bytes())] = true
+				c.candidates[string(v.Bytes())] = true
 			case protoreflect.StringKind:
-				c.addString(w, v.String())
+				c.addString(v.String())
 			case protoreflect.MessageKind:
-				c.collect(w, v.Message())
+				c.collect(v.Message())
 			}
 		}
 		switch {
@@ -145,25 +175,25 @@ func (c *fairCheck) collect(w *handWatch, m protoreflect.Message) {
 // addString adds s and every reading of it and of its parts (split at
 // anything that is not a letter, digit, +, / or =) as hex, base64 or a
 // decimal number.
-func (c *fairCheck) addString(w *handWatch, s string) {
-	w.candidates[s] = true
+func (c *fairCheck) addString(s string) {
+	c.candidates[s] = true
 	parts := strings.FieldsFunc(s, func(r rune) bool {
 		return !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '+' || r == '/' || r == '=' || r == '-' || r == '_')
 	})
 	for _, p := range append(parts, s) {
 		if b, err := hex.DecodeString(p); err == nil {
-			w.candidates[string(b)] = true
+			c.candidates[string(b)] = true
 		}
 		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
 			if b, err := enc.DecodeString(p); err == nil {
-				w.candidates[string(b)] = true
+				c.candidates[string(b)] = true
 			}
 		}
 		if n, err := strconv.ParseUint(p, 10, 64); err == nil {
-			w.numbers[n] = true
+			c.numbers[n] = true
 		}
 		if n, err := strconv.ParseUint(p, 16, 64); err == nil {
-			w.numbers[n] = true
+			c.numbers[n] = true
 		}
 	}
 }
@@ -205,7 +235,7 @@ func (c *fairCheck) reveal(e *tablev1.Event, r *tablev1.HandRevealed) {
 	// Nothing any client saw before the reveal holds the seed or the key,
 	// in bytes, hex or base64; and nothing it saw deals the hand.
 	secrets := [][]byte{server[:], key[:]}
-	for cand := range w.candidates {
+	for cand := range c.candidates {
 		for _, s := range secrets {
 			for _, form := range [][]byte{s, []byte(hex.EncodeToString(s)), []byte(base64.StdEncoding.EncodeToString(s)),
 				[]byte(base64.RawURLEncoding.EncodeToString(s))} {
@@ -218,9 +248,16 @@ func (c *fairCheck) reveal(e *tablev1.Event, r *tablev1.HandRevealed) {
 		copy(x[:], cand)
 		c.tryDeal(e, w, &deck, hand, fairdeal.Key(x), fairdeal.ServerSeed(x), clients)
 	}
-	for n := range w.numbers {
+	for n := range c.numbers {
 		c.tryDeal(e, w, &deck, hand, fairdeal.LocalKey(n, hand.Index), fairdeal.ServerSeed(fairdeal.LocalKey(n, hand.Index)), clients)
 	}
+	for x := range c.derived {
+		if x == server || x == [fairdeal.SeedSize]byte(key) {
+			c.fail(e, "hand %d: its server seed or key is derived from an earlier hand's revealed seed", r.GetHandIndex())
+		}
+		c.tryDeal(e, w, &deck, hand, fairdeal.Key(x), fairdeal.ServerSeed(x), clients)
+	}
+	c.derive(server)
 }
 
 // tryDeal fails when k, as a key, or s, as a server seed, deals deck.
@@ -295,20 +332,25 @@ func dealLayout(g Game, d *cards.Deck, n, dealer int) (inHand [classic.Seats]car
 	return inHand, up, down, stock
 }
 
-// TestFairness_NoEventBeforeTheRevealGivesTheDeal: over a thousand random
+// TestFairness_NoEventBeforeTheRevealGivesTheDeal: over hundreds of random
 // games — bots and humans, client seeds sent, refused and missing, seed
 // deadlines, timeouts, leaves and resignations — every hand is committed
 // before it is dealt and revealed after its last event; no event any seat
 // or watcher receives before the reveal carries the hand's server seed or
 // shuffle key (raw, hex or base64), and no byte string, hex, base64 or
-// number in those events (ids included), used as the server seed, as the
-// key or as a local game's seed, deals the hand; every reveal verifies
+// number in any event from the game's start to the reveal (ids and
+// earlier hands' reveals included), nor any SHA-256/HMAC derivation of an
+// earlier revealed seed with the documented tags, used as the server seed,
+// as the key or as a local game's seed, deals the hand; every reveal verifies
 // against its commitment and re-deals exactly the cards dealt; no server
 // seed is used twice.
 func TestFairness_NoEventBeforeTheRevealGivesTheDeal(t *testing.T) {
-	games := 1000
+	// Every hand is checked against every value of the game so far, so the
+	// cost grows with the square of a game's length: 300 games (a few
+	// thousand hands) keep it under a minute with -race.
+	games := 300
 	if testing.Short() {
-		games = 100
+		games = 40
 	}
 	servers := map[fairdeal.ServerSeed]bool{}
 	var revealed, withClient, tried int

@@ -39,24 +39,24 @@ type seeding struct {
 // waiting reports whether the hand is committed and not dealt yet.
 func (s *seeding) waiting() bool { return s.active && s.deadline != 0 }
 
-// entropyTag separates the server seeds of the second and later hands one
-// step commits (a step of bots alone can play several hands) from the
-// step's entropy, which the first one is.
+// entropyTag separates the server seeds one step commits (a step of bots
+// alone can play several hands) from the step's entropy and from each
+// other.
 const entropyTag = "pulka/server-seed/v1"
 
-// serverSeed is the server seed of the next hand the step commits: the
-// step's entropy itself for the first, HMAC-SHA256(entropy, entropyTag ||
-// u32(n)) for the n-th after it. The entropy is 32 bytes from crypto/rand,
-// so every seed is as unpredictable as the entropy and no two are equal.
+// serverSeed is the server seed of the n-th hand the step commits (n from
+// 0): HMAC-SHA256(entropy, entropyTag || u32(n)). Every seed, the first
+// included, is derived, never the entropy itself: revealing one seed then
+// tells nothing of the others drawn in the same step (HMAC is a
+// pseudorandom function keyed by the secret entropy). The entropy is 32
+// bytes from crypto/rand, so every seed is as unpredictable as the entropy
+// and no two are equal.
 func (b *batch) serverSeed() (fairdeal.ServerSeed, error) {
 	if b.entropy == (Entropy{}) {
 		return fairdeal.ServerSeed{}, ErrNoEntropy
 	}
 	n := b.seeds
 	b.seeds++
-	if n == 0 {
-		return fairdeal.ServerSeed(b.entropy), nil
-	}
 	m := hmac.New(sha256.New, b.entropy[:])
 	m.Write(binary.BigEndian.AppendUint32([]byte(entropyTag), uint32(n)))
 	var s fairdeal.ServerSeed

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/pulka/pulka/pkg/classic"
 	"github.com/pulka/pulka/pkg/fairdeal"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
@@ -188,5 +190,43 @@ func TestSeeding_SnapshotMidSeedingKeepsTheSeeds(t *testing.T) {
 	e2, _ := r.Apply(in)
 	if len(e1) != 1 || !bytes.Equal(marshalEvents(t, e1)[0], marshalEvents(t, e2)[0]) || !bytes.Equal(state(t, h.t), state(t, r)) {
 		t.Fatal("the restored table goes on differently")
+	}
+}
+
+// TestSeeding_TheViewCarriesTheCommitmentAndTheSeedsReceived: a client
+// that resynchronises from a view (history trimmed) has seen neither the
+// HandCommitted nor the ClientSeedAccepted events; the view gives it the
+// commitment, the awaited seats, the seed deadline and the seats already
+// seeded while the hand waits, the commitment alone once dealt, and
+// nothing secret.
+func TestSeeding_TheViewCarriesTheCommitmentAndTheSeedsReceived(t *testing.T) {
+	h := seedingTable(t)
+	hc := h.start[1].GetHandCommitted()
+	h.mustCmd(player(1), seedCmd(0, seedBytes(9)))
+	for _, seat := range []int{1, -1} {
+		v := h.t.View(seat)
+		c := v.GetCommitted()
+		if c.GetHandIndex() != 0 || !bytes.Equal(c.GetCommitment(), hc.GetCommitment()) || !c.GetSeedDeadline().AsTime().Equal(hc.GetSeedDeadline().AsTime()) ||
+			len(c.GetAwaitedSeats()) != 4 || len(v.GetSeededSeats()) != 1 || v.GetSeededSeats()[0] != 1 {
+			t.Fatalf("seat %d's view while seeding: committed %v, seeded %v", seat, c, v.GetSeededSeats())
+		}
+	}
+	for s := range 4 {
+		if s != 1 {
+			h.mustCmd(player(s), seedCmd(0, seedBytes(byte(s+1))))
+		}
+	}
+	v := h.t.View(0)
+	if c := v.GetCommitted(); !bytes.Equal(c.GetCommitment(), hc.GetCommitment()) || c.GetSeedDeadline() != nil || len(v.GetSeededSeats()) != 0 {
+		t.Fatalf("the view once dealt: committed %v, seeded %v", c, v.GetSeededSeats())
+	}
+	sd, _ := h.t.CurrentSeeds()
+	raw, err := proto.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _ := sd.Key()
+	if bytes.Contains(raw, sd.Server[:]) || bytes.Contains(raw, k[:]) {
+		t.Fatal("the view carries the server seed or the key")
 	}
 }

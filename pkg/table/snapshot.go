@@ -139,8 +139,10 @@ func readSnapshot(data []byte) (*Table, error) {
 	if premia > 1 || moshla > 1 || rest > 1 {
 		return nil, bad("bad flags")
 	}
-	if d, err := s.withDefaults(); err != nil || d != s {
-		return nil, bad("settings: %v", err)
+	if d, err := s.withDefaults(); err != nil {
+		return nil, bad("settings: %w", err)
+	} else if d != s {
+		return nil, bad("settings with a default left unfilled")
 	}
 	if t.id == "" || len(t.id) > maxStringLen || len(t.gameID) > maxStringLen || t.gameID == "" {
 		return nil, bad("ids")
@@ -211,7 +213,7 @@ func readSnapshot(data []byte) (*Table, error) {
 	if sd.active {
 		c, err := fairdeal.Commit(t.hand(sd.index), sd.server)
 		if err != nil {
-			return nil, bad("seeding: %v", err)
+			return nil, bad("seeding: %w", err)
 		}
 		sd.commit = c
 	}

@@ -28,7 +28,31 @@ func (t *Table) View(seat int) *tablev1.TableView {
 	if t.actAt != 0 {
 		v.Deadline = timestamppb.New(time.Unix(0, t.actAt))
 	}
+	t.viewSeeding(v)
 	return v
+}
+
+// viewSeeding adds the current hand's commitment and seeding to v: a
+// client that resynchronises from the view has not seen its HandCommitted
+// or ClientSeedAccepted events, and needs them to seed and to verify the
+// hand. Nothing here is secret (the same events are public).
+func (t *Table) viewSeeding(v *tablev1.TableView) {
+	if !t.sd.active {
+		return
+	}
+	hc := &tablev1.HandCommitted{HandIndex: t.sd.index, Commitment: append([]byte(nil), t.sd.commit[:]...)}
+	for s := range t.seats {
+		if t.sd.awaited&(1<<s) != 0 {
+			hc.AwaitedSeats = append(hc.AwaitedSeats, uint32(s))
+			if t.sd.waiting() && t.sd.got&(1<<s) != 0 {
+				v.SeededSeats = append(v.SeededSeats, uint32(s))
+			}
+		}
+	}
+	if t.sd.waiting() {
+		hc.SeedDeadline = timestamppb.New(time.Unix(0, t.sd.deadline))
+	}
+	v.Committed = hc
 }
 
 // ViewFor is the view of player: their seat's view if they hold a seat (or

@@ -35,7 +35,9 @@ Type your moves when it is your turn:
   legal            view            quit
 
 --auto plays legal moves by itself (the baseline on what your seat sees) and
-prints the result at the end.
+prints the result at the end. --record FILE writes the game's record
+(docs/game-record.md), built from the events received, when it ends; check
+it with pulkactl verify FILE.
 
 flags:
 `
@@ -43,6 +45,7 @@ flags:
 // playFlags are play's settings.
 type playFlags struct {
 	server, table, create, variant, token string
+	record                                string
 	target                                uint
 	bots, auto, quiet                     bool
 	timeout                               time.Duration
@@ -62,6 +65,7 @@ func runPlay(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs.BoolVar(&f.quiet, "quiet", false, "print only the table id and the result")
 	fs.StringVar(&f.token, "token", "", "a session token to play as (default: a new guest)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "give up after this long (0: never)")
+	fs.StringVar(&f.record, "record", "", "write the game's record to this file when it ends")
 	fs.Usage = func() {
 		_, _ = io.WriteString(fs.Output(), playHelp)
 		fs.PrintDefaults()
@@ -112,8 +116,10 @@ func runPlay(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	defer func() { _ = conn.Close() }()
 	m := wsclient.NewModel(table, conn.Player().ID)
+	rec := &gameRecorder{path: f.record, table: table}
 	if f.auto {
 		p := &wsclient.Player{Conn: conn, Table: table, Model: m, OnFrame: func(fr wsclient.Frame) {
+			rec.add(fr)
 			if fr.Type == wire.TypeEvent && fr.Table == table {
 				if line := describe(m, fr.Event); line != "" && !seedRefusal(conn, fr) {
 					fmt.Fprintln(out, line)
@@ -127,9 +133,12 @@ func runPlay(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			return fmt.Errorf("play: %w", err)
 		}
 		fmt.Fprint(stdout, result(m))
-		return nil
+		return rec.write(stdout)
 	}
-	return playInteractive(ctx, conn, m, stdin, stdout)
+	if err := playInteractive(ctx, conn, m, rec, stdin, stdout); err != nil {
+		return err
+	}
+	return rec.write(stdout)
 }
 
 // takeSeat creates the table or sits at the given one; it returns its id.
@@ -185,7 +194,7 @@ func takeSeat(ctx context.Context, api *wsclient.API, f playFlags) (string, erro
 }
 
 // playInteractive shows the table and reads the player's moves.
-func playInteractive(ctx context.Context, conn *wsclient.Conn, m *wsclient.Model, stdin io.Reader, stdout io.Writer) error {
+func playInteractive(ctx context.Context, conn *wsclient.Conn, m *wsclient.Model, rec *gameRecorder, stdin io.Reader, stdout io.Writer) error {
 	lines := make(chan string)
 	go func() {
 		defer close(lines)
@@ -222,6 +231,7 @@ func playInteractive(ctx context.Context, conn *wsclient.Conn, m *wsclient.Model
 				if fr.Table != m.TableID {
 					continue
 				}
+				rec.add(fr)
 				m.Apply(fr.Event)
 				if line := describe(m, fr.Event); line != "" && joined && !seedRefusal(conn, fr) {
 					fmt.Fprintln(stdout, line)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -33,9 +34,15 @@ var gameOver = regexp.MustCompile(`game over \(completed\) after (\d+) hands\n((
 
 func TestPlay_AutoFinishesAClassicGameAgainstBots(t *testing.T) {
 	url := liveStack(t)
-	out, errOut, code := runCmd(t, "", "play", "--server", url, "--create", "classic", "--bots", "--auto", "--timeout", "3m")
+	path := filepath.Join(t.TempDir(), "game.json")
+	out, errOut, code := runCmd(t, "", "play", "--server", url, "--create", "classic", "--bots", "--auto", "--timeout", "3m", "--record", path)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	// The record the player wrote from the frames it received verifies:
+	// every hand's commitment and deal.
+	if vout, verr, vcode := runCmd(t, "", "verify", path); vcode != 0 || !strings.Contains(vout, "ok: 24 hands verified") {
+		t.Errorf("verify of the played game's record exited %d: %s\n%s", vcode, verr, tail(vout, 5))
 	}
 	m := gameOver.FindStringSubmatch(out)
 	if m == nil || m[1] != "24" || strings.Count(m[2], "\n") != 4 || !strings.Contains(m[2], "you") {

@@ -18,7 +18,12 @@ fairly, as docs/fair-play.md specifies: for a table's game, each hand's
 revealed server seed against the commitment published before the deal; then
 the shuffle key from the server seed, the client seeds and the hand's
 identity; then the hand re-dealt from that key and its moves replayed. It
-prints one line per hand. A local game's hands are dealt from its seed.
+prints one line per hand.
+
+A local game (self play, the demo: a "seed" instead of a table's hands) is
+not fair-dealt: verify refuses it ("not a fair-dealt record (local seed)",
+exit 1), so that a table's record stripped of its hands cannot pass for a
+verified one. -local replays a local game's deals from its seed instead.
 
 Any mismatch (a seed that is not the committed one, a deal the moves do not
 fit, a seed missing) exits 1 after the lines of the hands that held; a file
@@ -35,6 +40,7 @@ func runVerify(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 		_, _ = io.WriteString(fs.Output(), verifyHelp)
 		fs.PrintDefaults()
 	}
+	local := fs.Bool("local", false, "accept a local game's record (dealt from its seed, not fair-dealt) and replay its deals")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -52,6 +58,9 @@ func runVerify(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 			return &ExitError{Code: exitFailure, Err: fmt.Errorf("verify: %w", err)}
 		}
 		return usageError(fmt.Errorf("verify: %w", err))
+	}
+	if !rec.Table() && !*local {
+		return &ExitError{Code: exitFailure, Err: errors.New("verify: not a fair-dealt record (local seed); -local replays its deals")}
 	}
 	hands, err := record.Verify(rec)
 	for _, h := range hands {

@@ -62,12 +62,19 @@ func TestVerify_AGoodTableRecordVerifiesHandByHand(t *testing.T) {
 	}
 }
 
-func TestVerify_ALocalRecordVerifies(t *testing.T) {
+// TestVerify_ALocalRecordIsNotFairDealt: a local game's record (a seed, no
+// hands) is refused with exit 1 — a table's record stripped of its hands
+// must not "verify" — and replays its deals with -local.
+func TestVerify_ALocalRecordIsNotFairDealt(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "game.json")
 	if _, errOut, code := runCmd(t, "", "demo", "--seed", "3", "--record", path); code != 0 {
 		t.Fatal(errOut)
 	}
 	out, errOut, code := runCmd(t, "", "verify", path)
+	if code != 1 || !strings.Contains(errOut, "not a fair-dealt record (local seed)") || strings.Contains(out, "ok:") {
+		t.Fatalf("verify of a local record exited %d: %s\n%s", code, errOut, out)
+	}
+	out, errOut, code = runCmd(t, "", "verify", "--local", path)
 	if code != 0 || !strings.Contains(out, "hand 1: local deal of seed 3") || !strings.Contains(out, "ok: 24 hands verified") {
 		t.Fatalf("verify exited %d: %s\n%s", code, errOut, out)
 	}

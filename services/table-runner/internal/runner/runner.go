@@ -439,13 +439,13 @@ func (r *Runner) giveUp(ctx context.Context, id string, l streams.Lease) error {
 		Command:   &lobbyv1.LobbyCommand_FinishTable{FinishTable: &lobbyv1.FinishTable{TableId: id}},
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("give up %s: %w", id, err)
 	}
 	if _, err := r.pub.Publish(ctx, streams.Entry{Stream: lobbyclient.CommandStream, Data: data}); err != nil {
-		return err
+		return fmt.Errorf("give up %s: tell the lobby: %w", id, err)
 	}
 	if _, err := r.store.Remove(ctx, id, r.opt.ID); err != nil {
-		return err
+		return fmt.Errorf("give up %s: forget the assignment: %w", id, err)
 	}
 	_ = r.leases.Release(ctx, l)
 	return nil

@@ -4,8 +4,10 @@
 //
 // The event stream pulka:{t:<id>}:ev holds one entry per event, data = the
 // pulka.table.v1.Event, as gateways read it. The first entry of the events
-// one step produced carries the step in a header field, invisible to
-// gateways (they forward only the event):
+// one step produced carries the step in a header field. Gateways receive it
+// (XREAD returns whole entries) but drop it: they decode and forward only
+// the data field. It holds the step's entropy, the source of the server
+// seeds the step committed, so it must never be forwarded.
 //
 //   - "genesis": the table's snapshot right after table.New (the game's
 //     creation), on the first entry of the stream (GameStarted);

@@ -3010,7 +3010,17 @@ type TableView struct {
 	// The seat to move.
 	TurnSeat uint32 `protobuf:"varint,13,opt,name=turn_seat,json=turnSeat,proto3" json:"turn_seat,omitempty"`
 	// When the seat to move runs out of time.
-	Deadline      *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=deadline,proto3" json:"deadline,omitempty"`
+	Deadline *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=deadline,proto3" json:"deadline,omitempty"`
+	// The current hand's commit–reveal (docs/fair-play.md), from its
+	// HandCommitted to its HandRevealed; unset otherwise. A client that
+	// resynchronises from a view (its history trimmed) reads here the
+	// commitment it will check at the reveal and, while the hand waits for
+	// its deal (seed_deadline set), whether its seat is awaited.
+	// seed_deadline is unset once the hand is dealt.
+	Committed *HandCommitted `protobuf:"bytes,15,opt,name=committed,proto3" json:"committed,omitempty"`
+	// The awaited seats whose client seed was accepted, while the hand waits
+	// for its deal (a seat listed here must not send its seed again).
+	SeededSeats   []uint32 `protobuf:"varint,16,rep,packed,name=seeded_seats,json=seededSeats,proto3" json:"seeded_seats,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3139,6 +3149,20 @@ func (x *TableView) GetTurnSeat() uint32 {
 func (x *TableView) GetDeadline() *timestamppb.Timestamp {
 	if x != nil {
 		return x.Deadline
+	}
+	return nil
+}
+
+func (x *TableView) GetCommitted() *HandCommitted {
+	if x != nil {
+		return x.Committed
+	}
+	return nil
+}
+
+func (x *TableView) GetSeededSeats() []uint32 {
+	if x != nil {
+		return x.SeededSeats
 	}
 	return nil
 }
@@ -3392,7 +3416,7 @@ const file_pulka_table_v1_event_proto_rawDesc = "" +
 	"\thand_size\x18\x06 \x01(\rR\bhandSize\x12=\n" +
 	"\x0fcolumns_face_up\x18\a \x03(\x0e2\x15.pulka.common.v1.CardR\rcolumnsFaceUp\x12*\n" +
 	"\x11columns_face_down\x18\b \x03(\bR\x0fcolumnsFaceDownB\x06\n" +
-	"\x04_bid\"\xfa\x04\n" +
+	"\x04_bid\"\xda\x05\n" +
 	"\tTableView\x129\n" +
 	"\bsettings\x18\x01 \x01(\v2\x1d.pulka.lobby.v1.TableSettingsR\bsettings\x12.\n" +
 	"\x05seats\x18\x02 \x03(\v2\x18.pulka.table.v1.SeatViewR\x05seats\x12 \n" +
@@ -3412,7 +3436,9 @@ const file_pulka_table_v1_event_proto_rawDesc = "" +
 	"turnedCard\x120\n" +
 	"\x05trick\x18\f \x03(\v2\x1a.pulka.table.v1.PlayedCardR\x05trick\x12\x1b\n" +
 	"\tturn_seat\x18\r \x01(\rR\bturnSeat\x126\n" +
-	"\bdeadline\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\bdeadlineB\f\n" +
+	"\bdeadline\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12;\n" +
+	"\tcommitted\x18\x0f \x01(\v2\x1d.pulka.table.v1.HandCommittedR\tcommitted\x12!\n" +
+	"\fseeded_seats\x18\x10 \x03(\rR\vseededSeatsB\f\n" +
 	"\n" +
 	"_your_seat\";\n" +
 	"\n" +
@@ -3587,12 +3613,13 @@ var file_pulka_table_v1_event_proto_depIdxs = []int32{
 	42, // 60: pulka.table.v1.TableView.turned_card:type_name -> pulka.common.v1.Card
 	35, // 61: pulka.table.v1.TableView.trick:type_name -> pulka.table.v1.PlayedCard
 	39, // 62: pulka.table.v1.TableView.deadline:type_name -> google.protobuf.Timestamp
-	37, // 63: pulka.table.v1.ViewSynced.view:type_name -> pulka.table.v1.TableView
-	64, // [64:64] is the sub-list for method output_type
-	64, // [64:64] is the sub-list for method input_type
-	64, // [64:64] is the sub-list for extension type_name
-	64, // [64:64] is the sub-list for extension extendee
-	0,  // [0:64] is the sub-list for field type_name
+	8,  // 63: pulka.table.v1.TableView.committed:type_name -> pulka.table.v1.HandCommitted
+	37, // 64: pulka.table.v1.ViewSynced.view:type_name -> pulka.table.v1.TableView
+	65, // [65:65] is the sub-list for method output_type
+	65, // [65:65] is the sub-list for method input_type
+	65, // [65:65] is the sub-list for extension type_name
+	65, // [65:65] is the sub-list for extension extendee
+	0,  // [0:65] is the sub-list for field type_name
 }
 
 func init() { file_pulka_table_v1_event_proto_init() }
