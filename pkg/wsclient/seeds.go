@@ -426,6 +426,30 @@ func (c *Conn) seeding(f Frame) []wire.ClientMsg {
 		// The cards of the hand in play came in the view, not as deals:
 		// this client saw no deal of it to check.
 		ts.dealing = nil
+		// A hand being seeded when the view was made: keep its
+		// commitment to check the reveal, and send this seat's seed if
+		// the table still waits for it (the resync replaced the
+		// HandCommitted this client never got).
+		hc := v.GetCommitted()
+		if hc == nil {
+			break
+		}
+		h := ts.hand(f.Table, ev, hc.GetHandIndex())
+		if copy(h.Commitment[:], hc.GetCommitment()) == fairdeal.SeedSize {
+			h.Committed = true
+		}
+		if ts.seat < 0 || h.Seat >= 0 || !slices.Contains(hc.GetAwaitedSeats(), uint32(ts.seat)) {
+			break
+		}
+		h.Seat = ts.seat
+		if slices.Contains(v.GetSeededSeats(), uint32(ts.seat)) || hc.GetSeedDeadline() == nil {
+			h.Own = OwnSeedElsewhere // taken already, or the hand is dealt
+			break
+		}
+		h.Own = OwnSeedDue
+		if !ts.joining {
+			return ts.due(f.Table, me, false)
+		}
 	case *tablev1.Event_HandCommitted:
 		hc := e.HandCommitted
 		h := ts.hand(f.Table, ev, hc.GetHandIndex())

@@ -12,6 +12,7 @@ import (
 
 	"github.com/coder/websocket"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/fairdeal"
@@ -505,5 +506,50 @@ func TestSeeds_TheCardsDealtAreCheckedAgainstTheRevealedDeck(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// viewSynced is the resync a client gets when the history it asked for was
+// trimmed: the view of seat 1, with hand h being seeded.
+func viewSynced(h hand, awaited, seeded []uint32, deadline bool) *tablev1.Event {
+	hc := &tablev1.HandCommitted{HandIndex: h.index, Commitment: h.commit[:], AwaitedSeats: awaited}
+	if deadline {
+		hc.SeedDeadline = timestamppb.Now()
+	}
+	out := ev(nil)
+	out.Event = &tablev1.Event_ViewSynced{ViewSynced: &tablev1.ViewSynced{View: &tablev1.TableView{
+		YourSeat: proto.Uint32(1), Committed: hc, SeededSeats: seeded}}}
+	out.Visibility = &tablev1.Visibility{Audience: tablev1.Audience_AUDIENCE_PLAYER, PlayerId: "p1"}
+	return out
+}
+
+// A client resynchronised by a view sends the seed the table still waits
+// for (it never got the HandCommitted), and only that one.
+func TestSeeds_AViewOfAHandBeingSeededSendsTheSeedStillAwaited(t *testing.T) {
+	h2, h3 := newHand(t, 2), newHand(t, 3)
+	g, srv := newSeedGateway(t, nil, []*tablev1.Event{
+		viewSynced(h2, []uint32{1, 2}, []uint32{2}, true),
+		viewSynced(h3, []uint32{1, 2}, []uint32{1}, true),
+	})
+	c := dialTest(t, srv.URL, Options{})
+	if _, err := c.Join(testCtx(t), "t1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if m := nextSeed(t, g); *m.Hand != 2 {
+		t.Fatalf("seeded hand %d, want 2", *m.Hand)
+	}
+	waitFor(t, c, func(f Frame) bool { return f.Event.GetViewSynced().GetView().GetCommitted().GetHandIndex() == 3 })
+	time.Sleep(100 * time.Millisecond)
+	g.mu.Lock()
+	n := len(g.seeds)
+	g.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("%d seed frames, want 1: hand 3 had this seat's seed already", n)
+	}
+	if hs, ok := c.Hand("t1", 2); !ok || !hs.Committed || hs.Commitment != h2.commit {
+		t.Fatalf("hand 2 %+v: the view's commitment is kept to check the reveal", hs)
+	}
+	if hs, _ := c.Hand("t1", 3); hs.Own != OwnSeedElsewhere {
+		t.Fatalf("hand 3 own seed %v, want elsewhere (the table has this seat's seed from before)", hs.Own)
 	}
 }
