@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -21,6 +23,7 @@ import (
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/redistest"
+	"github.com/pulka/pulka/pkg/sheetstore"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/services/gateway/internal/apierr"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
@@ -106,6 +109,19 @@ func (fakeSheets) History(_ context.Context, player string, _ time.Time, limit i
 	return []ports.FinishedGame{{GameID: "g1", TableID: "t1", EndedAt: time.Unix(1_700_000_000, 0),
 		Sheet:     &scoringv1.Sheet{GameId: "g1", Players: []*scoringv1.SheetPlayer{{PlayerId: player}, {PlayerId: "u-7"}}},
 		Standings: &scoringv1.FinalStandings{GameId: "g1"}}}, nil
+}
+
+// Shared answers g1 to the players on its sheet (u-7 and the player).
+func (f fakeSheets) Shared(ctx context.Context, player, viewer string, before time.Time, limit int) ([]ports.FinishedGame, time.Time, error) {
+	if viewer != "u-7" {
+		return []ports.FinishedGame{}, time.Time{}, nil
+	}
+	gs, _ := f.History(ctx, player, before, limit)
+	var next time.Time
+	if len(gs) == limit {
+		next = gs[len(gs)-1].EndedAt
+	}
+	return gs, next, nil
 }
 
 type testServer struct {
@@ -378,6 +394,60 @@ func TestAPI_FinishedGamesWithSheets(t *testing.T) {
 	}
 	if r := ts.do(t, "GET", "/api/v1/me/games?before=yesterday", nil, bearer(tok)); r.status != http.StatusBadRequest {
 		t.Fatalf("bad before: %d", r.status)
+	}
+}
+
+// Paging someone's history one game at a time must not reveal when the
+// games the asker did not play in ended (the cursor used to be the end of
+// the last game of the unfiltered page).
+func TestAPI_AnothersHistoryRevealsNoEndTimeOfUnsharedGames(t *testing.T) {
+	cfg := testConfig()
+	r := redistest.Start(t)
+	rdb := r.Client(t)
+	ts := startServer(t, cfg, r, func(p *Parts) { p.Sheets = sheets{sheetstore.NewReader(rdb)} })
+	w := sheetstore.NewWriter(rdb, sheetstore.WriterOptions{})
+	base := time.UnixMilli(1_700_000_000_000)
+	private := map[string]bool{}
+	for i := 0; i < 6; i++ { // u-42's games; u-7 is at the second only
+		players := []string{"u-42", "u-9"}
+		if i == 1 {
+			players = append(players, "u-7")
+		}
+		ended := base.Add(time.Duration(i) * time.Minute)
+		if len(players) == 2 {
+			private[ended.UTC().Format(time.RFC3339Nano)] = true
+		}
+		if err := w.Archive(context.Background(), sheetstore.Record{TableID: "t1", GameID: fmt.Sprintf("g%d", i), EndedAt: ended,
+			Sheet: []byte{}, Standings: []byte{}, PlayerIDs: players}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	signer, err := auth.NewSigner([]byte(cfg.SessionSecret), nil, time.Hour, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _, _ := signer.Issue(auth.Claims{PlayerID: "u-7", Name: "Giorgi"})
+	var seen []string
+	path := "/api/v1/players/u-42/games?limit=1"
+	for page := 0; page < 10; page++ {
+		resp := ts.do(t, "GET", path, nil, bearer(tok))
+		if resp.status != http.StatusOK {
+			t.Fatalf("page %d: %d %v", page, resp.status, resp.body)
+		}
+		for _, g := range resp.body["games"].([]any) {
+			seen = append(seen, g.(map[string]any)["game_id"].(string))
+		}
+		next, _ := resp.body["next_before"].(string)
+		if private[next] {
+			t.Fatalf("page %d: next_before %s is the end of a game u-7 did not play", page, next)
+		}
+		if next == "" {
+			break
+		}
+		path = "/api/v1/players/u-42/games?limit=1&before=" + url.QueryEscape(next)
+	}
+	if len(seen) != 1 || seen[0] != "g1" {
+		t.Fatalf("u-7 saw %v of u-42's games, want [g1]", seen)
 	}
 }
 
