@@ -11,6 +11,7 @@ import (
 
 	"github.com/pulka/pulka/pkg/daemon"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
+	"github.com/pulka/pulka/services/gateway/internal/connlimit"
 )
 
 // Environment variables of the gateway (besides daemon's PULKA_REDIS_* etc.).
@@ -205,12 +206,8 @@ func (c *Config) Validate() error {
 			bad("allowed-origins: %q is not a host pattern (and * is refused: it would allow every site)", p)
 		}
 	}
-	for _, p := range splitList(c.TrustedProxies) {
-		if net.ParseIP(p) == nil {
-			if _, _, err := net.ParseCIDR(p); err != nil {
-				bad("trusted-proxies: %q is neither an IP nor a CIDR", p)
-			}
-		}
+	if _, err := connlimit.ParseNetworks(splitList(c.TrustedProxies)); err != nil {
+		bad("trusted-proxies: %v", err)
 	}
 	if c.StaticDir != "" {
 		if st, err := os.Stat(c.StaticDir); err != nil || !st.IsDir() {

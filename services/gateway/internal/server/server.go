@@ -71,6 +71,7 @@ type Server struct {
 	ws      *ws.Server
 	hub     *hub.Hub
 	log     *slog.Logger
+	proxies connlimit.Networks // TrustedProxies, parsed once
 }
 
 // New builds a gateway instance; Run its background loops and serve Handler.
@@ -89,6 +90,10 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 	}
 	if p.Argon2 == (auth.Argon2Params{}) {
 		p.Argon2 = auth.DefaultArgon2()
+	}
+	proxies, err := connlimit.ParseNetworks(splitList(cfg.TrustedProxies))
+	if err != nil {
+		return nil, fmt.Errorf("gateway: trusted proxies: %w", err)
 	}
 	var previous [][]byte
 	for _, s := range splitList(cfg.PreviousSecrets) {
@@ -186,7 +191,7 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 	engine.Use(recovery(p.Logger), requestLog(p.Logger), traced(tracer)) //nolint:contextcheck // middleware use each request's context
 	err = httpapi.Mount(engine, httpapi.Config{
 		CookieName: wsrv.Config().CookieName, CookieSecure: cookieSecure(cfg.CookieSecure), CookieDomain: cfg.CookieDomain,
-		AllowedOrigins: splitList(cfg.AllowedOrigins), TrustedProxies: splitList(cfg.TrustedProxies),
+		AllowedOrigins: splitList(cfg.AllowedOrigins), TrustedProxies: proxies,
 		LobbyTimeout: cfg.LobbyTimeout,
 	}, httpapi.Deps{
 		Signer: signer, Accounts: accounts, Login: login,
@@ -211,7 +216,7 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 	}
 	engine.NoRoute(noRoute(cfg.StaticDir))
 	engine.NoMethod(httpapi.NotFound)
-	return &Server{handler: engine, ws: wsrv, hub: h, log: p.Logger}, nil
+	return &Server{handler: engine, ws: wsrv, hub: h, log: p.Logger, proxies: proxies}, nil
 }
 
 // Handler serves the API, the WebSocket and the web client.
@@ -309,7 +314,9 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 	if err != nil {
 		return fmt.Errorf("gateway: listen %s: %w", c.HTTPAddr, err)
 	}
-	ln := &connlimit.Listener{Listener: inner, PerIP: connlimit.NewCounter(c.ConnPerIP), Exempt: c.trustedProxy}
+	// Exempt is set once New has parsed the proxies; nothing is accepted
+	// before Serve.
+	ln := &connlimit.Listener{Listener: inner, PerIP: connlimit.NewCounter(c.ConnPerIP)}
 	defer ln.Close() // hs.Shutdown closes it too; this is for the early returns
 	fds := connlimit.NewFDGauge(float64(c.FDShedPercent)/100, ln.Open)
 	ln.Full = fds.Full
@@ -327,6 +334,7 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 	if err != nil {
 		return err
 	}
+	ln.Exempt = s.proxies.Contains
 	d.Logger.Info("gateway: file descriptors", "in_use", fds.InUse(), "shed_from", fds.Threshold(), "close_from", fds.HardLine())
 	d.AddReadyCheck("lobby-view", func(context.Context) error {
 		if !view.Loaded() {
@@ -372,19 +380,6 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 	stop()
 	wg.Wait()
 	return errors.Join(runErr, shutdownErr)
-}
-
-// trustedProxy reports whether ip is one of TrustedProxies.
-func (c *Config) trustedProxy(ip net.IP) bool {
-	for _, p := range splitList(c.TrustedProxies) {
-		if a := net.ParseIP(p); a != nil && a.Equal(ip) {
-			return true
-		}
-		if _, n, err := net.ParseCIDR(p); err == nil && n.Contains(ip) {
-			return true
-		}
-	}
-	return false
 }
 
 // cookieSecure maps the setting to httpapi's (Validate accepted it).
