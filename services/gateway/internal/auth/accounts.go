@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/pulka/pulka/pkg/names"
 )
 
 // Username rules: 3..24 characters of letters, digits, '_', '-' and '.'.
@@ -105,7 +107,7 @@ func (a *Accounts) Authenticate(ctx context.Context, username, password string) 
 
 // ValidUsername checks the naming rules.
 func ValidUsername(s string) error {
-	if err := ValidName(s); err != nil {
+	if err := names.Check(s); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidUsername, err)
 	}
 	if len(s) < MinUsernameLen || len(s) > MaxUsernameLen {

@@ -3,11 +3,9 @@ package auth
 import (
 	"bufio"
 	_ "embed"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -55,28 +53,6 @@ func ValidPassword(s string) error {
 	}
 	if IsCommonPassword(s) {
 		return fmt.Errorf("%w: it is one of the most common passwords, the first ones guessed", ErrWeakPassword)
-	}
-	return nil
-}
-
-// ErrInvisibleCharacter is a name holding a character that does not show
-// or that reorders the text around it.
-var ErrInvisibleCharacter = errors.New("control, format or bidirectional characters are not allowed")
-
-// ValidName refuses names (user names, display names, table names) holding
-// characters that are invisible or change how the text around them shows:
-// control characters, format characters (Unicode category Cf: the bidi
-// embeddings, overrides and isolates, zero-width spaces and joiners, the
-// soft hyphen…) and invalid UTF-8. With them one name can pass for another
-// or turn the rest of a line around ("Nino\u202Eevil").
-func ValidName(s string) error {
-	if !utf8.ValidString(s) {
-		return ErrInvisibleCharacter
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Bidi_Control, r) {
-			return ErrInvisibleCharacter
-		}
 	}
 	return nil
 }
