@@ -366,17 +366,17 @@ func TestNewGuest_IDsAreDistinctAndMarked(t *testing.T) {
 	}
 }
 
-func TestValidPassword_CountsCharactersNotBytes(t *testing.T) {
+func TestPasswordsCheck_CountsCharactersNotBytes(t *testing.T) {
 	for name, pw := range map[string]string{
 		"eight Georgian letters":              "ნინოთამა",
 		"the longest, in a three-byte script": strings.Repeat("ა", MaxPasswordLen),
 		"spaces inside":                       "correct horse battery",
 	} {
-		if err := ValidPassword(pw); err != nil {
+		if err := NewPasswords().Check(pw); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if err := ValidPassword(strings.Repeat("ა", MaxPasswordLen+1)); !errors.Is(err, ErrWeakPassword) {
+	if err := NewPasswords().Check(strings.Repeat("ა", MaxPasswordLen+1)); !errors.Is(err, ErrWeakPassword) {
 		t.Errorf("one character too many: %v", err)
 	}
 }
@@ -446,17 +446,18 @@ func TestRevocations_RevokeCheckWatch(t *testing.T) {
 	}
 }
 
-// Whatever ValidPassword accepts is within the length rules in characters
+// Whatever Passwords.Check accepts is within the length rules in characters
 // and not blank. (The name rule and its fuzz target are in pkg/names.)
 func FuzzNamesAndPasswords(f *testing.F) {
 	for _, s := range []string{"Nino", "a\u202Eb", "ნინოთამარი", "        ", "password", "\xff\xfe"} {
 		f.Add(s)
 	}
+	pw := NewPasswords()
 	f.Fuzz(func(t *testing.T, s string) {
-		if ValidPassword(s) == nil {
+		if pw.Check(s) == nil {
 			n := utf8.RuneCountInString(s)
-			if n < MinPasswordLen || n > MaxPasswordLen || strings.TrimSpace(s) == "" || IsCommonPassword(s) {
-				t.Fatalf("ValidPassword accepted %q", s)
+			if n < MinPasswordLen || n > MaxPasswordLen || strings.TrimSpace(s) == "" || pw.IsCommon(s) {
+				t.Fatalf("Passwords.Check accepted %q", s)
 			}
 		}
 	})
