@@ -329,7 +329,7 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 		Redis: d.Redis, Lobby: lobbyCommands{lc}, View: lobbyView{v: view, rdb: d.Redis},
 		Sheets: sheets{sheetstore.NewReader(d.Redis)}, Logger: d.Logger,
 		Tracer: d.Telemetry.TracerProvider, Meter: d.Telemetry.MeterProvider,
-		Overloaded: fds.Overloaded, Probes: d.ProbeHandler(),
+		Overloaded: fds.Overloaded, Probes: d.PublicProbeHandler(time.Second),
 	})
 	if err != nil {
 		return err
