@@ -462,3 +462,27 @@ func FuzzNamesAndPasswords(f *testing.F) {
 		}
 	})
 }
+
+// A hash that cannot get a slot before its caller's deadline is ErrBusy and
+// counted; InFlight shows the slots taken.
+func TestHasher_BusyIsCountedAndSlotsShow(t *testing.T) {
+	h := NewHasher(Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1, KeyLen: 32, SaltLen: 16}, 1)
+	if err := h.acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if h.InFlight() != 1 {
+		t.Fatalf("InFlight = %d, want 1", h.InFlight())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := h.Hash(ctx, "correct horse"); !errors.Is(err, ErrBusy) {
+		t.Fatalf("hash with every slot taken: %v, want ErrBusy", err)
+	}
+	if h.Busy() != 1 {
+		t.Fatalf("Busy = %d, want 1", h.Busy())
+	}
+	h.release()
+	if h.InFlight() != 0 {
+		t.Fatalf("InFlight = %d after release", h.InFlight())
+	}
+}

@@ -48,6 +48,9 @@ type Deps struct {
 	Login    *auth.LoginGuard
 	// Signups limits guest sessions and registrations per IP.
 	Signups *auth.Limiter
+	// SignupCounted, when set, is told of each signup the limit counted:
+	// "allowed" or "refused".
+	SignupCounted func(result string)
 	// Revocations, when set, refuses revoked sessions and lets logout
 	// revoke one everywhere.
 	Revocations *auth.Revocations

@@ -103,11 +103,30 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	accounts, err := auth.NewAccounts(ctx, p.Redis, auth.NewHasher(p.Argon2, cfg.HashConcurrency), p.Now)
+	hasher := auth.NewHasher(p.Argon2, cfg.HashConcurrency)
+	accounts, err := auth.NewAccounts(ctx, p.Redis, hasher, p.Now)
 	if err != nil {
 		return nil, err
 	}
 	meter := p.Meter.Meter("github.com/pulka/pulka/services/gateway")
+	if _, err := meter.Int64ObservableGauge("pulka_gateway_password_hashes_in_flight",
+		metric.WithDescription("password hashes being computed now (at most hash-concurrency)"),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(int64(hasher.InFlight()))
+			return nil
+		})); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	if _, err := meter.Int64ObservableCounter("pulka_gateway_password_hash_busy",
+		metric.WithDescription("logins and registrations refused 503 unavailable because every hash slot (hash-concurrency) stayed taken"),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(hasher.Busy())
+			return nil
+		})); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	signups, _ := meter.Int64Counter("pulka_gateway_signups",
+		metric.WithDescription("guest sessions and registrations asked for, by result (allowed, or refused by signups-per-ip)"))
 	loginRefused, _ := meter.Int64Counter("pulka_gateway_login_refused",
 		metric.WithDescription("login attempts refused by a limit before any password check, by scope (ip, account_ip, account)"))
 	login := auth.NewLoginGuard(accounts, p.Redis, auth.LoginLimits{PerIP: cfg.LoginPerIP, PerAccountIP: cfg.LoginPerAccountIP,
@@ -128,6 +147,7 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 
 	ho := p.Hub
 	ho.Logger, ho.Meter = p.Logger, meter
+	ho.GoneCheck = cmp.Or(ho.GoneCheck, cfg.GoneCheckInterval)
 	ho.TailerOptions = append(ho.TailerOptions, streams.WithLogger(p.Logger),
 		streams.WithTracerProvider(p.Tracer), streams.WithMeterProvider(p.Meter))
 	h := hub.New(p.Redis, ho)
@@ -195,7 +215,10 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 		LobbyTimeout: cfg.LobbyTimeout,
 	}, httpapi.Deps{
 		Signer: signer, Accounts: accounts, Login: login,
-		Signups:     auth.NewLimiter(p.Redis, "signup-ip", cfg.SignupsPerIP, cfg.SignupWindow),
+		Signups: auth.NewLimiter(p.Redis, "signup-ip", cfg.SignupsPerIP, cfg.SignupWindow),
+		SignupCounted: func(result string) {
+			signups.Add(context.Background(), 1, metric.WithAttributes(attribute.String("result", result)))
+		},
 		Revocations: revocations,
 		Lobby:       p.Lobby, View: p.View, Sheets: p.Sheets, Logger: p.Logger, Now: p.Now,
 		NewID: randomKey,

@@ -138,7 +138,7 @@ func testConfig() *Config {
 		SignupsPerIP: 100, SignupWindow: time.Minute, CookieSecure: CookieSecureAuto,
 		WSPerPlayer: 8, WSPerIP: 64, ConnPerIP: 128, WSHelloTimeout: 5 * time.Second, FDShedPercent: 90, SessionSweep: time.Minute,
 		HashConcurrency: 2, WSReadLimit: 4096, WSSendQueue: 256, WSRate: 50, WSBurst: 50, WSPingInterval: time.Minute, WSMaxTables: 4, PresenceBeat: time.Second,
-		LobbyWindow: 100, LobbyInterval: 20 * time.Millisecond}
+		LobbyWindow: 100, LobbyInterval: 20 * time.Millisecond, GoneCheckInterval: 2 * time.Second}
 }
 
 func startServer(t *testing.T, cfg *Config, r *redistest.Server, tune ...func(*Parts)) *testServer {
