@@ -19,6 +19,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/pulka/pulka/pkg/daemon"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
@@ -27,6 +28,7 @@ import (
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/services/gateway/internal/apierr"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
+	"github.com/pulka/pulka/services/gateway/internal/hub"
 	"github.com/pulka/pulka/services/gateway/internal/ports"
 	"github.com/pulka/pulka/services/gateway/internal/webui"
 )
@@ -574,11 +576,46 @@ func TestConfig_ValidateReportsEveryProblem(t *testing.T) {
 	c.PresenceBeat = 0
 	c.LobbyWindow = 0
 	c.LobbyInterval = time.Minute
+	c.GoneCheckInterval = 0
 	err := c.Validate()
-	for _, want := range []string{EnvSessionSecret, "allowed-origins", "trusted-proxies", "ws-rate", "http-addr", "presence-beat", "lobby-window", "lobby-update-interval"} {
+	for _, want := range []string{EnvSessionSecret, "allowed-origins", "trusted-proxies", "ws-rate", "http-addr", "presence-beat", "lobby-window", "lobby-update-interval", "gone-check-interval"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate() = %v, want a complaint about %s", err, want)
 		}
+	}
+}
+
+// A trusted-proxy list with one bad entry is refused, not silently
+// shortened (every client behind the dropped proxy would be one address).
+func TestConfig_TrustedProxiesRefusesABadEntryAmongGoodOnes(t *testing.T) {
+	c := testConfig()
+	c.RedisAddr, c.AdminAddr, c.ShutdownTimeout = "localhost:6379", ":9090", time.Second
+	c.TrustedProxies = "10.0.0.1, 192.168.0.0/16"
+	if err := c.Validate(); err != nil {
+		t.Fatalf("valid proxies: %v", err)
+	}
+	c.TrustedProxies = "10.0.0.1,proxy.internal"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "proxy.internal") {
+		t.Fatalf("Validate() = %v, want the bad entry refused", err)
+	}
+	if _, err := New(context.Background(), c, Parts{}); err == nil {
+		t.Fatal("New accepted a bad trusted proxy")
+	}
+}
+
+// The gone-check interval is a gateway setting, 2 s by default.
+func TestConfig_GoneCheckIntervalDefault(t *testing.T) {
+	var c Config
+	if err := daemon.Load(&c, "gateway", nil, func(k string) string {
+		if k == EnvSessionSecret {
+			return strings.Repeat("s", 32)
+		}
+		return ""
+	}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if c.GoneCheckInterval != hub.DefaultGoneCheck || hub.DefaultGoneCheck != 2*time.Second {
+		t.Fatalf("gone-check-interval default %v, want 2s", c.GoneCheckInterval)
 	}
 }
 
