@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,27 +56,31 @@ func gwAbuseStack(t *testing.T) *stack {
 	}
 	gwAbuseUsers.Lock()
 	t.Cleanup(gwAbuseUsers.Unlock)
-	t.Cleanup(func() { gwAssertNoPanics(t, gwAbuse) })
+	procs := gwAbuse.processes()
+	t.Cleanup(func() { gwAbuse.noPanics(t, procs) })
 	return gwAbuse
 }
 
-// gwAssertNoPanics fails t if any service of s logged a panic.
-func gwAssertNoPanics(t *testing.T, s *stack) {
-	for _, svc := range s.all() {
-		f, err := os.Open(svc.logPath)
-		if err != nil {
-			continue
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			if strings.Contains(strings.ToLower(sc.Text()), "panic") {
-				t.Errorf("%s logged a panic: %s", svc.name, sc.Text())
-				break
-			}
-		}
-		_ = f.Close()
+// gwMinWindow is the shortest window the honest player is measured in: an
+// attack that ends sooner is followed by the rest of it, where a stall it
+// caused (a queue it filled, a consumer or hash slot it held) still shows.
+const gwMinWindow = 3 * time.Second
+
+// gwHonestDuring plays an honest game at another table (abuse_test.go),
+// runs attack once the game has a baseline, and checks that the honest
+// player kept moving at normal latency meanwhile.
+func gwHonestDuring(t *testing.T, s *stack, attack func(honestTable string)) {
+	t.Helper()
+	g := s.startHonestGame(t)
+	g.c.awaitEvent(0, 20*time.Second, g.table, "the honest game's first move", isMove)
+	before := time.Now()
+	time.Sleep(2 * time.Second) // the baseline
+	start := time.Now()
+	attack(g.table)
+	if rest := time.Until(start.Add(gwMinWindow)); rest > 0 {
+		time.Sleep(rest)
 	}
+	g.checkHonest(t, before, start, time.Now())
 }
 
 func (s *stack) gateway() *service {
@@ -151,13 +154,22 @@ func TestAbuseGateway_JunkJoins(t *testing.T) {
 	ctx := context.Background()
 	junk := s.newClient(t, "abuse-junk", s.guest(t))
 	junk.connect()
-	time.Sleep(300 * time.Millisecond) // the session's own keys (presence, limits) settle
-	// First of the gateway abuse tests: no game runs on the stack yet, so its key
-	// set is still.
-	before := map[string]bool{}
-	for _, k := range s.rdb.Keys(ctx, "*").Val() {
-		before[k] = true
-	}
+	gwHonestDuring(t, s, func(honest string) {
+		time.Sleep(300 * time.Millisecond) // the session's own keys (presence, limits) settle
+		// The only game on the stack is the honest one: every other key is
+		// still.
+		before := map[string]bool{}
+		for _, k := range s.rdb.Keys(ctx, "*").Val() {
+			before[k] = true
+		}
+		gwJunkJoins(t, s, junk, before, honest)
+	})
+}
+
+// gwJunkJoins sends the junk joins and checks that they added no key
+// (besides the honest game's, which plays on meanwhile).
+func gwJunkJoins(t *testing.T, s *stack, junk *client, before map[string]bool, honest string) {
+	ctx := context.Background()
 	refused := 0
 	deadline := time.Now().Add(20 * time.Second)
 	for i := 0; i < 200 && time.Now().Before(deadline); i++ {
@@ -179,7 +191,7 @@ func TestAbuseGateway_JunkJoins(t *testing.T) {
 	}
 	var added []string
 	for _, k := range s.rdb.Keys(ctx, "*").Val() {
-		if !before[k] {
+		if !before[k] && !strings.Contains(k, "{t:"+honest+"}") {
 			added = append(added, k)
 		}
 	}
@@ -227,95 +239,97 @@ func TestAbuseGateway_SocketFlood(t *testing.T) {
 	})
 	time.Sleep(500 * time.Millisecond) // the gauge samples every 250 ms
 
-	flooder := s.guest(t)
-	var socks []*websocket.Conn
-	defer func() {
-		for _, c := range socks {
-			_ = c.CloseNow()
+	gwHonestDuring(t, s, func(string) {
+		flooder := s.guest(t)
+		var socks []*websocket.Conn
+		defer func() {
+			for _, c := range socks {
+				_ = c.CloseNow()
+			}
+		}()
+		shed, other := 0, map[int]int{}
+		deadline := time.Now().Add(30 * time.Second)
+		for i := 0; i < 2*limit && time.Now().Before(deadline) && shed < 20; i++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.base, "http")+"/ws", &websocket.DialOptions{
+				HTTPHeader: http.Header{"Authorization": {"Bearer " + flooder.Token}},
+			})
+			cancel()
+			if resp != nil && resp.Body != nil {
+				_ = resp.Body.Close()
+			}
+			switch {
+			case err == nil:
+				socks = append(socks, c)
+			case resp != nil && resp.StatusCode == http.StatusServiceUnavailable:
+				shed++
+			case resp != nil:
+				other[resp.StatusCode]++
+			default:
+				other[-1]++
+			}
 		}
-	}()
-	shed, other := 0, map[int]int{}
-	deadline := time.Now().Add(30 * time.Second)
-	for i := 0; i < 2*limit && time.Now().Before(deadline) && shed < 20; i++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.base, "http")+"/ws", &websocket.DialOptions{
-			HTTPHeader: http.Header{"Authorization": {"Bearer " + flooder.Token}},
-		})
-		cancel()
-		if resp != nil && resp.Body != nil {
+		t.Logf("socket flood: %d sockets open, %d upgrades shed (503), others %v", len(socks), shed, other)
+		if shed == 0 {
+			t.Fatalf("no upgrade was shed with %d sockets open under a file limit of %d", len(socks), limit)
+		}
+		if len(socks) >= limit {
+			t.Fatalf("%d sockets accepted under a file limit of %d", len(socks), limit)
+		}
+		for _, url := range []string{"http://" + gw.admin + "/readyz", s.base + "/readyz", s.base + "/healthz"} {
+			resp, err := httpClient.Get(url)
+			if err != nil {
+				t.Fatalf("%s during the flood: %v", url, err)
+			}
+			_ = resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("%s during the flood: %d", url, resp.StatusCode)
+			}
+		}
+		s.mustCall(t, http.StatusOK, http.MethodGet, "/api/v1/me", flooder.Token, nil, nil)
+		var during []time.Duration
+		for i := range 5 {
+			during = append(during, gwPingRTT(t, honest, "d"+strconv.Itoa(i)))
+		}
+		if m, b := gwMedian(during), gwMedian(before); m > b+100*time.Millisecond {
+			t.Fatalf("the honest player's ping took %v during the flood, %v before", m, b)
+		}
+		// Then bare TCP connections that never send a request: past the hard
+		// line (95 %) they are closed at accept, so the process never runs out
+		// and its admin port still answers.
+		var raw []net.Conn
+		defer func() {
+			for _, c := range raw {
+				_ = c.Close()
+			}
+		}()
+		addr := strings.TrimPrefix(s.base, "http://")
+		for i := 0; i < limit && time.Now().Before(deadline); i++ {
+			c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+			if err != nil {
+				break
+			}
+			raw = append(raw, c)
+		}
+		time.Sleep(300 * time.Millisecond)
+		if resp, err := httpClient.Get("http://" + gw.admin + "/readyz"); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("the admin /readyz after %d bare connections: %v %v", len(raw), resp, err)
+		} else {
 			_ = resp.Body.Close()
 		}
-		switch {
-		case err == nil:
-			socks = append(socks, c)
-		case resp != nil && resp.StatusCode == http.StatusServiceUnavailable:
-			shed++
-		case resp != nil:
-			other[resp.StatusCode]++
-		default:
-			other[-1]++
+		if m := gwPingRTT(t, honest, "raw"); m > gwMedian(before)+100*time.Millisecond {
+			t.Fatalf("the honest player's ping took %v after the bare connections, %v before", m, gwMedian(before))
 		}
-	}
-	t.Logf("socket flood: %d sockets open, %d upgrades shed (503), others %v", len(socks), shed, other)
-	if shed == 0 {
-		t.Fatalf("no upgrade was shed with %d sockets open under a file limit of %d", len(socks), limit)
-	}
-	if len(socks) >= limit {
-		t.Fatalf("%d sockets accepted under a file limit of %d", len(socks), limit)
-	}
-	for _, url := range []string{"http://" + gw.admin + "/readyz", s.base + "/readyz", s.base + "/healthz"} {
-		resp, err := httpClient.Get(url)
-		if err != nil {
-			t.Fatalf("%s during the flood: %v", url, err)
+		if gwMetric(t, gw, "pulka_gateway_conn_refused_total") == 0 {
+			t.Errorf("no connection was closed at accept after %d bare connections under a file limit of %d", len(raw), limit)
 		}
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("%s during the flood: %d", url, resp.StatusCode)
+		// The honest game goes on.
+		from := honest.len()
+		honest.awaitEvent(from, 20*time.Second, table, "a move during the flood", isMove)
+		if gwMetric(t, gw, "pulka_gateway_ws_shed_total") < float64(shed) {
+			t.Errorf("pulka_gateway_ws_shed_total counts fewer than the %d shed upgrades", shed)
 		}
-	}
-	s.mustCall(t, http.StatusOK, http.MethodGet, "/api/v1/me", flooder.Token, nil, nil)
-	var during []time.Duration
-	for i := range 5 {
-		during = append(during, gwPingRTT(t, honest, "d"+strconv.Itoa(i)))
-	}
-	if m, b := gwMedian(during), gwMedian(before); m > b+100*time.Millisecond {
-		t.Fatalf("the honest player's ping took %v during the flood, %v before", m, b)
-	}
-	// Then bare TCP connections that never send a request: past the hard
-	// line (95 %) they are closed at accept, so the process never runs out
-	// and its admin port still answers.
-	var raw []net.Conn
-	defer func() {
-		for _, c := range raw {
-			_ = c.Close()
-		}
-	}()
-	addr := strings.TrimPrefix(s.base, "http://")
-	for i := 0; i < limit && time.Now().Before(deadline); i++ {
-		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
-		if err != nil {
-			break
-		}
-		raw = append(raw, c)
-	}
-	time.Sleep(300 * time.Millisecond)
-	if resp, err := httpClient.Get("http://" + gw.admin + "/readyz"); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("the admin /readyz after %d bare connections: %v %v", len(raw), resp, err)
-	} else {
-		_ = resp.Body.Close()
-	}
-	if m := gwPingRTT(t, honest, "raw"); m > gwMedian(before)+100*time.Millisecond {
-		t.Fatalf("the honest player's ping took %v after the bare connections, %v before", m, gwMedian(before))
-	}
-	if gwMetric(t, gw, "pulka_gateway_conn_refused_total") == 0 {
-		t.Errorf("no connection was closed at accept after %d bare connections under a file limit of %d", len(raw), limit)
-	}
-	// The honest game goes on.
-	from := honest.len()
-	honest.awaitEvent(from, 20*time.Second, table, "a move during the flood", isMove)
-	if gwMetric(t, gw, "pulka_gateway_ws_shed_total") < float64(shed) {
-		t.Errorf("pulka_gateway_ws_shed_total counts fewer than the %d shed upgrades", shed)
-	}
+	})
 }
 
 // A watcher's command spam is refused at the gateway: nothing reaches the
@@ -337,24 +351,51 @@ func TestAbuseGateway_WatcherCommandSpam(t *testing.T) {
 		{"type": "resign"}, {"type": "leave"}, {"type": "sit", "seat": 1},
 	}
 	sent := 0
-	deadline := time.Now().Add(20 * time.Second)
-	for i := 0; i < 300 && time.Now().Before(deadline); i++ {
-		if i%10 == 9 { // 20 refusals in a row would close the socket (1008)
-			gwPingRTT(t, w, "p"+strconv.Itoa(i))
+	watcher := w.ses.Player.ID
+	// The playing table's command stream is trimmed as the table handles
+	// it: read what reaches it while the spam goes on, from the entry
+	// before the spam, a few frames at a time, so nothing is trimmed unread.
+	playCmds, cursor := streams.TableCommands(playing), "0-0"
+	checkPlayCmds := func() {
+		msgs, err := streams.ReadAfter(ctx, s.rdb, playCmds, cursor, 10_000)
+		if err != nil {
+			t.Fatal(err)
 		}
-		m := map[string]any{"ref": "s" + strconv.Itoa(i), "cmd": "spam-" + strconv.Itoa(i)}
-		for k, v := range frames[i%len(frames)] {
-			m[k] = v
+		for _, m := range msgs {
+			var cmd tablev1.Command
+			if proto.Unmarshal(m.Data, &cmd) == nil && cmd.GetPlayerId() == watcher {
+				t.Fatalf("a watcher's command reached the table: %v", &cmd)
+			}
+			cursor = m.ID
 		}
-		m["table"] = []string{waiting, playing}[i%2]
-		from := w.len()
-		w.send(m)
-		f := w.await(from, 5*time.Second, "the answer to "+m["ref"].(string), func(f *frame) bool { return (f.Type == "error" || f.Type == "ack") && f.Ref == m["ref"] })
-		if f.Type != "error" || f.Code != "not_seated" {
-			t.Fatalf("%v from a watcher: %s", m, f)
-		}
-		sent++
 	}
+	gwHonestDuring(t, s, func(string) {
+		// The stream may be empty (handled entries are trimmed): start at
+		// the last id it ever gave.
+		if info, err := s.rdb.XInfoStream(ctx, playCmds).Result(); err == nil {
+			cursor = info.LastGeneratedID
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for i := 0; i < 300 && time.Now().Before(deadline); i++ {
+			if i%10 == 9 { // 20 refusals in a row would close the socket (1008)
+				gwPingRTT(t, w, "p"+strconv.Itoa(i))
+				checkPlayCmds()
+			}
+			m := map[string]any{"ref": "s" + strconv.Itoa(i), "cmd": "spam-" + strconv.Itoa(i)}
+			for k, v := range frames[i%len(frames)] {
+				m[k] = v
+			}
+			m["table"] = []string{waiting, playing}[i%2]
+			from := w.len()
+			w.send(m)
+			f := w.await(from, 5*time.Second, "the answer to "+m["ref"].(string), func(f *frame) bool { return (f.Type == "error" || f.Type == "ack") && f.Ref == m["ref"] })
+			if f.Type != "error" || f.Code != "not_seated" {
+				t.Fatalf("%v from a watcher: %s", m, f)
+			}
+			sent++
+		}
+		checkPlayCmds() // the last frames' (before the stream is trimmed)
+	})
 	t.Logf("watcher spam: %d commands refused with not_seated", sent)
 	if sent < 100 {
 		t.Fatalf("only %d of the watcher's commands in the time allowed", sent)
@@ -362,18 +403,8 @@ func TestAbuseGateway_WatcherCommandSpam(t *testing.T) {
 	if e, c := s.rdb.XLen(ctx, streams.TableEvents(waiting)).Val(), s.rdb.XLen(ctx, streams.TableCommands(waiting)).Val(); e != events || c != commands {
 		t.Fatalf("the waiting table's streams: events %d → %d, commands %d → %d", events, e, commands, c)
 	}
-	// The table in play moved on, but not because of the watcher.
-	watcher := w.ses.Player.ID
-	msgs, err := streams.ReadAfter(ctx, s.rdb, streams.TableCommands(playing), "0", 10_000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range msgs {
-		var cmd tablev1.Command
-		if proto.Unmarshal(m.Data, &cmd) == nil && cmd.GetPlayerId() == watcher {
-			t.Fatalf("a watcher's command reached the table: %v", &cmd)
-		}
-	}
+	// The table in play moved on, but not because of the watcher (its
+	// commands were read during the spam, checkPlayCmds).
 	log := mustReadLog(t, s.rdb, playing)
 	for _, e := range log {
 		if b, _ := proto.Marshal(e.Ev); strings.Contains(string(b), watcher) {
@@ -388,21 +419,23 @@ func TestAbuseGateway_ParallelWrongLogins(t *testing.T) {
 	gw := s.gateway()
 	victim := s.register(t)
 	before := gwMetric(t, gw, "pulka_gateway_password_checks_total")
-	var wg sync.WaitGroup
 	var mu sync.Mutex
 	statuses := map[int]int{}
-	for i := range 100 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			st, _ := s.call(t, http.MethodPost, "/api/v1/login", "",
-				map[string]string{"username": victim.Player.Name, "password": "guess-" + strconv.Itoa(i)})
-			mu.Lock()
-			statuses[st]++
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
+	gwHonestDuring(t, s, func(string) {
+		var wg sync.WaitGroup
+		for i := range 100 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				st, _ := s.call(t, http.MethodPost, "/api/v1/login", "",
+					map[string]string{"username": victim.Player.Name, "password": "guess-" + strconv.Itoa(i)})
+				mu.Lock()
+				statuses[st]++
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+	})
 	checked := gwMetric(t, gw, "pulka_gateway_password_checks_total") - before
 	t.Logf("100 parallel wrong logins: statuses %v, %v hashes checked", statuses, checked)
 	if checked > gwLoginPerAcctIP {
@@ -422,15 +455,17 @@ func TestAbuseGateway_RevokedToken(t *testing.T) {
 	ses := s.guest(t)
 	c := s.newClient(t, "abuse-revoked", ses)
 	c.connect()
-	from := c.len()
-	s.mustCall(t, http.StatusNoContent, http.MethodPost, "/api/v1/logout", ses.Token, nil, nil)
-	s.wantError(t, http.StatusUnauthorized, "session_revoked", http.MethodGet, "/api/v1/me", ses.Token, nil)
-	if f := c.await(from, 5*time.Second, "the revocation's error frame", func(f *frame) bool { return f.Type == "error" }); f.Code != "session_revoked" {
-		t.Fatalf("error frame %s, want session_revoked", f)
-	}
-	eventually(t, 5*time.Second, "the socket closed with 4003", func() bool {
-		closed, err := c.isClosed()
-		return closed && closeStatus(err) == 4003
+	gwHonestDuring(t, s, func(string) {
+		from := c.len()
+		s.mustCall(t, http.StatusNoContent, http.MethodPost, "/api/v1/logout", ses.Token, nil, nil)
+		s.wantError(t, http.StatusUnauthorized, "session_revoked", http.MethodGet, "/api/v1/me", ses.Token, nil)
+		if f := c.await(from, 5*time.Second, "the revocation's error frame", func(f *frame) bool { return f.Type == "error" }); f.Code != "session_revoked" {
+			t.Fatalf("error frame %s, want session_revoked", f)
+		}
+		eventually(t, 5*time.Second, "the socket closed with 4003", func() bool {
+			closed, err := c.isClosed()
+			return closed && closeStatus(err) == 4003
+		})
 	})
 	// Reconnecting with it is refused.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -460,27 +495,31 @@ func TestAbuseGateway_RevokedToken(t *testing.T) {
 func TestAbuseGateway_SocketsPerPlayer(t *testing.T) {
 	t.Parallel()
 	s := shared
+	procs := s.processes()
 	ses := s.guest(t)
 	accepted := 0
 	var refused *http.Response
-	for i := 0; i < 20 && refused == nil; i++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.base, "http")+"/ws", &websocket.DialOptions{
-			HTTPHeader: http.Header{"Authorization": {"Bearer " + ses.Token}},
-		})
-		cancel()
-		if err != nil {
-			refused = resp
-			break
+	gwHonestDuring(t, s, func(string) {
+		for i := 0; i < 20 && refused == nil; i++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.base, "http")+"/ws", &websocket.DialOptions{
+				HTTPHeader: http.Header{"Authorization": {"Bearer " + ses.Token}},
+			})
+			cancel()
+			if err != nil {
+				refused = resp
+				break
+			}
+			accepted++
+			defer c.CloseNow()
+			if resp != nil && resp.Body != nil {
+				_ = resp.Body.Close()
+			}
 		}
-		accepted++
-		defer c.CloseNow()
-		if resp != nil && resp.Body != nil {
-			_ = resp.Body.Close()
-		}
-	}
+	})
 	if refused == nil || refused.StatusCode != http.StatusTooManyRequests || accepted != 8 {
 		t.Fatalf("%d sockets accepted, then %v; want 8, then 429", accepted, refused)
 	}
 	_ = refused.Body.Close()
+	s.noPanics(t, procs)
 }

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -98,94 +96,6 @@ func lobbyAbuseStack(t *testing.T, name string) *stack {
 	}
 	t.Cleanup(func() { s.close(t.Failed()) })
 	return s
-}
-
-// honestGame is a player's classic game against three bots, played all
-// along an attack.
-type honestGame struct {
-	table string
-	c     *client
-}
-
-func (s *stack) startHonestGame(t *testing.T) *honestGame {
-	t.Helper()
-	a := s.register(t)
-	g := &honestGame{}
-	// A long game (24 hands) and a minute to move: only a lost command
-	// would make the server move.
-	g.table = s.createTable(t, a, tableSpec{standard: true, moveTime: time.Minute, name: "honest"})
-	g.c = s.newClient(t, "honest", a)
-	g.c.connect()
-	g.c.join(g.table, "")
-	s.fillWithBots(t, a, g.table)
-	g.c.autoPlay(g.table, true)
-	return g
-}
-
-// latencies are the honest player's move latencies between from and to:
-// from the event that handed them the turn to the event of their move
-// (the client answers at once, so this is the platform's round trip:
-// gateway, command stream, runner, event stream, gateway).
-func (g *honestGame) latencies(from, to time.Time) []time.Duration {
-	var out []time.Duration
-	var prev *frame
-	for _, f := range g.c.snapshot() {
-		if f.ev == nil || f.Table != g.table {
-			continue
-		}
-		if prev != nil && isMove(f.ev) && moveSeat(f.ev) == 0 && !byServer(f.ev) && !f.At.Before(from) && f.At.Before(to) {
-			out = append(out, f.At.Sub(prev.At))
-		}
-		prev = f
-	}
-	slices.Sort(out)
-	return out
-}
-
-func quantile(d []time.Duration, q float64) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	return d[int(q*float64(len(d)-1))]
-}
-
-// checkHonest checks the honest player's moves during the attack against
-// those before it: still moving, at a latency a player would not notice.
-func (g *honestGame) checkHonest(t *testing.T, before, attack, after time.Time) {
-	t.Helper()
-	if closed, err := g.c.isClosed(); closed {
-		t.Fatalf("the honest player's connection closed: %v", err)
-	}
-	base, during := g.latencies(before, attack), g.latencies(attack, after)
-	t.Logf("honest moves: before the attack %d, p50 %v p95 %v; during it %d, p50 %v p95 %v max %v",
-		len(base), quantile(base, .5), quantile(base, .95), len(during), quantile(during, .5), quantile(during, .95), quantile(during, 1))
-	if len(during) < 10 {
-		t.Fatalf("the honest player made %d moves during the attack", len(during))
-	}
-	// Bounds a 2-core machine under the attack and other tests meets; a
-	// stalled table (a consumer or runner starved) misses them by seconds.
-	if p50, p95 := quantile(during, .5), quantile(during, .95); p50 > 150*time.Millisecond || p95 > 500*time.Millisecond {
-		t.Fatalf("the honest game slowed down: p50 %v p95 %v", p50, p95)
-	}
-}
-
-// noPanics fails when a service logged a panic or exited.
-func (s *stack) noPanics(t *testing.T) {
-	t.Helper()
-	for _, svc := range s.all() {
-		select {
-		case <-svc.exited:
-			t.Errorf("%s exited during the test", svc.name)
-		default:
-		}
-		b, err := os.ReadFile(svc.logPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(string(b), "panic") {
-			t.Errorf("%s logged a panic:\n%s", svc.name, svc.logTail(30))
-		}
-	}
 }
 
 // lobbyKeys counts the lobby's keys in Redis.

@@ -88,12 +88,16 @@ func (r *readiness) check(ctx context.Context) checkResult {
 	return res
 }
 
-func (d *Daemon) routes(metrics http.Handler) {
+func (d *Daemon) routes(metrics http.Handler, pprofOn bool) {
 	d.probes(d.mux)
 	d.mux.Handle("GET /metrics", metrics)
-	// Profiles on the admin port only (never the public one): measuring
-	// before optimising needs them in the running services. Registered by
-	// hand so nothing lands on http.DefaultServeMux.
+	if !pprofOn {
+		return
+	}
+	// Profiles on the admin port only (never the public one), and there
+	// only on loopback unless enabled (Base.ServePProf): measuring before
+	// optimising needs them in the running services. Registered by hand so
+	// nothing lands on http.DefaultServeMux.
 	d.mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 	d.mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
 	d.mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
@@ -101,12 +105,37 @@ func (d *Daemon) routes(metrics http.Handler) {
 	d.mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 }
 
-// ProbeHandler serves /healthz and /readyz (the admin server's, the same
-// checks) for a service that also offers them on its public port: with the
-// admin server on loopback, a probe from outside the host reaches them there.
-func (d *Daemon) ProbeHandler() http.Handler {
+// PublicProbeHandler serves /healthz and /readyz for a service that also
+// offers them on its public port (with the admin server on loopback, a
+// probe from outside the host reaches them there). They run the admin
+// server's checks, but the
+// readiness is checked at most once per ttl whatever the request rate (a
+// probe flood must not become a Redis flood), and only the status is
+// answered, never the checks' errors (they name internal addresses).
+func (d *Daemon) PublicProbeHandler(ttl time.Duration) http.Handler {
+	var mu sync.Mutex
+	var at time.Time
+	var ready bool
 	mux := http.NewServeMux()
-	d.probes(mux)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeStatus(w, http.StatusOK, status{Status: "ok"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		// Callers wait on the lock while one of them checks: one check at
+		// a time, bounded by CheckTimeout.
+		mu.Lock()
+		if at.IsZero() || time.Since(at) >= ttl {
+			ready = len(d.ready.check(context.WithoutCancel(r.Context())).failed) == 0
+			at = time.Now()
+		}
+		ok := ready
+		mu.Unlock()
+		if !ok {
+			writeStatus(w, http.StatusServiceUnavailable, status{Status: "unavailable"})
+			return
+		}
+		writeStatus(w, http.StatusOK, status{Status: "ok"})
+	})
 	return mux
 }
 

@@ -30,6 +30,7 @@ const (
 	EnvRedisDB          = "PULKA_REDIS_DB"
 	EnvRedisCluster     = "PULKA_REDIS_CLUSTER"
 	EnvAdminAddr        = "PULKA_ADMIN_ADDR"
+	EnvPProf            = "PULKA_PPROF"
 	EnvShutdownTimeout  = "PULKA_SHUTDOWN_TIMEOUT"
 	EnvDrainDelay       = "PULKA_DRAIN_DELAY"
 	EnvLogLevel         = telemetry.EnvLogLevel
@@ -50,6 +51,13 @@ const (
 	// DefaultShutdownTimeout fits inside Kubernetes' default 30 s grace
 	// period with room for the kubelet to notice.
 	DefaultShutdownTimeout = 25 * time.Second
+)
+
+// Values of Base.PProf.
+const (
+	PProfLoopback = "loopback"
+	PProfOn       = "true"
+	PProfOff      = "false"
 )
 
 // Config is a service's configuration: the Base every service has, usually
@@ -76,7 +84,12 @@ type Base struct {
 	RedisCluster bool
 	// AdminAddr is where /healthz, /readyz and /metrics are served.
 	AdminAddr string
-	LogLevel  slog.Level
+	// PProf says when the admin server serves /debug/pprof: PProfLoopback
+	// (the default: only while AdminAddr is a loopback address, so a
+	// container exposing :9090 for Prometheus and the probes does not also
+	// offer profiles and the command line), PProfOn or PProfOff.
+	PProf    string
+	LogLevel slog.Level
 	// OTLPEndpoint is an OTLP/HTTP collector's base URL; empty: no export.
 	OTLPEndpoint string
 	// OTLPTracesEndpoint is the full traces URL; it wins over OTLPEndpoint.
@@ -107,6 +120,8 @@ func (b *Base) RegisterFlags(f *Flags) {
 		"treat a single Redis address as a cluster endpoint")
 	f.String(&b.AdminAddr, "admin-addr", EnvAdminAddr, DefaultAdminAddr,
 		"listen address of /healthz, /readyz, /metrics and /debug/pprof (loopback by default; :9090 exposes them)")
+	f.String(&b.PProf, "pprof", EnvPProf, PProfLoopback,
+		"serve /debug/pprof on the admin address: loopback (only when admin-addr is a loopback address), true or false")
 	f.Text(&b.LogLevel, "log-level", EnvLogLevel, slog.LevelInfo, "lowest log level: debug, info, warn or error")
 	f.String(&b.OTLPEndpoint, "otlp-endpoint", EnvOTLPEndpoint, "",
 		"OTLP/HTTP collector base URL for traces, e.g. http://otel-collector:4318 (empty: no export)")
@@ -153,6 +168,11 @@ func (b *Base) Validate() error {
 	}
 	if err := CheckHostPort(b.AdminAddr, true); err != nil {
 		bad("admin-addr %q: %v", b.AdminAddr, err)
+	}
+	switch b.PProf {
+	case "", PProfLoopback, PProfOn, PProfOff:
+	default:
+		bad("pprof %q: loopback, true or false", b.PProf)
 	}
 	for name, u := range map[string]string{"otlp-endpoint": b.OTLPEndpoint, EnvOTLPTraces: b.OTLPTracesEndpoint} {
 		if u == "" {
@@ -345,4 +365,25 @@ func (f *Flags) Text(p textValue, name, env string, def encoding.TextMarshaler, 
 			f.badEnv(env, v, err)
 		}
 	}
+}
+
+// ServePProf reports whether the admin server offers /debug/pprof: profiles
+// and the command line are for the operator on the host, not for whoever
+// can reach an exposed admin port, unless PProf is PProfOn.
+func (b *Base) ServePProf() bool {
+	switch b.PProf {
+	case PProfOn:
+		return true
+	case PProfOff:
+		return false
+	}
+	host, _, err := net.SplitHostPort(b.AdminAddr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

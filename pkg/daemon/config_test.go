@@ -39,7 +39,8 @@ func TestLoad_DefaultsWithoutEnvOrFlags(t *testing.T) {
 		t.Fatalf("Load: %v", err)
 	}
 	if c.RedisAddr != daemon.DefaultRedisAddr || c.AdminAddr != daemon.DefaultAdminAddr ||
-		c.ShutdownTimeout != daemon.DefaultShutdownTimeout || c.LogLevel != slog.LevelInfo || c.Group != "scoring" {
+		c.ShutdownTimeout != daemon.DefaultShutdownTimeout || c.LogLevel != slog.LevelInfo || c.Group != "scoring" ||
+		c.PProf != daemon.PProfLoopback {
 		t.Fatalf("defaults not applied: %+v", c)
 	}
 }
@@ -48,7 +49,7 @@ func TestLoad_EnvSetsDefaultsAndFlagsWin(t *testing.T) {
 	e := env(map[string]string{
 		daemon.EnvRedisAddr: "redis:6380", daemon.EnvAdminAddr: ":9999", daemon.EnvLogLevel: "debug",
 		daemon.EnvShutdownTimeout: "40s", daemon.EnvDrainDelay: "3s", daemon.EnvRedisPassword: "s3cret",
-		"PULKA_TEST_GROUP": "g-env",
+		daemon.EnvPProf: "true", "PULKA_TEST_GROUP": "g-env",
 	})
 	var c svcConfig
 	err := daemon.Load(&c, "svc", []string{"-redis-addr", "other:1", "-group", "g-flag"}, e, &bytes.Buffer{})
@@ -56,7 +57,7 @@ func TestLoad_EnvSetsDefaultsAndFlagsWin(t *testing.T) {
 		t.Fatalf("Load: %v", err)
 	}
 	want := svcConfig{Base: daemon.Base{
-		RedisAddr: "other:1", RedisPassword: "s3cret", AdminAddr: ":9999", LogLevel: slog.LevelDebug,
+		RedisAddr: "other:1", RedisPassword: "s3cret", AdminAddr: ":9999", PProf: daemon.PProfOn, LogLevel: slog.LevelDebug,
 		ShutdownTimeout: 40 * time.Second, DrainDelay: 3 * time.Second,
 	}, Group: "g-flag"}
 	if c != want {

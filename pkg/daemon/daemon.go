@@ -199,7 +199,7 @@ func Run(ctx context.Context, opts Options, run RunFunc) (err error) {
 		return fmt.Errorf("daemon: admin listener: %w", err)
 	}
 	d.adminAddr = ln.Addr().String()
-	d.routes(tel.MetricsHandler())
+	d.routes(tel.MetricsHandler(), cfg.BaseConfig().ServePProf())
 	admin := &http.Server{Handler: d.mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	adminErr := make(chan error, 1)
 	go func() {

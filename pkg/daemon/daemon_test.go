@@ -422,10 +422,15 @@ func TestAdminAddr_DefaultsToLoopback(t *testing.T) {
 	}
 }
 
-func TestProbeHandler_AnswersAsTheAdminServer(t *testing.T) {
+// Changed on purpose (issue 17 review): the public probes answer only the
+// status, and check readiness at most once per ttl.
+func TestPublicProbeHandler_CachedStatusWithoutInternals(t *testing.T) {
 	srv := redistest.Start(t)
 	s := start(t, baseFor(srv), untilCtx)
-	pub := &http.Server{Handler: s.d.ProbeHandler(), ReadHeaderTimeout: time.Second}
+	var checks atomic.Int64
+	s.d.AddReadyCheck("counted", func(context.Context) error { checks.Add(1); return nil })
+	const ttl = 300 * time.Millisecond
+	pub := &http.Server{Handler: s.d.PublicProbeHandler(ttl), ReadHeaderTimeout: time.Second}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -438,12 +443,52 @@ func TestProbeHandler_AnswersAsTheAdminServer(t *testing.T) {
 			t.Fatalf("public %s: %d %v", path, p.code, p.body)
 		}
 	}
+	before := checks.Load()
+	for range 50 {
+		get(t, addr, "/readyz")
+	}
+	if n := checks.Load() - before; n > 2 {
+		t.Fatalf("50 quick public /readyz ran the checks %d times, want at most one per %v", n, ttl)
+	}
 	if p := get(t, addr, "/metrics"); p.code != http.StatusNotFound {
 		t.Fatalf("public /metrics: %d, want 404 (admin only)", p.code)
 	}
 	srv.Kill()
-	if p := get(t, addr, "/readyz"); p.code != http.StatusServiceUnavailable {
-		t.Fatalf("public /readyz with Redis down: %d, want 503", p.code)
+	eventually(t, "public /readyz says unavailable", func() bool {
+		return get(t, addr, "/readyz").code == http.StatusServiceUnavailable
+	})
+	p := get(t, addr, "/readyz")
+	if _, ok := p.body["checks"]; ok || p.body["status"] != "unavailable" {
+		t.Fatalf("public /readyz body %v: want the status only (the checks' errors name Redis's address)", p.body)
+	}
+	if a := get(t, s.d.AdminAddr(), "/readyz"); a.body["checks"] == nil {
+		t.Fatalf("admin /readyz lost its checks: %v", a.body)
 	}
 	_ = s.stop()
+}
+
+func TestAdmin_ProfilesOnlyOnLoopbackUnlessEnabled(t *testing.T) {
+	for _, tc := range []struct {
+		addr, pprof string
+		want        bool
+	}{
+		{"127.0.0.1:9090", "", true}, {"127.0.0.1:9090", daemon.PProfLoopback, true}, {"localhost:9090", "", true},
+		{"[::1]:9090", "", true}, {":9090", "", false}, {"0.0.0.0:9090", daemon.PProfLoopback, false},
+		{"10.0.0.5:9090", "", false}, {":9090", daemon.PProfOn, true}, {"127.0.0.1:9090", daemon.PProfOff, false},
+	} {
+		b := daemon.Base{AdminAddr: tc.addr, PProf: tc.pprof}
+		if got := b.ServePProf(); got != tc.want {
+			t.Errorf("admin %s pprof %q: ServePProf = %v, want %v", tc.addr, tc.pprof, got, tc.want)
+		}
+	}
+	srv := redistest.Start(t)
+	cfg := baseFor(srv)
+	cfg.PProf = daemon.PProfOff
+	s := start(t, cfg, untilCtx)
+	if p := get(t, s.d.AdminAddr(), "/debug/pprof/"); p.code != http.StatusNotFound {
+		t.Fatalf("pprof off: /debug/pprof/ %d, want 404", p.code)
+	}
+	if p := get(t, s.d.AdminAddr(), "/metrics"); p.code != http.StatusOK {
+		t.Fatalf("pprof off: /metrics %d, want 200", p.code)
+	}
 }

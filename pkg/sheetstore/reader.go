@@ -101,6 +101,11 @@ func (r *Reader) History(ctx context.Context, playerID string, p Page) ([]Finish
 	if err != nil {
 		return nil, fmt.Errorf("sheetstore: history of %s: %w", playerID, err)
 	}
+	return r.games(ctx, playerID, ids)
+}
+
+// games reads the records of ids, leaving out expired ones.
+func (r *Reader) games(ctx context.Context, playerID string, ids []string) ([]FinishedGame, error) {
 	if len(ids) == 0 {
 		return []FinishedGame{}, nil
 	}

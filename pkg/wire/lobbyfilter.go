@@ -21,26 +21,52 @@ type LobbyFilter struct {
 	MaxStake int64 `json:"max_stake,omitempty"`
 }
 
-var (
-	filterGames    = map[string]lobbyv1.Game{"classic": lobbyv1.Game_GAME_CLASSIC, "japanese": lobbyv1.Game_GAME_JAPANESE}
-	filterVariants = map[string]lobbyv1.ClassicVariant{
-		"standard": lobbyv1.ClassicVariant_CLASSIC_VARIANT_STANDARD, "nines": lobbyv1.ClassicVariant_CLASSIC_VARIANT_NINES}
-	filterStatuses = map[string]lobbyv1.TableStatus{"waiting": lobbyv1.TableStatus_TABLE_STATUS_WAITING,
-		"playing": lobbyv1.TableStatus_TABLE_STATUS_PLAYING, "finished": lobbyv1.TableStatus_TABLE_STATUS_FINISHED}
-)
+// The filter's words and what they select: read-only tables as functions,
+// no package state.
+func filterGame(v string) (lobbyv1.Game, bool) {
+	switch v {
+	case "classic":
+		return lobbyv1.Game_GAME_CLASSIC, true
+	case "japanese":
+		return lobbyv1.Game_GAME_JAPANESE, true
+	}
+	return 0, false
+}
+
+func filterVariant(v string) (lobbyv1.ClassicVariant, bool) {
+	switch v {
+	case "standard":
+		return lobbyv1.ClassicVariant_CLASSIC_VARIANT_STANDARD, true
+	case "nines":
+		return lobbyv1.ClassicVariant_CLASSIC_VARIANT_NINES, true
+	}
+	return 0, false
+}
+
+func filterStatus(v string) (lobbyv1.TableStatus, bool) {
+	switch v {
+	case "waiting":
+		return lobbyv1.TableStatus_TABLE_STATUS_WAITING, true
+	case "playing":
+		return lobbyv1.TableStatus_TABLE_STATUS_PLAYING, true
+	case "finished":
+		return lobbyv1.TableStatus_TABLE_STATUS_FINISHED, true
+	}
+	return 0, false
+}
 
 // Proto checks the filter and returns it as the lobby's TableFilter; its
 // errors are *Error with CodeInvalid.
 func (f LobbyFilter) Proto() (*lobbyv1.TableFilter, error) {
 	out := &lobbyv1.TableFilter{HasFreeSeat: f.FreeSeat, FreeOnly: f.FreeOnly, WithoutPassword: f.WithoutPassword, MaxStake: f.MaxStake}
 	var err error
-	if out.Game, err = filterEnum("game", f.Game, filterGames); err != nil {
+	if out.Game, err = filterEnum("game", f.Game, filterGame); err != nil {
 		return nil, err
 	}
-	if out.ClassicVariant, err = filterEnum("variant", f.Variant, filterVariants); err != nil {
+	if out.ClassicVariant, err = filterEnum("variant", f.Variant, filterVariant); err != nil {
 		return nil, err
 	}
-	if out.Status, err = filterEnum("status", f.Status, filterStatuses); err != nil {
+	if out.Status, err = filterEnum("status", f.Status, filterStatus); err != nil {
 		return nil, err
 	}
 	if f.MaxStake < 0 {
@@ -49,12 +75,12 @@ func (f LobbyFilter) Proto() (*lobbyv1.TableFilter, error) {
 	return out, nil
 }
 
-func filterEnum[E ~int32](name, v string, values map[string]E) (E, error) {
+func filterEnum[E ~int32](name, v string, lookup func(string) (E, bool)) (E, error) {
 	if v == "" {
 		return 0, nil
 	}
 	v = strings.ToLower(v)
-	e, ok := values[v]
+	e, ok := lookup(v)
 	if !ok {
 		return 0, Errorf(CodeInvalid, "%s=%q is not one of the allowed values", name, clip(v))
 	}

@@ -145,7 +145,7 @@ func From(err error) Problem {
 		return Problem{Status: http.StatusBadRequest, Code: "invalid_username", Message: unwrapMessage(err)}
 	case errors.Is(err, auth.ErrWeakPassword):
 		return Problem{Status: http.StatusBadRequest, Code: "weak_password", Message: unwrapMessage(err)}
-	case errors.Is(err, auth.ErrBusy), errors.Is(err, hub.ErrClosed), errors.Is(err, ErrUnavailable):
+	case errors.Is(err, auth.ErrBusy), errors.Is(err, auth.ErrSessionUnchecked), errors.Is(err, hub.ErrClosed), errors.Is(err, ErrUnavailable):
 		return Problem{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the service is busy or shutting down: try again"}
 	case errors.Is(err, ErrNotFound):
 		return Problem{Status: http.StatusNotFound, Code: "not_found", Message: "not found"}

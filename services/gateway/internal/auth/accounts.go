@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/pulka/pulka/pkg/names"
 )
 
 // Username rules: 3..24 characters of letters, digits, '_', '-' and '.'.
@@ -32,9 +34,10 @@ type Account struct {
 
 // Accounts stores accounts in Redis and checks passwords.
 type Accounts struct {
-	rdb    redis.UniversalClient
-	hasher *Hasher
-	now    func() time.Time
+	rdb       redis.UniversalClient
+	hasher    *Hasher
+	passwords *Passwords
+	now       func() time.Time
 	// dummy is a real hash to verify against when the account does not
 	// exist, so a wrong username costs as much time as a wrong password.
 	dummy string
@@ -46,7 +49,7 @@ func NewAccounts(ctx context.Context, rdb redis.UniversalClient, h *Hasher, now 
 	if err != nil {
 		return nil, err
 	}
-	return &Accounts{rdb: rdb, hasher: h, now: now, dummy: dummy}, nil
+	return &Accounts{rdb: rdb, hasher: h, passwords: NewPasswords(), now: now, dummy: dummy}, nil
 }
 
 // createScript creates the account hash only if the name is free, in one step.
@@ -60,7 +63,7 @@ func (a *Accounts) Register(ctx context.Context, username, password string) (Acc
 	if err := ValidUsername(username); err != nil {
 		return Account{}, err
 	}
-	if err := ValidPassword(password); err != nil {
+	if err := a.passwords.Check(password); err != nil {
 		return Account{}, err
 	}
 	phc, err := a.hasher.Hash(ctx, password)
@@ -105,7 +108,7 @@ func (a *Accounts) Authenticate(ctx context.Context, username, password string) 
 
 // ValidUsername checks the naming rules.
 func ValidUsername(s string) error {
-	if err := ValidName(s); err != nil {
+	if err := names.Check(s); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidUsername, err)
 	}
 	if len(s) < MinUsernameLen || len(s) > MaxUsernameLen {

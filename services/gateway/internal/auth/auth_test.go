@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/pulka/pulka/pkg/redistest"
@@ -367,31 +366,18 @@ func TestNewGuest_IDsAreDistinctAndMarked(t *testing.T) {
 	}
 }
 
-func TestValidPassword_CountsCharactersNotBytes(t *testing.T) {
+func TestPasswordsCheck_CountsCharactersNotBytes(t *testing.T) {
 	for name, pw := range map[string]string{
 		"eight Georgian letters":              "ნინოთამა",
 		"the longest, in a three-byte script": strings.Repeat("ა", MaxPasswordLen),
 		"spaces inside":                       "correct horse battery",
 	} {
-		if err := ValidPassword(pw); err != nil {
+		if err := NewPasswords().Check(pw); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if err := ValidPassword(strings.Repeat("ა", MaxPasswordLen+1)); !errors.Is(err, ErrWeakPassword) {
+	if err := NewPasswords().Check(strings.Repeat("ა", MaxPasswordLen+1)); !errors.Is(err, ErrWeakPassword) {
 		t.Errorf("one character too many: %v", err)
-	}
-}
-
-func TestValidName_RefusesInvisibleAndBidiCharacters(t *testing.T) {
-	for _, bad := range []string{"Nino\u202Eevil", "a\u200Bb", "x\u2066y\u2069", "soft\u00ADhyphen", "bell\a", "bad\xffutf8", "\u061Carabic-mark"} {
-		if err := ValidName(bad); !errors.Is(err, ErrInvisibleCharacter) {
-			t.Errorf("ValidName(%q) = %v", bad, err)
-		}
-	}
-	for _, good := range []string{"Nino", "ნინო", "Тамара 2", "long_name.with-dots"} {
-		if err := ValidName(good); err != nil {
-			t.Errorf("ValidName(%q) = %v", good, err)
-		}
 	}
 }
 
@@ -460,29 +446,43 @@ func TestRevocations_RevokeCheckWatch(t *testing.T) {
 	}
 }
 
-// Whatever ValidName accepts shows as what it is: no control, format or
-// bidi character, valid UTF-8. Whatever ValidPassword accepts is within
-// the length rules in characters and not blank.
+// Whatever Passwords.Check accepts is within the length rules in characters
+// and not blank. (The name rule and its fuzz target are in pkg/names.)
 func FuzzNamesAndPasswords(f *testing.F) {
 	for _, s := range []string{"Nino", "a\u202Eb", "ნინოთამარი", "        ", "password", "\xff\xfe"} {
 		f.Add(s)
 	}
+	pw := NewPasswords()
 	f.Fuzz(func(t *testing.T, s string) {
-		if ValidName(s) == nil {
-			if !utf8.ValidString(s) {
-				t.Fatalf("ValidName accepted invalid UTF-8 %q", s)
-			}
-			for _, r := range s {
-				if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Bidi_Control, r) {
-					t.Fatalf("ValidName accepted %q with %U", s, r)
-				}
-			}
-		}
-		if ValidPassword(s) == nil {
+		if pw.Check(s) == nil {
 			n := utf8.RuneCountInString(s)
-			if n < MinPasswordLen || n > MaxPasswordLen || strings.TrimSpace(s) == "" || IsCommonPassword(s) {
-				t.Fatalf("ValidPassword accepted %q", s)
+			if n < MinPasswordLen || n > MaxPasswordLen || strings.TrimSpace(s) == "" || pw.IsCommon(s) {
+				t.Fatalf("Passwords.Check accepted %q", s)
 			}
 		}
 	})
+}
+
+// A hash that cannot get a slot before its caller's deadline is ErrBusy and
+// counted; InFlight shows the slots taken.
+func TestHasher_BusyIsCountedAndSlotsShow(t *testing.T) {
+	h := NewHasher(Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1, KeyLen: 32, SaltLen: 16}, 1)
+	if err := h.acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if h.InFlight() != 1 {
+		t.Fatalf("InFlight = %d, want 1", h.InFlight())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := h.Hash(ctx, "correct horse"); !errors.Is(err, ErrBusy) {
+		t.Fatalf("hash with every slot taken: %v, want ErrBusy", err)
+	}
+	if h.Busy() != 1 {
+		t.Fatalf("Busy = %d, want 1", h.Busy())
+	}
+	h.release()
+	if h.InFlight() != 0 {
+		t.Fatalf("InFlight = %d after release", h.InFlight())
+	}
 }

@@ -28,6 +28,10 @@ var (
 	ErrRevokedToken = errors.New("auth: session revoked")
 	// ErrBusy means too many password hashes are being computed at once.
 	ErrBusy = errors.New("auth: too many concurrent password checks")
+	// ErrSessionUnchecked means a session could not be checked against the
+	// revocations (Redis did not answer): the service's fault, not the
+	// client's.
+	ErrSessionUnchecked = errors.New("auth: session could not be checked")
 )
 
 // RateLimitedError means too many attempts; try again after RetryAfter.

@@ -36,7 +36,17 @@ type Hasher struct {
 	// verified counts the hashes computed to check a password: what a
 	// password guesser costs us, and what the login limits bound.
 	verified atomic.Int64
+	// busy counts hashes given up (ErrBusy) because every slot stayed
+	// taken until the caller's deadline.
+	busy atomic.Int64
 }
+
+// InFlight is how many hashes are being computed now (at most the
+// concurrency).
+func (h *Hasher) InFlight() int { return len(h.slots) }
+
+// Busy is how many hashes were given up with ErrBusy so far.
+func (h *Hasher) Busy() int64 { return h.busy.Load() }
 
 // Verified is how many password checks (hash computations) ran so far.
 func (h *Hasher) Verified() int64 { return h.verified.Load() }
@@ -54,6 +64,7 @@ func (h *Hasher) acquire(ctx context.Context) error {
 	case h.slots <- struct{}{}:
 		return nil
 	case <-ctx.Done():
+		h.busy.Add(1)
 		return fmt.Errorf("%w: %w", ErrBusy, ctx.Err())
 	}
 }

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -44,6 +45,26 @@ func (r *Revocations) Revoke(ctx context.Context, c Claims) error {
 		return fmt.Errorf("auth: revoke session: %w", err)
 	}
 	return nil
+}
+
+// VerifySession checks a session token: its signature and expiry, then,
+// when revocations is set, that it was not revoked (one Redis read: a
+// logout must hold at once, on every gateway). A failed check is
+// ErrSessionUnchecked, never a refusal of the client.
+func VerifySession(ctx context.Context, signer *Signer, revocations *Revocations, tok string) (Claims, error) {
+	c, err := signer.Verify(tok)
+	if err != nil {
+		return Claims{}, err
+	}
+	if revocations != nil {
+		if err := revocations.Check(ctx, c); err != nil {
+			if !errors.Is(err, ErrRevokedToken) {
+				err = fmt.Errorf("%w: %w", ErrSessionUnchecked, err)
+			}
+			return Claims{}, err
+		}
+	}
+	return c, nil
 }
 
 // Check returns ErrRevokedToken when c's token was revoked.

@@ -237,3 +237,24 @@ func TestListener_ExemptAddressesAreNotCounted(t *testing.T) {
 		t.Fatalf("open %d, counted addresses %d: a trusted proxy's connections are not limited", l.Open(), l.PerIP.Keys())
 	}
 }
+
+func TestParseNetworks_RefusesBadEntriesAndMatchesHostsAndCIDRs(t *testing.T) {
+	ns, err := ParseNetworks([]string{"10.0.0.1", " 192.168.0.0/16", "2001:db8::1", "fd00::/8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ip, want := range map[string]bool{"10.0.0.1": true, "10.0.0.2": false, "192.168.7.7": true,
+		"2001:db8::1": true, "2001:db8::2": false, "fd12::1": true, "::ffff:10.0.0.1": true} {
+		if got := ns.Contains(net.ParseIP(ip)); got != want {
+			t.Errorf("Contains(%s) = %v, want %v", ip, got, want)
+		}
+	}
+	if ns.Contains(nil) {
+		t.Error("nil is contained")
+	}
+	for _, bad := range []string{"10.0.0", "proxy.local", "10.0.0.0/33", ""} {
+		if _, err := ParseNetworks([]string{"10.0.0.1", bad}); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -35,7 +34,7 @@ type Config struct {
 	AllowedOrigins []string
 	// TrustedProxies are the proxies whose X-Forwarded-For is believed
 	// when finding a client's IP (for the per-IP limits); none by default.
-	TrustedProxies []string
+	TrustedProxies connlimit.Networks
 	// LobbyTimeout bounds waiting for the lobby's answer.
 	LobbyTimeout time.Duration
 	// MaxBodyBytes bounds request bodies.
@@ -49,6 +48,9 @@ type Deps struct {
 	Login    *auth.LoginGuard
 	// Signups limits guest sessions and registrations per IP.
 	Signups *auth.Limiter
+	// SignupCounted, when set, is told of each signup the limit counted:
+	// "allowed" or "refused".
+	SignupCounted func(result string)
 	// Revocations, when set, refuses revoked sessions and lets logout
 	// revoke one everywhere.
 	Revocations *auth.Revocations
@@ -64,9 +66,8 @@ type Deps struct {
 
 // API holds the handlers.
 type API struct {
-	cfg     Config
-	deps    Deps
-	proxies []*net.IPNet // TrustedProxies, parsed
+	cfg  Config
+	deps Deps
 }
 
 // Values of Config.CookieSecure.
@@ -96,22 +97,10 @@ func Mount(engine *gin.Engine, cfg Config, d Deps) error {
 	if cfg.CookieSecure == "" {
 		cfg.CookieSecure = SecureAuto
 	}
-	if err := engine.SetTrustedProxies(cfg.TrustedProxies); err != nil {
+	if err := engine.SetTrustedProxies(cfg.TrustedProxies.Strings()); err != nil {
 		return err
 	}
 	a := &API{cfg: cfg, deps: d}
-	for _, p := range cfg.TrustedProxies {
-		if !strings.Contains(p, "/") {
-			if ip := net.ParseIP(p); ip != nil && ip.To4() != nil {
-				p += "/32"
-			} else {
-				p += "/128"
-			}
-		}
-		if _, n, err := net.ParseCIDR(p); err == nil {
-			a.proxies = append(a.proxies, n)
-		}
-	}
 	v1 := engine.Group("/api/v1", a.limitBody, a.checkOrigin)
 	v1.POST("/session/guest", a.guest)
 	v1.POST("/register", a.register)
@@ -202,7 +191,7 @@ func (a *API) requireSession(c *gin.Context) {
 		Fail(c, apierr.ErrAuthRequired)
 		return
 	}
-	claims, err := a.verify(c, tok)
+	claims, err := auth.VerifySession(c.Request.Context(), a.deps.Signer, a.deps.Revocations, tok)
 	if err != nil {
 		Fail(c, err)
 		return
@@ -223,25 +212,6 @@ func (a *API) requestToken(c *gin.Context) string {
 	return ""
 }
 
-// verify checks a token's signature and expiry, then that it was not
-// revoked (one Redis read per request: a logout must hold at once, on
-// every gateway).
-func (a *API) verify(c *gin.Context, tok string) (auth.Claims, error) {
-	claims, err := a.deps.Signer.Verify(tok)
-	if err != nil {
-		return auth.Claims{}, err
-	}
-	if a.deps.Revocations != nil {
-		if err := a.deps.Revocations.Check(c.Request.Context(), claims); err != nil {
-			if !errors.Is(err, auth.ErrRevokedToken) {
-				err = errors.Join(apierr.ErrUnavailable, err)
-			}
-			return auth.Claims{}, err
-		}
-	}
-	return claims, nil
-}
-
 // overHTTPS reports whether the client reached us over HTTPS: TLS on this
 // connection, or a trusted proxy's X-Forwarded-Proto (anyone else's is
 // ignored: a client could say anything).
@@ -256,13 +226,7 @@ func (a *API) overHTTPS(c *gin.Context) bool {
 	if err != nil {
 		host = c.Request.RemoteAddr
 	}
-	ip := net.ParseIP(host)
-	for _, n := range a.proxies {
-		if ip != nil && n.Contains(ip) {
-			return true
-		}
-	}
-	return false
+	return a.cfg.TrustedProxies.Contains(net.ParseIP(host))
 }
 
 // clientKey is the client's address as the per-address limits count it

@@ -34,8 +34,9 @@ func (a *API) myGames(c *gin.Context) { a.games(c, claimsOf(c).PlayerID, "") }
 // playerGames answers another player's history as far as the asker shared
 // it: only the games both played in (a game's sheet is no secret to the
 // people at its table; the rest of someone's history is nobody else's
-// business). A page may then hold fewer than limit games and still have a
-// next page.
+// business, its end times included: the store filters before paging, and
+// the cursor never points at a game the asker did not play). A page may
+// hold fewer than limit games and still have a next page.
 func (a *API) playerGames(c *gin.Context) {
 	id := c.Param("id")
 	if !wire.ValidTableID(id) { // the same id rules
@@ -47,16 +48,6 @@ func (a *API) playerGames(c *gin.Context) {
 		viewer = ""
 	}
 	a.games(c, id, viewer)
-}
-
-// playedIn reports whether player is on the game's sheet.
-func playedIn(g ports.FinishedGame, player string) bool {
-	for _, p := range g.Sheet.GetPlayers() {
-		if p.GetPlayerId() == player {
-			return true
-		}
-	}
-	return false
 }
 
 // games answers a player's finished games: ?before=<RFC 3339>&limit=1..100;
@@ -84,16 +75,23 @@ func (a *API) games(c *gin.Context, player, viewer string) {
 		}
 		limit = n
 	}
-	gs, err := a.deps.Sheets.History(c.Request.Context(), player, before, limit)
+	var gs []ports.FinishedGame
+	var next time.Time
+	var err error
+	if viewer == "" {
+		gs, err = a.deps.Sheets.History(c.Request.Context(), player, before, limit)
+		if err == nil && len(gs) == limit {
+			next = gs[len(gs)-1].EndedAt
+		}
+	} else {
+		gs, next, err = a.deps.Sheets.Shared(c.Request.Context(), player, viewer, before, limit)
+	}
 	if err != nil {
 		Fail(c, err)
 		return
 	}
 	out := Games{Games: make([]Game, 0, len(gs))}
 	for _, g := range gs {
-		if viewer != "" && !playedIn(g, viewer) {
-			continue
-		}
 		item := Game{GameID: g.GameID, TableID: g.TableID, EndedAt: g.EndedAt.UTC()}
 		if g.Sheet != nil {
 			if item.Sheet, err = wire.ProtoJSON(g.Sheet); err != nil {
@@ -109,8 +107,8 @@ func (a *API) games(c *gin.Context, player, viewer string) {
 		}
 		out.Games = append(out.Games, item)
 	}
-	if len(gs) == limit {
-		out.NextBefore = gs[len(gs)-1].EndedAt.UTC().Format(time.RFC3339Nano)
+	if !next.IsZero() {
+		out.NextBefore = next.UTC().Format(time.RFC3339Nano)
 	}
 	c.JSON(http.StatusOK, out)
 }

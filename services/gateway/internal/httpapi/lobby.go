@@ -11,10 +11,10 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	"github.com/pulka/pulka/pkg/names"
 	"github.com/pulka/pulka/pkg/telemetry"
 	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/apierr"
-	"github.com/pulka/pulka/services/gateway/internal/auth"
 )
 
 // Page sizes of the table list.
@@ -152,7 +152,7 @@ func (a *API) createTable(c *gin.Context) {
 		Fail(c, apierr.BadRequestf("send JSON {\"name\":…,\"settings\":{…},\"password\":…,\"sit_down\":…}"))
 		return
 	}
-	if err := auth.ValidName(req.Name); err != nil {
+	if err := names.Check(req.Name); err != nil {
 		Fail(c, apierr.BadRequestf("name: %v", err))
 		return
 	}

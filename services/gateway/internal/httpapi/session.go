@@ -50,6 +50,13 @@ func (a *API) signupAllowed(c *gin.Context) bool {
 		Fail(c, errors.Join(apierr.ErrUnavailable, err))
 		return false
 	}
+	if a.deps.SignupCounted != nil {
+		result := "refused"
+		if ok {
+			result = "allowed"
+		}
+		a.deps.SignupCounted(result)
+	}
 	if !ok {
 		Fail(c, &auth.RateLimitedError{Scope: "ip", RetryAfter: retry})
 		return false

@@ -54,4 +54,8 @@ type Sheets interface {
 	// History returns playerID's finished games that ended before `before`
 	// (zero: the newest), newest first, at most limit.
 	History(ctx context.Context, playerID string, before time.Time, limit int) ([]FinishedGame, error)
+	// Shared returns, paged the same way, only the games of playerID that
+	// viewerID played in too; next is the `before` of the next page (zero:
+	// none) and never the end time of a game the viewer did not play.
+	Shared(ctx context.Context, playerID, viewerID string, before time.Time, limit int) (games []FinishedGame, next time.Time, err error)
 }

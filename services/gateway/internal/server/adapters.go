@@ -63,6 +63,16 @@ type sheets struct{ r *sheetstore.Reader }
 
 func (s sheets) History(ctx context.Context, player string, before time.Time, limit int) ([]ports.FinishedGame, error) {
 	gs, err := s.r.History(ctx, player, sheetstore.Page{Before: before, Limit: limit})
+	return finished(player, gs, err)
+}
+
+func (s sheets) Shared(ctx context.Context, player, viewer string, before time.Time, limit int) ([]ports.FinishedGame, time.Time, error) {
+	gs, next, err := s.r.SharedHistory(ctx, player, viewer, sheetstore.Page{Before: before, Limit: limit})
+	out, err := finished(player, gs, err)
+	return out, next, err
+}
+
+func finished(player string, gs []sheetstore.FinishedGame, err error) ([]ports.FinishedGame, error) {
 	if errors.Is(err, sheetstore.ErrBadID) {
 		return nil, apierr.BadRequestf("%q is not a player id", player)
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/pulka/pulka/pkg/daemon"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
+	"github.com/pulka/pulka/services/gateway/internal/connlimit"
+	"github.com/pulka/pulka/services/gateway/internal/hub"
 )
 
 // Environment variables of the gateway (besides daemon's PULKA_REDIS_* etc.).
@@ -51,6 +53,7 @@ const (
 	EnvFDShedPercent  = "PULKA_FD_SHED_PERCENT"
 	EnvSessionSweep   = "PULKA_SESSION_SWEEP"
 	EnvConnPerIP      = "PULKA_CONN_PER_IP"
+	EnvGoneCheck      = "PULKA_GONE_CHECK_INTERVAL"
 )
 
 // Values of PULKA_COOKIE_SECURE.
@@ -136,6 +139,11 @@ type Config struct {
 	// the revocations in Redis, for announcements missed while the
 	// subscription was down (revocations are announced at once otherwise).
 	SessionSweep time.Duration
+	// GoneCheckInterval is how often the hub checks that the followed
+	// tables' event streams still exist (Redis lost its data, or their
+	// retention ran out): how long a watcher of a vanished table waits for
+	// its table_gone at most.
+	GoneCheckInterval time.Duration
 }
 
 // RegisterFlags declares the base flags and the gateway's.
@@ -174,6 +182,7 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 	f.Int(&c.ConnPerIP, "conn-per-ip", EnvConnPerIP, 128, "TCP connections one client address (IPv6: its /64) may hold; more are closed at accept (trusted proxies are exempt)")
 	f.Int(&c.FDShedPercent, "fd-shed-percent", EnvFDShedPercent, 90, "share of RLIMIT_NOFILE in use from which new WebSocket upgrades are refused with 503")
 	f.Duration(&c.SessionSweep, "session-sweep", EnvSessionSweep, 30*time.Second, "how often open sockets' sessions are checked against revocations (besides the instant Pub/Sub announcement)")
+	f.Duration(&c.GoneCheckInterval, "gone-check-interval", EnvGoneCheck, hub.DefaultGoneCheck, "how often the followed tables' event streams are checked to still exist (a vanished table's watchers get table_gone within it)")
 	f.Duration(&c.PresenceBeat, "presence-beat", EnvPresenceBeat, 5*time.Second, "how often the gateway says it is alive; after three missed beats the others report its players away")
 	f.Int(&c.LobbyWindow, "lobby-window", EnvLobbyWindow, 100, "most tables a lobby watcher is shown (the newest matching its filter)")
 	f.Duration(&c.LobbyInterval, "lobby-update-interval", EnvLobbyInterval, 250*time.Millisecond, "how often a lobby watcher's window is brought up to date at most")
@@ -205,12 +214,8 @@ func (c *Config) Validate() error {
 			bad("allowed-origins: %q is not a host pattern (and * is refused: it would allow every site)", p)
 		}
 	}
-	for _, p := range splitList(c.TrustedProxies) {
-		if net.ParseIP(p) == nil {
-			if _, _, err := net.ParseCIDR(p); err != nil {
-				bad("trusted-proxies: %q is neither an IP nor a CIDR", p)
-			}
-		}
+	if _, err := connlimit.ParseNetworks(splitList(c.TrustedProxies)); err != nil {
+		bad("trusted-proxies: %v", err)
 	}
 	if c.StaticDir != "" {
 		if st, err := os.Stat(c.StaticDir); err != nil || !st.IsDir() {
@@ -219,6 +224,9 @@ func (c *Config) Validate() error {
 	}
 	if c.LobbyTimeout <= 0 {
 		bad("lobby-timeout must be positive")
+	}
+	if c.GoneCheckInterval < 10*time.Millisecond {
+		bad("gone-check-interval must be at least 10ms")
 	}
 	if c.PresenceBeat < 10*time.Millisecond {
 		bad("presence-beat must be at least 10ms")

@@ -71,6 +71,7 @@ type Server struct {
 	ws      *ws.Server
 	hub     *hub.Hub
 	log     *slog.Logger
+	proxies connlimit.Networks // TrustedProxies, parsed once
 }
 
 // New builds a gateway instance; Run its background loops and serve Handler.
@@ -90,6 +91,10 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 	if p.Argon2 == (auth.Argon2Params{}) {
 		p.Argon2 = auth.DefaultArgon2()
 	}
+	proxies, err := connlimit.ParseNetworks(splitList(cfg.TrustedProxies))
+	if err != nil {
+		return nil, fmt.Errorf("gateway: trusted proxies: %w", err)
+	}
 	var previous [][]byte
 	for _, s := range splitList(cfg.PreviousSecrets) {
 		previous = append(previous, []byte(s))
@@ -98,11 +103,30 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	accounts, err := auth.NewAccounts(ctx, p.Redis, auth.NewHasher(p.Argon2, cfg.HashConcurrency), p.Now)
+	hasher := auth.NewHasher(p.Argon2, cfg.HashConcurrency)
+	accounts, err := auth.NewAccounts(ctx, p.Redis, hasher, p.Now)
 	if err != nil {
 		return nil, err
 	}
 	meter := p.Meter.Meter("github.com/pulka/pulka/services/gateway")
+	if _, err := meter.Int64ObservableGauge("pulka_gateway_password_hashes_in_flight",
+		metric.WithDescription("password hashes being computed now (at most hash-concurrency)"),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(int64(hasher.InFlight()))
+			return nil
+		})); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	if _, err := meter.Int64ObservableCounter("pulka_gateway_password_hash_busy",
+		metric.WithDescription("logins and registrations refused 503 unavailable because every hash slot (hash-concurrency) stayed taken"),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(hasher.Busy())
+			return nil
+		})); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	signups, _ := meter.Int64Counter("pulka_gateway_signups",
+		metric.WithDescription("guest sessions and registrations asked for, by result (allowed, or refused by signups-per-ip)"))
 	loginRefused, _ := meter.Int64Counter("pulka_gateway_login_refused",
 		metric.WithDescription("login attempts refused by a limit before any password check, by scope (ip, account_ip, account)"))
 	login := auth.NewLoginGuard(accounts, p.Redis, auth.LoginLimits{PerIP: cfg.LoginPerIP, PerAccountIP: cfg.LoginPerAccountIP,
@@ -123,6 +147,7 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 
 	ho := p.Hub
 	ho.Logger, ho.Meter = p.Logger, meter
+	ho.GoneCheck = cmp.Or(ho.GoneCheck, cfg.GoneCheckInterval)
 	ho.TailerOptions = append(ho.TailerOptions, streams.WithLogger(p.Logger),
 		streams.WithTracerProvider(p.Tracer), streams.WithMeterProvider(p.Meter))
 	h := hub.New(p.Redis, ho)
@@ -186,11 +211,14 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 	engine.Use(recovery(p.Logger), requestLog(p.Logger), traced(tracer)) //nolint:contextcheck // middleware use each request's context
 	err = httpapi.Mount(engine, httpapi.Config{
 		CookieName: wsrv.Config().CookieName, CookieSecure: cookieSecure(cfg.CookieSecure), CookieDomain: cfg.CookieDomain,
-		AllowedOrigins: splitList(cfg.AllowedOrigins), TrustedProxies: splitList(cfg.TrustedProxies),
+		AllowedOrigins: splitList(cfg.AllowedOrigins), TrustedProxies: proxies,
 		LobbyTimeout: cfg.LobbyTimeout,
 	}, httpapi.Deps{
 		Signer: signer, Accounts: accounts, Login: login,
-		Signups:     auth.NewLimiter(p.Redis, "signup-ip", cfg.SignupsPerIP, cfg.SignupWindow),
+		Signups: auth.NewLimiter(p.Redis, "signup-ip", cfg.SignupsPerIP, cfg.SignupWindow),
+		SignupCounted: func(result string) {
+			signups.Add(context.Background(), 1, metric.WithAttributes(attribute.String("result", result)))
+		},
 		Revocations: revocations,
 		Lobby:       p.Lobby, View: p.View, Sheets: p.Sheets, Logger: p.Logger, Now: p.Now,
 		NewID: randomKey,
@@ -211,7 +239,7 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 	}
 	engine.NoRoute(noRoute(cfg.StaticDir))
 	engine.NoMethod(httpapi.NotFound)
-	return &Server{handler: engine, ws: wsrv, hub: h, log: p.Logger}, nil
+	return &Server{handler: engine, ws: wsrv, hub: h, log: p.Logger, proxies: proxies}, nil
 }
 
 // Handler serves the API, the WebSocket and the web client.
@@ -309,7 +337,9 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 	if err != nil {
 		return fmt.Errorf("gateway: listen %s: %w", c.HTTPAddr, err)
 	}
-	ln := &connlimit.Listener{Listener: inner, PerIP: connlimit.NewCounter(c.ConnPerIP), Exempt: c.trustedProxy}
+	// Exempt is set once New has parsed the proxies; nothing is accepted
+	// before Serve.
+	ln := &connlimit.Listener{Listener: inner, PerIP: connlimit.NewCounter(c.ConnPerIP)}
 	defer ln.Close() // hs.Shutdown closes it too; this is for the early returns
 	fds := connlimit.NewFDGauge(float64(c.FDShedPercent)/100, ln.Open)
 	ln.Full = fds.Full
@@ -322,11 +352,12 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 		Redis: d.Redis, Lobby: lobbyCommands{lc}, View: lobbyView{v: view, rdb: d.Redis},
 		Sheets: sheets{sheetstore.NewReader(d.Redis)}, Logger: d.Logger,
 		Tracer: d.Telemetry.TracerProvider, Meter: d.Telemetry.MeterProvider,
-		Overloaded: fds.Overloaded, Probes: d.ProbeHandler(),
+		Overloaded: fds.Overloaded, Probes: d.PublicProbeHandler(time.Second),
 	})
 	if err != nil {
 		return err
 	}
+	ln.Exempt = s.proxies.Contains
 	d.Logger.Info("gateway: file descriptors", "in_use", fds.InUse(), "shed_from", fds.Threshold(), "close_from", fds.HardLine())
 	d.AddReadyCheck("lobby-view", func(context.Context) error {
 		if !view.Loaded() {
@@ -372,19 +403,6 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 	stop()
 	wg.Wait()
 	return errors.Join(runErr, shutdownErr)
-}
-
-// trustedProxy reports whether ip is one of TrustedProxies.
-func (c *Config) trustedProxy(ip net.IP) bool {
-	for _, p := range splitList(c.TrustedProxies) {
-		if a := net.ParseIP(p); a != nil && a.Equal(ip) {
-			return true
-		}
-		if _, n, err := net.ParseCIDR(p); err == nil && n.Contains(ip) {
-			return true
-		}
-	}
-	return false
 }
 
 // cookieSecure maps the setting to httpapi's (Validate accepted it).

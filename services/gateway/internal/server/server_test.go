@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -17,13 +19,16 @@ import (
 	"github.com/gin-gonic/gin"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/pulka/pulka/pkg/daemon"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/redistest"
+	"github.com/pulka/pulka/pkg/sheetstore"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/services/gateway/internal/apierr"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
+	"github.com/pulka/pulka/services/gateway/internal/hub"
 	"github.com/pulka/pulka/services/gateway/internal/ports"
 	"github.com/pulka/pulka/services/gateway/internal/webui"
 )
@@ -108,6 +113,19 @@ func (fakeSheets) History(_ context.Context, player string, _ time.Time, limit i
 		Standings: &scoringv1.FinalStandings{GameId: "g1"}}}, nil
 }
 
+// Shared answers g1 to the players on its sheet (u-7 and the player).
+func (f fakeSheets) Shared(ctx context.Context, player, viewer string, before time.Time, limit int) ([]ports.FinishedGame, time.Time, error) {
+	if viewer != "u-7" {
+		return []ports.FinishedGame{}, time.Time{}, nil
+	}
+	gs, _ := f.History(ctx, player, before, limit)
+	var next time.Time
+	if len(gs) == limit {
+		next = gs[len(gs)-1].EndedAt
+	}
+	return gs, next, nil
+}
+
 type testServer struct {
 	url   string
 	lobby *fakeLobby
@@ -122,7 +140,7 @@ func testConfig() *Config {
 		SignupsPerIP: 100, SignupWindow: time.Minute, CookieSecure: CookieSecureAuto,
 		WSPerPlayer: 8, WSPerIP: 64, ConnPerIP: 128, WSHelloTimeout: 5 * time.Second, FDShedPercent: 90, SessionSweep: time.Minute,
 		HashConcurrency: 2, WSReadLimit: 4096, WSSendQueue: 256, WSRate: 50, WSBurst: 50, WSPingInterval: time.Minute, WSMaxTables: 4, PresenceBeat: time.Second,
-		LobbyWindow: 100, LobbyInterval: 20 * time.Millisecond}
+		LobbyWindow: 100, LobbyInterval: 20 * time.Millisecond, GoneCheckInterval: 2 * time.Second}
 }
 
 func startServer(t *testing.T, cfg *Config, r *redistest.Server, tune ...func(*Parts)) *testServer {
@@ -381,6 +399,60 @@ func TestAPI_FinishedGamesWithSheets(t *testing.T) {
 	}
 }
 
+// Paging someone's history one game at a time must not reveal when the
+// games the asker did not play in ended (the cursor used to be the end of
+// the last game of the unfiltered page).
+func TestAPI_AnothersHistoryRevealsNoEndTimeOfUnsharedGames(t *testing.T) {
+	cfg := testConfig()
+	r := redistest.Start(t)
+	rdb := r.Client(t)
+	ts := startServer(t, cfg, r, func(p *Parts) { p.Sheets = sheets{sheetstore.NewReader(rdb)} })
+	w := sheetstore.NewWriter(rdb, sheetstore.WriterOptions{})
+	base := time.UnixMilli(1_700_000_000_000)
+	private := map[string]bool{}
+	for i := 0; i < 6; i++ { // u-42's games; u-7 is at the second only
+		players := []string{"u-42", "u-9"}
+		if i == 1 {
+			players = append(players, "u-7")
+		}
+		ended := base.Add(time.Duration(i) * time.Minute)
+		if len(players) == 2 {
+			private[ended.UTC().Format(time.RFC3339Nano)] = true
+		}
+		if err := w.Archive(context.Background(), sheetstore.Record{TableID: "t1", GameID: fmt.Sprintf("g%d", i), EndedAt: ended,
+			Sheet: []byte{}, Standings: []byte{}, PlayerIDs: players}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	signer, err := auth.NewSigner([]byte(cfg.SessionSecret), nil, time.Hour, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _, _ := signer.Issue(auth.Claims{PlayerID: "u-7", Name: "Giorgi"})
+	var seen []string
+	path := "/api/v1/players/u-42/games?limit=1"
+	for page := 0; page < 10; page++ {
+		resp := ts.do(t, "GET", path, nil, bearer(tok))
+		if resp.status != http.StatusOK {
+			t.Fatalf("page %d: %d %v", page, resp.status, resp.body)
+		}
+		for _, g := range resp.body["games"].([]any) {
+			seen = append(seen, g.(map[string]any)["game_id"].(string))
+		}
+		next, _ := resp.body["next_before"].(string)
+		if private[next] {
+			t.Fatalf("page %d: next_before %s is the end of a game u-7 did not play", page, next)
+		}
+		if next == "" {
+			break
+		}
+		path = "/api/v1/players/u-42/games?limit=1&before=" + url.QueryEscape(next)
+	}
+	if len(seen) != 1 || seen[0] != "g1" {
+		t.Fatalf("u-7 saw %v of u-42's games, want [g1]", seen)
+	}
+}
+
 func TestAPI_UnknownPathIsJSON404(t *testing.T) {
 	ts := startServer(t, testConfig(), nil)
 	if r := ts.do(t, "GET", "/api/v1/nothing", nil, nil); r.status != http.StatusNotFound || errorCode(r) != "not_found" {
@@ -504,11 +576,46 @@ func TestConfig_ValidateReportsEveryProblem(t *testing.T) {
 	c.PresenceBeat = 0
 	c.LobbyWindow = 0
 	c.LobbyInterval = time.Minute
+	c.GoneCheckInterval = 0
 	err := c.Validate()
-	for _, want := range []string{EnvSessionSecret, "allowed-origins", "trusted-proxies", "ws-rate", "http-addr", "presence-beat", "lobby-window", "lobby-update-interval"} {
+	for _, want := range []string{EnvSessionSecret, "allowed-origins", "trusted-proxies", "ws-rate", "http-addr", "presence-beat", "lobby-window", "lobby-update-interval", "gone-check-interval"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate() = %v, want a complaint about %s", err, want)
 		}
+	}
+}
+
+// A trusted-proxy list with one bad entry is refused, not silently
+// shortened (every client behind the dropped proxy would be one address).
+func TestConfig_TrustedProxiesRefusesABadEntryAmongGoodOnes(t *testing.T) {
+	c := testConfig()
+	c.RedisAddr, c.AdminAddr, c.ShutdownTimeout = "localhost:6379", ":9090", time.Second
+	c.TrustedProxies = "10.0.0.1, 192.168.0.0/16"
+	if err := c.Validate(); err != nil {
+		t.Fatalf("valid proxies: %v", err)
+	}
+	c.TrustedProxies = "10.0.0.1,proxy.internal"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "proxy.internal") {
+		t.Fatalf("Validate() = %v, want the bad entry refused", err)
+	}
+	if _, err := New(context.Background(), c, Parts{}); err == nil {
+		t.Fatal("New accepted a bad trusted proxy")
+	}
+}
+
+// The gone-check interval is a gateway setting, 2 s by default.
+func TestConfig_GoneCheckIntervalDefault(t *testing.T) {
+	var c Config
+	if err := daemon.Load(&c, "gateway", nil, func(k string) string {
+		if k == EnvSessionSecret {
+			return strings.Repeat("s", 32)
+		}
+		return ""
+	}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if c.GoneCheckInterval != hub.DefaultGoneCheck || hub.DefaultGoneCheck != 2*time.Second {
+		t.Fatalf("gone-check-interval default %v, want 2s", c.GoneCheckInterval)
 	}
 }
 

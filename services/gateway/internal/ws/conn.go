@@ -206,7 +206,7 @@ func (c *conn) authenticate() bool {
 		c.fail(CloseUnauthorized, "hello expected", true)
 		return false
 	}
-	claims, err := c.s.verify(c.ctx, m.Token)
+	claims, err := auth.VerifySession(c.ctx, c.s.deps.Signer, c.s.deps.Revocations, m.Token)
 	if err != nil {
 		p := apierr.From(err)
 		c.sendError(p.Code, p.Message, m.Ref)

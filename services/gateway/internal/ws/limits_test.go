@@ -95,9 +95,25 @@ func TestLimits_OverloadedShedsNewUpgradesOnly(t *testing.T) {
 	}
 }
 
-func TestLimits_HelloDeadlineIsShortByDefault(t *testing.T) {
-	if d := (Config{}).withDefaults().AuthTimeout; d > 5*time.Second {
-		t.Fatalf("default hello deadline %v: an unauthenticated socket holds a descriptor for nothing", d)
+// An unauthenticated socket holds a descriptor and a per-address slot: with
+// the default settings it is closed (4002) once the hello deadline passes,
+// not sooner and not much later. (Changed on purpose: this used to assert
+// the default constant, not the behaviour.)
+func TestLimits_HelloDeadlineClosesAnUnauthenticatedSocketByDefault(t *testing.T) {
+	deadline := (Config{}).withDefaults().AuthTimeout
+	if deadline > 5*time.Second {
+		t.Fatalf("default hello deadline %v: an unauthenticated socket holds a descriptor for nothing", deadline)
+	}
+	g := newEnv(t).gateway(t, Config{})
+	start := time.Now()
+	c := g.dial(t, nil) // no cookie, no hello
+	code := c.closed()
+	took := time.Since(start)
+	if code != CloseAuthTimedOut {
+		t.Fatalf("close code = %d, want %d (no hello in time)", code, CloseAuthTimedOut)
+	}
+	if took < deadline-100*time.Millisecond || took > deadline+2*time.Second {
+		t.Fatalf("closed after %v, want the default hello deadline %v", took, deadline)
 	}
 }
 

@@ -301,7 +301,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// cookie is not fatal: the client may still send a good token.
 	var claims *auth.Claims
 	if tok := s.requestToken(r); tok != "" {
-		if c, err := s.verify(r.Context(), tok); err == nil {
+		if c, err := auth.VerifySession(r.Context(), s.deps.Signer, s.deps.Revocations, tok); err == nil {
 			claims = &c
 		}
 	}
@@ -371,24 +371,6 @@ func (s *Server) refuseUpgrade(ctx context.Context, w http.ResponseWriter, err e
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(p.Status)
 	_ = json.NewEncoder(w).Encode(p.Body())
-}
-
-// verify checks a session token: its signature and expiry, then that it
-// was not revoked.
-func (s *Server) verify(ctx context.Context, tok string) (auth.Claims, error) {
-	c, err := s.deps.Signer.Verify(tok)
-	if err != nil {
-		return auth.Claims{}, err
-	}
-	if s.deps.Revocations != nil {
-		if err := s.deps.Revocations.Check(ctx, c); err != nil {
-			if !errors.Is(err, auth.ErrRevokedToken) {
-				err = errors.Join(apierr.ErrUnavailable, err) // Redis, not the client
-			}
-			return auth.Claims{}, err
-		}
-	}
-	return c, nil
 }
 
 type clientIPKey struct{}

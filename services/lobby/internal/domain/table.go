@@ -13,6 +13,7 @@ import (
 
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	"github.com/pulka/pulka/pkg/names"
 )
 
 // Status is where a table is in its life.
@@ -124,7 +125,7 @@ func cleanName(n string) (string, error) {
 	if strings.IndexFunc(n, unicode.IsControl) >= 0 {
 		return "", invalid("name", "contains control characters")
 	}
-	if strings.IndexFunc(n, Invisible) >= 0 {
+	if names.Check(n) != nil {
 		return "", invalid("name", "contains invisible formatting characters (bidi controls, zero-width characters)")
 	}
 	return n, nil
@@ -149,27 +150,11 @@ func checkPassword(pw string) error {
 	return nil
 }
 
-// Invisible reports characters that change how text around them is shown
-// without showing themselves: Unicode format characters (Cf: the bidi
-// embeddings, overrides and isolates U+202A–U+202E and U+2066–U+2069, the
-// marks U+200E/U+200F, zero-width spaces and joiners, the BOM, soft
-// hyphens, tag characters), the line and paragraph separators, and the
-// fillers that render as blank letters (Hangul U+115F, U+1160, U+3164,
-// U+FFA0; Braille blank U+2800). A table name with them could look like
-// another's, or reverse the text shown after it.
-func Invisible(r rune) bool {
-	switch r {
-	case 0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800:
-		return true
-	}
-	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r)
-}
-
 // displayName makes a gateway-supplied name safe to show: trimmed, without
 // control characters, bounded; "Player" when nothing is left.
 func displayName(n string) string {
 	n = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == utf8.RuneError || Invisible(r) {
+		if r == utf8.RuneError || names.Hidden(r) { // the shared name rule (pkg/names)
 			return -1
 		}
 		return r
