@@ -12,6 +12,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/pulka/pulka/pkg/periodic"
 )
 
 // Handler handles one message. Returning nil acknowledges it; an error
@@ -710,14 +712,7 @@ func (c *Consumer) deadLetter(ctx context.Context, m Message, reason string) {
 // claimLoop reclaims messages left pending longer than min-idle by any
 // consumer (a dead one, or this one after a handler error).
 func (c *Consumer) claimLoop(ctx context.Context) {
-	t := time.NewTicker(c.cfg.claimInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	periodic.Every(ctx, c.cfg.claimInterval, func(ctx context.Context) {
 		streams := c.reg.all()
 		for len(streams) > 0 && ctx.Err() == nil {
 			n := min(len(streams), 500)
@@ -727,7 +722,7 @@ func (c *Consumer) claimLoop(ctx context.Context) {
 			}
 			streams = streams[n:]
 		}
-	}
+	})
 }
 
 func (c *Consumer) claimBatch(ctx context.Context, streams []string) error {

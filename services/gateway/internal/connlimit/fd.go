@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/pulka/pulka/pkg/periodic"
 )
 
 // FDGauge tells whether the process is near its file-descriptor limit. It
@@ -50,16 +52,7 @@ func (g *FDGauge) Sample() {
 
 // Run samples every interval until ctx ends.
 func (g *FDGauge) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			g.Sample()
-		}
-	}
+	periodic.Every(ctx, interval, func(context.Context) { g.Sample() })
 }
 
 // InUse estimates the descriptors in use now; -1 when unknown.

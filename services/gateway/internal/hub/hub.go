@@ -17,6 +17,7 @@ import (
 
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/periodic"
 	"github.com/pulka/pulka/pkg/sheetstore"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/pkg/wire"
@@ -491,18 +492,7 @@ func (h *Hub) onNotice(ctx context.Context, stream string, data []byte) {
 // a stream that vanished (Redis restarted without persistence, FLUSHALL)
 // reads as a table where nothing happens, and its players would wait for
 // ever.
-func (h *Hub) watchGone(ctx context.Context) {
-	t := time.NewTicker(h.goneEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		h.checkGone(ctx)
-	}
-}
+func (h *Hub) watchGone(ctx context.Context) { periodic.Every(ctx, h.goneEvery, h.checkGone) }
 
 // checkGone is one pass of watchGone: one pipeline of EXISTS, one per
 // table (the tables are in different Cluster slots).

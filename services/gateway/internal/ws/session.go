@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/pulka/pulka/pkg/periodic"
 	"github.com/pulka/pulka/pkg/wire"
 )
 
@@ -75,16 +76,7 @@ func (s *Server) WatchSessions(ctx context.Context) {
 		return
 	}
 	go s.deps.Revocations.Watch(ctx, func(id string) { s.RevokeLocal(id) })
-	t := time.NewTicker(s.cfg.SessionSweep)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			s.sweepSessions(ctx)
-		}
-	}
+	periodic.Every(ctx, s.cfg.SessionSweep, s.sweepSessions)
 }
 
 func (s *Server) sweepSessions(ctx context.Context) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	"github.com/pulka/pulka/pkg/periodic"
 	"github.com/pulka/pulka/services/lobby/internal/domain"
 	"github.com/pulka/pulka/services/lobby/internal/store"
 )
@@ -19,18 +20,11 @@ const sweepBatch = 256
 // Every replica sweeps: the revision check of the commit makes two replicas
 // expiring one table close it once.
 func (s *Service) sweepLoop(ctx context.Context) {
-	t := time.NewTicker(s.opt.Limits.SweepInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := s.SweepIdle(ctx); err != nil && ctx.Err() == nil {
-				s.log.WarnContext(ctx, "lobby: sweeping idle tables failed", "err", err)
-			}
+	periodic.Every(ctx, s.opt.Limits.SweepInterval, func(ctx context.Context) {
+		if _, err := s.SweepIdle(ctx); err != nil && ctx.Err() == nil {
+			s.log.WarnContext(ctx, "lobby: sweeping idle tables failed", "err", err)
 		}
-	}
+	})
 }
 
 // SweepIdle closes the waiting tables whose idle deadline passed and
