@@ -20,7 +20,7 @@ port=${LOADRUN_PORT:-28417}
 . scripts/stack.sh
 stack_start "$port" ${LOADRUN_GOMAXPROCS:+GOMAXPROCS=$LOADRUN_GOMAXPROCS} GOGC="${LOADRUN_GOGC:-100}" \
   PULKA_RUNNER_BOT_DELAY=1ms PULKA_WS_RATE=1000 PULKA_WS_BURST=1000 PULKA_SIGNUPS_PER_IP=1000000 \
-  PULKA_WS_PER_IP=1000000 PULKA_CONN_PER_IP=1000000
+  PULKA_WS_PER_IP=1000000 PULKA_CONN_PER_IP=1000000 PULKA_LOBBY_CREATES_PER_MINUTE=1000000
 pids() { pgrep -P "$local_pid" -f "$1" | head -1; }
 cpu() { awk '{print $14+$15}' /proc/"$1"/stat; }
 # read and write system calls of a process so far (all its threads): a count
