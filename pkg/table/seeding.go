@@ -155,7 +155,7 @@ func (t *Table) clientSeed(b *batch, s int, c *tablev1.ClientSeedCommand) error 
 	}
 	copy(t.sd.clients[s][:], c.GetSeed())
 	t.sd.got |= bit
-	b.add(public(), &tablev1.Event{Event: &tablev1.Event_ClientSeedAccepted{ClientSeedAccepted: &tablev1.ClientSeedAccepted{
+	b.add(toSeat(s), &tablev1.Event{Event: &tablev1.Event_ClientSeedAccepted{ClientSeedAccepted: &tablev1.ClientSeedAccepted{
 		HandIndex: t.sd.index, Seat: uint32(s)}}})
 	if t.sd.got == t.sd.awaited {
 		t.deal(b)

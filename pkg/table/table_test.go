@@ -31,6 +31,11 @@ func TestNew_StartEventsNumberedWithVisibility(t *testing.T) {
 			if aud != tablev1.Audience_AUDIENCE_SEAT || e.GetVisibility().GetSeat() != d.GetSeat() || len(d.GetCards()) != 1 {
 				t.Errorf("dealt %v with visibility %v", d, e.GetVisibility())
 			}
+		} else if a := e.GetClientSeedAccepted(); a != nil {
+			// Only the seat's own player needs to know its seed was taken.
+			if aud != tablev1.Audience_AUDIENCE_SEAT || e.GetVisibility().GetSeat() != a.GetSeat() {
+				t.Errorf("client_seed_accepted %v with visibility %v", a, e.GetVisibility())
+			}
 		} else if aud != tablev1.Audience_AUDIENCE_PUBLIC {
 			t.Errorf("event %s visibility %v, want public", got[i], e.GetVisibility())
 		}

@@ -1175,7 +1175,9 @@ func (x *HandCommitted) GetAwaitedSeats() []uint32 {
 }
 
 // ClientSeedAccepted says a seat's client seed for hand hand_index was
-// taken. The seed itself is only published by HandRevealed. Public.
+// taken. The seed itself is only published by HandRevealed. To the seat's
+// player only: the others need nothing from it (they check every seed in
+// HandRevealed), and a public one was 16 of a hand's frames at four clients.
 type ClientSeedAccepted struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The hand being seeded.
