@@ -10,7 +10,9 @@ import (
 	"os"
 	"runtime/pprof"
 	"slices"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -126,6 +128,8 @@ type loadResult struct {
 	seedsRefused             int64
 	games, failed, lateSlots int64
 	firstError               string
+	// refusals is the gateway's error frames by code, e.g. "rate_limited 3".
+	refusals string
 }
 
 func (r *loadResult) movesPerSecond() float64 { return float64(r.moves) / r.window.Seconds() }
@@ -188,6 +192,9 @@ func (r *loadResult) String() string {
 		s += fmt.Sprintf(", moves sent after their slot %d", r.lateSlots)
 	}
 	s += fmt.Sprintf(", late client seeds %d\n", r.seedsRefused)
+	if r.refusals != "" {
+		s += "gateway refusals by code: " + r.refusals + "\n"
+	}
 	if r.mode == "paced" && len(r.lags) > 0 {
 		// The generator shares the machine: how much of the latency is its
 		// own, before the command left it, tells a busy client from a slow
@@ -218,6 +225,7 @@ type recorder struct {
 	spreads    []time.Duration // each latency's part from the first client's event to the last's
 	moves      int
 	firstError string
+	refusals   map[string]int // gateway refusals by error code
 
 	rejected, refused, reconn, games, failed, lateSlots, seedsRefused atomic.Int64
 }
@@ -238,6 +246,36 @@ func (r *recorder) sent(id string, at time.Time, clients int) {
 	if _, ok := r.pending[id]; !ok { // a resend keeps the first instant
 		r.pending[id] = &inflight{at: at, lag: max(time.Since(at), 0), need: clients}
 	}
+}
+
+// refusedCode counts a gateway refusal by its code, for the report.
+func (r *recorder) refusedCode(err error) {
+	code := "unknown"
+	var we *wire.Error
+	if errors.As(err, &we) {
+		code = we.Code
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.refusals == nil {
+		r.refusals = map[string]int{}
+	}
+	r.refusals[code]++
+}
+
+// refusalCodes lists the gateway refusals by code, most frequent first.
+// The caller holds r.mu.
+func (r *recorder) refusalCodes() string {
+	codes := make([]string, 0, len(r.refusals))
+	for c := range r.refusals {
+		codes = append(codes, c)
+	}
+	sort.Slice(codes, func(i, j int) bool { return r.refusals[codes[i]] > r.refusals[codes[j]] })
+	parts := make([]string, len(codes))
+	for i, c := range codes {
+		parts[i] = fmt.Sprintf("%s %d", c, r.refusals[c])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // refusedMove reports whether id is a move this generator sent (and still
@@ -397,7 +435,7 @@ func runLoadTest(ctx context.Context, f loadFlags, progress io.Writer) (*loadRes
 	}
 	lat := sorted(rec.latencies)
 	return &loadResult{lags: sorted(rec.lags), spreads: sorted(rec.spreads), timeline: timeline, stagger: f.stagger, mode: f.mode, tables: f.tables, clients: f.tables * clients, rate: f.rate, setup: setup,
-		window: window, moves: rec.moves, latencies: lat, rejected: rec.rejected.Load(), refused: rec.refused.Load(), seedsRefused: rec.seedsRefused.Load(),
+		window: window, moves: rec.moves, latencies: lat, rejected: rec.rejected.Load(), refused: rec.refused.Load(), seedsRefused: rec.seedsRefused.Load(), refusals: rec.refusalCodes(),
 		reconn: rec.reconn.Load(), games: rec.games.Load(), failed: rec.failed.Load(), lateSlots: rec.lateSlots.Load(),
 		firstError: rec.firstError}, nil
 }
@@ -515,6 +553,7 @@ func playGame(ctx context.Context, f loadFlags, g []seatPlayer, table string, re
 					}
 				case wire.TypeError:
 					rec.refused.Add(1)
+					rec.refusedCode(fr.Err)
 				case wsclient.TypeReconnected:
 					rec.reconn.Add(1)
 				}
