@@ -509,3 +509,39 @@ func BenchmarkFanOut(b *testing.B) {
 type discard struct{}
 
 func (discard) Send([]byte) bool { return true }
+
+// A join's replay reads the stream itself and may run ahead of the table's
+// feed. A client that answers what the replay showed it (a seat's client
+// seed for a replayed HandCommitted) must not be taken for seatless until
+// the feed catches up: Seat is the replay's answer meanwhile.
+func TestSeat_AJoinAheadOfTheFeedKeepsTheSeatItReplayed(t *testing.T) {
+	e := newEnv(t)
+	h := e.hub(t, Options{})
+	ctx := context.Background()
+	e.publish(t, "t1", seated(1, "bob"))
+	w, _, err := h.Join(ctx, "t1", "watcher", "", newSink()) // the feed exists and is up to date
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	// Appended without its bell: the replay will read it, the feed has
+	// not heard of it.
+	data, err := proto.Marshal(seated(0, "ana"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.rdb.XAdd(ctx, &redis.XAddArgs{Stream: streams.TableEvents("t1"), Values: []any{streams.FieldData, data}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	sub, res, err := h.Join(ctx, "t1", "ana", "", newSink())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if res.Seat != 0 {
+		t.Fatalf("the join's replay gives seat %d, want 0", res.Seat)
+	}
+	if got := sub.Seat(); got != 0 {
+		t.Fatalf("Seat() = %d right after a join that replayed ana's seating, want 0", got)
+	}
+}

@@ -23,6 +23,13 @@ type Subscription struct {
 	overflow bool   // buf hit the limit
 	after    string // last event id the client has been given (or skipped)
 	closed   bool
+	// joinSeat is the player's seat as of joinAt, the last event the join's
+	// replay folded. The replay reads the stream itself and may run ahead of
+	// the feed: until the feed folds joinAt, its seats are older than what
+	// this client was shown (a client answering a replayed HandCommitted
+	// would be refused as seatless).
+	joinSeat int
+	joinAt   string
 }
 
 // Joined says how a join went.
@@ -163,6 +170,7 @@ func (h *Hub) replay(ctx context.Context, s *Subscription, start, from string, s
 	}
 	s.buf, s.pending, s.after = nil, false, after
 	res.Seat, res.LastID = seats.SeatOf(s.player), after
+	s.joinSeat, s.joinAt = res.Seat, after
 	return res, nil
 }
 
@@ -185,6 +193,9 @@ func (s *Subscription) Seat() int {
 	defer s.feed.mu.Unlock()
 	if s.feed.gone {
 		return visibility.NoSeat
+	}
+	if s.joinAt != "" && streams.CompareIDs(s.feed.pos, s.joinAt) < 0 {
+		return s.joinSeat
 	}
 	return s.feed.seats.SeatOf(s.player)
 }
