@@ -77,7 +77,10 @@ type ClientMsg struct {
 	Joker *JokerDecl `json:"joker,omitempty"`
 	// Hand is the hand a seed is for (HandCommitted.hand_index).
 	Hand *uint32 `json:"hand,omitempty"`
-	// Seed is a client seed: 32 bytes as 64 hex digits.
+	// Seed is a client seed: 32 bytes as 64 hex digits. On a seed frame it
+	// is the frame's whole point; on a move (bid, trump, play) it is the
+	// seed of the hand committed ahead, riding on the move
+	// (Command.attached_seed, docs/fair-play.md).
 	Seed string `json:"seed,omitempty"`
 	// Seat is the seat to sit at (sit).
 	Seat *uint32 `json:"seat,omitempty"`
@@ -145,6 +148,9 @@ func (m *ClientMsg) validate() error {
 	if m.LastEventID != "" && !ValidStreamID(m.LastEventID) {
 		return Errorf(CodeInvalid, "last_event_id %q is not a stream id", clip(m.LastEventID))
 	}
+	if err := m.checkAttachedSeed(); err != nil {
+		return err
+	}
 	switch m.Type {
 	case TypeBid:
 		if m.Tricks == nil {
@@ -174,6 +180,34 @@ func (m *ClientMsg) validate() error {
 		}
 	}
 	return nil
+}
+
+// checkAttachedSeed checks a seed riding on a move: both hand and seed, or
+// neither; no other frame than a move or a seed carries one.
+func (m *ClientMsg) checkAttachedSeed() error {
+	switch m.Type {
+	case TypeSeed:
+		return nil
+	case TypeBid, TypeTrump, TypePlay:
+		_, err := m.attachedSeed()
+		return err
+	}
+	if m.Seed != "" || m.Hand != nil {
+		return Errorf(CodeInvalid, "only a move or a seed frame carries a seed")
+	}
+	return nil
+}
+
+// attachedSeed is the seed a move carries, nil when none.
+func (m *ClientMsg) attachedSeed() (*tablev1.ClientSeedCommand, error) {
+	if m.Seed == "" && m.Hand == nil {
+		return nil, nil
+	}
+	hand, seed, err := m.clientSeed()
+	if err != nil {
+		return nil, err
+	}
+	return &tablev1.ClientSeedCommand{HandIndex: hand, Seed: seed[:]}, nil
 }
 
 // clientSeed reads a seed frame's hand and seed.
@@ -215,6 +249,14 @@ func CommandID(playerID, key string) string { return playerID + "/" + key }
 // sender, never taken from the frame.
 func Command(m ClientMsg, playerID, commandID string) (*tablev1.Command, error) {
 	c := &tablev1.Command{CommandId: commandID, TableId: m.Table, PlayerId: playerID}
+	switch m.Type {
+	case TypeBid, TypeTrump, TypePlay:
+		s, err := m.attachedSeed()
+		if err != nil {
+			return nil, err
+		}
+		c.AttachedSeed = s
+	}
 	switch m.Type {
 	case TypeBid:
 		if m.Tricks == nil {

@@ -120,7 +120,15 @@ type Command struct {
 	//	*Command_Resign
 	//	*Command_Reconnect
 	//	*Command_ClientSeed
-	Command       isCommand_Command `protobuf_oneof:"command"`
+	Command isCommand_Command `protobuf_oneof:"command"`
+	// A client seed that rides on this command's move (bid, choose_trump or
+	// play_card): the seat's seed for the hand committed ahead, so that no
+	// command of its own is needed (docs/fair-play.md, "The order of events").
+	// A malformed one refuses the whole command; one the table does not await
+	// (another hand, a seat not awaited, a seed already taken) is ignored and
+	// the move stands. When taken, its ClientSeedAccepted is caused by this
+	// command.
+	AttachedSeed  *ClientSeedCommand `protobuf:"bytes,18,opt,name=attached_seed,json=attachedSeed,proto3" json:"attached_seed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -262,6 +270,13 @@ func (x *Command) GetClientSeed() *ClientSeedCommand {
 	return nil
 }
 
+func (x *Command) GetAttachedSeed() *ClientSeedCommand {
+	if x != nil {
+		return x.AttachedSeed
+	}
+	return nil
+}
+
 type isCommand_Command interface {
 	isCommand_Command()
 }
@@ -323,8 +338,9 @@ func (*Command_Reconnect) isCommand_Command() {}
 func (*Command_ClientSeed) isCommand_Command() {}
 
 // ClientSeedCommand is a seated player's entropy for the deal of hand
-// hand_index, sent after its HandCommitted (docs/fair-play.md). The first seed
-// of a seat counts; a later one, or one for another hand, is refused.
+// hand_index, sent after its HandCommitted (docs/fair-play.md): on its own, or
+// attached to a move (Command.attached_seed). The first seed of a seat counts;
+// a later one, or one for a hand not being seeded, is refused.
 type ClientSeedCommand struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The hand being seeded (HandCommitted.hand_index).
@@ -759,7 +775,7 @@ var File_pulka_table_v1_command_proto protoreflect.FileDescriptor
 
 const file_pulka_table_v1_command_proto_rawDesc = "" +
 	"\n" +
-	"\x1cpulka/table/v1/command.proto\x12\x0epulka.table.v1\x1a\x1bpulka/common/v1/cards.proto\x1a\x1bpulka/common/v1/trace.proto\"\x80\x05\n" +
+	"\x1cpulka/table/v1/command.proto\x12\x0epulka.table.v1\x1a\x1bpulka/common/v1/cards.proto\x1a\x1bpulka/common/v1/trace.proto\"\xc8\x05\n" +
 	"\aCommand\x12\x1d\n" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x19\n" +
@@ -775,7 +791,8 @@ const file_pulka_table_v1_command_proto_rawDesc = "" +
 	"\x06resign\x18\x0f \x01(\v2\x1d.pulka.table.v1.ResignCommandH\x00R\x06resign\x12@\n" +
 	"\treconnect\x18\x10 \x01(\v2 .pulka.table.v1.ReconnectCommandH\x00R\treconnect\x12D\n" +
 	"\vclient_seed\x18\x11 \x01(\v2!.pulka.table.v1.ClientSeedCommandH\x00R\n" +
-	"clientSeedB\t\n" +
+	"clientSeed\x12F\n" +
+	"\rattached_seed\x18\x12 \x01(\v2!.pulka.table.v1.ClientSeedCommandR\fattachedSeedB\t\n" +
 	"\acommand\"F\n" +
 	"\x11ClientSeedCommand\x12\x1d\n" +
 	"\n" +
@@ -846,16 +863,17 @@ var file_pulka_table_v1_command_proto_depIdxs = []int32{
 	8,  // 6: pulka.table.v1.Command.resign:type_name -> pulka.table.v1.ResignCommand
 	9,  // 7: pulka.table.v1.Command.reconnect:type_name -> pulka.table.v1.ReconnectCommand
 	2,  // 8: pulka.table.v1.Command.client_seed:type_name -> pulka.table.v1.ClientSeedCommand
-	12, // 9: pulka.table.v1.ChooseTrumpCommand.trump:type_name -> pulka.common.v1.Suit
-	13, // 10: pulka.table.v1.PlayCardCommand.card:type_name -> pulka.common.v1.Card
-	10, // 11: pulka.table.v1.PlayCardCommand.declaration:type_name -> pulka.table.v1.JokerDeclaration
-	0,  // 12: pulka.table.v1.JokerDeclaration.action:type_name -> pulka.table.v1.JokerAction
-	12, // 13: pulka.table.v1.JokerDeclaration.suit:type_name -> pulka.common.v1.Suit
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	2,  // 9: pulka.table.v1.Command.attached_seed:type_name -> pulka.table.v1.ClientSeedCommand
+	12, // 10: pulka.table.v1.ChooseTrumpCommand.trump:type_name -> pulka.common.v1.Suit
+	13, // 11: pulka.table.v1.PlayCardCommand.card:type_name -> pulka.common.v1.Card
+	10, // 12: pulka.table.v1.PlayCardCommand.declaration:type_name -> pulka.table.v1.JokerDeclaration
+	0,  // 13: pulka.table.v1.JokerDeclaration.action:type_name -> pulka.table.v1.JokerAction
+	12, // 14: pulka.table.v1.JokerDeclaration.suit:type_name -> pulka.common.v1.Suit
+	15, // [15:15] is the sub-list for method output_type
+	15, // [15:15] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_pulka_table_v1_command_proto_init() }

@@ -1098,16 +1098,22 @@ func (x *SeatPlayer) GetBot() bool {
 
 // HandCommitted opens the seeding of a hand, before any of its cards is
 // dealt: commitment = SHA-256 of the hand's identity and its server seed
-// (pkg/fairdeal, docs/fair-play.md). The seated players' clients answer with
-// a ClientSeedCommand; the hand is dealt when every awaited seat has sent one
-// or at seed_deadline, whichever is first. Public.
+// (pkg/fairdeal, docs/fair-play.md). The first hand is committed when the
+// game starts; every later one a hand ahead, in the step that deals the hand
+// before it. The awaited seats' clients answer with their client seed, on a
+// move of the hand in play (Command.attached_seed) or with a
+// ClientSeedCommand; the hand is dealt when every awaited seat has sent one
+// or at its seed deadline, whichever is first. Public.
 type HandCommitted struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The hand's index in the game, from 0 (its HandStarted's hand_index).
 	HandIndex uint32 `protobuf:"varint,1,opt,name=hand_index,json=handIndex,proto3" json:"hand_index,omitempty"`
 	// SHA-256 commitment to the hand's server seed (32 bytes).
 	Commitment []byte `protobuf:"bytes,2,opt,name=commitment,proto3" json:"commitment,omitempty"`
-	// When the hand is dealt without the seeds still missing.
+	// When the hand is dealt without the seeds still missing. Set when the
+	// hand waits for its deal (hand 0, and TableView.committed while it
+	// waits); unset on a hand committed ahead, whose deadline is its seed
+	// timeout after the hand before it ends.
 	SeedDeadline *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=seed_deadline,json=seedDeadline,proto3" json:"seed_deadline,omitempty"`
 	// The seats whose client seed the table waits for (seated humans present);
 	// every other seat contributes the documented constant.
@@ -3022,9 +3028,16 @@ type TableView struct {
 	Committed *HandCommitted `protobuf:"bytes,15,opt,name=committed,proto3" json:"committed,omitempty"`
 	// The awaited seats whose client seed was accepted, while the hand waits
 	// for its deal (a seat listed here must not send its seed again).
-	SeededSeats   []uint32 `protobuf:"varint,16,rep,packed,name=seeded_seats,json=seededSeats,proto3" json:"seeded_seats,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	SeededSeats []uint32 `protobuf:"varint,16,rep,packed,name=seeded_seats,json=seededSeats,proto3" json:"seeded_seats,omitempty"`
+	// The hand committed ahead (the one after the hand in play), from its
+	// HandCommitted until it is the hand in play; unset otherwise. A seat in
+	// its awaited_seats and not in next_seeded_seats sends its seed with its
+	// next move.
+	NextCommitted *HandCommitted `protobuf:"bytes,17,opt,name=next_committed,json=nextCommitted,proto3" json:"next_committed,omitempty"`
+	// The awaited seats of next_committed whose client seed was accepted.
+	NextSeededSeats []uint32 `protobuf:"varint,18,rep,packed,name=next_seeded_seats,json=nextSeededSeats,proto3" json:"next_seeded_seats,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *TableView) Reset() {
@@ -3165,6 +3178,20 @@ func (x *TableView) GetCommitted() *HandCommitted {
 func (x *TableView) GetSeededSeats() []uint32 {
 	if x != nil {
 		return x.SeededSeats
+	}
+	return nil
+}
+
+func (x *TableView) GetNextCommitted() *HandCommitted {
+	if x != nil {
+		return x.NextCommitted
+	}
+	return nil
+}
+
+func (x *TableView) GetNextSeededSeats() []uint32 {
+	if x != nil {
+		return x.NextSeededSeats
 	}
 	return nil
 }
@@ -3418,7 +3445,7 @@ const file_pulka_table_v1_event_proto_rawDesc = "" +
 	"\thand_size\x18\x06 \x01(\rR\bhandSize\x12=\n" +
 	"\x0fcolumns_face_up\x18\a \x03(\x0e2\x15.pulka.common.v1.CardR\rcolumnsFaceUp\x12*\n" +
 	"\x11columns_face_down\x18\b \x03(\bR\x0fcolumnsFaceDownB\x06\n" +
-	"\x04_bid\"\xda\x05\n" +
+	"\x04_bid\"\xcc\x06\n" +
 	"\tTableView\x129\n" +
 	"\bsettings\x18\x01 \x01(\v2\x1d.pulka.lobby.v1.TableSettingsR\bsettings\x12.\n" +
 	"\x05seats\x18\x02 \x03(\v2\x18.pulka.table.v1.SeatViewR\x05seats\x12 \n" +
@@ -3440,7 +3467,9 @@ const file_pulka_table_v1_event_proto_rawDesc = "" +
 	"\tturn_seat\x18\r \x01(\rR\bturnSeat\x126\n" +
 	"\bdeadline\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12;\n" +
 	"\tcommitted\x18\x0f \x01(\v2\x1d.pulka.table.v1.HandCommittedR\tcommitted\x12!\n" +
-	"\fseeded_seats\x18\x10 \x03(\rR\vseededSeatsB\f\n" +
+	"\fseeded_seats\x18\x10 \x03(\rR\vseededSeats\x12D\n" +
+	"\x0enext_committed\x18\x11 \x01(\v2\x1d.pulka.table.v1.HandCommittedR\rnextCommitted\x12*\n" +
+	"\x11next_seeded_seats\x18\x12 \x03(\rR\x0fnextSeededSeatsB\f\n" +
 	"\n" +
 	"_your_seat\";\n" +
 	"\n" +
@@ -3616,12 +3645,13 @@ var file_pulka_table_v1_event_proto_depIdxs = []int32{
 	35, // 61: pulka.table.v1.TableView.trick:type_name -> pulka.table.v1.PlayedCard
 	39, // 62: pulka.table.v1.TableView.deadline:type_name -> google.protobuf.Timestamp
 	8,  // 63: pulka.table.v1.TableView.committed:type_name -> pulka.table.v1.HandCommitted
-	37, // 64: pulka.table.v1.ViewSynced.view:type_name -> pulka.table.v1.TableView
-	65, // [65:65] is the sub-list for method output_type
-	65, // [65:65] is the sub-list for method input_type
-	65, // [65:65] is the sub-list for extension type_name
-	65, // [65:65] is the sub-list for extension extendee
-	0,  // [0:65] is the sub-list for field type_name
+	8,  // 64: pulka.table.v1.TableView.next_committed:type_name -> pulka.table.v1.HandCommitted
+	37, // 65: pulka.table.v1.ViewSynced.view:type_name -> pulka.table.v1.TableView
+	66, // [66:66] is the sub-list for method output_type
+	66, // [66:66] is the sub-list for method input_type
+	66, // [66:66] is the sub-list for extension type_name
+	66, // [66:66] is the sub-list for extension extendee
+	0,  // [0:66] is the sub-list for field type_name
 }
 
 func init() { file_pulka_table_v1_event_proto_init() }
