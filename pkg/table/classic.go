@@ -56,6 +56,7 @@ func (e *classicEngine) phase() tablev1.Phase {
 
 func (e *classicEngine) awaitingDeal() bool { return e.g.AwaitingDeal() }
 func (e *classicEngine) handIndex() uint32  { return uint32(e.g.HandIndex()) }
+func (e *classicEngine) lastHand() bool     { return e.g.HandIndex()+1 >= e.set.Variant.Hands() }
 
 func (e *classicEngine) deal(b *batch, k fairdeal.Key) error {
 	evs, err := e.g.Deal(k, e.buf[:0])

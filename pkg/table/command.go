@@ -77,9 +77,15 @@ func (t *Table) doCommand(b *batch, cmd *tablev1.Command) error {
 	if t.eng.over() {
 		return ErrGameOver
 	}
+	if err := checkAttached(cmd.GetAttachedSeed()); err != nil {
+		return err
+	}
 	if err := t.eng.command(b, s, cmd); err != nil {
 		return err
 	}
+	// Before commitIfDue: when the move ends the hand, the seed it carried
+	// may be the one the next deal waits for.
+	t.attachedSeed(b, s, cmd.GetAttachedSeed())
 	t.commitIfDue(b)
 	t.schedule(b)
 	return nil

@@ -58,9 +58,10 @@ func TestLeaveOrResign_JapaneseOpponentWins(t *testing.T) {
 		cmd  func() *tablev1.Command
 		want []string
 	}{
-		// The hand ends with the game: its seeds are revealed before the end.
-		"leave":  {leaveCmd, []string{"player_left", "hand_revealed", "game_ended"}},
-		"resign": {resignCmd, []string{"hand_revealed", "game_ended"}},
+		// The hand ends with the game: its seeds, and those of the hand
+		// committed ahead, are revealed before the end.
+		"leave":  {leaveCmd, []string{"player_left", "hand_revealed", "hand_revealed", "game_ended"}},
+		"resign": {resignCmd, []string{"hand_revealed", "hand_revealed", "game_ended"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t, japaneseSet(21), 8, humans(2))
@@ -68,6 +69,15 @@ func TestLeaveOrResign_JapaneseOpponentWins(t *testing.T) {
 			got := kinds(evs)
 			if len(got) != len(tc.want) || got[len(got)-1] != "game_ended" || got[0] != tc.want[0] {
 				t.Fatalf("%s: %v, want %v", name, got, tc.want)
+			}
+			var revealed []uint32
+			for _, e := range evs {
+				if r := e.GetHandRevealed(); r != nil {
+					revealed = append(revealed, r.GetHandIndex())
+				}
+			}
+			if len(revealed) != 2 || revealed[0] != 0 || revealed[1] != 1 {
+				t.Fatalf("%s: hands %v revealed, want 0 (in play) then 1 (committed ahead)", name, revealed)
 			}
 			ended := evs[len(evs)-1].GetGameEnded()
 			if ended.GetReason() != tablev1.GameEndReason_GAME_END_REASON_RESIGNED ||

@@ -18,6 +18,9 @@ type engine interface {
 	awaitingDeal() bool
 	// handIndex is the current hand's index (hand_index of its events).
 	handIndex() uint32
+	// lastHand: the current hand is certainly the game's last (no hand is
+	// committed ahead of it). A game that cannot know says false.
+	lastHand() bool
 	// deal deals the current hand from k and emits its events.
 	deal(b *batch, k fairdeal.Key) error
 	// command plays seat's move; an error is a broken rule and changes

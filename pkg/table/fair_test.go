@@ -40,8 +40,10 @@ type fairCheck struct {
 	t       *Table
 	game    int
 	hands   map[uint32]*handWatch
-	open    *handWatch // the hand committed and not revealed
-	openIdx uint32
+	// open is the hand committed and not revealed (the hand in play or
+	// waiting for its deal), ahead the one committed a hand ahead of it.
+	open, ahead       *handWatch
+	openIdx, aheadIdx uint32
 	servers map[fairdeal.ServerSeed]bool
 	// candidates: every byte string, and every hex, base64 or decimal
 	// reading of a string, that any event of the game carried so far —
@@ -101,20 +103,34 @@ func (c *fairCheck) event(e *tablev1.Event) {
 	switch x := e.GetEvent().(type) {
 	case *tablev1.Event_HandCommitted:
 		hc := x.HandCommitted
-		if c.open != nil {
-			c.fail(e, "hand %d committed while hand %d is not revealed", hc.GetHandIndex(), c.openIdx)
-		}
 		if c.hands[hc.GetHandIndex()] != nil || len(hc.GetCommitment()) != fairdeal.SeedSize {
 			c.fail(e, "hand %d committed twice, or a %d-byte commitment", hc.GetHandIndex(), len(hc.GetCommitment()))
 		}
 		w := &handWatch{commitment: hc.GetCommitment()}
-		c.hands[hc.GetHandIndex()], c.open, c.openIdx = w, w, hc.GetHandIndex()
+		c.hands[hc.GetHandIndex()] = w
+		switch {
+		case c.open == nil:
+			c.open, c.openIdx = w, hc.GetHandIndex()
+		case c.ahead == nil && c.open.dealt && !c.open.ended && hc.GetHandIndex() == c.openIdx+1:
+			// Committed a hand ahead, while the hand before it is in play.
+			c.ahead, c.aheadIdx = w, hc.GetHandIndex()
+			if hc.GetSeedDeadline() != nil {
+				c.fail(e, "a hand committed ahead with a seed deadline")
+			}
+		default:
+			c.fail(e, "hand %d committed while hand %d is not in play or another is ahead", hc.GetHandIndex(), c.openIdx)
+		}
 	case *tablev1.Event_ClientSeedAccepted:
-		if c.open == nil || x.ClientSeedAccepted.GetHandIndex() != c.openIdx || c.open.dealt {
+		i := x.ClientSeedAccepted.GetHandIndex()
+		if !(c.open != nil && i == c.openIdx && !c.open.dealt) && !(c.ahead != nil && i == c.aheadIdx) {
 			c.fail(e, "a client seed outside its hand's seeding")
 		}
 	case *tablev1.Event_HandStarted:
 		hs := x.HandStarted
+		if c.open == nil && c.ahead != nil {
+			// The hand before ended and was revealed: the one ahead is next.
+			c.open, c.openIdx, c.ahead = c.ahead, c.aheadIdx, nil
+		}
 		if c.open == nil || hs.GetHandIndex() != c.openIdx || c.open.dealt {
 			c.fail(e, "hand %d dealt without its commitment first", hs.GetHandIndex())
 		}
@@ -140,8 +156,8 @@ func (c *fairCheck) event(e *tablev1.Event) {
 	case *tablev1.Event_HandRevealed:
 		c.reveal(e, x.HandRevealed)
 	case *tablev1.Event_GameEnded:
-		if c.open != nil {
-			c.fail(e, "the game ended before hand %d was revealed", c.openIdx)
+		if c.open != nil || c.ahead != nil {
+			c.fail(e, "the game ended before hand %d (or the one ahead, %d) was revealed", c.openIdx, c.aheadIdx)
 		}
 	}
 }
@@ -199,6 +215,10 @@ func (c *fairCheck) addString(s string) {
 }
 
 func (c *fairCheck) reveal(e *tablev1.Event, r *tablev1.HandRevealed) {
+	if c.open == nil && c.ahead != nil {
+		// A hand committed ahead and never dealt: the game ended first.
+		c.open, c.openIdx, c.ahead = c.ahead, c.aheadIdx, nil
+	}
 	w := c.open
 	if w == nil || r.GetHandIndex() != c.openIdx {
 		c.fail(e, "hand %d revealed, not the open one", r.GetHandIndex())
@@ -370,7 +390,7 @@ func TestFairness_NoEventBeforeTheRevealGivesTheDeal(t *testing.T) {
 			}
 			seen = len(d.all)
 		}
-		if d.h.t.Over() && c.open != nil {
+		if d.h.t.Over() && (c.open != nil || c.ahead != nil) {
 			t.Fatalf("game %d ended with hand %d unrevealed", g, c.openIdx)
 		}
 		revealed += c.revealed

@@ -43,6 +43,10 @@ func (e *japaneseEngine) phase() tablev1.Phase {
 func (e *japaneseEngine) awaitingDeal() bool { return e.g.AwaitingDeal() }
 func (e *japaneseEngine) handIndex() uint32  { return uint32(e.g.Hand()) }
 
+// lastHand: a match ends when a player reaches the target, which no hand
+// knows before it is played.
+func (e *japaneseEngine) lastHand() bool { return false }
+
 func (e *japaneseEngine) deal(b *batch, k fairdeal.Key) error {
 	evs, err := e.g.Deal(k, e.buf[:0])
 	if err != nil {

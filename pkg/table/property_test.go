@@ -98,7 +98,9 @@ func (d *driver) step() {
 			return
 		}
 		cs := legalCommands(t, s)
-		d.command(player(s), cs[rng.IntN(len(cs))], "")
+		c := cs[rng.IntN(len(cs))]
+		d.attachSeed(c)
+		d.command(player(s), c, "")
 	case r < 62:
 		var c *tablev1.Command
 		switch rng.IntN(3) {
@@ -178,6 +180,9 @@ func (d *driver) clientSeed() {
 	}
 	seed = seed[:32]
 	hand := t.sd.index
+	if t.nx.active && rng.IntN(3) == 0 {
+		hand = t.nx.index
+	}
 	who := player(rng.IntN(len(t.seats)))
 	switch rng.IntN(12) {
 	case 0:
@@ -189,6 +194,29 @@ func (d *driver) clientSeed() {
 	}
 	d.command(who, &tablev1.Command{Command: &tablev1.Command_ClientSeed{ClientSeed: &tablev1.ClientSeedCommand{
 		HandIndex: hand, Seed: seed}}}, "")
+}
+
+// attachSeed makes a move carry a client seed, as the clients do with the
+// seed of the hand committed ahead: mostly that one, sometimes one the table
+// ignores (another hand's, a second one) or refuses the move for (a wrong
+// length), and sometimes none.
+func (d *driver) attachSeed(c *tablev1.Command) {
+	t, rng := d.h.t, d.rng
+	if !t.nx.active || rng.IntN(5) == 0 {
+		return
+	}
+	seed := make([]byte, 32)
+	for i := range seed {
+		seed[i] = byte(rng.IntN(256))
+	}
+	hand := t.nx.index
+	switch rng.IntN(15) {
+	case 0:
+		hand += uint32(1 + rng.IntN(2))
+	case 1:
+		seed = seed[:rng.IntN(32)]
+	}
+	c.AttachedSeed = &tablev1.ClientSeedCommand{HandIndex: hand, Seed: seed}
 }
 
 // run drives the table until the game ends or maxSteps inputs were sent.

@@ -324,11 +324,14 @@ func TestRecentRing_IgnoredAsALinearScanThroughSnapshots(t *testing.T) {
 }
 
 // TestSnapshot_FullRingFixtureLoadsAndReencodesTheSame: the fixture is the
-// snapshot of fullRingTable in snapshot version 4 (per-hand seeding). The
-// table still encodes to exactly those bytes, they load, and the loaded
-// table ignores the ids the original ignores. The version 1 fixture, written
-// before the ring had an index (commit 4f72ab5), is refused since version 3:
-// its game's deals all followed from one seed the game id made public.
+// snapshot of fullRingTable in snapshot version 5 (hands committed ahead).
+// The table still encodes to exactly those bytes, they load, and the loaded
+// table ignores the ids the original ignores. The version 4 fixture (the
+// same table when each hand was seeded after the one before) still loads
+// and re-encodes to itself: such a table keeps its way of seeding to the end
+// of its game. The version 1 fixture, written before the ring had an index
+// (commit 4f72ab5), is refused since version 3: its game's deals all
+// followed from one seed the game id made public.
 func TestSnapshot_FullRingFixtureLoadsAndReencodesTheSame(t *testing.T) {
 	v1, err := os.ReadFile(filepath.Join("testdata", "full-ring.snapshot"))
 	if err != nil {
@@ -337,7 +340,14 @@ func TestSnapshot_FullRingFixtureLoadsAndReencodesTheSame(t *testing.T) {
 	if _, err := Restore(v1); !errors.Is(err, ErrBadSnapshot) {
 		t.Fatalf("a version 1 snapshot: %v, want ErrBadSnapshot", err)
 	}
-	path := filepath.Join("testdata", "full-ring-v4.snapshot")
+	v4, err := os.ReadFile(filepath.Join("testdata", "full-ring-v4.snapshot"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r4, err := Restore(v4); err != nil || r4.ahead || r4.nx.active || !bytes.Equal(state(t, r4), v4) {
+		t.Fatalf("the version 4 fixture: %v, or it re-encodes differently", err)
+	}
+	path := filepath.Join("testdata", "full-ring-v5.snapshot")
 	h, sent := fullRingTable(t)
 	if *updateFixtures {
 		if err := os.WriteFile(path, state(t, h.t), 0o644); err != nil {

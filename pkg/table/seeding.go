@@ -68,44 +68,89 @@ func (t *Table) hand(index uint32) fairdeal.Hand {
 	return fairdeal.Hand{TableID: t.id, GameID: t.gameID, Index: index}
 }
 
-// commitIfDue commits the engine's next hand when it waits for its deal and
-// none is committed: HandCommitted, and the deal at once when no seat is
-// awaited.
+// commitIfDue starts the seeding of the hand the engine waits to deal, if
+// none has: the hand committed ahead becomes the hand waiting for its deal;
+// a hand not committed yet (the first, or a hand after a game-changing
+// restore) is committed now. The deal follows at once when no awaited seed
+// is missing.
 func (t *Table) commitIfDue(b *batch) {
 	if b.err != nil || t.eng.over() || !t.eng.awaitingDeal() || t.sd.active {
 		return
 	}
-	server, err := b.serverSeed()
-	if err != nil {
-		b.fail(err)
-		return
-	}
 	idx := t.eng.handIndex()
-	c, err := fairdeal.Commit(t.hand(idx), server)
-	if err != nil {
-		b.fail(fmt.Errorf("table: commit: %w", err))
+	if t.nx.active && t.nx.index == idx {
+		t.sd, t.nx = t.nx, seeding{}
+		// A seat that has not sent its seed and is no longer here (away,
+		// left, played by a bot) is not waited for: its seed is
+		// NoClientSeed, as if it had been away at the commitment.
+		for s := range t.seats {
+			if st := &t.seats[s]; t.sd.got&(1<<s) == 0 && (st.mode != seatHuman || st.away) {
+				t.sd.awaited &^= 1 << s
+			}
+		}
+		t.sd.deadline = b.at + int64(t.set.SeedTimeout)
+		if t.sd.got == t.sd.awaited {
+			t.deal(b)
+		}
 		return
 	}
-	t.sd = seeding{active: true, index: idx, server: server, commit: c,
-		deadline: b.at + int64(t.set.SeedTimeout)}
-	hc := &tablev1.HandCommitted{HandIndex: idx, Commitment: c[:],
-		SeedDeadline: timestamppb.New(time.Unix(0, t.sd.deadline))}
-	for s := range t.seats {
-		// A seated human who is here is awaited; a bot's seat, and an away
-		// player's, contribute fairdeal.NoClientSeed.
-		if st := &t.seats[s]; st.mode == seatHuman && !st.away {
-			t.sd.awaited |= 1 << s
-			hc.AwaitedSeats = append(hc.AwaitedSeats, uint32(s))
-		}
+	t.nx = seeding{} // committed for another hand: never dealt, never revealed
+	sd, hc, ok := t.commit(b, idx)
+	if !ok {
+		return
 	}
+	t.sd = sd
+	t.sd.deadline = b.at + int64(t.set.SeedTimeout)
+	hc.SeedDeadline = timestamppb.New(time.Unix(0, t.sd.deadline))
 	b.add(public(), &tablev1.Event{Event: &tablev1.Event_HandCommitted{HandCommitted: hc}})
 	if t.sd.awaited == 0 {
 		t.deal(b)
 	}
 }
 
-// deal deals the committed hand from its shuffle key. The caller schedules
-// the first move after it.
+// commit draws hand idx's server seed and commits to it; the caller adds
+// the HandCommitted. The awaited seats are the seated humans who are here.
+func (t *Table) commit(b *batch, idx uint32) (seeding, *tablev1.HandCommitted, bool) {
+	server, err := b.serverSeed()
+	if err != nil {
+		b.fail(err)
+		return seeding{}, nil, false
+	}
+	c, err := fairdeal.Commit(t.hand(idx), server)
+	if err != nil {
+		b.fail(fmt.Errorf("table: commit: %w", err))
+		return seeding{}, nil, false
+	}
+	sd := seeding{active: true, index: idx, server: server, commit: c}
+	hc := &tablev1.HandCommitted{HandIndex: idx, Commitment: c[:]}
+	for s := range t.seats {
+		// A seated human who is here is awaited; a bot's seat, and an away
+		// player's, contribute fairdeal.NoClientSeed.
+		if st := &t.seats[s]; st.mode == seatHuman && !st.away {
+			sd.awaited |= 1 << s
+			hc.AwaitedSeats = append(hc.AwaitedSeats, uint32(s))
+		}
+	}
+	return sd, hc, true
+}
+
+// commitAhead commits the hand after the one just dealt, so that its seeds
+// can ride on the moves of this one (docs/fair-play.md): no seed round of
+// its own, and its deal in the step that ends this hand.
+func (t *Table) commitAhead(b *batch) {
+	if b.err != nil || !t.ahead || t.eng.over() || t.eng.lastHand() || t.nx.active {
+		return
+	}
+	nx, hc, ok := t.commit(b, t.eng.handIndex()+1)
+	if !ok {
+		return
+	}
+	t.nx = nx
+	b.add(public(), &tablev1.Event{Event: &tablev1.Event_HandCommitted{HandCommitted: hc}})
+}
+
+// deal deals the committed hand from its shuffle key, and commits the next
+// one ahead. The caller schedules the first move after it.
 func (t *Table) deal(b *batch) {
 	k, err := fairdeal.ShuffleKey(t.hand(t.sd.index), t.sd.server, t.sd.clients[:len(t.seats)])
 	if err != nil {
@@ -115,27 +160,44 @@ func (t *Table) deal(b *batch) {
 	t.sd.deadline = 0
 	if err := t.eng.deal(b, k); err != nil {
 		b.fail(fmt.Errorf("table: deal: %w", err))
+		return
 	}
+	t.commitAhead(b)
 }
 
 // reveal publishes the current hand's seeds once its last event is out (the
 // engines call it after HandEnded, and before GameEnded when the game ends
-// during a hand). Revealing a hand twice, or none, does nothing.
+// during a hand); once the game is over, the hand committed ahead and never
+// dealt is revealed after it. Revealing a hand twice, or none, does nothing.
 func (t *Table) reveal(b *batch) {
-	if !t.sd.active {
-		return
+	for _, sd := range []*seeding{&t.sd, &t.nx} {
+		if !sd.active || (sd == &t.nx && !t.eng.over()) {
+			continue
+		}
+		hr := &tablev1.HandRevealed{HandIndex: sd.index, ServerSeed: append([]byte(nil), sd.server[:]...),
+			Commitment: append([]byte(nil), sd.commit[:]...)}
+		for s := range t.seats {
+			hr.ClientSeeds = append(hr.ClientSeeds, append([]byte(nil), sd.clients[s][:]...))
+		}
+		*sd = seeding{}
+		b.add(public(), &tablev1.Event{Event: &tablev1.Event_HandRevealed{HandRevealed: hr}})
 	}
-	hr := &tablev1.HandRevealed{HandIndex: t.sd.index, ServerSeed: append([]byte(nil), t.sd.server[:]...),
-		Commitment: append([]byte(nil), t.sd.commit[:]...)}
-	for s := range t.seats {
-		hr.ClientSeeds = append(hr.ClientSeeds, append([]byte(nil), t.sd.clients[s][:]...))
-	}
-	t.sd = seeding{}
-	b.add(public(), &tablev1.Event{Event: &tablev1.Event_HandRevealed{HandRevealed: hr}})
 }
 
-// clientSeed takes seat s's client seed for the hand being seeded; the deal
-// follows at once when it was the last one awaited.
+// seedingFor is the seeding that takes a client seed for hand index: the
+// hand waiting for its deal, or the hand committed ahead; nil when neither.
+func (t *Table) seedingFor(index uint32) *seeding {
+	switch {
+	case t.sd.waiting() && t.sd.index == index:
+		return &t.sd
+	case t.nx.active && t.nx.index == index:
+		return &t.nx
+	}
+	return nil
+}
+
+// clientSeed takes seat s's client seed for a hand being seeded; the deal
+// follows at once when it was the last one the waiting hand awaited.
 func (t *Table) clientSeed(b *batch, s int, c *tablev1.ClientSeedCommand) error {
 	if s < 0 {
 		return ErrNotSeated
@@ -143,24 +205,52 @@ func (t *Table) clientSeed(b *batch, s int, c *tablev1.ClientSeedCommand) error 
 	if len(c.GetSeed()) != fairdeal.SeedSize {
 		return fmt.Errorf("%w: a client seed is %d bytes, not %d", ErrMalformed, fairdeal.SeedSize, len(c.GetSeed()))
 	}
-	if !t.sd.waiting() || c.GetHandIndex() != t.sd.index {
+	sd := t.seedingFor(c.GetHandIndex())
+	if sd == nil {
 		return fmt.Errorf("%w: hand %d", ErrNotSeeding, c.GetHandIndex())
 	}
 	bit := uint8(1) << s
 	switch {
-	case t.sd.awaited&bit == 0:
+	case sd.awaited&bit == 0:
 		return fmt.Errorf("%w: seat %d is not awaited", ErrSeedRefused, s)
-	case t.sd.got&bit != 0:
+	case sd.got&bit != 0:
 		return fmt.Errorf("%w: seat %d sent its seed already", ErrSeedRefused, s)
 	}
-	copy(t.sd.clients[s][:], c.GetSeed())
-	t.sd.got |= bit
-	b.add(toSeat(s), &tablev1.Event{Event: &tablev1.Event_ClientSeedAccepted{ClientSeedAccepted: &tablev1.ClientSeedAccepted{
-		HandIndex: t.sd.index, Seat: uint32(s)}}})
-	if t.sd.got == t.sd.awaited {
-		t.deal(b)
+	t.takeSeed(b, sd, s, c.GetSeed())
+	return nil
+}
+
+// checkAttached checks the seed a move carries before the move is played:
+// a malformed one refuses the whole command, so that nothing changes.
+func checkAttached(c *tablev1.ClientSeedCommand) error {
+	if c != nil && len(c.GetSeed()) != fairdeal.SeedSize {
+		return fmt.Errorf("%w: an attached client seed is %d bytes, not %d", ErrMalformed, len(c.GetSeed()), fairdeal.SeedSize)
 	}
 	return nil
+}
+
+// attachedSeed takes the seed that rode on seat s's move, once the move is
+// played. One the table does not await is ignored: the move stands, and
+// the missing ClientSeedAccepted tells the client.
+func (t *Table) attachedSeed(b *batch, s int, c *tablev1.ClientSeedCommand) {
+	if c == nil || b.err != nil {
+		return
+	}
+	sd := t.seedingFor(c.GetHandIndex())
+	if sd == nil || sd.awaited&(1<<s) == 0 || sd.got&(1<<s) != 0 {
+		return
+	}
+	t.takeSeed(b, sd, s, c.GetSeed())
+}
+
+func (t *Table) takeSeed(b *batch, sd *seeding, s int, seed []byte) {
+	copy(sd.clients[s][:], seed)
+	sd.got |= 1 << s
+	b.add(toSeat(s), &tablev1.Event{Event: &tablev1.Event_ClientSeedAccepted{ClientSeedAccepted: &tablev1.ClientSeedAccepted{
+		HandIndex: sd.index, Seat: uint32(s)}}})
+	if sd == &t.sd && t.sd.got == t.sd.awaited {
+		t.deal(b)
+	}
 }
 
 // HandSeeds is one hand's commit–reveal material.

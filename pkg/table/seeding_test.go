@@ -3,6 +3,7 @@ package table
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -48,19 +49,41 @@ func TestSeeding_HandCommittedAwaitsTheSeatedHumansWhoAreHereAndRunsNoTimer(t *t
 	}
 }
 
+// p1 goes away after hand 1 was committed ahead (awaiting every seat):
+// when hand 0 ends, hand 1 no longer waits for p1's seed (it deals once the
+// others' are in), and hand 2, committed ahead at hand 1's deal, does not
+// await p1 at all.
 func TestSeeding_AnAwayPlayerIsNotAwaitedAtTheNextHand(t *testing.T) {
-	h := newHarness(t, classicSet(classic.Standard, DefaultBotDelay), 5, humans(4))
+	h := newHarnessSeeding(t, classicSet(classic.Standard, DefaultBotDelay), 5, humans(4), false)
+	for s := range 4 {
+		h.mustCmd(player(s), seedCmd(0, seedBytes(byte(s+1))))
+	}
+	if !h.t.nx.active || h.t.nx.index != 1 || h.t.nx.awaited != 0b1111 {
+		t.Fatalf("hand 1 committed ahead: %+v, want awaiting every seat", h.t.nx)
+	}
 	h.apply(Away("p1", t0))
 	var next *tablev1.HandCommitted
 	for next == nil && !h.t.Over() {
-		s := h.t.eng.toMove()
-		for _, e := range h.mustCmd(player(s), legalCommands(h.t, s)[0]) {
-			if hc := e.GetHandCommitted(); hc != nil {
-				next = hc
+		if h.t.sd.waiting() {
+			if h.t.sd.index != 1 || h.t.sd.awaited != 0b1101 {
+				t.Fatalf("hand %d waits for seats %04b with p1 away, want hand 1 and 1101", h.t.sd.index, h.t.sd.awaited)
 			}
+			for _, s := range []int{0, 2, 3} {
+				for _, e := range h.mustCmd(player(s), seedCmd(1, seedBytes(byte(s+5)))) {
+					if hc := e.GetHandCommitted(); hc != nil {
+						next = hc
+					}
+				}
+			}
+			continue
 		}
+		s := h.t.eng.toMove()
+		h.mustCmd(player(s), legalCommands(h.t, s)[0])
 	}
-	if got := next.GetAwaitedSeats(); next.GetHandIndex() != 1 || len(got) != 3 || got[0] != 0 || got[1] != 2 || got[2] != 3 {
+	if h.t.sd.index != 1 || h.t.sd.waiting() {
+		t.Fatal("hand 1 was not dealt on the seeds of the seats that are here")
+	}
+	if got := next.GetAwaitedSeats(); next.GetHandIndex() != 2 || len(got) != 3 || got[0] != 0 || got[1] != 2 || got[2] != 3 {
 		t.Fatalf("hand %d awaits %v with p1 away, want 0 2 3", next.GetHandIndex(), got)
 	}
 }
@@ -140,14 +163,24 @@ func TestSeeding_BotsOnlyDealAtOnceAndEveryHandIsRevealedAfterItsEnd(t *testing.
 	if !h.t.Over() {
 		t.Fatal("a game of bots with no delay did not end in one tick")
 	}
-	next := uint32(0)
+	// Hand 0 is committed and dealt at once; every later hand is committed
+	// right after the deal of the hand before it (a hand ahead) and dealt
+	// right after that hand's reveal; no hand is committed after the last.
+	next, committed := uint32(0), uint32(0)
 	ended := false
 	for i, e := range evs {
 		switch {
 		case e.GetHandCommitted() != nil:
-			if e.GetHandCommitted().GetHandIndex() != next || len(e.GetHandCommitted().GetAwaitedSeats()) != 0 ||
-				evs[i+1].GetHandStarted() == nil {
-				t.Fatalf("event %d: %v, want hand %d committed and dealt at once", i, e, next)
+			hc := e.GetHandCommitted()
+			afterDeal := i > 0 && (evs[i-1].GetTrumpTurned() != nil || evs[i-1].GetDealt() != nil)
+			if hc.GetHandIndex() != committed || len(hc.GetAwaitedSeats()) != 0 ||
+				(committed == 0 && evs[i+1].GetHandStarted() == nil) || (committed > 0 && (!afterDeal || hc.GetSeedDeadline() != nil)) {
+				t.Fatalf("event %d: %v, want hand %d committed (hand 0 dealt at once, the others after the deal before)", i, e, committed)
+			}
+			committed++
+		case e.GetHandStarted() != nil:
+			if e.GetHandStarted().GetHandIndex() != next || committed != next+1 || (next > 0 && evs[i-1].GetHandRevealed() == nil) {
+				t.Fatalf("event %d: hand %d dealt, want hand %d right after the reveal before it", i, e.GetHandStarted().GetHandIndex(), next)
 			}
 		case e.GetHandEnded() != nil:
 			ended = true
@@ -159,8 +192,8 @@ func TestSeeding_BotsOnlyDealAtOnceAndEveryHandIsRevealedAfterItsEnd(t *testing.
 			next++
 		}
 	}
-	if next != 16 {
-		t.Fatalf("%d hands revealed, want 16", next)
+	if next != 16 || committed != 16 {
+		t.Fatalf("%d hands revealed and %d committed, want 16", next, committed)
 	}
 }
 
@@ -228,5 +261,151 @@ func TestSeeding_TheViewCarriesTheCommitmentAndTheSeedsReceived(t *testing.T) {
 	k, _ := sd.Key()
 	if bytes.Contains(raw, sd.Server[:]) || bytes.Contains(raw, k[:]) {
 		t.Fatal("the view carries the server seed or the key")
+	}
+}
+
+// withSeed makes c carry seat's client seed for hand.
+func withSeed(c *tablev1.Command, hand uint32, seed []byte) *tablev1.Command {
+	c.AttachedSeed = &tablev1.ClientSeedCommand{HandIndex: hand, Seed: seed}
+	return c
+}
+
+// TestSeeding_SeedsRideOnMovesAndTheNextHandIsDealtAsTheHandBeforeEnds:
+// hand 1 is committed a hand ahead, at hand 0's deal, without a seed
+// deadline; each seat's first move of hand 0 carries its seed for hand 1,
+// accepted to that seat only and caused by the move; the move that ends
+// hand 0 deals hand 1 in the same step, after hand 0's reveal, with no
+// seed command at all; and hand 1's reveal lists the seeds that rode on the
+// moves.
+func TestSeeding_SeedsRideOnMovesAndTheNextHandIsDealtAsTheHandBeforeEnds(t *testing.T) {
+	h := newHarness(t, classicSet(classic.Standard, DefaultBotDelay), 5, humans(4))
+	last := h.start[len(h.start)-1].GetHandCommitted()
+	if last.GetHandIndex() != 1 || last.GetSeedDeadline() != nil || len(last.GetAwaitedSeats()) != 4 {
+		t.Fatalf("the start's last event %v, want hand 1 committed ahead, every seat awaited, no deadline", last)
+	}
+	sent := map[int]bool{}
+	var ending []*tablev1.Event
+	for h.t.sd.index == 0 && !h.t.Over() {
+		s := h.t.eng.toMove()
+		c := legalCommands(h.t, s)[0]
+		if !sent[s] {
+			withSeed(c, 1, seedBytes(byte(0x40+s)))
+		}
+		evs := h.mustCmd(player(s), c)
+		if !sent[s] {
+			sent[s] = true
+			var acc *tablev1.Event
+			for _, e := range evs {
+				if e.GetClientSeedAccepted() != nil {
+					acc = e
+				}
+			}
+			if acc == nil || acc.GetClientSeedAccepted().GetHandIndex() != 1 || acc.GetClientSeedAccepted().GetSeat() != uint32(s) ||
+				acc.GetCausedBy() != c.GetCommandId() || acc.GetVisibility().GetAudience() != tablev1.Audience_AUDIENCE_SEAT {
+				t.Fatalf("seat %d's move with its seed: %v, want its client_seed_accepted for hand 1, caused by the move", s, kinds(evs))
+			}
+		}
+		ending = evs
+	}
+	got := kinds(ending)
+	at := func(k string) int { return slices.Index(got, k) }
+	if at("hand_ended") < 0 || at("hand_revealed") < at("hand_ended") || at("hand_started") != at("hand_revealed")+1 ||
+		ending[at("hand_started")].GetHandStarted().GetHandIndex() != 1 {
+		t.Fatalf("the move that ends hand 0: %v, want its end, its reveal and hand 1's deal in the same step", got)
+	}
+	for _, l := range h.log {
+		if l.in.Kind == InputCommand && l.in.Command.GetClientSeed() != nil && l.in.Command.GetClientSeed().GetHandIndex() == 1 {
+			t.Fatal("a seed command of its own for hand 1")
+		}
+	}
+	// Play hand 1 to its end: its reveal lists the seeds of the moves.
+	for h.t.sd.index == 1 && !h.t.Over() {
+		s := h.t.eng.toMove()
+		for _, e := range h.mustCmd(player(s), legalCommands(h.t, s)[0]) {
+			if r := e.GetHandRevealed(); r != nil && r.GetHandIndex() == 1 {
+				for seat, cs := range r.GetClientSeeds() {
+					if !bytes.Equal(cs, seedBytes(byte(0x40+seat))) {
+						t.Fatalf("hand 1 reveals seat %d's seed %x", seat, cs)
+					}
+				}
+				return
+			}
+		}
+	}
+	t.Fatal("hand 1 was not revealed")
+}
+
+// TestSeeding_AnAttachedSeedNeverRefusesAGoodMove: a seed the table does not
+// await (another hand's, a second one of the seat) is ignored and the move
+// stands; a malformed one refuses the whole move, which changes nothing; a
+// refused move takes no seed.
+func TestSeeding_AnAttachedSeedNeverRefusesAGoodMove(t *testing.T) {
+	h := newHarness(t, classicSet(classic.Standard, DefaultBotDelay), 5, humans(4))
+	s := h.t.eng.toMove()
+	good := legalCommands(h.t, s)[0]
+
+	// A malformed seed: the move is refused and not played.
+	mustReject(t, h, player(s), withSeed(proto.CloneOf(good), 1, seedBytes(1)[:31]), tablev1.RejectReason_REJECT_REASON_MALFORMED, nil)
+	// An illegal move with a good seed: refused, and the seed not taken.
+	bad := bidCmd(99)
+	mustReject(t, h, player(s), withSeed(bad, 1, seedBytes(1)), tablev1.RejectReason_REJECT_REASON_INVALID_BID, nil)
+	if h.t.nx.got != 0 {
+		t.Fatal("a refused move's seed was taken")
+	}
+	// A seed for a hand not committed: ignored, the move stands.
+	evs := h.mustCmd(player(s), withSeed(proto.CloneOf(good), 2, seedBytes(1)))
+	if slices.Contains(kinds(evs), "client_seed_accepted") || h.t.nx.got != 0 || h.t.eng.toMove() == s {
+		t.Fatalf("a move with another hand's seed: %v, want the move alone", kinds(evs))
+	}
+	// The seat's seed for hand 1 on its own, then a second one riding on a
+	// move: the second is ignored, the first stays.
+	s2 := h.t.eng.toMove()
+	h.mustCmd(player(s2), seedCmd(1, seedBytes(7)))
+	evs = h.mustCmd(player(s2), withSeed(legalCommands(h.t, s2)[0], 1, seedBytes(8)))
+	if slices.Contains(kinds(evs), "client_seed_accepted") || h.t.nx.clients[s2] != fairdeal.ClientSeed(seedBytes(7)) {
+		t.Fatalf("a second seed riding on a move: %v, seat's seed %x", kinds(evs), h.t.nx.clients[s2])
+	}
+}
+
+// TestSeeding_TheHandAheadSurvivesASnapshotAndShowsInTheView: mid-hand, the
+// hand committed ahead (with a seed taken) restores from the snapshot, goes
+// on identically, and shows in every view as next_committed without any
+// secret.
+func TestSeeding_TheHandAheadSurvivesASnapshotAndShowsInTheView(t *testing.T) {
+	h := newHarness(t, classicSet(classic.Standard, DefaultBotDelay), 5, humans(4))
+	s := h.t.eng.toMove()
+	h.mustCmd(player(s), withSeed(legalCommands(h.t, s)[0], 1, seedBytes(3)))
+	r, err := Restore(state(t, h.t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.nx != h.t.nx || !r.ahead {
+		t.Fatal("the restored table lost the hand committed ahead")
+	}
+	for _, seat := range []int{s, -1} {
+		v := h.t.View(seat)
+		n := v.GetNextCommitted()
+		if n.GetHandIndex() != 1 || !bytes.Equal(n.GetCommitment(), h.t.nx.commit[:]) || n.GetSeedDeadline() != nil ||
+			len(n.GetAwaitedSeats()) != 4 || len(v.GetNextSeededSeats()) != 1 || v.GetNextSeededSeats()[0] != uint32(s) ||
+			v.GetCommitted().GetHandIndex() != 0 || len(v.GetSeededSeats()) != 0 {
+			t.Fatalf("seat %d's view: next %v seeded %v", seat, n, v.GetNextSeededSeats())
+		}
+		raw, err := proto.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(raw, h.t.nx.server[:]) || bytes.Contains(raw, h.t.sd.server[:]) {
+			t.Fatal("the view carries a server seed")
+		}
+	}
+	s2 := h.t.eng.toMove()
+	c := withSeed(legalCommands(h.t, s2)[0], 1, seedBytes(4))
+	c.CommandId, c.PlayerId = "x", player(s2)
+	in := CommandInput(c, h.entry(), h.now)
+	in.Entropy = entropyOf(5, 1000)
+	e1, _ := h.t.Apply(in)
+	e2, _ := r.Apply(in)
+	if len(e1) == 0 || !slices.EqualFunc(marshalEvents(t, e1), marshalEvents(t, e2), bytes.Equal) || !bytes.Equal(state(t, h.t), state(t, r)) {
+		t.Fatal("the restored table goes on differently")
 	}
 }

@@ -13,16 +13,22 @@ import (
 // snapshotVersion is the first byte of MarshalBinary's output. Bump it when
 // the layout changes.
 //
-// Version 4 says the table puts its move timers on the events they follow
-// (Event.timer); a version 3 table sends them as timer_started events, and
-// keeps doing so to the end of its game, so that a log written before that
-// change replays to the same events after it. Both have the layout of
-// per-hand commit–reveal: the seed timeout in the settings and the current
-// hand's seeding after the recent commands. Versions 1 and 2 (one seed per
-// game, which the game id made public) are not read: their engines' states
-// cannot continue with committed keys, and their games were not fair.
+// Version 5 says the table commits every hand a hand ahead (its seeds ride
+// on the moves of the hand before, docs/fair-play.md) and adds the seeding
+// of the hand committed ahead after the current hand's. A version 4 table
+// seeds each hand when the hand before it ends, and keeps doing so to the
+// end of its game, so that a log written before that change replays to the
+// same events after it. Likewise version 4 says the table puts its move
+// timers on the events they follow (Event.timer), and a version 3 table
+// sends them as timer_started events to the end of its game. Versions 3 to 5
+// have the layout of per-hand commit–reveal: the seed timeout in the
+// settings and the current hand's seeding after the recent commands.
+// Versions 1 and 2 (one seed per game, which the game id made public) are
+// not read: their engines' states cannot continue with committed keys, and
+// their games were not fair.
 const (
-	snapshotVersion          = 4
+	snapshotVersion          = 5
+	snapshotVersionNotAhead  = 4
 	snapshotVersionOwnTimers = 3
 )
 
@@ -40,8 +46,11 @@ func (t *Table) MarshalBinary() ([]byte, error) {
 	s := &t.set
 	b := make([]byte, 0, 256+len(eng)+t.recent.n*40)
 	version := byte(snapshotVersion)
-	if t.ownTimers {
+	switch {
+	case t.ownTimers:
 		version = snapshotVersionOwnTimers
+	case !t.ahead:
+		version = snapshotVersionNotAhead
 	}
 	b = append(b, version, byte(s.Game), byte(s.Classic.Variant), byte(s.Classic.Khishti),
 		boolByte(s.Classic.Premia), boolByte(s.Classic.Moshla), boolByte(s.Classic.RestDocked), byte(s.JapaneseTarget))
@@ -70,7 +79,14 @@ func (t *Table) MarshalBinary() ([]byte, error) {
 	}
 	// The seeding: the server seed is a secret until its HandRevealed, like
 	// the hidden cards (the commitment is recomputed from it).
-	sd := &t.sd
+	b = t.appendSeeding(b, &t.sd)
+	if version == snapshotVersion {
+		b = t.appendSeeding(b, &t.nx)
+	}
+	return b, nil
+}
+
+func (t *Table) appendSeeding(b []byte, sd *seeding) []byte {
 	b = append(b, boolByte(sd.active))
 	if sd.active {
 		b = binary.LittleEndian.AppendUint32(b, sd.index)
@@ -81,7 +97,7 @@ func (t *Table) MarshalBinary() ([]byte, error) {
 		b = append(b, sd.awaited, sd.got)
 		b = binary.LittleEndian.AppendUint64(b, uint64(sd.deadline))
 	}
-	return b, nil
+	return b
 }
 
 func boolByte(v bool) byte {
@@ -112,7 +128,7 @@ func readSnapshot(data []byte) (*Table, error) {
 	}
 	r := reader{b: data}
 	v := r.byte()
-	if v != snapshotVersion && v != snapshotVersionOwnTimers {
+	if v != snapshotVersion && v != snapshotVersionNotAhead && v != snapshotVersionOwnTimers {
 		return nil, bad("unknown version %d", v)
 	}
 	var s Settings
@@ -125,7 +141,7 @@ func readSnapshot(data []byte) (*Table, error) {
 	s.ReconnectGrace = time.Duration(r.uint64())
 	s.BotDelay = time.Duration(r.uint64())
 	s.SeedTimeout = time.Duration(r.uint64())
-	t := &Table{set: s, ownTimers: v == snapshotVersionOwnTimers}
+	t := &Table{set: s, ownTimers: v == snapshotVersionOwnTimers, ahead: v == snapshotVersion}
 	t.id = r.string()
 	t.gameID = r.string()
 	eng := r.bytes()
@@ -183,8 +199,13 @@ func readSnapshot(data []byte) (*Table, error) {
 		}
 		t.recent.add(id)
 	}
-	if err := readSeeding(&r, t); err != nil {
+	if err := readSeeding(&r, t, &t.sd); err != nil {
 		return nil, err
+	}
+	if t.ahead {
+		if err := readSeeding(&r, t, &t.nx); err != nil {
+			return nil, err
+		}
 	}
 	if r.err != nil || len(r.b) != 0 {
 		return nil, bad("truncated or trailing bytes")
@@ -210,12 +231,18 @@ func readSnapshot(data []byte) (*Table, error) {
 		return nil, bad("seeding of hand %d (active %v, waiting %v) at hand %d (awaiting the deal %v)",
 			sd.index, sd.active, sd.waiting(), e.handIndex(), e.awaitingDeal())
 	}
-	if sd.active {
-		c, err := fairdeal.Commit(t.hand(sd.index), sd.server)
-		if err != nil {
-			return nil, bad("seeding: %w", err)
+	nx := &t.nx
+	if nx.active && (e.over() || e.lastHand() || sd.waiting() || nx.index != sd.index+1 || nx.deadline != 0) {
+		return nil, bad("hand %d committed ahead of hand %d (waiting %v, last %v)", nx.index, sd.index, sd.waiting(), e.lastHand())
+	}
+	for _, sd := range []*seeding{sd, nx} {
+		if sd.active {
+			c, err := fairdeal.Commit(t.hand(sd.index), sd.server)
+			if err != nil {
+				return nil, bad("seeding: %w", err)
+			}
+			sd.commit = c
 		}
-		sd.commit = c
 	}
 	if e.over() {
 		for i := range t.seats {
@@ -236,10 +263,9 @@ func indexOfPlayer(ss []seat, p string) int {
 	return -1
 }
 
-// readSeeding reads the seeding MarshalBinary wrote after the recent
+// readSeeding reads a seeding MarshalBinary wrote after the recent
 // commands and checks what it can without the engine.
-func readSeeding(r *reader, t *Table) error {
-	sd := &t.sd
+func readSeeding(r *reader, t *Table, sd *seeding) error {
 	switch r.byte() {
 	case 0:
 		return nil

@@ -55,9 +55,17 @@ type Table struct {
 	last   entryID
 	recent ring
 	sd     seeding // the current hand's commit–reveal
+	// nx is the next hand's, committed a hand ahead (docs/fair-play.md):
+	// active from the deal of the hand in play until that hand ends.
+	nx seeding
 	// ownTimers: move timers are timer_started events of their own, as
 	// before Event.timer (a table restored from a version 1 snapshot).
 	ownTimers bool
+	// ahead: hands are committed a hand ahead (docs/fair-play.md). A table
+	// restored from a snapshot of before it (version 4 or older) seeds each
+	// hand when the hand before it ends, to the end of its game, so that
+	// its logged input replays to the events it had.
+	ahead bool
 }
 
 // batch collects the events of one Apply and stamps them.
@@ -112,7 +120,7 @@ func New(id, gameID string, s Settings, seats []SeatInfo, now time.Time, entropy
 	if len(seats) != set.Game.seats() {
 		return nil, nil, fmt.Errorf("%w: %d seats, %v has %d", ErrBadSeats, len(seats), set.Game, set.Game.seats())
 	}
-	t := &Table{id: id, gameID: gameID, set: set, seats: make([]seat, len(seats))}
+	t := &Table{id: id, gameID: gameID, set: set, seats: make([]seat, len(seats)), ahead: true}
 	for i, si := range seats {
 		switch {
 		case si.Bot && set.Game == Japanese:

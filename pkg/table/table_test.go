@@ -13,9 +13,11 @@ func TestNew_StartEventsNumberedWithVisibility(t *testing.T) {
 	h := newHarness(t, classicSet(classic.Standard, DefaultBotDelay), 7, humans(4))
 	got := kinds(h.start)
 	// The hand is committed, the four clients' seeds arrive, then it is
-	// dealt; the first bidder's timer rides on trump_turned (Event.timer).
+	// dealt and the next hand committed ahead; the first bidder's timer
+	// rides on that last public event (Event.timer).
 	want := []string{"game_started", "hand_committed", "client_seed_accepted", "client_seed_accepted",
-		"client_seed_accepted", "client_seed_accepted", "hand_started", "dealt", "dealt", "dealt", "dealt", "trump_turned"}
+		"client_seed_accepted", "client_seed_accepted", "hand_started", "dealt", "dealt", "dealt", "dealt", "trump_turned",
+		"hand_committed"}
 	if len(got) != len(want) {
 		t.Fatalf("start events %v, want %v", got, want)
 	}

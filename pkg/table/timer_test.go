@@ -53,7 +53,7 @@ func TestTimer_RidesOnTheStepsLastPublicEvent(t *testing.T) {
 				}
 			}
 		}
-		if !bytesEqualButVersion(state(t, d.h.t), state(t, twin)) {
+		if !bytesEqualButVersion(t, d.h.t, twin) {
 			t.Fatalf("game %d: the twin tables differ beyond their version and event numbering", g)
 		}
 	}
@@ -95,17 +95,22 @@ func sameButSeq(a, b []*tablev1.Event) bool {
 	return true
 }
 
-// bytesEqualButVersion compares two snapshots but for the version byte and
-// the event counter (a version 1 table numbers its separate timers too).
-func bytesEqualButVersion(a, b []byte) bool {
-	ta, errA := Restore(a)
-	tb, errB := Restore(b)
-	if errA != nil || errB != nil {
-		return false
+// bytesEqualButVersion compares two tables' snapshots but for the version
+// byte and the event counter (a version 1 table numbers its separate timers
+// too). The twin keeps its timers apart and commits hands ahead, which no
+// snapshot version encodes: both are compared as today's tables.
+func bytesEqualButVersion(tb testing.TB, a, b *Table) bool {
+	tb.Helper()
+	ca, err := Restore(state(tb, a))
+	if err != nil {
+		tb.Fatal(err)
 	}
-	ta.seq, tb.seq = 0, 0
-	ta.ownTimers, tb.ownTimers = false, false
-	sa, errA := ta.MarshalBinary()
-	sb, errB := tb.MarshalBinary()
-	return errA == nil && errB == nil && string(sa) == string(sb)
+	b.ownTimers = false
+	cb, err := Restore(state(tb, b))
+	b.ownTimers = true
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ca.seq, cb.seq = 0, 0
+	return string(state(tb, ca)) == string(state(tb, cb))
 }

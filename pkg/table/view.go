@@ -32,27 +32,41 @@ func (t *Table) View(seat int) *tablev1.TableView {
 	return v
 }
 
-// viewSeeding adds the current hand's commitment and seeding to v: a
-// client that resynchronises from the view has not seen its HandCommitted
-// or ClientSeedAccepted events, and needs them to seed and to verify the
-// hand. Nothing here is secret (the same events are public).
+// viewSeeding adds the commitments and seedings of the current hand and of
+// the hand committed ahead to v: a client that resynchronises from the view
+// has not seen their HandCommitted or ClientSeedAccepted events, and needs
+// them to seed and to verify the hands. Nothing here is secret (the
+// commitments are public; each seat learns only that seeds were taken).
 func (t *Table) viewSeeding(v *tablev1.TableView) {
-	if !t.sd.active {
-		return
+	if t.sd.active {
+		var seeded []uint32
+		v.Committed, seeded = t.sd.view(len(t.seats))
+		if t.sd.waiting() {
+			v.SeededSeats = seeded
+		}
 	}
-	hc := &tablev1.HandCommitted{HandIndex: t.sd.index, Commitment: append([]byte(nil), t.sd.commit[:]...)}
-	for s := range t.seats {
-		if t.sd.awaited&(1<<s) != 0 {
+	if t.nx.active {
+		v.NextCommitted, v.NextSeededSeats = t.nx.view(len(t.seats))
+	}
+}
+
+// view is the seeding's HandCommitted and the awaited seats whose seed was
+// taken.
+func (sd *seeding) view(seats int) (*tablev1.HandCommitted, []uint32) {
+	hc := &tablev1.HandCommitted{HandIndex: sd.index, Commitment: append([]byte(nil), sd.commit[:]...)}
+	var seeded []uint32
+	for s := range seats {
+		if sd.awaited&(1<<s) != 0 {
 			hc.AwaitedSeats = append(hc.AwaitedSeats, uint32(s))
-			if t.sd.waiting() && t.sd.got&(1<<s) != 0 {
-				v.SeededSeats = append(v.SeededSeats, uint32(s))
+			if sd.got&(1<<s) != 0 {
+				seeded = append(seeded, uint32(s))
 			}
 		}
 	}
-	if t.sd.waiting() {
-		hc.SeedDeadline = timestamppb.New(time.Unix(0, t.sd.deadline))
+	if sd.waiting() {
+		hc.SeedDeadline = timestamppb.New(time.Unix(0, sd.deadline))
 	}
-	v.Committed = hc
+	return hc, seeded
 }
 
 // ViewFor is the view of player: their seat's view if they hold a seat (or
