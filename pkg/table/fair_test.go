@@ -36,15 +36,15 @@ type commonCard = cards.Card
 
 // fairCheck follows a game's events in order and checks the commit–reveal.
 type fairCheck struct {
-	tb      testing.TB
-	t       *Table
-	game    int
-	hands   map[uint32]*handWatch
+	tb    testing.TB
+	t     *Table
+	game  int
+	hands map[uint32]*handWatch
 	// open is the hand committed and not revealed (the hand in play or
 	// waiting for its deal), ahead the one committed a hand ahead of it.
 	open, ahead       *handWatch
 	openIdx, aheadIdx uint32
-	servers map[fairdeal.ServerSeed]bool
+	servers           map[fairdeal.ServerSeed]bool
 	// candidates: every byte string, and every hex, base64 or decimal
 	// reading of a string, that any event of the game carried so far —
 	// earlier hands' reveals included; derived: values computed from the
