@@ -28,13 +28,15 @@ var ErrEvents = errors.New("record: the events do not make a record")
 // player and watcher who saw the game from its start can build it; other
 // events are skipped, and so is an event whose seq is not after the last
 // one's (a client receives again, after a reconnect, what it missed). A
-// hand not revealed yet (the game in progress) has no
-// seeds in the record. The record is not checked against its moves: that is
+// hand not revealed yet (the game in progress) has no seeds in the record,
+// and neither has a hand revealed without a deal (committed a hand ahead of
+// the game's end, docs/fair-play.md): no card came from it. The record is not checked against its moves: that is
 // Replay's and Verify's work.
 func FromEvents(events []*tablev1.Event) (*Record, error) {
 	var rec *Record
 	var japaneseGame bool
 	commitments := map[uint32][]byte{}
+	dealt := map[uint32]bool{}
 	var seq uint64
 	for i, e := range events {
 		// A client that reconnects receives the events it missed again:
@@ -64,8 +66,16 @@ func FromEvents(events []*tablev1.Event) (*Record, error) {
 		switch ev := e.GetEvent().(type) {
 		case *tablev1.Event_HandCommitted:
 			commitments[ev.HandCommitted.GetHandIndex()] = ev.HandCommitted.GetCommitment()
+		case *tablev1.Event_HandStarted:
+			dealt[ev.HandStarted.GetHandIndex()] = true
 		case *tablev1.Event_HandRevealed:
 			hr := ev.HandRevealed
+			if !dealt[hr.GetHandIndex()] {
+				if c := commitments[hr.GetHandIndex()]; c == nil || !bytes.Equal(c, hr.GetCommitment()) {
+					return nil, fmt.Errorf("%w: event %d: hand %d revealed, not as committed", ErrEvents, i, hr.GetHandIndex())
+				}
+				continue
+			}
 			if int(hr.GetHandIndex()) != len(rec.Hands) || !bytes.Equal(commitments[hr.GetHandIndex()], hr.GetCommitment()) {
 				return nil, fmt.Errorf("%w: event %d: hand %d revealed after %d hands, or not as committed", ErrEvents, i, hr.GetHandIndex(), len(rec.Hands))
 			}

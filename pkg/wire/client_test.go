@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -40,6 +41,10 @@ func TestParse_RefusesBadFramesWithTheirCode(t *testing.T) {
 		{"highest without suit", `{"type":"play","table":"t1","card":"JK2","joker":{"action":"highest"}}`, CodeInvalidJoker},
 		{"take with suit", `{"type":"play","table":"t1","card":"JK2","joker":{"action":"take","suit":"H"}}`, CodeInvalidJoker},
 		{"declaration on plain card", `{"type":"play","table":"t1","card":"AS","joker":{"action":"take"}}`, CodeInvalidJoker},
+		{"move with a seed and no hand", `{"type":"bid","table":"t1","tricks":1,"seed":"abababababababababababababababababababababababababababababababab"}`, CodeInvalid},
+		{"move with a hand and no seed", `{"type":"play","table":"t1","card":"AS","hand":1}`, CodeInvalid},
+		{"move with a short seed", `{"type":"trump","table":"t1","suit":"H","hand":1,"seed":"abcd"}`, CodeInvalid},
+		{"seed on a frame that is no move", `{"type":"resign","table":"t1","hand":1,"seed":"abababababababababababababababababababababababababababababababab"}`, CodeInvalid},
 		{"sit without seat", `{"type":"sit","table":"t1"}`, CodeInvalid},
 		{"sit seat 4", `{"type":"sit","table":"t1","seat":4}`, CodeInvalid},
 		{"lobby without watch", `{"type":"lobby"}`, CodeInvalid},
@@ -107,6 +112,12 @@ func TestCommand_MapsEveryTableCommand(t *testing.T) {
 			&tablev1.Command{Command: &tablev1.Command_Leave{Leave: &tablev1.LeaveCommand{}}}},
 		{"sit", ClientMsg{Type: TypeSit, Table: "t1", Seat: u(2)},
 			&tablev1.Command{Command: &tablev1.Command_Sit{Sit: &tablev1.SitCommand{Seat: 2}}}},
+		{"bid with the seed of the hand ahead", ClientMsg{Type: TypeBid, Table: "t1", Tricks: u(1), Hand: u(4), Seed: strings.Repeat("ab", 32)},
+			&tablev1.Command{Command: &tablev1.Command_Bid{Bid: &tablev1.BidCommand{Tricks: 1}},
+				AttachedSeed: &tablev1.ClientSeedCommand{HandIndex: 4, Seed: bytes.Repeat([]byte{0xab}, 32)}}},
+		{"play with the seed of the hand ahead", ClientMsg{Type: TypePlay, Table: "t1", Card: "AS", Hand: u(2), Seed: strings.Repeat("01", 32)},
+			&tablev1.Command{Command: &tablev1.Command_PlayCard{PlayCard: &tablev1.PlayCardCommand{Card: commonv1.Card_CARD_ACE_OF_SPADES}},
+				AttachedSeed: &tablev1.ClientSeedCommand{HandIndex: 2, Seed: bytes.Repeat([]byte{0x01}, 32)}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

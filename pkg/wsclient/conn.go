@@ -497,7 +497,11 @@ func (c *Conn) command(ctx context.Context, m wire.ClientMsg, key string) (strin
 		key = NewKey()
 	}
 	m.Cmd = key
+	h := c.attachSeed(&m)
 	_, err := c.Send(ctx, m)
+	if err != nil && h != nil {
+		c.detachSeed(m.Table, h, m.Cmd)
+	}
 	return wire.CommandID(c.player.ID, key), err
 }
 

@@ -134,6 +134,13 @@ type HandSeeds struct {
 
 	key string // the seed command's idempotency key, "" until first sent
 	cmd string // its full command id: the caused_by of its acceptance or refusal
+	// waiting: the hand waits for its deal, so its seed goes in a seed frame
+	// of its own; a hand committed ahead (no seed deadline) is not waiting
+	// until the hand before it is revealed, and its seed rides on the next
+	// move (docs/fair-play.md).
+	waiting bool
+	// attached: the seed was sent riding on the move key/cmd name.
+	attached bool
 }
 
 // Identity is the hand as pkg/fairdeal names it.
@@ -430,6 +437,20 @@ func (c *Conn) seeding(f Frame) []wire.ClientMsg {
 		// commitment to check the reveal, and send this seat's seed if
 		// the table still waits for it (the resync replaced the
 		// HandCommitted this client never got).
+		// The hand committed ahead likewise: its seed rides on this
+		// client's next move unless it was taken already.
+		if nc := v.GetNextCommitted(); nc != nil {
+			h := ts.hand(f.Table, ev, nc.GetHandIndex())
+			if copy(h.Commitment[:], nc.GetCommitment()) == fairdeal.SeedSize {
+				h.Committed = true
+			}
+			if ts.seat >= 0 && h.Seat < 0 && slices.Contains(nc.GetAwaitedSeats(), uint32(ts.seat)) {
+				h.Seat, h.Own = ts.seat, OwnSeedDue
+				if slices.Contains(v.GetNextSeededSeats(), uint32(ts.seat)) {
+					h.Own = OwnSeedElsewhere
+				}
+			}
+		}
 		hc := v.GetCommitted()
 		if hc == nil {
 			break
@@ -438,6 +459,7 @@ func (c *Conn) seeding(f Frame) []wire.ClientMsg {
 		if copy(h.Commitment[:], hc.GetCommitment()) == fairdeal.SeedSize {
 			h.Committed = true
 		}
+		h.waiting = hc.GetSeedDeadline() != nil
 		if ts.seat < 0 || h.Seat >= 0 || !slices.Contains(hc.GetAwaitedSeats(), uint32(ts.seat)) {
 			break
 		}
@@ -456,6 +478,9 @@ func (c *Conn) seeding(f Frame) []wire.ClientMsg {
 		if copy(h.Commitment[:], hc.GetCommitment()) == fairdeal.SeedSize {
 			h.Committed = true
 		}
+		// Committed ahead (no deadline): the seed rides on this client's
+		// next move, until the hand before it is revealed.
+		h.waiting = hc.GetSeedDeadline() != nil
 		if ts.seat < 0 || h.Seat >= 0 || h.Deal.Started {
 			break
 		}
@@ -487,6 +512,16 @@ func (c *Conn) seeding(f Frame) []wire.ClientMsg {
 	case *tablev1.Event_MoveRejected:
 		for _, h := range ts.hands {
 			if h.cmd == "" || h.cmd != ev.GetCausedBy() || h.Own == OwnSeedAccepted {
+				continue
+			}
+			if h.attached {
+				// The move carrying the seed was refused, and the seed
+				// with it: due again (a new seed, on the next move or
+				// in a seed frame if the hand now waits).
+				h.detach()
+				if h.waiting && !ts.joining {
+					return ts.due(f.Table, me, false)
+				}
 				continue
 			}
 			if e.MoveRejected.GetReason() == tablev1.RejectReason_REJECT_REASON_WRONG_PHASE {
@@ -548,6 +583,14 @@ func (c *Conn) seeding(f Frame) []wire.ClientMsg {
 			}
 			copy(h.ClientSeeds[i][:], s)
 		}
+		// The hand committed ahead now waits for its deal: a seed that has
+		// had no move to ride on goes in a seed frame at once.
+		if nh := ts.hands[hr.GetHandIndex()+1]; nh != nil && !nh.waiting {
+			nh.waiting = true
+			if nh.Own == OwnSeedDue && !ts.joining {
+				return ts.due(f.Table, me, false)
+			}
+		}
 	}
 	return nil
 }
@@ -558,7 +601,12 @@ func (c *Conn) seeding(f Frame) []wire.ClientMsg {
 func (ts *tableSeeds) due(table, player string, resend bool) []wire.ClientMsg {
 	var out []wire.ClientMsg
 	for _, h := range ts.hands {
-		if h.Own != OwnSeedDue && (!resend || h.Own != OwnSeedSent) {
+		if resend && h.Own == OwnSeedSent && h.attached {
+			// The move it rode on may never have reached the table: due
+			// again, as a new seed.
+			h.detach()
+		}
+		if !h.waiting || h.Own != OwnSeedDue && (!resend || h.Own != OwnSeedSent) {
 			continue
 		}
 		if h.key == "" {
@@ -572,6 +620,50 @@ func (ts *tableSeeds) due(table, player string, resend bool) []wire.ClientMsg {
 			Seed: fairdeal.Hex(h.Seed), Cmd: h.key})
 	}
 	return out
+}
+
+// attachSeed makes the move m carry the seed of the hand committed ahead
+// when this client's seat owes it (docs/fair-play.md): m.Cmd is set, and
+// the seed's command id is the move's. It returns the hand, nil when m
+// carries none.
+func (c *Conn) attachSeed(m *wire.ClientMsg) *HandSeeds {
+	switch m.Type {
+	case wire.TypeBid, wire.TypeTrump, wire.TypePlay:
+	default:
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ts := c.seeds[m.Table]
+	if ts == nil || ts.joining {
+		return nil
+	}
+	for _, h := range ts.hands {
+		if h.Own != OwnSeedDue || h.waiting || h.Seat < 0 || h.Seat != ts.seat {
+			continue
+		}
+		_, _ = rand.Read(h.Seed[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
+		h.key, h.cmd, h.attached, h.Own = m.Cmd, wire.CommandID(c.player.ID, m.Cmd), true, OwnSeedSent
+		hand := h.Index
+		m.Hand, m.Seed = &hand, fairdeal.Hex(h.Seed)
+		return h
+	}
+	return nil
+}
+
+// detachSeed undoes attachSeed when the move could not be sent.
+func (c *Conn) detachSeed(table string, h *HandSeeds, key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ts := c.seeds[table]; ts != nil && ts.hands[h.Index] == h && h.attached && h.key == key && h.Own == OwnSeedSent {
+		h.detach()
+	}
+}
+
+// detach makes an attached seed that the table did not take due again.
+func (h *HandSeeds) detach() {
+	h.Own, h.attached, h.key, h.cmd = OwnSeedDue, false, "", ""
+	h.Seed = fairdeal.ClientSeed{}
 }
 
 // sendSeeds sends seed frames; one that cannot leave now (the connection is
@@ -602,7 +694,8 @@ func (c *Conn) SeedCommand(table, cmd string) bool {
 	defer c.mu.Unlock()
 	if ts := c.seeds[table]; ts != nil {
 		for _, h := range ts.hands {
-			if h.cmd == cmd {
+			// A seed that rode on a move: the refusal is the move's.
+			if h.cmd == cmd && !h.attached {
 				return true
 			}
 		}

@@ -32,6 +32,9 @@ type seedGateway struct {
 	onSeed func(wire.ClientMsg) []*tablev1.Event
 	// watcher: the joined frame has no seat.
 	watcher bool
+	// onMove, when set, gives the events the table answers a move with.
+	onMove func(wire.ClientMsg) []*tablev1.Event
+	moves  chan wire.ClientMsg
 
 	mu    sync.Mutex
 	seeds []wire.ClientMsg
@@ -39,7 +42,7 @@ type seedGateway struct {
 }
 
 func newSeedGateway(t *testing.T, replayed, live []*tablev1.Event) (*seedGateway, *httptest.Server) {
-	g := &seedGateway{t: t, replayed: replayed, live: live, got: make(chan wire.ClientMsg, 16)}
+	g := &seedGateway{t: t, replayed: replayed, live: live, got: make(chan wire.ClientMsg, 16), moves: make(chan wire.ClientMsg, 16)}
 	srv := httptest.NewServer(g)
 	t.Cleanup(srv.Close)
 	return g, srv
@@ -92,6 +95,12 @@ func (g *seedGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			_ = ws.Write(ctx, websocket.MessageText, wire.Ack(m.Ref, wire.CommandID("p1", m.Cmd)))
 			if g.onSeed != nil {
 				send(g.onSeed(m))
+			}
+		case wire.TypeBid, wire.TypeTrump, wire.TypePlay:
+			g.moves <- m
+			_ = ws.Write(ctx, websocket.MessageText, wire.Ack(m.Ref, wire.CommandID("p1", m.Cmd)))
+			if g.onMove != nil {
+				send(g.onMove(m))
 			}
 		}
 	}
@@ -152,6 +161,12 @@ func causedBy(e *tablev1.Event, cmd string) *tablev1.Event {
 }
 
 func (h hand) committed(awaited ...uint32) *tablev1.Event {
+	return ev(&tablev1.HandCommitted{HandIndex: h.index, Commitment: h.commit[:], AwaitedSeats: awaited,
+		SeedDeadline: timestamppb.New(time.Unix(1700000000, 0))})
+}
+
+// committedAhead is hand h committed a hand ahead: no seed deadline.
+func (h hand) committedAhead(awaited ...uint32) *tablev1.Event {
 	return ev(&tablev1.HandCommitted{HandIndex: h.index, Commitment: h.commit[:], AwaitedSeats: awaited})
 }
 
@@ -551,5 +566,108 @@ func TestSeeds_AViewOfAHandBeingSeededSendsTheSeedStillAwaited(t *testing.T) {
 	}
 	if hs, _ := c.Hand("t1", 3); hs.Own != OwnSeedElsewhere {
 		t.Fatalf("hand 3 own seed %v, want elsewhere (the table has this seat's seed from before)", hs.Own)
+	}
+}
+
+func nextMove(t *testing.T, g *seedGateway) wire.ClientMsg {
+	t.Helper()
+	select {
+	case m := <-g.moves:
+		return m
+	case <-time.After(5 * time.Second):
+		t.Fatal("no move frame")
+		return wire.ClientMsg{}
+	}
+}
+
+// TestSeeds_ASeedForAHandCommittedAheadRidesOnTheNextMove: a hand committed
+// ahead (no seed deadline) gets no seed frame; the seat's next move carries
+// its seed under the move's command id; a refused move took no seed, so
+// the move after it carries a new one; once accepted, moves carry none. A
+// hand committed ahead whose seed had no move to ride on gets a seed frame
+// when the hand before it is revealed.
+func TestSeeds_ASeedForAHandCommittedAheadRidesOnTheNextMove(t *testing.T) {
+	h0, h1, h2 := newHand(t, 0), newHand(t, 1), newHand(t, 2)
+	g, srv := newSeedGateway(t, []*tablev1.Event{seated(), h0.committed(1, 2)}, nil)
+	g.onSeed = func(m wire.ClientMsg) []*tablev1.Event {
+		if *m.Hand == 0 {
+			return []*tablev1.Event{causedBy(ev(&tablev1.ClientSeedAccepted{HandIndex: 0, Seat: 1}), "p1/"+m.Cmd),
+				h0.started(), h1.committedAhead(1, 2)}
+		}
+		return nil
+	}
+	moves := 0
+	g.onMove = func(m wire.ClientMsg) []*tablev1.Event {
+		moves++
+		switch moves {
+		case 1:
+			return []*tablev1.Event{causedBy(ev(&tablev1.MoveRejected{Reason: tablev1.RejectReason_REJECT_REASON_NOT_YOUR_TURN}), "p1/"+m.Cmd)}
+		case 2:
+			return []*tablev1.Event{causedBy(ev(&tablev1.ClientSeedAccepted{HandIndex: 1, Seat: 1}), "p1/"+m.Cmd)}
+		}
+		return nil
+	}
+	c := dialTest(t, srv.URL, Options{})
+	if _, err := c.Join(testCtx(t), "t1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if m := nextSeed(t, g); *m.Hand != 0 {
+		t.Fatalf("seed frame for hand %d, want 0", *m.Hand)
+	}
+	waitFor(t, c, func(f Frame) bool { return f.Event.GetHandCommitted().GetHandIndex() == 1 })
+	if hs, _ := c.Hand("t1", 1); hs.Own != OwnSeedDue || hs.Seat != 1 {
+		t.Fatalf("hand 1 committed ahead: %+v, want its seed due", hs)
+	}
+
+	// Refused: the seed went with the move.
+	id, err := c.Bid(testCtx(t), "t1", 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := nextMove(t, g)
+	if m.Hand == nil || *m.Hand != 1 || len(m.Seed) != 64 || wire.CommandID("p1", m.Cmd) != id {
+		t.Fatalf("the first move %+v, want it to carry hand 1's seed", m)
+	}
+	if c.SeedCommand("t1", id) {
+		t.Fatal("the move's refusal is taken for a seed's")
+	}
+	waitFor(t, c, func(f Frame) bool { return f.Event.GetMoveRejected() != nil })
+	if hs, _ := c.Hand("t1", 1); hs.Own != OwnSeedDue {
+		t.Fatalf("after the refused move: %v, want due again", hs.Own)
+	}
+
+	// Taken: the next move carries a seed, accepted as this client's.
+	id, err = c.Bid(testCtx(t), "t1", 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = nextMove(t, g)
+	if m.Hand == nil || *m.Hand != 1 || wire.CommandID("p1", m.Cmd) != id {
+		t.Fatalf("the second move %+v, want it to carry hand 1's seed", m)
+	}
+	sent := seedOf(t, m)
+	waitFor(t, c, func(f Frame) bool { return f.Event.GetClientSeedAccepted().GetHandIndex() == 1 })
+	if hs, _ := c.Hand("t1", 1); hs.Own != OwnSeedAccepted || hs.Seed != sent {
+		t.Fatalf("after the acceptance: %+v", hs)
+	}
+	if _, err := c.Bid(testCtx(t), "t1", 1, ""); err != nil {
+		t.Fatal(err)
+	}
+	if m := nextMove(t, g); m.Hand != nil || m.Seed != "" {
+		t.Fatalf("a move after the acceptance carries a seed: %+v", m)
+	}
+
+	// Hand 2 committed ahead and no move before hand 1 is revealed: a
+	// seed frame then.
+	g.live = []*tablev1.Event{h2.committedAhead(1), h1.revealed()}
+	c2 := dialTest(t, srv.URL, Options{})
+	if _, err := c2.Join(testCtx(t), "t1", ""); err != nil {
+		t.Fatal(err)
+	}
+	// Hand 0 (replayed, due for this connection) and hand 2, in either
+	// order: the join's seeds and the live events' are sent apart.
+	a, b := *nextSeed(t, g).Hand, *nextSeed(t, g).Hand
+	if min(a, b) != 0 || max(a, b) != 2 {
+		t.Fatalf("seed frames for hands %d and %d, want 0 and 2 (hand 2 once hand 1 is revealed)", a, b)
 	}
 }
