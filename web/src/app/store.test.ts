@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { Api } from '../protocol/api';
+import { wireCardName } from '../protocol/cards';
 import { Connection } from '../protocol/connection';
+import { cardsInHand } from '../sheet/schedule';
+import { classicPositions, classicTurnedPosition, commitment, fromHex, shuffle, shuffleKey } from '../fairdeal/fairdeal';
+import { verifyHand } from '../fairdeal/verify';
 import { classicSettings, seatsOf } from '../testing/events';
 import { counterIds, FakeClock, FakeSocket } from '../testing/fakes';
 import { Store } from './store';
@@ -29,6 +33,29 @@ function setup() {
 }
 
 const ev = (id: string, body: Record<string, unknown>) => ({ type: 'event', table: 't1', id, event: { table_id: 't1', ...body } });
+
+/** Bytes as protojson writes them (base64). */
+const b64bytes = (b: Uint8Array) => btoa(String.fromCharCode(...b));
+const b64 = (n: number) => b64bytes(new Uint8Array(32).fill(n));
+const seedDeadline = '2026-01-01T00:00:03Z';
+
+/**
+ * A table t1 followed and joined at seat 0 (live from here), its game g1
+ * started; send() gives it the next event of g1.
+ */
+function seated() {
+  const x = setup();
+  const t = x.store.follow('t1');
+  x.last().receive({ type: 'joined', ref: 'id1', table: 't1', seat: 0, replayed: 0 });
+  let n = 0;
+  const send = (body: Record<string, unknown>, causedBy = '') =>
+    x.last().receive(ev(`1-${++n}`, { game_id: 'g1', ...(causedBy ? { caused_by: causedBy } : {}), ...body }));
+  send({ game_started: { settings: classicSettings, seats: seatsOf(['Nino', 'Giorgi', 'Ana', 'Levan']) } });
+  /** hand_committed: waiting for its deal (seed_deadline) or committed a hand ahead (none). */
+  const commit = (hand: number, ahead: boolean, seats = [0, 1]) =>
+    send({ hand_committed: { hand_index: hand, commitment: b64(hand + 1), ...(ahead ? {} : { seed_deadline: seedDeadline }), awaited_seats: seats } });
+  return { ...x, t, send, commit };
+}
 
 describe('the store', () => {
   it('builds a table’s state from its events and keeps it through a reconnect', () => {
@@ -104,8 +131,9 @@ describe('the store', () => {
     const { store, last, clock } = setup();
     const t = store.follow('t1');
     const b64 = (n: number) => btoa(String.fromCharCode(...new Array<number>(32).fill(n)));
+    // Each waits for its deal (seed_deadline): answered at once by a seed frame.
     const commit = (id: string, hand: number, seats: number[]) =>
-      ev(id, { game_id: 'g1', hand_committed: { hand_index: hand, commitment: b64(hand + 1), awaited_seats: seats } });
+      ev(id, { game_id: 'g1', hand_committed: { hand_index: hand, commitment: b64(hand + 1), seed_deadline: '2026-01-01T00:00:03Z', awaited_seats: seats } });
     // Replayed: hand 0 long dealt, hand 1 still seeding.
     last().receive(ev('1-1', { game_id: 'g1', game_started: { settings: classicSettings, seats: seatsOf(['Nino', 'Giorgi', 'Ana', 'Levan']) } }));
     last().receive(commit('1-2', 0, [0, 1]));
@@ -144,7 +172,8 @@ describe('the store', () => {
     const { store, last } = setup();
     const t = store.follow('t1');
     const b64 = (n: number) => btoa(String.fromCharCode(...new Array<number>(32).fill(n)));
-    const commit = (id: string, hand: number) => ev(id, { game_id: 'g1', hand_committed: { hand_index: hand, commitment: b64(hand + 1), awaited_seats: [0] } });
+    const commit = (id: string, hand: number) =>
+      ev(id, { game_id: 'g1', hand_committed: { hand_index: hand, commitment: b64(hand + 1), seed_deadline: '2026-01-01T00:00:03Z', awaited_seats: [0] } });
     // Replayed after a reload: hand 0 seeded by the page before it, not dealt yet.
     last().receive(ev('1-1', { game_id: 'g1', game_started: { settings: classicSettings, seats: seatsOf(['Nino', 'Giorgi', 'Ana', 'Levan']) } }));
     last().receive(commit('1-2', 0));
@@ -166,6 +195,197 @@ describe('the store', () => {
     // A refused move still is.
     last().receive({ type: 'event', table: 't1', id: '', event: { table_id: 't1', game_id: 'g1', caused_by: 'p0/a-bid', move_rejected: { reason: 'REJECT_REASON_NOT_YOUR_TURN', message: 'not your turn' } } });
     expect(t.state.value.rejection?.message).toBe('not your turn');
+  });
+
+  it('sends the seed of a hand committed ahead on the next bid or card, again after a refused move, and accepts it as the move’s', () => {
+    const { store, t, last, send, commit } = seated();
+    commit(0, false);
+    const seed0 = last().frames('seed');
+    expect(seed0).toHaveLength(1);
+    send({ client_seed_accepted: { hand_index: 0 } }, `p0/${String(seed0[0]?.cmd)}`);
+    send({ hand_started: { hand_index: 0, cards_per_seat: 1, dealer_seat: 3 } });
+    commit(1, true);
+    // No seed frame: the seed waits for the player's next move.
+    expect(last().frames('seed')).toHaveLength(1);
+    expect(t.fair.value.hands[1]).toMatchObject({ seed: null, attachDue: true });
+
+    expect(store.move('t1', { type: 'bid', tricks: 1 })).toBe(true);
+    const bid = last().frames('bid');
+    expect(bid).toEqual([{ type: 'bid', table: 't1', ref: expect.any(String) as unknown, cmd: expect.any(String) as unknown, tricks: 1, hand: 1, seed: expect.stringMatching(/^[0-9a-f]{64}$/) as unknown }]);
+    const seed = String(bid[0]?.seed);
+    expect(t.fair.value.hands[1]).toMatchObject({ seed, seedKey: bid[0]?.cmd, seedVia: 'move' });
+
+    // The move is refused: the player hears of it, the seed was not taken.
+    send({ move_rejected: { reason: 'REJECT_REASON_NOT_YOUR_TURN', message: 'not your turn' } }, `p0/${String(bid[0]?.cmd)}`);
+    expect(t.state.value.rejection?.message).toBe('not your turn');
+    expect(last().frames('seed')).toHaveLength(1);
+    store.move('t1', { type: 'play', card: 17 });
+    const play = last().frames('play');
+    expect(play).toEqual([{ type: 'play', table: 't1', ref: expect.any(String) as unknown, cmd: expect.any(String) as unknown, card: 'AH', hand: 1, seed }]);
+    expect(play[0]?.cmd).not.toBe(bid[0]?.cmd);
+
+    send({ client_seed_accepted: { hand_index: 1 } }, `p0/${String(play[0]?.cmd)}`);
+    expect(t.fair.value.hands[1]).toMatchObject({ seed, seedAccepted: true, seedElsewhere: null });
+    // Taken: the next move carries none, the end of hand 0 sends none.
+    store.move('t1', { type: 'play', card: 18 });
+    expect(last().frames('play')[1]).not.toHaveProperty('seed');
+    expect(last().frames('play')[1]).not.toHaveProperty('hand');
+    send({ hand_revealed: { hand_index: 0, server_seed: b64(7), client_seeds: [b64(0), b64(0), b64(0), b64(0)], commitment: b64(1) } });
+    expect(last().frames('seed')).toHaveLength(1);
+    // A move that cannot carry a seed never does.
+    commit(2, true, [0]);
+    store.move('t1', { type: 'leave' });
+    expect(last().frames('leave')[0]).not.toHaveProperty('seed');
+    expect(t.fair.value.hands[2]).toMatchObject({ seed: null, attachDue: true });
+  });
+
+  it('sends the seed of a hand committed ahead in a seed frame when the hand before it ends with the seed not on a move', () => {
+    const { t, last, send, commit } = seated();
+    commit(0, false, [1]);
+    send({ hand_started: { hand_index: 0, cards_per_seat: 1, dealer_seat: 3 } });
+    commit(1, true, [0, 1]);
+    expect(last().frames('seed')).toEqual([]);
+    send({ hand_ended: { hand_index: 0 } });
+    expect(last().frames('seed')).toEqual([]);
+    send({ hand_revealed: { hand_index: 0, server_seed: b64(7), client_seeds: [b64(0), b64(0), b64(0), b64(0)], commitment: b64(1) } });
+    const seeds = last().frames('seed');
+    expect(seeds).toEqual([{ type: 'seed', table: 't1', hand: 1, seed: expect.stringMatching(/^[0-9a-f]{64}$/) as unknown, cmd: expect.any(String) as unknown, ref: expect.any(String) as unknown }]);
+    send({ client_seed_accepted: { hand_index: 1 } }, `p0/${String(seeds[0]?.cmd)}`);
+    expect(t.fair.value.hands[1]).toMatchObject({ seed: seeds[0]?.seed, seedAccepted: true });
+  });
+
+  it('after a reconnect, carries an unanswered seed on the next move again, or in a seed frame of its own key once its hand waits', () => {
+    const { store, t, last, clock, send, commit } = seated();
+    commit(0, false, [1]);
+    send({ hand_started: { hand_index: 0, cards_per_seat: 1, dealer_seat: 3 } });
+    commit(1, true, [0]);
+    store.move('t1', { type: 'bid', tricks: 0 });
+    const bid = last().frames('bid')[0];
+    const seed = String(bid?.seed);
+    last().receive({ type: 'ack', ref: bid?.ref, cmd: `p0/${String(bid?.cmd)}` });
+    const rejoin = (replay: () => void) => {
+      last().drop();
+      clock.advance(100);
+      last().open();
+      last().receive({ type: 'welcome', player: { id: 'p0', name: 'Nino', guest: true } });
+      replay();
+      const join = last().frames('join').at(-1);
+      last().receive({ type: 'joined', ref: join?.ref, table: 't1', seat: 0, replayed: 0 });
+    };
+    rejoin(() => undefined);
+    // Neither accepted nor refused: not a seed frame under the bid's key…
+    expect(last().frames('seed')).toEqual([]);
+    expect(last().frames('bid')).toEqual([]);
+    // …but on the next move, same seed, that move's key.
+    store.move('t1', { type: 'play', card: 17 });
+    const play = last().frames('play')[0];
+    expect([play?.hand, play?.seed]).toEqual([1, seed]);
+    expect(play?.cmd).not.toBe(bid?.cmd);
+    last().receive({ type: 'ack', ref: play?.ref, cmd: `p0/${String(play?.cmd)}` });
+
+    // Dropped again; hand 0 ended meanwhile: a seed frame, of a key of its own.
+    rejoin(() =>
+      last().receive(ev('1-90', { game_id: 'g1', hand_revealed: { hand_index: 0, server_seed: b64(7), client_seeds: [b64(0), b64(0), b64(0), b64(0)], commitment: b64(1) } })),
+    );
+    const seeds = last().frames('seed');
+    expect(seeds.map((f) => [f.hand, f.seed])).toEqual([[1, seed]]);
+    expect([bid?.cmd, play?.cmd]).not.toContain(seeds[0]?.cmd);
+    expect(t.fair.value.hands[1]).toMatchObject({ seed, seedKey: seeds[0]?.cmd, seedVia: 'frame' });
+  });
+
+  it('resyncs the seeding from a view: a seed frame for the hand waiting, the next move for the hand committed ahead, both commitments kept', () => {
+    const { store, t, last, send } = seated();
+    const view = (v: Record<string, unknown>) => send({ view_synced: { view: { your_seat: 0, hand_index: 3, cards_per_seat: 4, phase: 'PHASE_BID', ...v } } });
+    // The hand in play is dealt (no seed_deadline); the next one is committed ahead.
+    view({
+      committed: { hand_index: 3, commitment: b64(4), awaited_seats: [0, 1] },
+      next_committed: { hand_index: 4, commitment: b64(5), awaited_seats: [0, 1] },
+      next_seeded_seats: [1],
+    });
+    expect(last().frames('seed')).toEqual([]);
+    expect(t.fair.value.hands[3]).toMatchObject({ commitment: '04'.repeat(32), dealt: true, seed: null });
+    expect(t.fair.value.hands[4]).toMatchObject({ commitment: '05'.repeat(32), seed: null, attachDue: true });
+    store.move('t1', { type: 'bid', tricks: 2 });
+    const bid = last().frames('bid')[0];
+    expect(bid).toMatchObject({ tricks: 2, hand: 4, seed: expect.stringMatching(/^[0-9a-f]{64}$/) as unknown });
+    send({ client_seed_accepted: { hand_index: 4 } }, `p0/${String(bid?.cmd)}`);
+    expect(t.fair.value.hands[4]).toMatchObject({ seed: bid?.seed, seedAccepted: true });
+    send({ hand_revealed: { hand_index: 3, server_seed: b64(7), client_seeds: [b64(0), b64(0), b64(0), b64(0)], commitment: b64(4) } });
+    expect(t.fair.value.hands[3]?.revealed?.commitment).toBe('04'.repeat(32));
+    expect(last().frames('seed')).toEqual([]);
+
+    // Waiting for its deal, the seat not seeded: a seed frame at once.
+    view({ hand_index: 5, committed: { hand_index: 5, commitment: b64(6), seed_deadline: seedDeadline, awaited_seats: [0, 1] }, seeded_seats: [1] });
+    expect(last().frames('seed').map((f) => f.hand)).toEqual([5]);
+    expect(t.fair.value.hands[5]?.commitment).toBe('06'.repeat(32));
+  });
+
+  it('plays a whole classic game with hands committed ahead: one seed frame, the other seeds on bids, every hand verifies', async () => {
+    const { store, t, last, send } = seated();
+    const others = [1, 2, 3].map((s) => '0'.repeat(62) + `1${s}`);
+    const mine: string[] = [];
+    const hands = 24;
+    for (let h = 0; h < hands; h++) {
+      const id = { tableId: 't1', gameId: 'g1', index: h };
+      const server = new Uint8Array(32).fill(0x40 + h);
+      const commitmentOf = await commitment(id, server);
+      const committed = { hand_index: h, commitment: b64bytes(commitmentOf), awaited_seats: [0] };
+      if (h === 0) {
+        // Hand 0 is committed as the game starts, waiting for its deal.
+        send({ hand_committed: { ...committed, seed_deadline: seedDeadline } });
+        const sf = last().frames('seed');
+        expect(sf.map((f) => f.hand)).toEqual([0]);
+        mine.push(String(sf[0]?.seed));
+        send({ client_seed_accepted: { hand_index: 0 } }, `p0/${String(sf[0]?.cmd)}`);
+      }
+      const n = cardsInHand('standard', h);
+      const dealer = h % 4;
+      const seeds = [mine[h] ?? '', ...others];
+      const key = await shuffleKey(
+        id,
+        server,
+        seeds.map((s) => fromHex(s) ?? new Uint8Array()),
+      );
+      const { deck } = await shuffle(key);
+      const wire = (p: number) => wireCardName(deck[p] ?? 0);
+      send({ hand_started: { hand_index: h, pulka_index: 0, cards_per_seat: n, dealer_seat: dealer } });
+      send({ dealt: { cards: classicPositions(n, dealer, 0).map(wire) } });
+      const tp = classicTurnedPosition(n);
+      if (tp !== null) send({ trump_turned: { card: wire(tp) } });
+      // The next hand is committed ahead, after this one's deal; the last one has none.
+      if (h + 1 < hands) {
+        const next = { tableId: 't1', gameId: 'g1', index: h + 1 };
+        const c = await commitment(next, new Uint8Array(32).fill(0x40 + h + 1));
+        send({ hand_committed: { hand_index: h + 1, commitment: b64bytes(c), awaited_seats: [0] } });
+      }
+      store.move('t1', { type: 'bid', tricks: 0 });
+      const bid = last().frames('bid')[h];
+      if (h + 1 < hands) {
+        expect(bid?.hand).toBe(h + 1);
+        mine.push(String(bid?.seed));
+        send({ client_seed_accepted: { hand_index: h + 1 } }, `p0/${String(bid?.cmd)}`);
+      } else {
+        expect(bid).not.toHaveProperty('seed');
+      }
+      send({ hand_ended: { hand_index: h } });
+      send({
+        hand_revealed: {
+          ...committed,
+          server_seed: b64bytes(server),
+          client_seeds: seeds.map((s) => b64bytes(fromHex(s) ?? new Uint8Array())),
+        },
+      });
+    }
+    // One seed frame (hand 0), every other seed on a bid, each seed fresh.
+    expect(last().frames('seed')).toHaveLength(1);
+    expect(new Set(mine).size).toBe(hands);
+    for (let h = 0; h < hands; h++) {
+      const fh = t.fair.value.hands[h];
+      if (!fh) throw new Error(`hand ${h} missing`);
+      expect(fh.seed).toBe(mine[h]);
+      const r = await verifyHand(fh);
+      expect(r, `hand ${h}`).toMatchObject({ commitmentOk: true, sameCommitment: true, seedIncluded: true, seedUnknown: null, dealOk: true, ok: true });
+    }
   });
 
   it('goes back to the lobby when the table is gone, with the reason', () => {

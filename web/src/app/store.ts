@@ -6,10 +6,22 @@
 import { batch, signal, type Signal } from '@preact/signals';
 import { Api, ApiError, type Session } from '../protocol/api';
 import { Connection, type SocketFactory, type SocketLike, type Status } from '../protocol/connection';
-import type { Move } from '../protocol/frames';
+import { carriesSeed, type Move } from '../protocol/frames';
 import type { LobbyUpdate, LobbyView, SheetUpdate, TableEvent, TableSummary } from '../protocol/types';
 import { applyEvent, emptyTable, type TableState } from '../game/state';
-import { applyFair, emptyFair, markSent, seedRefused, seedsToSend, type FairHand, type FairState, type SeedMaker } from '../fairdeal/hands';
+import {
+  applyFair,
+  emptyFair,
+  markAttached,
+  markSent,
+  rejoined,
+  seedRefused,
+  seedsToSend,
+  seedToAttach,
+  type FairHand,
+  type FairState,
+  type SeedMaker,
+} from '../fairdeal/hands';
 import { newClientSeed, toHex } from '../fairdeal/fairdeal';
 import { navigate, route } from './router';
 
@@ -42,8 +54,9 @@ export class TableSession {
   }
 
   apply(ev: TableEvent, live: boolean): void {
-    // A refused seed (another page of the player seeded the hand first, or
-    // it came late) is the deal's business, not a move to tell the player about.
+    // A refused seed frame (another page of the player seeded the hand
+    // first, or it came late) is the deal's business, not a move to tell the
+    // player about. A refused move that carried a seed is the player's.
     const s = seedRefused(this.fair.value, ev) ? this.state.value : applyEvent(this.state.value, ev, live);
     const fs = applyFair(this.fair.value, ev, {
       tableId: this.id,
@@ -60,9 +73,29 @@ export class TableSession {
     if (live) this.sendSeeds(false);
   }
 
-  /** After a (re)join: the seeds due, and again the ones sent but not yet taken. */
+  /**
+   * After a (re)join: the seeds due, and again the seed frames sent but not
+   * yet taken. A seed that rode on a move neither accepted nor refused rides
+   * on the next move again, or goes in a seed frame of its own if its hand
+   * now waits for its deal.
+   */
   joinedAgain(): void {
+    this.fair.value = rejoined(this.fair.value);
     this.sendSeeds(true);
+  }
+
+  /**
+   * The seed to carry on the player's next move, if one is due (its hand is
+   * committed ahead): made now, with the key to send the move under. Pass it
+   * to attached once the move went.
+   */
+  seedToAttach(): FairHand | undefined {
+    return seedToAttach(this.fair.value, this.seeds);
+  }
+
+  /** The move carrying h's seed went (under h.seedKey). */
+  attached(h: FairHand): void {
+    this.fair.value = markAttached(this.fair.value, h);
   }
 
   private sendSeeds(resend: boolean): void {
@@ -201,8 +234,14 @@ export class Store {
     this.conn.watchLobby(on);
   }
 
+  /** Sends a move; a bid, trump or card carries the seed due for the hand committed ahead. */
   move(table: string, m: Move): boolean {
-    return this.conn.move(table, m) !== null;
+    const t = this.tables.get(table);
+    const h = t && carriesSeed(m) ? t.seedToAttach() : undefined;
+    const ref = this.conn.move(table, m, h && { hand: h.handIndex, seed: h.seed ?? '', cmd: h.seedKey });
+    if (ref === null) return false;
+    if (t && h) t.attached(h);
+    return true;
   }
 
   serverNow(): number {

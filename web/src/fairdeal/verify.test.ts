@@ -4,7 +4,7 @@
 import { expect, test } from 'vitest';
 import vectors from '../../../pkg/fairdeal/testdata/vectors.json';
 import type { EventBody, TableEvent } from '../protocol/types';
-import { applyFair, emptyFair, markSent, seedsToSend, type FairContext, type FairState, type SeedMaker } from './hands';
+import { applyFair, emptyFair, markAttached, markSent, seedsToSend, seedToAttach, type FairContext, type FairState, type SeedMaker } from './hands';
 import { classicPositions, fromHex, shuffle, shuffleKey } from './fairdeal';
 import { verifyHand } from './verify';
 
@@ -26,6 +26,10 @@ const ctx: FairContext = {
   handIndex: v.hand,
 };
 
+// The hand waits for its deal (hand 0, or the view's committed hand while
+// it waits): its seed goes at once in a seed frame.
+const deadline = Date.UTC(2026, 0, 1);
+
 const mk: SeedMaker = {
   newSeed: () => must(v.client_seeds[0]),
   newKey: () => 'k1',
@@ -35,7 +39,7 @@ const mk: SeedMaker = {
 function play(over: Partial<{ dealt: number[]; server: string; seeds: string[]; commitment: string }> = {}): FairState {
   const mine = classicPositions(9, 3, 0).map((p) => must(v.deck[p]));
   let fs = emptyFair();
-  fs = applyFair(fs, ev({ kind: 'hand_committed', handIndex: v.hand, commitment: v.commitment, seedDeadline: null, awaitedSeats: [0, 2] }), ctx);
+  fs = applyFair(fs, ev({ kind: 'hand_committed', handIndex: v.hand, commitment: v.commitment, seedDeadline: deadline, awaitedSeats: [0, 2] }), ctx);
   const due = seedsToSend(fs, false, mk);
   expect(due.map((h) => [h.handIndex, h.seed, h.seedSeat])).toEqual([[v.hand, v.client_seeds[0], 0]]);
   fs = markSent(fs, due);
@@ -85,9 +89,9 @@ test('cards that are not at this seat’s positions fail the deal', async () => 
 });
 
 test('a watcher sends no seed; a replayed, dealt hand asks for none', () => {
-  let fs = applyFair(emptyFair(), ev({ kind: 'hand_committed', handIndex: 0, commitment: v.commitment, seedDeadline: null, awaitedSeats: [1] }), ctx);
+  let fs = applyFair(emptyFair(), ev({ kind: 'hand_committed', handIndex: 0, commitment: v.commitment, seedDeadline: deadline, awaitedSeats: [1] }), ctx);
   expect(seedsToSend(fs, true, mk)).toEqual([]);
-  fs = applyFair(emptyFair(), ev({ kind: 'hand_committed', handIndex: 0, commitment: v.commitment, seedDeadline: null, awaitedSeats: [0] }), ctx);
+  fs = applyFair(emptyFair(), ev({ kind: 'hand_committed', handIndex: 0, commitment: v.commitment, seedDeadline: deadline, awaitedSeats: [0] }), ctx);
   fs = applyFair(fs, ev({ kind: 'hand_started', handIndex: 0, pulkaIndex: 0, cardsPerSeat: 1, dealerSeat: 0 }), ctx);
   expect(seedsToSend(fs, true, mk)).toEqual([]);
 });
@@ -114,7 +118,7 @@ async function dealAndReveal(fs: FairState, seeds: string[]): Promise<FairState>
 
 test('after a reload, a replayed hand seeded before it verifies: the seed is "sent before a reload", not checked', async () => {
   // The whole hand is replayed at the join: no seed is made for it, none sent.
-  let fs = applyFair(emptyFair(), ev({ kind: 'hand_committed', handIndex: v.hand, commitment: v.commitment, seedDeadline: null, awaitedSeats: [0, 2] }), ctx);
+  let fs = applyFair(emptyFair(), ev({ kind: 'hand_committed', handIndex: v.hand, commitment: v.commitment, seedDeadline: deadline, awaitedSeats: [0, 2] }), ctx);
   fs = applyFair(fs, ev({ kind: 'client_seed_accepted', handIndex: v.hand, seat: 0 }, 'p0/before-the-reload'), ctx);
   expect(seedsToSend(fs, true, mk)).toEqual([]);
   expect(fs.hands[v.hand]?.seed).toBeNull();
@@ -124,7 +128,7 @@ test('after a reload, a replayed hand seeded before it verifies: the seed is "se
 });
 
 test('after a reload, a replayed hand dealt without any seed of this player verifies', async () => {
-  let fs = applyFair(emptyFair(), ev({ kind: 'hand_committed', handIndex: v.hand, commitment: v.commitment, seedDeadline: null, awaitedSeats: [0, 2] }), ctx);
+  let fs = applyFair(emptyFair(), ev({ kind: 'hand_committed', handIndex: v.hand, commitment: v.commitment, seedDeadline: deadline, awaitedSeats: [0, 2] }), ctx);
   const seeds = ['00'.repeat(32), ...v.client_seeds.slice(1)];
   fs = await dealAndReveal(fs, seeds);
   expect(seedsToSend(fs, true, mk)).toEqual([]);
@@ -133,7 +137,7 @@ test('after a reload, a replayed hand dealt without any seed of this player veri
 });
 
 test('after a reload, a replayed hand still waiting for this seat gets a seed made as it is sent', () => {
-  let fs = applyFair(emptyFair(), ev({ kind: 'hand_committed', handIndex: v.hand, commitment: v.commitment, seedDeadline: null, awaitedSeats: [0] }), ctx);
+  let fs = applyFair(emptyFair(), ev({ kind: 'hand_committed', handIndex: v.hand, commitment: v.commitment, seedDeadline: deadline, awaitedSeats: [0] }), ctx);
   expect(fs.hands[v.hand]?.seed).toBeNull();
   const due = seedsToSend(fs, true, mk);
   expect(due.map((h) => h.seed)).toEqual([v.client_seeds[0]]);
@@ -153,7 +157,7 @@ for (const [name, answers, why] of [
   ['only the other tab’s acceptance (the refusal lost)', [ev({ kind: 'client_seed_accepted', handIndex: v.hand, seat: 0 }, 'p0/other-tab')], 'elsewhere'],
 ] as const) {
   test(`two tabs: ${name}: the hand verifies, this tab's seed not checked`, async () => {
-    let fs = applyFair(emptyFair(), ev({ kind: 'hand_committed', handIndex: v.hand, commitment: v.commitment, seedDeadline: null, awaitedSeats: [0, 2] }), ctx);
+    let fs = applyFair(emptyFair(), ev({ kind: 'hand_committed', handIndex: v.hand, commitment: v.commitment, seedDeadline: deadline, awaitedSeats: [0, 2] }), ctx);
     fs = markSent(fs, seedsToSend(fs, false, mk));
     for (const a of answers) fs = applyFair(fs, a, ctx);
     expect(seedsToSend(fs, true, mk)).toEqual([]);
@@ -164,7 +168,7 @@ for (const [name, answers, why] of [
 }
 
 test('a seed refused as late is not checked; the hand verifies', async () => {
-  let fs = applyFair(emptyFair(), ev({ kind: 'hand_committed', handIndex: v.hand, commitment: v.commitment, seedDeadline: null, awaitedSeats: [0, 2] }), ctx);
+  let fs = applyFair(emptyFair(), ev({ kind: 'hand_committed', handIndex: v.hand, commitment: v.commitment, seedDeadline: deadline, awaitedSeats: [0, 2] }), ctx);
   fs = markSent(fs, seedsToSend(fs, false, mk));
   fs = await dealAndReveal(fs, ['00'.repeat(32), ...v.client_seeds.slice(1)]);
   fs = applyFair(fs, ev({ kind: 'move_rejected', reason: 'WRONG_PHASE', message: '' }, 'p0/k1'), ctx);
@@ -173,7 +177,7 @@ test('a seed refused as late is not checked; the hand verifies', async () => {
 });
 
 test('a refusal of another command leaves the seed checked', async () => {
-  let fs = applyFair(emptyFair(), ev({ kind: 'hand_committed', handIndex: v.hand, commitment: v.commitment, seedDeadline: null, awaitedSeats: [0, 2] }), ctx);
+  let fs = applyFair(emptyFair(), ev({ kind: 'hand_committed', handIndex: v.hand, commitment: v.commitment, seedDeadline: deadline, awaitedSeats: [0, 2] }), ctx);
   fs = markSent(fs, seedsToSend(fs, false, mk));
   fs = applyFair(fs, ev({ kind: 'move_rejected', reason: 'NOT_ALLOWED', message: '' }, 'p0/a-bid'), ctx);
   fs = applyFair(fs, ev({ kind: 'client_seed_accepted', handIndex: v.hand, seat: 0 }, 'p0/k1'), ctx);
@@ -181,4 +185,16 @@ test('a refusal of another command leaves the seed checked', async () => {
   fs = await dealAndReveal(fs, otherSeeds);
   const r = await verifyHand(must(fs.hands[v.hand]));
   expect(r).toMatchObject({ seedIncluded: false, seedUnknown: null, ok: false });
+});
+
+test('a hand committed ahead, its seed on a move of the hand before it, verifies', async () => {
+  let fs = applyFair(emptyFair(), ev({ kind: 'hand_committed', handIndex: v.hand, commitment: v.commitment, seedDeadline: null, awaitedSeats: [0, 2] }), ctx);
+  expect(seedsToSend(fs, true, mk)).toEqual([]);
+  const h = must(seedToAttach(fs, mk));
+  expect([h.seed, h.seedKey]).toEqual([v.client_seeds[0], 'k1']);
+  fs = markAttached(fs, h);
+  fs = applyFair(fs, ev({ kind: 'client_seed_accepted', handIndex: v.hand, seat: 0 }, 'p0/k1'), ctx);
+  fs = await dealAndReveal(fs, v.client_seeds);
+  const r = await verifyHand(must(fs.hands[v.hand]));
+  expect(r).toMatchObject({ commitmentOk: true, sameCommitment: true, seedIncluded: true, seedUnknown: null, dealOk: true, ok: true });
 });

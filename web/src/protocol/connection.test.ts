@@ -162,6 +162,28 @@ describe('Connection', () => {
     expect(last().frames('bid')).toEqual([]); // acknowledged: never again
   });
 
+  it('sends a move carrying a seed under the seed’s key, and again the same after a drop', () => {
+    const { c, last, clock } = setup();
+    c.start();
+    last().open();
+    last().receive(welcome);
+    c.join('t1');
+    last().receive({ type: 'joined', ref: 'id1', table: 't1', seat: 0 });
+    const seed = 'ab'.repeat(32);
+    expect(c.move('t1', { type: 'play', card: 13 }, { hand: 3, seed, cmd: 'seed-key' })).toBe('id2');
+    const sent = last().frames('play');
+    expect(sent).toEqual([{ type: 'play', table: 't1', ref: 'id2', cmd: 'seed-key', card: '10H', hand: 3, seed }]);
+    last().drop();
+    clock.advance(100);
+    last().open();
+    last().receive(welcome);
+    last().receive({ type: 'joined', ref: 'id3', table: 't1', seat: 0 });
+    expect(last().frames('play')).toEqual(sent);
+    // Only a bid, trump or card carries a seed.
+    c.move('t1', { type: 'resign' }, { hand: 3, seed, cmd: 'k2' });
+    expect(last().frames('resign')[0]).not.toHaveProperty('seed');
+  });
+
   it('writes joker declarations and cards the way the gateway reads them', () => {
     const { c, last } = setup();
     c.start();

@@ -10,7 +10,7 @@
 // It knows nothing of screens: listeners get decoded events.
 
 import { decodeEvent, decodeLobbyUpdate, decodeLobbyView, decodeSheetUpdate, obj, num, str } from './decode';
-import { moveFrame, type Move, type ServerError } from './frames';
+import { moveFrame, type AttachedSeed, type Move, type ServerError } from './frames';
 import { compareStreamIds } from './streamid';
 import type { LobbyUpdate, LobbyView, Player, SheetUpdate, TableEvent } from './types';
 
@@ -187,12 +187,14 @@ export class Connection {
 
   /**
    * Sends a move. Returns its ref, or null when the connection is down (the
-   * screen shows the banner and keeps the controls disabled).
+   * screen shows the banner and keeps the controls disabled). A seed riding
+   * on it (a bid, trump or card) comes with the idempotency key to send the
+   * move under: the seed's, which the acceptance's caused_by names.
    */
-  move(table: string, m: Move): string | null {
+  move(table: string, m: Move, seed?: AttachedSeed & { cmd: string }): string | null {
     if (!this.isOpen() || !this.tables.has(table)) return null;
     const ref = this.newId();
-    const frame = moveFrame(table, m, ref, this.newId());
+    const frame = seed ? moveFrame(table, m, ref, seed.cmd, seed) : moveFrame(table, m, ref, this.newId());
     this.pending.set(ref, { table, frame });
     this.send(frame);
     return ref;

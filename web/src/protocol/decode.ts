@@ -9,6 +9,7 @@ import type {
   BotReason,
   EventBody,
   GameEndReason,
+  HandCommitment,
   HandOutcome,
   JokerDecl,
   LobbySeat,
@@ -248,6 +249,19 @@ export function decodeView(v: unknown): TableView {
     trick,
     turnSeat: num(o.turn_seat),
     deadline: time(o.deadline),
+    committed: o.committed === undefined || o.committed === null ? null : handCommitment(obj(o.committed)),
+    seededSeats: arr(o.seeded_seats).map(num),
+    nextCommitted: o.next_committed === undefined || o.next_committed === null ? null : handCommitment(obj(o.next_committed)),
+    nextSeededSeats: arr(o.next_seeded_seats).map(num),
+  };
+}
+
+function handCommitment(o: Obj): HandCommitment {
+  return {
+    handIndex: num(o.hand_index),
+    commitment: bytesHex(o.commitment),
+    seedDeadline: time(o.seed_deadline),
+    awaitedSeats: arr(o.awaited_seats).map(num),
   };
 }
 
@@ -357,13 +371,7 @@ export function decodeEventBody(e: Obj): EventBody {
           }),
         };
       case 'hand_committed':
-        return {
-          kind: key,
-          handIndex: num(o.hand_index),
-          commitment: bytesHex(o.commitment),
-          seedDeadline: time(o.seed_deadline),
-          awaitedSeats: arr(o.awaited_seats).map(num),
-        };
+        return { kind: key, ...handCommitment(o) };
       case 'client_seed_accepted':
         return { kind: key, handIndex: num(o.hand_index), seat: num(o.seat) };
       case 'hand_revealed':

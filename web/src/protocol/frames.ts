@@ -12,9 +12,30 @@ export type Move =
   | { type: 'leave' }
   | { type: 'sit'; seat: number };
 
-/** The frame for a move at table, with the client's ref and idempotency key. */
-export function moveFrame(table: string, m: Move, ref: string, cmd: string): Record<string, unknown> {
-  const base = { table, ref, cmd };
+/**
+ * A client seed riding on a move: the seat's seed (64 hex digits) for the
+ * hand committed ahead (docs/fair-play.md, "What a client does").
+ */
+export interface AttachedSeed {
+  hand: number;
+  seed: string;
+}
+
+/** Whether a move can carry a seed (a bid, trump or card: Command.attached_seed). */
+export function carriesSeed(m: Move): boolean {
+  return m.type === 'bid' || m.type === 'trump' || m.type === 'play';
+}
+
+/**
+ * The frame for a move at table, with the client's ref and idempotency key,
+ * and the seed riding on it (dropped from a move that cannot carry one).
+ */
+export function moveFrame(table: string, m: Move, ref: string, cmd: string, seed?: AttachedSeed): Record<string, unknown> {
+  const base: Record<string, unknown> = { table, ref, cmd };
+  if (seed && carriesSeed(m)) {
+    base.hand = seed.hand;
+    base.seed = seed.seed;
+  }
   switch (m.type) {
     case 'bid':
       return { ...base, type: 'bid', tricks: m.tricks };

@@ -83,6 +83,31 @@ export interface TableView {
   turnSeat: number;
   /** Milliseconds since the epoch (server clock); null when none. */
   deadline: number | null;
+  /**
+   * The commit–reveal of the hand in play (docs/fair-play.md), from its
+   * commitment to its reveal; seedDeadline is set while it waits for its
+   * deal. null when none.
+   */
+  committed: HandCommitment | null;
+  /** The awaited seats of committed whose seed was accepted, while it waits for its deal. */
+  seededSeats: number[];
+  /** The hand committed ahead (the one after the hand in play); null when none. */
+  nextCommitted: HandCommitment | null;
+  /** The awaited seats of nextCommitted whose seed was accepted. */
+  nextSeededSeats: number[];
+}
+
+/**
+ * A hand's commitment (pulka.table.v1.HandCommitted). Bytes are lower-case
+ * hex here (base64 on the wire). seedDeadline is null on a hand committed a
+ * hand ahead, whose seed rides on the player's next move.
+ */
+export interface HandCommitment {
+  handIndex: number;
+  commitment: string;
+  /** Milliseconds since the epoch (server clock); null when unset. */
+  seedDeadline: number | null;
+  awaitedSeats: number[];
 }
 
 export type BotReason = 'filled' | 'player_left' | 'grace_expired' | 'unknown';
@@ -154,7 +179,7 @@ export type EventBody =
   | { kind: 'view_synced'; view: TableView }
   // The commit–reveal deal (docs/fair-play.md). Bytes are lower-case hex
   // here (base64 on the wire); "" when absent.
-  | { kind: 'hand_committed'; handIndex: number; commitment: string; seedDeadline: number | null; awaitedSeats: number[] }
+  | ({ kind: 'hand_committed' } & HandCommitment)
   | { kind: 'client_seed_accepted'; handIndex: number; seat: number }
   | { kind: 'hand_revealed'; handIndex: number; serverSeed: string; clientSeeds: string[]; commitment: string }
   | { kind: 'unknown' };
