@@ -236,6 +236,10 @@ func isKind(kind string) func(*tablev1.Event) bool {
 	return func(e *tablev1.Event) bool { return kindOf(e) == kind }
 }
 
+// hasTimer matches an event that starts a move timer: a timer_started of
+// its own, or the timer riding on the step's last public event.
+func hasTimer(e *tablev1.Event) bool { return table.TimerOf(e) != nil }
+
 // checkLog proves the invariants of a table's log: the whole log replays
 // purely (byte for byte); the genesis is what table.New makes from the
 // start; seqs run 1..n without gap or repeat; epochs never go back; every
@@ -556,6 +560,7 @@ func sameButSecrets(a, b *table.Table) bool {
 			// A hand dealt at once (no seat awaited) has its first dealer and
 			// so its turn drawn from the key too.
 			v.YourHand, v.TurnedCard, v.Trump, v.Committed, v.DealerSeat, v.TurnSeat = nil, 0, 0, nil, 0, 0
+			v.NextCommitted = nil // a hand dealt at once commits the next one ahead
 		}
 		if !proto.Equal(va, vb) {
 			return false

@@ -69,7 +69,7 @@ func TestRunner_FullInboxStopsReadingTheTableAndLosesNothing(t *testing.T) {
 	ts := japaneseStart("j1", 21, 21, "alice", "bob")
 	place(t, rdb, ts, "r1")
 	d := newJDriver(t, rdb, ts)
-	first := waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", isKind("timer_started"))
+	first := waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", hasTimer)
 	stream := streams.TableCommands("j1")
 	// The first command must reach the table through the shared reader, not
 	// through the catch-up that opens the table (which reads its backlog
@@ -137,7 +137,7 @@ func TestRunner_StaleOwnerCannotAppendAfterTheLeaseMoved(t *testing.T) {
 	ts := japaneseStart("j1", 4, 21, "alice", "bob")
 	place(t, rdb, ts, "r1")
 	d := newJDriver(t, rdb, ts)
-	waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", isKind("timer_started"))
+	waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", hasTimer)
 	leases := streams.NewLeases(rdb, time.Minute)
 	old, ok, err := leases.Current(ctx, streams.TableLease("j1"))
 	if err != nil || !ok || old.Owner != "r1" {

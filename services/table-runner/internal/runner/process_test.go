@@ -152,7 +152,7 @@ func TestProcess_KillTheOwnerMidHand_TheTableMovesAndTheGameFinishes(t *testing.
 		owner, _, _ = store.Owner(ctx, "j1")
 		return owner != ""
 	})
-	waitEvent(t, rdb, "j1", "0", 10*time.Second, "the match's first timer", isKind("timer_started"))
+	waitEvent(t, rdb, "j1", "0", 10*time.Second, "the match's first timer", hasTimer)
 	leader, _, _ := leases.Current(ctx, assign.LeaderKey)
 
 	d := newJDriver(t, rdb, jts)

@@ -99,7 +99,7 @@ func TestRunner_RefusalSpamIsAnsweredNotLoggedAndNotReplayed(t *testing.T) {
 	r1 := startRunner(t, rdb, opt)
 	ts := japaneseStart("j1", 5, 11, "alice", "bob")
 	place(t, rdb, ts, "r1")
-	before := waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", isKind("timer_started"))
+	before := waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", hasTimer)
 	evLen := rdb.XLen(ctx, streams.TableEvents("j1")).Val()
 	st, err := tablelog.Restore(ctx, rdb, "j1")
 	if err != nil {
@@ -111,7 +111,7 @@ func TestRunner_RefusalSpamIsAnsweredNotLoggedAndNotReplayed(t *testing.T) {
 	const spam = 10000
 	// The player whose timer is not running: every play of theirs is
 	// refused (the other one does not move).
-	wrong := ts.GetSeats()[1-before.ev.GetTimerStarted().GetSeat()].GetPlayerId()
+	wrong := ts.GetSeats()[1-table.TimerOf(before.ev).GetSeat()].GetPlayerId()
 	pub := streams.NewPublisher(rdb)
 	for i := 0; i < spam; i += 500 {
 		batch := make([]streams.Entry, 0, 500)
@@ -199,7 +199,7 @@ func TestRunner_TablesRedisLostAreDroppedCleanly(t *testing.T) {
 	opt.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	r := startRunner(t, rdb, opt)
 	place(t, rdb, japaneseStart("j1", 5, 11, "alice", "bob"), "r1")
-	waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", isKind("timer_started"))
+	waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", hasTimer)
 	if err := rdb.FlushAll(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestRunner_TablesRedisLostAreDroppedCleanly(t *testing.T) {
 		t.Fatalf("pulka.runner.tables.lost = %d, want 2 (one running, one at open)", got)
 	}
 	place(t, rdb, japaneseStart("j2", 6, 11, "carol", "dave"), "r1")
-	waitEvent(t, rdb, "j2", "0", 5*time.Second, "a new table's first timer", isKind("timer_started"))
+	waitEvent(t, rdb, "j2", "0", 5*time.Second, "a new table's first timer", hasTimer)
 }
 
 // syncBuffer is a bytes.Buffer safe for a logger and a test at once.
@@ -287,8 +287,8 @@ func TestRunner_CatchUpAcrossItsOwnTrimsLosesNothingAndReportsNothing(t *testing
 	t.Cleanup(release)
 	ts := japaneseStart("j1", 5, 11, "alice", "bob")
 	place(t, rdb, ts, "r1")
-	first := waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", isKind("timer_started"))
-	wrong := ts.GetSeats()[1-first.ev.GetTimerStarted().GetSeat()].GetPlayerId()
+	first := waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", hasTimer)
+	wrong := ts.GetSeats()[1-table.TimerOf(first.ev).GetSeat()].GetPlayerId()
 	waitFor(t, 5*time.Second, "the reader to follow the new table", func() bool {
 		_, ok := r.tailer.Position(streams.TableCommands("j1"))
 		return ok
