@@ -102,7 +102,7 @@ func lobbyAbuseStack(t *testing.T, name string) *stack {
 func (s *stack) lobbyKeys(t *testing.T) int {
 	t.Helper()
 	n := 0
-	iter := s.rdb.Scan(context.Background(), 0, "pulka:lobby:*", 1000).Iterator()
+	iter := s.rdb.Scan(context.Background(), 0, lobbyKeysPattern, 1000).Iterator()
 	for iter.Next(context.Background()) {
 		n++
 	}
@@ -186,7 +186,7 @@ func TestAbuseLobby_TableFloodFromOnePlayer(t *testing.T) {
 	if keysAfter := s.lobbyKeys(t); keysAfter-keysBefore > 12 {
 		t.Errorf("the lobby's keys went from %d to %d for a flood of refusals", keysBefore, keysAfter)
 	}
-	if n := s.rdb.ZCard(context.Background(), "pulka:lobby:rate:create:"+flooder.Player.ID).Val(); n > 10 {
+	if n := s.rdb.ZCard(context.Background(), lobbyCreateRatePrefix+flooder.Player.ID).Val(); n > 10 {
 		t.Errorf("the creation counter holds %d entries, more than the limit", n)
 	}
 	// The three tables are listed; leaving one makes room again (after the
