@@ -181,7 +181,7 @@ func TestAbuseLobby_TableFloodFromOnePlayer(t *testing.T) {
 	if byCode["429 too_many_requests"] < 250 {
 		t.Errorf("%d creations refused by the rate limit, want all but the first 10", byCode["429 too_many_requests"])
 	}
-	// Keys: three tables and their results, the player's held set, the
+	// Keys: three tables, their summaries and results, the player's held set, the
 	// creation counter and the idle set.
 	if keysAfter := s.lobbyKeys(t); keysAfter-keysBefore > 12 {
 		t.Errorf("the lobby's keys went from %d to %d for a flood of refusals", keysBefore, keysAfter)

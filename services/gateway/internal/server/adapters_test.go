@@ -78,7 +78,7 @@ func TestLobbyAdapters_ThroughTheRealLobbyClient(t *testing.T) {
 		t.Fatalf("missing table: %v", err)
 	}
 	summary, _ := proto.Marshal(&lobbyv1.TableSummary{TableId: "t9", Name: "Private"})
-	rdb.HSet(ctx, lobbyclient.TableKey("t9"), lobbyclient.TableFieldSummary, summary)
+	rdb.Set(ctx, lobbyclient.SummaryKey("t9"), summary, 0)
 	if got, err := view.Fetch(ctx, "t9"); err != nil || got.Name != "Private" {
 		t.Fatalf("private table: %v %v", got, err)
 	}
