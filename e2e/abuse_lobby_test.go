@@ -102,7 +102,7 @@ func lobbyAbuseStack(t *testing.T, name string) *stack {
 func (s *stack) lobbyKeys(t *testing.T) int {
 	t.Helper()
 	n := 0
-	iter := s.rdb.Scan(context.Background(), 0, "pulka:lobby:*", 1000).Iterator()
+	iter := s.rdb.Scan(context.Background(), 0, lobbyKeysPattern, 1000).Iterator()
 	for iter.Next(context.Background()) {
 		n++
 	}
@@ -181,12 +181,12 @@ func TestAbuseLobby_TableFloodFromOnePlayer(t *testing.T) {
 	if byCode["429 too_many_requests"] < 250 {
 		t.Errorf("%d creations refused by the rate limit, want all but the first 10", byCode["429 too_many_requests"])
 	}
-	// Keys: three tables and their results, the player's held set, the
+	// Keys: three tables, their summaries and results, the player's held set, the
 	// creation counter and the idle set.
-	if keysAfter := s.lobbyKeys(t); keysAfter-keysBefore > 12 {
+	if keysAfter := s.lobbyKeys(t); keysAfter-keysBefore > 15 {
 		t.Errorf("the lobby's keys went from %d to %d for a flood of refusals", keysBefore, keysAfter)
 	}
-	if n := s.rdb.ZCard(context.Background(), "pulka:lobby:rate:create:"+flooder.Player.ID).Val(); n > 10 {
+	if n := s.rdb.ZCard(context.Background(), lobbyCreateRatePrefix+flooder.Player.ID).Val(); n > 10 {
 		t.Errorf("the creation counter holds %d entries, more than the limit", n)
 	}
 	// The three tables are listed; leaving one makes room again (after the

@@ -8,7 +8,6 @@ import (
 	"github.com/pulka/pulka/pkg/assign"
 	"github.com/pulka/pulka/pkg/cards"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
-	"github.com/pulka/pulka/pkg/sheetstore"
 )
 
 // owner is the runner the assignment names for the table ("" if none yet).
@@ -129,7 +128,7 @@ func TestMigration_SIGKILLOfTheOwnerMidHand_TheGameFinishesOnTheOtherRunner(t *t
 
 	// Scoring stored each hand once: 16 hands of nines, one sheet per
 	// version, one standings entry (checked by verifyGame).
-	n, err := s.rdb.HLen(context.Background(), sheetstore.HandsKey(tableID, g.gameID)).Result()
+	n, err := s.rdb.HLen(context.Background(), scoringHandsKey(tableID, g.gameID)).Result()
 	if err != nil || n != 16 {
 		t.Errorf("scoring stored %d hands (err %v), want 16", n, err)
 	}

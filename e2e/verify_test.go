@@ -13,7 +13,7 @@ import (
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/record"
-	"github.com/pulka/pulka/pkg/sheetstore"
+	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/pkg/streams"
 )
 
@@ -100,7 +100,7 @@ func verifyGame(t *testing.T, s *stack, tableID string, clients []*client) *fini
 		}
 		checkSheetFrames(t, c, tableID)
 	}
-	stored, version, err := sheetstore.NewReader(s.rdb).Sheet(context.Background(), tableID, g.gameID)
+	stored, version, err := storedSheet(context.Background(), s.rdb, tableID, g.gameID)
 	if err != nil || version != finalVersion {
 		t.Fatalf("stored sheet: version %d, err %v; want version %d", version, err, finalVersion)
 	}
@@ -151,14 +151,14 @@ func checkSheetFrames(t *testing.T, c *client, tableID string) {
 func checkSheetStream(t *testing.T, s *stack, tableID, gameID string, final uint64) {
 	t.Helper()
 	ctx := context.Background()
-	msgs, err := streams.ReadAfter(ctx, s.rdb, sheetstore.SheetStream(tableID), "0", 10_000)
+	msgs, err := streams.ReadAfter(ctx, s.rdb, scoringclient.SheetStream(tableID), "0", 10_000)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var last uint64
 	written := map[string]int64{} // "pulka/seat/premia|moshla" → value once non-zero
 	for _, m := range msgs {
-		u, err := sheetstore.DecodeUpdate(m)
+		u, err := scoringclient.DecodeUpdate(m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,13 +190,13 @@ func checkSheetStream(t *testing.T, s *stack, tableID, gameID string, final uint
 	// then a moment more for a second one that must not come.
 	n := 0
 	count := func() bool {
-		msgs, err := streams.ReadAfter(ctx, s.rdb, sheetstore.StandingsStream, "0", 100_000)
+		msgs, err := streams.ReadAfter(ctx, s.rdb, scoringclient.StandingsStream, "0", 100_000)
 		if err != nil {
 			t.Fatal(err)
 		}
 		n = 0
 		for _, m := range msgs {
-			fs, err := sheetstore.DecodeStandings(m)
+			fs, err := scoringclient.DecodeStandings(m)
 			if err != nil {
 				t.Fatal(err)
 			}

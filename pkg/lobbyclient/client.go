@@ -205,11 +205,11 @@ func (c *Client) deliver(ctx context.Context, m redis.XMessage) {
 	}
 }
 
-// Fetch reads one table straight from the lobby's state, private tables
-// included: a private table's id is its link, so whoever has the id may
-// read it. It never returns the password.
+// Fetch reads one table's summary (SummaryKey), private tables included: a
+// private table's id is its link, so whoever has the id may read it. It
+// never holds the password.
 func Fetch(ctx context.Context, rdb redis.Cmdable, tableID string) (*lobbyv1.TableSummary, error) {
-	b, err := rdb.HGet(ctx, TableKey(tableID), TableFieldSummary).Bytes()
+	b, err := rdb.Get(ctx, SummaryKey(tableID)).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("%w: %s", ErrTableNotFound, tableID)
 	}

@@ -7,10 +7,11 @@
 //     pulka:lobby:view after its version, reloading when it sees a gap, and
 //     tells subscribers what changed so they can push it to WebSocket
 //     clients;
-//   - Fetch reads any table by id, private ones included (a private table's
-//     id is its link);
+//   - Fetch reads any table's summary by id, private ones included (a
+//     private table's id is its link);
 //   - Match applies a TableFilter.
 //
-// The Redis key names shared by the lobby service and its clients are
-// defined here and nowhere else. See docs/lobby.md for the protocol.
+// The names of the lobby's streams and read models (its contract, see
+// proto/pulka/lobby/v1/lobby.proto) are defined here and nowhere else; the
+// lobby's working keys are its own. See docs/lobby.md for the protocol.
 package lobbyclient

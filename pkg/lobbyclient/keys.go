@@ -1,12 +1,13 @@
 package lobbyclient
 
-// Redis keys of the lobby. They are not under a hash tag: the lobby's commit
-// script touches several of them (and pulka:tables:start) at once, so the
-// lobby needs them in one Redis (or, on Cluster, one slot — see
-// docs/lobby.md).
+// The lobby's contract: the streams and read models other services use,
+// documented with their formats in proto/pulka/lobby/v1/lobby.proto. Only
+// the lobby writes the read models (SnapshotKey, SummaryKey) and the view,
+// start and reply streams. Its working keys (tables, counters, limits) are
+// its own (services/lobby/internal/store) and are not named here.
 const (
-	// CommandStream carries LobbyCommands from gateways to the lobby
-	// (consumer group ConsumerGroup).
+	// CommandStream carries LobbyCommands from gateways (and runners) to
+	// the lobby.
 	CommandStream = "pulka:lobby:cmd"
 	// ViewStream carries LobbyUpdates, one per change of the public list,
 	// with versions 1, 2, 3, … in stream order.
@@ -15,67 +16,14 @@ const (
 	SnapshotKey = "pulka:lobby:snapshot"
 	// TableStartStream carries TableStarted messages for the assigner.
 	TableStartStream = "pulka:tables:start"
-	// MetaKey is a hash: version (of the last LobbyUpdate), stream_id (its
-	// view-stream entry) and snapshot_version (of SnapshotKey).
-	MetaKey = "pulka:lobby:meta"
-	// ListedKey is a hash: table id → TableSummary of every listed table.
-	ListedKey = "pulka:lobby:listed"
-	// ConsumerGroup is the lobby's consumer group on CommandStream.
-	ConsumerGroup = "lobby"
 
-	// IdleKey is a sorted set: waiting table id → the moment (Unix ms) it
-	// expires unless something changes it first.
-	IdleKey = "pulka:lobby:idle"
-
-	// HeldPrefix + a player id is the set of waiting tables the player
-	// hosts or sits at (their count is limited).
-	HeldPrefix = "pulka:lobby:held:"
-
-	tablePrefix  = "pulka:lobby:table:"
-	ratePrefix   = "pulka:lobby:rate:"
-	resultPrefix = "pulka:lobby:done:"
-	replyPrefix  = "pulka:lobby:reply:"
+	replyPrefix   = "pulka:lobby:reply:"
+	summaryPrefix = "pulka:lobby:summary:"
 )
-
-// Fields of a table's hash (TableKey).
-const (
-	// TableFieldSummary holds the TableSummary (never a password).
-	TableFieldSummary = "summary"
-	// TableFieldRevision counts the table's changes (optimistic locking).
-	TableFieldRevision = "rev"
-	// TableFieldPassword holds the argon2id hash of the password, if any.
-	TableFieldPassword = "pw"
-	// TableFieldMembers holds the players a waiting table counts against
-	// (space-separated): the sets under HeldPrefix are kept from it.
-	TableFieldMembers = "members"
-)
-
-// TableKey is the hash of one table, listed or private.
-func TableKey(tableID string) string { return tablePrefix + tableID }
-
-// ResultKey holds the first LobbyCommandResult of a command id, so that a
-// repeated command gets the same answer and is not applied twice.
-func ResultKey(commandID string) string { return resultPrefix + commandID }
 
 // ReplyStream is the stream the lobby answers a gateway instance on.
 func ReplyStream(instance string) string { return replyPrefix + instance }
 
-// HeldKey is the set of waiting tables playerID hosts or sits at.
-func HeldKey(playerID string) string { return HeldPrefix + playerID }
-
-// CreateRateKey counts a player's recent table creations (a sorted set of
-// command ids by time).
-func CreateRateKey(playerID string) string { return ratePrefix + "create:" + playerID }
-
-// GuessRateKey counts recent password guesses at a table: by one player,
-// or by everybody when playerID is empty.
-func GuessRateKey(tableID, playerID string) string {
-	if playerID == "" {
-		return ratePrefix + "guess:" + tableID
-	}
-	return ratePrefix + "guess:" + tableID + ":" + playerID
-}
-
-// GuesserRateKey counts a player's recent password guesses at all tables
-// together.
-func GuesserRateKey(playerID string) string { return ratePrefix + "guesser:" + playerID }
+// SummaryKey holds the TableSummary of one table, listed or private (never
+// a password), for reading a table by id. It expires with the table.
+func SummaryKey(tableID string) string { return summaryPrefix + tableID }

@@ -18,7 +18,7 @@ import (
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	"github.com/pulka/pulka/pkg/japanese"
 	"github.com/pulka/pulka/pkg/scoring"
-	"github.com/pulka/pulka/pkg/sheetstore"
+	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/pkg/table"
 )
 
@@ -359,7 +359,7 @@ func Standings(sheet *scoringv1.Sheet, end *scoringv1.GameEnded) []*scoringv1.St
 // the game's settings (the cards of a hand in the variant, the number of
 // hands) is checked when the sheet is built.
 func Validate(in *scoringv1.ScoringInput) error {
-	if err := errors.Join(sheetstore.CheckID("table", in.GetTableId()), sheetstore.CheckID("game", in.GetGameId())); err != nil {
+	if err := errors.Join(scoringclient.CheckID("table", in.GetTableId()), scoringclient.CheckID("game", in.GetGameId())); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	switch x := in.GetInput().(type) {
@@ -405,7 +405,7 @@ func validateStart(s *scoringv1.GameStarted) error {
 		}
 		seen[p.GetSeat()] = true
 		if id := p.GetPlayerId(); id != "" {
-			if err := sheetstore.CheckID("player", id); err != nil {
+			if err := scoringclient.CheckID("player", id); err != nil {
 				return fmt.Errorf("%w: %w", ErrInvalid, err)
 			}
 		}

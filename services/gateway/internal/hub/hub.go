@@ -18,7 +18,7 @@ import (
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/periodic"
-	"github.com/pulka/pulka/pkg/sheetstore"
+	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/visibility"
@@ -51,8 +51,8 @@ const (
 const maxGone = 10000
 
 // SheetStream is the stream of a table's score-sheet updates (SheetUpdate),
-// written by scoring (pkg/sheetstore owns the name).
-func SheetStream(tableID string) string { return sheetstore.SheetStream(tableID) }
+// written by scoring (pkg/scoringclient owns the name).
+func SheetStream(tableID string) string { return scoringclient.SheetStream(tableID) }
 
 // Sink is one client's outbound queue.
 type Sink interface {

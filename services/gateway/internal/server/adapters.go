@@ -8,7 +8,7 @@ import (
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	"github.com/pulka/pulka/pkg/lobbyclient"
-	"github.com/pulka/pulka/pkg/sheetstore"
+	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/pulka/pulka/services/gateway/internal/apierr"
@@ -58,22 +58,22 @@ func (l lobbyView) Since(after uint64) ([]ports.LobbyChange, uint64, bool) {
 	return out, v, complete
 }
 
-// sheets adapts sheetstore.Reader.
-type sheets struct{ r *sheetstore.Reader }
+// sheets adapts scoringclient.Reader.
+type sheets struct{ r *scoringclient.Reader }
 
 func (s sheets) History(ctx context.Context, player string, before time.Time, limit int) ([]ports.FinishedGame, error) {
-	gs, err := s.r.History(ctx, player, sheetstore.Page{Before: before, Limit: limit})
+	gs, err := s.r.History(ctx, player, scoringclient.Page{Before: before, Limit: limit})
 	return finished(player, gs, err)
 }
 
 func (s sheets) Shared(ctx context.Context, player, viewer string, before time.Time, limit int) ([]ports.FinishedGame, time.Time, error) {
-	gs, next, err := s.r.SharedHistory(ctx, player, viewer, sheetstore.Page{Before: before, Limit: limit})
+	gs, next, err := s.r.SharedHistory(ctx, player, viewer, scoringclient.Page{Before: before, Limit: limit})
 	out, err := finished(player, gs, err)
 	return out, next, err
 }
 
-func finished(player string, gs []sheetstore.FinishedGame, err error) ([]ports.FinishedGame, error) {
-	if errors.Is(err, sheetstore.ErrBadID) {
+func finished(player string, gs []scoringclient.FinishedGame, err error) ([]ports.FinishedGame, error) {
+	if errors.Is(err, scoringclient.ErrBadID) {
 		return nil, apierr.BadRequestf("%q is not a player id", player)
 	}
 	if err != nil {

@@ -13,7 +13,8 @@ import (
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	"github.com/pulka/pulka/pkg/lobbyclient"
 	"github.com/pulka/pulka/pkg/redistest"
-	"github.com/pulka/pulka/pkg/sheetstore"
+	"github.com/pulka/pulka/pkg/scoringclient"
+	"github.com/pulka/pulka/pkg/scoringclient/scoringtest"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/services/gateway/internal/apierr"
 )
@@ -77,7 +78,7 @@ func TestLobbyAdapters_ThroughTheRealLobbyClient(t *testing.T) {
 		t.Fatalf("missing table: %v", err)
 	}
 	summary, _ := proto.Marshal(&lobbyv1.TableSummary{TableId: "t9", Name: "Private"})
-	rdb.HSet(ctx, lobbyclient.TableKey("t9"), lobbyclient.TableFieldSummary, summary)
+	rdb.Set(ctx, lobbyclient.SummaryKey("t9"), summary, 0)
 	if got, err := view.Fetch(ctx, "t9"); err != nil || got.Name != "Private" {
 		t.Fatalf("private table: %v %v", got, err)
 	}
@@ -101,11 +102,11 @@ func TestSheetsAdapter_AFinishedGameComesBackWithItsSheet(t *testing.T) {
 	sheet, _ := proto.Marshal(&scoringv1.Sheet{TableId: "t1", GameId: "g1", CurrentHand: 23})
 	standings, _ := proto.Marshal(&scoringv1.FinalStandings{GameId: "g1", Standings: []*scoringv1.Standing{{Place: 1, PlayerId: "u-1"}}})
 	ended := time.Unix(1_700_000_000, 0)
-	if err := sheetstore.NewWriter(rdb, sheetstore.WriterOptions{}).Archive(ctx, sheetstore.Record{TableID: "t1", GameID: "g1",
+	if err := scoringtest.Archive(ctx, rdb, scoringtest.Game{TableID: "t1", GameID: "g1",
 		EndedAt: ended, Sheet: sheet, Standings: standings, PlayerIDs: []string{"u-1", "u-2"}}); err != nil {
 		t.Fatal(err)
 	}
-	gs, err := sheets{sheetstore.NewReader(rdb)}.History(ctx, "u-2", time.Time{}, 10)
+	gs, err := sheets{scoringclient.NewReader(rdb)}.History(ctx, "u-2", time.Time{}, 10)
 	if err != nil || len(gs) != 1 {
 		t.Fatalf("history = %v, %v", gs, err)
 	}
@@ -113,7 +114,7 @@ func TestSheetsAdapter_AFinishedGameComesBackWithItsSheet(t *testing.T) {
 	if g.GameID != "g1" || g.TableID != "t1" || !g.EndedAt.Equal(ended) || g.Sheet.GetCurrentHand() != 23 || g.Standings.GetStandings()[0].GetPlayerId() != "u-1" {
 		t.Fatalf("game = %+v", g)
 	}
-	if _, err := (sheets{sheetstore.NewReader(rdb)}).History(ctx, "bad{id}", time.Time{}, 10); apierr.From(err).Code != "bad_request" {
+	if _, err := (sheets{scoringclient.NewReader(rdb)}).History(ctx, "bad{id}", time.Time{}, 10); apierr.From(err).Code != "bad_request" {
 		t.Fatalf("bad id: %v", err)
 	}
 }

@@ -28,7 +28,7 @@ import (
 	"github.com/pulka/pulka/pkg/daemon"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	"github.com/pulka/pulka/pkg/lobbyclient"
-	"github.com/pulka/pulka/pkg/sheetstore"
+	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/services/gateway/internal/apierr"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
@@ -350,7 +350,7 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 	}
 	s, err := New(ctx, c, Parts{
 		Redis: d.Redis, Lobby: lobbyCommands{lc}, View: lobbyView{v: view, rdb: d.Redis},
-		Sheets: sheets{sheetstore.NewReader(d.Redis)}, Logger: d.Logger,
+		Sheets: sheets{scoringclient.NewReader(d.Redis)}, Logger: d.Logger,
 		Tracer: d.Telemetry.TracerProvider, Meter: d.Telemetry.MeterProvider,
 		Overloaded: fds.Overloaded, Probes: d.PublicProbeHandler(time.Second),
 	})

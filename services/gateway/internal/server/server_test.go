@@ -24,7 +24,8 @@ import (
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/redistest"
-	"github.com/pulka/pulka/pkg/sheetstore"
+	"github.com/pulka/pulka/pkg/scoringclient"
+	"github.com/pulka/pulka/pkg/scoringclient/scoringtest"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/services/gateway/internal/apierr"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
@@ -406,8 +407,7 @@ func TestAPI_AnothersHistoryRevealsNoEndTimeOfUnsharedGames(t *testing.T) {
 	cfg := testConfig()
 	r := redistest.Start(t)
 	rdb := r.Client(t)
-	ts := startServer(t, cfg, r, func(p *Parts) { p.Sheets = sheets{sheetstore.NewReader(rdb)} })
-	w := sheetstore.NewWriter(rdb, sheetstore.WriterOptions{})
+	ts := startServer(t, cfg, r, func(p *Parts) { p.Sheets = sheets{scoringclient.NewReader(rdb)} })
 	base := time.UnixMilli(1_700_000_000_000)
 	private := map[string]bool{}
 	for i := 0; i < 6; i++ { // u-42's games; u-7 is at the second only
@@ -419,7 +419,7 @@ func TestAPI_AnothersHistoryRevealsNoEndTimeOfUnsharedGames(t *testing.T) {
 		if len(players) == 2 {
 			private[ended.UTC().Format(time.RFC3339Nano)] = true
 		}
-		if err := w.Archive(context.Background(), sheetstore.Record{TableID: "t1", GameID: fmt.Sprintf("g%d", i), EndedAt: ended,
+		if err := scoringtest.Archive(context.Background(), rdb, scoringtest.Game{TableID: "t1", GameID: fmt.Sprintf("g%d", i), EndedAt: ended,
 			Sheet: []byte{}, Standings: []byte{}, PlayerIDs: players}); err != nil {
 			t.Fatal(err)
 		}

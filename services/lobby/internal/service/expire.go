@@ -87,3 +87,29 @@ func (s *Service) expire(ctx context.Context, id string, now time.Time) (bool, e
 	// A duplicate: another replica closed it first, with the same id.
 	return err == nil && done.Duplicate == nil, err
 }
+
+// publishSummaries fills in the summary read model of tables written before
+// the lobby kept it (store.PublishSummaries), retrying until it succeeds
+// once or ctx ends.
+func (s *Service) publishSummaries(ctx context.Context) {
+	for wait := time.Second; ; wait = min(2*wait, time.Minute) {
+		n, err := s.store.PublishSummaries(ctx)
+		if err == nil {
+			if n > 0 {
+				s.log.InfoContext(ctx, "lobby: published the summaries of older tables", "count", n)
+			}
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		s.log.WarnContext(ctx, "lobby: publishing the summaries of older tables failed", "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/pulka/pulka/pkg/lobbyclient"
 	"github.com/pulka/pulka/pkg/redistest"
 	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/services/lobby/internal/store"
 )
 
 func TestHandle_FailingCommandIsRetriedThenAnsweredUnavailable(t *testing.T) {
@@ -22,7 +23,7 @@ func TestHandle_FailingCommandIsRetriedThenAnsweredUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A table record that cannot be read: every attempt fails the same way.
-	rdb.HSet(ctx, lobbyclient.TableKey("broken"), "rev", 1, "summary", "\xff\xff")
+	rdb.HSet(ctx, store.TableKey("broken"), "rev", 1, "summary", "\xff\xff")
 	reply := lobbyclient.ReplyStream("test")
 	// A command without a password: those are handled by the consumer
 	// itself (password commands: TestHandle_FailingPasswordCommand...).
@@ -54,7 +55,7 @@ func TestHandle_FailingCommandIsRetriedThenAnsweredUnavailable(t *testing.T) {
 	if rdb.XLen(ctx, lobbyclient.CommandStream).Val() != 0 {
 		t.Fatal("the command (with its password) is still in the stream")
 	}
-	if rdb.Exists(ctx, lobbyclient.ResultKey("c1")).Val() != 0 {
+	if rdb.Exists(ctx, store.ResultKey("c1")).Val() != 0 {
 		t.Fatal("UNAVAILABLE was stored: a later retry could never succeed")
 	}
 }
@@ -71,7 +72,7 @@ func TestHandle_FailingPasswordCommandIsAnsweredUnavailableAndNeverKept(t *testi
 	if err != nil {
 		t.Fatal(err)
 	}
-	rdb.HSet(ctx, lobbyclient.TableKey("broken"), "rev", 1, "summary", "\xff\xff")
+	rdb.HSet(ctx, store.TableKey("broken"), "rev", 1, "summary", "\xff\xff")
 	reply := lobbyclient.ReplyStream("test")
 	cmd := sit("broken", 1, "secret")
 	cmd.CommandId, cmd.PlayerId, cmd.ReplyTo = "c1", "p", reply
@@ -102,7 +103,7 @@ func TestHandle_FailingPasswordCommandIsAnsweredUnavailableAndNeverKept(t *testi
 	if rdb.XLen(ctx, lobbyclient.CommandStream).Val() != 0 {
 		t.Fatal("the command (with its password) is still in the stream")
 	}
-	if rdb.Exists(ctx, lobbyclient.ResultKey("c1")).Val() != 0 {
+	if rdb.Exists(ctx, store.ResultKey("c1")).Val() != 0 {
 		t.Fatal("UNAVAILABLE was stored: a later retry could never succeed")
 	}
 }

@@ -183,11 +183,11 @@ func (e *env) starts() []*lobbyv1.TableStarted {
 func (e *env) lobbyState() *lobbyv1.LobbyView {
 	e.t.Helper()
 	ctx := context.Background()
-	meta, err := e.rdb.HGetAll(ctx, lobbyclient.MetaKey).Result()
+	meta, err := e.rdb.HGetAll(ctx, store.MetaKey).Result()
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	vals, err := e.rdb.HVals(ctx, lobbyclient.ListedKey).Result()
+	vals, err := e.rdb.HVals(ctx, store.ListedKey).Result()
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
-	"github.com/pulka/pulka/pkg/lobbyclient"
 	"github.com/pulka/pulka/services/lobby/internal/password"
+	"github.com/pulka/pulka/services/lobby/internal/store"
 )
 
 // clock is a test clock that moves only when told.
@@ -70,7 +70,7 @@ func TestLimit_WaitingTablesPerPlayer(t *testing.T) {
 	if r := e.do("p", sit(other, 1, "")); !r.GetAccepted() {
 		t.Fatalf("after a table started: %v", r)
 	}
-	held, err := e.rdb.SMembers(context.Background(), lobbyclient.HeldKey("p")).Result()
+	held, err := e.rdb.SMembers(context.Background(), store.HeldKey("p")).Result()
 	if err != nil || len(held) != 3 || !slices.Contains(held, other) || !slices.Contains(held, mine[2]) {
 		t.Fatalf("p holds %v (%v)", held, err)
 	}
@@ -94,7 +94,7 @@ func TestLimit_CreationsPerMinute(t *testing.T) {
 	clk.advance(50 * time.Second)
 	e.mustCreate("p", classic(), "", true)
 	wantReason(t, "the window slid by one", e.create("p", classic(), "", true), lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_RATE_LIMITED)
-	if n := e.rdb.ZCard(context.Background(), lobbyclient.CreateRateKey("p")).Val(); n != 10 {
+	if n := e.rdb.ZCard(context.Background(), store.CreateRateKey("p")).Val(); n != 10 {
 		t.Fatalf("the creation window holds %d entries, want 10 (bounded by the limit)", n)
 	}
 }
@@ -134,7 +134,7 @@ func TestLimit_PasswordGuessesPerPlayerAndPerTable(t *testing.T) {
 	if r := e.do("fresh", sit(id, 1, "sesame")); !r.GetAccepted() {
 		t.Fatalf("after the window, the right password: %v", r)
 	}
-	if n := e.rdb.ZCard(context.Background(), lobbyclient.GuessRateKey(id, "")).Val(); n > 20 {
+	if n := e.rdb.ZCard(context.Background(), store.GuessRateKey(id, "")).Val(); n > 20 {
 		t.Fatalf("the table's guess window holds %d entries, more than its limit", n)
 	}
 }
@@ -185,11 +185,11 @@ func TestExpire_IdleWaitingTablesAreClosedAndFreed(t *testing.T) {
 	if s := e.fetch(playing); s.GetStatus() != lobbyv1.TableStatus_TABLE_STATUS_PLAYING {
 		t.Fatalf("a running game was touched: %v", s.GetStatus())
 	}
-	if n := e.rdb.ZCard(context.Background(), lobbyclient.IdleKey).Val(); n != 0 {
+	if n := e.rdb.ZCard(context.Background(), store.IdleKey).Val(); n != 0 {
 		t.Fatalf("%d tables left in the idle set", n)
 	}
 	for _, p := range []string{"p", "q", "t"} {
-		if n := e.rdb.SCard(context.Background(), lobbyclient.HeldKey(p)).Val(); n != 0 {
+		if n := e.rdb.SCard(context.Background(), store.HeldKey(p)).Val(); n != 0 {
 			t.Fatalf("%s still holds %d waiting tables", p, n)
 		}
 	}

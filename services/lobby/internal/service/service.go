@@ -234,7 +234,7 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	consumers := make([]*streams.Consumer, s.opt.Consumers)
 	for i := range consumers {
-		consumers[i] = streams.NewConsumer(s.rdb, lobbyclient.ConsumerGroup, fmt.Sprintf("%s-%d", s.opt.Name, i), s.handle, opts...)
+		consumers[i] = streams.NewConsumer(s.rdb, store.ConsumerGroup, fmt.Sprintf("%s-%d", s.opt.Name, i), s.handle, opts...)
 		if err := consumers[i].Add(ctx, lobbyclient.CommandStream); err != nil {
 			return fmt.Errorf("lobby: %w", err)
 		}
@@ -256,6 +256,8 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); s.sweepLoop(ctx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); s.publishSummaries(ctx) }()
 	s.ready.Store(true)
 	s.snapshotLoop(ctx)
 	s.ready.Store(false)
@@ -378,7 +380,7 @@ func (s *Service) guesser(ctx context.Context, cmd *lobbyv1.LobbyCommand) (*lobb
 	}
 	l := s.opt.Limits
 	full, retry, err := s.store.Take(ctx, s.opt.Now(), cmd.GetCommandId(),
-		store.Rate{Key: lobbyclient.GuesserRateKey(cmd.GetPlayerId()), Limit: l.GuessesPerGuesser, Window: l.GuessWindow})
+		store.Rate{Key: store.GuesserRateKey(cmd.GetPlayerId()), Limit: l.GuessesPerGuesser, Window: l.GuessWindow})
 	if err != nil {
 		return nil, err
 	}
@@ -500,7 +502,7 @@ func (s *Service) apply(ctx context.Context, cmd *lobbyv1.LobbyCommand) (*lobbyv
 	now := s.opt.Now()
 	if _, ok := cmd.GetCommand().(*lobbyv1.LobbyCommand_CreateTable); ok && cmd.GetPlayerId() != "" {
 		full, retry, err := s.store.Take(ctx, now, cmd.GetCommandId(), store.Rate{
-			Key: lobbyclient.CreateRateKey(cmd.GetPlayerId()), Limit: s.opt.Limits.CreatesPerMinute, Window: createWindow})
+			Key: store.CreateRateKey(cmd.GetPlayerId()), Limit: s.opt.Limits.CreatesPerMinute, Window: createWindow})
 		if err != nil {
 			return nil, "", err
 		}
@@ -583,11 +585,11 @@ func (s *Service) guessVerifier(ctx context.Context, cmd *lobbyv1.LobbyCommand, 
 		}
 		tableID, l := tableIDOf(cmd), s.opt.Limits
 		full, retry, err := s.store.Take(ctx, now, cmd.GetCommandId(),
-			store.Rate{Key: lobbyclient.GuessRateKey(tableID, cmd.GetPlayerId()), Limit: l.GuessesPerPlayer, Window: l.GuessWindow},
-			store.Rate{Key: lobbyclient.GuessRateKey(tableID, ""), Limit: l.GuessesPerTable, Window: l.GuessWindow},
+			store.Rate{Key: store.GuessRateKey(tableID, cmd.GetPlayerId()), Limit: l.GuessesPerPlayer, Window: l.GuessWindow},
+			store.Rate{Key: store.GuessRateKey(tableID, ""), Limit: l.GuessesPerTable, Window: l.GuessWindow},
 			// Counted already when the command was read (handle): the same
 			// member is only moved. Here for a command applied directly.
-			store.Rate{Key: lobbyclient.GuesserRateKey(cmd.GetPlayerId()), Limit: l.GuessesPerGuesser, Window: l.GuessWindow})
+			store.Rate{Key: store.GuesserRateKey(cmd.GetPlayerId()), Limit: l.GuessesPerGuesser, Window: l.GuessWindow})
 		if err != nil {
 			return false, err
 		}

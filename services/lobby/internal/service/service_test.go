@@ -15,6 +15,7 @@ import (
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/lobbyclient"
 	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/services/lobby/internal/store"
 )
 
 func TestCreate_EverySettingIsStoredComplete(t *testing.T) {
@@ -254,7 +255,7 @@ func TestPassword_PlaintextDoesNotStayInRedis(t *testing.T) {
 			t.Errorf("key %s holds the plaintext password", k)
 		}
 	}
-	hash, _ := e.rdb.HGet(ctx, lobbyclient.TableKey(id), lobbyclient.TableFieldPassword).Result()
+	hash, _ := e.rdb.HGet(ctx, store.TableKey(id), store.TableFieldPassword).Result()
 	if !strings.HasPrefix(hash, "$argon2id$") {
 		t.Fatalf("stored password = %q, want an argon2id hash", hash)
 	}
@@ -392,7 +393,7 @@ func TestDuplicateCommand_HasOneEffect(t *testing.T) {
 		t.Fatalf("%d start messages after a repeated sit-down", n)
 	}
 	// Table revision: created (1), guest sat and it started (2): nothing else.
-	if rev, _ := e.rdb.HGet(context.Background(), lobbyclient.TableKey(first.GetTableId()), "rev").Int(); rev != 2 {
+	if rev, _ := e.rdb.HGet(context.Background(), store.TableKey(first.GetTableId()), "rev").Int(); rev != 2 {
 		t.Fatalf("revision %d: a repeat was applied again", rev)
 	}
 	// Another player reusing the command id gets neither the effect nor the
@@ -433,8 +434,11 @@ func TestStandUpAndLeave_BeforeTheGame(t *testing.T) {
 	if got := e.fetch(id); got.GetStatus() != lobbyv1.TableStatus_TABLE_STATUS_FINISHED {
 		t.Fatalf("closed table status %v", got.GetStatus())
 	}
-	if ttl := e.rdb.PTTL(context.Background(), lobbyclient.TableKey(id)).Val(); ttl <= 0 {
+	if ttl := e.rdb.PTTL(context.Background(), store.TableKey(id)).Val(); ttl <= 0 {
 		t.Fatalf("a closed table never expires (ttl %v)", ttl)
+	}
+	if ttl := e.rdb.PTTL(context.Background(), lobbyclient.SummaryKey(id)).Val(); ttl <= 0 {
+		t.Fatalf("a closed table's summary never expires (ttl %v)", ttl)
 	}
 }
 

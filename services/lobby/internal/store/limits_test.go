@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulka/pulka/pkg/lobbyclient"
 	"github.com/pulka/pulka/pkg/redistest"
 	"github.com/pulka/pulka/services/lobby/internal/domain"
 )
@@ -143,7 +142,7 @@ func TestCommit_WaitingTablesPerPlayer(t *testing.T) {
 	if !errors.Is(err, domain.ErrTooManyWaiting) {
 		t.Fatalf("fourth table: %v", err)
 	}
-	if rdb.Exists(ctx, lobbyclient.TableKey("t3"), lobbyclient.ResultKey("c3")).Val() != 0 {
+	if rdb.Exists(ctx, TableKey("t3"), ResultKey("c3")).Val() != 0 {
 		t.Fatal("a refused table was written")
 	}
 	if held, _ := s.Held(ctx, "p"); !slices.Equal(held, []string{"t0", "t1", "t2"}) {
@@ -189,7 +188,7 @@ func TestCommit_WaitingTablesPerPlayer(t *testing.T) {
 	}
 	// A table that vanished some other way (a key deleted by hand) does not
 	// hold its players forever.
-	rdb.ZRem(ctx, lobbyclient.IdleKey, "t1")
+	rdb.ZRem(ctx, IdleKey, "t1")
 	if err := commitWaiting(s, waitingTable(t, "t4", "p"), 0, 3, "c7"); err != nil {
 		t.Fatalf("a lost table still counted: %v", err)
 	}

@@ -89,8 +89,8 @@ func New(rdb redis.UniversalClient, cfg Config) *Store {
 
 // Load returns a table and its revision; ErrTableNotFound when there is none.
 func (s *Store) Load(ctx context.Context, tableID string) (*domain.Table, int64, error) {
-	vals, err := s.rdb.HMGet(ctx, lobbyclient.TableKey(tableID),
-		lobbyclient.TableFieldRevision, lobbyclient.TableFieldSummary, lobbyclient.TableFieldPassword).Result()
+	vals, err := s.rdb.HMGet(ctx, TableKey(tableID),
+		TableFieldRevision, TableFieldSummary, TableFieldPassword).Result()
 	if err != nil {
 		return nil, 0, fmt.Errorf("load table %s: %w", tableID, err)
 	}
@@ -117,7 +117,7 @@ func (s *Store) Load(ctx context.Context, tableID string) (*domain.Table, int64,
 
 // Result returns the stored result of a command id, if it was handled.
 func (s *Store) Result(ctx context.Context, commandID string) (*lobbyv1.LobbyCommandResult, bool, error) {
-	b, err := s.rdb.Get(ctx, lobbyclient.ResultKey(commandID)).Bytes()
+	b, err := s.rdb.Get(ctx, ResultKey(commandID)).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, false, nil
 	}
@@ -184,7 +184,8 @@ type Committed struct {
 
 // commitScript: see the package doc. KEYS: 1 result, 2 table, 3 meta,
 // 4 listed, 5 view stream, 6 start stream, 7 forward stream (or any key),
-// 8 the idle deadlines (IdleKey).
+// 8 the idle deadlines (IdleKey), 9 the table's summary read model
+// (lobbyclient.SummaryKey).
 // ARGV: 1 result bytes, 2 result ttl ms, 3 write table (0/1), 4 expected
 // revision, 5 summary, 6 password hash, 7 table ttl ms (0 = keep), 8 list op
 // (""/"upsert"/"remove"), 9 table id, 10 update bytes (version left out),
@@ -222,7 +223,13 @@ if ARGV[3] == '1' then
   rev = rev + 1
   redis.call('HSET', KEYS[2], 'rev', rev, 'summary', ARGV[5])
   if ARGV[6] ~= '' then redis.call('HSET', KEYS[2], 'pw', ARGV[6]) end
-  if tonumber(ARGV[7]) > 0 then redis.call('PEXPIRE', KEYS[2], ARGV[7]) end
+  -- The read model lives exactly as long as the table: KEEPTTL keeps an
+  -- expiry set before, as HSET does for the hash.
+  redis.call('SET', KEYS[9], ARGV[5], 'KEEPTTL')
+  if tonumber(ARGV[7]) > 0 then
+    redis.call('PEXPIRE', KEYS[2], ARGV[7])
+    redis.call('PEXPIRE', KEYS[9], ARGV[7])
+  end
   for m in pairs(old) do
     if not new[m] then redis.call('SREM', ARGV[21] .. m, ARGV[9]) end
   end
@@ -314,7 +321,7 @@ func (s *Store) Commit(ctx context.Context, c Change) (Committed, error) {
 			return Committed{}, fmt.Errorf("commit %s: %w", c.CommandID, err)
 		}
 	}
-	forwardKey := lobbyclient.TableKey(tableID)
+	forwardKey := TableKey(tableID)
 	if c.Forward != nil {
 		forwardKey = streams.TableCommands(tableID)
 		if forward, err = proto.Marshal(c.Forward); err != nil {
@@ -324,9 +331,9 @@ func (s *Store) Commit(ctx context.Context, c Change) (Committed, error) {
 	carrier := propagation.MapCarrier{}
 	s.prop.Inject(ctx, carrier)
 	keys := []string{
-		lobbyclient.ResultKey(c.CommandID), lobbyclient.TableKey(tableID), lobbyclient.MetaKey,
-		lobbyclient.ListedKey, lobbyclient.ViewStream, lobbyclient.TableStartStream, forwardKey,
-		lobbyclient.IdleKey,
+		ResultKey(c.CommandID), TableKey(tableID), MetaKey,
+		ListedKey, lobbyclient.ViewStream, lobbyclient.TableStartStream, forwardKey,
+		IdleKey, lobbyclient.SummaryKey(tableID),
 	}
 	for _, m := range c.Members {
 		if m == "" || strings.ContainsFunc(m, unicode.IsSpace) {
@@ -342,7 +349,7 @@ func (s *Store) Commit(ctx context.Context, c Change) (Committed, error) {
 		listOp, tableID, update, started, forward,
 		s.cfg.ViewMaxLen, s.cfg.StartMaxLen, s.cfg.ForwardMaxLen,
 		carrier.Get("traceparent"), carrier.Get("tracestate"),
-		strings.Join(c.Members, " "), c.WaitingLimit, idle, lobbyclient.HeldPrefix,
+		strings.Join(c.Members, " "), c.WaitingLimit, idle, HeldPrefix,
 	).StringSlice()
 	if err != nil {
 		return Committed{}, fmt.Errorf("commit %s: %w", c.CommandID, err)
@@ -432,7 +439,7 @@ func (s *Store) writeSnapshot(ctx context.Context, force bool) (uint64, bool, er
 	if force {
 		arg = "force"
 	}
-	res, err := snapshotReadScript.Run(ctx, s.rdb, []string{lobbyclient.MetaKey, lobbyclient.ListedKey}, arg).StringSlice()
+	res, err := snapshotReadScript.Run(ctx, s.rdb, []string{MetaKey, ListedKey}, arg).StringSlice()
 	if err != nil {
 		return 0, false, fmt.Errorf("read lobby list: %w", err)
 	}
@@ -451,11 +458,46 @@ func (s *Store) writeSnapshot(ctx context.Context, force bool) (uint64, bool, er
 	if err != nil {
 		return 0, false, fmt.Errorf("snapshot: %w", err)
 	}
-	n, err := snapshotWriteScript.Run(ctx, s.rdb, []string{lobbyclient.MetaKey, lobbyclient.SnapshotKey}, version, b).Int()
+	n, err := snapshotWriteScript.Run(ctx, s.rdb, []string{MetaKey, lobbyclient.SnapshotKey}, version, b).Int()
 	if err != nil {
 		return 0, false, fmt.Errorf("write snapshot: %w", err)
 	}
 	return version, n == 1, nil
+}
+
+// backfillScript copies a table's summary to its read model when the read
+// model is missing, with the table's expiry. KEYS: table, summary.
+var backfillScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+local sum = redis.call('HGET', KEYS[1], 'summary')
+if not sum then return 0 end
+redis.call('SET', KEYS[2], sum)
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
+return 1
+`)
+
+// PublishSummaries writes the summary read model of every table that has
+// none (tables written before the lobby kept it), so that they can be read
+// by id again. Commit keeps the read model from then on; this is safe to run
+// on every start, by every replica, concurrently with commits. It returns
+// how many it wrote.
+func (s *Store) PublishSummaries(ctx context.Context) (int, error) {
+	n := 0
+	iter := s.rdb.Scan(ctx, 0, tablePrefix+"*", 1000).Iterator()
+	for iter.Next(ctx) {
+		key := iter.Val()
+		tableID := strings.TrimPrefix(key, tablePrefix)
+		wrote, err := backfillScript.Run(ctx, s.rdb, []string{key, lobbyclient.SummaryKey(tableID)}).Int()
+		if err != nil {
+			return n, fmt.Errorf("publish the summary of %s: %w", tableID, err)
+		}
+		n += wrote
+	}
+	if err := iter.Err(); err != nil {
+		return n, fmt.Errorf("publish summaries: %w", err)
+	}
+	return n, nil
 }
 
 // BuildView assembles a LobbyView from stored summaries, newest first (ties
@@ -543,7 +585,7 @@ func (s *Store) Take(ctx context.Context, now time.Time, member string, rates ..
 // DueIdle returns up to n waiting tables whose idle deadline is at or
 // before now, soonest first.
 func (s *Store) DueIdle(ctx context.Context, now time.Time, n int64) ([]string, error) {
-	ids, err := s.rdb.ZRangeByScore(ctx, lobbyclient.IdleKey, &redis.ZRangeBy{
+	ids, err := s.rdb.ZRangeByScore(ctx, IdleKey, &redis.ZRangeBy{
 		Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: n,
 	}).Result()
 	if err != nil {
@@ -555,7 +597,7 @@ func (s *Store) DueIdle(ctx context.Context, now time.Time, n int64) ([]string, 
 // IdleDeadline returns when a waiting table expires; ok is false when it is
 // not waiting (or unknown).
 func (s *Store) IdleDeadline(ctx context.Context, tableID string) (time.Time, bool, error) {
-	ms, err := s.rdb.ZScore(ctx, lobbyclient.IdleKey, tableID).Result()
+	ms, err := s.rdb.ZScore(ctx, IdleKey, tableID).Result()
 	if errors.Is(err, redis.Nil) {
 		return time.Time{}, false, nil
 	}
@@ -567,7 +609,7 @@ func (s *Store) IdleDeadline(ctx context.Context, tableID string) (time.Time, bo
 
 // Held returns the waiting tables playerID hosts or sits at.
 func (s *Store) Held(ctx context.Context, playerID string) ([]string, error) {
-	ids, err := s.rdb.SMembers(ctx, lobbyclient.HeldKey(playerID)).Result()
+	ids, err := s.rdb.SMembers(ctx, HeldKey(playerID)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("tables held by %s: %w", playerID, err)
 	}
@@ -578,7 +620,7 @@ func (s *Store) Held(ctx context.Context, playerID string) ([]string, error) {
 // DropIdle forgets a table's idle deadline (the table is gone or no longer
 // waiting).
 func (s *Store) DropIdle(ctx context.Context, tableID string) error {
-	if err := s.rdb.ZRem(ctx, lobbyclient.IdleKey, tableID).Err(); err != nil {
+	if err := s.rdb.ZRem(ctx, IdleKey, tableID).Err(); err != nil {
 		return fmt.Errorf("drop idle %s: %w", tableID, err)
 	}
 	return nil

@@ -37,7 +37,7 @@ func TestCommit_VersionIsPrependedAsAVarintOfAnySize(t *testing.T) {
 	s := New(rdb, Config{})
 	ctx := context.Background()
 	for i, start := range []uint64{0, 127, 16_383, 1 << 40} {
-		if err := rdb.HSet(ctx, lobbyclient.MetaKey, "version", start).Err(); err != nil {
+		if err := rdb.HSet(ctx, MetaKey, "version", start).Err(); err != nil {
 			t.Fatal(err)
 		}
 		id := string(rune('a' + i))
@@ -53,7 +53,7 @@ func TestCommit_VersionIsPrependedAsAVarintOfAnySize(t *testing.T) {
 		if u.GetVersion() != start+1 || done.Version != start+1 || u.GetTableUpserted().GetTableId() != id {
 			t.Fatalf("after %d: update %v, committed version %d", start, &u, done.Version)
 		}
-		if sid, _ := rdb.HGet(ctx, lobbyclient.MetaKey, "stream_id").Result(); sid != msgs[0].ID {
+		if sid, _ := rdb.HGet(ctx, MetaKey, "stream_id").Result(); sid != msgs[0].ID {
 			t.Fatalf("meta stream_id %q, entry %q", sid, msgs[0].ID)
 		}
 	}
@@ -73,7 +73,7 @@ func TestCommit_StaleRevisionIsAConflictAndWritesNothing(t *testing.T) {
 	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("err = %v", err)
 	}
-	if n, _ := rdb.Exists(ctx, lobbyclient.ResultKey("c2")).Result(); n != 0 {
+	if n, _ := rdb.Exists(ctx, ResultKey("c2")).Result(); n != 0 {
 		t.Fatal("a conflicting commit stored its result")
 	}
 	if n, _ := rdb.XLen(ctx, lobbyclient.ViewStream).Result(); n != 1 {
@@ -107,7 +107,7 @@ func TestWriteSnapshot_NeverGoesBackwards(t *testing.T) {
 		t.Fatal("version 2 not written")
 	}
 	stale, _ := proto.Marshal(&lobbyv1.LobbyView{Version: 1})
-	if n, _ := snapshotWriteScript.Run(ctx, rdb, []string{lobbyclient.MetaKey, lobbyclient.SnapshotKey}, 1, stale).Int(); n != 0 {
+	if n, _ := snapshotWriteScript.Run(ctx, rdb, []string{MetaKey, lobbyclient.SnapshotKey}, 1, stale).Int(); n != 0 {
 		t.Fatal("an older snapshot replaced a newer one")
 	}
 	b, _ := rdb.Get(ctx, lobbyclient.SnapshotKey).Bytes()
@@ -139,5 +139,38 @@ func TestCommit_ForwardRingsTheTableCommandStreamsBell(t *testing.T) {
 	}
 	if _, err := ps.ReceiveTimeout(ctx, 2*time.Second); err != nil {
 		t.Fatalf("no bell after a forward: %v", err)
+	}
+}
+
+// Tables written before the lobby kept the summary read model get it, with
+// their expiry, and Fetch finds them; a second run writes nothing.
+func TestPublishSummaries_FillsInTheReadModelOfOlderTables(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	s := New(rdb, Config{})
+	for _, id := range []string{"old", "new"} {
+		if _, err := s.Commit(ctx, Change{CommandID: "c-" + id, Result: accepted("c-"+id, id), Table: table(t, id), List: ListUpsert}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// "old" as an older lobby left it: no read model, an expiry.
+	rdb.Del(ctx, lobbyclient.SummaryKey("old"))
+	rdb.PExpire(ctx, TableKey("old"), time.Hour)
+	if _, err := lobbyclient.Fetch(ctx, rdb, "old"); !errors.Is(err, lobbyclient.ErrTableNotFound) {
+		t.Fatalf("Fetch before: %v", err)
+	}
+	if n, err := s.PublishSummaries(ctx); err != nil || n != 1 {
+		t.Fatalf("PublishSummaries = %d, %v; want 1", n, err)
+	}
+	got, err := lobbyclient.Fetch(ctx, rdb, "old")
+	if err != nil || got.GetTableId() != "old" {
+		t.Fatalf("Fetch after: %v, %v", got, err)
+	}
+	if ttl := rdb.PTTL(ctx, lobbyclient.SummaryKey("old")).Val(); ttl <= 0 || ttl > time.Hour {
+		t.Fatalf("summary ttl %v, want the table's", ttl)
+	}
+	if n, err := s.PublishSummaries(ctx); err != nil || n != 0 {
+		t.Fatalf("second PublishSummaries = %d, %v; want 0", n, err)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/redistest"
-	"github.com/pulka/pulka/pkg/sheetstore"
+	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/pkg/streams"
 )
 
@@ -23,11 +23,11 @@ func BenchmarkHandle_NinesGame(b *testing.B) {
 	for b.Loop() {
 		gid := fmt.Sprint("g", n)
 		for i, in := range ninesInputs(fmt.Sprint("t", n%50), gid, names) {
-			e, err := sheetstore.InputEntry(in)
+			e, err := scoringclient.InputEntry(in)
 			if err != nil {
 				b.Fatal(err)
 			}
-			m := streams.Message{Stream: sheetstore.HandsStream, ID: fmt.Sprintf("%d-%d", time.Now().UnixMilli(), i), Data: e.Data}
+			m := streams.Message{Stream: scoringclient.HandsStream, ID: fmt.Sprintf("%d-%d", time.Now().UnixMilli(), i), Data: e.Data}
 			if err := s.Handle(ctx, m); err != nil {
 				b.Fatal(err)
 			}
@@ -52,7 +52,7 @@ func BenchmarkConsumer_Games(b *testing.B) {
 		var entries []streams.Entry
 		for g := range games {
 			for _, in := range ninesInputs(fmt.Sprint("t", g), fmt.Sprint("g", g), names) {
-				e, _ := sheetstore.InputEntry(in)
+				e, _ := scoringclient.InputEntry(in)
 				entries = append(entries, e)
 			}
 		}
@@ -62,12 +62,12 @@ func BenchmarkConsumer_Games(b *testing.B) {
 		b.StartTimer()
 		c := streams.NewConsumer(rdb, "scoring", "bench", newScorerB(b, rdb).Handle, fast()...)
 		ctx, cancel := context.WithCancel(context.Background())
-		if err := c.Add(ctx, sheetstore.HandsStream); err != nil {
+		if err := c.Add(ctx, scoringclient.HandsStream); err != nil {
 			b.Fatal(err)
 		}
 		done := make(chan error, 1)
 		go func() { done <- c.Run(ctx) }()
-		for rdb.XLen(ctx, sheetstore.StandingsStream).Val() < games || !settled(ctx, rdb) {
+		for rdb.XLen(ctx, scoringclient.StandingsStream).Val() < games || !settled(ctx, rdb) {
 			time.Sleep(time.Millisecond)
 		}
 		cancel()

@@ -7,8 +7,9 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/daemon"
-	"github.com/pulka/pulka/pkg/sheetstore"
+	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/services/scoring/internal/sheetstore"
 )
 
 // Config is the scoring service's configuration: the daemon's base plus the
@@ -40,7 +41,7 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 	if err != nil || host == "" {
 		host = "scoring"
 	}
-	f.String(&c.Group, "group", "PULKA_SCORING_GROUP", "scoring", "consumer group on "+sheetstore.HandsStream)
+	f.String(&c.Group, "group", "PULKA_SCORING_GROUP", "scoring", "consumer group on "+scoringclient.HandsStream)
 	f.String(&c.Consumer, "consumer", "PULKA_SCORING_CONSUMER", host, "this replica's consumer name (unique per replica)")
 	f.Duration(&c.ReclaimIdle, "reclaim-idle", "PULKA_SCORING_RECLAIM_IDLE", streams.DefaultMinIdle,
 		"idle time after which another replica takes over an unacknowledged input")
@@ -55,7 +56,7 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 	f.Int64(&c.Store.SheetStreamLen, "sheet-stream-len", "PULKA_SCORING_SHEET_STREAM_LEN", sheetstore.DefaultSheetStreamLen,
 		"approximate length of each table's sheet stream")
 	f.Int64(&c.Store.StandingsStreamLen, "standings-stream-len", "PULKA_SCORING_STANDINGS_STREAM_LEN",
-		sheetstore.DefaultStandingsStreamLen, "approximate length of "+sheetstore.StandingsStream)
+		sheetstore.DefaultStandingsStreamLen, "approximate length of "+scoringclient.StandingsStream)
 	f.Int64(&c.Store.HistoryPerPlayer, "history-per-player", "PULKA_SCORING_HISTORY_PER_PLAYER",
 		sheetstore.DefaultHistoryPerPlayer, "finished games kept in each player's history list")
 	f.Duration(&c.Store.HistoryTTL, "history-ttl", "PULKA_SCORING_HISTORY_TTL", 0,

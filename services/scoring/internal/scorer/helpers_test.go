@@ -16,9 +16,10 @@ import (
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
-	"github.com/pulka/pulka/pkg/sheetstore"
+	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/services/scoring/internal/scorer"
+	"github.com/pulka/pulka/services/scoring/internal/sheetstore"
 )
 
 // pulkaII are the four nine-card hands of the seed sheet's pulka II: Giorgi
@@ -70,7 +71,7 @@ func publish(t *testing.T, rdb redis.UniversalClient, inputs ...*scoringv1.Scori
 	t.Helper()
 	pub := streams.NewPublisher(rdb, streams.WithMaxLen(0))
 	for _, in := range inputs {
-		e, err := sheetstore.InputEntry(in)
+		e, err := scoringclient.InputEntry(in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +109,7 @@ func runConsumer(t *testing.T, rdb redis.UniversalClient, name string, h streams
 	t.Helper()
 	c := streams.NewConsumer(rdb, "scoring", name, h, fast(opts...)...)
 	ctx, cancel := context.WithCancel(context.Background())
-	if err := c.Add(ctx, sheetstore.HandsStream); err != nil {
+	if err := c.Add(ctx, scoringclient.HandsStream); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -144,7 +145,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() bo
 
 // settled: every entry of the hands stream was delivered and acknowledged.
 func settled(ctx context.Context, rdb redis.UniversalClient) bool {
-	groups, err := rdb.XInfoGroups(ctx, sheetstore.HandsStream).Result()
+	groups, err := rdb.XInfoGroups(ctx, scoringclient.HandsStream).Result()
 	if err != nil || len(groups) == 0 {
 		return false
 	}

@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/daemon"
-	"github.com/pulka/pulka/pkg/sheetstore"
+	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/pkg/streams"
 )
 
 // errNotConsuming is the readiness failure before the consumer runs.
-var errNotConsuming = errors.New("not consuming " + sheetstore.HandsStream + " yet")
+var errNotConsuming = errors.New("not consuming " + scoringclient.HandsStream + " yet")
 
 // Run is the service: it joins the consumer group and handles inputs until
 // ctx is cancelled, then lets running handlers finish and returns.
@@ -43,7 +43,7 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 	// Redis may still be starting (docker-compose, a rolling restart):
 	// keep trying to join the group instead of crash-looping.
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
-		err := consumer.Add(ctx, sheetstore.HandsStream)
+		err := consumer.Add(ctx, scoringclient.HandsStream)
 		if err == nil {
 			break
 		}
@@ -54,7 +54,7 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 		case <-time.After(wait):
 		}
 	}
-	d.Logger.InfoContext(ctx, "consuming", "stream", sheetstore.HandsStream, "group", c.Group, "consumer", c.Consumer)
+	d.Logger.InfoContext(ctx, "consuming", "stream", scoringclient.HandsStream, "group", c.Group, "consumer", c.Consumer)
 	consuming.Store(true)
 	defer consuming.Store(false)
 	if err := consumer.Run(ctx); err != nil {

@@ -12,8 +12,9 @@ import (
 
 	"github.com/pulka/pulka/pkg/daemon"
 	"github.com/pulka/pulka/pkg/redistest"
-	"github.com/pulka/pulka/pkg/sheetstore"
+	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/services/scoring/internal/scorer"
+	"github.com/pulka/pulka/services/scoring/internal/sheetstore"
 )
 
 func load(t *testing.T, env map[string]string, args ...string) (scorer.Config, error) {
@@ -101,7 +102,7 @@ func TestRun_ScoresAGameUnderTheDaemonAndStopsCleanly(t *testing.T) {
 
 	publish(t, rdb, ninesInputs("t1", "g1", names)...)
 	eventually(t, 10*time.Second, "standings", func() bool {
-		return rdb.XLen(context.Background(), sheetstore.StandingsStream).Val() == 1 && settled(context.Background(), rdb)
+		return rdb.XLen(context.Background(), scoringclient.StandingsStream).Val() == 1 && settled(context.Background(), rdb)
 	})
 	_, metrics := get("/metrics")
 	for _, m := range []string{`pulka_scoring_inputs_total{kind="hand"`, `result="stored"} 16`,

@@ -20,10 +20,11 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
+	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/pkg/sheets"
-	"github.com/pulka/pulka/pkg/sheetstore"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/pkg/telemetry"
+	"github.com/pulka/pulka/services/scoring/internal/sheetstore"
 )
 
 const instrumentation = "github.com/pulka/pulka/services/scoring"
@@ -110,7 +111,7 @@ func (s *Scorer) Handle(ctx context.Context, msg streams.Message) (err error) {
 		}
 	}
 	s.m.input(ctx, kind, result)
-	at, ok := sheetstore.EntryTime(msg.ID)
+	at, ok := scoringclient.EntryTime(msg.ID)
 	if !ok {
 		at = time.Now()
 	}

@@ -14,9 +14,10 @@ import (
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	"github.com/pulka/pulka/pkg/redistest"
 	"github.com/pulka/pulka/pkg/scoring"
+	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/pkg/sheets"
-	"github.com/pulka/pulka/pkg/sheetstore"
 	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/services/scoring/internal/sheetstore"
 )
 
 // shuffledTwice returns every input twice, in a random order in which the
@@ -81,7 +82,7 @@ func TestScorer_WholeGameTwiceOutOfOrderWithCrashesBetweenEffectAndAck(t *testin
 	h, crashes := crashing(s.Handle, func(n int) bool { return n%3 == 0 })
 	stopA := runConsumer(t, rdb, "scoring-a", h, streams.WithMinIdle(time.Hour))
 	eventually(t, 20*time.Second, "consumer A to see every entry", func() bool {
-		groups, _ := rdb.XInfoGroups(ctx, sheetstore.HandsStream).Result()
+		groups, _ := rdb.XInfoGroups(ctx, scoringclient.HandsStream).Result()
 		return len(groups) == 1 && groups[0].Lag == 0 && groups[0].Pending == int64(crashes()) && crashes() > 0
 	})
 	stopA()
@@ -126,10 +127,10 @@ func TestScorer_WholeGameTwiceOutOfOrderWithCrashesBetweenEffectAndAck(t *testin
 	}
 
 	// Every published sheet version is new; the last is the final sheet.
-	updates := xrange(t, rdb, sheetstore.SheetStream("t1"))
+	updates := xrange(t, rdb, scoringclient.SheetStream("t1"))
 	var last uint64
 	for _, m := range updates {
-		u, err := sheetstore.DecodeUpdate(m)
+		u, err := scoringclient.DecodeUpdate(m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,11 +147,11 @@ func TestScorer_WholeGameTwiceOutOfOrderWithCrashesBetweenEffectAndAck(t *testin
 	}
 
 	// The standings were published exactly once.
-	standings := xrange(t, rdb, sheetstore.StandingsStream)
+	standings := xrange(t, rdb, scoringclient.StandingsStream)
 	if len(standings) != 1 {
 		t.Fatalf("%d standings entries, want exactly 1", len(standings))
 	}
-	fs, err := sheetstore.DecodeStandings(standings[0])
+	fs, err := scoringclient.DecodeStandings(standings[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +164,7 @@ func TestScorer_WholeGameTwiceOutOfOrderWithCrashesBetweenEffectAndAck(t *testin
 
 	// The finished game is in its human players' history, with its sheet.
 	for _, p := range []string{"p-giorgi", "p-ana", "p-nika"} {
-		hist, err := reader.History(ctx, p, sheetstore.Page{})
+		hist, err := scoringclient.NewReader(rdb).History(ctx, p, scoringclient.Page{})
 		if err != nil || len(hist) != 1 || hist[0].GameID != "g1" || !proto.Equal(hist[0].Sheet, want) {
 			t.Fatalf("history of %s: %v %v", p, hist, err)
 		}
@@ -171,7 +172,7 @@ func TestScorer_WholeGameTwiceOutOfOrderWithCrashesBetweenEffectAndAck(t *testin
 			t.Fatalf("history record of %s: %+v", p, hist[0])
 		}
 	}
-	if n, _ := rdb.Exists(ctx, sheetstore.PlayerGamesKey("")).Result(); n != 0 {
+	if n, _ := rdb.Exists(ctx, scoringclient.PlayerGamesKey("")).Result(); n != 0 {
 		t.Fatal("a bot got a history list")
 	}
 }
@@ -198,13 +199,13 @@ func TestScorer_ConcurrentReplicasManyGames(t *testing.T) {
 	}
 	eventually(t, 30*time.Second, "every entry acknowledged", func() bool { return settled(context.Background(), rdb) })
 
-	standings := xrange(t, rdb, sheetstore.StandingsStream)
+	standings := xrange(t, rdb, scoringclient.StandingsStream)
 	if len(standings) != len(games) {
 		t.Fatalf("%d standings for %d games", len(standings), len(games))
 	}
 	seen := map[string]bool{}
 	for _, m := range standings {
-		fs, err := sheetstore.DecodeStandings(m)
+		fs, err := scoringclient.DecodeStandings(m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +222,7 @@ func TestScorer_ConcurrentReplicasManyGames(t *testing.T) {
 			t.Fatalf("game %s: stored sheet differs (%v)", gid, err)
 		}
 	}
-	if n, _ := reader.HistoryCount(ctx, "nika"); n != int64(len(games)) {
+	if n, _ := scoringclient.NewReader(rdb).HistoryCount(ctx, "nika"); n != int64(len(games)) {
 		t.Fatalf("nika played %d games, history has %d", len(games), n)
 	}
 }
@@ -234,7 +235,7 @@ func TestScorer_HandsBeforeTheStartWaitForIt(t *testing.T) {
 	runConsumer(t, rdb, "c", newScorer(t, rdb).Handle)
 	publish(t, rdb, inputs[1:5]...) // hands 0..3, no start
 	eventually(t, 10*time.Second, "hands handled", func() bool { return settled(context.Background(), rdb) })
-	if n := rdb.XLen(ctx, sheetstore.SheetStream("t1")).Val(); n != 0 {
+	if n := rdb.XLen(ctx, scoringclient.SheetStream("t1")).Val(); n != 0 {
 		t.Fatalf("%d sheet updates before the game started", n)
 	}
 	publish(t, rdb, inputs[0])
@@ -272,7 +273,7 @@ func TestScorer_InvalidInputIsDeadLettered(t *testing.T) {
 	ctx := context.Background()
 	runConsumer(t, rdb, "c", newScorer(t, rdb).Handle, streams.WithMaxDeliveries(2))
 	pub := streams.NewPublisher(rdb)
-	if _, err := pub.Publish(ctx, streams.Entry{Stream: sheetstore.HandsStream, Data: []byte("not a protobuf \xff\xff")}); err != nil {
+	if _, err := pub.Publish(ctx, streams.Entry{Stream: scoringclient.HandsStream, Data: []byte("not a protobuf \xff\xff")}); err != nil {
 		t.Fatal(err)
 	}
 	bad := ninesInputs("t1", "g1", names)[3]
@@ -325,12 +326,12 @@ func TestScorer_JapaneseResignationEndsTheMatch(t *testing.T) {
 	// the match must not close without it.
 	publish(t, rdb, start, handIn(0, 10, 8), handIn(2, 12, 6), end)
 	eventually(t, 10*time.Second, "handled", func() bool { return settled(context.Background(), rdb) })
-	if n := rdb.XLen(ctx, sheetstore.StandingsStream).Val(); n != 0 {
+	if n := rdb.XLen(ctx, scoringclient.StandingsStream).Val(); n != 0 {
 		t.Fatalf("standings published with hand 1 missing")
 	}
 	publish(t, rdb, handIn(1, 8, 10))
 	eventually(t, 10*time.Second, "handled", func() bool { return settled(context.Background(), rdb) })
-	fs := xrange(t, rdb, sheetstore.StandingsStream)
+	fs := xrange(t, rdb, scoringclient.StandingsStream)
 	if len(fs) != 1 {
 		t.Fatalf("%d standings", len(fs))
 	}
@@ -338,7 +339,7 @@ func TestScorer_JapaneseResignationEndsTheMatch(t *testing.T) {
 	if st.GetStandings()[0].GetPlayerId() != "u1" || st.GetStandings()[1].GetPlayerId() != "u0" || st.GetStandings()[1].GetTotal() != 8 {
 		t.Fatalf("the resigner (8–2 up) must be last: %v", st.GetStandings())
 	}
-	g, err := sheetstore.NewReader(rdb).Game(ctx, "m1")
+	g, err := scoringclient.NewReader(rdb).Game(ctx, "m1")
 	if err != nil || !g.Sheet.GetPulkas()[0].GetFinished() {
 		t.Fatalf("history: %+v %v", g, err)
 	}

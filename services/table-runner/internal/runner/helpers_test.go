@@ -23,7 +23,7 @@ import (
 	"github.com/pulka/pulka/pkg/japanese"
 	"github.com/pulka/pulka/pkg/lobbyclient"
 	"github.com/pulka/pulka/pkg/redistest"
-	"github.com/pulka/pulka/pkg/sheetstore"
+	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/pkg/table"
 	"github.com/pulka/pulka/services/table-runner/internal/tablelog"
@@ -323,7 +323,7 @@ func checkLog(t *testing.T, rdb redis.UniversalClient, ts *lobbyv1.TableStarted,
 // kind and hand (a republished input must be identical to the first).
 func scoringInputs(t *testing.T, rdb redis.UniversalClient, gameID string) map[string]*scoringv1.ScoringInput {
 	t.Helper()
-	xs, err := rdb.XRange(context.Background(), sheetstore.HandsStream, "-", "+").Result()
+	xs, err := rdb.XRange(context.Background(), scoringclient.HandsStream, "-", "+").Result()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/pulka/pulka/pkg/assign"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	"github.com/pulka/pulka/pkg/lobbyclient"
-	"github.com/pulka/pulka/pkg/sheetstore"
+	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/pkg/streams"
 )
 
@@ -93,7 +93,7 @@ func New(rdb redis.UniversalClient, opt Options) (*Runner, error) {
 			switch {
 			case streams.StreamClass(stream) == evClass:
 				return opt.EventMaxLen
-			case stream == sheetstore.HandsStream:
+			case stream == scoringclient.HandsStream:
 				return opt.ScoringMaxLen
 			}
 			return streams.DefaultMaxLen

@@ -19,7 +19,7 @@ import (
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/lobbyclient"
-	"github.com/pulka/pulka/pkg/sheetstore"
+	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/pkg/table"
 	"github.com/pulka/pulka/pkg/telemetry"
@@ -522,7 +522,7 @@ func (a *actor) effects(ctx context.Context, evs []*tablev1.Event) error {
 		if err != nil {
 			return err
 		}
-		out = append(out, streams.Entry{Stream: sheetstore.HandsStream, Data: data})
+		out = append(out, streams.Entry{Stream: scoringclient.HandsStream, Data: data})
 	}
 	for _, e := range evs {
 		if cmd := a.lobbyCommand(e); cmd != nil {

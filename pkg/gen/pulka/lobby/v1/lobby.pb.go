@@ -4,6 +4,21 @@
 // 	protoc        (unknown)
 // source: pulka/lobby/v1/lobby.proto
 
+// Package pulka.lobby.v1 is the lobby service's contract. Its names in Redis
+// are part of it (pkg/lobbyclient spells them for Go readers); only the lobby
+// writes them, except its command stream:
+//
+//   pulka:lobby:cmd               stream  LobbyCommand, from gateways and runners
+//   pulka:lobby:reply:<instance>  stream  LobbyCommandResult, to the gateway instance that asked
+//   pulka:lobby:view              stream  LobbyUpdate, one per change of the public list
+//   pulka:lobby:snapshot          string  LobbyView, the public list at a version
+//   pulka:lobby:summary:<table>   string  TableSummary of one table, listed or private, by id;
+//                                         it expires with the table
+//   pulka:tables:start            stream  TableStarted, for the assigner
+//
+// Stream entries carry the message in field `data` (pkg/streams). Every other
+// pulka:lobby:* key is the lobby's own state, which no other service reads.
+
 package lobbyv1
 
 import (

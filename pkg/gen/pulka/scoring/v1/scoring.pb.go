@@ -8,6 +8,23 @@
 // table-runners send it (inputs) and the score sheets and final standings it
 // publishes. Scoring consumes at-least-once and writes exactly once: every
 // input carries the keys it is deduplicated by.
+//
+// Its names in Redis are part of the contract (pkg/scoringclient spells them
+// for Go readers); only the scoring service writes them, except its input
+// stream:
+//
+//   pulka:scoring:hands        stream  ScoringInput, from the table-runners
+//   pulka:scoring:standings    stream  FinalStandings, once per game
+//   pulka:{t:<table>}:sheet    stream  SheetUpdate of the table's games
+//   pulka:{g:<game>}:result    hash    a finished game: `table` (table id),
+//                                      `ended_at` (Unix ms, decimal), `sheet`
+//                                      (Sheet), `standings` (FinalStandings)
+//   pulka:{p:<player>}:games   zset    the player's finished games (game ids)
+//                                      scored by end time in Unix ms
+//
+// Stream entries carry the message in field `data` (pkg/streams). The
+// scoring service's other keys (a game's stored inputs and committed sheet)
+// are its own state, which no other service reads.
 
 package scoringv1
 

@@ -6,7 +6,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/pulka/pulka/pkg/sheetstore"
+	"github.com/pulka/pulka/pkg/scoringclient"
+	"github.com/pulka/pulka/services/scoring/internal/sheetstore"
 )
 
 // Paging another player's history must reveal nothing of the games the
@@ -32,11 +33,11 @@ func TestSharedHistory_PagesOnlySharedGamesAndNeverTheOthersEndTimes(t *testing.
 				t.Fatal(err)
 			}
 		}
-		r := sheetstore.NewReader(rdb)
+		r := scoringclient.NewReader(rdb)
 		var got []string
 		before := time.Time{}
 		for page := 0; page < 10; page++ {
-			gs, next, err := r.SharedHistory(ctx, "u-b", "u-a", sheetstore.Page{Before: before, Limit: 1})
+			gs, next, err := r.SharedHistory(ctx, "u-b", "u-a", scoringclient.Page{Before: before, Limit: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -54,10 +55,10 @@ func TestSharedHistory_PagesOnlySharedGamesAndNeverTheOthersEndTimes(t *testing.
 		if len(got) != 2 || got[0] != "g6" || got[1] != "g2" {
 			t.Fatalf("shared games = %v, want [g6 g2]", got)
 		}
-		if gs, next, err := r.SharedHistory(ctx, "u-b", "u-z", sheetstore.Page{Limit: 5}); err != nil || len(gs) != 0 || !next.IsZero() {
+		if gs, next, err := r.SharedHistory(ctx, "u-b", "u-z", scoringclient.Page{Limit: 5}); err != nil || len(gs) != 0 || !next.IsZero() {
 			t.Fatalf("a stranger: %v %v %v", gs, next, err)
 		}
-		if _, _, err := r.SharedHistory(ctx, "u-b", "bad{id}", sheetstore.Page{}); err == nil {
+		if _, _, err := r.SharedHistory(ctx, "u-b", "bad{id}", scoringclient.Page{}); err == nil {
 			t.Fatal("a bad viewer id is accepted")
 		}
 	})
@@ -70,13 +71,13 @@ func TestSharedHistory_ScanIsBounded(t *testing.T) {
 		ctx := ctxT(t)
 		base := time.UnixMilli(1_700_000_000_000)
 		pipe := rdb.Pipeline()
-		for i := 0; i < sheetstore.SharedScanLimit+5; i++ {
-			pipe.ZAdd(ctx, sheetstore.PlayerGamesKey("u-a"), redis.Z{Score: float64(base.Add(time.Duration(i) * time.Second).UnixMilli()), Member: "a" + time.Duration(i).String()})
+		for i := 0; i < scoringclient.SharedScanLimit+5; i++ {
+			pipe.ZAdd(ctx, scoringclient.PlayerGamesKey("u-a"), redis.Z{Score: float64(base.Add(time.Duration(i) * time.Second).UnixMilli()), Member: "a" + time.Duration(i).String()})
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		gs, next, err := sheetstore.NewReader(rdb).SharedHistory(ctx, "u-b", "u-a", sheetstore.Page{Limit: 10})
+		gs, next, err := scoringclient.NewReader(rdb).SharedHistory(ctx, "u-b", "u-a", scoringclient.Page{Limit: 10})
 		if err != nil || len(gs) != 0 {
 			t.Fatalf("%v %v", gs, err)
 		}

@@ -13,39 +13,24 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
-	"github.com/pulka/pulka/pkg/sheetstore"
+	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/services/scoring/internal/sheetstore"
 )
 
 func TestKeys_EveryTableKeySharesTheTableSlot(t *testing.T) {
 	tid, gid := "42", "g-7"
 	slot := streams.HashSlot(streams.TableTag(tid))
 	for _, k := range []string{
-		sheetstore.SheetStream(tid), sheetstore.StartKey(tid, gid), sheetstore.HandsKey(tid, gid),
+		scoringclient.SheetStream(tid), sheetstore.StartKey(tid, gid), sheetstore.HandsKey(tid, gid),
 		sheetstore.EndKey(tid, gid), sheetstore.SheetKey(tid, gid),
 	} {
 		if !strings.Contains(k, "{t:42}") || streams.HashSlot(k) != slot {
 			t.Errorf("%s is not in table 42's slot", k)
 		}
 	}
-	if got := sheetstore.SheetStream(tid); got != "pulka:{t:42}:sheet" {
+	if got := scoringclient.SheetStream(tid); got != "pulka:{t:42}:sheet" {
 		t.Errorf("SheetStream = %s, want the services-design name pulka:{t:42}:sheet", got)
-	}
-}
-
-func TestCheckID(t *testing.T) {
-	for _, tc := range []struct {
-		id string
-		ok bool
-	}{
-		{"42", true}, {"0b5e-uuid-like_id.x", true}, {"", false}, {"a{b", false}, {"a}b", false},
-		{"a:b", false}, {"a b", false}, {"a\nb", false}, {strings.Repeat("x", sheetstore.MaxIDLen), true},
-		{strings.Repeat("x", sheetstore.MaxIDLen+1), false},
-	} {
-		err := sheetstore.CheckID("game", tc.id)
-		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, sheetstore.ErrBadID)) {
-			t.Errorf("CheckID(%q) = %v, want ok=%v", tc.id, err, tc.ok)
-		}
 	}
 }
 
@@ -139,10 +124,10 @@ func TestCommit_PublishesEachNewerVersionOnce(t *testing.T) {
 				t.Fatalf("commit v%d: %+v, want published=%v stored v%d", step.v, r, step.published, step.stored)
 			}
 		}
-		xs := rdb.XRange(ctx, sheetstore.SheetStream("t1"), "-", "+").Val()
+		xs := rdb.XRange(ctx, scoringclient.SheetStream("t1"), "-", "+").Val()
 		var got []uint64
 		for _, x := range xs {
-			u, err := sheetstore.DecodeUpdate(streams.Message{Data: []byte(x.Values[streams.FieldData].(string))})
+			u, err := scoringclient.DecodeUpdate(streams.Message{Data: []byte(x.Values[streams.FieldData].(string))})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,12 +136,11 @@ func TestCommit_PublishesEachNewerVersionOnce(t *testing.T) {
 		if fmt.Sprint(got) != "[1 3 5]" {
 			t.Fatalf("published versions %v, want [1 3 5]", got)
 		}
-		r := sheetstore.NewReader(rdb)
-		s, v, err := r.Sheet(ctx, "t1", "g1")
+		s, v, err := sheetstore.NewReader(rdb).Sheet(ctx, "t1", "g1")
 		if err != nil || v != 5 || s.GetCurrentHand() != 5 {
 			t.Fatalf("Sheet: v%d %v %v", v, s, err)
 		}
-		u, id, err := r.Latest(ctx, "t1")
+		u, id, err := scoringclient.NewReader(rdb).Latest(ctx, "t1")
 		if err != nil || u.GetVersion() != 5 || id != xs[len(xs)-1].ID {
 			t.Fatalf("Latest: %v %s %v", u, id, err)
 		}
@@ -186,7 +170,7 @@ func TestCommit_FinalSheetIsFrozenWithItsEndTime(t *testing.T) {
 		if err := proto.Unmarshal(r.Committed.Sheet, &s); err != nil || s.GetCurrentHand() != 4 {
 			t.Fatalf("refused commit should return the stored final sheet, got %v %v", &s, err)
 		}
-		if n := rdb.XLen(ctx, sheetstore.SheetStream("t1")).Val(); n != 1 {
+		if n := rdb.XLen(ctx, scoringclient.SheetStream("t1")).Val(); n != 1 {
 			t.Fatalf("sheet stream has %d entries, want 1", n)
 		}
 		g, err := w.Load(ctx, "t1", "g1")
@@ -205,7 +189,7 @@ func TestCommit_EntryCarriesTheTraceContext(t *testing.T) {
 		if _, err := w.Commit(ctx, "t1", "g1", sheetstore.Commit{Version: 1, Sheet: sheetBytes(t, 1), Update: updateBytes(t, 1)}); err != nil {
 			t.Fatal(err)
 		}
-		xs := rdb.XRange(ctx, sheetstore.SheetStream("t1"), "-", "+").Val()
+		xs := rdb.XRange(ctx, scoringclient.SheetStream("t1"), "-", "+").Val()
 		tp0, _ := xs[0].Values[streams.FieldTraceParent].(string)
 		if !strings.Contains(tp0, span.SpanContext().TraceID().String()) {
 			t.Fatalf("traceparent %q does not carry trace %s", tp0, span.SpanContext().TraceID())
@@ -231,7 +215,7 @@ func TestPublishStandings_OncePerGame(t *testing.T) {
 		if ok, err := w.PublishStandings(ctx, "g2", data, "m"); err != nil || !ok {
 			t.Fatalf("another game: %v %v", ok, err)
 		}
-		if n := rdb.XLen(ctx, sheetstore.StandingsStream).Val(); published != 1 || n != 2 {
+		if n := rdb.XLen(ctx, scoringclient.StandingsStream).Val(); published != 1 || n != 2 {
 			t.Fatalf("published %d times for g1, stream has %d entries; want 1 and 2", published, n)
 		}
 	})
@@ -257,8 +241,8 @@ func TestArchive_HistoryNewestFirstPagedAndIdempotent(t *testing.T) {
 		archive(2, "ana")
 		archive(2, "ana") // redelivered
 		archive(3, "ana", "levan")
-		r := sheetstore.NewReader(rdb)
-		games := func(p sheetstore.Page, player string) string {
+		r := scoringclient.NewReader(rdb)
+		games := func(p scoringclient.Page, player string) string {
 			t.Helper()
 			gs, err := r.History(ctx, player, p)
 			if err != nil {
@@ -270,24 +254,24 @@ func TestArchive_HistoryNewestFirstPagedAndIdempotent(t *testing.T) {
 			}
 			return strings.Join(ids, ",")
 		}
-		if got := games(sheetstore.Page{}, "ana"); got != "g3,g2,g1" {
+		if got := games(scoringclient.Page{}, "ana"); got != "g3,g2,g1" {
 			t.Fatalf("ana's history %s, want g3,g2,g1", got)
 		}
-		if got := games(sheetstore.Page{Limit: 2}, "ana"); got != "g3,g2" {
+		if got := games(scoringclient.Page{Limit: 2}, "ana"); got != "g3,g2" {
 			t.Fatalf("first page %s", got)
 		}
-		if got := games(sheetstore.Page{Before: base.Add(2 * time.Minute), Limit: 2}, "ana"); got != "g1" {
+		if got := games(scoringclient.Page{Before: base.Add(2 * time.Minute), Limit: 2}, "ana"); got != "g1" {
 			t.Fatalf("second page %s, want g1", got)
 		}
-		if got := games(sheetstore.Page{}, "levan"); got != "g3,g1" {
+		if got := games(scoringclient.Page{}, "levan"); got != "g3,g1" {
 			t.Fatalf("levan's history %s", got)
 		}
-		if got := games(sheetstore.Page{}, "nobody"); got != "" {
+		if got := games(scoringclient.Page{}, "nobody"); got != "" {
 			t.Fatalf("unknown player's history %q", got)
 		}
 		// The list keeps the newest HistoryPerPlayer games.
 		archive(4, "ana")
-		if got := games(sheetstore.Page{}, "ana"); got != "g4,g3,g2" {
+		if got := games(scoringclient.Page{}, "ana"); got != "g4,g3,g2" {
 			t.Fatalf("trimmed history %s, want g4,g3,g2", got)
 		}
 		g, err := r.Game(ctx, "g3")
@@ -296,14 +280,14 @@ func TestArchive_HistoryNewestFirstPagedAndIdempotent(t *testing.T) {
 			t.Fatalf("Game(g3) = %+v, %v", g, err)
 		}
 		// A record that expired is skipped, not an error.
-		rdb.Del(ctx, sheetstore.ResultKey("g3"))
-		if got := games(sheetstore.Page{}, "ana"); got != "g4,g2" {
+		rdb.Del(ctx, scoringclient.ResultKey("g3"))
+		if got := games(scoringclient.Page{}, "ana"); got != "g4,g2" {
 			t.Fatalf("history with an expired record %s", got)
 		}
-		if _, err := r.Game(ctx, "g3"); !errors.Is(err, sheetstore.ErrNotFound) {
+		if _, err := r.Game(ctx, "g3"); !errors.Is(err, scoringclient.ErrNotFound) {
 			t.Fatalf("expired game: %v, want ErrNotFound", err)
 		}
-		if _, err := r.History(ctx, "a{b", sheetstore.Page{}); !errors.Is(err, sheetstore.ErrBadID) {
+		if _, err := r.History(ctx, "a{b", scoringclient.Page{}); !errors.Is(err, scoringclient.ErrBadID) {
 			t.Fatalf("bad player id: %v", err)
 		}
 	})
@@ -311,37 +295,13 @@ func TestArchive_HistoryNewestFirstPagedAndIdempotent(t *testing.T) {
 
 func TestLatest_NotFoundBeforeAnySheet(t *testing.T) {
 	backends(t, func(t *testing.T, rdb redis.UniversalClient) {
-		r := sheetstore.NewReader(rdb)
-		if _, _, err := r.Latest(ctxT(t), "t9"); !errors.Is(err, sheetstore.ErrNotFound) {
+		if _, _, err := scoringclient.NewReader(rdb).Latest(ctxT(t), "t9"); !errors.Is(err, scoringclient.ErrNotFound) {
 			t.Fatalf("Latest on a table without sheets: %v", err)
 		}
-		if _, _, err := r.Sheet(ctxT(t), "t9", "g9"); !errors.Is(err, sheetstore.ErrNotFound) {
+		if _, _, err := sheetstore.NewReader(rdb).Sheet(ctxT(t), "t9", "g9"); !errors.Is(err, scoringclient.ErrNotFound) {
 			t.Fatalf("Sheet of an unknown game: %v", err)
 		}
 	})
-}
-
-func TestEntryTime(t *testing.T) {
-	for _, tc := range []struct {
-		id string
-		ms int64
-		ok bool
-	}{{"1700000000123-0", 1700000000123, true}, {"1700000000123", 1700000000123, true}, {"x-1", 0, false}, {"", 0, false}} {
-		got, ok := sheetstore.EntryTime(tc.id)
-		if ok != tc.ok || (ok && got.UnixMilli() != tc.ms) {
-			t.Errorf("EntryTime(%q) = %v %v", tc.id, got, ok)
-		}
-	}
-}
-
-func TestInputEntry_RefusesIDsThatBreakKeys(t *testing.T) {
-	if _, err := sheetstore.InputEntry(&scoringv1.ScoringInput{TableId: "t{1}", GameId: "g"}); !errors.Is(err, sheetstore.ErrBadID) {
-		t.Fatalf("want ErrBadID, got %v", err)
-	}
-	e, err := sheetstore.InputEntry(&scoringv1.ScoringInput{TableId: "t1", GameId: "g1"})
-	if err != nil || e.Stream != sheetstore.HandsStream {
-		t.Fatalf("%+v %v", e, err)
-	}
 }
 
 func sheetBytes(t *testing.T, v uint64) []byte {
@@ -383,7 +343,7 @@ func scanAll(ctx context.Context, rdb redis.UniversalClient, match string) ([]st
 func TestCommit_RingsTheSheetStreamsBell(t *testing.T) {
 	backends(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ctx := ctxT(t)
-		ps := rdb.Subscribe(ctx, streams.Bell(sheetstore.SheetStream("t1")))
+		ps := rdb.Subscribe(ctx, streams.Bell(scoringclient.SheetStream("t1")))
 		defer ps.Close()
 		if _, err := ps.Receive(ctx); err != nil { // the subscription's confirmation
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/propagation"
 
+	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/pkg/streams"
 )
 
@@ -284,7 +285,7 @@ func (w *Writer) Commit(ctx context.Context, tableID, gameID string, c Commit) (
 	args := []interface{}{c.Version, final, c.Sheet, c.EndedAt.UnixMilli(), w.opts.GameTTL.Milliseconds(),
 		w.opts.SheetStreamLen, c.Standings}
 	args = append(args, w.entryFields(ctx, c.Update)...)
-	res, err := commitScript.Run(ctx, w.rdb, []string{SheetKey(tableID, gameID), SheetStream(tableID)}, args...).Slice()
+	res, err := commitScript.Run(ctx, w.rdb, []string{SheetKey(tableID, gameID), scoringclient.SheetStream(tableID)}, args...).Slice()
 	if err != nil {
 		return CommitResult{}, fmt.Errorf("sheetstore: commit %s/%s v%d: %w", tableID, gameID, c.Version, err)
 	}
@@ -349,9 +350,10 @@ type Record struct {
 // cannot be read.
 func (w *Writer) Archive(ctx context.Context, r Record) error {
 	ttl := w.opts.HistoryTTL
-	key := ResultKey(r.GameID)
+	key := scoringclient.ResultKey(r.GameID)
 	pipe := w.rdb.Pipeline()
-	pipe.HSet(ctx, key, "table", r.TableID, "ended_at", r.EndedAt.UnixMilli(), "sheet", r.Sheet, "standings", r.Standings)
+	pipe.HSet(ctx, key, scoringclient.RecordFieldTable, r.TableID, scoringclient.RecordFieldEndedAt, r.EndedAt.UnixMilli(),
+		scoringclient.RecordFieldSheet, r.Sheet, scoringclient.RecordFieldStandings, r.Standings)
 	if ttl > 0 {
 		pipe.PExpire(ctx, key, ttl)
 	}
@@ -365,7 +367,7 @@ func (w *Writer) Archive(ctx context.Context, r Record) error {
 	// of the same member and score is a no-op, so repeating is harmless.
 	pipe = w.rdb.Pipeline()
 	for _, p := range r.PlayerIDs {
-		pk := PlayerGamesKey(p)
+		pk := scoringclient.PlayerGamesKey(p)
 		pipe.ZAdd(ctx, pk, redis.Z{Score: float64(r.EndedAt.UnixMilli()), Member: r.GameID})
 		pipe.ZRemRangeByRank(ctx, pk, 0, -w.opts.HistoryPerPlayer-1)
 		if ttl > 0 {
@@ -385,7 +387,7 @@ func (w *Writer) PublishStandings(ctx context.Context, gameID string, data []byt
 	args := []interface{}{"MAXLEN", "~", w.opts.StandingsStreamLen, "*"}
 	args = append(args, w.entryFields(ctx, data)...)
 	r, err := streams.Once(ctx, w.rdb, standingsDedupeKey(gameID), w.opts.StandingsDedupeTTL, mark,
-		new(streams.Effect).Do("XADD", StandingsStream, args...))
+		new(streams.Effect).Do("XADD", scoringclient.StandingsStream, args...))
 	if err != nil {
 		return false, fmt.Errorf("sheetstore: publish standings of %s: %w", gameID, err)
 	}

@@ -1,4 +1,4 @@
-package sheetstore
+package scoringclient
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 
 // ErrNotFound means there is no such sheet or finished game (never played,
 // not finished yet, or expired).
-var ErrNotFound = errors.New("sheetstore: not found")
+var ErrNotFound = errors.New("scoring: not found")
 
 // History page sizes.
 const (
@@ -25,7 +25,8 @@ const (
 	MaxPageSize     = 100
 )
 
-// Reader reads live sheets and finished games; the gateway's side.
+// Reader reads the scoring service's read models: a table's latest sheet
+// update and players' finished games.
 type Reader struct {
 	rdb redis.UniversalClient
 }
@@ -48,7 +49,7 @@ func (r *Reader) Game(ctx context.Context, gameID string) (FinishedGame, error) 
 	}
 	h, err := r.rdb.HGetAll(ctx, ResultKey(gameID)).Result()
 	if err != nil {
-		return FinishedGame{}, fmt.Errorf("sheetstore: game %s: %w", gameID, err)
+		return FinishedGame{}, fmt.Errorf("scoringclient: game %s: %w", gameID, err)
 	}
 	if len(h) == 0 {
 		return FinishedGame{}, fmt.Errorf("%w: game %s", ErrNotFound, gameID)
@@ -57,17 +58,17 @@ func (r *Reader) Game(ctx context.Context, gameID string) (FinishedGame, error) 
 }
 
 func decodeRecord(gameID string, h map[string]string) (FinishedGame, error) {
-	g := FinishedGame{GameID: gameID, TableID: h["table"], Sheet: &scoringv1.Sheet{}, Standings: &scoringv1.FinalStandings{}}
-	ms, err := strconv.ParseInt(h["ended_at"], 10, 64)
+	g := FinishedGame{GameID: gameID, TableID: h[RecordFieldTable], Sheet: &scoringv1.Sheet{}, Standings: &scoringv1.FinalStandings{}}
+	ms, err := strconv.ParseInt(h[RecordFieldEndedAt], 10, 64)
 	if err != nil {
-		return FinishedGame{}, fmt.Errorf("sheetstore: game %s: bad ended_at %q", gameID, h["ended_at"])
+		return FinishedGame{}, fmt.Errorf("scoringclient: game %s: bad ended_at %q", gameID, h[RecordFieldEndedAt])
 	}
 	g.EndedAt = time.UnixMilli(ms)
-	if err := proto.Unmarshal([]byte(h["sheet"]), g.Sheet); err != nil {
-		return FinishedGame{}, fmt.Errorf("sheetstore: game %s: sheet: %w", gameID, err)
+	if err := proto.Unmarshal([]byte(h[RecordFieldSheet]), g.Sheet); err != nil {
+		return FinishedGame{}, fmt.Errorf("scoringclient: game %s: sheet: %w", gameID, err)
 	}
-	if err := proto.Unmarshal([]byte(h["standings"]), g.Standings); err != nil {
-		return FinishedGame{}, fmt.Errorf("sheetstore: game %s: standings: %w", gameID, err)
+	if err := proto.Unmarshal([]byte(h[RecordFieldStandings]), g.Standings); err != nil {
+		return FinishedGame{}, fmt.Errorf("scoringclient: game %s: standings: %w", gameID, err)
 	}
 	return g, nil
 }
@@ -99,7 +100,7 @@ func (r *Reader) History(ctx context.Context, playerID string, p Page) ([]Finish
 		Max: maxScore, Min: "-inf", Count: int64(limit),
 	}).Result()
 	if err != nil {
-		return nil, fmt.Errorf("sheetstore: history of %s: %w", playerID, err)
+		return nil, fmt.Errorf("scoringclient: history of %s: %w", playerID, err)
 	}
 	return r.games(ctx, playerID, ids)
 }
@@ -115,7 +116,7 @@ func (r *Reader) games(ctx context.Context, playerID string, ids []string) ([]Fi
 		cmds[i] = pipe.HGetAll(ctx, ResultKey(id))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, fmt.Errorf("sheetstore: history of %s: %w", playerID, err)
+		return nil, fmt.Errorf("scoringclient: history of %s: %w", playerID, err)
 	}
 	out := make([]FinishedGame, 0, len(ids))
 	for i, cmd := range cmds {
@@ -139,7 +140,7 @@ func (r *Reader) HistoryCount(ctx context.Context, playerID string) (int64, erro
 	}
 	n, err := r.rdb.ZCard(ctx, PlayerGamesKey(playerID)).Result()
 	if err != nil {
-		return 0, fmt.Errorf("sheetstore: history count of %s: %w", playerID, err)
+		return 0, fmt.Errorf("scoringclient: history count of %s: %w", playerID, err)
 	}
 	return n, nil
 }
@@ -153,7 +154,7 @@ func (r *Reader) Latest(ctx context.Context, tableID string) (*scoringv1.SheetUp
 	}
 	xs, err := r.rdb.XRevRangeN(ctx, SheetStream(tableID), "+", "-", 1).Result()
 	if err != nil {
-		return nil, "", fmt.Errorf("sheetstore: latest sheet of %s: %w", tableID, err)
+		return nil, "", fmt.Errorf("scoringclient: latest sheet of %s: %w", tableID, err)
 	}
 	if len(xs) == 0 {
 		return nil, "", fmt.Errorf("%w: no sheet for table %s", ErrNotFound, tableID)
@@ -165,36 +166,12 @@ func (r *Reader) Latest(ctx context.Context, tableID string) (*scoringv1.SheetUp
 	return u, xs[0].ID, nil
 }
 
-// Sheet returns the committed sheet of a game (live or finished) while its
-// working keys last, with its version.
-func (r *Reader) Sheet(ctx context.Context, tableID, gameID string) (*scoringv1.Sheet, uint64, error) {
-	if err := errors.Join(CheckID("table", tableID), CheckID("game", gameID)); err != nil {
-		return nil, 0, err
-	}
-	h, err := r.rdb.HGetAll(ctx, SheetKey(tableID, gameID)).Result()
-	if err != nil {
-		return nil, 0, fmt.Errorf("sheetstore: sheet %s/%s: %w", tableID, gameID, err)
-	}
-	if len(h) == 0 {
-		return nil, 0, fmt.Errorf("%w: sheet %s/%s", ErrNotFound, tableID, gameID)
-	}
-	c, err := parseCommitted(h)
-	if err != nil {
-		return nil, 0, fmt.Errorf("sheetstore: %s: %w", SheetKey(tableID, gameID), err)
-	}
-	s := &scoringv1.Sheet{}
-	if err := proto.Unmarshal(c.Sheet, s); err != nil {
-		return nil, 0, fmt.Errorf("sheetstore: sheet %s/%s: %w", tableID, gameID, err)
-	}
-	return s, c.Version, nil
-}
-
 // DecodeUpdate decodes a SheetStream entry (read with a streams.Tailer or
 // ReadAfter).
 func DecodeUpdate(m streams.Message) (*scoringv1.SheetUpdate, error) {
 	u := &scoringv1.SheetUpdate{}
 	if err := proto.Unmarshal(m.Data, u); err != nil {
-		return nil, fmt.Errorf("sheetstore: sheet update %s: %w", m.ID, err)
+		return nil, fmt.Errorf("scoringclient: sheet update %s: %w", m.ID, err)
 	}
 	return u, nil
 }
@@ -203,7 +180,7 @@ func DecodeUpdate(m streams.Message) (*scoringv1.SheetUpdate, error) {
 func DecodeStandings(m streams.Message) (*scoringv1.FinalStandings, error) {
 	s := &scoringv1.FinalStandings{}
 	if err := proto.Unmarshal(m.Data, s); err != nil {
-		return nil, fmt.Errorf("sheetstore: standings %s: %w", m.ID, err)
+		return nil, fmt.Errorf("scoringclient: standings %s: %w", m.ID, err)
 	}
 	return s, nil
 }
@@ -219,7 +196,7 @@ func InputEntry(in *scoringv1.ScoringInput) (streams.Entry, error) {
 	}
 	b, err := proto.Marshal(in)
 	if err != nil {
-		return streams.Entry{}, fmt.Errorf("sheetstore: encode input: %w", err)
+		return streams.Entry{}, fmt.Errorf("scoringclient: encode input: %w", err)
 	}
 	return streams.Entry{Stream: HandsStream, Data: b}, nil
 }

@@ -1,4 +1,4 @@
-package sheetstore
+package scoringclient
 
 import (
 	"context"
@@ -48,7 +48,7 @@ func (r *Reader) SharedHistory(ctx context.Context, playerID, viewerID string, p
 			Max: maxScore, Min: "-inf", Offset: int64(scanned), Count: int64(min(sharedScanChunk, SharedScanLimit-scanned)),
 		}).Result()
 		if err != nil {
-			return nil, time.Time{}, fmt.Errorf("sheetstore: history of %s shared with %s: %w", playerID, viewerID, err)
+			return nil, time.Time{}, fmt.Errorf("scoringclient: history of %s shared with %s: %w", playerID, viewerID, err)
 		}
 		if len(zs) == 0 {
 			exhausted = true
@@ -62,7 +62,7 @@ func (r *Reader) SharedHistory(ctx context.Context, playerID, viewerID string, p
 		// Unix milliseconds, never 0.
 		scores, err := r.rdb.ZMScore(ctx, PlayerGamesKey(playerID), ids...).Result()
 		if err != nil {
-			return nil, time.Time{}, fmt.Errorf("sheetstore: history of %s shared with %s: %w", playerID, viewerID, err)
+			return nil, time.Time{}, fmt.Errorf("scoringclient: history of %s shared with %s: %w", playerID, viewerID, err)
 		}
 		for i, s := range scores {
 			scanned++
