@@ -34,7 +34,7 @@ const maxAckBatch = 1024
 // keep their slots, so a long outage stops the reading at MaxInFlight.
 func (c *Consumer) ackLoop(ctx, hctx context.Context, in <-chan ackReq) {
 	var acks ackBuf
-	bo := backoff{min: c.cfg.backoffMin, max: c.cfg.backoffMax}
+	bo := c.cfg.newBackoff()
 	for {
 		if acks.n == 0 {
 			r, ok := <-in
@@ -58,13 +58,13 @@ func (c *Consumer) ackLoop(ctx, hctx context.Context, in <-chan ackReq) {
 		}
 		if err := c.flushAcks(hctx, &acks); err != nil {
 			c.cfg.logger.Warn("streams: ack failed, retrying", "group", c.group, "err", err)
-			if !sleepCtx(ctx, bo.next()) {
+			if !sleepCtx(ctx, bo.NextBackOff()) {
 				// Shutting down: one last try, then leave them pending.
 				c.finalFlush(hctx, &acks)
 			}
 			continue
 		}
-		bo.reset()
+		bo.Reset()
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 // messages over; it never waits for a handler or an ack.
 func (c *Consumer) shard(ctx context.Context, i int) {
 	wk := wakeKey(c.group, c.name, i)
-	bo := backoff{min: c.cfg.backoffMin, max: c.cfg.backoffMax}
+	bo := c.cfg.newBackoff()
 	wakeReady := false
 	var (
 		keys []string
@@ -32,7 +32,7 @@ func (c *Consumer) shard(ctx context.Context, i int) {
 		if !wakeReady && !c.cluster {
 			if err := c.ensureGroups(ctx, []string{wk}, "$"); err != nil {
 				c.cfg.logger.Warn("streams: create wake stream", "key", wk, "err", err)
-				sleepCtx(ctx, bo.next())
+				sleepCtx(ctx, bo.NextBackOff())
 				continue
 			}
 			_ = c.rdb.Expire(ctx, wk, 24*time.Hour).Err()
@@ -56,7 +56,7 @@ func (c *Consumer) shard(ctx context.Context, i int) {
 		}
 		switch {
 		case errors.Is(err, redis.Nil) || (err == nil && len(res) == 0):
-			bo.reset()
+			bo.Reset()
 			if c.cluster {
 				idleWait(ctx, c.reg.changes(), c.cfg.pollInterval)
 			}
@@ -66,7 +66,7 @@ func (c *Consumer) shard(ctx context.Context, i int) {
 			// recreate every group of the batch, then read again.
 			c.cfg.logger.Warn("streams: group missing, recreating", "group", c.group, "err", err)
 			if e := c.ensureGroups(ctx, keys, c.cfg.startID); e != nil {
-				sleepCtx(ctx, bo.next())
+				sleepCtx(ctx, bo.NextBackOff())
 			}
 			wakeReady = false
 			continue
@@ -75,10 +75,10 @@ func (c *Consumer) shard(ctx context.Context, i int) {
 				return
 			}
 			c.cfg.logger.Warn("streams: read failed, retrying", "group", c.group, "err", err)
-			sleepCtx(ctx, bo.next())
+			sleepCtx(ctx, bo.NextBackOff())
 			continue
 		}
-		bo.reset()
+		bo.Reset()
 		dispatched := false
 		for _, xs := range res {
 			if xs.Stream == wk {
