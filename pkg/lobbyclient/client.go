@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
@@ -165,7 +166,7 @@ func (c *Client) forget(id string, ch chan *lobbyv1.LobbyCommandResult) {
 // stream, so replies that arrived before Run started are not missed.
 func (c *Client) Run(ctx context.Context) error {
 	last := "0"
-	backoff := newBackoff()
+	retry := newBackoff()
 	for ctx.Err() == nil {
 		res, err := c.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{c.reply, last}, Count: 256, Block: c.opt.Block}).Result()
 		if errors.Is(err, redis.Nil) {
@@ -174,11 +175,11 @@ func (c *Client) Run(ctx context.Context) error {
 		if err != nil {
 			if ctx.Err() == nil { // else: shutting down, the loop ends
 				c.opt.Logger.WarnContext(ctx, "lobbyclient: reading replies failed", "stream", c.reply, "err", err)
-				backoff.wait(ctx)
+				retry.wait(ctx)
 			}
 			continue
 		}
-		backoff.reset()
+		retry.reset()
 		for _, s := range res {
 			for _, m := range s.Messages {
 				last = m.ID
@@ -223,18 +224,27 @@ func Fetch(ctx context.Context, rdb redis.Cmdable, tableID string) (*lobbyv1.Tab
 	return &t, nil
 }
 
-type backoff struct{ d time.Duration }
+// retryWait paces a loop's retries after Redis errors: the wait doubles
+// from defaultBackoffInitial up to defaultBackoffMax, without jitter, and
+// starts again at defaultBackoffInitial after a success (reset).
+type retryWait struct{ b backoff.ExponentialBackOff }
 
-func newBackoff() *backoff { return &backoff{d: defaultBackoffInitial} }
+func newBackoff() *retryWait {
+	w := &retryWait{b: backoff.ExponentialBackOff{
+		InitialInterval: defaultBackoffInitial, Multiplier: 2, MaxInterval: defaultBackoffMax,
+	}}
+	w.b.Reset()
+	return w
+}
 
-func (b *backoff) reset() { b.d = defaultBackoffInitial }
+func (w *retryWait) reset() { w.b.Reset() }
 
-func (b *backoff) wait(ctx context.Context) {
-	t := time.NewTimer(b.d)
+// wait sleeps the next wait, or until ctx ends.
+func (w *retryWait) wait(ctx context.Context) {
+	t := time.NewTimer(w.b.NextBackOff())
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 	case <-t.C:
 	}
-	b.d = min(2*b.d, defaultBackoffMax)
 }

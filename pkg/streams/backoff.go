@@ -2,32 +2,34 @@ package streams
 
 import (
 	"context"
-	"math/rand/v2"
 	"time"
+
+	"github.com/cenkalti/backoff/v5"
 )
 
-// backoff grows the wait after consecutive failures (Redis down, restarting)
-// so a loop retries instead of exiting, without hammering the server.
-type backoff struct {
-	min, max, cur time.Duration
-}
-
-func (b *backoff) next() time.Duration {
-	if b.cur == 0 {
-		b.cur = b.min
-	} else {
-		b.cur *= 2
+// newBackoff is the wait of a loop between retries after Redis errors
+// (Redis down, restarting), so that the loop retries instead of exiting,
+// without hammering the server. The interval doubles from backoffMin up to
+// backoffMax over consecutive failures and starts again at backoffMin after
+// Reset (a success). Each wait is drawn from the upper half of the
+// interval, [interval/2, interval]: jitter keeps many consumers from
+// retrying in lockstep after a shared outage, and no wait exceeds
+// backoffMax.
+//
+// ExponentialBackOff draws from interval·(1 ± RandomizationFactor) around
+// its own interval, which it caps before the jitter. Keeping its intervals
+// at ¾ of ours with a factor of ⅓ makes that range exactly
+// [interval/2, interval].
+func (s *settings) newBackoff() *backoff.ExponentialBackOff {
+	b := &backoff.ExponentialBackOff{
+		InitialInterval:     min(s.backoffMin, s.backoffMax) * 3 / 4,
+		RandomizationFactor: 1.0 / 3,
+		Multiplier:          2,
+		MaxInterval:         s.backoffMax * 3 / 4,
 	}
-	if b.cur > b.max {
-		b.cur = b.max
-	}
-	// Full jitter over the upper half keeps many consumers from retrying in
-	// lockstep after a shared outage.
-	half := int64(b.cur / 2)
-	return time.Duration(half + rand.Int64N(half+1))
+	b.Reset()
+	return b
 }
-
-func (b *backoff) reset() { b.cur = 0 }
 
 // sleepCtx waits d or until ctx ends; false means ctx ended.
 func sleepCtx(ctx context.Context, d time.Duration) bool {

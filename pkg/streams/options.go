@@ -315,7 +315,10 @@ func WithShutdownGrace(d time.Duration) Option {
 	}
 }
 
-// WithBackoff sets the retry delay range of the loops after Redis errors.
+// WithBackoff sets the retry delay range of the loops after Redis errors
+// (default 50 ms to 2 s): the wait doubles from min up to max over
+// consecutive failures, each one drawn from the upper half of its step, and
+// starts again at min after a success.
 func WithBackoff(min, max time.Duration) Option {
 	return func(s *settings) {
 		if min > 0 {

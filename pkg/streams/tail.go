@@ -339,7 +339,7 @@ const bellsQuiet = 3 * time.Second
 func (t *Tailer) read(ctx context.Context) {
 	sweep := time.NewTicker(t.cfg.sweepEvery)
 	defer sweep.Stop()
-	bo := backoff{min: t.cfg.backoffMin, max: t.cfg.backoffMax}
+	bo := t.cfg.newBackoff()
 	var keys []string
 	var bells []richBell
 	from := map[string]string{} // the position each stream of a read was read from
@@ -363,10 +363,10 @@ func (t *Tailer) read(ctx context.Context) {
 			}
 			t.cfg.logger.Warn("streams: tail read failed, retrying", "err", err)
 			t.ring(keys...)
-			sleepCtx(ctx, bo.next())
+			sleepCtx(ctx, bo.NextBackOff())
 			continue
 		}
-		bo.reset()
+		bo.Reset()
 		for _, xs := range res {
 			t.deliverStream(ctx, xs, from[xs.Stream])
 			if int64(len(xs.Messages)) >= t.cfg.count {
