@@ -50,7 +50,9 @@ func TestSeeding_HandCommittedAwaitsTheSeatedHumansWhoAreHereAndRunsNoTimer(t *t
 
 func TestSeeding_AnAwayPlayerIsNotAwaitedAtTheNextHand(t *testing.T) {
 	h := newHarness(t, classicSet(classic.Standard, DefaultBotDelay), 5, humans(4))
-	h.apply(Away("p1", t0))
+	if _, err := h.apply(Away("p1", t0)); err != nil {
+		t.Fatal(err)
+	}
 	var next *tablev1.HandCommitted
 	for next == nil && !h.t.Over() {
 		s := h.t.eng.toMove()
