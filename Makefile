@@ -7,6 +7,9 @@ ROOT      := $(abspath .)
 BIN       := $(ROOT)/bin
 # Every module of the workspace (go.work "use" lines).
 MODULES   := $(shell go work edit -json | sed -n 's/.*"DiskPath": "\.\/\(.*\)".*/\1/p')
+# Every go.mod of the repository: the workspace's and the two built on their
+# own (the Docker healthcheck, the pinned tools).
+ALL_MODULES := $(MODULES) deploy/docker/healthcheck tools
 GO        ?= go
 FUZZTIME  ?= 5s
 GOLANGCI_LINT_VERSION := v2.15.0
@@ -27,8 +30,11 @@ run: build ## Run all of Pulka on this machine: Redis, every service, the web cl
 demo: build ## Play one classic game of four bots in the terminal and print its score sheet.
 	$(BIN)/pulkactl demo
 
+# The checks come first, quickest first, so a stale go.mod, a broken contract
+# or a lint finding fails in seconds to minutes rather than after the
+# long Go tests.
 .PHONY: test
-test: check-generated test-deps web web-test ## Run every test: Go (with -race) in every module, a short fuzz of every fuzz target, the web client's unit and browser tests.
+test: tidy-check breaking check-generated standalone lint test-deps web web-test ## Run every check and test: tidy-check, breaking, check-generated, standalone, lint, then Go (with -race) in every module, a short fuzz of every fuzz target, the web client's unit and browser tests.
 	@failed=""; for m in $(MODULES) deploy/docker/healthcheck; do \
 		echo "==> go test -race $$m"; \
 		(cd $$m && GOWORK=$$( [ $$m = deploy/docker/healthcheck ] && echo off || echo "$(ROOT)/go.work" ) $(GO) test -race -count=1 ./...) || failed="$$failed $$m"; \
@@ -53,6 +59,36 @@ bench: ## Run the benchmarks of every module.
 .PHONY: fmt
 fmt: ## Format the Go code.
 	@for m in $(MODULES); do (cd $$m && $(GO) fmt ./...); done
+
+# Tidy the go.mod and go.sum of every module (what tidy-check asks for).
+.PHONY: tidy
+tidy: ## go mod tidy in every module.
+	@for m in $(ALL_MODULES); do echo "==> go mod tidy $$m"; (cd $$m && GOWORK=off $(GO) mod tidy); done
+
+# go mod tidy -diff changes nothing: it prints what tidy would change and
+# fails if that is anything, so a clean clone stays clean either way.
+.PHONY: tidy-check
+tidy-check: ## Fail if go mod tidy would change any module's go.mod or go.sum.
+	@failed=""; for m in $(ALL_MODULES); do \
+		(cd $$m && GOWORK=off $(GO) mod tidy -diff) || failed="$$failed $$m"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "tidy-check: not tidy:$$failed (run 'make tidy' and commit the result)" >&2; exit 1; fi; \
+	echo "tidy-check: every go.mod and go.sum is tidy"
+
+# Each module must build from its own go.mod (its replace lines point at the
+# pkg module beside it), as a container build or a reader outside the workspace
+# sees it. Build and vet only: the tests run once already, in the workspace
+# (below); running every module's tests a second time would double the suite.
+.PHONY: standalone
+standalone: ## Build and vet every module of go.work on its own (GOWORK=off).
+	@for m in $(MODULES); do echo "==> GOWORK=off go build+vet $$m"; (cd $$m && GOWORK=off $(GO) build ./... && GOWORK=off $(GO) vet ./...); done
+
+# proto/ holds durable formats (streams, snapshots, game records): no change
+# may break what the previous commit of main wrote. scripts/check-breaking.sh
+# says what "previous" means on main, on a branch and in a shallow clone.
+.PHONY: breaking
+breaking: $(BIN)/buf ## buf breaking: proto/ against the previous commit of main (BREAKING_AGAINST=<commit> to choose).
+	@scripts/check-breaking.sh
 
 .PHONY: lint
 lint: $(BIN)/golangci-lint $(BIN)/buf web-lint ## go vet, golangci-lint, buf lint, and the web client's type-check and lint.

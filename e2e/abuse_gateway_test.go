@@ -505,7 +505,7 @@ func TestAbuseGateway_RevokedToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ws.CloseNow()
+	defer func() { _ = ws.CloseNow() }()
 	hello := fmt.Sprintf(`{"type":"hello","token":%q}`, ses.Token)
 	if err := ws.Write(ctx, websocket.MessageText, []byte(hello)); err != nil {
 		t.Fatal(err)
@@ -539,7 +539,7 @@ func TestAbuseGateway_SocketsPerPlayer(t *testing.T) {
 				break
 			}
 			accepted++
-			defer c.CloseNow()
+			defer func() { _ = c.CloseNow() }()
 			if resp != nil && resp.Body != nil {
 				_ = resp.Body.Close()
 			}

@@ -307,11 +307,10 @@ func TestAbuseLobby_ThreeThousandTablesNeverDropAWatcher(t *testing.T) {
 
 // lobbyWindow is a watcher's copy of its window, rebuilt from its frames.
 type lobbyWindow struct {
-	tables           map[string]bool
-	views, updates   int
-	largest          int
-	seq              uint64
-	gap, undecodable bool
+	tables         map[string]bool
+	views, updates int
+	largest        int
+	seq            uint64
 }
 
 func (w lobbyWindow) ids() []string {

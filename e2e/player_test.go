@@ -25,13 +25,6 @@ func domainCard(c commonv1.Card) cards.Card {
 	return cards.Card(c - 1)
 }
 
-func domainSuit(s commonv1.Suit) cards.Suit {
-	if s < commonv1.Suit_SUIT_SPADES || s > commonv1.Suit_SUIT_NONE {
-		return cards.NoSuit
-	}
-	return cards.Suit(s - 1)
-}
-
 func domainCards(cs []commonv1.Card) cards.Set {
 	var s cards.Set
 	for _, c := range cs {

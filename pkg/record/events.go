@@ -15,7 +15,7 @@ import (
 	"github.com/pulka/pulka/pkg/table"
 )
 
-// ErrEvents: the events do not make a record (no GameStarted, events of
+// ErrEvents says the events do not make a record (no GameStarted, events of
 // another table or game, a hand revealed out of order or not as committed,
 // a move that cannot be written).
 var ErrEvents = errors.New("record: the events do not make a record")

@@ -61,7 +61,9 @@ func TestSeeding_AnAwayPlayerIsNotAwaitedAtTheNextHand(t *testing.T) {
 	if !h.t.nx.active || h.t.nx.index != 1 || h.t.nx.awaited != 0b1111 {
 		t.Fatalf("hand 1 committed ahead: %+v, want awaiting every seat", h.t.nx)
 	}
-	h.apply(Away("p1", t0))
+	if _, err := h.apply(Away("p1", t0)); err != nil {
+		t.Fatal(err)
+	}
 	var next *tablev1.HandCommitted
 	for next == nil && !h.t.Over() {
 		if h.t.sd.waiting() {

@@ -98,7 +98,7 @@ func ErrorFrame(code, message, ref string) []byte {
 	}{TypeError, code, message, ref})
 }
 
-// CodeTableGone: the table no longer exists (Redis lost it, or its finished
+// CodeTableGone says the table no longer exists (Redis lost it, or its finished
 // game expired). Sent as a TableError naming the table, followed by an
 // unjoined; also the code of a join of such a table.
 const CodeTableGone = "table_gone"

@@ -44,23 +44,23 @@ var (
 type OwnSeed uint8
 
 const (
-	// OwnSeedNone: the hand did not await this client's seat (watching, a
+	// OwnSeedNone means the hand did not await this client's seat (watching, a
 	// bot played it, away), or it was dealt before this client could send.
 	OwnSeedNone OwnSeed = iota
-	// OwnSeedDue: awaited, not sent yet (a join is replaying history, or
+	// OwnSeedDue means awaited, not sent yet (a join is replaying history, or
 	// the connection is being dialled again).
 	OwnSeedDue
-	// OwnSeedSent: sent, and neither accepted nor refused yet.
+	// OwnSeedSent means sent, and neither accepted nor refused yet.
 	OwnSeedSent
-	// OwnSeedAccepted: the seat's client_seed_accepted was caused by this
+	// OwnSeedAccepted means the seat's client_seed_accepted was caused by this
 	// client's seed command: the reveal must list Seed at Seat.
 	OwnSeedAccepted
-	// OwnSeedElsewhere: the seat's seed came from another connection of
+	// OwnSeedElsewhere means the seat's seed came from another connection of
 	// the player (a second tab or device, a client before a restart), or
 	// the table refused this one: the seat's seed is not known here and
 	// is not checked.
 	OwnSeedElsewhere
-	// OwnSeedLate: this client's seed reached the table after the deal (it
+	// OwnSeedLate means this client's seed reached the table after the deal (it
 	// was refused as out of phase, or the hand was dealt without it): the
 	// seat dealt with no seed of this client, nothing of it to check.
 	OwnSeedLate

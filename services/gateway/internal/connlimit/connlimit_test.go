@@ -28,7 +28,8 @@ func TestGroup_IPv6ByItsSlash64(t *testing.T) {
 
 func TestCounter_LimitPerKeyAndRelease(t *testing.T) {
 	c := NewCounter(2)
-	if !c.Acquire("a") || !c.Acquire("a") {
+	first, second := c.Acquire("a"), c.Acquire("a")
+	if !first || !second {
 		t.Fatal("within the limit refused")
 	}
 	if c.Acquire("a") {

@@ -30,7 +30,7 @@ func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]map[string]int6
 			for _, p := range points {
 				key := ""
 				for _, kv := range p.Attributes.ToSlice() {
-					key += string(kv.Key) + "=" + kv.Value.Emit()
+					key += string(kv.Key) + "=" + kv.Value.String()
 				}
 				vals[key] += p.Value
 			}

@@ -131,7 +131,7 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 		metric.WithDescription("login attempts refused by a limit before any password check, by scope (ip, account_ip, account)"))
 	login := auth.NewLoginGuard(accounts, p.Redis, auth.LoginLimits{PerIP: cfg.LoginPerIP, PerAccountIP: cfg.LoginPerAccountIP,
 		PerAccount: cfg.LoginPerAccount, Window: cfg.LoginWindow, KnownFor: cfg.LoginKnownFor},
-		func(scope string) {
+		func(scope string) { //nolint:contextcheck // a counter's callback: no caller's context to pass, the counter needs none
 			loginRefused.Add(context.Background(), 1, metric.WithAttributes(attribute.String("scope", scope)))
 		})
 	if _, err := meter.Int64ObservableCounter("pulka_gateway_password_checks",
@@ -216,7 +216,7 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 	}, httpapi.Deps{
 		Signer: signer, Accounts: accounts, Login: login,
 		Signups: auth.NewLimiter(p.Redis, "signup-ip", cfg.SignupsPerIP, cfg.SignupWindow),
-		SignupCounted: func(result string) {
+		SignupCounted: func(result string) { //nolint:contextcheck // a counter's callback: no caller's context to pass, the counter needs none
 			signups.Add(context.Background(), 1, metric.WithAttributes(attribute.String("result", result)))
 		},
 		Revocations: revocations,
@@ -345,7 +345,7 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 	ln.Full = fds.Full
 	refusedConns, _ := d.Telemetry.MeterProvider.Meter("github.com/pulka/pulka/services/gateway").Int64Counter("pulka_gateway_conn_refused",
 		metric.WithDescription("TCP connections closed at accept, by reason (overloaded: past the hard descriptor line; ip: over conn-per-ip)"))
-	ln.Refused = func(reason string) {
+	ln.Refused = func(reason string) { //nolint:contextcheck // a counter's callback: no caller's context to pass, the counter needs none
 		refusedConns.Add(context.Background(), 1, metric.WithAttributes(attribute.String("reason", reason)))
 	}
 	s, err := New(ctx, c, Parts{

@@ -411,7 +411,7 @@ func (s *Server) register(ctx context.Context, c *conn) bool {
 	}
 	s.conns[c] = struct{}{}
 	if c.claims != nil {
-		s.rememberToken(c)
+		s.rememberToken(c) //nolint:contextcheck // its expiry timer ends the session under the connection's own context
 	}
 	s.m.open.Add(ctx, 1)
 	return true

@@ -75,7 +75,7 @@ func (s *Server) WatchSessions(ctx context.Context) {
 		<-ctx.Done()
 		return
 	}
-	go s.deps.Revocations.Watch(ctx, func(id string) { s.RevokeLocal(id) })
+	go s.deps.Revocations.Watch(ctx, func(id string) { s.RevokeLocal(id) }) //nolint:contextcheck // each connection ends under its own context
 	periodic.Every(ctx, s.cfg.SessionSweep, s.sweepSessions)
 }
 
@@ -96,7 +96,7 @@ func (s *Server) sweepSessions(ctx context.Context) {
 		}
 		for i, r := range revoked {
 			if r {
-				s.RevokeLocal(ids[i])
+				s.RevokeLocal(ids[i]) //nolint:contextcheck // each connection ends under its own context
 			}
 		}
 		ids = ids[n:]

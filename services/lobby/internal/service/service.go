@@ -246,7 +246,7 @@ func (s *Service) Run(ctx context.Context) error {
 	var hashers sync.WaitGroup
 	for range s.opt.Limits.PasswordWorkers {
 		hashers.Add(1)
-		go func() { defer hashers.Done(); s.hashWorker() }()
+		go func() { defer hashers.Done(); s.hashWorker() }() //nolint:contextcheck // each job carries its caller's context; the workers stop when the queues close
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(consumers))
