@@ -80,12 +80,13 @@ func (t *Table) doCommand(b *batch, cmd *tablev1.Command) error {
 	if err := checkAttached(cmd.GetAttachedSeed()); err != nil {
 		return err
 	}
+	mark := len(b.evs)
 	if err := t.eng.command(b, s, cmd); err != nil {
 		return err
 	}
 	// Before commitIfDue: when the move ends the hand, the seed it carried
 	// may be the one the next deal waits for.
-	t.attachedSeed(b, s, cmd.GetAttachedSeed())
+	t.attachedSeed(b, s, cmd.GetAttachedSeed(), mark)
 	t.commitIfDue(b)
 	t.schedule(b)
 	return nil

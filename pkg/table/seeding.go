@@ -230,9 +230,13 @@ func checkAttached(c *tablev1.ClientSeedCommand) error {
 }
 
 // attachedSeed takes the seed that rode on seat s's move, once the move is
-// played. One the table does not await is ignored: the move stands, and
-// the missing ClientSeedAccepted tells the client.
-func (t *Table) attachedSeed(b *batch, s int, c *tablev1.ClientSeedCommand) {
+// played; the move's events start at b.evs[mark]. One the table does not
+// await is ignored: the move stands, and the missing ClientSeedAccepted
+// tells the client. The acceptance goes before the move's events: the
+// step then still ends with the move's public event, which carries the
+// next move timer (schedule) — after a seat-only acceptance the timer
+// would be an event of its own, one more per seed.
+func (t *Table) attachedSeed(b *batch, s int, c *tablev1.ClientSeedCommand, mark int) {
 	if c == nil || b.err != nil {
 		return
 	}
@@ -241,6 +245,7 @@ func (t *Table) attachedSeed(b *batch, s int, c *tablev1.ClientSeedCommand) {
 		return
 	}
 	t.takeSeed(b, sd, s, c.GetSeed())
+	b.moveLastTo(mark)
 }
 
 func (t *Table) takeSeed(b *batch, sd *seeding, s int, seed []byte) {

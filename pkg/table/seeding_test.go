@@ -306,6 +306,12 @@ func TestSeeding_SeedsRideOnMovesAndTheNextHandIsDealtAsTheHandBeforeEnds(t *tes
 				acc.GetCausedBy() != c.GetCommandId() || acc.GetVisibility().GetAudience() != tablev1.Audience_AUDIENCE_SEAT {
 				t.Fatalf("seat %d's move with its seed: %v, want its client_seed_accepted for hand 1, caused by the move", s, kinds(evs))
 			}
+			// The acceptance leads the step, so that the move's public
+			// event still ends it and carries the next timer: no
+			// timer_started of its own for a seed.
+			if evs[0] != acc || slices.Contains(kinds(evs), "timer_started") || evs[1].GetSeq() != acc.GetSeq()+1 {
+				t.Fatalf("seat %d's move with its seed: %v, want the acceptance first and the timer on the move", s, kinds(evs))
+			}
 		}
 		ending = evs
 	}
