@@ -100,6 +100,9 @@ func (c *fairCheck) event(e *tablev1.Event) {
 	// A reveal is checked against what came before it, then joins the
 	// candidates of every later hand.
 	defer c.collect(e.ProtoReflect())
+	if a := e.GetSeedAccepted(); a != nil && (c.ahead == nil || a.GetHandIndex() != c.aheadIdx) {
+		c.fail(e, "a seed riding on a move for hand %d, not the hand committed ahead", a.GetHandIndex())
+	}
 	switch x := e.GetEvent().(type) {
 	case *tablev1.Event_HandCommitted:
 		hc := x.HandCommitted

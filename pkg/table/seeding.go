@@ -216,7 +216,7 @@ func (t *Table) clientSeed(b *batch, s int, c *tablev1.ClientSeedCommand) error 
 	case sd.got&bit != 0:
 		return fmt.Errorf("%w: seat %d sent its seed already", ErrSeedRefused, s)
 	}
-	t.takeSeed(b, sd, s, c.GetSeed())
+	t.takeSeed(b, sd, s, c.GetSeed(), nil)
 	return nil
 }
 
@@ -231,28 +231,33 @@ func checkAttached(c *tablev1.ClientSeedCommand) error {
 
 // attachedSeed takes the seed that rode on seat s's move, once the move is
 // played; the move's events start at b.evs[mark]. One the table does not
-// await is ignored: the move stands, and the missing ClientSeedAccepted
-// tells the client. The acceptance goes before the move's events: the
-// step then still ends with the move's public event, which carries the
-// next move timer (schedule) — after a seat-only acceptance the timer
-// would be an event of its own, one more per seed.
+// await is ignored: the move stands, and the missing acceptance tells the
+// client. The acceptance rides on the move's own event (Event.seed_accepted):
+// an event of its own, and the timer_started that would then follow it, were
+// two more events per seed for every gateway and client to handle.
 func (t *Table) attachedSeed(b *batch, s int, c *tablev1.ClientSeedCommand, mark int) {
-	if c == nil || b.err != nil {
+	if c == nil || b.err != nil || mark >= len(b.evs) {
 		return
 	}
 	sd := t.seedingFor(c.GetHandIndex())
 	if sd == nil || sd.awaited&(1<<s) == 0 || sd.got&(1<<s) != 0 {
 		return
 	}
-	t.takeSeed(b, sd, s, c.GetSeed())
-	b.moveLastTo(mark)
+	t.takeSeed(b, sd, s, c.GetSeed(), b.evs[mark])
 }
 
-func (t *Table) takeSeed(b *batch, sd *seeding, s int, seed []byte) {
+// takeSeed takes seat s's seed for sd. Its acceptance rides on the event
+// ride when there is one (the move the seed came with), else it is a
+// ClientSeedAccepted for the seat.
+func (t *Table) takeSeed(b *batch, sd *seeding, s int, seed []byte, ride *tablev1.Event) {
 	copy(sd.clients[s][:], seed)
 	sd.got |= 1 << s
-	b.add(toSeat(s), &tablev1.Event{Event: &tablev1.Event_ClientSeedAccepted{ClientSeedAccepted: &tablev1.ClientSeedAccepted{
-		HandIndex: sd.index, Seat: uint32(s)}}})
+	acc := &tablev1.ClientSeedAccepted{HandIndex: sd.index, Seat: uint32(s)}
+	if ride != nil {
+		ride.SeedAccepted = acc
+	} else {
+		b.add(toSeat(s), &tablev1.Event{Event: &tablev1.Event_ClientSeedAccepted{ClientSeedAccepted: acc}})
+	}
 	if sd == &t.sd && t.sd.got == t.sd.awaited {
 		t.deal(b)
 	}

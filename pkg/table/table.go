@@ -93,21 +93,6 @@ func (b *batch) add(vis *tablev1.Visibility, e *tablev1.Event) {
 	b.evs = append(b.evs, e)
 }
 
-// moveLastTo moves the batch's last event to index i and renumbers the
-// events from i on, so that seqs still follow the order of the batch.
-func (b *batch) moveLastTo(i int) {
-	n := len(b.evs) - 1
-	if i < 0 || i >= n {
-		return
-	}
-	e, first := b.evs[n], b.evs[i].Seq
-	copy(b.evs[i+1:], b.evs[i:n])
-	b.evs[i] = e
-	for k, ev := range b.evs[i:] {
-		ev.Seq = first + uint64(k)
-	}
-}
-
 func (b *batch) fail(err error) {
 	if b.err == nil {
 		b.err = err

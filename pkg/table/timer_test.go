@@ -74,7 +74,7 @@ func splitTimers(evs []*tablev1.Event) []*tablev1.Event {
 		body := proto.CloneOf(e)
 		body.Timer = nil
 		timer := proto.CloneOf(e)
-		timer.Timer = nil
+		timer.Timer, timer.SeedAccepted = nil, nil
 		timer.Event = &tablev1.Event_TimerStarted{TimerStarted: e.GetTimer()}
 		out = append(out, body, timer)
 	}

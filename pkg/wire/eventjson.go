@@ -73,6 +73,11 @@ func (e *jsonEncoder) event(ev *tablev1.Event) {
 		e.timerStarted(t)
 		e.end()
 	}
+	if a := ev.GetSeedAccepted(); a != nil {
+		e.begin("seed_accepted")
+		e.clientSeedAccepted(a)
+		e.end()
+	}
 	e.endRoot()
 }
 

@@ -418,6 +418,9 @@ func (c *cursor) event() *tablev1.Event {
 	if c.key("timer") {
 		ev.Timer = c.timerStarted()
 	}
+	if c.key("seed_accepted") {
+		ev.SeedAccepted = c.clientSeedAccepted()
+	}
 	c.close()
 	return ev
 }

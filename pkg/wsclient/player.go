@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/wire"
 )
 
@@ -72,8 +73,15 @@ func (p *Player) Run(ctx context.Context) error {
 			if f.Table != p.Table {
 				break
 			}
-			before := m.Rejected
+			before, seqBefore := m.Rejected, m.LastSeq
 			m.Apply(f.Event)
+			if sentAt == seqBefore && sentAt != ^uint64(0) && !turnEvent(f.Event) {
+				// Nothing the move was chosen from changed (a seed taken,
+				// a hand committed or revealed, a presence change): the
+				// move sent is still the answer, and its echo is on the
+				// way. Choosing again would send a second move.
+				sentAt = m.LastSeq
+			}
 			if m.Rejected != before && f.Event.GetCausedBy() != "" {
 				rejections++
 				lastRejected = f.Event.GetMoveRejected().GetMessage()
@@ -149,6 +157,17 @@ func (p *Player) Run(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// turnEvent reports whether ev may change whose turn it is or what may be
+// played; the seeding and presence events never do.
+func turnEvent(ev *tablev1.Event) bool {
+	switch ev.GetEvent().(type) {
+	case *tablev1.Event_ClientSeedAccepted, *tablev1.Event_HandCommitted, *tablev1.Event_HandRevealed,
+		*tablev1.Event_PlayerAway, *tablev1.Event_PlayerBack:
+		return ev.GetTimer() != nil
+	}
+	return true
 }
 
 // rateLimitPause is the wait after a rate_limited refusal: one token of the

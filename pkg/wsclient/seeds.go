@@ -389,6 +389,10 @@ func (c *Conn) seeding(f Frame) []wire.ClientMsg {
 	}
 	ev := f.Event
 	switch ev.GetEvent().(type) {
+	case *tablev1.Event_BidMade, *tablev1.Event_TrumpChosen, *tablev1.Event_CardPlayed:
+		if ev.GetSeedAccepted() == nil {
+			return nil // most events: no lock taken
+		}
 	case *tablev1.Event_GameStarted, *tablev1.Event_PlayerSeated, *tablev1.Event_PlayerLeft, *tablev1.Event_ViewSynced,
 		*tablev1.Event_HandCommitted, *tablev1.Event_ClientSeedAccepted, *tablev1.Event_HandStarted, *tablev1.Event_HandRevealed,
 		*tablev1.Event_Dealt, *tablev1.Event_TrumpTurned, *tablev1.Event_ColumnCardRevealed, *tablev1.Event_MoveRejected:
@@ -402,6 +406,9 @@ func (c *Conn) seeding(f Frame) []wire.ClientMsg {
 		return nil
 	}
 	ts := c.seedsOf(f.Table)
+	if a := ev.GetSeedAccepted(); a != nil {
+		ts.accepted(ev, a)
+	}
 	switch e := ev.GetEvent().(type) {
 	case *tablev1.Event_GameStarted:
 		ts.seat = -1
@@ -494,21 +501,7 @@ func (c *Conn) seeding(f Frame) []wire.ClientMsg {
 			return ts.due(f.Table, me, false)
 		}
 	case *tablev1.Event_ClientSeedAccepted:
-		h := ts.hands[e.ClientSeedAccepted.GetHandIndex()]
-		if h == nil || ev.GetGameId() != ts.game || int(e.ClientSeedAccepted.GetSeat()) != h.Seat {
-			break
-		}
-		switch {
-		case h.Own == OwnSeedSent && (ev.GetCausedBy() == h.cmd || ev.GetCausedBy() == ""):
-			// An acceptance without caused_by (none is written so) is
-			// taken as this client's: the reveal then decides.
-			h.Own = OwnSeedAccepted
-		case h.Own == OwnSeedDue || h.Own == OwnSeedSent:
-			// The seat's seed came from another connection (or from
-			// this player before a reload): this one's, if sent, is
-			// refused.
-			h.Own = OwnSeedElsewhere
-		}
+		ts.accepted(ev, e.ClientSeedAccepted)
 	case *tablev1.Event_MoveRejected:
 		for _, h := range ts.hands {
 			if h.cmd == "" || h.cmd != ev.GetCausedBy() || h.Own == OwnSeedAccepted {
@@ -593,6 +586,26 @@ func (c *Conn) seeding(f Frame) []wire.ClientMsg {
 		}
 	}
 	return nil
+}
+
+// accepted folds a seed's acceptance: a ClientSeedAccepted event, or the
+// one riding on a move's event (Event.seed_accepted). Called with c.mu held.
+func (ts *tableSeeds) accepted(ev *tablev1.Event, a *tablev1.ClientSeedAccepted) {
+	h := ts.hands[a.GetHandIndex()]
+	if h == nil || ev.GetGameId() != ts.game || int(a.GetSeat()) != h.Seat {
+		return
+	}
+	switch {
+	case h.Own == OwnSeedSent && (ev.GetCausedBy() == h.cmd || ev.GetCausedBy() == ""):
+		// An acceptance without caused_by (none is written so) is
+		// taken as this client's: the reveal then decides.
+		h.Own = OwnSeedAccepted
+	case h.Own == OwnSeedDue || h.Own == OwnSeedSent:
+		// The seat's seed came from another connection (or from
+		// this player before a reload): this one's, if sent, is
+		// refused.
+		h.Own = OwnSeedElsewhere
+	}
 }
 
 // due returns the seed frames of the hands whose seed is due (and, with

@@ -363,7 +363,9 @@ describe('the store', () => {
       if (h + 1 < hands) {
         expect(bid?.hand).toBe(h + 1);
         mine.push(String(bid?.seed));
-        send({ client_seed_accepted: { hand_index: h + 1 } }, `p0/${String(bid?.cmd)}`);
+        // The table takes it with the move: its acceptance rides on the bid's echo.
+        send({ bid_made: { seat: 0, tricks: 0 }, seed_accepted: { hand_index: h + 1, seat: 0 } }, `p0/${String(bid?.cmd)}`);
+        expect(t.fair.value.hands[h + 1]).toMatchObject({ seedAccepted: true });
       } else {
         expect(bid).not.toHaveProperty('seed');
       }

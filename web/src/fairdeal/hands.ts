@@ -145,6 +145,9 @@ export function applyFair(fs: FairState, ev: TableEvent, ctx: FairContext): Fair
     const h = state.hands[i] ?? newHand(ctx, gameId, i);
     return { ...state, hands: { ...state.hands, [i]: f(h) } };
   };
+  // A seed that rode on this event's move was taken: folded first, as the
+  // table took it with the move.
+  if (ev.seedAccepted) state = acceptSeed(state, ev, ev.seedAccepted.handIndex, ev.seedAccepted.seat);
   switch (b.kind) {
     case 'hand_committed': {
       const prev = state.hands[b.handIndex - 1];
@@ -159,16 +162,8 @@ export function applyFair(fs: FairState, ev: TableEvent, ctx: FairContext): Fair
         return out;
       });
     }
-    case 'client_seed_accepted': {
-      const h = state.hands[b.handIndex];
-      if (!h || b.seat !== h.seedSeat || h.seedAccepted) return state;
-      // An acceptance without caused_by (none is written so) is taken as
-      // this page's when it sent one: the reveal then decides.
-      const mine = h.seed !== null && (ev.causedBy === '' || carriedBy(h, ev.causedBy));
-      return edit(b.handIndex, (x) =>
-        mine ? { ...x, seedAccepted: true, seedDue: false, attachDue: false } : { ...x, seedDue: false, attachDue: false, seedElsewhere: 'elsewhere' },
-      );
-    }
+    case 'client_seed_accepted':
+      return acceptSeed(state, ev, b.handIndex, b.seat);
     case 'move_rejected': {
       const h = seedRefused(state, ev);
       if (h) {
@@ -231,6 +226,19 @@ export function applyFair(fs: FairState, ev: TableEvent, ctx: FairContext): Fair
     default:
       return state;
   }
+}
+
+/** Folds a seed's acceptance: a client_seed_accepted event, or one riding on a move's event. */
+function acceptSeed(state: FairState, ev: TableEvent, handIndex: number, seat: number): FairState {
+  const h = state.hands[handIndex];
+  if (!h || seat !== h.seedSeat || h.seedAccepted) return state;
+  // An acceptance without caused_by (none is written so) is taken as
+  // this page's when it sent one: the reveal then decides.
+  const mine = h.seed !== null && (ev.causedBy === '' || carriedBy(h, ev.causedBy));
+  const x: FairHand = mine
+    ? { ...h, seedAccepted: true, seedDue: false, attachDue: false }
+    : { ...h, seedDue: false, attachDue: false, seedElsewhere: 'elsewhere' };
+  return { ...state, hands: { ...state.hands, [handIndex]: x } };
 }
 
 /** The command caused_by names carried this page's seed of h. */

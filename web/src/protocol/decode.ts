@@ -421,6 +421,10 @@ export function decodeEvent(table: string, id: string, raw: unknown): TableEvent
     occurredAt: time(e.occurred_at),
     body: decodeEventBody(e),
     timer: e.timer === undefined || e.timer === null ? null : timerStarted(obj(e.timer)),
+    seedAccepted:
+      e.seed_accepted === undefined || e.seed_accepted === null
+        ? null
+        : { handIndex: num(obj(e.seed_accepted).hand_index), seat: num(obj(e.seed_accepted).seat) },
   };
 }
 

@@ -197,6 +197,10 @@ export interface TableEvent {
   /** The move timer the event started (its "timer" member): applied after
    * the body, as a timer_started event that followed it would be. */
   timer: Extract<EventBody, { kind: 'timer_started' }> | null;
+  /** A client seed that rode on this event's move was taken (its
+   * "seed_accepted" member, docs/fair-play.md): folded as a
+   * client_seed_accepted caused by the move. */
+  seedAccepted?: { handIndex: number; seat: number } | null;
 }
 
 // ---- Score sheet (pulka.scoring.v1.Sheet) ----

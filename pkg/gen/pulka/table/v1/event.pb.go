@@ -440,7 +440,14 @@ type Event struct {
 	// is public (a move and the next seat's timer are one event, not two: half
 	// of every game's events were timers), and sends it as a timer_started
 	// event only when there is no such event to carry it.
-	Timer         *TimerStarted `protobuf:"bytes,32,opt,name=timer,proto3" json:"timer,omitempty"`
+	Timer *TimerStarted `protobuf:"bytes,32,opt,name=timer,proto3" json:"timer,omitempty"`
+	// A client seed that rode on this event's move (Command.attached_seed) was
+	// taken: the move's own event (bid_made, trump_chosen or card_played)
+	// carries its acceptance, for the hand committed ahead and the seat that
+	// moved (docs/fair-play.md). Public like the move: that a seat's seed was
+	// taken tells nothing of the seed. A seed sent on its own is accepted by
+	// a ClientSeedAccepted event instead.
+	SeedAccepted  *ClientSeedAccepted `protobuf:"bytes,36,opt,name=seed_accepted,json=seedAccepted,proto3" json:"seed_accepted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -773,6 +780,13 @@ func (x *Event) GetHandRevealed() *HandRevealed {
 func (x *Event) GetTimer() *TimerStarted {
 	if x != nil {
 		return x.Timer
+	}
+	return nil
+}
+
+func (x *Event) GetSeedAccepted() *ClientSeedAccepted {
+	if x != nil {
+		return x.SeedAccepted
 	}
 	return nil
 }
@@ -3247,7 +3261,7 @@ var File_pulka_table_v1_event_proto protoreflect.FileDescriptor
 
 const file_pulka_table_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x1apulka/table/v1/event.proto\x12\x0epulka.table.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bpulka/common/v1/cards.proto\x1a\x1bpulka/common/v1/trace.proto\x1a\x1dpulka/lobby/v1/settings.proto\x1a\x1cpulka/table/v1/command.proto\"\x94\x10\n" +
+	"\x1apulka/table/v1/event.proto\x12\x0epulka.table.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bpulka/common/v1/cards.proto\x1a\x1bpulka/common/v1/trace.proto\x1a\x1dpulka/lobby/v1/settings.proto\x1a\x1cpulka/table/v1/command.proto\"\xdd\x10\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x17\n" +
@@ -3295,7 +3309,8 @@ const file_pulka_table_v1_event_proto_rawDesc = "" +
 	"\x0ehand_committed\x18! \x01(\v2\x1d.pulka.table.v1.HandCommittedH\x00R\rhandCommitted\x12V\n" +
 	"\x14client_seed_accepted\x18\" \x01(\v2\".pulka.table.v1.ClientSeedAcceptedH\x00R\x12clientSeedAccepted\x12C\n" +
 	"\rhand_revealed\x18# \x01(\v2\x1c.pulka.table.v1.HandRevealedH\x00R\fhandRevealed\x122\n" +
-	"\x05timer\x18  \x01(\v2\x1c.pulka.table.v1.TimerStartedR\x05timerB\a\n" +
+	"\x05timer\x18  \x01(\v2\x1c.pulka.table.v1.TimerStartedR\x05timer\x12G\n" +
+	"\rseed_accepted\x18$ \x01(\v2\".pulka.table.v1.ClientSeedAcceptedR\fseedAcceptedB\a\n" +
 	"\x05event\"s\n" +
 	"\n" +
 	"Visibility\x124\n" +
@@ -3610,48 +3625,49 @@ var file_pulka_table_v1_event_proto_depIdxs = []int32{
 	9,  // 26: pulka.table.v1.Event.client_seed_accepted:type_name -> pulka.table.v1.ClientSeedAccepted
 	10, // 27: pulka.table.v1.Event.hand_revealed:type_name -> pulka.table.v1.HandRevealed
 	25, // 28: pulka.table.v1.Event.timer:type_name -> pulka.table.v1.TimerStarted
-	0,  // 29: pulka.table.v1.Visibility.audience:type_name -> pulka.table.v1.Audience
-	39, // 30: pulka.table.v1.HandCommitted.seed_deadline:type_name -> google.protobuf.Timestamp
-	41, // 31: pulka.table.v1.GameStarted.settings:type_name -> pulka.lobby.v1.TableSettings
-	7,  // 32: pulka.table.v1.GameStarted.seats:type_name -> pulka.table.v1.SeatPlayer
-	7,  // 33: pulka.table.v1.PlayerSeated.seat:type_name -> pulka.table.v1.SeatPlayer
-	1,  // 34: pulka.table.v1.SeatTakenByBot.reason:type_name -> pulka.table.v1.BotReason
-	39, // 35: pulka.table.v1.PlayerAway.grace_deadline:type_name -> google.protobuf.Timestamp
-	42, // 36: pulka.table.v1.Dealt.cards:type_name -> pulka.common.v1.Card
-	42, // 37: pulka.table.v1.TrumpTurned.card:type_name -> pulka.common.v1.Card
-	43, // 38: pulka.table.v1.TrumpTurned.trump:type_name -> pulka.common.v1.Suit
-	43, // 39: pulka.table.v1.TrumpChosen.trump:type_name -> pulka.common.v1.Suit
-	42, // 40: pulka.table.v1.ColumnsDealt.face_up:type_name -> pulka.common.v1.Card
-	42, // 41: pulka.table.v1.ColumnCardRevealed.card:type_name -> pulka.common.v1.Card
-	2,  // 42: pulka.table.v1.TimerStarted.phase:type_name -> pulka.table.v1.Phase
-	39, // 43: pulka.table.v1.TimerStarted.deadline:type_name -> google.protobuf.Timestamp
-	42, // 44: pulka.table.v1.CardPlayed.card:type_name -> pulka.common.v1.Card
-	44, // 45: pulka.table.v1.CardPlayed.declaration:type_name -> pulka.table.v1.JokerDeclaration
-	28, // 46: pulka.table.v1.HandEnded.results:type_name -> pulka.table.v1.SeatHandResult
-	30, // 47: pulka.table.v1.PulkaEnded.results:type_name -> pulka.table.v1.SeatPulkaResult
-	3,  // 48: pulka.table.v1.GameEnded.reason:type_name -> pulka.table.v1.GameEndReason
-	32, // 49: pulka.table.v1.GameEnded.placings:type_name -> pulka.table.v1.Placing
-	4,  // 50: pulka.table.v1.MoveRejected.reason:type_name -> pulka.table.v1.RejectReason
-	42, // 51: pulka.table.v1.PlayedCard.card:type_name -> pulka.common.v1.Card
-	44, // 52: pulka.table.v1.PlayedCard.declaration:type_name -> pulka.table.v1.JokerDeclaration
-	7,  // 53: pulka.table.v1.SeatView.player:type_name -> pulka.table.v1.SeatPlayer
-	42, // 54: pulka.table.v1.SeatView.columns_face_up:type_name -> pulka.common.v1.Card
-	41, // 55: pulka.table.v1.TableView.settings:type_name -> pulka.lobby.v1.TableSettings
-	36, // 56: pulka.table.v1.TableView.seats:type_name -> pulka.table.v1.SeatView
-	42, // 57: pulka.table.v1.TableView.your_hand:type_name -> pulka.common.v1.Card
-	2,  // 58: pulka.table.v1.TableView.phase:type_name -> pulka.table.v1.Phase
-	43, // 59: pulka.table.v1.TableView.trump:type_name -> pulka.common.v1.Suit
-	42, // 60: pulka.table.v1.TableView.turned_card:type_name -> pulka.common.v1.Card
-	35, // 61: pulka.table.v1.TableView.trick:type_name -> pulka.table.v1.PlayedCard
-	39, // 62: pulka.table.v1.TableView.deadline:type_name -> google.protobuf.Timestamp
-	8,  // 63: pulka.table.v1.TableView.committed:type_name -> pulka.table.v1.HandCommitted
-	8,  // 64: pulka.table.v1.TableView.next_committed:type_name -> pulka.table.v1.HandCommitted
-	37, // 65: pulka.table.v1.ViewSynced.view:type_name -> pulka.table.v1.TableView
-	66, // [66:66] is the sub-list for method output_type
-	66, // [66:66] is the sub-list for method input_type
-	66, // [66:66] is the sub-list for extension type_name
-	66, // [66:66] is the sub-list for extension extendee
-	0,  // [0:66] is the sub-list for field type_name
+	9,  // 29: pulka.table.v1.Event.seed_accepted:type_name -> pulka.table.v1.ClientSeedAccepted
+	0,  // 30: pulka.table.v1.Visibility.audience:type_name -> pulka.table.v1.Audience
+	39, // 31: pulka.table.v1.HandCommitted.seed_deadline:type_name -> google.protobuf.Timestamp
+	41, // 32: pulka.table.v1.GameStarted.settings:type_name -> pulka.lobby.v1.TableSettings
+	7,  // 33: pulka.table.v1.GameStarted.seats:type_name -> pulka.table.v1.SeatPlayer
+	7,  // 34: pulka.table.v1.PlayerSeated.seat:type_name -> pulka.table.v1.SeatPlayer
+	1,  // 35: pulka.table.v1.SeatTakenByBot.reason:type_name -> pulka.table.v1.BotReason
+	39, // 36: pulka.table.v1.PlayerAway.grace_deadline:type_name -> google.protobuf.Timestamp
+	42, // 37: pulka.table.v1.Dealt.cards:type_name -> pulka.common.v1.Card
+	42, // 38: pulka.table.v1.TrumpTurned.card:type_name -> pulka.common.v1.Card
+	43, // 39: pulka.table.v1.TrumpTurned.trump:type_name -> pulka.common.v1.Suit
+	43, // 40: pulka.table.v1.TrumpChosen.trump:type_name -> pulka.common.v1.Suit
+	42, // 41: pulka.table.v1.ColumnsDealt.face_up:type_name -> pulka.common.v1.Card
+	42, // 42: pulka.table.v1.ColumnCardRevealed.card:type_name -> pulka.common.v1.Card
+	2,  // 43: pulka.table.v1.TimerStarted.phase:type_name -> pulka.table.v1.Phase
+	39, // 44: pulka.table.v1.TimerStarted.deadline:type_name -> google.protobuf.Timestamp
+	42, // 45: pulka.table.v1.CardPlayed.card:type_name -> pulka.common.v1.Card
+	44, // 46: pulka.table.v1.CardPlayed.declaration:type_name -> pulka.table.v1.JokerDeclaration
+	28, // 47: pulka.table.v1.HandEnded.results:type_name -> pulka.table.v1.SeatHandResult
+	30, // 48: pulka.table.v1.PulkaEnded.results:type_name -> pulka.table.v1.SeatPulkaResult
+	3,  // 49: pulka.table.v1.GameEnded.reason:type_name -> pulka.table.v1.GameEndReason
+	32, // 50: pulka.table.v1.GameEnded.placings:type_name -> pulka.table.v1.Placing
+	4,  // 51: pulka.table.v1.MoveRejected.reason:type_name -> pulka.table.v1.RejectReason
+	42, // 52: pulka.table.v1.PlayedCard.card:type_name -> pulka.common.v1.Card
+	44, // 53: pulka.table.v1.PlayedCard.declaration:type_name -> pulka.table.v1.JokerDeclaration
+	7,  // 54: pulka.table.v1.SeatView.player:type_name -> pulka.table.v1.SeatPlayer
+	42, // 55: pulka.table.v1.SeatView.columns_face_up:type_name -> pulka.common.v1.Card
+	41, // 56: pulka.table.v1.TableView.settings:type_name -> pulka.lobby.v1.TableSettings
+	36, // 57: pulka.table.v1.TableView.seats:type_name -> pulka.table.v1.SeatView
+	42, // 58: pulka.table.v1.TableView.your_hand:type_name -> pulka.common.v1.Card
+	2,  // 59: pulka.table.v1.TableView.phase:type_name -> pulka.table.v1.Phase
+	43, // 60: pulka.table.v1.TableView.trump:type_name -> pulka.common.v1.Suit
+	42, // 61: pulka.table.v1.TableView.turned_card:type_name -> pulka.common.v1.Card
+	35, // 62: pulka.table.v1.TableView.trick:type_name -> pulka.table.v1.PlayedCard
+	39, // 63: pulka.table.v1.TableView.deadline:type_name -> google.protobuf.Timestamp
+	8,  // 64: pulka.table.v1.TableView.committed:type_name -> pulka.table.v1.HandCommitted
+	8,  // 65: pulka.table.v1.TableView.next_committed:type_name -> pulka.table.v1.HandCommitted
+	37, // 66: pulka.table.v1.ViewSynced.view:type_name -> pulka.table.v1.TableView
+	67, // [67:67] is the sub-list for method output_type
+	67, // [67:67] is the sub-list for method input_type
+	67, // [67:67] is the sub-list for extension type_name
+	67, // [67:67] is the sub-list for extension extendee
+	0,  // [0:67] is the sub-list for field type_name
 }
 
 func init() { file_pulka_table_v1_event_proto_init() }
