@@ -651,17 +651,17 @@ func (c *Conn) attachSeed(m *wire.ClientMsg) *HandSeeds {
 	if ts == nil || ts.joining {
 		return nil
 	}
-	for _, h := range ts.hands {
-		if h.Own != OwnSeedDue || h.waiting || h.Seat < 0 || h.Seat != ts.seat {
-			continue
-		}
-		_, _ = rand.Read(h.Seed[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
-		h.key, h.cmd, h.attached, h.Own = m.Cmd, wire.CommandID(c.player.ID, m.Cmd), true, OwnSeedSent
-		hand := h.Index
-		m.Hand, m.Seed = &hand, fairdeal.Hex(h.Seed)
-		return h
+	// The hand committed ahead is the newest one committed: one lookup, not
+	// a walk over the hands kept, on every move sent.
+	h := ts.hands[ts.newest]
+	if h == nil || h.Own != OwnSeedDue || h.waiting || h.Seat < 0 || h.Seat != ts.seat {
+		return nil
 	}
-	return nil
+	_, _ = rand.Read(h.Seed[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
+	h.key, h.cmd, h.attached, h.Own = m.Cmd, wire.CommandID(c.player.ID, m.Cmd), true, OwnSeedSent
+	hand := h.Index
+	m.Hand, m.Seed = &hand, fairdeal.Hex(h.Seed)
+	return h
 }
 
 // detachSeed undoes attachSeed when the move could not be sent.
