@@ -1,6 +1,7 @@
 package wsclient
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -41,7 +42,7 @@ func (g *tableGateway) apply(in table.Input) []*tablev1.Event {
 	in.Entropy = table.Entropy(fairdeal.LocalKey(77, uint32(g.inputs)))
 	evs, err := g.tb.Apply(in)
 	if err != nil {
-		if re, ok := err.(*table.RejectError); ok {
+		if re := (*table.RejectError)(nil); errors.As(err, &re) {
 			g.refused++
 			return []*tablev1.Event{re.Event}
 		}
