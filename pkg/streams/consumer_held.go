@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/pulka/pulka/pkg/periodic"
 )
 
 // heldKey names a message this consumer holds. One flat set rather than a
@@ -63,27 +65,23 @@ func (c *Consumer) release(stream string, ids ...string) {
 // or running), so a healthy but busy consumer is not robbed of them.
 // XCLAIM ... JUSTID does not count as a delivery.
 func (c *Consumer) keepAliveLoop(ctx context.Context) {
-	t := time.NewTicker(max(c.cfg.minIdle/3, 10*time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		c.mu.Lock()
-		held := map[string][]string{}
-		for k := range c.inflight {
-			held[k.stream] = append(held[k.stream], k.id)
-		}
-		c.mu.Unlock()
-		if len(held) == 0 {
-			continue
-		}
-		pipe := c.rdb.Pipeline()
-		for s, ids := range held {
-			pipe.XClaimJustID(ctx, &redis.XClaimArgs{Stream: s, Group: c.group, Consumer: c.name, MinIdle: 0, Messages: ids})
-		}
-		_, _ = pipe.Exec(ctx)
+	periodic.Every(ctx, max(c.cfg.minIdle/3, 10*time.Millisecond), c.keepAlive)
+}
+
+// keepAlive resets the idle time of the messages held now.
+func (c *Consumer) keepAlive(ctx context.Context) {
+	c.mu.Lock()
+	held := map[string][]string{}
+	for k := range c.inflight {
+		held[k.stream] = append(held[k.stream], k.id)
 	}
+	c.mu.Unlock()
+	if len(held) == 0 {
+		return
+	}
+	pipe := c.rdb.Pipeline()
+	for s, ids := range held {
+		pipe.XClaimJustID(ctx, &redis.XClaimArgs{Stream: s, Group: c.group, Consumer: c.name, MinIdle: 0, Messages: ids})
+	}
+	_, _ = pipe.Exec(ctx)
 }

@@ -69,54 +69,29 @@ func (g *tableGateway) apply(in table.Input) []*tablev1.Event {
 }
 
 func (g *tableGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ws, err := websocket.Accept(w, r, nil)
-	if err != nil {
-		return
-	}
-	defer func() { _ = ws.CloseNow() }()
 	ctx := r.Context()
-	_ = ws.Write(ctx, websocket.MessageText, wire.Welcome(wire.Player{ID: "p1", Name: "Nino"}, time.Now()))
-	send := func(evs []*tablev1.Event) {
-		for _, ev := range evs {
-			g.log = append(g.log, ev)
-			b, err := wire.Event("t1", strconv.Itoa(len(g.log))+"-0", ev)
-			if err != nil {
-				g.t.Error(err)
-				return
-			}
-			_ = ws.Write(ctx, websocket.MessageText, b)
-		}
-	}
-	for {
-		_, data, err := ws.Read(ctx)
-		if err != nil {
-			return
-		}
-		m, err := wire.Parse(data)
-		if err != nil {
-			g.t.Errorf("the client sent a frame the gateway refuses: %s: %v", data, err)
-			continue
-		}
+	serveP1(g.t, w, r, func(ws *websocket.Conn, send func([]*tablev1.Event), m wire.ClientMsg) {
 		g.mu.Lock()
+		defer g.mu.Unlock()
 		switch {
 		case m.Type == wire.TypeJoin:
-			replay := append([]*tablev1.Event(nil), g.log...)
-			g.log = g.log[:0]
-			send(replay)
-			_ = ws.Write(ctx, websocket.MessageText, wire.Joined(m.Table, m.Ref, proto.Uint32(1), len(replay), false))
+			// The history this seat may see, then joined.
+			send(g.log)
+			_ = ws.Write(ctx, websocket.MessageText, wire.Joined(m.Table, m.Ref, proto.Uint32(1), len(g.log), false))
 		case m.IsTableCommand():
 			id := wire.CommandID("p1", m.Cmd)
 			cmd, err := wire.Command(m, "p1", id)
 			if err != nil {
 				g.t.Errorf("command %+v: %v", m, err)
-				break
+				return
 			}
 			_ = ws.Write(ctx, websocket.MessageText, wire.Ack(m.Ref, id))
 			g.now = g.now.Add(time.Millisecond)
-			send(g.apply(table.CommandInput(cmd, strconv.Itoa(g.inputs+1)+"-0", g.now)))
+			evs := g.apply(table.CommandInput(cmd, strconv.Itoa(g.inputs+1)+"-0", g.now))
+			g.log = append(g.log, evs...)
+			send(evs)
 		}
-		g.mu.Unlock()
-	}
+	})
 }
 
 // TestPlayer_PlaysAWholeGameWithSeedsOnItsMovesAndNoMoveTwice: a Player

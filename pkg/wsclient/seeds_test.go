@@ -48,7 +48,11 @@ func newSeedGateway(t *testing.T, replayed, live []*tablev1.Event) (*seedGateway
 	return g, srv
 }
 
-func (g *seedGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// serveP1 accepts a WebSocket as the gateway does for player p1 (welcome
+// first) and hands handle every frame the client sends, with a sender of
+// event frames numbered from 1 on this connection. A frame the gateway
+// would refuse fails the test.
+func serveP1(t *testing.T, w http.ResponseWriter, r *http.Request, handle func(ws *websocket.Conn, send func([]*tablev1.Event), m wire.ClientMsg)) {
 	ws, err := websocket.Accept(w, r, nil)
 	if err != nil {
 		return
@@ -62,7 +66,7 @@ func (g *seedGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			seq++
 			b, err := wire.Event("t1", strconv.Itoa(seq)+"-0", ev)
 			if err != nil {
-				g.t.Error(err)
+				t.Error(err)
 				return
 			}
 			_ = ws.Write(ctx, websocket.MessageText, b)
@@ -75,9 +79,16 @@ func (g *seedGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		m, err := wire.Parse(data)
 		if err != nil {
-			g.t.Errorf("the client sent a frame the gateway refuses: %s: %v", data, err)
+			t.Errorf("the client sent a frame the gateway refuses: %s: %v", data, err)
 			continue
 		}
+		handle(ws, send, m)
+	}
+}
+
+func (g *seedGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	serveP1(g.t, w, r, func(ws *websocket.Conn, send func([]*tablev1.Event), m wire.ClientMsg) {
 		switch m.Type {
 		case wire.TypeJoin:
 			send(g.replayed)
@@ -103,7 +114,7 @@ func (g *seedGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				send(g.onMove(m))
 			}
 		}
-	}
+	})
 }
 
 // hand is one hand of game g1 at table t1 as a table deals it: its
