@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/coder/websocket"
 
 	"github.com/pulka/pulka/pkg/cards"
@@ -364,15 +365,17 @@ func (c *Conn) deliver(ctx context.Context, f Frame) bool {
 // redial dials with a growing backoff and joins every joined table again
 // from its last event id.
 func (c *Conn) redial(ctx context.Context) (*websocket.Conn, error) {
-	wait := c.opts.MinBackoff
+	// The waits double from MinBackoff up to MaxBackoff, without jitter
+	// (RandomizationFactor 0): the one backoff of Pulka's Go code.
+	bo := backoff.ExponentialBackOff{InitialInterval: c.opts.MinBackoff, Multiplier: 2, MaxInterval: c.opts.MaxBackoff}
+	bo.Reset()
 	var err error
 	for range c.opts.MaxRedials {
 		select {
-		case <-time.After(wait):
+		case <-time.After(bo.NextBackOff()):
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		wait = min(2*wait, c.opts.MaxBackoff)
 		var ws *websocket.Conn
 		if ws, _, err = c.connect(ctx); err != nil {
 			continue
