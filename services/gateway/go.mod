@@ -11,10 +11,11 @@ require (
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0
-	golang.org/x/crypto v0.59.0
 	golang.org/x/time v0.16.0
 	google.golang.org/protobuf v1.36.12
 )
+
+require golang.org/x/crypto v0.59.0 // indirect
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect

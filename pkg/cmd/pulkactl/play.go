@@ -476,6 +476,11 @@ func verified(conn *wsclient.Conn, table string, hand uint32) string {
 	if err != nil {
 		return fmt.Sprintf("hand %d: DEAL NOT VERIFIED: %v", hand+1, err)
 	}
+	if !h.Deal.Started {
+		// Committed a hand ahead and never dealt: the game ended first
+		// (docs/fair-play.md). No card came from it.
+		return fmt.Sprintf("hand %d: never dealt (the game ended first); its commitment verified", hand+1)
+	}
 	checked := []string{"commitment"}
 	if v.OwnSeed {
 		checked = append(checked, "your seed")

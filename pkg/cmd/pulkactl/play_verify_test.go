@@ -11,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/pulka/pulka/pkg/fairdeal"
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
@@ -67,7 +68,8 @@ func oneHandGateway(t *testing.T, tamper bool) *httptest.Server {
 				send(&tablev1.Event{Event: &tablev1.Event_GameStarted{GameStarted: &tablev1.GameStarted{Seats: []*tablev1.SeatPlayer{
 					{Seat: 0, Bot: true}, {Seat: 1, PlayerId: "p1"}, {Seat: 2, Bot: true}, {Seat: 3, Bot: true}}}}})
 				_ = ws.Write(ctx, websocket.MessageText, wire.Joined(m.Table, m.Ref, proto.Uint32(1), 1, false))
-				send(&tablev1.Event{Event: &tablev1.Event_HandCommitted{HandCommitted: &tablev1.HandCommitted{Commitment: commit[:], AwaitedSeats: []uint32{1}}}})
+				send(&tablev1.Event{Event: &tablev1.Event_HandCommitted{HandCommitted: &tablev1.HandCommitted{Commitment: commit[:], AwaitedSeats: []uint32{1},
+					SeedDeadline: timestamppb.New(time.Now().Add(time.Minute))}}})
 			case wire.TypeSeed:
 				mine, err := fairdeal.ParseSeed(m.Seed)
 				if err != nil {

@@ -31,7 +31,7 @@ func (c *clock) add(d time.Duration) {
 
 // testHasher is cheap: the tests check behaviour, not cost.
 func testHasher() *Hasher {
-	return NewHasher(Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1, KeyLen: 32, SaltLen: 16}, 4)
+	return NewHasher(Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1}, 4)
 }
 
 func TestToken_VerifiesWhatItIssued(t *testing.T) {
@@ -143,7 +143,7 @@ func TestPassword_HashVerifies(t *testing.T) {
 }
 
 func TestPassword_HasherBoundsConcurrency(t *testing.T) {
-	h := NewHasher(Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1, KeyLen: 32, SaltLen: 16}, 1)
+	h := NewHasher(Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1}, 1)
 	h.slots <- struct{}{} // the only slot is busy
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
@@ -466,7 +466,7 @@ func FuzzNamesAndPasswords(f *testing.F) {
 // A hash that cannot get a slot before its caller's deadline is ErrBusy and
 // counted; InFlight shows the slots taken.
 func TestHasher_BusyIsCountedAndSlotsShow(t *testing.T) {
-	h := NewHasher(Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1, KeyLen: 32, SaltLen: 16}, 1)
+	h := NewHasher(Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1}, 1)
 	if err := h.acquire(context.Background()); err != nil {
 		t.Fatal(err)
 	}

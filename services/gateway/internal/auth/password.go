@@ -2,36 +2,25 @@ package auth
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/base64"
 	"fmt"
-	"strings"
 	"sync/atomic"
 
-	"golang.org/x/crypto/argon2"
+	"github.com/pulka/pulka/pkg/passhash"
 )
 
-// Argon2Params are the argon2id cost parameters. The defaults follow the
-// OWASP password storage recommendation (19 MiB, 2 passes, 1 lane).
-type Argon2Params struct {
-	MemoryKiB uint32
-	Time      uint32
-	Threads   uint8
-	KeyLen    uint32
-	SaltLen   uint32
-}
+// Argon2Params are the argon2id cost parameters (pkg/passhash, the one
+// password hasher).
+type Argon2Params = passhash.Params
 
-// DefaultArgon2 is what production uses.
-func DefaultArgon2() Argon2Params {
-	return Argon2Params{MemoryKiB: 19 * 1024, Time: 2, Threads: 1, KeyLen: 32, SaltLen: 16}
-}
+// DefaultArgon2 is what production uses: OWASP's recommendation (19 MiB, 2
+// passes, 1 lane).
+func DefaultArgon2() Argon2Params { return passhash.DefaultParams() }
 
 // Hasher hashes and checks passwords with argon2id, at most `slots` at a
 // time: each hash takes MemoryKiB of memory, so an unbounded burst of logins
 // could exhaust the process.
 type Hasher struct {
-	p     Argon2Params
+	h     passhash.Hasher
 	slots chan struct{}
 	// verified counts the hashes computed to check a password: what a
 	// password guesser costs us, and what the login limits bound.
@@ -56,7 +45,7 @@ func NewHasher(p Argon2Params, concurrency int) *Hasher {
 	if concurrency < 1 {
 		concurrency = 1
 	}
-	return &Hasher{p: p, slots: make(chan struct{}, concurrency)}
+	return &Hasher{h: passhash.NewHasher(p), slots: make(chan struct{}, concurrency)}
 }
 
 func (h *Hasher) acquire(ctx context.Context) error {
@@ -71,58 +60,34 @@ func (h *Hasher) acquire(ctx context.Context) error {
 
 func (h *Hasher) release() { <-h.slots }
 
-// Hash returns the PHC string of password:
-// $argon2id$v=19$m=<KiB>,t=<time>,p=<threads>$<salt>$<key>.
+// Hash returns the PHC string of password (passhash.Hasher.Hash).
 func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
 	if err := h.acquire(ctx); err != nil {
 		return "", err
 	}
 	defer h.release()
-	salt := make([]byte, h.p.SaltLen)
-	if _, err := rand.Read(salt); err != nil {
-		return "", fmt.Errorf("auth: salt: %w", err)
+	phc, err := h.h.Hash(password)
+	if err != nil {
+		return "", fmt.Errorf("auth: %w", err)
 	}
-	key := argon2.IDKey([]byte(password), salt, h.p.Time, h.p.MemoryKiB, h.p.Threads, h.p.KeyLen)
-	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, h.p.MemoryKiB, h.p.Time, h.p.Threads,
-		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key)), nil
+	return phc, nil
 }
 
 // Verify reports whether password matches the PHC string, using the
 // parameters stored in it (so raising the defaults keeps old hashes valid).
+// A malformed string takes no slot and counts as no check.
 func (h *Hasher) Verify(ctx context.Context, phc, password string) (bool, error) {
-	p, salt, key, err := parsePHC(phc)
-	if err != nil {
-		return false, err
+	if err := passhash.Check(phc); err != nil {
+		return false, fmt.Errorf("auth: %w", err)
 	}
 	if err := h.acquire(ctx); err != nil {
 		return false, err
 	}
 	defer h.release()
 	h.verified.Add(1)
-	got := argon2.IDKey([]byte(password), salt, p.Time, p.MemoryKiB, p.Threads, uint32(len(key)))
-	return subtle.ConstantTimeCompare(got, key) == 1, nil
-}
-
-func parsePHC(phc string) (Argon2Params, []byte, []byte, error) {
-	parts := strings.Split(phc, "$")
-	if len(parts) != 6 || parts[1] != "argon2id" {
-		return Argon2Params{}, nil, nil, fmt.Errorf("auth: not an argon2id hash")
-	}
-	var v int
-	if _, err := fmt.Sscanf(parts[2], "v=%d", &v); err != nil || v != argon2.Version {
-		return Argon2Params{}, nil, nil, fmt.Errorf("auth: unsupported argon2 version %q", parts[2])
-	}
-	var p Argon2Params
-	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &p.MemoryKiB, &p.Time, &p.Threads); err != nil {
-		return Argon2Params{}, nil, nil, fmt.Errorf("auth: bad argon2 parameters: %w", err)
-	}
-	salt, err := base64.RawStdEncoding.DecodeString(parts[4])
+	ok, err := passhash.Verify(phc, password)
 	if err != nil {
-		return Argon2Params{}, nil, nil, fmt.Errorf("auth: bad salt: %w", err)
+		return false, fmt.Errorf("auth: %w", err)
 	}
-	key, err := base64.RawStdEncoding.DecodeString(parts[5])
-	if err != nil || len(key) == 0 {
-		return Argon2Params{}, nil, nil, fmt.Errorf("auth: bad key")
-	}
-	return p, salt, key, nil
+	return ok, nil
 }

@@ -151,7 +151,7 @@ func startServer(t *testing.T, cfg *Config, r *redistest.Server, tune ...func(*P
 	}
 	lobby := &fakeLobby{}
 	parts := Parts{Redis: r.Client(t), Lobby: lobby, View: lobby, Sheets: fakeSheets{},
-		Argon2: auth.Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1, KeyLen: 32, SaltLen: 16},
+		Argon2: auth.Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1},
 	}
 	for _, f := range tune {
 		f(&parts)

@@ -13,14 +13,14 @@ import (
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	"github.com/pulka/pulka/pkg/lobbyclient"
+	"github.com/pulka/pulka/pkg/passhash"
 	"github.com/pulka/pulka/pkg/redistest"
-	"github.com/pulka/pulka/services/lobby/internal/password"
 	"github.com/pulka/pulka/services/lobby/internal/store"
 )
 
 // cheapPasswords keep the tests fast; the hashing itself is package
 // password's to test.
-var cheapPasswords = password.Params{Time: 1, MemoryKiB: 64, Threads: 1}
+var cheapPasswords = passhash.Params{Time: 1, MemoryKiB: 64, Threads: 1}
 
 type env struct {
 	t      *testing.T

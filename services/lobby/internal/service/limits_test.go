@@ -10,7 +10,7 @@ import (
 	"time"
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
-	"github.com/pulka/pulka/services/lobby/internal/password"
+	"github.com/pulka/pulka/pkg/passhash"
 	"github.com/pulka/pulka/services/lobby/internal/store"
 )
 
@@ -239,7 +239,7 @@ func TestFlood_PasswordGuessesDoNotDelayTableCreation(t *testing.T) {
 	}
 	e := newEnv(t)
 	e.lobby("a", func(o *Options) {
-		o.Password = password.Params{} // the real cost: ~25 ms per guess
+		o.Password = passhash.Params{} // the real cost: ~25 ms per guess
 		o.Limits.PasswordWorkers, o.Limits.PasswordQueue = 1, 64
 	})
 	id := e.mustCreate("host", classic(), "the real one", true)
@@ -316,7 +316,7 @@ func TestFlood_GuessesOverManyTablesDoNotStarvePasswordCommands(t *testing.T) {
 		WaitingPerPlayer: 1000, CreatesPerMinute: 1000,
 		GuessesPerPlayer: 5, GuessesPerTable: 20, GuessesPerGuesser: perGuesser, GuessWindow: time.Minute,
 		PasswordWorkers: 1, PasswordQueue: 8, CreateQueue: 4,
-	}), func(o *Options) { o.Password = password.Params{} }) // the real cost: ~25 ms per hash
+	}), func(o *Options) { o.Password = passhash.Params{} }) // the real cost: ~25 ms per hash
 	var targets []string
 	for i := range tables {
 		targets = append(targets, e.mustCreate(fmt.Sprint("owner-", i), classic(), "not guessable", true))

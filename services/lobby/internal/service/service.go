@@ -25,10 +25,10 @@ import (
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/lobbyclient"
+	"github.com/pulka/pulka/pkg/passhash"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/pkg/telemetry"
 	"github.com/pulka/pulka/services/lobby/internal/domain"
-	"github.com/pulka/pulka/services/lobby/internal/password"
 	"github.com/pulka/pulka/services/lobby/internal/store"
 )
 
@@ -56,7 +56,7 @@ type Options struct {
 	// Store bounds what is kept in Redis.
 	Store store.Config
 	// Password are the argon2id parameters for new tables.
-	Password password.Params
+	Password passhash.Params
 	// Limits bound what players can make the lobby keep and do.
 	Limits Limits
 
@@ -175,7 +175,7 @@ const createWindow = time.Minute
 type Service struct {
 	rdb    redis.UniversalClient
 	store  *store.Store
-	hasher password.Hasher
+	hasher passhash.Hasher
 	opt    Options
 	log    *slog.Logger
 	m      metrics
@@ -201,7 +201,7 @@ type hashJob struct {
 func New(rdb redis.UniversalClient, opt Options) (*Service, error) {
 	opt.defaults()
 	s := &Service{
-		rdb: rdb, store: store.New(rdb, opt.Store), hasher: password.NewHasher(opt.Password),
+		rdb: rdb, store: store.New(rdb, opt.Store), hasher: passhash.NewHasher(opt.Password),
 		opt: opt, log: opt.Logger, hashJobs: make(chan hashJob, opt.Limits.PasswordQueue),
 		createJobs: make(chan hashJob, opt.Limits.CreateQueue),
 	}
@@ -602,7 +602,7 @@ func (s *Service) guessVerifier(ctx context.Context, cmd *lobbyv1.LobbyCommand, 
 			s.limited(ctx, "guess_"+scope)
 			return false, &domain.LimitError{Err: domain.ErrTooManyGuesses, Scope: scope, RetryAfter: retry}
 		}
-		ok, err := password.Verify(hash, pw)
+		ok, err := passhash.Verify(hash, pw)
 		if err != nil {
 			return false, err
 		}

@@ -1,4 +1,4 @@
-package password
+package passhash
 
 import (
 	"crypto/rand"
@@ -13,7 +13,7 @@ import (
 
 // ErrMalformedHash means a stored hash is not an argon2id PHC string this
 // package can read.
-var ErrMalformedHash = errors.New("password: malformed argon2id hash")
+var ErrMalformedHash = errors.New("passhash: malformed argon2id hash")
 
 // Params are the argon2id cost parameters.
 type Params struct {
@@ -59,7 +59,7 @@ func NewHasher(p Params) Hasher {
 func (h Hasher) Hash(pw string) (string, error) {
 	salt := make([]byte, saltLen)
 	if _, err := rand.Read(salt); err != nil {
-		return "", fmt.Errorf("password: salt: %w", err)
+		return "", fmt.Errorf("passhash: salt: %w", err)
 	}
 	p := h.p
 	if p.Time == 0 { // zero Hasher: behave like NewHasher(Params{})
@@ -79,6 +79,14 @@ func Verify(encoded, pw string) (bool, error) {
 	}
 	got := argon2.IDKey([]byte(pw), salt, p.Time, p.MemoryKiB, p.Threads, uint32(len(key)))
 	return subtle.ConstantTimeCompare(got, key) == 1, nil
+}
+
+// Check reports whether encoded is a PHC argon2id string Verify can use,
+// without computing anything: a caller that bounds its hashing can refuse a
+// malformed one before it takes a slot.
+func Check(encoded string) error {
+	_, _, _, err := decode(encoded)
+	return err
 }
 
 // maxMemoryKiB bounds what a stored hash may ask for, so a corrupted or
