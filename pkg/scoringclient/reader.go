@@ -81,21 +81,29 @@ type Page struct {
 	Limit  int
 }
 
+// window is the page's size (DefaultPageSize when unset, at most
+// MaxPageSize) and the ZRANGEBYSCORE bound of its newest game: games
+// strictly before Before, or all.
+func (p Page) window() (limit int, maxScore string) {
+	limit = p.Limit
+	if limit <= 0 {
+		limit = DefaultPageSize
+	}
+	limit = min(limit, MaxPageSize)
+	maxScore = "+inf"
+	if !p.Before.IsZero() {
+		maxScore = "(" + strconv.FormatInt(p.Before.UnixMilli(), 10)
+	}
+	return limit, maxScore
+}
+
 // History returns a player's finished games, newest first. Games whose
 // record has expired are left out.
 func (r *Reader) History(ctx context.Context, playerID string, p Page) ([]FinishedGame, error) {
 	if err := CheckID("player", playerID); err != nil {
 		return nil, err
 	}
-	limit := p.Limit
-	if limit <= 0 {
-		limit = DefaultPageSize
-	}
-	limit = min(limit, MaxPageSize)
-	maxScore := "+inf"
-	if !p.Before.IsZero() {
-		maxScore = "(" + strconv.FormatInt(p.Before.UnixMilli(), 10)
-	}
+	limit, maxScore := p.window()
 	ids, err := r.rdb.ZRevRangeByScore(ctx, PlayerGamesKey(playerID), &redis.ZRangeBy{
 		Max: maxScore, Min: "-inf", Count: int64(limit),
 	}).Result()

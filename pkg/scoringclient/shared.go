@@ -3,7 +3,6 @@ package scoringclient
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -31,15 +30,7 @@ func (r *Reader) SharedHistory(ctx context.Context, playerID, viewerID string, p
 	if err := CheckID("player", viewerID); err != nil {
 		return nil, time.Time{}, err
 	}
-	limit := p.Limit
-	if limit <= 0 {
-		limit = DefaultPageSize
-	}
-	limit = min(limit, MaxPageSize)
-	maxScore := "+inf"
-	if !p.Before.IsZero() {
-		maxScore = "(" + strconv.FormatInt(p.Before.UnixMilli(), 10)
-	}
+	limit, maxScore := p.window()
 	var shared []string
 	var lastScanned float64
 	scanned, exhausted := 0, false
