@@ -139,7 +139,7 @@ type HandSeeds struct {
 	// until the hand before it is revealed, and its seed rides on the next
 	// move (docs/fair-play.md).
 	waiting bool
-	// attached: the seed was sent riding on the move key/cmd name.
+	// attached: the seed rode on a move; key and cmd are that move's.
 	attached bool
 }
 
@@ -447,10 +447,7 @@ func (c *Conn) seeding(f Frame) []wire.ClientMsg {
 		// The hand committed ahead likewise: its seed rides on this
 		// client's next move unless it was taken already.
 		if nc := v.GetNextCommitted(); nc != nil {
-			h := ts.hand(f.Table, ev, nc.GetHandIndex())
-			if copy(h.Commitment[:], nc.GetCommitment()) == fairdeal.SeedSize {
-				h.Committed = true
-			}
+			h := ts.committed(f.Table, ev, nc)
 			if ts.seat >= 0 && h.Seat < 0 && slices.Contains(nc.GetAwaitedSeats(), uint32(ts.seat)) {
 				h.Seat, h.Own = ts.seat, OwnSeedDue
 				if slices.Contains(v.GetNextSeededSeats(), uint32(ts.seat)) {
@@ -462,11 +459,7 @@ func (c *Conn) seeding(f Frame) []wire.ClientMsg {
 		if hc == nil {
 			break
 		}
-		h := ts.hand(f.Table, ev, hc.GetHandIndex())
-		if copy(h.Commitment[:], hc.GetCommitment()) == fairdeal.SeedSize {
-			h.Committed = true
-		}
-		h.waiting = hc.GetSeedDeadline() != nil
+		h := ts.committed(f.Table, ev, hc)
 		if ts.seat < 0 || h.Seat >= 0 || !slices.Contains(hc.GetAwaitedSeats(), uint32(ts.seat)) {
 			break
 		}
@@ -481,13 +474,7 @@ func (c *Conn) seeding(f Frame) []wire.ClientMsg {
 		}
 	case *tablev1.Event_HandCommitted:
 		hc := e.HandCommitted
-		h := ts.hand(f.Table, ev, hc.GetHandIndex())
-		if copy(h.Commitment[:], hc.GetCommitment()) == fairdeal.SeedSize {
-			h.Committed = true
-		}
-		// Committed ahead (no deadline): the seed rides on this client's
-		// next move, until the hand before it is revealed.
-		h.waiting = hc.GetSeedDeadline() != nil
+		h := ts.committed(f.Table, ev, hc)
 		if ts.seat < 0 || h.Seat >= 0 || h.Deal.Started {
 			break
 		}
@@ -586,6 +573,20 @@ func (c *Conn) seeding(f Frame) []wire.ClientMsg {
 		}
 	}
 	return nil
+}
+
+// committed folds a commitment — a HandCommitted event, or one of a view —
+// into its hand and returns the hand. A hand with a seed deadline waits for
+// its deal (its seed goes in a seed frame); one committed ahead has none,
+// and its seed rides on this client's next move until the hand before it is
+// revealed. Called with c.mu held.
+func (ts *tableSeeds) committed(table string, ev *tablev1.Event, hc *tablev1.HandCommitted) *HandSeeds {
+	h := ts.hand(table, ev, hc.GetHandIndex())
+	if copy(h.Commitment[:], hc.GetCommitment()) == fairdeal.SeedSize {
+		h.Committed = true
+	}
+	h.waiting = hc.GetSeedDeadline() != nil
+	return h
 }
 
 // accepted folds a seed's acceptance: a ClientSeedAccepted event, or the
