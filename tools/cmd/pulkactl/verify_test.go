@@ -9,7 +9,7 @@ import (
 
 	"github.com/pulka/pulka/pkg/classic"
 	"github.com/pulka/pulka/pkg/fairdeal"
-	"github.com/pulka/pulka/pkg/record"
+	"github.com/pulka/pulka/tools/record"
 	"github.com/pulka/pulka/pkg/scoring"
 )
 

@@ -8,7 +8,7 @@ import (
 	"io"
 
 	"github.com/pulka/pulka/pkg/classic"
-	"github.com/pulka/pulka/pkg/record"
+	"github.com/pulka/pulka/tools/record"
 	"github.com/pulka/pulka/pkg/scoring"
 )
 
