@@ -8,6 +8,7 @@ import (
 	"github.com/pulka/pulka/pkg/classic"
 	"github.com/pulka/pulka/pkg/fairdeal"
 	"github.com/pulka/pulka/pkg/scoring"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // snapshotVersion is the first byte of MarshalBinary's output. Bump it when
@@ -131,8 +132,8 @@ func readSnapshot(data []byte) (*Table, error) {
 	if v != snapshotVersion && v != snapshotVersionNotAhead && v != snapshotVersionOwnTimers {
 		return nil, bad("unknown version %d", v)
 	}
-	var s Settings
-	s.Game = Game(r.byte())
+	var s tablesettings.Settings
+	s.Game = tablesettings.Game(r.byte())
 	s.Classic = scoring.Settings{Variant: classic.Variant(r.byte()), Khishti: scoring.Khishti(r.byte())}
 	premia, moshla, rest := r.byte(), r.byte(), r.byte()
 	s.Classic.Premia, s.Classic.Moshla, s.Classic.RestDocked = premia == 1, moshla == 1, rest == 1
@@ -155,7 +156,7 @@ func readSnapshot(data []byte) (*Table, error) {
 	if premia > 1 || moshla > 1 || rest > 1 {
 		return nil, bad("bad flags")
 	}
-	if d, err := s.withDefaults(); err != nil {
+	if d, err := s.WithDefaults(); err != nil {
 		return nil, bad("settings: %w", err)
 	} else if d != s {
 		return nil, bad("settings with a default left unfilled")
@@ -163,7 +164,7 @@ func readSnapshot(data []byte) (*Table, error) {
 	if t.id == "" || len(t.id) > maxStringLen || len(t.gameID) > maxStringLen || t.gameID == "" {
 		return nil, bad("ids")
 	}
-	if nSeats != s.Game.seats() {
+	if nSeats != s.Game.Seats() {
 		return nil, bad("%d seats for %v", nSeats, s.Game)
 	}
 	t.seats = make([]seat, nSeats)
@@ -180,7 +181,7 @@ func readSnapshot(data []byte) (*Table, error) {
 			return nil, bad("seat %d", i)
 		case (st.mode == seatBotFilled) != (st.player == ""):
 			return nil, bad("seat %d: a filled bot and only it has no player", i)
-		case st.mode != seatHuman && s.Game == Japanese:
+		case st.mode != seatHuman && s.Game == tablesettings.Japanese:
 			return nil, bad("seat %d: a bot at a Japanese table", i)
 		case st.away != (st.grace != 0), st.away && st.mode != seatHuman, st.grace < 0:
 			return nil, bad("seat %d: grace", i)
