@@ -63,7 +63,7 @@ const (
 // overflow and a snapshot stays plausible.
 const MaxDuration = 24 * time.Hour
 
-// ErrInvalid: settings no table can play by. Every error of this package
+// ErrInvalid is the error of settings no table can play by. Every error of this package
 // wraps it.
 var ErrInvalid = errors.New("tablesettings: invalid settings")
 
