@@ -1,0 +1,213 @@
+package table
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	runnerv1 "github.com/pulka/pulka/pkg/gen/pulka/runner/v1"
+)
+
+// TestSnapshot_EveryFieldOfTheFormatIsWrittenAndReadBack: over random
+// games, the snapshot message read back from its bytes is the message
+// written, and every field of every message of the format is set in some
+// snapshot: a field added to the .proto and forgotten by the writer (or one
+// the writer fills and nothing reads, which the round trip would show) fails
+// here. The fields a table never writes are named.
+func TestSnapshot_EveryFieldOfTheFormatIsWrittenAndReadBack(t *testing.T) {
+	never := map[protoreflect.FullName]bool{
+		// Local games deal from a seed; a table's games are live.
+		"pulka.runner.v1.ClassicState.local_seed":  true,
+		"pulka.runner.v1.JapaneseState.local_seed": true,
+		// The lobby's, not the table's.
+		"pulka.lobby.v1.TableSettings.visibility":   true,
+		"pulka.lobby.v1.TableSettings.has_password": true,
+		"pulka.lobby.v1.TableSettings.stake":        true,
+	}
+	seen := map[protoreflect.FullName]bool{}
+	var walk func(m protoreflect.Message)
+	walk = func(m protoreflect.Message) {
+		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			seen[fd.FullName()] = true
+			switch {
+			case fd.IsList() && fd.Message() != nil:
+				for i := range v.List().Len() {
+					walk(v.List().Get(i).Message())
+				}
+			case fd.Message() != nil && !fd.IsMap():
+				walk(v.Message())
+			}
+			return true
+		})
+	}
+	check := func(tb *Table) {
+		t.Helper()
+		m := tb.snapshot()
+		b := state(t, tb)
+		var back runnerv1.TableSnapshot
+		if err := readFramed(b[1:], &back); err != nil || !proto.Equal(&back, m) {
+			t.Fatalf("the snapshot message does not read back: %v", err)
+		}
+		walk(m.ProtoReflect())
+	}
+	for g := range 40 {
+		d := newDriver(t, uint64(5000+g))
+		if g%5 == 0 {
+			d.h.t.ahead, d.h.t.ownTimers = false, true
+		}
+		for i := 0; i < 3000 && !d.h.t.Over(); i++ {
+			d.step()
+			if d.rng.IntN(20) == 0 {
+				check(d.h.t)
+			}
+		}
+		check(d.h.t)
+	}
+	// Every field of the format's messages, and of the messages they hold.
+	var missing []string
+	done := map[protoreflect.FullName]bool{}
+	var all func(md protoreflect.MessageDescriptor)
+	all = func(md protoreflect.MessageDescriptor) {
+		if done[md.FullName()] || strings.HasPrefix(string(md.FullName()), "google.protobuf.") {
+			return
+		}
+		done[md.FullName()] = true
+		for i := range md.Fields().Len() {
+			fd := md.Fields().Get(i)
+			if !seen[fd.FullName()] && !never[fd.FullName()] {
+				missing = append(missing, string(fd.FullName()))
+			}
+			if fd.Message() != nil && !never[fd.FullName()] {
+				all(fd.Message())
+			}
+		}
+	}
+	all((&runnerv1.TableSnapshot{}).ProtoReflect().Descriptor())
+	if len(missing) > 0 {
+		t.Fatalf("fields never written: %v", missing)
+	}
+}
+
+// TestSnapshot_SizeIsBounded: the largest table a runner can hold (every
+// id and name as long as allowed, a full ring of long command ids) encodes
+// well within maxSnapshotSize and restores; anything longer is refused
+// before it is decoded.
+func TestSnapshot_SizeIsBounded(t *testing.T) {
+	long := func(c byte) string { return strings.Repeat(string(c), maxStringLen) }
+	seats := humans(4)
+	for i := range seats {
+		seats[i].PlayerID, seats[i].Name = long('a'+byte(i)), long('A'+byte(i))
+	}
+	tb, _, err := New(long('t'), long('g'), classicSet(0, DefaultBotDelay), seats, t0, entropyOf(1, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range recentCommands {
+		id := strings.Repeat("x", maxStringLen-8) + string(rune('0'+i/100)) + string(rune('0'+i/10%10)) + string(rune('0'+i%10))
+		tb.recent.add(id)
+	}
+	b := state(t, tb)
+	if len(b) > maxSnapshotSize*3/4 {
+		t.Fatalf("the largest table takes %d bytes of %d", len(b), maxSnapshotSize)
+	}
+	if r, err := Restore(b); err != nil || !bytes.Equal(state(t, r), b) {
+		t.Fatalf("the largest table does not restore: %v", err)
+	}
+	if _, err := Restore(make([]byte, maxSnapshotSize+1)); !errors.Is(err, ErrBadSnapshot) {
+		t.Fatalf("an oversized snapshot: %v", err)
+	}
+}
+
+// TestSnapshot_HostileDataAllocatesBoundedly: the worst a snapshot of the
+// largest size can ask of the protobuf decoder — as many empty messages (or
+// strings of a list) as fit, each a heap object of about a hundred bytes —
+// is refused before it is decoded: decoding allocates no more than a few
+// times the bytes it reads.
+func TestSnapshot_HostileDataAllocatesBoundedly(t *testing.T) {
+	// Empty entries of a list: the seats, the recent command ids, and the
+	// classic state's seats (field 9 of the state, field 7).
+	emptyEntries := func(field protowire.Number, size int) []byte {
+		var b []byte
+		for len(b)+2 <= size {
+			b = protowire.AppendTag(b, field, protowire.BytesType)
+			b = protowire.AppendVarint(b, 0)
+		}
+		return b
+	}
+	for _, c := range []struct{ field, nested protowire.Number }{{6, 0}, {12, 0}, {7, 9}} {
+		body := emptyEntries(c.field, maxSnapshotSize-16)
+		if c.nested != 0 {
+			body = protowire.AppendTag(nil, c.field, protowire.BytesType)
+			body = protowire.AppendBytes(body, emptyEntries(c.nested, maxSnapshotSize-16))
+		}
+		field := c.field
+		data := protowire.AppendVarint([]byte{snapshotVersion}, uint64(len(body)))
+		data = append(data, body...)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		_, err := Restore(data)
+		runtime.ReadMemStats(&after)
+		if !errors.Is(err, ErrBadSnapshot) {
+			t.Fatalf("field %d: %v", field, err)
+		}
+		alloc := after.TotalAlloc - before.TotalAlloc
+		t.Logf("field %d: %d bytes of snapshot, %d allocated (%.0f×)", field, len(data), alloc, float64(alloc)/float64(len(data)))
+		if alloc > 4*uint64(len(data)) {
+			t.Fatalf("decoding %d bytes allocated %d", len(data), alloc)
+		}
+	}
+}
+
+// FuzzRestore: no bytes make the snapshot decoder panic; a refusal is
+// ErrBadSnapshot; an accepted snapshot is a table that encodes, restores
+// again to the same bytes, and plays on.
+func FuzzRestore(f *testing.F) {
+	for _, name := range []string{"full-ring.snapshot", "full-ring-v4.snapshot", "full-ring-v5.snapshot", "full-ring-v6.snapshot"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, name := range []string{"log-japanese-v5.json.gz", "log-classic-v3.json.gz"} {
+		l := readLegacyLog(f, name)
+		f.Add(l.Genesis)
+		f.Add(l.Snapshots[0].Table)
+	}
+	for g := range 6 {
+		d := newDriver(f, uint64(9000+g))
+		d.run(150 * g)
+		f.Add(state(f, d.h.t))
+		f.Add(marshalLegacy(f, d.h.t))
+	}
+	f.Add([]byte{})
+	f.Add([]byte{snapshotVersion, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := Restore(data)
+		if err != nil {
+			if !errors.Is(err, ErrBadSnapshot) {
+				t.Fatalf("error %v does not wrap ErrBadSnapshot", err)
+			}
+			return
+		}
+		b := state(t, r)
+		again, err := Restore(b)
+		if err != nil || !bytes.Equal(state(t, again), b) {
+			t.Fatalf("an accepted snapshot does not round-trip: %v", err)
+		}
+		if at, ok := r.NextDeadline(); ok {
+			if _, err := r.Apply(Tick(at)); err != nil && !errors.Is(err, ErrNoEntropy) {
+				t.Fatalf("the restored table does not play on: %v", err)
+			}
+		}
+	})
+}
