@@ -84,7 +84,7 @@ func readFramed(data []byte, m proto.Message) error {
 		return errors.New("length does not match the data")
 	}
 	budget := maxObjects
-	if err := checkObjects(data[k:], m.ProtoReflect().Descriptor(), &budget); err != nil {
+	if err := checkWire(data[k:], m.ProtoReflect().Descriptor(), true, &budget); err != nil {
 		return err
 	}
 	return proto.Unmarshal(data[k:], m)
@@ -95,13 +95,22 @@ func readFramed(data []byte, m proto.Message) error {
 // seats, a Japanese record of 128 hands, their timestamps).
 const maxObjects = 2048
 
-// checkObjects counts, before protobuf decodes b as a message md, the heap
-// objects decoding makes of it — each message, each string or bytes of a
-// list — against *budget. An empty message is two bytes on the wire and
-// about a hundred in memory: without the count, a value of maxSnapshotSize
-// bytes could ask for some 40 MB; with it, decoding allocates about what it
-// reads. Fields md does not know are skipped (protobuf keeps them as bytes).
-func checkObjects(b []byte, md protoreflect.MessageDescriptor, budget *int) error {
+// commandName is the message a durable value passes through as it came: a
+// player's command, which may hold fields of a newer gateway.
+const commandName protoreflect.FullName = "pulka.table.v1.Command"
+
+// checkWire walks b, a message md on the wire, before protobuf decodes it:
+//
+//   - it counts the heap objects decoding makes of it — each message, each
+//     string or bytes of a list — against *budget. An empty message is two
+//     bytes on the wire and about a hundred in memory: without the count, a
+//     value of maxSnapshotSize bytes could ask for some 40 MB; with it,
+//     decoding allocates about what it reads;
+//   - when strict, it refuses a field md does not know. Protobuf would keep
+//     it aside and the table would go on without it: a field a newer runner
+//     wrote (a rollback) means something the table must not drop silently.
+//     Only a command (commandName) passes through as it came.
+func checkWire(b []byte, md protoreflect.MessageDescriptor, strict bool, budget *int) error {
 	fields := md.Fields()
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
@@ -113,20 +122,21 @@ func checkObjects(b []byte, md protoreflect.MessageDescriptor, budget *int) erro
 		if n < 0 {
 			return protowire.ParseError(n)
 		}
-		if fd := fields.ByNumber(num); fd != nil && typ == protowire.BytesType {
-			switch {
-			case fd.Message() != nil:
-				*budget--
-				v, _ := protowire.ConsumeBytes(b)
-				if err := checkObjects(v, fd.Message(), budget); err != nil {
-					return err
-				}
-			case fd.IsList():
-				*budget--
+		fd := fields.ByNumber(num)
+		switch {
+		case fd == nil && strict:
+			return fmt.Errorf("field %d of %s is unknown (written by a newer runner?)", num, md.FullName())
+		case fd != nil && typ == protowire.BytesType && fd.Message() != nil:
+			*budget--
+			v, _ := protowire.ConsumeBytes(b)
+			if err := checkWire(v, fd.Message(), strict && fd.Message().FullName() != commandName, budget); err != nil {
+				return err
 			}
-			if *budget < 0 {
-				return fmt.Errorf("more than %d objects", maxObjects)
-			}
+		case fd != nil && typ == protowire.BytesType && fd.IsList():
+			*budget--
+		}
+		if *budget < 0 {
+			return fmt.Errorf("more than %d objects", maxObjects)
 		}
 		b = b[n:]
 	}
@@ -292,13 +302,14 @@ func readSnapshotProto(data []byte) (*Table, error) {
 	return t, t.check()
 }
 
-// snapshotSettings reads a snapshot's settings, which must be complete: a
-// snapshot leaves nothing to a default.
+// snapshotSettings reads a snapshot's settings, which must be complete and
+// canonical: exactly what Settings.Proto writes, nothing left to a default,
+// nothing of the lobby's.
 func snapshotSettings(m *runnerv1.TableSnapshot) (Settings, error) {
 	ts := m.GetSettings()
-	for _, d := range []*durationpb.Duration{ts.GetMoveTime(), ts.GetReconnectGrace(), m.GetBotDelay(), m.GetSeedTimeout()} {
+	for _, d := range []*durationpb.Duration{m.GetBotDelay(), m.GetSeedTimeout()} {
 		if d == nil || d.CheckValid() != nil {
-			return Settings{}, badSnapshot("settings: a time missing or invalid")
+			return Settings{}, badSnapshot("settings: bot delay or seed timeout missing or invalid")
 		}
 	}
 	s, err := SettingsFromProto(ts)
@@ -308,9 +319,8 @@ func snapshotSettings(m *runnerv1.TableSnapshot) (Settings, error) {
 	s.BotDelay, s.SeedTimeout = m.GetBotDelay().AsDuration(), m.GetSeedTimeout().AsDuration()
 	if d, err := s.withDefaults(); err != nil {
 		return s, badSnapshot("settings: %w", err)
-	} else if d != s || s.MoveTimeout != ts.GetMoveTime().AsDuration() ||
-		s.ReconnectGrace != ts.GetReconnectGrace().AsDuration() || s.JapaneseTarget != int(ts.GetJapaneseTarget()) {
-		return s, badSnapshot("settings with a default left unfilled")
+	} else if d != s || !proto.Equal(s.Proto(), ts) {
+		return s, badSnapshot("settings %v are not complete, or not the table's alone", ts)
 	}
 	return s, nil
 }

@@ -13,7 +13,9 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	runnerv1 "github.com/pulka/pulka/pkg/gen/pulka/runner/v1"
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 )
 
 // TestSnapshot_EveryFieldOfTheFormatIsWrittenAndReadBack: over random
@@ -210,4 +212,118 @@ func FuzzRestore(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSnapshot_RefusesWhatItCannotHoldExactly: a version 6 snapshot changed
+// in one field, to something no runner writes, is refused — never narrowed,
+// defaulted or dropped into a table that then plays differently.
+func TestSnapshot_RefusesWhatItCannotHoldExactly(t *testing.T) {
+	var classicTable, japaneseTable *Table
+	for seed := uint64(1); classicTable == nil || japaneseTable == nil; seed++ {
+		d := newDriver(t, seed)
+		d.run(200)
+		if d.h.t.Over() || d.h.t.eng.awaitingDeal() || !d.h.t.nx.active {
+			continue
+		}
+		switch d.h.t.set.Game {
+		case Classic:
+			classicTable = d.h.t
+		case Japanese:
+			japaneseTable = d.h.t
+		}
+	}
+	for name, c := range map[string]struct {
+		t      *Table
+		change func(m *runnerv1.TableSnapshot)
+	}{
+		"an unknown field": {classicTable, func(m *runnerv1.TableSnapshot) {
+			m.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 1))
+		}},
+		"an unknown field of the engine": {japaneseTable, func(m *runnerv1.TableSnapshot) {
+			m.GetJapanese().ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 1))
+		}},
+		"a stake":           {classicTable, func(m *runnerv1.TableSnapshot) { m.Settings.Stake = &lobbyv1.Stake{} }},
+		"a Japanese target": {classicTable, func(m *runnerv1.TableSnapshot) { m.Settings.JapaneseTarget = 21 }},
+		"no move time":      {classicTable, func(m *runnerv1.TableSnapshot) { m.Settings.MoveTime = nil }},
+		"no bot delay":      {classicTable, func(m *runnerv1.TableSnapshot) { m.BotDelay = nil }},
+		"the engine of another game": {classicTable, func(m *runnerv1.TableSnapshot) {
+			m.Engine = &runnerv1.TableSnapshot_Japanese{Japanese: &runnerv1.JapaneseState{}}
+		}},
+		"a phase beyond a byte": {classicTable, func(m *runnerv1.TableSnapshot) { m.GetClassic().Phase += 256 }},
+		"a hand beyond a byte":  {classicTable, func(m *runnerv1.TableSnapshot) { m.GetClassic().Hand += 256 }},
+		"a card held twice": {classicTable, func(m *runnerv1.TableSnapshot) {
+			s := m.GetClassic().Seats[0]
+			s.Hand = append(s.Hand, s.Hand[0])
+		}},
+		"a Japanese end reason of classic": {japaneseTable, func(m *runnerv1.TableSnapshot) {
+			m.GetJapanese().EndReason = tablev1.GameEndReason_GAME_END_REASON_ABORTED
+		}},
+		"six columns": {japaneseTable, func(m *runnerv1.TableSnapshot) {
+			s := m.GetJapanese().Seats[0]
+			s.Columns = append(s.Columns, &runnerv1.JapaneseColumn{})
+		}},
+		"a seat mode beyond the known": {classicTable, func(m *runnerv1.TableSnapshot) { m.Seats[0].Mode = 9 }},
+		"an invalid grace deadline": {classicTable, func(m *runnerv1.TableSnapshot) {
+			m.Seats[0].GraceDeadline = timestamp(1)
+			m.Seats[0].GraceDeadline.Nanos = -1
+		}},
+		"a short client seed": {classicTable, func(m *runnerv1.TableSnapshot) {
+			m.CurrentHand.Seats[0].ClientSeed = []byte{1, 2, 3}
+		}},
+		"a seeding of three seats": {classicTable, func(m *runnerv1.TableSnapshot) {
+			m.NextHand.Seats = m.NextHand.Seats[:3]
+		}},
+		"a hand ahead at a table that seeds after the hand": {classicTable, func(m *runnerv1.TableSnapshot) {
+			m.LegacySeedAfterHand = true
+		}},
+		"timers as events with hands committed ahead": {japaneseTable, func(m *runnerv1.TableSnapshot) {
+			m.LegacyTimerEvents = true
+		}},
+		"a recent command twice": {classicTable, func(m *runnerv1.TableSnapshot) {
+			m.RecentCommandIds = append(m.RecentCommandIds, m.RecentCommandIds[0])
+		}},
+		"a malformed entry id": {classicTable, func(m *runnerv1.TableSnapshot) { m.LastEntryId = "5" }},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := c.t.snapshot()
+			if _, err := Restore(state(t, c.t)); err != nil {
+				t.Fatal(err)
+			}
+			c.change(m)
+			data, err := appendFramed(nil, snapshotVersion, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Restore(data); !errors.Is(err, ErrBadSnapshot) {
+				t.Fatalf("accepted (%v)", err)
+			}
+		})
+	}
+}
+
+// TestInput_ACommandPassesThroughAsItCame: the command of a logged input
+// keeps fields this runner does not know (a newer gateway's), so that the
+// step replays as it was applied; a field of the input itself that it does
+// not know is refused.
+func TestInput_ACommandPassesThroughAsItCame(t *testing.T) {
+	cmd := bidCmd(2)
+	cmd.CommandId, cmd.PlayerId, cmd.TableId = "c1", "p1", "t1"
+	cmd.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 7))
+	b, err := MarshalInput(CommandInput(cmd, "17-3", t0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := UnmarshalInput(b)
+	if err != nil || !proto.Equal(in.Command, cmd) || len(in.Command.ProtoReflect().GetUnknown()) == 0 {
+		t.Fatalf("the command came back as %v (%v)", in.Command, err)
+	}
+	m := &runnerv1.Input{Kind: runnerv1.InputKind_INPUT_KIND_TICK, At: timestamp(t0.UnixNano())}
+	m.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 7))
+	b, err = appendFramed(nil, inputVersion, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := UnmarshalInput(b); !errors.Is(err, ErrBadInput) {
+		t.Fatalf("an input with a field of a newer runner: %v", err)
+	}
 }

@@ -14,10 +14,13 @@
 //
 // These messages are durable: a runner must restore what any earlier runner
 // wrote. Never renumber a field, never reuse a number or a name, never change
-// a field's type; when a field goes, reserve its number and name. A change
-// that cannot be compatible is a new byte version of the value (see
-// TableSnapshot), read beside the old ones until no table written with them
-// can still be playing.
+// a field's type; when a field goes, reserve its number and name. A new
+// field must mean, when absent, what the table did before it (its zero value
+// is the old behaviour). A runner refuses a field it does not know — one a
+// newer runner wrote — rather than play on without it; only a logged
+// pulka.table.v1.Command passes through as it came. A change that cannot be
+// compatible is a new byte version of the value (see TableSnapshot), read
+// beside the old ones until no table written with them can still be playing.
 
 package runnerv1
 
