@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	runnerv1 "github.com/pulka/pulka/pkg/gen/pulka/runner/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
@@ -119,6 +120,10 @@ func (in *Input) validate() (entryID, error) {
 		}
 	default:
 		return e, fmt.Errorf("%w: kind %d", ErrBadInput, uint8(in.Kind))
+	}
+	// Whatever Apply takes, the log must hold (a protobuf string is UTF-8).
+	if !utf8.ValidString(in.PlayerID) {
+		return e, fmt.Errorf("%w: a player id that is not UTF-8", ErrBadInput)
 	}
 	return e, nil
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -23,7 +24,7 @@ import (
 // its length (appendFramed). Its fields may grow by the rules of protobuf,
 // under the same version; a change they cannot express is a new version.
 //
-// Versions 3 to 5 are the hand-laid layouts of before (snapshot_legacy.go),
+// Versions 3 to 5 are the hand-laid layouts of before (legacy.go),
 // still read, so that a table logged by an older runner restores — and
 // replays — identically after an upgrade. Version 5 said the table commits
 // every hand a hand ahead (its seeds ride on the moves of the hand before,
@@ -42,6 +43,10 @@ const (
 
 // maxStringLen bounds ids and names in a snapshot.
 const maxStringLen = 1 << 10
+
+// storable reports whether s may be an id or a name in a snapshot: at most
+// maxStringLen bytes of UTF-8 (a protobuf string must be).
+func storable(s string) bool { return len(s) <= maxStringLen && utf8.ValidString(s) }
 
 // maxSnapshotSize bounds what Restore reads. A table's largest snapshot —
 // every id and name maxStringLen long, a full ring of recent commands — is
@@ -124,7 +129,8 @@ func checkWire(b []byte, md protoreflect.MessageDescriptor, strict bool, budget 
 		}
 		fd := fields.ByNumber(num)
 		switch {
-		case fd == nil && strict:
+		case strict && (fd == nil || !wireTypeOf(fd, typ)):
+			// Protobuf also sets aside a known field of another wire type.
 			return fmt.Errorf("field %d of %s is unknown (written by a newer runner?)", num, md.FullName())
 		case fd != nil && typ == protowire.BytesType && fd.Message() != nil:
 			*budget--
@@ -202,6 +208,25 @@ func unixNano(ts *timestamppb.Timestamp) (int64, error) {
 		return 0, fmt.Errorf("time %v out of range", ts)
 	}
 	return ts.Seconds*1e9 + int64(ts.Nanos), nil
+}
+
+// wireTypeOf reports whether typ is a wire type of field fd: its own, or
+// for a list of numbers, the packed form.
+func wireTypeOf(fd protoreflect.FieldDescriptor, typ protowire.Type) bool {
+	var want protowire.Type
+	switch fd.Kind() {
+	case protoreflect.MessageKind, protoreflect.StringKind, protoreflect.BytesKind:
+		return typ == protowire.BytesType
+	case protoreflect.GroupKind:
+		return typ == protowire.StartGroupType
+	case protoreflect.Fixed32Kind, protoreflect.Sfixed32Kind, protoreflect.FloatKind:
+		want = protowire.Fixed32Type
+	case protoreflect.Fixed64Kind, protoreflect.Sfixed64Kind, protoreflect.DoubleKind:
+		want = protowire.Fixed64Type
+	default:
+		want = protowire.VarintType
+	}
+	return typ == want || (fd.IsList() && typ == protowire.BytesType)
 }
 
 // UnmarshalBinary restores a table written by MarshalBinary, of any version
@@ -357,7 +382,7 @@ func (t *Table) seedingFromProto(sd *seeding, m *runnerv1.HandSeeding) error {
 
 // addRecent adds a recent command id read from a snapshot.
 func (t *Table) addRecent(id string) error {
-	if id == "" || len(id) > maxStringLen || t.recent.has(id) {
+	if id == "" || !storable(id) || t.recent.has(id) {
 		return badSnapshot("recent command ids")
 	}
 	t.recent.add(id)
@@ -368,7 +393,7 @@ func (t *Table) addRecent(id string) error {
 // that makes it a table the rules and the commit–reveal can continue.
 func (t *Table) check() error {
 	s := &t.set
-	if t.id == "" || len(t.id) > maxStringLen || len(t.gameID) > maxStringLen || t.gameID == "" {
+	if t.id == "" || t.gameID == "" || !storable(t.id) || !storable(t.gameID) {
 		return badSnapshot("ids")
 	}
 	if len(t.seats) != s.Game.seats() {
@@ -377,7 +402,7 @@ func (t *Table) check() error {
 	for i := range t.seats {
 		st := &t.seats[i]
 		switch {
-		case st.mode >= seatModes, len(st.player) > maxStringLen, len(st.name) > maxStringLen:
+		case st.mode >= seatModes, !storable(st.player), !storable(st.name):
 			return badSnapshot("seat %d", i)
 		case (st.mode == seatBotFilled) != (st.player == ""):
 			return badSnapshot("seat %d: a filled bot and only it has no player", i)

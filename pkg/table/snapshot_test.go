@@ -327,3 +327,43 @@ func TestInput_ACommandPassesThroughAsItCame(t *testing.T) {
 		t.Fatalf("an input with a field of a newer runner: %v", err)
 	}
 }
+
+// TestSnapshot_RefusesAKnownFieldOfAnotherWireType: protobuf would set such
+// a field aside as unknown, and the table would go on without it.
+func TestSnapshot_RefusesAKnownFieldOfAnotherWireType(t *testing.T) {
+	d := newDriver(t, 2)
+	d.run(50)
+	good := state(t, d.h.t)
+	if _, err := Restore(good); err != nil {
+		t.Fatal(err)
+	}
+	_, k := protowire.ConsumeVarint(good[1:])
+	// Field 9, the seq, as a fixed64 instead of a varint.
+	body := protowire.AppendFixed64(protowire.AppendTag(bytes.Clone(good[1+k:]), 9, protowire.Fixed64Type), 5)
+	data := append(protowire.AppendVarint([]byte{snapshotVersion}, uint64(len(body))), body...)
+	if _, err := Restore(data); !errors.Is(err, ErrBadSnapshot) {
+		t.Fatalf("accepted (%v)", err)
+	}
+}
+
+// TestNew_TakesOnlyWhatASnapshotHolds: whatever New and Apply accept can be
+// written to the log and read back, so ids and names too long or not UTF-8
+// (a protobuf string must be) are refused up front, not when the genesis or
+// the step's input is written.
+func TestNew_TakesOnlyWhatASnapshotHolds(t *testing.T) {
+	bad := []string{"\xff", strings.Repeat("n", maxStringLen+1)}
+	for _, s := range bad {
+		if _, _, err := New(s, "g", japaneseSet(11), humans(2), t0, entropyOf(1, 0)); !errors.Is(err, ErrBadSettings) {
+			t.Errorf("table id %q: %v", s[:1], err)
+		}
+		seats := humans(2)
+		seats[1].Name = s
+		if _, _, err := New("t", "g", japaneseSet(11), seats, t0, entropyOf(1, 0)); !errors.Is(err, ErrBadSeats) {
+			t.Errorf("name %q: %v", s[:1], err)
+		}
+	}
+	h := newHarness(t, japaneseSet(11), 1, humans(2))
+	if evs, err := h.t.Apply(Away("p1\xff", t0)); !errors.Is(err, ErrBadInput) || len(evs) != 0 {
+		t.Fatalf("a player id that is not UTF-8: %v", err)
+	}
+}
