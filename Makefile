@@ -8,8 +8,8 @@ BIN       := $(ROOT)/bin
 # Every module of the workspace (go.work "use" lines).
 MODULES   := $(shell go work edit -json | sed -n 's/.*"DiskPath": "\.\/\(.*\)".*/\1/p')
 # Every go.mod of the repository: the workspace's and the two built on their
-# own (the Docker healthcheck, the pinned tools).
-ALL_MODULES := $(MODULES) deploy/docker/healthcheck tools
+# own (the Docker healthcheck, the pinned code generators).
+ALL_MODULES := $(MODULES) deploy/docker/healthcheck tools/codegen
 GO        ?= go
 FUZZTIME  ?= 5s
 GOLANGCI_LINT_VERSION := v2.15.0
@@ -139,18 +139,18 @@ check-generated: $(BIN)/buf $(BIN)/protoc-gen-go ## Fail if regenerating proto/ 
 
 # A fresh clone on the same machine (CI) reuses what an earlier build made: buf
 # alone takes minutes to build on two cores. The cache key is the pinned
-# versions themselves (tools/go.sum, GOLANGCI_LINT_VERSION).
+# versions themselves (tools/codegen/go.sum, GOLANGCI_LINT_VERSION).
 TOOL_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/pulka
-TOOLS_KEY  := $(shell sha256sum tools/go.sum 2>/dev/null | cut -c1-16)
+TOOLS_KEY  := $(shell sha256sum tools/codegen/go.sum 2>/dev/null | cut -c1-16)
 TOOLS_DIR  := $(TOOL_CACHE)/tools-$(TOOLS_KEY)
 
-$(TOOLS_DIR)/buf: tools/go.mod tools/go.sum
+$(TOOLS_DIR)/buf: tools/codegen/go.mod tools/codegen/go.sum
 	@mkdir -p $(TOOLS_DIR)
-	@echo "building buf into $(TOOLS_DIR) (first time takes minutes)"; cd tools && GOWORK=off $(GO) build -o $@.tmp github.com/bufbuild/buf/cmd/buf && mv $@.tmp $@
+	@echo "building buf into $(TOOLS_DIR) (first time takes minutes)"; cd tools/codegen && GOWORK=off $(GO) build -o $@.tmp github.com/bufbuild/buf/cmd/buf && mv $@.tmp $@
 
-$(TOOLS_DIR)/protoc-gen-go: tools/go.mod tools/go.sum
+$(TOOLS_DIR)/protoc-gen-go: tools/codegen/go.mod tools/codegen/go.sum
 	@mkdir -p $(TOOLS_DIR)
-	cd tools && GOWORK=off $(GO) build -o $@.tmp google.golang.org/protobuf/cmd/protoc-gen-go && mv $@.tmp $@
+	cd tools/codegen && GOWORK=off $(GO) build -o $@.tmp google.golang.org/protobuf/cmd/protoc-gen-go && mv $@.tmp $@
 
 $(BIN)/buf: $(TOOLS_DIR)/buf
 	@mkdir -p $(BIN) && cp $< $@

@@ -13,7 +13,7 @@ import (
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/fairdeal"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
-	"github.com/pulka/pulka/pkg/record"
+	"github.com/pulka/pulka/tools/record"
 )
 
 // jsonString matches the JSON strings of a frame (no escapes: ids, hex and

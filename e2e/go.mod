@@ -2,9 +2,12 @@ module github.com/pulka/pulka/e2e
 
 go 1.26.0
 
-// The pkg module lives in this repository; go.work uses it too, the replace
-// lets `cd e2e && go test ./...` work without the workspace.
-replace github.com/pulka/pulka/pkg => ../pkg
+// The pkg and tools modules live in this repository; go.work uses them too,
+// the replaces let `cd e2e && go test ./...` work without the workspace.
+replace (
+	github.com/pulka/pulka/pkg => ../pkg
+	github.com/pulka/pulka/tools => ../tools
+)
 
 require (
 	github.com/coder/websocket v1.8.15
@@ -12,6 +15,8 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	google.golang.org/protobuf v1.36.12
 )
+
+require github.com/pulka/pulka/tools v0.0.0
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect

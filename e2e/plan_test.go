@@ -15,7 +15,7 @@ import (
 	"github.com/pulka/pulka/pkg/fairdeal"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	"github.com/pulka/pulka/pkg/wire"
-	"github.com/pulka/pulka/pkg/wsclient"
+	"github.com/pulka/pulka/tools/wsclient"
 )
 
 // premiaPlanner plans the first pulka of a classic game so that seat earns

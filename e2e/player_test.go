@@ -14,7 +14,7 @@ import (
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/table"
 	"github.com/pulka/pulka/pkg/wire"
-	"github.com/pulka/pulka/pkg/wsclient"
+	"github.com/pulka/pulka/tools/wsclient"
 )
 
 // Wire enums are pkg/cards' numbers plus one (docs/protocol-contracts.md).
@@ -35,7 +35,7 @@ func domainCards(cs []commonv1.Card) cards.Set {
 	return s
 }
 
-// seatModel is what one player knows of a table: pkg/wsclient's Model,
+// seatModel is what one player knows of a table: tools/wsclient's Model,
 // folded only from the event frames this player received, whose legal
 // moves follow the rules from that knowledge alone — the test of "legal
 // moves chosen from what each client sees" (a rule the model got wrong, or

@@ -5,7 +5,8 @@
 # CPU seconds over the measured window and Redis's command statistics.
 # Usage: scripts/loadrun.sh --tables 100 --duration 20s --warmup 3s [more pulkactl load flags]
 # LOADRUN_BIN=DIR runs the services built in DIR (e.g. an older commit's, to compare
-# builds back to back with the same load generator, bin/pulkactl).
+# builds back to back with the same load generator, bin/pulkactl). LOADRUN_GEN=FILE runs
+# that load generator instead (a build whose client protocol differs needs its own).
 # LOADRUN_GOGC=N runs the services (not the load generator) with GOGC=N, LOADRUN_GOMAXPROCS=N
 # with GOMAXPROCS=N; LOADRUN_GEN_GOMAXPROCS=N runs the load generator with GOMAXPROCS=N.
 # LOADRUN_CPU_TIMELINE=1 also prints each process's CPU per second of the window.
@@ -30,7 +31,7 @@ declare -A pid
 for p in gateway table-runner scoring lobby redis-server; do pid[$p]=$(pids "$p"); done
 gen_flags=()
 [ -n "${LOADRUN_PROFILE:-}" ] && gen_flags=(--cpuprofile "$out/pulkactl.prof")
-env ${LOADRUN_GEN_GOMAXPROCS:+GOMAXPROCS=$LOADRUN_GEN_GOMAXPROCS} bin/pulkactl load --server http://127.0.0.1:$port "${gen_flags[@]}" "$@" >"$out/load.txt" 2>&1 &
+env ${LOADRUN_GEN_GOMAXPROCS:+GOMAXPROCS=$LOADRUN_GEN_GOMAXPROCS} "${LOADRUN_GEN:-bin/pulkactl}" load --server http://127.0.0.1:$port "${gen_flags[@]}" "$@" >"$out/load.txt" 2>&1 &
 load_pid=$!
 # The measured window starts after the warm-up; sample CPU over its middle part.
 warm=$(printf '%s\n' "$@" | awk 'p{print; exit} /^--warmup$/{p=1}'); warm=${warm:-2s}

@@ -19,7 +19,7 @@ import (
 	"github.com/pulka/pulka/pkg/japanese"
 	"github.com/pulka/pulka/pkg/scoring"
 	"github.com/pulka/pulka/pkg/scoringclient"
-	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // ErrInvalid means a scoring input is malformed: retrying cannot help.
@@ -122,7 +122,7 @@ func base(g Game) *scoringv1.Sheet {
 // ClassicSettings converts a table's settings to the score sheet's (the
 // same reading of the wire as the table's and the lobby's).
 func ClassicSettings(s *lobbyv1.TableSettings) (scoring.Settings, error) {
-	out, err := table.ClassicRulesFromProto(s)
+	out, err := tablesettings.ClassicRulesFromProto(s)
 	if err != nil {
 		return out, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/pulka/pulka/pkg/fairdeal"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/scoring"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // classicPlayer chooses the server's move for a classic seat: the move of a
@@ -27,7 +28,7 @@ type classicEngine struct {
 	buf []classic.Event
 }
 
-func newClassicEngine(s Settings) (*classicEngine, error) {
+func newClassicEngine(s tablesettings.Settings) (*classicEngine, error) {
 	g, err := classic.NewLive(classic.Settings{Variant: s.Classic.Variant})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadSettings, err)

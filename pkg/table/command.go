@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // command applies cmd. A refused command changes nothing: no seq, no entry
@@ -112,7 +113,7 @@ func (t *Table) leave(b *batch, s int, resign bool) error {
 		return ErrNotSeated
 	}
 	st := &t.seats[s]
-	if t.set.Game == Japanese {
+	if t.set.Game == tablesettings.Japanese {
 		if !resign {
 			b.add(public(), &tablev1.Event{Event: &tablev1.Event_PlayerLeft{PlayerLeft: &tablev1.PlayerLeft{
 				Seat: uint32(s), PlayerId: st.player}}})

@@ -9,12 +9,13 @@ import (
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/classic"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 func TestLeave_ClassicBotTakesTheSeatUntilThePlayerSitsAgain(t *testing.T) {
 	for name, leave := range map[string]func() *tablev1.Command{"leave": leaveCmd, "resign": resignCmd} {
 		t.Run(name, func(t *testing.T) {
-			h := newHarness(t, classicSet(classic.Standard, DefaultBotDelay), 8, humans(4))
+			h := newHarness(t, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 8, humans(4))
 			mover := h.t.eng.toMove()
 			evs := h.mustCmd(player(mover), leave())
 			if got := kinds(evs); len(got) != 2 || got[0] != "player_left" || got[1] != "seat_taken_by_bot" ||
@@ -25,7 +26,7 @@ func TestLeave_ClassicBotTakesTheSeatUntilThePlayerSitsAgain(t *testing.T) {
 				t.Fatalf("HeldFor = %q after a leave: a bot plays the seat for good", got)
 			}
 			// It was their turn: the bot now moves after BotDelay, not after the timer.
-			if d, _ := h.t.NextDeadline(); !d.Equal(h.now.Add(DefaultBotDelay)) {
+			if d, _ := h.t.NextDeadline(); !d.Equal(h.now.Add(tablesettings.DefaultBotDelay)) {
 				t.Fatalf("deadline %v after the leave at %v", d, h.now)
 			}
 			if _, err := h.cmd(player(mover), legalCommands(h.t, mover)[0]); !errors.Is(err, ErrNotSeated) {
@@ -103,7 +104,7 @@ func TestSit_JapaneseHasNoSeatToTakeBack(t *testing.T) {
 }
 
 func TestDuplicateCommandID_IsIgnored(t *testing.T) {
-	h := newHarness(t, classicSet(classic.Standard, DefaultBotDelay), 1, humans(4))
+	h := newHarness(t, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 1, humans(4))
 	seat := h.t.eng.toMove()
 	cmd := legalCommands(h.t, seat)[0]
 	cmd.CommandId, cmd.PlayerId = "same", player(seat)
@@ -124,7 +125,7 @@ func TestDuplicateCommandID_IsIgnored(t *testing.T) {
 }
 
 func TestStaleEntryID_IsIgnored(t *testing.T) {
-	h := newHarness(t, classicSet(classic.Standard, DefaultBotDelay), 1, humans(4))
+	h := newHarness(t, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 1, humans(4))
 	seat := h.t.eng.toMove()
 	h.mustCmd(player(seat), legalCommands(h.t, seat)[0])
 	last := h.t.LastEntryID()
@@ -187,7 +188,7 @@ func mustReject(t *testing.T, h *harness, from string, c *tablev1.Command, want 
 }
 
 func TestWrongPlayer_RejectedAndNothingChanges(t *testing.T) {
-	h := newHarness(t, classicSet(classic.Standard, DefaultBotDelay), 2, humans(4))
+	h := newHarness(t, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 2, humans(4))
 	seat := h.t.eng.toMove()
 	other := (seat + 1) % 4
 	// Another seated player sends the mover's move: it acts for their own
@@ -204,7 +205,7 @@ func TestWrongPlayer_RejectedAndNothingChanges(t *testing.T) {
 }
 
 func TestIllegalMove_RejectedWithTheEngineReasonAndNothingChanges(t *testing.T) {
-	h := newHarness(t, classicSet(classic.Standard, DefaultBotDelay), 2, humans(4))
+	h := newHarness(t, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 2, humans(4))
 	first := h.t.eng.toMove()
 	mustReject(t, h, player(first), bidCmd(2), tablev1.RejectReason_REJECT_REASON_INVALID_BID, classic.ErrBadBid)
 	mustReject(t, h, player(first), bidCmd(200), tablev1.RejectReason_REJECT_REASON_INVALID_BID, classic.ErrBadBid)
@@ -228,7 +229,7 @@ func TestIllegalMove_RejectedWithTheEngineReasonAndNothingChanges(t *testing.T) 
 }
 
 func TestReconnect_SyncsTheSendersViewAndEndsTheirGrace(t *testing.T) {
-	h := newHarness(t, classicSet(classic.Standard, DefaultBotDelay), 4, humans(4))
+	h := newHarness(t, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 4, humans(4))
 	if _, err := h.apply(Away("p2", t0)); err != nil {
 		t.Fatal(err)
 	}

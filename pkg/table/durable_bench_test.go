@@ -6,6 +6,7 @@ import (
 
 	"github.com/pulka/pulka/pkg/classic"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // The durable formats' hot paths, each in the hand-laid layout of before
@@ -94,7 +95,7 @@ func benchTables(b *testing.B) []struct {
 	name string
 	t    *Table
 } {
-	cl := newHarness(b, classicSet(classic.Standard, DefaultBotDelay), 11, humans(4))
+	cl := newHarness(b, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 11, humans(4))
 	for cl.t.eng.handIndex() < 6 || cl.t.eng.phase() != tablev1.Phase_PHASE_PLAY {
 		s := cl.t.eng.toMove()
 		cl.now = cl.now.Add(time.Second)
@@ -178,7 +179,7 @@ func BenchmarkStep_ApplyAndLog(b *testing.B) {
 			b.ReportAllocs()
 			moves := 0
 			for i := 0; b.Loop(); i++ {
-				t, _, err := New("t-5f1c2e", "g", classicSet(classic.Standard, DefaultBotDelay), humans(4), t0, entropyOf(uint64(i), 0))
+				t, _, err := New("t-5f1c2e", "g", classicSet(classic.Standard, tablesettings.DefaultBotDelay), humans(4), t0, entropyOf(uint64(i), 0))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -192,7 +193,7 @@ func BenchmarkStep_ApplyAndLog(b *testing.B) {
 						c.CommandId, c.PlayerId, c.TableId = benchCommandID(k), player(s), t.ID()
 						in = CommandInput(c, entryID{ms: ms}.String(), now)
 					} else {
-						in = Tick(now.Add(DefaultSeedTimeout)) // deal at the seed deadline
+						in = Tick(now.Add(tablesettings.DefaultSeedTimeout)) // deal at the seed deadline
 					}
 					in.Entropy = entropyOf(uint64(i), k+1)
 					evs, err := t.Apply(in)

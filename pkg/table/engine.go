@@ -6,6 +6,7 @@ import (
 	"github.com/pulka/pulka/pkg/fairdeal"
 	runnerv1 "github.com/pulka/pulka/pkg/gen/pulka/runner/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // engine is one game's rules behind the table: it turns commands and server
@@ -45,22 +46,22 @@ type engine interface {
 	unmarshal([]byte) error
 }
 
-func newEngine(s Settings) (engine, error) {
+func newEngine(s tablesettings.Settings) (engine, error) {
 	switch s.Game {
-	case Classic:
+	case tablesettings.Classic:
 		return newClassicEngine(s)
-	case Japanese:
+	case tablesettings.Japanese:
 		return newJapaneseEngine(s)
 	}
 	return nil, fmt.Errorf("%w: unknown game %d", ErrBadSettings, uint8(s.Game))
 }
 
 // emptyEngine returns an engine of s.Game to unmarshal a state into.
-func emptyEngine(s Settings) (engine, error) {
+func emptyEngine(s tablesettings.Settings) (engine, error) {
 	switch s.Game {
-	case Classic:
+	case tablesettings.Classic:
 		return &classicEngine{set: s.Classic}, nil
-	case Japanese:
+	case tablesettings.Japanese:
 		return &japaneseEngine{}, nil
 	}
 	return nil, fmt.Errorf("%w: unknown game %d", ErrBadSnapshot, uint8(s.Game))

@@ -13,6 +13,7 @@ import (
 	runnerv1 "github.com/pulka/pulka/pkg/gen/pulka/runner/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/japanese"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // The engines' states in a snapshot (runnerv1.ClassicState, JapaneseState):
@@ -161,7 +162,7 @@ func classicState(c *runnerv1.ClassicState) (classic.State, error) {
 	if s.Key, err = keyOf(c.GetShuffleKey()); err != nil {
 		return s, err
 	}
-	v, ok := ClassicVariantFromProto(c.GetVariant())
+	v, ok := tablesettings.ClassicVariantFromProto(c.GetVariant())
 	if !ok {
 		return s, badState("variant %v", c.GetVariant())
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/pulka/pulka/pkg/fairdeal"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/japanese"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // handWatch is what the fairness check knows of one hand from the events
@@ -317,7 +318,7 @@ func (c *fairCheck) redeal(e *tablev1.Event, w *handWatch, deck *cards.Deck) {
 			c.fail(e, "seat %d was dealt %v, the revealed deck gives %v", s, w.cards[s], inHand[s])
 		}
 	}
-	if c.t.set.Game == Japanese {
+	if c.t.set.Game == tablesettings.Japanese {
 		for s := range japanese.Seats {
 			for i, cd := range w.faceUp[s] {
 				if cd != up[s][i] {
@@ -331,8 +332,8 @@ func (c *fairCheck) redeal(e *tablev1.Event, w *handWatch, deck *cards.Deck) {
 // dealLayout lays a deck out as docs/fair-play.md specifies: the cards each
 // seat gets in hand, the Japanese columns' face-up and face-down cards and
 // classic's turned card.
-func dealLayout(g Game, d *cards.Deck, n, dealer int) (inHand [classic.Seats]cards.Set, up, down [japanese.Seats][japanese.Columns]cards.Card, stock cards.Set) {
-	if g == Japanese {
+func dealLayout(g tablesettings.Game, d *cards.Deck, n, dealer int) (inHand [classic.Seats]cards.Set, up, down [japanese.Seats][japanese.Columns]cards.Card, stock cards.Set) {
+	if g == tablesettings.Japanese {
 		for k, s := range [2]int{dealer, 1 - dealer} {
 			inHand[s] = cards.SetOf(d[3*k:3*k+3]...) | cards.SetOf(d[6+5*k:11+5*k]...)
 			for i := range japanese.Columns {

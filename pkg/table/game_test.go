@@ -129,19 +129,6 @@ func TestPlacings_TiedSeatsShareAPlace(t *testing.T) {
 	}
 }
 
-func TestSettings_ProtoRoundTrip(t *testing.T) {
-	for _, s := range []Settings{classicSet(classic.Nines, DefaultBotDelay), japaneseSet(31)} {
-		s.MoveTimeout, s.ReconnectGrace = 15*time.Second, 2*time.Minute
-		got, err := SettingsFromProto(s.Proto())
-		if err != nil || got != s {
-			t.Fatalf("round trip of %+v: %+v, %v", s, got, err)
-		}
-	}
-	if _, err := SettingsFromProto(&lobbyv1.TableSettings{Game: lobbyv1.Game_GAME_CLASSIC}); !errors.Is(err, ErrBadSettings) {
-		t.Fatalf("classic without variant: %v", err)
-	}
-}
-
 func TestInput_MarshalRoundTripAndRejectsGarbage(t *testing.T) {
 	cmd := bidCmd(3)
 	cmd.CommandId, cmd.PlayerId, cmd.TableId = "c1", "p1", "t1"

@@ -16,6 +16,7 @@ import (
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/japanese"
 	"github.com/pulka/pulka/pkg/scoring"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -30,15 +31,15 @@ func humans(n int) []SeatInfo {
 
 func player(s int) string { return "p" + strconv.Itoa(s) }
 
-func classicSet(v classic.Variant, botDelay time.Duration) Settings {
+func classicSet(v classic.Variant, botDelay time.Duration) tablesettings.Settings {
 	sc := scoring.DefaultSettings()
 	sc.Variant = v
-	s := ClassicSettings(sc)
+	s := tablesettings.ClassicSettings(sc)
 	s.BotDelay = botDelay
 	return s
 }
 
-func japaneseSet(target int) Settings { return JapaneseSettings(target) }
+func japaneseSet(target int) tablesettings.Settings { return tablesettings.JapaneseSettings(target) }
 
 // harness drives one table like a runner: it numbers command stream
 // entries, keeps the clock, and records every input that produced events
@@ -65,13 +66,13 @@ type logged struct {
 	evs []*tablev1.Event
 }
 
-func newHarness(tb testing.TB, s Settings, seed uint64, seats []SeatInfo) *harness {
+func newHarness(tb testing.TB, s tablesettings.Settings, seed uint64, seats []SeatInfo) *harness {
 	tb.Helper()
 	return newHarnessSeeding(tb, s, seed, seats, true)
 }
 
 // newHarnessSeeding is newHarness with autoSeed chosen.
-func newHarnessSeeding(tb testing.TB, s Settings, seed uint64, seats []SeatInfo, autoSeed bool) *harness {
+func newHarnessSeeding(tb testing.TB, s tablesettings.Settings, seed uint64, seats []SeatInfo, autoSeed bool) *harness {
 	tb.Helper()
 	t, evs, err := New("t1", "g"+strconv.FormatUint(seed, 10), s, seats, t0, entropyOf(seed, 0))
 	if err != nil {

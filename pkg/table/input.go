@@ -10,6 +10,7 @@ import (
 
 	runnerv1 "github.com/pulka/pulka/pkg/gen/pulka/runner/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // InputKind says what an Input carries.
@@ -90,7 +91,7 @@ func Back(player string, at time.Time) Input { return Input{Kind: InputBack, At:
 // with room for deadlines after it.
 var (
 	minAt = time.Unix(1, 0)
-	maxAt = time.Unix(0, math.MaxInt64-int64(4*maxDuration))
+	maxAt = time.Unix(0, math.MaxInt64-int64(4*tablesettings.MaxDuration))
 )
 
 // validate checks the input's shape (not whether it is allowed now).

@@ -8,6 +8,7 @@ import (
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/japanese"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 type japaneseEngine struct {
@@ -15,7 +16,7 @@ type japaneseEngine struct {
 	buf []japanese.Event
 }
 
-func newJapaneseEngine(s Settings) (*japaneseEngine, error) {
+func newJapaneseEngine(s tablesettings.Settings) (*japaneseEngine, error) {
 	g, err := japanese.NewLive(japanese.Settings{Target: s.JapaneseTarget})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadSettings, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/pulka/pulka/pkg/fairdeal"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/scoring"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // The hand-laid snapshot layouts of versions 3 to 5, which runners wrote
@@ -39,8 +40,8 @@ import (
 func readSnapshotLegacy(data []byte) (*Table, error) {
 	r := reader{b: data}
 	v := r.byte()
-	var s Settings
-	s.Game = Game(r.byte())
+	var s tablesettings.Settings
+	s.Game = tablesettings.Game(r.byte())
 	s.Classic = scoring.Settings{Variant: classic.Variant(r.byte()), Khishti: scoring.Khishti(r.byte())}
 	premia, moshla, rest := r.byte(), r.byte(), r.byte()
 	s.Classic.Premia, s.Classic.Moshla, s.Classic.RestDocked = premia == 1, moshla == 1, rest == 1
@@ -63,12 +64,12 @@ func readSnapshotLegacy(data []byte) (*Table, error) {
 	if premia > 1 || moshla > 1 || rest > 1 {
 		return nil, badSnapshot("bad flags")
 	}
-	if d, err := s.withDefaults(); err != nil {
+	if d, err := s.WithDefaults(); err != nil {
 		return nil, badSnapshot("settings: %w", err)
 	} else if d != s {
 		return nil, badSnapshot("settings with a default left unfilled")
 	}
-	if nSeats != s.Game.seats() {
+	if nSeats != s.Game.Seats() {
 		return nil, badSnapshot("%d seats for %v", nSeats, s.Game)
 	}
 	t.seats = make([]seat, nSeats)

@@ -16,6 +16,7 @@ import (
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/japanese"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // driver plays a table with random inputs: mostly legal moves, and also
@@ -32,14 +33,14 @@ type driver struct {
 
 func newDriver(tb testing.TB, seed uint64) *driver {
 	rng := rand.New(rand.NewPCG(seed, 0x7461626c65))
-	var s Settings
+	var s tablesettings.Settings
 	var seats []SeatInfo
 	if rng.IntN(2) == 0 {
 		v := classic.Standard
 		if rng.IntN(3) == 0 {
 			v = classic.Nines
 		}
-		s = classicSet(v, []time.Duration{0, 0, 300 * time.Millisecond, DefaultBotDelay}[rng.IntN(4)])
+		s = classicSet(v, []time.Duration{0, 0, 300 * time.Millisecond, tablesettings.DefaultBotDelay}[rng.IntN(4)])
 		seats = humans(4)
 		for i := range seats {
 			if rng.IntN(3) == 0 {
@@ -87,7 +88,7 @@ func (d *driver) step() {
 	who := player(rng.IntN(n))
 	// Leaving makes a classic seat a bot and ends a Japanese match: keep it
 	// rare, so that games last.
-	leaving := (t.set.Game == Classic && rng.IntN(5) == 0) || rng.IntN(40) == 0
+	leaving := (t.set.Game == tablesettings.Classic && rng.IntN(5) == 0) || rng.IntN(40) == 0
 	switch r := rng.IntN(100); {
 	case r < 55 && t.sd.waiting() && rng.IntN(4) != 0:
 		d.clientSeed()
@@ -140,7 +141,7 @@ func (d *driver) step() {
 		d.input(Tick(h.now))
 	case r < 85:
 		// An away Japanese player soon forfeits: keep it rarer there.
-		if t.set.Game == Classic || rng.IntN(15) == 0 {
+		if t.set.Game == tablesettings.Classic || rng.IntN(15) == 0 {
 			d.input(Away(who, h.now))
 		}
 	case r < 91:
@@ -365,7 +366,7 @@ func (c *leakCheck) deal(hs *tablev1.HandStarted, rest []*tablev1.Event) {
 	h, n, dealer := int(hs.GetHandIndex()), int(hs.GetCardsPerSeat()), int(hs.GetDealerSeat())
 	d, _ := fairdeal.Shuffle(c.keyOf(uint32(h), rest))
 	*c = leakCheck{tb: c.tb, t: c.t, seed: c.seed, events: c.events}
-	if c.t.set.Game == Japanese {
+	if c.t.set.Game == tablesettings.Japanese {
 		for k, s := range [2]int{dealer, 1 - dealer} {
 			c.inHand[s] = cards.SetOf(d[3*k:3*k+3]...) | cards.SetOf(d[6+5*k:11+5*k]...)
 			for i := range japanese.Columns {

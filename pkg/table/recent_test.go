@@ -14,6 +14,7 @@ import (
 
 	"github.com/pulka/pulka/pkg/classic"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // benchCommandID is an id shaped like the gateway's (player id "/" client
@@ -34,7 +35,7 @@ func fullRingTable(tb testing.TB) (*harness, []string) {
 	tb.Helper()
 	// No client seeds: every id in the ring is one of sent (hands are dealt
 	// at their seed deadlines).
-	h := newHarnessSeeding(tb, classicSet(classic.Standard, DefaultBotDelay), 7, humans(4), false)
+	h := newHarnessSeeding(tb, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 7, humans(4), false)
 	var sent []string
 	send := func(from string, c *tablev1.Command) {
 		c.CommandId, c.PlayerId, c.TableId = benchCommandID(len(sent)), from, h.t.ID()
@@ -256,7 +257,7 @@ func TestRecentRing_IndexAgreesWithALinearScan(t *testing.T) {
 // agrees with a scan of the ring and that a snapshot re-encodes exactly.
 func TestRecentRing_IgnoredAsALinearScanThroughSnapshots(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
-	h := newHarnessSeeding(t, classicSet(classic.Standard, DefaultBotDelay), 3, humans(4), false)
+	h := newHarnessSeeding(t, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 3, humans(4), false)
 	colliding := collidingIDs(recentSlots-1, 2*recentCommands)
 	var sent, model []string
 	steps := 6000

@@ -4,6 +4,7 @@ import (
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/japanese"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // ScoringInputs returns what scoring must hear about evs: the game's start,
@@ -26,7 +27,7 @@ func (t *Table) ScoringInputs(evs []*tablev1.Event) []*scoringv1.ScoringInput {
 		case *tablev1.Event_HandEnded:
 			h := e.HandEnded
 			n := uint32(japanese.TricksPerHand)
-			if t.set.Game == Classic {
+			if t.set.Game == tablesettings.Classic {
 				n = uint32(t.set.Classic.Variant.CardsInHand(int(h.GetHandIndex())))
 			}
 			seats := make([]*scoringv1.SeatTricks, len(h.GetResults()))
@@ -40,7 +41,7 @@ func (t *Table) ScoringInputs(evs []*tablev1.Event) []*scoringv1.ScoringInput {
 				Completed:   e.GameEnded.GetReason() == tablev1.GameEndReason_GAME_END_REASON_COMPLETED,
 				HandsPlayed: e.GameEnded.GetHandsPlayed(),
 			}
-			if !g.Completed && t.set.Game == Japanese {
+			if !g.Completed && t.set.Game == tablesettings.Japanese {
 				for _, p := range e.GameEnded.GetPlacings() {
 					if p.GetPlace() > 1 {
 						loser := p.GetSeat()

@@ -12,6 +12,7 @@ import (
 	"github.com/pulka/pulka/pkg/classic"
 	"github.com/pulka/pulka/pkg/fairdeal"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 func seedCmd(hand uint32, seed []byte) *tablev1.Command {
@@ -23,7 +24,7 @@ func seedBytes(b byte) []byte { return bytes.Repeat([]byte{b}, fairdeal.SeedSize
 // A classic table of four humans, nobody's seed sent yet.
 func seedingTable(t *testing.T) *harness {
 	t.Helper()
-	h := newHarnessSeeding(t, classicSet(classic.Standard, DefaultBotDelay), 5, humans(4), false)
+	h := newHarnessSeeding(t, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 5, humans(4), false)
 	if got := kinds(h.start); len(got) != 2 || got[1] != "hand_committed" {
 		t.Fatalf("start events %v, want game_started hand_committed", got)
 	}
@@ -33,15 +34,15 @@ func seedingTable(t *testing.T) *harness {
 func TestSeeding_HandCommittedAwaitsTheSeatedHumansWhoAreHereAndRunsNoTimer(t *testing.T) {
 	seats := humans(4)
 	seats[2] = SeatInfo{Bot: true, Name: "Bot"}
-	h := newHarnessSeeding(t, classicSet(classic.Standard, DefaultBotDelay), 5, seats, false)
+	h := newHarnessSeeding(t, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 5, seats, false)
 	hc := h.start[1].GetHandCommitted()
-	if hc.GetHandIndex() != 0 || len(hc.GetCommitment()) != 32 || !hc.GetSeedDeadline().AsTime().Equal(t0.Add(DefaultSeedTimeout)) {
+	if hc.GetHandIndex() != 0 || len(hc.GetCommitment()) != 32 || !hc.GetSeedDeadline().AsTime().Equal(t0.Add(tablesettings.DefaultSeedTimeout)) {
 		t.Fatalf("hand_committed %v", hc)
 	}
 	if got := hc.GetAwaitedSeats(); len(got) != 3 || got[0] != 0 || got[1] != 1 || got[2] != 3 {
 		t.Fatalf("awaited seats %v, want 0 1 3 (seat 2 is a bot)", got)
 	}
-	if d, ok := h.t.NextDeadline(); !ok || !d.Equal(t0.Add(DefaultSeedTimeout)) || h.t.View(0).GetDeadline() != nil {
+	if d, ok := h.t.NextDeadline(); !ok || !d.Equal(t0.Add(tablesettings.DefaultSeedTimeout)) || h.t.View(0).GetDeadline() != nil {
 		t.Fatalf("next deadline %v %v, want the seed deadline and no move timer", d, ok)
 	}
 	if h.t.eng.toMove() != -1 {
@@ -54,7 +55,7 @@ func TestSeeding_HandCommittedAwaitsTheSeatedHumansWhoAreHereAndRunsNoTimer(t *t
 // others' are in), and hand 2, committed ahead at hand 1's deal, does not
 // await p1 at all.
 func TestSeeding_AnAwayPlayerIsNotAwaitedAtTheNextHand(t *testing.T) {
-	h := newHarnessSeeding(t, classicSet(classic.Standard, DefaultBotDelay), 5, humans(4), false)
+	h := newHarnessSeeding(t, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 5, humans(4), false)
 	for s := range 4 {
 		h.mustCmd(player(s), seedCmd(0, seedBytes(byte(s+1))))
 	}
@@ -136,10 +137,10 @@ func TestSeeding_RefusedSeedsGoToTheirSenderAndChangeNothingElse(t *testing.T) {
 func TestSeeding_TheDeadlineDealsWithoutTheMissingSeeds(t *testing.T) {
 	h := seedingTable(t)
 	h.mustCmd("p2", seedCmd(0, seedBytes(7)))
-	if evs := h.tick(t0.Add(DefaultSeedTimeout - 1)); len(evs) != 0 {
+	if evs := h.tick(t0.Add(tablesettings.DefaultSeedTimeout - 1)); len(evs) != 0 {
 		t.Fatalf("dealt before the deadline: %v", kinds(evs))
 	}
-	evs := h.tick(t0.Add(DefaultSeedTimeout))
+	evs := h.tick(t0.Add(tablesettings.DefaultSeedTimeout))
 	if got := kinds(evs); got[0] != "hand_started" || TimerOf(evs[len(evs)-1]) == nil {
 		t.Fatalf("at the deadline: %v, want the deal and the first move timer", got)
 	}
@@ -291,7 +292,7 @@ func withSeed(c *tablev1.Command, hand uint32, seed []byte) *tablev1.Command {
 // seed command at all; and hand 1's reveal lists the seeds that rode on the
 // moves.
 func TestSeeding_SeedsRideOnMovesAndTheNextHandIsDealtAsTheHandBeforeEnds(t *testing.T) {
-	h := newHarness(t, classicSet(classic.Standard, DefaultBotDelay), 5, humans(4))
+	h := newHarness(t, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 5, humans(4))
 	last := h.start[len(h.start)-1].GetHandCommitted()
 	if last.GetHandIndex() != 1 || last.GetSeedDeadline() != nil || len(last.GetAwaitedSeats()) != 4 {
 		t.Fatalf("the start's last event %v, want hand 1 committed ahead, every seat awaited, no deadline", last)
@@ -351,7 +352,7 @@ func TestSeeding_SeedsRideOnMovesAndTheNextHandIsDealtAsTheHandBeforeEnds(t *tes
 // stands; a malformed one refuses the whole move, which changes nothing; a
 // refused move takes no seed.
 func TestSeeding_AnAttachedSeedNeverRefusesAGoodMove(t *testing.T) {
-	h := newHarness(t, classicSet(classic.Standard, DefaultBotDelay), 5, humans(4))
+	h := newHarness(t, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 5, humans(4))
 	s := h.t.eng.toMove()
 	good := legalCommands(h.t, s)[0]
 
@@ -383,7 +384,7 @@ func TestSeeding_AnAttachedSeedNeverRefusesAGoodMove(t *testing.T) {
 // on identically, and shows in every view as next_committed without any
 // secret.
 func TestSeeding_TheHandAheadSurvivesASnapshotAndShowsInTheView(t *testing.T) {
-	h := newHarness(t, classicSet(classic.Standard, DefaultBotDelay), 5, humans(4))
+	h := newHarness(t, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 5, humans(4))
 	s := h.t.eng.toMove()
 	h.mustCmd(player(s), withSeed(legalCommands(h.t, s)[0], 1, seedBytes(3)))
 	r, err := Restore(state(t, h.t))

@@ -17,6 +17,7 @@ import (
 
 	"github.com/pulka/pulka/pkg/fairdeal"
 	runnerv1 "github.com/pulka/pulka/pkg/gen/pulka/runner/v1"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // snapshotVersion is the first byte of MarshalBinary's output: version 6 is
@@ -288,7 +289,7 @@ func readSnapshotProto(data []byte) (*Table, error) {
 			return nil, badSnapshot("%w", err)
 		}
 	}
-	if len(m.GetSeats()) != s.Game.seats() {
+	if len(m.GetSeats()) != s.Game.Seats() {
 		return nil, badSnapshot("%d seats for %v", len(m.GetSeats()), s.Game)
 	}
 	t.seats = make([]seat, len(m.GetSeats()))
@@ -328,21 +329,21 @@ func readSnapshotProto(data []byte) (*Table, error) {
 }
 
 // snapshotSettings reads a snapshot's settings, which must be complete and
-// canonical: exactly what Settings.Proto writes, nothing left to a default,
-// nothing of the lobby's.
-func snapshotSettings(m *runnerv1.TableSnapshot) (Settings, error) {
+// canonical: exactly what tablesettings.Settings.Proto writes, nothing left
+// to a default, nothing of the lobby's.
+func snapshotSettings(m *runnerv1.TableSnapshot) (tablesettings.Settings, error) {
 	ts := m.GetSettings()
 	for _, d := range []*durationpb.Duration{m.GetBotDelay(), m.GetSeedTimeout()} {
 		if d == nil || d.CheckValid() != nil {
-			return Settings{}, badSnapshot("settings: bot delay or seed timeout missing or invalid")
+			return tablesettings.Settings{}, badSnapshot("settings: bot delay or seed timeout missing or invalid")
 		}
 	}
-	s, err := SettingsFromProto(ts)
+	s, err := tablesettings.FromProto(ts)
 	if err != nil {
 		return s, badSnapshot("settings: %w", err)
 	}
 	s.BotDelay, s.SeedTimeout = m.GetBotDelay().AsDuration(), m.GetSeedTimeout().AsDuration()
-	if d, err := s.withDefaults(); err != nil {
+	if d, err := s.WithDefaults(); err != nil {
 		return s, badSnapshot("settings: %w", err)
 	} else if d != s || !proto.Equal(s.Proto(), ts) {
 		return s, badSnapshot("settings %v are not complete, or not the table's alone", ts)
@@ -396,7 +397,7 @@ func (t *Table) check() error {
 	if t.id == "" || t.gameID == "" || !storable(t.id) || !storable(t.gameID) {
 		return badSnapshot("ids")
 	}
-	if len(t.seats) != s.Game.seats() {
+	if len(t.seats) != s.Game.Seats() {
 		return badSnapshot("%d seats for %v", len(t.seats), s.Game)
 	}
 	for i := range t.seats {
@@ -406,7 +407,7 @@ func (t *Table) check() error {
 			return badSnapshot("seat %d", i)
 		case (st.mode == seatBotFilled) != (st.player == ""):
 			return badSnapshot("seat %d: a filled bot and only it has no player", i)
-		case st.mode != seatHuman && s.Game == Japanese:
+		case st.mode != seatHuman && s.Game == tablesettings.Japanese:
 			return badSnapshot("seat %d: a bot at a Japanese table", i)
 		case st.away != (st.grace != 0), st.away && st.mode != seatHuman, st.grace < 0:
 			return badSnapshot("seat %d: grace", i)

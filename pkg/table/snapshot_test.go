@@ -16,6 +16,7 @@ import (
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	runnerv1 "github.com/pulka/pulka/pkg/gen/pulka/runner/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // TestSnapshot_EveryFieldOfTheFormatIsWrittenAndReadBack: over random
@@ -108,7 +109,7 @@ func TestSnapshot_SizeIsBounded(t *testing.T) {
 	for i := range seats {
 		seats[i].PlayerID, seats[i].Name = long('a'+byte(i)), long('A'+byte(i))
 	}
-	tb, _, err := New(long('t'), long('g'), classicSet(0, DefaultBotDelay), seats, t0, entropyOf(1, 0))
+	tb, _, err := New(long('t'), long('g'), classicSet(0, tablesettings.DefaultBotDelay), seats, t0, entropyOf(1, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,9 +227,9 @@ func TestSnapshot_RefusesWhatItCannotHoldExactly(t *testing.T) {
 			continue
 		}
 		switch d.h.t.set.Game {
-		case Classic:
+		case tablesettings.Classic:
 			classicTable = d.h.t
-		case Japanese:
+		case tablesettings.Japanese:
 			japaneseTable = d.h.t
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // SeatInfo is who sits in a seat when the game starts.
@@ -47,7 +48,7 @@ const maxServerSteps = 10000
 type Table struct {
 	id     string
 	gameID string
-	set    Settings
+	set    tablesettings.Settings
 	eng    engine
 	seats  []seat
 	seq    uint64 // seq of the last event
@@ -106,10 +107,10 @@ func (b *batch) fail(err error) {
 // once, else the deal waits for the client seeds or the seed deadline. Bots
 // do not move in New, not even with BotDelay 0: the first Apply (a tick at
 // now) plays them.
-func New(id, gameID string, s Settings, seats []SeatInfo, now time.Time, entropy Entropy) (*Table, []*tablev1.Event, error) {
-	set, err := s.withDefaults()
+func New(id, gameID string, s tablesettings.Settings, seats []SeatInfo, now time.Time, entropy Entropy) (*Table, []*tablev1.Event, error) {
+	set, err := s.WithDefaults()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%w: %w", ErrBadSettings, err)
 	}
 	// What New accepts, a snapshot must hold (snapshot.go's check).
 	if !storable(id) || !storable(gameID) || id == "" || gameID == "" {
@@ -118,13 +119,13 @@ func New(id, gameID string, s Settings, seats []SeatInfo, now time.Time, entropy
 	if now.Before(minAt) || now.After(maxAt) {
 		return nil, nil, fmt.Errorf("%w: time %v out of range", ErrBadInput, now)
 	}
-	if len(seats) != set.Game.seats() {
-		return nil, nil, fmt.Errorf("%w: %d seats, %v has %d", ErrBadSeats, len(seats), set.Game, set.Game.seats())
+	if len(seats) != set.Game.Seats() {
+		return nil, nil, fmt.Errorf("%w: %d seats, %v has %d", ErrBadSeats, len(seats), set.Game, set.Game.Seats())
 	}
 	t := &Table{id: id, gameID: gameID, set: set, seats: make([]seat, len(seats)), ahead: true}
 	for i, si := range seats {
 		switch {
-		case si.Bot && set.Game == Japanese:
+		case si.Bot && set.Game == tablesettings.Japanese:
 			return nil, nil, fmt.Errorf("%w: Japanese joker has no bots (seat %d)", ErrBadSeats, i)
 		case si.Bot && si.PlayerID != "":
 			return nil, nil, fmt.Errorf("%w: bot seat %d has a player", ErrBadSeats, i)
@@ -166,7 +167,7 @@ func (t *Table) ID() string { return t.id }
 func (t *Table) GameID() string { return t.gameID }
 
 // Settings returns the settings, defaults filled in.
-func (t *Table) Settings() Settings { return t.set }
+func (t *Table) Settings() tablesettings.Settings { return t.set }
 
 // Over reports whether the game has ended.
 func (t *Table) Over() bool { return t.eng.over() }
@@ -393,7 +394,7 @@ func (t *Table) rescheduleIf(b *batch, s int) {
 func (t *Table) expireGrace(b *batch, s int) {
 	st := &t.seats[s]
 	st.grace, st.away = 0, false
-	if t.set.Game == Japanese {
+	if t.set.Game == tablesettings.Japanese {
 		if err := t.eng.end(b, s, true); err != nil {
 			b.fail(fmt.Errorf("table: forfeit: %w", err))
 		}

@@ -7,10 +7,11 @@ import (
 
 	"github.com/pulka/pulka/pkg/classic"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 func TestNew_StartEventsNumberedWithVisibility(t *testing.T) {
-	h := newHarness(t, classicSet(classic.Standard, DefaultBotDelay), 7, humans(4))
+	h := newHarness(t, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 7, humans(4))
 	got := kinds(h.start)
 	// The hand is committed, the four clients' seeds arrive, then it is
 	// dealt and the next hand committed ahead; the first bidder's timer
@@ -48,17 +49,17 @@ func TestNew_StartEventsNumberedWithVisibility(t *testing.T) {
 		}
 	}
 	ts := h.start[len(want)-1].GetTimer()
-	if !ts.GetDeadline().AsTime().Equal(t0.Add(DefaultMoveTimeout)) || ts.GetPhase() != tablev1.Phase_PHASE_BID {
+	if !ts.GetDeadline().AsTime().Equal(t0.Add(tablesettings.DefaultMoveTimeout)) || ts.GetPhase() != tablev1.Phase_PHASE_BID {
 		t.Errorf("timer %v", ts)
 	}
-	if d, ok := h.t.NextDeadline(); !ok || !d.Equal(t0.Add(DefaultMoveTimeout)) {
+	if d, ok := h.t.NextDeadline(); !ok || !d.Equal(t0.Add(tablesettings.DefaultMoveTimeout)) {
 		t.Errorf("NextDeadline %v %v", d, ok)
 	}
 }
 
 func TestNew_RejectsBadSeatsAndSettings(t *testing.T) {
 	for name, tc := range map[string]struct {
-		s     Settings
+		s     tablesettings.Settings
 		seats []SeatInfo
 		want  error
 	}{
@@ -68,14 +69,14 @@ func TestNew_RejectsBadSeatsAndSettings(t *testing.T) {
 		"seat without player":  {japaneseSet(11), []SeatInfo{{PlayerID: "a"}, {}}, ErrBadSeats},
 		"bot with a player":    {classicSet(classic.Standard, 0), append(humans(3), SeatInfo{PlayerID: "x", Bot: true}), ErrBadSeats},
 		"target 20":            {japaneseSet(20), humans(2), ErrBadSettings},
-		"no game":              {Settings{}, humans(2), ErrBadSettings},
+		"no game":              {tablesettings.Settings{}, humans(2), ErrBadSettings},
 		"negative bot delay":   {classicSet(classic.Standard, -time.Second), humans(4), ErrBadSettings},
-		"negative seed timeout": {func() Settings {
+		"negative seed timeout": {func() tablesettings.Settings {
 			s := classicSet(classic.Standard, 0)
 			s.SeedTimeout = -time.Second
 			return s
 		}(), humans(4), ErrBadSettings},
-		"seed timeout of days": {func() Settings {
+		"seed timeout of days": {func() tablesettings.Settings {
 			s := classicSet(classic.Standard, 0)
 			s.SeedTimeout = 48 * time.Hour
 			return s
@@ -106,12 +107,12 @@ func serverMoves(evs []*tablev1.Event) (n int, seat int) {
 }
 
 func TestMoveTimer_ExpiryMakesExactlyOneMoveAndTheNextIsThePlayers(t *testing.T) {
-	for name, s := range map[string]Settings{
-		"classic":  classicSet(classic.Standard, DefaultBotDelay),
+	for name, s := range map[string]tablesettings.Settings{
+		"classic":  classicSet(classic.Standard, tablesettings.DefaultBotDelay),
 		"japanese": japaneseSet(21),
 	} {
 		t.Run(name, func(t *testing.T) {
-			n := s.Game.seats()
+			n := s.Game.Seats()
 			h := newHarness(t, s, 42, humans(n))
 			late := h.t.eng.toMove()
 			deadline, _ := h.t.NextDeadline()
@@ -215,24 +216,24 @@ func TestBotDelayZero_WholeClassicGameOfBotsInOneApply(t *testing.T) {
 }
 
 func TestGraceExpiry_ClassicBotTakesTheSeatAndBackGivesItBack(t *testing.T) {
-	h := newHarness(t, classicSet(classic.Standard, DefaultBotDelay), 5, humans(4))
+	h := newHarness(t, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 5, humans(4))
 	away := (h.t.eng.toMove() + 1) % 4 // not the first to move
 	evs, err := h.apply(Away(player(away), t0))
 	pa, ok := find(evs, (*tablev1.Event).GetPlayerAway)
-	if err != nil || !ok || int(pa.GetSeat()) != away || !pa.GetGraceDeadline().AsTime().Equal(t0.Add(DefaultReconnectGrace)) {
+	if err != nil || !ok || int(pa.GetSeat()) != away || !pa.GetGraceDeadline().AsTime().Equal(t0.Add(tablesettings.DefaultReconnectGrace)) {
 		t.Fatalf("away: %v %v", kinds(evs), err)
 	}
 	if !h.t.View(0).GetSeats()[away].GetAway() {
 		t.Fatal("view does not show the seat away")
 	}
-	grace := t0.Add(DefaultReconnectGrace)
+	grace := t0.Add(tablesettings.DefaultReconnectGrace)
 	if _, err := h.apply(Back(player(away), t0)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.apply(Away(player(away), t0)); err != nil {
 		t.Fatal(err)
 	}
-	if d, _ := h.t.NextDeadline(); !d.Equal(t0.Add(DefaultMoveTimeout)) {
+	if d, _ := h.t.NextDeadline(); !d.Equal(t0.Add(tablesettings.DefaultMoveTimeout)) {
 		t.Fatalf("NextDeadline %v: the timer comes before the grace", d)
 	}
 	// Everyone else moves in time; the away seat's timer moves for it.
@@ -269,7 +270,7 @@ func TestGraceExpiry_ClassicBotTakesTheSeatAndBackGivesItBack(t *testing.T) {
 			continue
 		}
 		d, _ := h.t.NextDeadline()
-		if d.After(h.now.Add(DefaultBotDelay)) {
+		if d.After(h.now.Add(tablesettings.DefaultBotDelay)) {
 			t.Fatalf("the bot waits for a move timer: deadline %v", d)
 		}
 		n, who := serverMoves(h.tick(d))
@@ -298,7 +299,7 @@ func TestGraceExpiry_JapaneseMatchIsForfeited(t *testing.T) {
 	if _, err := h.apply(Away("p1", t0.Add(time.Second))); err != nil {
 		t.Fatal(err)
 	}
-	grace := t0.Add(time.Second + DefaultReconnectGrace)
+	grace := t0.Add(time.Second + tablesettings.DefaultReconnectGrace)
 	evs := h.tick(grace)
 	ended, ok := find(evs, (*tablev1.Event).GetGameEnded)
 	if !ok || ended.GetReason() != tablev1.GameEndReason_GAME_END_REASON_FORFEITED {
@@ -316,16 +317,16 @@ func TestGraceExpiry_JapaneseMatchIsForfeited(t *testing.T) {
 }
 
 func TestBackBeforeGrace_NoBotAndNoForfeit(t *testing.T) {
-	for name, s := range map[string]Settings{
-		"classic":  classicSet(classic.Standard, DefaultBotDelay),
+	for name, s := range map[string]tablesettings.Settings{
+		"classic":  classicSet(classic.Standard, tablesettings.DefaultBotDelay),
 		"japanese": japaneseSet(21),
 	} {
 		t.Run(name, func(t *testing.T) {
-			h := newHarness(t, s, 9, humans(s.Game.seats()))
+			h := newHarness(t, s, 9, humans(s.Game.Seats()))
 			if _, err := h.apply(Away("p1", t0)); err != nil {
 				t.Fatal(err)
 			}
-			evs, err := h.apply(Back("p1", t0.Add(DefaultReconnectGrace-time.Nanosecond)))
+			evs, err := h.apply(Back("p1", t0.Add(tablesettings.DefaultReconnectGrace-time.Nanosecond)))
 			if err != nil || count(evs, "player_back") != 1 {
 				t.Fatalf("back: %v %v", kinds(evs), err)
 			}
@@ -333,7 +334,7 @@ func TestBackBeforeGrace_NoBotAndNoForfeit(t *testing.T) {
 			if evs, _ := h.apply(Back("p1", h.now)); len(evs) != 0 {
 				t.Fatalf("second back: %v", kinds(evs))
 			}
-			evs = h.tick(t0.Add(DefaultReconnectGrace))
+			evs = h.tick(t0.Add(tablesettings.DefaultReconnectGrace))
 			if count(evs, "seat_taken_by_bot")+count(evs, "game_ended") != 0 {
 				t.Fatalf("the grace fired after the player came back: %v", kinds(evs))
 			}

@@ -3,7 +3,7 @@
 // validation, and their mapping to and from the pulka.table.v1 contracts.
 //
 // It is the one definition both sides share: the gateway parses client
-// frames and writes server frames with it, and Go clients (pkg/wsclient,
+// frames and writes server frames with it, and Go clients (tools/wsclient,
 // pulkactl play and load) use the same names, types and card notation, so
 // the two cannot drift apart.
 //

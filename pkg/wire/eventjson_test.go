@@ -23,6 +23,7 @@ import (
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/scoring"
 	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // fastKinds are the oneof members the hand-written encoder writes; every
@@ -224,18 +225,18 @@ func playGame(tb testing.TB, seed uint64, names []string, visit func(*table.Tabl
 	tb.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0x776972650a))
 	japanese := seed%2 == 1
-	var s table.Settings
+	var s tablesettings.Settings
 	var seats []table.SeatInfo
 	if japanese {
-		s = table.JapaneseSettings([]int{11, 15, 21, 31}[rng.IntN(4)])
+		s = tablesettings.JapaneseSettings([]int{11, 15, 21, 31}[rng.IntN(4)])
 		seats = make([]table.SeatInfo, 2)
 	} else {
 		sc := scoring.DefaultSettings()
 		if rng.IntN(3) == 0 {
 			sc.Variant = classic.Nines
 		}
-		s = table.ClassicSettings(sc)
-		s.BotDelay = []time.Duration{0, 300 * time.Millisecond, table.DefaultBotDelay}[rng.IntN(3)]
+		s = tablesettings.ClassicSettings(sc)
+		s.BotDelay = []time.Duration{0, 300 * time.Millisecond, tablesettings.DefaultBotDelay}[rng.IntN(3)]
 		seats = make([]table.SeatInfo, 4)
 	}
 	s.MoveTimeout = time.Duration(1+rng.IntN(30)) * time.Second

@@ -20,6 +20,7 @@ import (
 	"github.com/pulka/pulka/pkg/scoring"
 	"github.com/pulka/pulka/pkg/sheets"
 	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // sheetBefore is Sheet as it was before the fast encoder: protojson of the
@@ -156,7 +157,7 @@ func premiaSheets(tb testing.TB, seed uint64, premia uint, visit func(*scoringv1
 	}
 	rules.Khishti = scoring.Khishti(rng.IntN(4))
 	rules.RestDocked = seed%2 == 0
-	ts := table.ClassicSettings(rules).Proto()
+	ts := tablesettings.ClassicSettings(rules).Proto()
 	var players []*scoringv1.SheetPlayer
 	for seat := range uint32(scoring.Seats) {
 		players = append(players, &scoringv1.SheetPlayer{Seat: seat, PlayerId: "p" + strconv.Itoa(int(seat)),
@@ -354,7 +355,7 @@ func TestSheetJSON_Rules(t *testing.T) {
 		{name: "empty settings, stake and durations", u: settings(&lobbyv1.TableSettings{Stake: &lobbyv1.Stake{},
 			MoveTime: &durationpb.Duration{}, ReconnectGrace: &durationpb.Duration{}}),
 			fast: true, want: `{"sheet":{"settings":{"stake":{},"move_time":"0s","reconnect_grace":"0s"}}}`},
-		{name: "classic settings as a table sends them", u: settings(table.ClassicSettings(scoring.DefaultSettings()).Proto()),
+		{name: "classic settings as a table sends them", u: settings(tablesettings.ClassicSettings(scoring.DefaultSettings()).Proto()),
 			fast: true, want: `{"sheet":{"settings":{"game":"GAME_CLASSIC","classic_variant":"CLASSIC_VARIANT_STANDARD",` +
 				`"khishti":"KHISHTI_PENALTY_200","premia":true,"moshla":true,"rest_docked":true,"move_time":"20s","reconnect_grace":"60s"}}}`},
 		{name: "every settings field, free stake", u: settings(&lobbyv1.TableSettings{Game: lobbyv1.Game_GAME_JAPANESE,

@@ -8,7 +8,7 @@ import scoringShape from './testdata/seed-pulkas-I-II.scoring.json';
 
 // The fixtures are real server output: seed-*.json is the protojson of a
 // pulka.scoring.v1.SheetUpdate built by pkg/scoring from the hands of seeds
-// 000/001 (pkg/cmd/pulkactl/testdata/seed_pulkas_I_II.json, per-card
+// 000/001 (tools/cmd/pulkactl/testdata/seed_pulkas_I_II.json, per-card
 // khishti), *.scoring.json is `pulkactl score` of the same hands.
 
 const names = { settings: null, names: [] };

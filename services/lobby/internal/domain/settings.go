@@ -7,17 +7,9 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	"github.com/pulka/pulka/pkg/japanese"
 	"github.com/pulka/pulka/pkg/scoring"
-	"github.com/pulka/pulka/pkg/table"
-)
-
-// Game is the card game of a table.
-type Game uint8
-
-// The games.
-const (
-	Classic Game = iota + 1
-	Japanese
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // Visibility says whether a table is listed.
@@ -47,12 +39,6 @@ type Stake struct {
 	Coins int64
 }
 
-// DefaultJapaneseTarget is the rules' target when the creator chose none.
-const DefaultJapaneseTarget = 21
-
-// japaneseTargets are the targets the rules allow.
-var japaneseTargets = map[uint32]bool{11: true, 15: true, 21: true, 31: true}
-
 // Bounds of the timing settings (zero means the server's default).
 const (
 	MinMoveTime       = 5 * time.Second
@@ -65,7 +51,7 @@ const (
 // are a scoring.Settings embedded as a value, so a new table-level setting
 // (a stake kind, a timer) never changes how a sheet is scored.
 type Settings struct {
-	Game Game
+	Game tablesettings.Game
 	// Classic holds the classic scoring rules (zero for Japanese).
 	Classic scoring.Settings
 	// JapaneseTarget is 11, 15, 21 or 31 (zero for classic).
@@ -80,10 +66,7 @@ type Settings struct {
 
 // Seats is the number of seats of the game.
 func (s Settings) Seats() int {
-	if s.Game == Japanese {
-		return 2
-	}
-	return 4
+	return s.Game.Seats()
 }
 
 // ParseSettings validates wire settings and fills the defaults the rules
@@ -100,12 +83,12 @@ func ParseSettings(p *lobbyv1.TableSettings, hasPassword bool) (Settings, error)
 	s := Settings{HasPassword: hasPassword}
 	switch p.GetGame() {
 	case lobbyv1.Game_GAME_CLASSIC:
-		s.Game = Classic
+		s.Game = tablesettings.Classic
 		if err := parseClassic(p, &s); err != nil {
 			return Settings{}, err
 		}
 	case lobbyv1.Game_GAME_JAPANESE:
-		s.Game = Japanese
+		s.Game = tablesettings.Japanese
 		if err := parseJapanese(p, &s); err != nil {
 			return Settings{}, err
 		}
@@ -135,13 +118,13 @@ func ParseSettings(p *lobbyv1.TableSettings, hasPassword bool) (Settings, error)
 }
 
 func parseClassic(p *lobbyv1.TableSettings, s *Settings) error {
-	if _, ok := table.ClassicVariantFromProto(p.GetClassicVariant()); !ok {
+	if _, ok := tablesettings.ClassicVariantFromProto(p.GetClassicVariant()); !ok {
 		return invalid("classic_variant", "must be standard or nines")
 	}
-	if _, ok := table.KhishtiFromProto(p.GetKhishti()); !ok {
+	if _, ok := tablesettings.KhishtiFromProto(p.GetKhishti()); !ok {
 		return invalid("khishti", "must be 200, 500, 100 or per-card")
 	}
-	r, err := table.ClassicRulesFromProto(p)
+	r, err := tablesettings.ClassicRulesFromProto(p)
 	if err != nil {
 		return invalid("classic", err.Error())
 	}
@@ -172,9 +155,9 @@ func parseJapanese(p *lobbyv1.TableSettings, s *Settings) error {
 	}
 	t := p.GetJapaneseTarget()
 	if t == 0 {
-		t = DefaultJapaneseTarget
+		t = japanese.DefaultTarget
 	}
-	if !japaneseTargets[t] {
+	if (japanese.Settings{Target: int(t)}).Validate() != nil {
 		return invalid("japanese_target", fmt.Sprintf("must be 11, 15, 21 or 31, not %d", t))
 	}
 	s.JapaneseTarget = t
@@ -221,10 +204,10 @@ func parseDuration(field string, d *durationpb.Duration, lo, hi time.Duration) (
 func (s Settings) Proto() *lobbyv1.TableSettings {
 	p := &lobbyv1.TableSettings{HasPassword: s.HasPassword}
 	switch s.Game {
-	case Classic:
-		table.ClassicRulesToProto(p, s.Classic)
-	case Japanese:
-		table.JapaneseRulesToProto(p, s.JapaneseTarget)
+	case tablesettings.Classic:
+		tablesettings.ClassicRulesToProto(p, s.Classic)
+	case tablesettings.Japanese:
+		tablesettings.JapaneseRulesToProto(p, s.JapaneseTarget)
 	}
 	switch s.Visibility {
 	case Public:

@@ -11,8 +11,9 @@ import (
 
 	"github.com/pulka/pulka/pkg/classic"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	"github.com/pulka/pulka/pkg/japanese"
 	"github.com/pulka/pulka/pkg/scoring"
-	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 func classicSettings(mut ...func(*lobbyv1.TableSettings)) *lobbyv1.TableSettings {
@@ -66,7 +67,7 @@ func TestParseSettings_EveryClassicCombinationIsAccepted(t *testing.T) {
 						t.Fatalf("%v: %v", p, err)
 					}
 					want := scoring.Settings{Variant: v, Khishti: k, Premia: flags&1 != 0, Moshla: flags&2 != 0, RestDocked: flags&4 != 0}
-					if got.Game != Classic || got.Classic != want || got.Seats() != 4 {
+					if got.Game != tablesettings.Classic || got.Classic != want || got.Seats() != 4 {
 						t.Fatalf("%v: got %+v", p, got)
 					}
 					// The stored form is complete and reads back the same.
@@ -87,12 +88,12 @@ func TestParseSettings_EveryClassicCombinationIsAccepted(t *testing.T) {
 func TestParseSettings_JapaneseTargets(t *testing.T) {
 	for _, target := range []uint32{11, 15, 21, 31} {
 		got, err := ParseSettings(japaneseSettings(func(s *lobbyv1.TableSettings) { s.JapaneseTarget = target }), false)
-		if err != nil || got.JapaneseTarget != target || got.Game != Japanese || got.Seats() != 2 {
+		if err != nil || got.JapaneseTarget != target || got.Game != tablesettings.Japanese || got.Seats() != 2 {
 			t.Errorf("target %d: %+v, %v", target, got, err)
 		}
 	}
 	got, err := ParseSettings(japaneseSettings(func(s *lobbyv1.TableSettings) { s.JapaneseTarget = 0 }), false)
-	if err != nil || got.JapaneseTarget != DefaultJapaneseTarget {
+	if err != nil || got.JapaneseTarget != japanese.DefaultTarget {
 		t.Errorf("unset target: got %d, %v; want the default 21", got.JapaneseTarget, err)
 	}
 }
@@ -243,22 +244,22 @@ func TestSettings_TheTableReadsTheRulesTheLobbyWrites(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", p, err)
 		}
-		ts, err := table.SettingsFromProto(s.Proto())
+		ts, err := tablesettings.FromProto(s.Proto())
 		if err != nil {
 			t.Fatalf("the table refuses %v: %v", s.Proto(), err)
 		}
-		want := table.Settings{Classic: s.Classic, JapaneseTarget: int(s.JapaneseTarget),
-			MoveTimeout: s.MoveTime, ReconnectGrace: s.ReconnectGrace, BotDelay: table.DefaultBotDelay,
-			SeedTimeout: table.DefaultSeedTimeout}
-		want.Game = table.Classic
-		if s.Game == Japanese {
-			want.Game = table.Japanese
+		want := tablesettings.Settings{Classic: s.Classic, JapaneseTarget: int(s.JapaneseTarget),
+			MoveTimeout: s.MoveTime, ReconnectGrace: s.ReconnectGrace, BotDelay: tablesettings.DefaultBotDelay,
+			SeedTimeout: tablesettings.DefaultSeedTimeout}
+		want.Game = tablesettings.Classic
+		if s.Game == tablesettings.Japanese {
+			want.Game = tablesettings.Japanese
 		}
 		if want.MoveTimeout == 0 {
-			want.MoveTimeout = table.DefaultMoveTimeout
+			want.MoveTimeout = tablesettings.DefaultMoveTimeout
 		}
 		if want.ReconnectGrace == 0 {
-			want.ReconnectGrace = table.DefaultReconnectGrace
+			want.ReconnectGrace = tablesettings.DefaultReconnectGrace
 		}
 		if ts != want {
 			t.Fatalf("%v: the table reads %+v, want %+v", p, ts, want)

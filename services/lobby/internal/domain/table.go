@@ -14,6 +14,7 @@ import (
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	"github.com/pulka/pulka/pkg/names"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // Status is where a table is in its life.
@@ -288,7 +289,7 @@ func (t *Table) Leave(playerID string) (LeaveOutcome, error) {
 		if i < 0 {
 			return LeaveOutcome{}, nil
 		}
-		if t.Settings.Game == Classic {
+		if t.Settings.Game == tablesettings.Classic {
 			t.Seats[i] = Seat{Bot: true, Name: BotName(i)}
 		}
 		return LeaveOutcome{TellRunner: true}, nil
@@ -301,7 +302,7 @@ func (t *Table) Leave(playerID string) (LeaveOutcome, error) {
 // Only the host may, and only once somebody sits there: a table of bots
 // alone is nobody's game.
 func (t *Table) FillWithBots(playerID string) error {
-	if t.Settings.Game != Classic {
+	if t.Settings.Game != tablesettings.Classic {
 		return fmt.Errorf("%w: Japanese tables have no bots", ErrNotAllowed)
 	}
 	if t.Status != Waiting {
@@ -335,7 +336,7 @@ func (t *Table) SeatChanged(i uint32, playerID, name string, bot bool, eventSeq 
 	if int(i) >= len(t.Seats) {
 		return fmt.Errorf("%w: seat %d of %d", ErrInvalidCommand, i, len(t.Seats))
 	}
-	if t.Status != Playing || t.Settings.Game != Classic || eventSeq <= t.SeatsEventSeq {
+	if t.Status != Playing || t.Settings.Game != tablesettings.Classic || eventSeq <= t.SeatsEventSeq {
 		return nil
 	}
 	t.SeatsEventSeq = eventSeq

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/daemon"
-	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // Environment variables of the runner's own settings.
@@ -58,10 +58,10 @@ type Config struct {
 func (c *Config) RegisterFlags(f *daemon.Flags) {
 	c.Base.RegisterFlags(f)
 	f.String(&c.ID, "id", EnvID, "", "this runner's id in the membership and the table leases (default: host name and process id)")
-	f.Duration(&c.MoveTimeout, "move-timeout", EnvMoveTimeout, table.DefaultMoveTimeout, "time for one move when the table's settings give none")
-	f.Duration(&c.ReconnectGrace, "reconnect-grace", EnvReconnectGrace, table.DefaultReconnectGrace, "time an away player has to come back when the table's settings give none")
-	f.Duration(&c.BotDelay, "bot-delay", EnvBotDelay, table.DefaultBotDelay, "how long a bot waits before its move (0: at once)")
-	f.Duration(&c.SeedTimeout, "seed-timeout", EnvSeedTimeout, table.DefaultSeedTimeout, "how long a committed hand waits for the players' client seeds before it is dealt without the missing ones")
+	f.Duration(&c.MoveTimeout, "move-timeout", EnvMoveTimeout, tablesettings.DefaultMoveTimeout, "time for one move when the table's settings give none")
+	f.Duration(&c.ReconnectGrace, "reconnect-grace", EnvReconnectGrace, tablesettings.DefaultReconnectGrace, "time an away player has to come back when the table's settings give none")
+	f.Duration(&c.BotDelay, "bot-delay", EnvBotDelay, tablesettings.DefaultBotDelay, "how long a bot waits before its move (0: at once)")
+	f.Duration(&c.SeedTimeout, "seed-timeout", EnvSeedTimeout, tablesettings.DefaultSeedTimeout, "how long a committed hand waits for the players' client seeds before it is dealt without the missing ones")
 	f.Int(&c.Inbox, "inbox", EnvInbox, 64, "commands queued per table before the table reads its backlog from Redis itself")
 	f.Int(&c.Capacity, "capacity", EnvCapacity, 0, "most tables this runner takes (0: no limit)")
 	f.Duration(&c.HeartbeatTTL, "heartbeat-ttl", EnvHeartbeatTTL, 3*time.Second, "a runner silent for this long is dead and its tables move")

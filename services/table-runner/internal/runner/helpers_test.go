@@ -26,6 +26,7 @@ import (
 	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/tablesettings"
 	"github.com/pulka/pulka/services/table-runner/internal/tablelog"
 )
 
@@ -257,7 +258,7 @@ func checkLog(t *testing.T, rdb redis.UniversalClient, ts *lobbyv1.TableStarted,
 	}
 	// The genesis is table.New on the start, at the time GameStarted says.
 	o, _ := opt.withDefaults()
-	set, err := table.SettingsFromProto(ts.GetSettings())
+	set, err := tablesettings.FromProto(ts.GetSettings())
 	if err != nil {
 		t.Fatal(err)
 	}

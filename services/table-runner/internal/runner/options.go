@@ -12,6 +12,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // Options configure a Runner. Zero values take the defaults below.
@@ -23,13 +24,13 @@ type Options struct {
 	// MoveTimeout and ReconnectGrace apply to tables whose settings leave
 	// them unset; BotDelay to every table this runner creates. They are
 	// stored in the table's state, so a new owner keeps them.
-	MoveTimeout    time.Duration // default table.DefaultMoveTimeout (20 s)
-	ReconnectGrace time.Duration // default table.DefaultReconnectGrace (60 s)
-	BotDelay       time.Duration // default table.DefaultBotDelay; negative means 0
+	MoveTimeout    time.Duration // default tablesettings.DefaultMoveTimeout (20 s)
+	ReconnectGrace time.Duration // default tablesettings.DefaultReconnectGrace (60 s)
+	BotDelay       time.Duration // default tablesettings.DefaultBotDelay; negative means 0
 	// SeedTimeout is how long a committed hand waits for the seated
 	// players' client seeds before it is dealt without the missing ones
 	// (docs/fair-play.md); every table this runner creates keeps it.
-	SeedTimeout time.Duration // default table.DefaultSeedTimeout (3 s)
+	SeedTimeout time.Duration // default tablesettings.DefaultSeedTimeout (3 s)
 
 	// Inbox is each table's inbox size (default 64). When it is full the
 	// shared reader stops handing the table commands and the table reads
@@ -78,12 +79,12 @@ func (o Options) withDefaults() (Options, error) {
 			*d = v
 		}
 	}
-	def(&o.MoveTimeout, table.DefaultMoveTimeout)
-	def(&o.ReconnectGrace, table.DefaultReconnectGrace)
-	def(&o.SeedTimeout, table.DefaultSeedTimeout)
+	def(&o.MoveTimeout, tablesettings.DefaultMoveTimeout)
+	def(&o.ReconnectGrace, tablesettings.DefaultReconnectGrace)
+	def(&o.SeedTimeout, tablesettings.DefaultSeedTimeout)
 	switch {
 	case o.BotDelay == 0:
-		o.BotDelay = table.DefaultBotDelay
+		o.BotDelay = tablesettings.DefaultBotDelay
 	case o.BotDelay < 0:
 		o.BotDelay = 0
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/tablesettings"
 	"github.com/pulka/pulka/pkg/telemetry"
 	"github.com/pulka/pulka/services/table-runner/internal/tablelog"
 )
@@ -236,7 +237,7 @@ func (a *actor) create(ctx context.Context) error {
 	if err := proto.Unmarshal(raw, ts); err != nil {
 		return a.abandon(ctx, fmt.Errorf("decode start: %w", err))
 	}
-	set, err := table.SettingsFromProto(ts.GetSettings())
+	set, err := tablesettings.FromProto(ts.GetSettings())
 	if err != nil {
 		return a.abandon(ctx, err)
 	}
@@ -502,7 +503,7 @@ func (a *actor) lobbyCommand(e *tablev1.Event) *lobbyv1.LobbyCommand {
 		// A player who leaves a seat a bot plays for them gets no
 		// SeatTakenByBot (the bot is there already): the leave itself
 		// makes the bot's for good. (A Japanese leave ends the match.)
-		if a.t.Settings().Game == table.Classic {
+		if a.t.Settings().Game == tablesettings.Classic {
 			return seat(ev.PlayerLeft.GetSeat(), "", "", true)
 		}
 	}

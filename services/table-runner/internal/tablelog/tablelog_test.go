@@ -22,6 +22,7 @@ import (
 	"github.com/pulka/pulka/pkg/scoring"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 var t0 = time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -46,7 +47,7 @@ func newWriter(t *testing.T) *writer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set := table.ClassicSettings(scoring.DefaultSettings())
+	set := tablesettings.ClassicSettings(scoring.DefaultSettings())
 	set.BotDelay = time.Second
 	bots := make([]table.SeatInfo, 4)
 	for i := range bots {

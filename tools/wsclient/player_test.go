@@ -17,6 +17,7 @@ import (
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/scoring"
 	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/tablesettings"
 	"github.com/pulka/pulka/pkg/wire"
 )
 
@@ -103,7 +104,7 @@ func (g *tableGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestPlayer_PlaysAWholeGameWithSeedsOnItsMovesAndNoMoveTwice(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	seats := []table.SeatInfo{{Bot: true, Name: "b0"}, {PlayerID: "p1", Name: "Nino"}, {Bot: true, Name: "b2"}, {Bot: true, Name: "b3"}}
-	set := table.ClassicSettings(scoring.Settings{Variant: classic.Nines, Khishti: scoring.Khishti200})
+	set := tablesettings.ClassicSettings(scoring.Settings{Variant: classic.Nines, Khishti: scoring.Khishti200})
 	set.BotDelay = 0
 	tb, start, err := table.New("t1", "g1", set, seats, now, table.Entropy(fairdeal.LocalKey(77, 0)))
 	if err != nil {

@@ -3,7 +3,7 @@
 // library beside raw go-redis at the same batch size, consume throughput,
 // and publish→handler latency at a paced rate.
 //
-//	go run ./streams/cmd/streambench -rate 10000 -duration 10s
+//	cd tools && go run ./cmd/streambench -rate 10000 -duration 10s
 package main
 
 import (

@@ -10,7 +10,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/pulka/pulka/pkg/record"
+	"github.com/pulka/pulka/tools/record"
 )
 
 const replayHelp = `usage: pulkactl replay [--text] [--color] [record.json]

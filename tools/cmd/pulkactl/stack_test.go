@@ -54,7 +54,7 @@ func startStack() stack {
 	if err != nil {
 		return stack{err: err}
 	}
-	build := exec.Command("go", "build", "-o", bin+string(filepath.Separator), "./pkg/cmd/pulka-local",
+	build := exec.Command("go", "build", "-o", bin+string(filepath.Separator), "./tools/cmd/pulka-local",
 		"./services/gateway/cmd/gateway", "./services/lobby/cmd/lobby",
 		"./services/table-runner/cmd/table-runner", "./services/scoring/cmd/scoring")
 	build.Dir = root

@@ -20,6 +20,7 @@ import (
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/scoring"
 	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/tablesettings"
 	"github.com/pulka/pulka/pkg/wire"
 )
 
@@ -106,10 +107,10 @@ func playRandomTable(tb testing.TB, seed uint64, names []string) (*table.Table, 
 	tb.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0x6a736f6e))
 	japanese := seed%3 == 0
-	var s table.Settings
+	var s tablesettings.Settings
 	n := 4
 	if japanese {
-		s = table.JapaneseSettings([]int{11, 15, 21, 31}[rng.IntN(4)])
+		s = tablesettings.JapaneseSettings([]int{11, 15, 21, 31}[rng.IntN(4)])
 		s.ReconnectGrace = time.Hour // an expired grace forfeits the match
 		n = 2
 	} else {
@@ -117,7 +118,7 @@ func playRandomTable(tb testing.TB, seed uint64, names []string) (*table.Table, 
 		if rng.IntN(3) == 0 {
 			sc.Variant = classic.Nines
 		}
-		s = table.ClassicSettings(sc)
+		s = tablesettings.ClassicSettings(sc)
 		s.BotDelay = []time.Duration{0, 500 * time.Millisecond}[rng.IntN(2)]
 		s.ReconnectGrace = time.Duration(5+rng.IntN(60)) * time.Second
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/pulka/pulka/pkg/fairdeal"
 	"github.com/pulka/pulka/pkg/scoring"
 	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/tablesettings"
 	"github.com/pulka/pulka/pkg/wire"
 )
 
@@ -22,7 +23,7 @@ func gameFrames(tb testing.TB) [][]byte {
 	for i := range seats {
 		seats[i] = table.SeatInfo{PlayerID: "p" + string(rune('0'+i)), Name: "Player"}
 	}
-	t, evs, err := table.New("t1", "g1", table.ClassicSettings(scoring.Settings{Variant: classic.Standard, Khishti: scoring.Khishti200}),
+	t, evs, err := table.New("t1", "g1", tablesettings.ClassicSettings(scoring.Settings{Variant: classic.Standard, Khishti: scoring.Khishti200}),
 		seats, time.Unix(1700000000, 0), table.Entropy(fairdeal.LocalKey(7, 0)))
 	if err != nil {
 		tb.Fatal(err)

@@ -47,7 +47,7 @@ func TestLocal_RunsAllOfPulkaAndStopsOnCtrlC(t *testing.T) {
 	bin := t.TempDir()
 	// One go build of every package at the workspace root: the packages
 	// compile in parallel and share the build cache with make build.
-	pkgs := []string{"./pkg/cmd/pulka-local"}
+	pkgs := []string{"./tools/cmd/pulka-local"}
 	for _, s := range serviceBinaries() {
 		pkgs = append(pkgs, "./services/"+s+"/cmd/"+s)
 	}

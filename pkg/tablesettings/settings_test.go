@@ -1,4 +1,4 @@
-package table
+package tablesettings
 
 import (
 	"errors"
@@ -40,7 +40,7 @@ func TestSettings_ProtoRoundTripOfEveryRuleSetFillsTheTablesFields(t *testing.T)
 	set := map[protoreflect.Name]bool{}
 	for _, s := range everyRules() {
 		p := s.Proto()
-		got, err := SettingsFromProto(p)
+		got, err := FromProto(p)
 		if err != nil || got != s {
 			t.Fatalf("round trip of %+v: %+v, %v", s, got, err)
 		}
@@ -102,11 +102,24 @@ func TestClassicRulesFromProto_RefusesValuesThatNameNone(t *testing.T) {
 		{lobbyv1.ClassicVariant_CLASSIC_VARIANT_NINES, 257},
 	} {
 		ts := &lobbyv1.TableSettings{Game: lobbyv1.Game_GAME_CLASSIC, ClassicVariant: tc.variant, Khishti: tc.khishti}
-		if r, err := ClassicRulesFromProto(ts); !errors.Is(err, ErrBadSettings) {
-			t.Errorf("variant %d khishti %d: %+v, %v; want ErrBadSettings", tc.variant, tc.khishti, r, err)
+		if r, err := ClassicRulesFromProto(ts); !errors.Is(err, ErrInvalid) {
+			t.Errorf("variant %d khishti %d: %+v, %v; want ErrInvalid", tc.variant, tc.khishti, r, err)
 		}
-		if _, err := SettingsFromProto(ts); !errors.Is(err, ErrBadSettings) {
-			t.Errorf("SettingsFromProto, variant %d khishti %d: %v; want ErrBadSettings", tc.variant, tc.khishti, err)
+		if _, err := FromProto(ts); !errors.Is(err, ErrInvalid) {
+			t.Errorf("FromProto, variant %d khishti %d: %v; want ErrInvalid", tc.variant, tc.khishti, err)
 		}
+	}
+}
+
+func TestSettings_ProtoRoundTrip(t *testing.T) {
+	for _, s := range []Settings{ClassicSettings(scoring.Settings{Variant: classic.Nines, Khishti: scoring.Khishti200}), JapaneseSettings(31)} {
+		s.MoveTimeout, s.ReconnectGrace = 15*time.Second, 2*time.Minute
+		got, err := FromProto(s.Proto())
+		if err != nil || got != s {
+			t.Fatalf("round trip of %+v: %+v, %v", s, got, err)
+		}
+	}
+	if _, err := FromProto(&lobbyv1.TableSettings{Game: lobbyv1.Game_GAME_CLASSIC}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("classic without variant: %v", err)
 	}
 }

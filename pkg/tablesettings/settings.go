@@ -1,6 +1,11 @@
-package table
+// Package tablesettings is what a table plays by — the game, its rules and
+// its times — with the platform's one set of defaults and the one mapping to
+// and from the contract's lobby.v1.TableSettings. The lobby, the runner's
+// table, scoring and the tools all read settings with it.
+package tablesettings
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -31,8 +36,8 @@ func (g Game) String() string {
 	return fmt.Sprintf("Game(%d)", uint8(g))
 }
 
-// seats returns how many seats the game has (0 for no game).
-func (g Game) seats() int {
+// Seats returns how many seats the game has (0 for no game).
+func (g Game) Seats() int {
 	switch g {
 	case Classic:
 		return classic.Seats
@@ -54,9 +59,13 @@ const (
 	DefaultSeedTimeout = 3 * time.Second
 )
 
-// maxDuration bounds the durations a table accepts, so that deadlines never
+// MaxDuration bounds the durations a table accepts, so that deadlines never
 // overflow and a snapshot stays plausible.
-const maxDuration = 24 * time.Hour
+const MaxDuration = 24 * time.Hour
+
+// ErrInvalid: settings no table can play by. Every error of this package
+// wraps it.
+var ErrInvalid = errors.New("tablesettings: invalid settings")
 
 // Settings are the rules a table plays by.
 type Settings struct {
@@ -73,7 +82,7 @@ type Settings struct {
 	ReconnectGrace time.Duration
 	// BotDelay is how long a bot waits before its move. Unlike the two
 	// above, 0 is a real value: bots move at once, within the same Apply.
-	// SettingsFromProto fills DefaultBotDelay.
+	// FromProto fills DefaultBotDelay.
 	BotDelay time.Duration
 	// SeedTimeout is how long a committed hand waits for the awaited seats'
 	// client seeds before it is dealt without the missing ones; 0 means
@@ -95,9 +104,9 @@ func JapaneseSettings(target int) Settings {
 		ReconnectGrace: DefaultReconnectGrace, BotDelay: DefaultBotDelay, SeedTimeout: DefaultSeedTimeout}
 }
 
-// withDefaults fills the zero durations that mean "default" and checks
+// WithDefaults fills the zero durations that mean "default" and checks
 // everything.
-func (s Settings) withDefaults() (Settings, error) {
+func (s Settings) WithDefaults() (Settings, error) {
 	if s.MoveTimeout == 0 {
 		s.MoveTimeout = DefaultMoveTimeout
 	}
@@ -110,7 +119,7 @@ func (s Settings) withDefaults() (Settings, error) {
 	switch s.Game {
 	case Classic:
 		if err := s.Classic.Validate(); err != nil {
-			return s, fmt.Errorf("%w: %w", ErrBadSettings, err)
+			return s, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 		s.JapaneseTarget = 0
 	case Japanese:
@@ -118,11 +127,11 @@ func (s Settings) withDefaults() (Settings, error) {
 			s.JapaneseTarget = japanese.DefaultTarget
 		}
 		if err := (japanese.Settings{Target: s.JapaneseTarget}).Validate(); err != nil {
-			return s, fmt.Errorf("%w: %w", ErrBadSettings, err)
+			return s, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 		s.Classic = scoring.Settings{}
 	default:
-		return s, fmt.Errorf("%w: unknown game %d", ErrBadSettings, uint8(s.Game))
+		return s, fmt.Errorf("%w: unknown game %d", ErrInvalid, uint8(s.Game))
 	}
 	for _, d := range []struct {
 		name string
@@ -130,21 +139,21 @@ func (s Settings) withDefaults() (Settings, error) {
 		min  time.Duration
 	}{{"move timeout", s.MoveTimeout, 1}, {"reconnect grace", s.ReconnectGrace, 1}, {"bot delay", s.BotDelay, 0},
 		{"seed timeout", s.SeedTimeout, 1}} {
-		if d.d < d.min || d.d > maxDuration {
-			return s, fmt.Errorf("%w: %s %v out of range", ErrBadSettings, d.name, d.d)
+		if d.d < d.min || d.d > MaxDuration {
+			return s, fmt.Errorf("%w: %s %v out of range", ErrInvalid, d.name, d.d)
 		}
 	}
 	return s, nil
 }
 
-// SettingsFromProto reads the lobby's table settings. Stake, visibility and
+// FromProto reads the lobby's table settings. Stake, visibility and
 // password are the lobby's and the wallet's business, not the table's.
 // BotDelay is DefaultBotDelay and SeedTimeout DefaultSeedTimeout; the runner
 // may change them.
-func SettingsFromProto(ts *lobbyv1.TableSettings) (Settings, error) {
+func FromProto(ts *lobbyv1.TableSettings) (Settings, error) {
 	s := Settings{BotDelay: DefaultBotDelay, SeedTimeout: DefaultSeedTimeout}
 	if ts == nil {
-		return s, fmt.Errorf("%w: no settings", ErrBadSettings)
+		return s, fmt.Errorf("%w: no settings", ErrInvalid)
 	}
 	if ts.GetMoveTime() != nil {
 		s.MoveTimeout = ts.GetMoveTime().AsDuration()
@@ -164,9 +173,9 @@ func SettingsFromProto(ts *lobbyv1.TableSettings) (Settings, error) {
 		s.Game = Japanese
 		s.JapaneseTarget = int(ts.GetJapaneseTarget())
 	default:
-		return s, fmt.Errorf("%w: unknown game %v", ErrBadSettings, ts.GetGame())
+		return s, fmt.Errorf("%w: unknown game %v", ErrInvalid, ts.GetGame())
 	}
-	return s.withDefaults()
+	return s.WithDefaults()
 }
 
 // Proto returns the settings as the contract's TableSettings (game rules
@@ -227,16 +236,16 @@ func KhishtiFromProto(k lobbyv1.KhishtiPenalty) (_ scoring.Khishti, ok bool) {
 }
 
 // ClassicRulesFromProto reads the classic rules of ts; the error wraps
-// ErrBadSettings when its variant or khishti penalty is unspecified or names
+// ErrInvalid when its variant or khishti penalty is unspecified or names
 // none. The table, the lobby and scoring all read the rules with it.
 func ClassicRulesFromProto(ts *lobbyv1.TableSettings) (scoring.Settings, error) {
 	v, ok := ClassicVariantFromProto(ts.GetClassicVariant())
 	if !ok {
-		return scoring.Settings{}, fmt.Errorf("%w: classic variant %v", ErrBadSettings, ts.GetClassicVariant())
+		return scoring.Settings{}, fmt.Errorf("%w: classic variant %v", ErrInvalid, ts.GetClassicVariant())
 	}
 	k, ok := KhishtiFromProto(ts.GetKhishti())
 	if !ok {
-		return scoring.Settings{}, fmt.Errorf("%w: khishti penalty %v", ErrBadSettings, ts.GetKhishti())
+		return scoring.Settings{}, fmt.Errorf("%w: khishti penalty %v", ErrInvalid, ts.GetKhishti())
 	}
 	return scoring.Settings{Variant: v, Khishti: k,
 		Premia: ts.GetPremia(), Moshla: ts.GetMoshla(), RestDocked: ts.GetRestDocked()}, nil

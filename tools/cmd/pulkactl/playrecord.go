@@ -6,9 +6,9 @@ import (
 	"os"
 
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
-	"github.com/pulka/pulka/pkg/record"
 	"github.com/pulka/pulka/pkg/wire"
-	"github.com/pulka/pulka/pkg/wsclient"
+	"github.com/pulka/pulka/tools/record"
+	"github.com/pulka/pulka/tools/wsclient"
 )
 
 // gameRecorder keeps the events of one table a client receives, to write

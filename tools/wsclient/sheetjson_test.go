@@ -19,6 +19,7 @@ import (
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/sheets"
 	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/tablesettings"
 	"github.com/pulka/pulka/pkg/wire"
 )
 
@@ -653,7 +654,7 @@ func BenchmarkDecodeSheet(b *testing.B) {
 			continue // Japanese
 		}
 		t, evs := playRandomTable(b, seed, sheetNames[0])
-		if t.Settings().Game != table.Classic || t.Settings().Classic.Variant != classic.Standard {
+		if t.Settings().Game != tablesettings.Classic || t.Settings().Classic.Variant != classic.Standard {
 			continue
 		}
 		us := sheetUpdates(b, t, evs)

@@ -15,7 +15,7 @@ import (
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/wire"
-	"github.com/pulka/pulka/pkg/wsclient"
+	"github.com/pulka/pulka/tools/wsclient"
 )
 
 const playHelp = `usage: pulkactl play [--server URL] (--table ID | --create classic|japanese [--bots]) [--auto]

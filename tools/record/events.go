@@ -12,7 +12,7 @@ import (
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/japanese"
-	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // ErrEvents says the events do not make a record (no GameStarted, events of
@@ -115,7 +115,7 @@ func FromEvents(events []*tablev1.Event) (*Record, error) {
 
 // fromGameStarted is the record's head: ids, settings and seat names.
 func fromGameStarted(e *tablev1.Event, gs *tablev1.GameStarted) (*Record, error) {
-	s, err := table.SettingsFromProto(gs.GetSettings())
+	s, err := tablesettings.FromProto(gs.GetSettings())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSettings, err)
 	}
@@ -123,7 +123,7 @@ func fromGameStarted(e *tablev1.Event, gs *tablev1.GameStarted) (*Record, error)
 	if rec.TableID == "" || rec.GameID == "" {
 		return nil, fmt.Errorf("%w: GameStarted without its table and game ids", ErrEvents)
 	}
-	if s.Game == table.Japanese {
+	if s.Game == tablesettings.Japanese {
 		rec.Game = Japanese
 		rec.Japanese = &japanese.Settings{Target: s.JapaneseTarget}
 	} else {

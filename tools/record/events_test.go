@@ -8,20 +8,22 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/pulka/pulka/pkg/classic"
 	"github.com/pulka/pulka/pkg/fairdeal"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
-	"github.com/pulka/pulka/pkg/record"
 	"github.com/pulka/pulka/pkg/scoring"
 	"github.com/pulka/pulka/pkg/table"
-	"google.golang.org/protobuf/proto"
+	"github.com/pulka/pulka/pkg/tablesettings"
+	"github.com/pulka/pulka/tools/record"
 )
 
 // playedTable is a game played through pkg/table: the public events, as
 // any watcher receives them, and its final placings.
 type playedTable struct {
 	public   []*tablev1.Event
-	game     table.Game
+	game     tablesettings.Game
 	placings []*tablev1.Placing
 }
 
@@ -32,17 +34,17 @@ type playedTable struct {
 func playTable(tb testing.TB, seed uint64, japaneseGame bool) playedTable {
 	tb.Helper()
 	rng := rand.New(rand.NewPCG(seed, 7))
-	var s table.Settings
+	var s tablesettings.Settings
 	var seats []table.SeatInfo
 	if japaneseGame {
-		s = table.JapaneseSettings([]int{11, 15, 21, 31}[rng.IntN(4)])
+		s = tablesettings.JapaneseSettings([]int{11, 15, 21, 31}[rng.IntN(4)])
 		seats = []table.SeatInfo{{PlayerID: "p0", Name: "Ana"}, {PlayerID: "p1", Name: "Levan"}}
 	} else {
 		v := classic.Standard
 		if rng.IntN(2) == 0 {
 			v = classic.Nines
 		}
-		s = table.ClassicSettings(scoring.Settings{Variant: v, Khishti: scoring.KhishtiPerCard, Premia: true, Moshla: rng.IntN(2) == 0, RestDocked: true})
+		s = tablesettings.ClassicSettings(scoring.Settings{Variant: v, Khishti: scoring.KhishtiPerCard, Premia: true, Moshla: rng.IntN(2) == 0, RestDocked: true})
 		for i := range classic.Seats {
 			if rng.IntN(2) == 0 {
 				seats = append(seats, table.SeatInfo{Name: "bot", Bot: true})
@@ -152,7 +154,7 @@ func TestFromEvents_ATablesPublicEventsReplayAndVerify(t *testing.T) {
 		}
 		for _, pl := range p.placings {
 			var got int64
-			if p.game == table.Classic {
+			if p.game == tablesettings.Classic {
 				got = int64(res.Sheet.Total[pl.GetSeat()])
 			} else {
 				got = int64(res.Scores[pl.GetSeat()])

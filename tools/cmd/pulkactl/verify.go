@@ -8,7 +8,7 @@ import (
 	"io"
 
 	"github.com/pulka/pulka/pkg/fairdeal"
-	"github.com/pulka/pulka/pkg/record"
+	"github.com/pulka/pulka/tools/record"
 )
 
 const verifyHelp = `usage: pulkactl verify [record.json]

@@ -14,6 +14,7 @@ import (
 	"github.com/pulka/pulka/pkg/japanese"
 	"github.com/pulka/pulka/pkg/scoring"
 	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/tablesettings"
 	"github.com/pulka/pulka/pkg/wire"
 )
 
@@ -141,10 +142,10 @@ func visibleTo(ev *tablev1.Event, seat int, player string) bool {
 // a player with a Model fed only what the gateway would send that seat.
 // pick chooses among the model's legal moves. At every turn the model's
 // legal moves must equal the engine's, and the table must accept the pick.
-func playThrough(t *testing.T, settings table.Settings, seed uint64, sh shadow, pick func(m *Model, legal []Move) Move) (moves int) {
+func playThrough(t *testing.T, settings tablesettings.Settings, seed uint64, sh shadow, pick func(m *Model, legal []Move) Move) (moves int) {
 	t.Helper()
 	n := 4
-	if settings.Game == table.Japanese {
+	if settings.Game == tablesettings.Japanese {
 		n = 2
 	}
 	seats := make([]table.SeatInfo, n)
@@ -294,7 +295,7 @@ func TestModel_LegalMovesEqualTheClassicEngineOverWholeGames(t *testing.T) {
 				pick = pickRandom(seed) // random moves reach jokers led and discarded
 			}
 			t.Run(fmt.Sprintf("%v/seed%d", v, seed), func(t *testing.T) {
-				s := table.ClassicSettings(scoring.Settings{Variant: v, Khishti: scoring.Khishti200})
+				s := tablesettings.ClassicSettings(scoring.Settings{Variant: v, Khishti: scoring.Khishti200})
 				g, err := classic.NewLive(classic.Settings{Variant: v})
 				if err != nil {
 					t.Fatal(err)
@@ -314,7 +315,7 @@ func TestModel_LegalMovesEqualTheJapaneseEngineOverWholeMatches(t *testing.T) {
 			pick = pickRandom(seed)
 		}
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
-			s := table.JapaneseSettings(11)
+			s := tablesettings.JapaneseSettings(11)
 			g, err := japanese.NewLive(japanese.Settings{Target: 11})
 			if err != nil {
 				t.Fatal(err)

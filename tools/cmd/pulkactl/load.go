@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/wire"
-	"github.com/pulka/pulka/pkg/wsclient"
+	"github.com/pulka/pulka/tools/wsclient"
 )
 
 const loadHelp = `usage: pulkactl load [--server URL] [--tables N] [--mode throughput|paced] [--rate R] [--duration D]
