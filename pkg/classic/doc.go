@@ -13,7 +13,9 @@
 // with the key the table's commit–reveal made. A local game (New) — self
 // play, tests, the demo — deals hand h itself from fairdeal.LocalKey(seed,
 // h), so it is its seed plus its moves. A snapshot (MarshalBinary) is a few
-// hundred bytes. Legal and Apply do not allocate.
+// hundred bytes; State and SetState hand the same state over as plain values
+// to durable formats kept elsewhere (the table's protobuf snapshot). Legal
+// and Apply do not allocate.
 //
 // # Moves
 //

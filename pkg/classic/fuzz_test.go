@@ -101,6 +101,10 @@ func FuzzUnmarshal(f *testing.F) {
 		if !bytes.Equal(b, data) {
 			t.Fatalf("accepted state encodes differently")
 		}
+		var viaState Game
+		if err := viaState.SetState(g.State()); err != nil || viaState != g {
+			t.Fatalf("an accepted state does not round-trip through State: %v", err)
+		}
 		_ = g.View(g.ToMove())
 		var legal []Move
 		for range 50 {

@@ -100,6 +100,10 @@ func FuzzUnmarshal(f *testing.F) {
 			if !bytes.Equal(again, data) {
 				t.Fatalf("accepted a non-canonical encoding")
 			}
+			var viaState Game
+			if err := viaState.SetState(g.State()); err != nil || viaState != g {
+				t.Fatalf("an accepted state does not round-trip through State: %v", err)
+			}
 			playOn(t, &g)
 		} else if !errors.Is(err, ErrBadState) {
 			t.Fatalf("error %v is not ErrBadState", err)

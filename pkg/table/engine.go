@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/pulka/pulka/pkg/fairdeal"
+	runnerv1 "github.com/pulka/pulka/pkg/gen/pulka/runner/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/tablesettings"
 )
@@ -34,6 +35,13 @@ type engine interface {
 	// view fills what seat (-1: a watcher) may see into v, whose Seats
 	// exist already.
 	view(seat int, v *tablev1.TableView)
+	// snapshot sets m's engine state.
+	snapshot(m *runnerv1.TableSnapshot)
+	// restore takes the engine state of m, checked as the engine checks its
+	// own snapshots; an error changes nothing.
+	restore(m *runnerv1.TableSnapshot) error
+	// marshal and unmarshal are the engine's own binary state, which the
+	// snapshot layouts before version 6 embed.
 	marshal() ([]byte, error)
 	unmarshal([]byte) error
 }

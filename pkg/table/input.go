@@ -1,15 +1,14 @@
 package table
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
-	"google.golang.org/protobuf/proto"
-
+	runnerv1 "github.com/pulka/pulka/pkg/gen/pulka/runner/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/tablesettings"
 )
@@ -123,6 +122,10 @@ func (in *Input) validate() (entryID, error) {
 	default:
 		return e, fmt.Errorf("%w: kind %d", ErrBadInput, uint8(in.Kind))
 	}
+	// Whatever Apply takes, the log must hold (a protobuf string is UTF-8).
+	if !utf8.ValidString(in.PlayerID) {
+		return e, fmt.Errorf("%w: a player id that is not UTF-8", ErrBadInput)
+	}
 	return e, nil
 }
 
@@ -153,11 +156,14 @@ func (e entryID) String() string {
 	return strconv.FormatUint(e.ms, 10) + "-" + strconv.FormatUint(e.seq, 10)
 }
 
-// inputVersion is the first byte of MarshalInput's output. Version 2 adds
-// the entropy (a flag byte, then 32 bytes when set); version 1 is read as
-// an input without entropy.
+// inputVersion is the first byte of MarshalInput's output: version 3 is a
+// protobuf pulka.runner.v1.Input (proto/pulka/runner/v1), framed by its
+// length (appendFramed). Versions 1 and 2 are the hand-laid layouts of
+// before (legacy.go), still read: version 2 added the entropy, and a version
+// 1 input reads as an input without entropy.
 const (
-	inputVersion   = 2
+	inputVersion   = 3
+	inputVersionV2 = 2
 	inputVersionV1 = 1
 )
 
@@ -166,70 +172,46 @@ const (
 const maxInputSize = 64 << 10
 
 // MarshalInput encodes in for the runner's log (the event stream entry that
-// records its effect). The command is encoded with deterministic protobuf.
+// records its effect), the command included, in deterministic protobuf.
 func MarshalInput(in Input) ([]byte, error) {
 	if _, err := in.validate(); err != nil {
 		return nil, err
 	}
-	var cmd []byte
-	if in.Command != nil {
-		var err error
-		if cmd, err = (proto.MarshalOptions{Deterministic: true}).Marshal(in.Command); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
-		}
+	m := &runnerv1.Input{Kind: runnerv1.InputKind(in.Kind), At: timestamp(in.At.UnixNano()),
+		EntryId: in.EntryID, PlayerId: in.PlayerID, Command: in.Command}
+	if in.Entropy != (Entropy{}) {
+		e := in.Entropy // a copy: slicing in itself would move all of in to the heap on every call
+		m.Entropy = e[:]
 	}
-	b := make([]byte, 0, 16+len(in.EntryID)+len(in.PlayerID)+len(cmd)+8)
-	b = append(b, inputVersion, byte(in.Kind))
-	b = binary.LittleEndian.AppendUint64(b, uint64(in.At.UnixNano()))
-	b = appendString(b, in.EntryID)
-	b = appendString(b, in.PlayerID)
-	b = appendString(b, string(cmd))
-	if in.Entropy == (Entropy{}) {
-		return append(b, 0), nil
+	b, err := appendFramed(nil, inputVersion, m)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
-	b = append(b, 1)
-	return append(b, in.Entropy[:]...), nil
+	return b, nil
 }
 
-// UnmarshalInput reads what MarshalInput wrote and validates it.
+// UnmarshalInput reads what MarshalInput wrote, of any version still read,
+// and validates it.
 func UnmarshalInput(data []byte) (Input, error) {
-	var in Input
 	if len(data) > maxInputSize {
-		return in, fmt.Errorf("%w: %d bytes", ErrBadInput, len(data))
+		return Input{}, fmt.Errorf("%w: %d bytes", ErrBadInput, len(data))
 	}
-	r := reader{b: data}
-	v := r.byte()
-	if v != inputVersion && v != inputVersionV1 {
-		return in, fmt.Errorf("%w: unknown version %d", ErrBadInput, v)
+	var (
+		in  Input
+		err error
+	)
+	switch {
+	case len(data) == 0:
+		return Input{}, fmt.Errorf("%w: empty", ErrBadInput)
+	case data[0] == inputVersion:
+		in, err = readInputProto(data[1:])
+	case data[0] == inputVersionV2 || data[0] == inputVersionV1:
+		in, err = readInputLegacy(data)
+	default:
+		return Input{}, fmt.Errorf("%w: unknown version %d", ErrBadInput, data[0])
 	}
-	in.Kind = InputKind(r.byte())
-	in.At = time.Unix(0, int64(r.uint64()))
-	in.EntryID = r.string()
-	in.PlayerID = r.string()
-	cmd := r.string()
-	if v == inputVersion {
-		switch r.byte() {
-		case 0:
-		case 1:
-			e := r.fixed(len(in.Entropy))
-			copy(in.Entropy[:], e)
-			if in.Entropy == (Entropy{}) {
-				return Input{}, fmt.Errorf("%w: zero entropy marked as set", ErrBadInput)
-			}
-		default:
-			r.fail()
-		}
-	}
-	if r.err != nil || len(r.b) != 0 {
-		return Input{}, fmt.Errorf("%w: truncated or trailing bytes", ErrBadInput)
-	}
-	if in.Kind == InputCommand {
-		in.Command = &tablev1.Command{}
-		if err := proto.Unmarshal([]byte(cmd), in.Command); err != nil {
-			return Input{}, fmt.Errorf("%w: command: %w", ErrBadInput, err)
-		}
-	} else if cmd != "" {
-		return Input{}, fmt.Errorf("%w: %v with a command", ErrBadInput, in.Kind)
+	if err != nil {
+		return Input{}, err
 	}
 	if _, err := in.validate(); err != nil {
 		return Input{}, err
@@ -237,85 +219,33 @@ func UnmarshalInput(data []byte) (Input, error) {
 	return in, nil
 }
 
-func appendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
-// reader reads the little binary layouts of this package; the first error
-// sticks and every later read returns zero.
-type reader struct {
-	b   []byte
-	err error
-}
-
-func (r *reader) fail() {
-	if r.err == nil {
-		r.err = fmt.Errorf("truncated")
+// readInputProto reads a version 3 input after its version byte.
+func readInputProto(data []byte) (Input, error) {
+	var m runnerv1.Input
+	if err := readFramed(data, &m); err != nil {
+		return Input{}, fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
-	r.b = nil
-}
-
-func (r *reader) byte() byte {
-	if len(r.b) < 1 {
-		r.fail()
-		return 0
+	k := m.GetKind()
+	if k <= 0 || k > math.MaxUint8 {
+		return Input{}, fmt.Errorf("%w: kind %d", ErrBadInput, k)
 	}
-	v := r.b[0]
-	r.b = r.b[1:]
-	return v
-}
-
-func (r *reader) uint64() uint64 {
-	if len(r.b) < 8 {
-		r.fail()
-		return 0
+	at, err := unixNano(m.GetAt())
+	if err != nil {
+		return Input{}, fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
-	v := binary.LittleEndian.Uint64(r.b)
-	r.b = r.b[8:]
-	return v
-}
-
-func (r *reader) uint32() uint32 {
-	if len(r.b) < 4 {
-		r.fail()
-		return 0
+	in := Input{Kind: InputKind(k), At: time.Unix(0, at), EntryID: m.GetEntryId(), PlayerID: m.GetPlayerId(), Command: m.GetCommand()}
+	if in.Kind != InputCommand && in.Command != nil {
+		return Input{}, fmt.Errorf("%w: %v with a command", ErrBadInput, in.Kind)
 	}
-	v := binary.LittleEndian.Uint32(r.b)
-	r.b = r.b[4:]
-	return v
-}
-
-func (r *reader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail()
-		return 0
+	switch len(m.GetEntropy()) {
+	case 0:
+	case len(in.Entropy):
+		copy(in.Entropy[:], m.GetEntropy())
+		if in.Entropy == (Entropy{}) {
+			return Input{}, fmt.Errorf("%w: zero entropy marked as set", ErrBadInput)
+		}
+	default:
+		return Input{}, fmt.Errorf("%w: %d bytes of entropy", ErrBadInput, len(m.GetEntropy()))
 	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) bytes() []byte {
-	n := r.uvarint()
-	if n > uint64(len(r.b)) {
-		r.fail()
-		return nil
-	}
-	v := r.b[:n]
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) string() string { return string(r.bytes()) }
-
-// fixed reads n bytes without a length prefix.
-func (r *reader) fixed(n int) []byte {
-	if len(r.b) < n {
-		r.fail()
-		return nil
-	}
-	v := r.b[:n]
-	r.b = r.b[n:]
-	return v
+	return in, nil
 }

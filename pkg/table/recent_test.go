@@ -324,15 +324,17 @@ func TestRecentRing_IgnoredAsALinearScanThroughSnapshots(t *testing.T) {
 	}
 }
 
-// TestSnapshot_FullRingFixtureLoadsAndReencodesTheSame: the fixture is the
-// snapshot of fullRingTable in snapshot version 5 (hands committed ahead).
-// The table still encodes to exactly those bytes, they load, and the loaded
-// table ignores the ids the original ignores. The version 4 fixture (the
-// same table when each hand was seeded after the one before) still loads
-// and re-encodes to itself: such a table keeps its way of seeding to the end
-// of its game. The version 1 fixture, written before the ring had an index
-// (commit 4f72ab5), is refused since version 3: its game's deals all
-// followed from one seed the game id made public.
+// TestSnapshot_FullRingFixtureLoadsAndReencodesTheSame: the fixtures are
+// snapshots of fullRingTable: full-ring-v6.snapshot in today's format, and
+// full-ring-v5.snapshot in the hand-laid layout of before (hands committed
+// ahead). The table still encodes to exactly the version 6 bytes; both load
+// as that table (the version 5 one holds all of it: written the old way it
+// is the same bytes), and the loaded tables ignore the ids the original
+// ignores. The version 4 fixture (the same table when each hand was seeded
+// after the one before) still loads, keeps its way of seeding to the end of
+// its game, and holds all it held. The version 1 fixture, written before the
+// ring had an index (commit 4f72ab5), is refused since version 3: its
+// game's deals all followed from one seed the game id made public.
 func TestSnapshot_FullRingFixtureLoadsAndReencodesTheSame(t *testing.T) {
 	v1, err := os.ReadFile(filepath.Join("testdata", "full-ring.snapshot"))
 	if err != nil {
@@ -345,40 +347,53 @@ func TestSnapshot_FullRingFixtureLoadsAndReencodesTheSame(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r4, err := Restore(v4); err != nil || r4.ahead || r4.nx.active || !bytes.Equal(state(t, r4), v4) {
+	r4, err := Restore(v4)
+	if err != nil || r4.ahead || r4.nx.active || !bytes.Equal(marshalLegacy(t, r4), v4) {
 		t.Fatalf("the version 4 fixture: %v, or it re-encodes differently", err)
 	}
-	path := filepath.Join("testdata", "full-ring-v5.snapshot")
+	if again, err := Restore(state(t, r4)); err != nil || again.ahead || !bytes.Equal(state(t, again), state(t, r4)) {
+		t.Fatalf("the version 4 fixture in version 6: %v", err)
+	}
+	path := filepath.Join("testdata", "full-ring-v6.snapshot")
 	h, sent := fullRingTable(t)
 	if *updateFixtures {
 		if err := os.WriteFile(path, state(t, h.t), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	old, err := os.ReadFile(path)
+	v6, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if now := state(t, h.t); now[0] != snapshotVersion || !bytes.Equal(now, old) {
+	if now := state(t, h.t); now[0] != snapshotVersion || !bytes.Equal(now, v6) {
 		t.Fatal("the same table now encodes differently")
 	}
-	r, err := Restore(old)
+	v5, err := os.ReadFile(filepath.Join("testdata", "full-ring-v5.snapshot"))
 	if err != nil {
-		t.Fatalf("restore: %v", err)
+		t.Fatal(err)
 	}
-	if !bytes.Equal(state(t, r), old) {
-		t.Fatal("the restored table re-encodes differently")
+	if !bytes.Equal(marshalLegacy(t, h.t), v5) {
+		t.Fatal("the version 5 fixture is not the table's")
 	}
-	for k, id := range append(sent, benchCommandID(len(sent))) {
-		cmd := bidCmd(1)
-		cmd.CommandId, cmd.PlayerId = id, "stranger"
-		in := CommandInput(cmd, h.entry(), h.now)
-		want := error(nil)
-		if k < len(sent) && k >= len(sent)-recentCommands {
-			want = ErrDuplicate
+	for _, old := range [][]byte{v6, v5} {
+		r, err := Restore(old)
+		if err != nil {
+			t.Fatalf("restore version %d: %v", old[0], err)
 		}
-		if got, orig := r.Ignored(in), h.t.Ignored(in); !errors.Is(got, want) || !errors.Is(orig, want) {
-			t.Fatalf("id %d of %d: restored %v, original %v, want %v", k, len(sent), got, orig, want)
+		if !bytes.Equal(state(t, r), v6) || !bytes.Equal(marshalLegacy(t, r), v5) {
+			t.Fatalf("the version %d fixture restores to another table", old[0])
+		}
+		for k, id := range append(sent, benchCommandID(len(sent))) {
+			cmd := bidCmd(1)
+			cmd.CommandId, cmd.PlayerId = id, "stranger"
+			in := CommandInput(cmd, h.entry(), h.now)
+			want := error(nil)
+			if k < len(sent) && k >= len(sent)-recentCommands {
+				want = ErrDuplicate
+			}
+			if got, orig := r.Ignored(in), h.t.Ignored(in); !errors.Is(got, want) || !errors.Is(orig, want) {
+				t.Fatalf("id %d of %d: restored %v, original %v, want %v", k, len(sent), got, orig, want)
+			}
 		}
 	}
 }

@@ -112,7 +112,8 @@ func New(id, gameID string, s tablesettings.Settings, seats []SeatInfo, now time
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrBadSettings, err)
 	}
-	if id == "" || gameID == "" || len(id) > maxStringLen || len(gameID) > maxStringLen {
+	// What New accepts, a snapshot must hold (snapshot.go's check).
+	if !storable(id) || !storable(gameID) || id == "" || gameID == "" {
 		return nil, nil, fmt.Errorf("%w: table id %q, game id %q", ErrBadSettings, id, gameID)
 	}
 	if now.Before(minAt) || now.After(maxAt) {
@@ -130,6 +131,8 @@ func New(id, gameID string, s tablesettings.Settings, seats []SeatInfo, now time
 			return nil, nil, fmt.Errorf("%w: bot seat %d has a player", ErrBadSeats, i)
 		case !si.Bot && si.PlayerID == "":
 			return nil, nil, fmt.Errorf("%w: seat %d has no player", ErrBadSeats, i)
+		case !storable(si.PlayerID) || !storable(si.Name):
+			return nil, nil, fmt.Errorf("%w: seat %d: a player id or name too long or not UTF-8", ErrBadSeats, i)
 		case !si.Bot && t.seatOf(si.PlayerID) >= 0:
 			return nil, nil, fmt.Errorf("%w: player %q holds two seats", ErrBadSeats, si.PlayerID)
 		}

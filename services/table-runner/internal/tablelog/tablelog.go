@@ -28,6 +28,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/protobuf/proto"
 
+	runnerv1 "github.com/pulka/pulka/pkg/gen/pulka/runner/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/pkg/table"
@@ -86,28 +87,50 @@ type Snapshot struct {
 	Table   []byte
 }
 
-const snapshotVersion = 1
+// The first byte of a snapshot record. Version 2 is a protobuf
+// pulka.runner.v1.SnapshotRecord (proto/pulka/runner/v1/snapshot.proto).
+// Version 1, the hand-laid layout of before — the event id's length as a
+// uvarint, the event id, then the table to the end — is still read, so that
+// a table snapshotted before the upgrade restores after it.
+const (
+	snapshotVersion   = 2
+	snapshotVersionV1 = 1
+)
 
 // MarshalBinary encodes the snapshot for the snapshot key.
 func (s Snapshot) MarshalBinary() ([]byte, error) {
-	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(s.EventID)+len(s.Table))
-	b = append(b, snapshotVersion)
-	b = binary.AppendUvarint(b, uint64(len(s.EventID)))
-	b = append(b, s.EventID...)
-	return append(b, s.Table...), nil
+	rec := &runnerv1.SnapshotRecord{EventId: s.EventID, Table: s.Table}
+	b := make([]byte, 1, 1+deterministic.Size(rec))
+	b[0] = snapshotVersion
+	return deterministic.MarshalAppend(b, rec)
 }
 
-// ParseSnapshot decodes what MarshalBinary wrote.
+// ParseSnapshot decodes what MarshalBinary wrote, of either version. The
+// record's last field, the table, is never empty, so a record cut short is
+// refused here or by the table's own framing (table.Restore).
 func ParseSnapshot(b []byte) (Snapshot, error) {
-	if len(b) < 2 || b[0] != snapshotVersion {
-		return Snapshot{}, fmt.Errorf("%w: snapshot version", ErrCorrupt)
+	if len(b) < 2 {
+		return Snapshot{}, fmt.Errorf("%w: snapshot record of %d bytes", ErrCorrupt, len(b))
 	}
-	n, k := binary.Uvarint(b[1:])
-	if k <= 0 || n > uint64(len(b)-1-k) {
-		return Snapshot{}, fmt.Errorf("%w: snapshot header", ErrCorrupt)
+	switch b[0] {
+	case snapshotVersion:
+		var rec runnerv1.SnapshotRecord
+		if err := proto.Unmarshal(b[1:], &rec); err != nil {
+			return Snapshot{}, fmt.Errorf("%w: snapshot record: %w", ErrCorrupt, err)
+		}
+		if len(rec.GetTable()) == 0 {
+			return Snapshot{}, fmt.Errorf("%w: snapshot record without a table", ErrCorrupt)
+		}
+		return Snapshot{EventID: rec.GetEventId(), Table: rec.GetTable()}, nil
+	case snapshotVersionV1:
+		n, k := binary.Uvarint(b[1:])
+		if k <= 0 || n > uint64(len(b)-1-k) {
+			return Snapshot{}, fmt.Errorf("%w: snapshot header", ErrCorrupt)
+		}
+		rest := b[1+k:]
+		return Snapshot{EventID: string(rest[:n]), Table: rest[n:]}, nil
 	}
-	rest := b[1+k:]
-	return Snapshot{EventID: string(rest[:n]), Table: rest[n:]}, nil
+	return Snapshot{}, fmt.Errorf("%w: snapshot version %d", ErrCorrupt, b[0])
 }
 
 // snapshotScript: KEYS[1]=lease KEYS[2]=snapshot; ARGV[1]=owner
@@ -124,8 +147,11 @@ return 1
 // WriteSnapshot stores s as tableID's snapshot if lease is still current;
 // otherwise the error wraps streams.ErrStaleEpoch and nothing is written.
 func WriteSnapshot(ctx context.Context, rdb redis.Scripter, lease streams.Lease, tableID string, s Snapshot) error {
-	v, _ := s.MarshalBinary()
-	err := snapshotScript.Run(ctx, rdb, []string{lease.Key, streams.TableSnapshot(tableID)}, lease.Owner, lease.Epoch, v).Err()
+	v, err := s.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("tablelog: snapshot of %s: %w", tableID, err)
+	}
+	err = snapshotScript.Run(ctx, rdb, []string{lease.Key, streams.TableSnapshot(tableID)}, lease.Owner, lease.Epoch, v).Err()
 	if err != nil {
 		if redis.HasErrorPrefix(err, "STALEEPOCH") {
 			return fmt.Errorf("tablelog: snapshot of %s: %w: %w", tableID, streams.ErrStaleEpoch, err)
