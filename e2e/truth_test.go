@@ -18,10 +18,10 @@ import (
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/japanese"
-	"github.com/pulka/pulka/tools/record"
 	"github.com/pulka/pulka/pkg/scoring"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/tools/record"
 )
 
 // Header fields of the runner's log (services/table-runner/internal/tablelog,

@@ -12,9 +12,9 @@ import (
 	"github.com/pulka/pulka/pkg/cards"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
-	"github.com/pulka/pulka/tools/record"
 	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/tools/record"
 )
 
 // finished is a verified game: its log, its record and the pure replay.

@@ -8,8 +8,8 @@ import (
 	"io"
 
 	"github.com/pulka/pulka/pkg/classic"
-	"github.com/pulka/pulka/tools/record"
 	"github.com/pulka/pulka/pkg/scoring"
+	"github.com/pulka/pulka/tools/record"
 )
 
 const demoHelp = `usage: pulkactl demo [--seed S] [--variant standard|nines] [--record file]

@@ -6,8 +6,8 @@ import (
 	"os"
 
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
-	"github.com/pulka/pulka/tools/record"
 	"github.com/pulka/pulka/pkg/wire"
+	"github.com/pulka/pulka/tools/record"
 	"github.com/pulka/pulka/tools/wsclient"
 )
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pulka/pulka/tools/record"
 	"github.com/pulka/pulka/pkg/scoring"
+	"github.com/pulka/pulka/tools/record"
 )
 
 func TestDemo_PrintsAFinishedPaperSheetWhoseRecordReplaysToIt(t *testing.T) {

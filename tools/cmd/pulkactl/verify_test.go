@@ -9,8 +9,8 @@ import (
 
 	"github.com/pulka/pulka/pkg/classic"
 	"github.com/pulka/pulka/pkg/fairdeal"
-	"github.com/pulka/pulka/tools/record"
 	"github.com/pulka/pulka/pkg/scoring"
+	"github.com/pulka/pulka/tools/record"
 )
 
 // tableRecord is a whole classic game dealt as a table deals it, every hand
