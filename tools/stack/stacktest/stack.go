@@ -121,7 +121,7 @@ func New(o Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "pulka-"+o.Name+"-")
+	dir, err := os.MkdirTemp("", "pulka-stack-"+o.Name+"-")
 	if err != nil {
 		return nil, err
 	}
