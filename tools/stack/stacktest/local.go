@@ -54,9 +54,7 @@ type Local struct {
 // not, and its output is logged if t failed.
 func StartLocal(t testing.TB, o LocalOptions) *Local {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("stacktest: builds and runs every service; skipped under -short")
-	}
+	skipShort(t)
 	l, err := NewLocal(o)
 	if err != nil {
 		t.Fatal(err)
@@ -77,24 +75,12 @@ var sharedLocal once[*Local]
 // by Main after the tests; it fails t when it could not start.
 func SharedLocal(t testing.TB, name string, o LocalOptions) *Local {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("stacktest: builds and runs every service; skipped under -short")
-	}
-	l, err := sharedLocal.get(name, func() (*Local, error) {
-		l, err := NewLocal(o)
-		if err == nil {
-			register(l)
-		}
-		return l, err
-	})
-	if err != nil {
-		t.Fatalf("the %s pulka-local: %v", name, err)
-	}
-	return l
+	return sharedLocal.forTest(t, name, func() (*Local, error) { return NewLocal(o) })
 }
 
 // NewLocal runs pulka-local outside a test, with the gateway on a free
-// loopback port, until it says everything runs. The caller closes it.
+// loopback port, until it says everything runs. The caller closes it, or
+// Main does after the tests.
 func NewLocal(o LocalOptions) (*Local, error) {
 	bin, err := Binaries()
 	if err != nil {
@@ -141,6 +127,7 @@ func NewLocal(o LocalOptions) (*Local, error) {
 	}()
 	select {
 	case <-ready:
+		register(l)
 		return l, nil
 	case <-l.exited:
 		return nil, fmt.Errorf("stacktest: %s exited before it was ready (%s):\n%s", Launcher, stack.ExitText(l.err), l.Output())

@@ -66,6 +66,14 @@ func closeAll(keepLogs bool) {
 	}
 }
 
+// skipShort skips t under -short: a stack builds and runs every service.
+func skipShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("stacktest: builds and runs every service; skipped under -short")
+	}
+}
+
 // once is a value made at most once per test binary under a name.
 type once[T any] struct {
 	mu   sync.Mutex
@@ -76,6 +84,18 @@ type onceVal[T any] struct {
 	once sync.Once
 	val  T
 	err  error
+}
+
+// forTest is the value named name for t, made by the first caller; it
+// skips t under -short and fails it when the value could not be made.
+func (o *once[T]) forTest(t testing.TB, name string, make func() (T, error)) T {
+	t.Helper()
+	skipShort(t)
+	v, err := o.get(name, make)
+	if err != nil {
+		t.Fatalf("stacktest: the shared %s: %v", name, err)
+	}
+	return v
 }
 
 func (o *once[T]) get(name string, make func() (T, error)) (T, error) {

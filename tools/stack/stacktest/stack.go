@@ -74,9 +74,7 @@ type Stack struct {
 // when t failed; it fails t when the stack cannot start.
 func Start(t testing.TB, o Options) *Stack {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("stacktest: builds and runs every service; skipped under -short")
-	}
+	skipShort(t)
 	s, err := New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -92,14 +90,7 @@ var shared once[*Stack]
 // after the tests; it fails t when the stack could not start.
 func Shared(t testing.TB, name string, o Options) *Stack {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("stacktest: builds and runs every service; skipped under -short")
-	}
-	s, err := shared.get(name, func() (*Stack, error) { return New(o) })
-	if err != nil {
-		t.Fatalf("the %s stack: %v", name, err)
-	}
-	return s
+	return shared.forTest(t, name, func() (*Stack, error) { return New(o) })
 }
 
 // New starts a stack outside a test (a TestMain's setup): redis-server,
