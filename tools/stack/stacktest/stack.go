@@ -145,11 +145,11 @@ func New(o Options) (*Stack, error) {
 			backends = append(backends, b)
 		}
 	}
-	if err := s.startReady(backends...); err != nil {
+	if _, err := s.startReady(backends...); err != nil {
 		s.Close(true)
 		return nil, err
 	}
-	if err := s.startReady(stack.Gateway); err != nil {
+	if _, err := s.startReady(stack.Gateway); err != nil {
 		s.Close(true)
 		return nil, err
 	}
@@ -160,22 +160,22 @@ func New(o Options) (*Stack, error) {
 // is ready: another table runner, or a gateway on a new port, which
 // becomes the stack's URL (after the test killed the first, say).
 func (s *Stack) Start(binary string) (*Process, error) {
-	if err := s.startReady(binary); err != nil {
+	started, err := s.startReady(binary)
+	if err != nil {
 		return nil, err
 	}
-	procs := s.Processes()
-	return procs[len(procs)-1], nil
+	return started[0], nil
 }
 
 // startReady starts a process of each binary, then waits until all of
 // them are ready (at once: a process that dies is reported as soon as it
 // does).
-func (s *Stack) startReady(binaries ...string) error {
+func (s *Stack) startReady(binaries ...string) ([]*Process, error) {
 	var started []*Process
 	for _, b := range binaries {
 		p, err := s.start(b)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		started = append(started, p)
 	}
@@ -196,7 +196,7 @@ func (s *Stack) startReady(binaries ...string) error {
 		errs = append(errs, <-errc)
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("stacktest: the %s stack: %w", s.name, err)
+		return nil, fmt.Errorf("stacktest: the %s stack: %w", s.name, err)
 	}
 	for _, p := range started {
 		if p.Binary == stack.Gateway {
@@ -205,7 +205,7 @@ func (s *Stack) startReady(binaries ...string) error {
 			s.mu.Unlock()
 		}
 	}
-	return nil
+	return started, nil
 }
 
 // start runs the next process of binary: the plan's settings, the
