@@ -20,42 +20,32 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/settings"
 	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/tools/stack/stacktest"
 )
 
 // The gateway's abuse suite (issue 17): each attack runs in a loop bounded
 // in count and in time, stops by itself, and the test asserts the limit
 // held. Run one with -run, e.g. go test -run TestAbuseGateway_SocketFlood.
 
-// Settings of the abuse stack's gateway: its own limits, lowered where an
-// attack should meet them quickly, raised where another limit is the one
-// under test (every client here is 127.0.0.1, one guest).
-const (
-	envGWWSPerPlayer    = "PULKA_WS_PER_PLAYER"
-	envGWLoginPerAcctIP = "PULKA_LOGIN_PER_ACCOUNT_IP"
-	gwLoginPerAcctIP    = 5
-)
+// gwLoginPerAcctIP is the abuse stack's gateway's limit of logins per
+// account and address, lowered so that an attack meets it quickly.
+const gwLoginPerAcctIP = 5
 
-var (
-	gwAbuseOnce  sync.Once
-	gwAbuse      *stack
-	gwAbuseErr   error
-	gwAbuseUsers sync.Mutex // the gateway abuse tests run one at a time: they measure one process
-)
+// gwAbuseUsers: the gateway abuse tests run one at a time: they measure one process.
+var gwAbuseUsers sync.Mutex
 
 // gwAbuseStack is one stack for the gateway abuse tests, started by the first of them
-// (TestMain stops it).
+// (stacktest.Main stops it). Its gateway's own limits are lowered where an
+// attack should meet them quickly, raised where another limit is the one
+// under test (every client here is 127.0.0.1, one guest).
 func gwAbuseStack(t *testing.T) *stack {
 	t.Helper()
-	gwAbuseOnce.Do(func() {
-		gwAbuse, gwAbuseErr = startStackWith("gwabuse", 1, []string{
-			envGWWSPerPlayer + "=100000", // the socket flood uses one guest's token
-			envGWLoginPerAcctIP + "=" + strconv.Itoa(gwLoginPerAcctIP),
-		})
-	})
-	if gwAbuseErr != nil {
-		t.Fatalf("the gateway abuse stack: %v", gwAbuseErr)
-	}
+	gwAbuse := &stack{stacktest.Shared(t, "gwabuse", options("gwabuse", 1,
+		settings.WSPerPlayer+"=100000", // the socket flood uses one guest's token
+		settings.LoginPerAccountIP+"="+strconv.Itoa(gwLoginPerAcctIP),
+	))}
 	gwAbuseUsers.Lock()
 	t.Cleanup(gwAbuseUsers.Unlock)
 	procs := gwAbuse.processes()
@@ -85,9 +75,9 @@ func gwHonestDuring(t *testing.T, s *stack, attack func(honestTable string)) {
 	g.checkHonest(t, before, start, time.Now())
 }
 
-func (s *stack) gateway() *service {
-	for _, svc := range s.all() {
-		if svc.binary == "gateway" {
+func (s *stack) gateway() *stacktest.Process {
+	for _, svc := range s.Processes() {
+		if svc.Binary == "gateway" {
 			return svc
 		}
 	}
@@ -95,11 +85,11 @@ func (s *stack) gateway() *service {
 }
 
 // gwMetric sums the samples of a gwMetric of svc's /metrics (any labels).
-func gwMetric(t *testing.T, svc *service, name string) float64 {
+func gwMetric(t *testing.T, svc *stacktest.Process, name string) float64 {
 	t.Helper()
-	resp, err := httpClient.Get("http://" + svc.admin + "/metrics")
+	resp, err := httpClient.Get("http://" + svc.Admin + "/metrics")
 	if err != nil {
-		t.Fatalf("metrics of %s: %v", svc.name, err)
+		t.Fatalf("metrics of %s: %v", svc.Name, err)
 	}
 	defer resp.Body.Close()
 	sum := 0.0
@@ -161,7 +151,7 @@ func TestAbuseGateway_JunkJoins(t *testing.T) {
 		// The only game on the stack is the honest one: every other key is
 		// still.
 		before := map[string]bool{}
-		for _, k := range s.rdb.Keys(ctx, "*").Val() {
+		for _, k := range s.Redis().Keys(ctx, "*").Val() {
 			before[k] = true
 		}
 		gwJunkJoins(t, s, junk, before, honest)
@@ -192,7 +182,7 @@ func gwJunkJoins(t *testing.T, s *stack, junk *client, before map[string]bool, h
 		t.Fatalf("only %d junk joins in the time allowed", refused)
 	}
 	var added []string
-	for _, k := range s.rdb.Keys(ctx, "*").Val() {
+	for _, k := range s.Redis().Keys(ctx, "*").Val() {
 		if !before[k] && !strings.Contains(k, "{t:"+honest+"}") {
 			added = append(added, k)
 		}
@@ -219,16 +209,16 @@ func TestAbuseGateway_SocketFlood(t *testing.T) {
 	const limit = 256
 	lim := unix.Rlimit{Cur: limit, Max: limit}
 	var old unix.Rlimit
-	if err := unix.Prlimit(gw.cmd.Process.Pid, unix.RLIMIT_NOFILE, &lim, &old); err != nil {
+	if err := unix.Prlimit(gw.Pid(), unix.RLIMIT_NOFILE, &lim, &old); err != nil {
 		t.Fatalf("prlimit: %v", err)
 	}
 	t.Cleanup(func() {
-		_ = unix.Prlimit(gw.cmd.Process.Pid, unix.RLIMIT_NOFILE, &old, nil)
+		_ = unix.Prlimit(gw.Pid(), unix.RLIMIT_NOFILE, &old, nil)
 		// The next test must find the gateway taking sockets again.
 		eventually(t, 10*time.Second, "the gateway taking sockets after the flood", func() bool {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
-			c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.base, "http")+"/ws", nil)
+			c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.URL(), "http")+"/ws", nil)
 			if resp != nil && resp.Body != nil {
 				_ = resp.Body.Close()
 			}
@@ -253,7 +243,7 @@ func TestAbuseGateway_SocketFlood(t *testing.T) {
 		deadline := time.Now().Add(30 * time.Second)
 		for i := 0; i < 2*limit && time.Now().Before(deadline) && shed < 20; i++ {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.base, "http")+"/ws", &websocket.DialOptions{
+			c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.URL(), "http")+"/ws", &websocket.DialOptions{
 				HTTPHeader: http.Header{"Authorization": {"Bearer " + flooder.Token}},
 			})
 			cancel()
@@ -278,7 +268,7 @@ func TestAbuseGateway_SocketFlood(t *testing.T) {
 		if len(socks) >= limit {
 			t.Fatalf("%d sockets accepted under a file limit of %d", len(socks), limit)
 		}
-		for _, url := range []string{"http://" + gw.admin + "/readyz", s.base + "/readyz", s.base + "/healthz"} {
+		for _, url := range []string{"http://" + gw.Admin + "/readyz", s.URL() + "/readyz", s.URL() + "/healthz"} {
 			resp, err := httpClient.Get(url)
 			if err != nil {
 				t.Fatalf("%s during the flood: %v", url, err)
@@ -305,7 +295,7 @@ func TestAbuseGateway_SocketFlood(t *testing.T) {
 				_ = c.Close()
 			}
 		}()
-		addr := strings.TrimPrefix(s.base, "http://")
+		addr := strings.TrimPrefix(s.URL(), "http://")
 		for i := 0; i < limit && time.Now().Before(deadline); i++ {
 			c, err := net.DialTimeout("tcp", addr, 2*time.Second)
 			if err != nil {
@@ -314,7 +304,7 @@ func TestAbuseGateway_SocketFlood(t *testing.T) {
 			raw = append(raw, c)
 		}
 		time.Sleep(300 * time.Millisecond)
-		if resp, err := httpClient.Get("http://" + gw.admin + "/readyz"); err != nil || resp.StatusCode != http.StatusOK {
+		if resp, err := httpClient.Get("http://" + gw.Admin + "/readyz"); err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("the admin /readyz after %d bare connections: %v %v", len(raw), resp, err)
 		} else {
 			_ = resp.Body.Close()
@@ -346,8 +336,8 @@ func TestAbuseGateway_WatcherCommandSpam(t *testing.T) {
 	w.connect()
 	w.join(waiting, "")
 	w.join(playing, "")
-	events := s.rdb.XLen(ctx, streams.TableEvents(waiting)).Val()
-	commands := s.rdb.XLen(ctx, streams.TableCommands(waiting)).Val()
+	events := s.Redis().XLen(ctx, streams.TableEvents(waiting)).Val()
+	commands := s.Redis().XLen(ctx, streams.TableCommands(waiting)).Val()
 	frames := []map[string]any{
 		{"type": "bid", "tricks": 1}, {"type": "trump", "suit": "H"}, {"type": "play", "card": "AS"},
 		{"type": "resign"}, {"type": "leave"}, {"type": "sit", "seat": 1},
@@ -359,13 +349,13 @@ func TestAbuseGateway_WatcherCommandSpam(t *testing.T) {
 	// before the spam, a few frames at a time, so nothing is trimmed unread.
 	playCmds, cursor := streams.TableCommands(playing), "0-0"
 	checkPlayCmds := func() {
-		msgs, err := streams.ReadAfter(ctx, s.rdb, playCmds, cursor, 10_000)
+		msgs, err := streams.ReadAfter(ctx, s.Redis(), playCmds, cursor, 10_000)
 		if errors.Is(err, streams.ErrTrimmed) {
 			// The table trimmed what it handled since the last read:
 			// read what is left; the runner's NOT_SEATED refusals
 			// (checked below) cover the trimmed entries.
 			var xs []redis.XMessage
-			if xs, err = s.rdb.XRange(ctx, playCmds, "-", "+").Result(); err == nil {
+			if xs, err = s.Redis().XRange(ctx, playCmds, "-", "+").Result(); err == nil {
 				msgs = msgs[:0]
 				for _, x := range xs {
 					if d, ok := x.Values[streams.FieldData].(string); ok {
@@ -386,8 +376,8 @@ func TestAbuseGateway_WatcherCommandSpam(t *testing.T) {
 		}
 	}
 	notSeated := func() (n float64) {
-		for _, svc := range s.all() {
-			if svc.binary == "table-runner" {
+		for _, svc := range s.Processes() {
+			if svc.Binary == "table-runner" {
 				n += opsMetricSumWhere(t, svc, "pulka_runner_rejections_total", `reason="REJECT_REASON_NOT_SEATED"`)
 			}
 		}
@@ -397,7 +387,7 @@ func TestAbuseGateway_WatcherCommandSpam(t *testing.T) {
 	gwHonestDuring(t, s, func(string) {
 		// The stream may be empty (handled entries are trimmed): start at
 		// the last id it ever gave.
-		if info, err := s.rdb.XInfoStream(ctx, playCmds).Result(); err == nil {
+		if info, err := s.Redis().XInfoStream(ctx, playCmds).Result(); err == nil {
 			cursor = info.LastGeneratedID
 		}
 		deadline := time.Now().Add(20 * time.Second)
@@ -428,12 +418,12 @@ func TestAbuseGateway_WatcherCommandSpam(t *testing.T) {
 	if sent < 100 {
 		t.Fatalf("only %d of the watcher's commands in the time allowed", sent)
 	}
-	if e, c := s.rdb.XLen(ctx, streams.TableEvents(waiting)).Val(), s.rdb.XLen(ctx, streams.TableCommands(waiting)).Val(); e != events || c != commands {
+	if e, c := s.Redis().XLen(ctx, streams.TableEvents(waiting)).Val(), s.Redis().XLen(ctx, streams.TableCommands(waiting)).Val(); e != events || c != commands {
 		t.Fatalf("the waiting table's streams: events %d → %d, commands %d → %d", events, e, commands, c)
 	}
 	// The table in play moved on, but not because of the watcher (its
 	// commands were read during the spam, checkPlayCmds).
-	log := mustReadLog(t, s.rdb, playing)
+	log := mustReadLog(t, s.Redis(), playing)
 	for _, e := range log {
 		if b, _ := proto.Marshal(e.Ev); strings.Contains(string(b), watcher) {
 			t.Fatalf("the event log mentions the watcher: %s", describe(e.ID, e.Ev))
@@ -498,7 +488,7 @@ func TestAbuseGateway_RevokedToken(t *testing.T) {
 	// Reconnecting with it is refused.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	ws, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.base, "http")+"/ws", nil)
+	ws, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.URL(), "http")+"/ws", nil)
 	if resp != nil && resp.Body != nil {
 		_ = resp.Body.Close()
 	}
@@ -530,7 +520,7 @@ func TestAbuseGateway_SocketsPerPlayer(t *testing.T) {
 	gwHonestDuring(t, s, func(string) {
 		for i := 0; i < 20 && refused == nil; i++ {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.base, "http")+"/ws", &websocket.DialOptions{
+			c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.URL(), "http")+"/ws", &websocket.DialOptions{
 				HTTPHeader: http.Header{"Authorization": {"Bearer " + ses.Token}},
 			})
 			cancel()

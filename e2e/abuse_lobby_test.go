@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	"github.com/pulka/pulka/tools/stack/stacktest"
 )
 
 // The lobby's abuse suite (issue 17, "Limits no client can exhaust":
@@ -49,7 +50,7 @@ func (s *stack) request(ctx context.Context, method, path, token string, body an
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, s.base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, s.URL()+path, rd)
 	if err != nil {
 		return answer{}, err
 	}
@@ -90,19 +91,14 @@ func createBody(t testing.TB, sp tableSpec, sit bool) map[string]any {
 // lobbyAbuseStack starts a stack of one runner for one abuse test.
 func lobbyAbuseStack(t *testing.T, name string) *stack {
 	t.Helper()
-	s, err := startStack(name, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.close(t.Failed()) })
-	return s
+	return startStack(t, name, 1)
 }
 
 // lobbyKeys counts the lobby's keys in Redis.
 func (s *stack) lobbyKeys(t *testing.T) int {
 	t.Helper()
 	n := 0
-	iter := s.rdb.Scan(context.Background(), 0, lobbyKeysPattern, 1000).Iterator()
+	iter := s.Redis().Scan(context.Background(), 0, lobbyKeysPattern, 1000).Iterator()
 	for iter.Next(context.Background()) {
 		n++
 	}
@@ -186,7 +182,7 @@ func TestAbuseLobby_TableFloodFromOnePlayer(t *testing.T) {
 	if keysAfter := s.lobbyKeys(t); keysAfter-keysBefore > 15 {
 		t.Errorf("the lobby's keys went from %d to %d for a flood of refusals", keysBefore, keysAfter)
 	}
-	if n := s.rdb.ZCard(context.Background(), lobbyCreateRatePrefix+flooder.Player.ID).Val(); n > 10 {
+	if n := s.Redis().ZCard(context.Background(), lobbyCreateRatePrefix+flooder.Player.ID).Val(); n > 10 {
 		t.Errorf("the creation counter holds %d entries, more than the limit", n)
 	}
 	// The three tables are listed; leaving one makes room again (after the
@@ -467,9 +463,9 @@ func TestAbuseLobby_PasswordGuessingIsThrottledAndCreationStaysFast(t *testing.T
 		}
 	}
 	// The lobby counts the refusals it sent, by limit.
-	var lobby *service
-	for _, svc := range s.all() {
-		if svc.binary == "lobby" {
+	var lobby *stacktest.Process
+	for _, svc := range s.Processes() {
+		if svc.Binary == "lobby" {
 			lobby = svc
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/tools/stack/stacktest"
 )
 
 // The operations side of issue 17's abuse suite: a seated player spamming
@@ -59,10 +60,10 @@ func TestAbuse_SeatedPlayerRefusalSpamLeavesTheLogAlone(t *testing.T) {
 	time.Sleep(3 * time.Second) // the honest player's baseline
 	attack := time.Now()
 
-	evLen := s.rdb.XLen(ctx, streams.TableEvents(spamTable)).Val()
+	evLen := s.Redis().XLen(ctx, streams.TableEvents(spamTable)).Val()
 	counted := func() (rejected, unheard, sent float64) {
-		for _, svc := range s.all() {
-			switch svc.binary {
+		for _, svc := range s.Processes() {
+			switch svc.Binary {
 			case "table-runner":
 				rejected += opsMetricSum(t, svc, "pulka_runner_rejections_total")
 				unheard += opsMetricSum(t, svc, "pulka_runner_rejections_unheard_total")
@@ -105,10 +106,10 @@ func TestAbuse_SeatedPlayerRefusalSpamLeavesTheLogAlone(t *testing.T) {
 	if other := opsRefusals(spam[declarer], spamTable); len(other) != 0 {
 		t.Errorf("the other player got %d of the spammer's refusals", len(other))
 	}
-	if got := s.rdb.XLen(ctx, streams.TableEvents(spamTable)).Val(); got != evLen {
+	if got := s.Redis().XLen(ctx, streams.TableEvents(spamTable)).Val(); got != evLen {
 		t.Errorf("the event stream went from %d to %d entries under %d refused commands", evLen, got, n)
 	}
-	if got := s.rdb.XLen(ctx, streams.TableCommands(spamTable)).Val(); got > 64 {
+	if got := s.Redis().XLen(ctx, streams.TableCommands(spamTable)).Val(); got > 64 {
 		t.Errorf("the command stream holds %d entries after %d handled refusals, want at most 64", got, n)
 	}
 	// The metrics count what happened: every refusal the runners made is
@@ -144,11 +145,7 @@ func TestAbuse_SeatedPlayerRefusalSpamLeavesTheLogAlone(t *testing.T) {
 // created and played to its end on the same stack, scored and kept in the
 // players' histories, and no service panics or exits.
 func TestAbuse_RedisLosingEverythingSendsPlayersBackToTheLobby(t *testing.T) {
-	s, err := startStack("lostredis", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { s.close(t.Failed()) }()
+	s := startStack(t, "lostredis", 1)
 	var lostTable, newTable string
 	s.dumpOnFailure(t, &lostTable, &newTable)
 	players := seatPlayers(t, s, tableSpec{japanese: true, moveTime: time.Minute, name: "e2e lost"}, []session{s.guest(t), s.guest(t)}, &lostTable)
@@ -160,7 +157,7 @@ func TestAbuse_RedisLosingEverythingSendsPlayersBackToTheLobby(t *testing.T) {
 		from[i] = c.len()
 	}
 	lost := time.Now()
-	if err := s.redis.Restart(); err != nil { // SIGKILL, then a fresh, empty server on the same port
+	if err := s.RedisServer().Restart(); err != nil { // SIGKILL, then a fresh, empty server on the same port
 		t.Fatal(err)
 	}
 	for i, c := range players {
@@ -176,9 +173,9 @@ func TestAbuse_RedisLosingEverythingSendsPlayersBackToTheLobby(t *testing.T) {
 	if f := players[0].errorFrame(0, "rejoin-lost"); f.Code != "table_gone" && f.Code != "table_not_found" {
 		t.Errorf("a join of the lost table: %s, want table_gone (or table_not_found)", f)
 	}
-	runner := s.runners[0]
+	runner := s.Of("table-runner")[0]
 	eventually(t, 15*time.Second, "the runner's log line about the lost table", func() bool {
-		b, _ := os.ReadFile(runner.logPath)
+		b, _ := os.ReadFile(runner.LogPath())
 		return strings.Contains(string(b), "data is gone from Redis") && strings.Contains(string(b), lostTable)
 	})
 	// One table lost, counted once (at the lease's renewal; no reopening
@@ -204,14 +201,14 @@ func TestAbuse_RedisLosingEverythingSendsPlayersBackToTheLobby(t *testing.T) {
 
 // opsMetricSum sums the samples of metric name (any labels) in svc's
 // /metrics; 0 when it has none.
-func opsMetricSum(t *testing.T, svc *service, name string) float64 {
+func opsMetricSum(t *testing.T, svc *stacktest.Process, name string) float64 {
 	t.Helper()
 	return opsMetricSumWhere(t, svc, name, "")
 }
 
 // opsMetricSumWhere is opsMetricSum of the samples whose line contains
 // label (`limit="guess_table"`, say).
-func opsMetricSumWhere(t *testing.T, svc *service, name, label string) float64 {
+func opsMetricSumWhere(t *testing.T, svc *stacktest.Process, name, label string) float64 {
 	t.Helper()
 	sum := 0.0
 	for _, line := range strings.Split(opsMetrics(t, svc), "\n") {
@@ -222,7 +219,7 @@ func opsMetricSumWhere(t *testing.T, svc *service, name, label string) float64 {
 		fields := strings.Fields(line)
 		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
 		if err != nil {
-			t.Fatalf("%s: metric line %q: %v", svc.name, line, err)
+			t.Fatalf("%s: metric line %q: %v", svc.Name, line, err)
 		}
 		sum += v
 	}
@@ -230,7 +227,7 @@ func opsMetricSumWhere(t *testing.T, svc *service, name, label string) float64 {
 }
 
 // opsMetricLines returns svc's /metrics lines that start with prefix.
-func opsMetricLines(t *testing.T, svc *service, prefix string) string {
+func opsMetricLines(t *testing.T, svc *stacktest.Process, prefix string) string {
 	t.Helper()
 	var out []string
 	for _, line := range strings.Split(opsMetrics(t, svc), "\n") {
@@ -242,11 +239,11 @@ func opsMetricLines(t *testing.T, svc *service, prefix string) string {
 }
 
 // opsMetrics reads a service's /metrics.
-func opsMetrics(t *testing.T, svc *service) string {
+func opsMetrics(t *testing.T, svc *stacktest.Process) string {
 	t.Helper()
-	resp, err := http.Get("http://" + svc.admin + "/metrics")
+	resp, err := http.Get("http://" + svc.Admin + "/metrics")
 	if err != nil {
-		t.Fatalf("%s /metrics: %v", svc.name, err)
+		t.Fatalf("%s /metrics: %v", svc.Name, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)

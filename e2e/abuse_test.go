@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pulka/pulka/tools/stack/stacktest"
 )
 
 // The abuse suite's shared checks (abuse_gateway_test.go,
@@ -84,15 +86,13 @@ func (g *honestGame) checkHonest(t *testing.T, before, attack, after time.Time) 
 }
 
 // processes are the services' process ids when a test began.
-type processes map[*service]int
+type processes map[*stacktest.Process]int
 
 // processes records which process each service of s is now.
 func (s *stack) processes() processes {
 	out := processes{}
-	for _, svc := range s.all() {
-		if svc.cmd != nil && svc.cmd.Process != nil {
-			out[svc] = svc.cmd.Process.Pid
-		}
+	for _, svc := range s.Processes() {
+		out[svc] = svc.Pid()
 	}
 	return out
 }
@@ -102,29 +102,29 @@ func (s *stack) processes() processes {
 // service restarted by anything during the attack fails it too.
 func (s *stack) noPanics(t *testing.T, since ...processes) {
 	t.Helper()
-	for _, svc := range s.all() {
+	for _, svc := range s.Processes() {
 		select {
-		case <-svc.exited:
-			t.Errorf("%s exited during the test:\n%s", svc.name, svc.logTail(20))
+		case <-svc.Exited():
+			t.Errorf("%s exited during the test:\n%s", svc.Name, svc.LogTail(20))
 		default:
 		}
-		b, err := os.ReadFile(svc.logPath)
+		b, err := os.ReadFile(svc.LogPath())
 		if err != nil {
 			t.Fatal(err)
 		}
 		if strings.Contains(strings.ToLower(string(b)), "panic") {
-			t.Errorf("%s logged a panic:\n%s", svc.name, svc.logTail(30))
+			t.Errorf("%s logged a panic:\n%s", svc.Name, svc.LogTail(30))
 		}
 	}
 	for _, before := range since {
 		for svc, pid := range before {
-			if svc.cmd == nil || svc.cmd.Process == nil || svc.cmd.Process.Pid != pid {
-				t.Errorf("%s was restarted during the test (pid %d before)", svc.name, pid)
+			if svc.Pid() != pid {
+				t.Errorf("%s was restarted during the test (pid %d before)", svc.Name, pid)
 				continue
 			}
 			// Signal 0 checks that the process exists (and is ours).
 			if err := syscall.Kill(pid, 0); err != nil {
-				t.Errorf("%s (pid %d) is gone: %v", svc.name, pid, err)
+				t.Errorf("%s (pid %d) is gone: %v", svc.Name, pid, err)
 			}
 		}
 	}

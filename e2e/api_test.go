@@ -51,7 +51,7 @@ func (s *stack) call(t testing.TB, method, path, token string, body any) (int, [
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequest(method, s.base+path, rd)
+	req, err := http.NewRequest(method, s.URL()+path, rd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func (s *stack) tableSummary(t testing.TB, token, table string) *lobbyv1.TableSu
 // history returns the player's finished games (newest first).
 func (s *stack) history(t testing.TB, who session) []wsclient.FinishedGame {
 	t.Helper()
-	games, err := (&wsclient.API{Server: s.base, Token: who.Token}).FinishedGames(context.Background(), 100)
+	games, err := (&wsclient.API{Server: s.URL(), Token: who.Token}).FinishedGames(context.Background(), 100)
 	if err != nil {
 		t.Fatalf("the history of %s: %v", who.Player.ID, err)
 	}

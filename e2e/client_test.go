@@ -121,7 +121,7 @@ func (c *client) connect() {
 	ctx, cancel := context.WithCancel(context.Background())
 	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer dcancel()
-	ws, resp, err := websocket.Dial(dctx, "ws"+strings.TrimPrefix(c.s.base, "http")+"/ws", &websocket.DialOptions{
+	ws, resp, err := websocket.Dial(dctx, "ws"+strings.TrimPrefix(c.s.URL(), "http")+"/ws", &websocket.DialOptions{
 		HTTPHeader: http.Header{"Authorization": {"Bearer " + c.ses.Token}},
 	})
 	if resp != nil && resp.Body != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/tools/stack/stacktest"
 )
 
 // TestGatewayKill_ItsPlayersGetTheirGraceAndThenABot: a classic player (with
@@ -19,11 +20,7 @@ import (
 // end. The lobby's summary of the table shows each change.
 func TestGatewayKill_ItsPlayersGetTheirGraceAndThenABot(t *testing.T) {
 	t.Parallel()
-	s, err := startStack("gwkill", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.close(t.Failed()) })
+	s := startStack(t, "gwkill", 1)
 	var tableID string
 	s.dumpOnFailure(t, &tableID)
 	a, ca := s.aloneWithBots(t, "gwkill", &tableID)
@@ -38,10 +35,10 @@ func TestGatewayKill_ItsPlayersGetTheirGraceAndThenABot(t *testing.T) {
 		return played >= 5
 	})
 
-	gw := s.all()
-	var gateway *service
+	gw := s.Processes()
+	var gateway *stacktest.Process
 	for _, svc := range gw {
-		if svc.binary == "gateway" {
+		if svc.Binary == "gateway" {
 			gateway = svc
 		}
 	}
@@ -49,23 +46,16 @@ func TestGatewayKill_ItsPlayersGetTheirGraceAndThenABot(t *testing.T) {
 		t.Fatal("the stack has no gateway")
 	}
 	ca.autoPlay(tableID, false)
-	gateway.kill()
+	gateway.Kill()
 	killedAt := time.Now()
 	lastID := ca.lastEventID(tableID)
-	next, err := s.startGateway()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := waitReady(next, 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if err := waitHTTP(s.base+"/api/v1/me", 10*time.Second); err != nil {
+	if _, err := s.Start("gateway"); err != nil { // another process, on another port: the stack's URL now
 		t.Fatal(err)
 	}
 
 	var log []logEntry
 	eventually(t, 30*time.Second, "a bot in the seat of the killed gateway's player", func() bool {
-		log = mustReadLog(t, s.rdb, tableID)
+		log = mustReadLog(t, s.Redis(), tableID)
 		return findEvent(log, 0, func(ev *tablev1.Event) bool { return ev.GetSeatTakenByBot() != nil }) >= 0
 	})
 	away := findEvent(log, 0, func(ev *tablev1.Event) bool { return ev.GetPlayerAway().GetPlayerId() == a.Player.ID })
@@ -93,7 +83,7 @@ func TestGatewayKill_ItsPlayersGetTheirGraceAndThenABot(t *testing.T) {
 		t.Errorf("%d PlayerAway events, want 1", n)
 	}
 	eventually(t, 30*time.Second, "the bot to play seat 0", func() bool {
-		log = mustReadLog(t, s.rdb, tableID)
+		log = mustReadLog(t, s.Redis(), tableID)
 		return findEvent(log, bot, func(ev *tablev1.Event) bool {
 			return ev.GetCardPlayed().GetSeat() == 0 && ev.GetCardPlayed().GetByServer()
 		}) >= 0

@@ -12,7 +12,7 @@ import (
 
 // owner is the runner the assignment names for the table ("" if none yet).
 func owner(s *stack, tableID string) string {
-	o, _ := s.rdb.HGet(context.Background(), assign.OwnersKey, tableID).Result()
+	o, _ := s.Redis().HGet(context.Background(), assign.OwnersKey, tableID).Result()
 	return o
 }
 
@@ -29,11 +29,7 @@ func owner(s *stack, tableID string) string {
 // cuts in two, is played to a plan that gives seat 0 its premia).
 func TestMigration_SIGKILLOfTheOwnerMidHand_TheGameFinishesOnTheOtherRunner(t *testing.T) {
 	t.Parallel()
-	s, err := startStack("kill", 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.close(t.Failed()) })
+	s := startStack(t, "kill", 2)
 	var tableID string
 	s.dumpOnFailure(t, &tableID)
 	sessions := []session{s.guest(t), s.guest(t), s.guest(t), s.guest(t)}
@@ -42,7 +38,7 @@ func TestMigration_SIGKILLOfTheOwnerMidHand_TheGameFinishesOnTheOtherRunner(t *t
 	// gives seat 0 its premia (and so the others their moshla): random
 	// play rarely makes one, and they are what must be written once.
 	start := startedTable(t, s, tableID)
-	plan, err := newPremiaPlanner(s.rdb, tableID, classicScoring(start.GetSettings()).Variant, 0, cards.NewRNG(1, 1))
+	plan, err := newPremiaPlanner(s.Redis(), tableID, classicScoring(start.GetSettings()).Variant, 0, cards.NewRNG(1, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,11 +60,11 @@ func TestMigration_SIGKILLOfTheOwnerMidHand_TheGameFinishesOnTheOtherRunner(t *t
 		return played == 10
 	})
 	victim := owner(s, tableID)
-	proc := s.runner(victim)
+	proc := s.Runner(victim)
 	if proc == nil {
 		t.Fatalf("the table's owner %q is not one of the stack's runners", victim)
 	}
-	proc.kill()
+	proc.Kill()
 	killedAt := time.Now()
 	t.Logf("SIGKILLed %s, the owner of %s", victim, tableID)
 
@@ -128,7 +124,7 @@ func TestMigration_SIGKILLOfTheOwnerMidHand_TheGameFinishesOnTheOtherRunner(t *t
 
 	// Scoring stored each hand once: 16 hands of nines, one sheet per
 	// version, one standings entry (checked by verifyGame).
-	n, err := s.rdb.HLen(context.Background(), scoringHandsKey(tableID, g.gameID)).Result()
+	n, err := s.Redis().HLen(context.Background(), scoringHandsKey(tableID, g.gameID)).Result()
 	if err != nil || n != 16 {
 		t.Errorf("scoring stored %d hands (err %v), want 16", n, err)
 	}

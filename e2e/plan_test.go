@@ -172,9 +172,9 @@ func startedTable(t *testing.T, s *stack, tableID string) *lobbyv1.TableStarted 
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		n, err := s.rdb.Exists(context.Background(), assign.StartKey(tableID)).Result()
+		n, err := s.Redis().Exists(context.Background(), assign.StartKey(tableID)).Result()
 		if err == nil && n == 1 {
-			return tableStarted(t, s.rdb, tableID)
+			return tableStarted(t, s.Redis(), tableID)
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("table %s has not started (err %v)", tableID, err)

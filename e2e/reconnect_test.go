@@ -105,7 +105,7 @@ func TestReconnect_ResumingWithTheLastEventIDGivesExactlyTheMissedEvents(t *test
 	lastID := dropMidHand(t, ca, tableID, 1, 6, true)
 	var log []logEntry
 	eventually(t, 20*time.Second, "the table to wait for the dropped player", func() bool {
-		log = mustReadLog(t, s.rdb, tableID)
+		log = mustReadLog(t, s.Redis(), tableID)
 		away := findEvent(log, 0, func(ev *tablev1.Event) bool { return ev.GetPlayerAway().GetPlayerId() == a.Player.ID })
 		return away >= 0 && waitingFor(log, 0)
 	})
@@ -194,7 +194,7 @@ func TestGrace_ClassicSeatGoesToABotAndTheGameGoesOn(t *testing.T) {
 
 	var log []logEntry
 	eventually(t, 60*time.Second, "the game to end without the player", func() bool {
-		log = mustReadLog(t, s.rdb, tableID)
+		log = mustReadLog(t, s.Redis(), tableID)
 		return findEvent(log, 0, gameEnded) >= 0
 	})
 	away := findEvent(log, 0, func(ev *tablev1.Event) bool { return ev.GetPlayerAway().GetPlayerId() == a.Player.ID })
@@ -258,7 +258,7 @@ func TestGrace_JapanesePlayerWhoStaysAwayLosesTheMatch(t *testing.T) {
 			t.Errorf("the player who stayed away is placed %d", p.GetPlace())
 		}
 	}
-	log := mustReadLog(t, s.rdb, tableID)
+	log := mustReadLog(t, s.Redis(), tableID)
 	away := findEvent(log, 0, func(ev *tablev1.Event) bool { return ev.GetPlayerAway().GetPlayerId() == a.Player.ID })
 	if away < 0 {
 		t.Fatal("no PlayerAway")

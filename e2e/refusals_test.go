@@ -50,7 +50,7 @@ func TestTimer_ExpiryMakesExactlyOneServerMove(t *testing.T) {
 	clients := seatPlayers(t, s, tableSpec{japanese: true, name: "e2e timer"}, []session{s.guest(t), s.guest(t)}, &tableID)
 	var log []logEntry
 	eventually(t, 4*moveTimeout+5*time.Second, "two timer expiries", func() bool {
-		log = mustReadLog(t, s.rdb, tableID)
+		log = mustReadLog(t, s.Redis(), tableID)
 		n := 0
 		for _, e := range log {
 			if isMove(e.Ev) {
@@ -65,7 +65,7 @@ func TestTimer_ExpiryMakesExactlyOneServerMove(t *testing.T) {
 	for _, c := range clients {
 		c.awaitEvent(0, 10*time.Second, tableID, "the end of the match", gameEnded)
 	}
-	log = mustReadLog(t, s.rdb, tableID)
+	log = mustReadLog(t, s.Redis(), tableID)
 
 	var timer *tablev1.TimerStarted
 	expired := 0
@@ -141,7 +141,7 @@ type refusal struct {
 func expectRefused(t *testing.T, s *stack, tableID string, r refusal) {
 	t.Helper()
 	ctx := context.Background()
-	before, err := s.rdb.XLen(ctx, streams.TableEvents(tableID)).Result()
+	before, err := s.Redis().XLen(ctx, streams.TableEvents(tableID)).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func expectRefused(t *testing.T, s *stack, tableID string, r refusal) {
 	if f.ID != "" || f.ev.GetSeq() != 0 {
 		t.Errorf("%s: the rejection came as history (id %q, seq %d)", r.name, f.ID, f.ev.GetSeq())
 	}
-	log := mustReadLog(t, s.rdb, tableID)
+	log := mustReadLog(t, s.Redis(), tableID)
 	if int64(len(log)) != before {
 		t.Errorf("%s: the log grew from %d to %d entries; a refusal is not logged", r.name, before, len(log))
 	}
@@ -187,8 +187,8 @@ func expectRefused(t *testing.T, s *stack, tableID string, r refusal) {
 func expectFrameError(t *testing.T, s *stack, tableID string, c *client, raw []byte, code string) {
 	t.Helper()
 	ctx := context.Background()
-	cmdBefore, _ := s.rdb.XLen(ctx, streams.TableCommands(tableID)).Result()
-	evBefore, _ := s.rdb.XLen(ctx, streams.TableEvents(tableID)).Result()
+	cmdBefore, _ := s.Redis().XLen(ctx, streams.TableCommands(tableID)).Result()
+	evBefore, _ := s.Redis().XLen(ctx, streams.TableEvents(tableID)).Result()
 	from := c.len()
 	c.sendRaw(raw)
 	f := c.errorFrame(from, "")
@@ -199,8 +199,8 @@ func expectFrameError(t *testing.T, s *stack, tableID string, c *client, raw []b
 	// handled.
 	c.send(map[string]any{"type": "ping", "ref": "after-" + code})
 	c.await(from, 10*time.Second, "pong", func(f *frame) bool { return f.Type == "pong" && f.Ref == "after-"+code })
-	cmdAfter, _ := s.rdb.XLen(ctx, streams.TableCommands(tableID)).Result()
-	evAfter, _ := s.rdb.XLen(ctx, streams.TableEvents(tableID)).Result()
+	cmdAfter, _ := s.Redis().XLen(ctx, streams.TableCommands(tableID)).Result()
+	evAfter, _ := s.Redis().XLen(ctx, streams.TableEvents(tableID)).Result()
 	if cmdAfter != cmdBefore || evAfter != evBefore {
 		t.Errorf("frame %.60q changed the table's streams: commands %d → %d, events %d → %d", raw, cmdBefore, cmdAfter, evBefore, evAfter)
 	}
@@ -244,7 +244,7 @@ func TestRefusals_ChangeNothingButAPrivateRejection(t *testing.T) {
 	// Wait for the declarer's next timer: the step (trump, the rest of the
 	// deal, the timer) is complete in the log.
 	d.awaitEvent(from, 10*time.Second, tableID, "the timer after trump", func(ev *tablev1.Event) bool { return table.TimerOf(ev) != nil })
-	afterTrump, _ := s.rdb.XLen(ctx, streams.TableEvents(tableID)).Result()
+	afterTrump, _ := s.Redis().XLen(ctx, streams.TableEvents(tableID)).Result()
 	from = d.len()
 	d.send(trump)
 	ack := d.await(from, 10*time.Second, "the ack of the repeat", func(f *frame) bool { return f.Type == "ack" })
@@ -256,10 +256,10 @@ func TestRefusals_ChangeNothingButAPrivateRejection(t *testing.T) {
 	expectRefused(t, s, tableID, refusal{name: "play out of turn", from: o,
 		msg:     playOf(o.model(tableID).hand),
 		reasons: []tablev1.RejectReason{tablev1.RejectReason_REJECT_REASON_NOT_YOUR_TURN}})
-	if n, _ := s.rdb.XLen(ctx, streams.TableEvents(tableID)).Result(); n != afterTrump {
+	if n, _ := s.Redis().XLen(ctx, streams.TableEvents(tableID)).Result(); n != afterTrump {
 		t.Errorf("the repeated command changed the log: %d entries after the trump, %d now (a rejection is not logged)", afterTrump, n)
 	}
-	if steps := commandSteps(mustReadLog(t, s.rdb, tableID)); steps[ack.Cmd] != 1 {
+	if steps := commandSteps(mustReadLog(t, s.Redis(), tableID)); steps[ack.Cmd] != 1 {
 		t.Errorf("command %s applied %d times, want once", ack.Cmd, steps[ack.Cmd])
 	}
 

@@ -46,7 +46,7 @@ type finished struct {
 //     and moshla once written, and wrote one FinalStandings for the game.
 func verifyGame(t *testing.T, s *stack, tableID string, clients []*client) *finished {
 	t.Helper()
-	log := mustReadLog(t, s.rdb, tableID)
+	log := mustReadLog(t, s.Redis(), tableID)
 	if err := replayLog(log); err != nil {
 		t.Fatalf("the log does not replay purely: %v", err)
 	}
@@ -100,7 +100,7 @@ func verifyGame(t *testing.T, s *stack, tableID string, clients []*client) *fini
 		}
 		checkSheetFrames(t, c, tableID)
 	}
-	stored, version, err := storedSheet(context.Background(), s.rdb, tableID, g.gameID)
+	stored, version, err := storedSheet(context.Background(), s.Redis(), tableID, g.gameID)
 	if err != nil || version != finalVersion {
 		t.Fatalf("stored sheet: version %d, err %v; want version %d", version, err, finalVersion)
 	}
@@ -151,7 +151,7 @@ func checkSheetFrames(t *testing.T, c *client, tableID string) {
 func checkSheetStream(t *testing.T, s *stack, tableID, gameID string, final uint64) {
 	t.Helper()
 	ctx := context.Background()
-	msgs, err := streams.ReadAfter(ctx, s.rdb, scoringclient.SheetStream(tableID), "0", 10_000)
+	msgs, err := streams.ReadAfter(ctx, s.Redis(), scoringclient.SheetStream(tableID), "0", 10_000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func checkSheetStream(t *testing.T, s *stack, tableID, gameID string, final uint
 	// then a moment more for a second one that must not come.
 	n := 0
 	count := func() bool {
-		msgs, err := streams.ReadAfter(ctx, s.rdb, scoringclient.StandingsStream, "0", 100_000)
+		msgs, err := streams.ReadAfter(ctx, s.Redis(), scoringclient.StandingsStream, "0", 100_000)
 		if err != nil {
 			t.Fatal(err)
 		}

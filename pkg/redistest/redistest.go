@@ -159,8 +159,7 @@ func (s *Server) startProcess() error {
 	args = append(args, s.cfg.args...)
 	cmd := exec.Command(s.bin, args...)
 	cmd.Dir = s.dir
-	// Its own process group: a Ctrl-C of `go test` must not race our Stop.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("exec %s: %w", s.bin, err)
 	}

@@ -11,6 +11,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/pulka/pulka/pkg/daemon"
+	"github.com/pulka/pulka/pkg/settings"
+	"github.com/pulka/pulka/tools/stack"
 )
 
 // There is no Docker engine where the tests run, so docker-compose.yml and
@@ -80,7 +82,7 @@ func servicesInRepo(t *testing.T, root string) []string {
 
 func TestLauncher_RunsEveryServiceInTheRepository(t *testing.T) {
 	root := repoRoot(t)
-	got := slices.Sorted(slices.Values(serviceBinaries()))
+	got := slices.Sorted(slices.Values(stack.Services()))
 	if want := servicesInRepo(t, root); !slices.Equal(got, want) {
 		t.Fatalf("the launcher runs %v, services/ has %v", got, want)
 	}
@@ -98,7 +100,7 @@ func TestCompose_EveryServiceIsBuiltHealthCheckedAndWiredLikeTheLauncher(t *test
 	// The settings the launcher gives each binary (the end-to-end test
 	// checks those against the binaries' -help).
 	cfg := Config{Addr: DefaultAddr, Runners: 2, LogLevel: "info", StopTimeout: DefaultStopTimeout}
-	backends, gw := plan(cfg, wiring{RedisAddr: "x:1", Secret: "s", AdminPorts: make([]int, childCount(cfg))})
+	backends, gw := plan(cfg, "x:1", "s", make([]int, stack.Count(cfg.Runners)))
 	launcherSets := map[string]map[string]bool{}
 	for _, s := range append(backends, gw) {
 		if launcherSets[s.Binary] == nil {
@@ -125,11 +127,11 @@ func TestCompose_EveryServiceIsBuiltHealthCheckedAndWiredLikeTheLauncher(t *test
 			u, err := url.Parse(s.Healthcheck.Test[2])
 			if err != nil || u.Path != "/readyz" {
 				t.Errorf("healthcheck asks %q, not /readyz", s.Healthcheck.Test[2])
-			} else if admin := s.Environment["PULKA_ADMIN_ADDR"]; admin != ":"+u.Port() {
+			} else if admin := s.Environment[daemon.EnvAdminAddr]; admin != ":"+u.Port() {
 				t.Errorf("healthcheck asks port %s, the admin server listens on %q", u.Port(), admin)
 			}
-			if s.Environment["PULKA_REDIS_ADDR"] != "redis:6379" {
-				t.Errorf("PULKA_REDIS_ADDR=%q, want redis:6379", s.Environment["PULKA_REDIS_ADDR"])
+			if s.Environment[daemon.EnvRedisAddr] != "redis:6379" {
+				t.Errorf("%s=%q, want redis:6379", daemon.EnvRedisAddr, s.Environment[daemon.EnvRedisAddr])
 			}
 			if s.DependsOn["redis"].Condition != "service_healthy" {
 				t.Errorf("does not wait for a healthy redis: %+v", s.DependsOn)
@@ -150,7 +152,7 @@ func TestCompose_EveryServiceIsBuiltHealthCheckedAndWiredLikeTheLauncher(t *test
 				// Names are per process in the launcher; in compose each
 				// container's host name makes them unique.
 				switch k {
-				case envLobbyName, envScoringConsumer, envRunnerID, envInstance:
+				case settings.LobbyName, settings.ScoringConsumer, settings.RunnerID, settings.GatewayInstance:
 					continue
 				}
 				if _, ok := s.Environment[k]; !ok {
@@ -164,15 +166,15 @@ func TestCompose_EveryServiceIsBuiltHealthCheckedAndWiredLikeTheLauncher(t *test
 		t.Errorf("table-runner replicas %d, want 2 (a table needs somewhere to move)", r)
 	}
 	g := c.Services["gateway"]
-	if !slices.Contains(g.Ports, "8080:8080") || g.Environment[envGatewayAddr] != ":8080" {
-		t.Errorf("gateway: want :8080 published as 8080:8080, got ports %v addr %q", g.Ports, g.Environment[envGatewayAddr])
+	if !slices.Contains(g.Ports, "8080:8080") || g.Environment[settings.GatewayAddr] != ":8080" {
+		t.Errorf("gateway: want :8080 published as 8080:8080, got ports %v addr %q", g.Ports, g.Environment[settings.GatewayAddr])
 	}
-	if o := g.Environment[envAllowedOrigins]; o != "http://localhost:8080" {
+	if o := g.Environment[settings.AllowedOrigins]; o != "http://localhost:8080" {
 		t.Errorf("gateway allowed origin %q, want http://localhost:8080", o)
 	}
 	// The secret comes from the environment or .env, never from the file.
-	if sec := g.Environment[envSessionSecret]; !strings.HasPrefix(sec, "${"+envSessionSecret+":?") {
-		t.Errorf("gateway session secret %q: want a required ${%s:?…} reference", sec, envSessionSecret)
+	if sec := g.Environment[settings.SessionSecret]; !strings.HasPrefix(sec, "${"+settings.SessionSecret+":?") {
+		t.Errorf("gateway session secret %q: want a required ${%s:?…} reference", sec, settings.SessionSecret)
 	}
 	if g.DependsOn["lobby"].Condition != "service_healthy" {
 		t.Errorf("the gateway does not wait for a healthy lobby (its readiness needs the lobby's view): %+v", g.DependsOn)

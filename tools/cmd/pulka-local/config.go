@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/daemon"
+	"github.com/pulka/pulka/tools/stack"
 )
 
 // ErrConfig is wrapped by every problem with the launcher's flags.
@@ -135,7 +136,7 @@ func (c Config) Validate() error {
 // checkBinaries reports every service binary missing from dir.
 func checkBinaries(dir string) error {
 	var missing []string
-	for _, name := range serviceBinaries() {
+	for _, name := range stack.Services() {
 		st, err := os.Stat(filepath.Join(dir, name))
 		if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
 			missing = append(missing, name)

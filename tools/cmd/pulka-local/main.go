@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/pulka/pulka/tools/stack"
 )
 
 func main() { os.Exit(mainCode()) }
@@ -88,23 +90,23 @@ func run(ctx context.Context, cfg Config, h host) error {
 		return err
 	}
 	defer rh.Stop()
-	secret, err := newSecret()
+	secret, err := stack.NewSecret()
 	if err != nil {
 		return err
 	}
-	ports, err := freePorts(childCount(cfg), portOf(cfg.Addr))
+	ports, err := stack.FreePorts(stack.Count(cfg.Runners), stack.PortOf(cfg.Addr))
 	if err != nil {
 		return err
 	}
-	backends, gateway := plan(cfg, wiring{RedisAddr: rh.Addr, Secret: secret, AdminPorts: ports})
-	sup := newSupervisor(cfg.BinDir, h.Env, con, childCount(cfg))
+	backends, gateway := plan(cfg, rh.Addr, secret, ports)
+	sup := newSupervisor(cfg.BinDir, h.Env, con, stack.Count(cfg.Runners))
 
 	// The back ends first; the gateway once they are ready, because its
 	// own readiness waits for the lobby's view of the tables.
 	started, err := startAll(ctx, sup, backends, cfg.ReadyTimeout)
 	if err == nil {
 		var gw []*child
-		gw, err = startAll(ctx, sup, []childSpec{gateway}, cfg.ReadyTimeout)
+		gw, err = startAll(ctx, sup, []stack.Process{gateway}, cfg.ReadyTimeout)
 		started = append(started, gw...)
 	}
 	if err != nil {
@@ -127,13 +129,13 @@ func run(ctx context.Context, cfg Config, h host) error {
 			con.Printf("stopped")
 			return nil
 		case c := <-sup.exits:
-			if cfg.AllowRunnerExit && c.spec.Binary == "table-runner" && len(sup.running("table-runner")) > 0 {
+			if cfg.AllowRunnerExit && c.spec.Binary == stack.TableRunner && len(sup.running(stack.TableRunner)) > 0 {
 				con.Printf("%s exited (%s); its tables move to the other runners (-allow-runner-exit)",
-					c.spec.Name, exitText(c.err))
+					c.spec.Name, stack.ExitText(c.err))
 				continue
 			}
-			con.Printf("%s exited by itself (%s): stopping everything", c.spec.Name, exitText(c.err))
-			died := fmt.Errorf("%s (pid %d) exited unexpectedly (%s)", c.spec.Name, c.Pid(), exitText(c.err))
+			con.Printf("%s exited by itself (%s): stopping everything", c.spec.Name, stack.ExitText(c.err))
+			died := fmt.Errorf("%s (pid %d) exited unexpectedly (%s)", c.spec.Name, c.Pid(), stack.ExitText(c.err))
 			return errors.Join(died, sup.stop(cfg.StopTimeout))
 		}
 	}
@@ -141,7 +143,7 @@ func run(ctx context.Context, cfg Config, h host) error {
 
 // startAll starts specs and waits until every one is ready; the waits run
 // at once, so a process that dies is reported as soon as it does.
-func startAll(ctx context.Context, sup *supervisor, specs []childSpec, timeout time.Duration) ([]*child, error) {
+func startAll(ctx context.Context, sup *supervisor, specs []stack.Process, timeout time.Duration) ([]*child, error) {
 	children := make([]*child, 0, len(specs))
 	for _, s := range specs {
 		c, err := sup.start(s)
@@ -174,7 +176,7 @@ const inMemoryNotice = "NOTE: this Redis keeps everything in memory only (no AOF
 // what the end-to-end test reads.
 func printSummary(con *console, cfg Config, rh *redisHandle, children []*child) {
 	con.Printf("Pulka is running.")
-	con.Printf("  open         %s", gatewayURL(cfg.Addr))
+	con.Printf("  open         %s", stack.BrowserURL(cfg.Addr))
 	con.Printf("  Redis        %s  (%s)", rh.Addr, rh.About)
 	if rh.Kind != redisExisting {
 		con.Printf("  %s", inMemoryNotice)
@@ -182,5 +184,5 @@ func printSummary(con *console, cfg Config, rh *redisHandle, children []*child) 
 	for _, c := range children {
 		con.Printf("  %-*s pid %-7d admin http://%s  (/readyz /metrics)", con.width, c.spec.Name, c.Pid(), c.spec.Admin)
 	}
-	con.Printf("Ctrl-C stops everything.")
+	con.Printf("%s", stack.LauncherReady)
 }

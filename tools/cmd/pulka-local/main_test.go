@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/daemon"
+	"github.com/pulka/pulka/pkg/settings"
+	"github.com/pulka/pulka/tools/stack"
+	"github.com/pulka/pulka/tools/stack/stacktest"
 )
 
 // The test binary doubles as a fake service: started with fakeEnv set, it
@@ -46,7 +49,7 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(fakeEnv); spec != "" {
 		os.Exit(fakeService(spec))
 	}
-	os.Exit(m.Run())
+	os.Exit(stacktest.Main(m, nil))
 }
 
 // fakeMode picks this process's mode from spec.
@@ -57,7 +60,7 @@ func fakeMode(spec string) string {
 			modes[k] = v
 		}
 	}
-	for _, key := range []string{os.Getenv(envRunnerID), filepath.Base(os.Args[0]), "*"} {
+	for _, key := range []string{os.Getenv(settings.RunnerID), filepath.Base(os.Args[0]), "*"} {
 		if m, ok := modes[key]; ok && key != "" {
 			return m
 		}
@@ -92,7 +95,7 @@ func fakeService(spec string) int {
 	go func() {
 		_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) }))
 	}()
-	if addr := os.Getenv(envGatewayAddr); addr != "" {
+	if addr := os.Getenv(settings.GatewayAddr); addr != "" {
 		if mode == fakeLateListen {
 			time.Sleep(300 * time.Millisecond)
 		}
@@ -142,7 +145,7 @@ func fakeBinDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	for _, name := range serviceBinaries() {
+	for _, name := range stack.Services() {
 		if err := os.Symlink(self, filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}

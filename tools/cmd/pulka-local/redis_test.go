@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/pulka/pulka/pkg/redistest"
+	"github.com/pulka/pulka/tools/stack"
 )
 
 func noRedisServer(string) (string, error) { return "", exec.ErrNotFound }
@@ -183,7 +184,7 @@ func TestStartRedis_RefusesARedisThatCannotRunPulka(t *testing.T) {
 		}
 	})
 	t.Run("unreachable", func(t *testing.T) {
-		ports, err := freePorts(1)
+		ports, err := stack.FreePorts(1)
 		if err != nil {
 			t.Fatal(err)
 		}

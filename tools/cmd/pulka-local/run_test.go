@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/pulka/pulka/tools/stack"
 )
 
 // runHarness runs run() with fake services (this test binary) and the
@@ -25,7 +27,7 @@ type runHarness struct {
 
 func startRun(t *testing.T, modes string, change func(*Config)) *runHarness {
 	t.Helper()
-	ports, err := freePorts(1)
+	ports, err := stack.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +105,7 @@ var summaryRedis = regexp.MustCompile(`(?m)^pulka-local\s+\|\s+Redis\s+(\S+)\s`)
 
 func TestRun_CtrlCStopsEveryServiceAndRedisAndReturnsNil(t *testing.T) {
 	h := startRun(t, "*="+fakeServe, nil)
-	h.waitFor(t, "Ctrl-C stops everything.")
+	h.waitFor(t, stack.LauncherReady)
 	out := h.out.String()
 	pids := pidsOf(t, out)
 	names := []string{"lobby", "scoring", "table-runner-1", "table-runner-2", "gateway"}
@@ -144,7 +146,7 @@ func TestRun_CtrlCStopsEveryServiceAndRedisAndReturnsNil(t *testing.T) {
 
 func TestRun_AServiceThatDiesStopsEverythingAndIsNamed(t *testing.T) {
 	h := startRun(t, "scoring="+fakeCrash+",*="+fakeServe, nil)
-	h.waitFor(t, "Ctrl-C stops everything.")
+	h.waitFor(t, stack.LauncherReady)
 	pids := pidsOf(t, h.out.String())
 	h.crash(t)
 	err := h.result(t)
@@ -161,7 +163,7 @@ func TestRun_AServiceThatDiesStopsEverythingAndIsNamed(t *testing.T) {
 
 func TestRun_AllowRunnerExitKeepsRunningWhileAnotherRunnerIsUp(t *testing.T) {
 	h := startRun(t, "runner-1="+fakeCrash+",*="+fakeServe, func(c *Config) { c.AllowRunnerExit = true })
-	h.waitFor(t, "Ctrl-C stops everything.")
+	h.waitFor(t, stack.LauncherReady)
 	h.crash(t)
 	h.waitFor(t, "table-runner-1 exited (exit status 3); its tables move to the other runners")
 	select {
@@ -177,7 +179,7 @@ func TestRun_AllowRunnerExitKeepsRunningWhileAnotherRunnerIsUp(t *testing.T) {
 
 func TestRun_ARunnerThatDiesStopsEverythingByDefault(t *testing.T) {
 	h := startRun(t, "runner-2="+fakeCrash+",*="+fakeServe, nil)
-	h.waitFor(t, "Ctrl-C stops everything.")
+	h.waitFor(t, stack.LauncherReady)
 	h.crash(t)
 	if err := h.result(t); err == nil || !strings.Contains(err.Error(), "table-runner-2 (pid") {
 		t.Fatalf("want an error naming table-runner-2, got %v", err)

@@ -5,15 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/pulka/pulka/tools/stack"
 )
 
 // killWait bounds the wait for a process after SIGKILL (it cannot refuse
@@ -22,7 +21,7 @@ const killWait = 5 * time.Second
 
 // child is one running service process.
 type child struct {
-	spec childSpec
+	spec stack.Process
 	cmd  *exec.Cmd
 	// done is closed once the process has exited and all its output has
 	// been printed; err is then cmd.Wait's result.
@@ -67,7 +66,7 @@ func newSupervisor(binDir string, env []string, con *console, capacity int) *sup
 // Ctrl-C at the terminal reaches only the launcher, which then stops the
 // children in order; on Linux a child is also sent SIGTERM if the launcher
 // itself dies, so no service outlives it.
-func (s *supervisor) start(spec childSpec) (*child, error) {
+func (s *supervisor) start(spec stack.Process) (*child, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.children) == cap(s.exits) {
@@ -117,57 +116,14 @@ func (s *supervisor) running(binaries ...string) []*child {
 	return out
 }
 
-// waitReady polls c's /readyz until it answers 200 (and, for a service
-// with Serves, its address accepts a connection). It fails when the process
-// ends first, when timeout passes, or when ctx is cancelled.
+// waitReady waits until c is ready (stack.WaitReady), naming how it ended
+// when it ended first.
 func waitReady(ctx context.Context, c *child, timeout time.Duration) error {
-	errLate := errors.New("not ready in time")
-	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errLate)
-	defer cancel()
-	client := &http.Client{Timeout: time.Second}
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	last := "no answer yet"
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.spec.ReadyURL(), nil)
-		if err != nil {
-			return fmt.Errorf("%s: %w", c.spec.Name, err)
-		}
-		if resp, err := client.Do(req); err != nil {
-			if ctx.Err() == nil { // keep what it said before the deadline cut the request
-				last = err.Error()
-			}
-		} else {
-			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-			_ = resp.Body.Close()
-			switch {
-			case resp.StatusCode != http.StatusOK:
-				last = fmt.Sprintf("%s %s", resp.Status, strings.TrimSpace(string(body)))
-			case c.spec.Serves == "":
-				return nil
-			default:
-				var d net.Dialer
-				conn, err := d.DialContext(ctx, "tcp", c.spec.Serves)
-				if err == nil {
-					_ = conn.Close()
-					return nil
-				}
-				if ctx.Err() == nil {
-					last = "ready, but nothing accepts connections on " + c.spec.Serves + " yet"
-				}
-			}
-		}
-		select {
-		case <-c.done:
-			return fmt.Errorf("%s exited before it was ready (%s)", c.spec.Name, exitText(c.err))
-		case <-ctx.Done():
-			if errors.Is(context.Cause(ctx), errLate) {
-				return fmt.Errorf("%s was not ready within %s: /readyz: %s", c.spec.Name, timeout, last)
-			}
-			return ctx.Err()
-		case <-tick.C:
-		}
+	err := stack.WaitReady(ctx, c.spec, c.done, timeout)
+	if errors.Is(err, stack.ErrExited) {
+		return fmt.Errorf("%w (%s)", err, stack.ExitText(c.err))
 	}
+	return err
 }
 
 // stop sends SIGTERM to every running child, waits up to timeout for them
@@ -192,7 +148,7 @@ func (s *supervisor) stop(timeout time.Duration) error {
 		}
 		if c.exited() {
 			if c.err != nil && !endedBySIGTERM(c.err) {
-				errs = append(errs, fmt.Errorf("%s stopped with a failure (%s)", c.spec.Name, exitText(c.err)))
+				errs = append(errs, fmt.Errorf("%s stopped with a failure (%s)", c.spec.Name, stack.ExitText(c.err)))
 			}
 			continue
 		}
@@ -218,12 +174,4 @@ func endedBySIGTERM(err error) bool {
 	}
 	ws, ok := ee.Sys().(syscall.WaitStatus)
 	return ok && ws.Signaled() && ws.Signal() == syscall.SIGTERM
-}
-
-// exitText describes how a process ended.
-func exitText(err error) string {
-	if err == nil {
-		return "exit status 0"
-	}
-	return err.Error()
 }

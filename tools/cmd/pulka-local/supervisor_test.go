@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/daemon"
+	"github.com/pulka/pulka/pkg/settings"
+	"github.com/pulka/pulka/tools/stack"
 )
 
 // fakeSupervisor runs fakes of the given modes, one per name.
@@ -33,12 +35,12 @@ func newFakeSupervisor(t *testing.T, modes string, capacity int) fakeSupervisor 
 
 func (s fakeSupervisor) startFake(t *testing.T, name, binary string, env ...string) *child {
 	t.Helper()
-	ports, err := freePorts(1)
+	ports, err := stack.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	admin := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
-	c, err := s.start(childSpec{Name: name, Binary: binary, Admin: admin,
+	c, err := s.start(stack.Process{Name: name, Binary: binary, Admin: admin,
 		Env: append([]string{daemon.EnvAdminAddr + "=" + admin}, env...)})
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +135,7 @@ func TestSupervisor_ExitsReceivesAChildThatEnds(t *testing.T) {
 func TestSupervisor_RefusesMoreChildrenThanPlanned(t *testing.T) {
 	s := newFakeSupervisor(t, "*="+fakeServe, 1)
 	s.startFake(t, "one", "lobby")
-	if _, err := s.start(childSpec{Name: "two", Binary: "lobby"}); err == nil {
+	if _, err := s.start(stack.Process{Name: "two", Binary: "lobby"}); err == nil {
 		t.Fatal("a second child was started on a supervisor planned for one")
 	}
 }
@@ -185,14 +187,14 @@ func hasLine(out, want string) bool {
 
 func TestWaitReady_AServedAddressMustAcceptConnectionsToo(t *testing.T) {
 	s := newFakeSupervisor(t, "*="+fakeLateListen, 1)
-	ports, err := freePorts(2)
+	ports, err := stack.FreePorts(2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	admin := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 	web := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
-	c, err := s.start(childSpec{Name: "gw", Binary: "gateway", Admin: admin, Serves: web,
-		Env: []string{daemon.EnvAdminAddr + "=" + admin, envGatewayAddr + "=" + web}})
+	c, err := s.start(stack.Process{Name: "gw", Binary: "gateway", Admin: admin, Serves: web,
+		Env: []string{daemon.EnvAdminAddr + "=" + admin, settings.GatewayAddr + "=" + web}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,13 +210,13 @@ func TestWaitReady_AServedAddressMustAcceptConnectionsToo(t *testing.T) {
 
 func TestWaitReady_TimesOutWhenTheServedAddressNeverOpens(t *testing.T) {
 	s := newFakeSupervisor(t, "*="+fakeServe, 1)
-	ports, err := freePorts(2)
+	ports, err := stack.FreePorts(2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	admin := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 	web := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
-	c, err := s.start(childSpec{Name: "gw", Binary: "gateway", Admin: admin, Serves: web,
+	c, err := s.start(stack.Process{Name: "gw", Binary: "gateway", Admin: admin, Serves: web,
 		Env: []string{daemon.EnvAdminAddr + "=" + admin}})
 	if err != nil {
 		t.Fatal(err)

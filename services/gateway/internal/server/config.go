@@ -10,49 +10,51 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/daemon"
+	"github.com/pulka/pulka/pkg/settings"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
 	"github.com/pulka/pulka/services/gateway/internal/connlimit"
 	"github.com/pulka/pulka/services/gateway/internal/hub"
 )
 
-// Environment variables of the gateway (besides daemon's PULKA_REDIS_* etc.).
+// Environment variables of the gateway (besides daemon's PULKA_REDIS_* etc.);
+// those a launcher or a test sets are named in pkg/settings.
 const (
-	EnvHTTPAddr        = "PULKA_GATEWAY_ADDR"
-	EnvSessionSecret   = "PULKA_SESSION_SECRET"           // environment only
+	EnvHTTPAddr        = settings.GatewayAddr
+	EnvSessionSecret   = settings.SessionSecret           // environment only
 	EnvPreviousSecrets = "PULKA_SESSION_PREVIOUS_SECRETS" // environment only, comma-separated
 	EnvSessionTTL      = "PULKA_SESSION_TTL"
 	EnvCookieSecure    = "PULKA_COOKIE_SECURE"
 	EnvCookieDomain    = "PULKA_COOKIE_DOMAIN"
-	EnvAllowedOrigins  = "PULKA_ALLOWED_ORIGINS"
+	EnvAllowedOrigins  = settings.AllowedOrigins
 	EnvTrustedProxies  = "PULKA_TRUSTED_PROXIES"
 	EnvStaticDir       = "PULKA_STATIC_DIR"
-	EnvInstance        = "PULKA_INSTANCE"
+	EnvInstance        = settings.GatewayInstance
 	EnvLobbyTimeout    = "PULKA_LOBBY_TIMEOUT"
-	EnvLoginPerIP      = "PULKA_LOGIN_PER_IP"
+	EnvLoginPerIP      = settings.LoginPerIP
 	EnvLoginPerAccount = "PULKA_LOGIN_PER_ACCOUNT"
-	EnvLoginPerAcctIP  = "PULKA_LOGIN_PER_ACCOUNT_IP"
+	EnvLoginPerAcctIP  = settings.LoginPerAccountIP
 	EnvLoginKnownFor   = "PULKA_LOGIN_KNOWN_FOR"
 	EnvLoginWindow     = "PULKA_LOGIN_WINDOW"
-	EnvSignupsPerIP    = "PULKA_SIGNUPS_PER_IP"
+	EnvSignupsPerIP    = settings.SignupsPerIP
 	EnvSignupWindow    = "PULKA_SIGNUP_WINDOW"
 	EnvHashConcurrency = "PULKA_HASH_CONCURRENCY"
 	EnvWSReadLimit     = "PULKA_WS_READ_LIMIT"
 	EnvWSSendQueue     = "PULKA_WS_SEND_QUEUE"
-	EnvWSRate          = "PULKA_WS_RATE"
-	EnvWSBurst         = "PULKA_WS_BURST"
+	EnvWSRate          = settings.WSRate
+	EnvWSBurst         = settings.WSBurst
 	EnvWSPing          = "PULKA_WS_PING_INTERVAL"
 	EnvWSMaxTables     = "PULKA_WS_MAX_TABLES"
 	EnvWSAckDelay      = "PULKA_WS_ACK_DELAY"
-	EnvPresenceBeat    = "PULKA_PRESENCE_BEAT"
+	EnvPresenceBeat    = settings.PresenceBeat
 	// The lobby watch (docs/limits.md, "Lobby").
 	EnvLobbyWindow    = "PULKA_LOBBY_WINDOW"
 	EnvLobbyInterval  = "PULKA_LOBBY_UPDATE_INTERVAL"
-	EnvWSPerPlayer    = "PULKA_WS_PER_PLAYER"
-	EnvWSPerIP        = "PULKA_WS_PER_IP"
+	EnvWSPerPlayer    = settings.WSPerPlayer
+	EnvWSPerIP        = settings.WSPerIP
 	EnvWSHelloTimeout = "PULKA_WS_HELLO_TIMEOUT"
 	EnvFDShedPercent  = "PULKA_FD_SHED_PERCENT"
 	EnvSessionSweep   = "PULKA_SESSION_SWEEP"
-	EnvConnPerIP      = "PULKA_CONN_PER_IP"
+	EnvConnPerIP      = settings.ConnPerIP
 	EnvGoneCheck      = "PULKA_GONE_CHECK_INTERVAL"
 )
 

@@ -8,11 +8,13 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/daemon"
+	"github.com/pulka/pulka/pkg/settings"
 )
 
-// Environment variables of the lobby's own settings.
+// Environment variables of the lobby's own settings; the one a launcher sets
+// (the consumer name) is named in pkg/settings.
 const (
-	EnvName             = "PULKA_LOBBY_NAME"
+	EnvName             = settings.LobbyName
 	EnvConsumers        = "PULKA_LOBBY_CONSUMERS"
 	EnvSnapshotInterval = "PULKA_LOBBY_SNAPSHOT_INTERVAL"
 	EnvResultTTL        = "PULKA_LOBBY_RESULT_TTL"

@@ -10,24 +10,26 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/daemon"
+	"github.com/pulka/pulka/pkg/settings"
 	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
-// Environment variables of the runner's own settings.
+// Environment variables of the runner's own settings; those a launcher or a
+// test sets are named in pkg/settings.
 const (
-	EnvID             = "PULKA_RUNNER_ID"
-	EnvMoveTimeout    = "PULKA_RUNNER_MOVE_TIMEOUT"
-	EnvReconnectGrace = "PULKA_RUNNER_RECONNECT_GRACE"
-	EnvBotDelay       = "PULKA_RUNNER_BOT_DELAY"
-	EnvSeedTimeout    = "PULKA_RUNNER_SEED_TIMEOUT"
+	EnvID             = settings.RunnerID
+	EnvMoveTimeout    = settings.RunnerMoveTimeout
+	EnvReconnectGrace = settings.RunnerReconnectGrace
+	EnvBotDelay       = settings.RunnerBotDelay
+	EnvSeedTimeout    = settings.RunnerSeedTimeout
 	EnvInbox          = "PULKA_RUNNER_INBOX"
 	EnvCapacity       = "PULKA_RUNNER_CAPACITY"
-	EnvHeartbeatTTL   = "PULKA_RUNNER_HEARTBEAT_TTL"
-	EnvLeaseTTL       = "PULKA_RUNNER_LEASE_TTL"
-	EnvPollInterval   = "PULKA_RUNNER_POLL_INTERVAL"
+	EnvHeartbeatTTL   = settings.RunnerHeartbeatTTL
+	EnvLeaseTTL       = settings.RunnerLeaseTTL
+	EnvPollInterval   = settings.RunnerPollInterval
 	EnvAssigner       = "PULKA_RUNNER_ASSIGNER"
-	EnvLeaderTTL      = "PULKA_RUNNER_LEADER_TTL"
-	EnvReconcile      = "PULKA_RUNNER_RECONCILE_INTERVAL"
+	EnvLeaderTTL      = settings.RunnerLeaderTTL
+	EnvReconcile      = settings.RunnerReconcileInterval
 	EnvFinishedTTL    = "PULKA_RUNNER_FINISHED_TTL"
 	EnvEventMaxLen    = "PULKA_RUNNER_EVENT_MAXLEN"
 	EnvCommandTrim    = "PULKA_RUNNER_COMMAND_TRIM"

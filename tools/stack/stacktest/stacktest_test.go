@@ -1,0 +1,116 @@
+package stacktest
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/pulka/pulka/tools/stack"
+)
+
+func TestMain(m *testing.M) { os.Exit(Main(m, nil)) }
+
+func TestRepoRoot_IsFoundFromAnyDirectoryOfTheRepository(t *testing.T) {
+	root, err := RepoRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{root, filepath.Join(root, "tools", "stack"), filepath.Join(root, "e2e")} {
+		if got, err := RepoRoot(d); err != nil || got != root {
+			t.Errorf("RepoRoot(%s) = %q, %v; want %s", d, got, err, root)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.work")); err != nil {
+		t.Errorf("the root %s has no go.work: %v", root, err)
+	}
+}
+
+func TestRepoRoot_OutsideARepositoryIsAClearError(t *testing.T) {
+	_, err := RepoRoot(t.TempDir())
+	if !errors.Is(err, ErrNoRepository) {
+		t.Fatalf("RepoRoot outside a repository: %v, want ErrNoRepository", err)
+	}
+}
+
+// Every setting the plan and the harness give a service is one that
+// service's -help names, so a setting given to the wrong service (or one
+// the service stopped reading) fails here rather than leaving a default
+// under every stack.
+func TestStack_EverySettingIsOneTheServiceReads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds every service: skipped under -short")
+	}
+	w := stack.Wiring{RedisAddr: "127.0.0.1:1", Addr: "127.0.0.1:2", Secret: "s", LogLevel: "info", ShutdownTimeout: shutdownTimeout}
+	backends, gw := w.Plan(1, make([]int, stack.Count(1)))
+	for _, p := range append(backends, gw) {
+		p.Env = append(p.Env, oneAddress()[p.Binary]...)
+		unread, err := UnreadSettings(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range unread {
+			t.Errorf("%s: %s is not a setting of %s", p.Name, name, p.Binary)
+		}
+	}
+}
+
+// A closed stack leaves nothing behind: every process it started (also
+// one started later and one the test killed), its Redis and its logs are
+// gone.
+func TestStack_CloseLeavesNoProcessAndNoFile(t *testing.T) {
+	s := Start(t, Options{Name: "close", Runners: 1})
+	if _, err := s.Start(stack.TableRunner); err != nil {
+		t.Fatal(err)
+	}
+	first := s.URL()
+	gw, err := s.Start(stack.Gateway)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.URL() == first || s.URL() != "http://"+gw.Serves {
+		t.Errorf("URL %s after a second gateway on %s (the first on %s)", s.URL(), gw.Serves, first)
+	}
+	if r := s.Runner("runner-2"); r == nil || len(s.Of(stack.TableRunner)) != 2 {
+		t.Fatalf("runner-2: %v, runners %v", r, s.Of(stack.TableRunner))
+	}
+	s.Of(stack.Lobby)[0].Kill()
+	procs := s.Processes()
+	if len(procs) != stack.Count(2)+1 {
+		t.Fatalf("%d processes, want %d", len(procs), stack.Count(2)+1)
+	}
+	redisDir, redisAddr := s.RedisServer().Dir(), s.RedisServer().Addr()
+	s.Close(false)
+	for _, p := range procs {
+		if err := syscall.Kill(p.Pid(), 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("%s (pid %d) still runs after Close", p.Name, p.Pid())
+		}
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, MaxRetries: -1})
+	defer rdb.Close()
+	if err := rdb.Ping(t.Context()).Err(); err == nil {
+		t.Errorf("the stack's Redis at %s still answers after Close", redisAddr)
+	}
+	for _, d := range []string{s.Dir(), redisDir} {
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s is still there after Close: %v", d, err)
+		}
+	}
+	if _, err := s.Start(stack.TableRunner); err == nil {
+		t.Error("a closed stack started a process")
+	}
+}
+
+func TestLocal_InterruptStopsTheLauncher(t *testing.T) {
+	l := StartLocal(t, LocalOptions{Args: []string{"-runners", "1", "-log-level", "warn", "-stop-timeout", "5s"}})
+	if err := l.Interrupt(time.Minute); err != nil {
+		t.Fatalf("pulka-local after Ctrl-C: %v, want exit status 0", err)
+	}
+	if err := syscall.Kill(l.Pid(), 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("pulka-local (pid %d) still runs", l.Pid())
+	}
+}
