@@ -19,8 +19,8 @@ import (
 	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/pulka/pulka/pkg/envnames"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
-	"github.com/pulka/pulka/pkg/settings"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/tools/stack/stacktest"
 )
@@ -43,8 +43,8 @@ var gwAbuseUsers sync.Mutex
 func gwAbuseStack(t *testing.T) *stack {
 	t.Helper()
 	gwAbuse := &stack{stacktest.Shared(t, "gwabuse", options("gwabuse", 1,
-		settings.WSPerPlayer+"=100000", // the socket flood uses one guest's token
-		settings.LoginPerAccountIP+"="+strconv.Itoa(gwLoginPerAcctIP),
+		envnames.WSPerPlayer+"=100000", // the socket flood uses one guest's token
+		envnames.LoginPerAccountIP+"="+strconv.Itoa(gwLoginPerAcctIP),
 	))}
 	gwAbuseUsers.Lock()
 	t.Cleanup(gwAbuseUsers.Unlock)

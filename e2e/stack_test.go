@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pulka/pulka/pkg/settings"
+	"github.com/pulka/pulka/pkg/envnames"
 	stackplan "github.com/pulka/pulka/tools/stack"
 	"github.com/pulka/pulka/tools/stack/stacktest"
 )
@@ -32,23 +32,23 @@ const (
 func options(name string, runners int, gateway ...string) stacktest.Options {
 	return stacktest.Options{Name: name, Runners: runners, Settings: map[string][]string{
 		stackplan.TableRunner: {
-			settings.RunnerMoveTimeout + "=" + moveTimeout.String(),
-			settings.RunnerReconnectGrace + "=" + reconnectGrace.String(),
-			settings.RunnerBotDelay + "=" + botDelay.String(),
+			envnames.RunnerMoveTimeout + "=" + moveTimeout.String(),
+			envnames.RunnerReconnectGrace + "=" + reconnectGrace.String(),
+			envnames.RunnerBotDelay + "=" + botDelay.String(),
 			// Short, so that a hand whose clients send no seed is dealt soon.
-			settings.RunnerSeedTimeout + "=300ms",
-			settings.RunnerHeartbeatTTL + "=" + heartbeatTTL.String(),
-			settings.RunnerLeaderTTL + "=1s",
-			settings.RunnerLeaseTTL + "=3s",
-			settings.RunnerPollInterval + "=100ms",
-			settings.RunnerReconcileInterval + "=200ms",
+			envnames.RunnerSeedTimeout + "=300ms",
+			envnames.RunnerHeartbeatTTL + "=" + heartbeatTTL.String(),
+			envnames.RunnerLeaderTTL + "=1s",
+			envnames.RunnerLeaseTTL + "=3s",
+			envnames.RunnerPollInterval + "=100ms",
+			envnames.RunnerReconcileInterval + "=200ms",
 		},
 		stackplan.Gateway: append([]string{
 			// Four clients answering at machine speed.
-			settings.WSRate + "=200",
-			settings.WSBurst + "=400",
+			envnames.WSRate + "=200",
+			envnames.WSBurst + "=400",
 			// A killed gateway is taken for dead after three beats.
-			settings.PresenceBeat + "=" + presenceBeat.String(),
+			envnames.PresenceBeat + "=" + presenceBeat.String(),
 		}, gateway...),
 	}}
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/daemon"
-	"github.com/pulka/pulka/pkg/settings"
+	"github.com/pulka/pulka/pkg/envnames"
 )
 
 // The service programs, by the name of their command
@@ -86,17 +86,17 @@ func (w Wiring) Process(binary string, n int, admin string) Process {
 	}
 	switch binary {
 	case Lobby:
-		named(settings.LobbyName, "lobby")
+		named(envnames.LobbyName, "lobby")
 	case Scoring:
-		named(settings.ScoringConsumer, "scoring")
+		named(envnames.ScoringConsumer, "scoring")
 	case TableRunner:
-		named(settings.RunnerID, "runner")
+		named(envnames.RunnerID, "runner")
 	case Gateway:
-		named(settings.GatewayInstance, "gateway")
+		named(envnames.GatewayInstance, "gateway")
 		p.Env = append(p.Env,
-			settings.GatewayAddr+"="+w.Addr,
-			settings.SessionSecret+"="+w.Secret,
-			settings.AllowedOrigins+"="+BrowserURL(w.Addr))
+			envnames.GatewayAddr+"="+w.Addr,
+			envnames.SessionSecret+"="+w.Secret,
+			envnames.AllowedOrigins+"="+BrowserURL(w.Addr))
 		p.Serves = DialAddr(w.Addr)
 	}
 	return p

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/daemon"
-	"github.com/pulka/pulka/pkg/settings"
+	"github.com/pulka/pulka/pkg/envnames"
 )
 
 // envOf reads a variable from a process's settings (the last one wins, as
@@ -90,7 +90,7 @@ func TestPlan_ConsumersAndRunnersHaveDistinctNames(t *testing.T) {
 		if s.Binary != TableRunner {
 			continue
 		}
-		id, ok := envOf(s, settings.RunnerID)
+		id, ok := envOf(s, envnames.RunnerID)
 		if !ok || ids[id] || id != s.ID {
 			t.Errorf("%s: runner id %q missing, shared or not its ID %q", s.Name, id, s.ID)
 		}
@@ -102,7 +102,7 @@ func TestPlan_ConsumersAndRunnersHaveDistinctNames(t *testing.T) {
 	for _, c := range []struct {
 		s   Process
 		key string
-	}{{backends[0], settings.LobbyName}, {backends[1], settings.ScoringConsumer}, {gw, settings.GatewayInstance}} {
+	}{{backends[0], envnames.LobbyName}, {backends[1], envnames.ScoringConsumer}, {gw, envnames.GatewayInstance}} {
 		if v, ok := envOf(c.s, c.key); !ok || v == "" || v != c.s.ID {
 			t.Errorf("%s: %s=%q, ID %q", c.s.Name, c.key, v, c.s.ID)
 		}
@@ -123,9 +123,9 @@ func TestProcess_ASecondGatewayIsAnotherInstance(t *testing.T) {
 func TestPlan_GatewayGetsItsAddressTheSecretAndItsOwnOrigin(t *testing.T) {
 	backends, gw := testPlan(t, 2)
 	want := map[string]string{
-		settings.GatewayAddr:    "localhost:8080",
-		settings.SessionSecret:  strings.Repeat("s", 64),
-		settings.AllowedOrigins: "http://localhost:8080",
+		envnames.GatewayAddr:    "localhost:8080",
+		envnames.SessionSecret:  strings.Repeat("s", 64),
+		envnames.AllowedOrigins: "http://localhost:8080",
 	}
 	for k, v := range want {
 		if got, _ := envOf(gw, k); got != v {
@@ -140,7 +140,7 @@ func TestPlan_GatewayGetsItsAddressTheSecretAndItsOwnOrigin(t *testing.T) {
 		if s.Serves != "" {
 			t.Errorf("%s waits for %q", s.Name, s.Serves)
 		}
-		if _, ok := envOf(s, settings.SessionSecret); ok {
+		if _, ok := envOf(s, envnames.SessionSecret); ok {
 			t.Errorf("%s was given the session secret", s.Name)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/pulka/pulka/pkg/daemon"
-	"github.com/pulka/pulka/pkg/settings"
+	"github.com/pulka/pulka/pkg/envnames"
 	"github.com/pulka/pulka/tools/stack"
 )
 
@@ -152,7 +152,7 @@ func TestCompose_EveryServiceIsBuiltHealthCheckedAndWiredLikeTheLauncher(t *test
 				// Names are per process in the launcher; in compose each
 				// container's host name makes them unique.
 				switch k {
-				case settings.LobbyName, settings.ScoringConsumer, settings.RunnerID, settings.GatewayInstance:
+				case envnames.LobbyName, envnames.ScoringConsumer, envnames.RunnerID, envnames.GatewayInstance:
 					continue
 				}
 				if _, ok := s.Environment[k]; !ok {
@@ -166,15 +166,15 @@ func TestCompose_EveryServiceIsBuiltHealthCheckedAndWiredLikeTheLauncher(t *test
 		t.Errorf("table-runner replicas %d, want 2 (a table needs somewhere to move)", r)
 	}
 	g := c.Services["gateway"]
-	if !slices.Contains(g.Ports, "8080:8080") || g.Environment[settings.GatewayAddr] != ":8080" {
-		t.Errorf("gateway: want :8080 published as 8080:8080, got ports %v addr %q", g.Ports, g.Environment[settings.GatewayAddr])
+	if !slices.Contains(g.Ports, "8080:8080") || g.Environment[envnames.GatewayAddr] != ":8080" {
+		t.Errorf("gateway: want :8080 published as 8080:8080, got ports %v addr %q", g.Ports, g.Environment[envnames.GatewayAddr])
 	}
-	if o := g.Environment[settings.AllowedOrigins]; o != "http://localhost:8080" {
+	if o := g.Environment[envnames.AllowedOrigins]; o != "http://localhost:8080" {
 		t.Errorf("gateway allowed origin %q, want http://localhost:8080", o)
 	}
 	// The secret comes from the environment or .env, never from the file.
-	if sec := g.Environment[settings.SessionSecret]; !strings.HasPrefix(sec, "${"+settings.SessionSecret+":?") {
-		t.Errorf("gateway session secret %q: want a required ${%s:?…} reference", sec, settings.SessionSecret)
+	if sec := g.Environment[envnames.SessionSecret]; !strings.HasPrefix(sec, "${"+envnames.SessionSecret+":?") {
+		t.Errorf("gateway session secret %q: want a required ${%s:?…} reference", sec, envnames.SessionSecret)
 	}
 	if g.DependsOn["lobby"].Condition != "service_healthy" {
 		t.Errorf("the gateway does not wait for a healthy lobby (its readiness needs the lobby's view): %+v", g.DependsOn)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/pulka/pulka/pkg/settings"
+	"github.com/pulka/pulka/pkg/envnames"
 	"github.com/pulka/pulka/tools/stack"
 	"github.com/pulka/pulka/tools/stack/stacktest"
 )
@@ -110,8 +110,8 @@ func checkSettingsAgainstHelp(t *testing.T) {
 // move as soon as its turn comes (the gateway's default 20 frames/s would
 // make the game wait for the rate limit instead of Redis).
 var localSettings = map[string][]string{
-	stack.TableRunner: {settings.RunnerBotDelay + "=1ms"},
-	stack.Gateway:     {settings.WSRate + "=1000", settings.WSBurst + "=1000"},
+	stack.TableRunner: {envnames.RunnerBotDelay + "=1ms"},
+	stack.Gateway:     {envnames.WSRate + "=1000", envnames.WSBurst + "=1000"},
 }
 
 var summaryRedisAbout = regexp.MustCompile(`(?m)^pulka-local\s+\|\s+Redis\s+(\S+)\s+\((.*)\)\s*$`)

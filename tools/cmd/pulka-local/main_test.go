@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/daemon"
-	"github.com/pulka/pulka/pkg/settings"
+	"github.com/pulka/pulka/pkg/envnames"
 	"github.com/pulka/pulka/tools/stack"
 	"github.com/pulka/pulka/tools/stack/stacktest"
 )
@@ -60,7 +60,7 @@ func fakeMode(spec string) string {
 			modes[k] = v
 		}
 	}
-	for _, key := range []string{os.Getenv(settings.RunnerID), filepath.Base(os.Args[0]), "*"} {
+	for _, key := range []string{os.Getenv(envnames.RunnerID), filepath.Base(os.Args[0]), "*"} {
 		if m, ok := modes[key]; ok && key != "" {
 			return m
 		}
@@ -95,7 +95,7 @@ func fakeService(spec string) int {
 	go func() {
 		_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) }))
 	}()
-	if addr := os.Getenv(settings.GatewayAddr); addr != "" {
+	if addr := os.Getenv(envnames.GatewayAddr); addr != "" {
 		if mode == fakeLateListen {
 			time.Sleep(300 * time.Millisecond)
 		}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/daemon"
-	"github.com/pulka/pulka/pkg/settings"
+	"github.com/pulka/pulka/pkg/envnames"
 	"github.com/pulka/pulka/tools/stack"
 )
 
@@ -194,7 +194,7 @@ func TestWaitReady_AServedAddressMustAcceptConnectionsToo(t *testing.T) {
 	admin := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 	web := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
 	c, err := s.start(stack.Process{Name: "gw", Binary: "gateway", Admin: admin, Serves: web,
-		Env: []string{daemon.EnvAdminAddr + "=" + admin, settings.GatewayAddr + "=" + web}})
+		Env: []string{daemon.EnvAdminAddr + "=" + admin, envnames.GatewayAddr + "=" + web}})
 	if err != nil {
 		t.Fatal(err)
 	}

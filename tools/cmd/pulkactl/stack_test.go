@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/pulka/pulka/pkg/settings"
+	"github.com/pulka/pulka/pkg/envnames"
 	"github.com/pulka/pulka/tools/stack"
 	"github.com/pulka/pulka/tools/stack/stacktest"
 )
@@ -22,8 +22,8 @@ func liveStack(t *testing.T) string {
 		// generator's many moves per connection. A hand whose clients send
 		// no client seed (they all do) is dealt after 1s, not 3s.
 		Settings: map[string][]string{
-			stack.TableRunner: {settings.RunnerBotDelay + "=1ms", settings.RunnerSeedTimeout + "=1s"},
-			stack.Gateway:     {settings.WSRate + "=1000", settings.WSBurst + "=1000"},
+			stack.TableRunner: {envnames.RunnerBotDelay + "=1ms", envnames.RunnerSeedTimeout + "=1s"},
+			stack.Gateway:     {envnames.WSRate + "=1000", envnames.WSBurst + "=1000"},
 		},
 	}).URL
 }

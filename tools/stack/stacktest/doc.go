@@ -24,5 +24,5 @@
 //
 // Every stack lifts the gateway's per-address limits (all clients of a
 // test come from 127.0.0.1); a test adds its own settings (Options.Settings,
-// LocalOptions.Settings) by the names in pkg/settings.
+// LocalOptions.Settings) by the names in pkg/envnames.
 package stacktest

@@ -28,7 +28,7 @@ type LocalOptions struct {
 	// Args are more pulka-local flags (-embedded-redis, -runners 1,
 	// -log-level warn); the harness gives -addr and -bin-dir.
 	Args []string
-	// Settings are more settings (NAME=value, names from pkg/settings) in
+	// Settings are more settings (NAME=value, names from pkg/envnames) in
 	// the launcher's environment, which every service inherits. The
 	// launcher's own settings for a process win over them.
 	Settings map[string][]string

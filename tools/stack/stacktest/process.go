@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pulka/pulka/pkg/settings"
+	"github.com/pulka/pulka/pkg/envnames"
 	"github.com/pulka/pulka/tools/stack"
 )
 
@@ -128,7 +128,7 @@ func UnreadSettings(p stack.Process) ([]string, error) {
 	var unread []string
 	for _, kv := range p.Env {
 		name, _, _ := strings.Cut(kv, "=")
-		if name != settings.SessionSecret && !strings.Contains(string(out), "(env "+name+")") && !slices.Contains(unread, name) {
+		if name != envnames.SessionSecret && !strings.Contains(string(out), "(env "+name+")") && !slices.Contains(unread, name) {
 			unread = append(unread, name)
 		}
 	}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/pulka/pulka/pkg/envnames"
 	"github.com/pulka/pulka/pkg/redistest"
-	"github.com/pulka/pulka/pkg/settings"
 	"github.com/pulka/pulka/tools/stack"
 )
 
@@ -32,10 +32,10 @@ const (
 func oneAddress() map[string][]string {
 	const lifted = "=100000"
 	return map[string][]string{stack.Gateway: {
-		settings.SignupsPerIP + lifted,
-		settings.LoginPerIP + lifted,
-		settings.WSPerIP + lifted,
-		settings.ConnPerIP + lifted,
+		envnames.SignupsPerIP + lifted,
+		envnames.LoginPerIP + lifted,
+		envnames.WSPerIP + lifted,
+		envnames.ConnPerIP + lifted,
 	}}
 }
 
@@ -46,7 +46,7 @@ type Options struct {
 	Name string
 	// Runners is the number of table runners (at least 1).
 	Runners int
-	// Settings are more settings (NAME=value, names from pkg/settings) of
+	// Settings are more settings (NAME=value, names from pkg/envnames) of
 	// the processes of each service, by binary: a test's timers and limits.
 	// They come after the plan's and the harness's, so they win.
 	Settings map[string][]string

@@ -10,51 +10,51 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/daemon"
-	"github.com/pulka/pulka/pkg/settings"
+	"github.com/pulka/pulka/pkg/envnames"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
 	"github.com/pulka/pulka/services/gateway/internal/connlimit"
 	"github.com/pulka/pulka/services/gateway/internal/hub"
 )
 
 // Environment variables of the gateway (besides daemon's PULKA_REDIS_* etc.);
-// those a launcher or a test sets are named in pkg/settings.
+// those a launcher or a test sets are named in pkg/envnames.
 const (
-	EnvHTTPAddr        = settings.GatewayAddr
-	EnvSessionSecret   = settings.SessionSecret           // environment only
+	EnvHTTPAddr        = envnames.GatewayAddr
+	EnvSessionSecret   = envnames.SessionSecret           // environment only
 	EnvPreviousSecrets = "PULKA_SESSION_PREVIOUS_SECRETS" // environment only, comma-separated
 	EnvSessionTTL      = "PULKA_SESSION_TTL"
 	EnvCookieSecure    = "PULKA_COOKIE_SECURE"
 	EnvCookieDomain    = "PULKA_COOKIE_DOMAIN"
-	EnvAllowedOrigins  = settings.AllowedOrigins
+	EnvAllowedOrigins  = envnames.AllowedOrigins
 	EnvTrustedProxies  = "PULKA_TRUSTED_PROXIES"
 	EnvStaticDir       = "PULKA_STATIC_DIR"
-	EnvInstance        = settings.GatewayInstance
+	EnvInstance        = envnames.GatewayInstance
 	EnvLobbyTimeout    = "PULKA_LOBBY_TIMEOUT"
-	EnvLoginPerIP      = settings.LoginPerIP
+	EnvLoginPerIP      = envnames.LoginPerIP
 	EnvLoginPerAccount = "PULKA_LOGIN_PER_ACCOUNT"
-	EnvLoginPerAcctIP  = settings.LoginPerAccountIP
+	EnvLoginPerAcctIP  = envnames.LoginPerAccountIP
 	EnvLoginKnownFor   = "PULKA_LOGIN_KNOWN_FOR"
 	EnvLoginWindow     = "PULKA_LOGIN_WINDOW"
-	EnvSignupsPerIP    = settings.SignupsPerIP
+	EnvSignupsPerIP    = envnames.SignupsPerIP
 	EnvSignupWindow    = "PULKA_SIGNUP_WINDOW"
 	EnvHashConcurrency = "PULKA_HASH_CONCURRENCY"
 	EnvWSReadLimit     = "PULKA_WS_READ_LIMIT"
 	EnvWSSendQueue     = "PULKA_WS_SEND_QUEUE"
-	EnvWSRate          = settings.WSRate
-	EnvWSBurst         = settings.WSBurst
+	EnvWSRate          = envnames.WSRate
+	EnvWSBurst         = envnames.WSBurst
 	EnvWSPing          = "PULKA_WS_PING_INTERVAL"
 	EnvWSMaxTables     = "PULKA_WS_MAX_TABLES"
 	EnvWSAckDelay      = "PULKA_WS_ACK_DELAY"
-	EnvPresenceBeat    = settings.PresenceBeat
+	EnvPresenceBeat    = envnames.PresenceBeat
 	// The lobby watch (docs/limits.md, "Lobby").
 	EnvLobbyWindow    = "PULKA_LOBBY_WINDOW"
 	EnvLobbyInterval  = "PULKA_LOBBY_UPDATE_INTERVAL"
-	EnvWSPerPlayer    = settings.WSPerPlayer
-	EnvWSPerIP        = settings.WSPerIP
+	EnvWSPerPlayer    = envnames.WSPerPlayer
+	EnvWSPerIP        = envnames.WSPerIP
 	EnvWSHelloTimeout = "PULKA_WS_HELLO_TIMEOUT"
 	EnvFDShedPercent  = "PULKA_FD_SHED_PERCENT"
 	EnvSessionSweep   = "PULKA_SESSION_SWEEP"
-	EnvConnPerIP      = settings.ConnPerIP
+	EnvConnPerIP      = envnames.ConnPerIP
 	EnvGoneCheck      = "PULKA_GONE_CHECK_INTERVAL"
 )
 

@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/daemon"
-	"github.com/pulka/pulka/pkg/settings"
+	"github.com/pulka/pulka/pkg/envnames"
 )
 
 // Environment variables of the lobby's own settings; the one a launcher sets
-// (the consumer name) is named in pkg/settings.
+// (the consumer name) is named in pkg/envnames.
 const (
-	EnvName             = settings.LobbyName
+	EnvName             = envnames.LobbyName
 	EnvConsumers        = "PULKA_LOBBY_CONSUMERS"
 	EnvSnapshotInterval = "PULKA_LOBBY_SNAPSHOT_INTERVAL"
 	EnvResultTTL        = "PULKA_LOBBY_RESULT_TTL"

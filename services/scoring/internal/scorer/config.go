@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/daemon"
+	"github.com/pulka/pulka/pkg/envnames"
 	"github.com/pulka/pulka/pkg/scoringclient"
-	"github.com/pulka/pulka/pkg/settings"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/services/scoring/internal/sheetstore"
 )
@@ -43,7 +43,7 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 		host = "scoring"
 	}
 	f.String(&c.Group, "group", "PULKA_SCORING_GROUP", "scoring", "consumer group on "+scoringclient.HandsStream)
-	f.String(&c.Consumer, "consumer", settings.ScoringConsumer, host, "this replica's consumer name (unique per replica)")
+	f.String(&c.Consumer, "consumer", envnames.ScoringConsumer, host, "this replica's consumer name (unique per replica)")
 	f.Duration(&c.ReclaimIdle, "reclaim-idle", "PULKA_SCORING_RECLAIM_IDLE", streams.DefaultMinIdle,
 		"idle time after which another replica takes over an unacknowledged input")
 	f.Int64(&c.MaxDeliveries, "max-deliveries", "PULKA_SCORING_MAX_DELIVERIES", streams.DefaultMaxDeliveries,

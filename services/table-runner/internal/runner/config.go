@@ -10,26 +10,26 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/daemon"
-	"github.com/pulka/pulka/pkg/settings"
+	"github.com/pulka/pulka/pkg/envnames"
 	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // Environment variables of the runner's own settings; those a launcher or a
-// test sets are named in pkg/settings.
+// test sets are named in pkg/envnames.
 const (
-	EnvID             = settings.RunnerID
-	EnvMoveTimeout    = settings.RunnerMoveTimeout
-	EnvReconnectGrace = settings.RunnerReconnectGrace
-	EnvBotDelay       = settings.RunnerBotDelay
-	EnvSeedTimeout    = settings.RunnerSeedTimeout
+	EnvID             = envnames.RunnerID
+	EnvMoveTimeout    = envnames.RunnerMoveTimeout
+	EnvReconnectGrace = envnames.RunnerReconnectGrace
+	EnvBotDelay       = envnames.RunnerBotDelay
+	EnvSeedTimeout    = envnames.RunnerSeedTimeout
 	EnvInbox          = "PULKA_RUNNER_INBOX"
 	EnvCapacity       = "PULKA_RUNNER_CAPACITY"
-	EnvHeartbeatTTL   = settings.RunnerHeartbeatTTL
-	EnvLeaseTTL       = settings.RunnerLeaseTTL
-	EnvPollInterval   = settings.RunnerPollInterval
+	EnvHeartbeatTTL   = envnames.RunnerHeartbeatTTL
+	EnvLeaseTTL       = envnames.RunnerLeaseTTL
+	EnvPollInterval   = envnames.RunnerPollInterval
 	EnvAssigner       = "PULKA_RUNNER_ASSIGNER"
-	EnvLeaderTTL      = settings.RunnerLeaderTTL
-	EnvReconcile      = settings.RunnerReconcileInterval
+	EnvLeaderTTL      = envnames.RunnerLeaderTTL
+	EnvReconcile      = envnames.RunnerReconcileInterval
 	EnvFinishedTTL    = "PULKA_RUNNER_FINISHED_TTL"
 	EnvEventMaxLen    = "PULKA_RUNNER_EVENT_MAXLEN"
 	EnvCommandTrim    = "PULKA_RUNNER_COMMAND_TRIM"

@@ -1,4 +1,4 @@
-// Package settings names the environment variables of the service settings
+// Package envnames names the environment variables of the service settings
 // that something outside the service sets: pulka-local and the test harness
 // (tools/stack), and, spelled in YAML, docker-compose.yml. Each service
 // declares its flags with these names, so a name is written once, here; the
@@ -10,7 +10,7 @@
 // instance), wires the gateway to its address and secret, and a test
 // shortens the timers and lifts the per-address limits; those are the
 // settings here.
-package settings
+package envnames
 
 // The gateway's settings (services/gateway/internal/server).
 const (
