@@ -269,13 +269,13 @@ func checkTrump(s commonv1.Suit) error {
 func checkPlay(p *tablev1.PlayCardCommand) error {
 	c := p.GetCard()
 	if _, ok := commonv1.Card_name[int32(c)]; !ok || c == commonv1.Card_CARD_UNSPECIFIED {
-		return Errorf(CodeInvalidCard, "play needs a card (CARD_ACE_OF_SPADES, …, CARD_JOKER_1)")
+		return Errorf(CodeInvalidCard, "play needs a card: a value of pulka.common.v1.Card")
 	}
 	d := p.GetDeclaration()
 	joker := c == commonv1.Card_CARD_JOKER_1 || c == commonv1.Card_CARD_JOKER_2
 	switch {
 	case !joker && d != nil:
-		return Errorf(CodeInvalidJoker, "%s is not a joker: drop the declaration", c)
+		return Errorf(CodeInvalidJoker, "only a joker has a declaration: drop it")
 	case !joker:
 		return nil
 	case d == nil:

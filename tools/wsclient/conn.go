@@ -557,15 +557,16 @@ func (c *Conn) Sit(ctx context.Context, table string, seat int, key string) (str
 
 // Move sends one of the moves a Model lists.
 func (c *Conn) Move(ctx context.Context, table string, m Move, key string) (string, error) {
-	tc, err := moveCommand(table, m)
+	tc, err := MoveCommand(table, m)
 	if err != nil {
 		return "", err
 	}
 	return c.command(ctx, tc, key)
 }
 
-// moveCommand is the table command of a move at table (without its key).
-func moveCommand(table string, m Move) (*gatewayv1.TableCommand, error) {
+// MoveCommand is the table command of a move at table, without its key
+// (TableCommand.cmd): what Move sends.
+func MoveCommand(table string, m Move) (*gatewayv1.TableCommand, error) {
 	tc := &gatewayv1.TableCommand{Table: table}
 	switch m.Kind {
 	case MoveBid:

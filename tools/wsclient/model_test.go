@@ -260,7 +260,7 @@ func playThrough(t *testing.T, settings table.Settings, seed uint64, sh shadow, 
 
 // commandOf is the table command the gateway makes of a move.
 func commandOf(mv Move, tableID, player, key string) (*tablev1.Command, error) {
-	m, err := moveCommand(tableID, mv)
+	m, err := MoveCommand(tableID, mv)
 	if err != nil {
 		return nil, err
 	}

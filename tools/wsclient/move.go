@@ -103,7 +103,7 @@ func ParseMove(s string) (Move, error) {
 			m.Joker = d
 		}
 		// The gateway's own check, so a typo is caught before it is sent.
-		tc, err := moveCommand("t", m)
+		tc, err := MoveCommand("t", m)
 		var frame []byte
 		if err == nil {
 			frame, err = proto.Marshal(commandFrame(tc))
