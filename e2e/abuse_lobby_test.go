@@ -328,7 +328,7 @@ func lobbyWindowOf(t *testing.T, c *client) lobbyWindow {
 	for _, f := range c.snapshot() {
 		switch f.Type {
 		case "lobby_view":
-			v := f.msg.GetLobbyView()
+			v := f.wf.LobbyView
 			clear(w.tables)
 			for _, tb := range v.GetTables() {
 				w.tables[tb.GetTableId()] = true
@@ -336,7 +336,7 @@ func lobbyWindowOf(t *testing.T, c *client) lobbyWindow {
 			w.seq = v.GetVersion()
 			w.views++
 		case "lobby_update":
-			u := f.msg.GetLobbyUpdate()
+			u := f.wf.LobbyUpdate
 			if u.GetVersion() != w.seq+1 {
 				t.Fatalf("lobby_update %d after %d: the watch's frames have a gap", u.GetVersion(), w.seq)
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
+	"github.com/pulka/pulka/tools/wsclient"
 
 	"github.com/coder/websocket"
 	"google.golang.org/protobuf/encoding/prototext"
@@ -42,45 +43,33 @@ type frame struct {
 	Replayed       int
 	HistoryTrimmed bool
 
-	msg   *gatewayv1.ServerFrame
+	wf    wsclient.Frame // as the Go client decodes it
 	ev    *tablev1.Event
 	sheet *scoringv1.SheetUpdate
 }
 
 func (f *frame) String() string {
-	s := prototext.MarshalOptions{}.Format(f.msg)
+	s := fmt.Sprintf("%s table=%q id=%q ref=%q cmd=%q code=%q", f.Type, f.Table, f.ID, f.Ref, f.Cmd, f.Code)
+	if f.ev != nil {
+		s += " " + prototext.MarshalOptions{}.Format(f.ev)
+	}
 	if len(s) > 300 {
 		return s[:300] + "…"
 	}
 	return s
 }
 
-// decode reads a binary ServerFrame into f.
+// decode reads a binary ServerFrame into f, with the Go client's decoder.
 func (f *frame) decode(data []byte) error {
-	m := &gatewayv1.ServerFrame{}
-	if err := proto.Unmarshal(data, m); err != nil {
+	wf, err := wsclient.DecodeFrame(data, f.At)
+	if err != nil {
 		return err
 	}
-	f.msg, f.Type, f.Ref = m, wire.ServerFrameType(m), m.GetRef()
-	switch x := m.GetFrame().(type) {
-	case *gatewayv1.ServerFrame_Joined:
-		f.Table, f.Seat, f.Replayed, f.HistoryTrimmed = x.Joined.GetTable(), x.Joined.Seat, int(x.Joined.GetReplayed()), x.Joined.GetHistoryTrimmed()
-	case *gatewayv1.ServerFrame_Unjoined:
-		f.Table = x.Unjoined.GetTable()
-	case *gatewayv1.ServerFrame_Event:
-		f.Table, f.ID, f.ev = x.Event.GetTable(), x.Event.GetId(), x.Event.GetEvent()
-		if f.ev == nil {
-			f.ev = &tablev1.Event{}
-		}
-	case *gatewayv1.ServerFrame_Sheet:
-		f.Table, f.ID, f.sheet = x.Sheet.GetTable(), x.Sheet.GetId(), x.Sheet.GetUpdate()
-		if f.sheet == nil {
-			f.sheet = &scoringv1.SheetUpdate{}
-		}
-	case *gatewayv1.ServerFrame_Ack:
-		f.Cmd = x.Ack.GetCmd()
-	case *gatewayv1.ServerFrame_Error:
-		f.Code, f.Message, f.Table = x.Error.GetCode(), x.Error.GetMessage(), x.Error.GetTable()
+	f.wf, f.Type, f.Ref, f.Table, f.ID, f.Cmd = wf, wf.Type, wf.Ref, wf.Table, wf.ID, wf.Cmd
+	f.Seat, f.Replayed, f.HistoryTrimmed, f.ev, f.sheet = wf.Seat, wf.Replayed, wf.HistoryTrimmed, wf.Event, wf.Sheet
+	var we *wire.Error
+	if errors.As(wf.Err, &we) {
+		f.Code, f.Message = we.Code, we.Message
 	}
 	return nil
 }

@@ -498,32 +498,24 @@ func TestSheet_RealSheetsComeBackFromBothEncodings(t *testing.T) {
 // encoded once per encoding, the runner's fields cleared first.
 func BenchmarkEvent(b *testing.B) {
 	ev := benchEvent()
-	for _, enc := range []Encoding{Binary, JSON} {
-		b.Run(enc.String(), func(b *testing.B) {
-			size := 0
-			b.ReportAllocs()
-			for b.Loop() {
-				f, err := NewFrame(Event("0123456789abcdef", "1740830400125-0", ev)).Bytes(enc)
-				if err != nil {
-					b.Fatal(err)
-				}
-				size = len(f)
-			}
-			b.ReportMetric(float64(size), "B/frame")
-		})
-	}
+	benchFrame(b, func() *gatewayv1.ServerFrame { return Event("0123456789abcdef", "1740830400125-0", ev) })
 }
 
 // BenchmarkSheet is the same for the sheet of a whole classic game (24 hands
 // and the final version): every client of a table gets one after every hand.
 func BenchmarkSheet(b *testing.B) {
 	u := benchSheet(b, 24)
+	benchFrame(b, func() *gatewayv1.ServerFrame { return Sheet("0123456789abcdef", "1740830400125-0", u) })
+}
+
+// benchFrame measures making frame's Frame and encoding it, in each encoding.
+func benchFrame(b *testing.B, frame func() *gatewayv1.ServerFrame) {
 	for _, enc := range []Encoding{Binary, JSON} {
 		b.Run(enc.String(), func(b *testing.B) {
 			size := 0
 			b.ReportAllocs()
 			for b.Loop() {
-				f, err := NewFrame(Sheet("0123456789abcdef", "1740830400125-0", u)).Bytes(enc)
+				f, err := NewFrame(frame()).Bytes(enc)
 				if err != nil {
 					b.Fatal(err)
 				}
