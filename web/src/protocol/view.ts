@@ -43,7 +43,7 @@ import {
   type TableView as WireTableView,
   type TimerStarted,
 } from '../gen/pulka/table/v1/event_pb';
-import { DECK_SIZE, type Card, type Suit } from './cards';
+import { parseWireCard, parseWireSuit, type Card, type Suit } from './cards';
 import type {
   BotReason,
   EventBody,
@@ -68,8 +68,7 @@ import type {
 
 /** A wire card (pkg/cards + 1) as the client's 0..35; null for none. */
 export function cardOf(c: WireCard): Card | null {
-  const n: number = c;
-  return n >= 1 && n <= DECK_SIZE ? n - 1 : null;
+  return parseWireCard(c);
 }
 
 /** A client card as the wire's (cards.proto: pkg/cards' number plus one). */
@@ -87,17 +86,9 @@ function cardsOf(cs: readonly WireCard[]): Card[] {
   return out;
 }
 
-const SUITS: Record<number, Trump> = {
-  [WireSuit.SPADES]: 'S',
-  [WireSuit.HEARTS]: 'H',
-  [WireSuit.DIAMONDS]: 'D',
-  [WireSuit.CLUBS]: 'C',
-  [WireSuit.NONE]: 'none',
-};
-
 /** A wire suit: a suit, 'none' (no trump / bezi) or null (unspecified). */
 export function trumpOf(s: WireSuit): Trump | null {
-  return SUITS[s] ?? null;
+  return parseWireSuit(s);
 }
 
 function suitOf(s: WireSuit): Suit | null {
