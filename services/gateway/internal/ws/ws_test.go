@@ -627,6 +627,32 @@ func TestEncoding_BinarySubprotocolSpeaksBinaryProtobufBothWays(t *testing.T) {
 	}
 }
 
+// A client without a session cookie authenticates with a binary hello, and
+// is then welcomed in binary.
+func TestEncoding_BinaryHelloAuthenticates(t *testing.T) {
+	g := newEnv(t).gateway(t, Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, resp, err := websocket.Dial(ctx, g.url(), &websocket.DialOptions{Subprotocols: []string{wire.SubprotocolProto}})
+	closeBody(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ws.CloseNow() }()
+	b, _ := proto.Marshal(&gatewayv1.ClientFrame{Frame: &gatewayv1.ClientFrame_Hello{Hello: &gatewayv1.Hello{Token: g.token(t, "ana")}}})
+	if err := ws.Write(ctx, websocket.MessageBinary, b); err != nil {
+		t.Fatal(err)
+	}
+	typ, data, err := ws.Read(ctx)
+	if err != nil || typ != websocket.MessageBinary {
+		t.Fatalf("read: %v, %v", typ, err)
+	}
+	var f gatewayv1.ServerFrame
+	if err := proto.Unmarshal(data, &f); err != nil || f.GetWelcome().GetPlayer().GetId() != "ana" {
+		t.Fatalf("after a binary hello: %v, %v", &f, err)
+	}
+}
+
 func TestCommand_IsWrittenToTheTableStreamWithThePlayerAndAnAck(t *testing.T) {
 	e := newEnv(t)
 	g := e.gateway(t, Config{})
