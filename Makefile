@@ -127,12 +127,16 @@ web-size: web ## Gzipped size of the built web client.
 
 ##@ Generated code
 
+# The Go code of every contract into pkg/gen; the TypeScript of the client
+# protocol (pulka.gateway.v1 and what it imports) into web/src/gen, with
+# protoc-gen-es from web/node_modules.
 .PHONY: generate
-generate: $(BIN)/buf $(BIN)/protoc-gen-go ## Regenerate the Go code from proto/.
+generate: $(BIN)/buf $(BIN)/protoc-gen-go $(WEB_DEPS) ## Regenerate the Go and TypeScript code from proto/.
 	cd proto && $(BIN)/buf generate
+	cd proto && PATH="$(ROOT)/web/node_modules/.bin:$$PATH" $(BIN)/buf generate --template buf.gen.web.yaml --path pulka/gateway/v1
 
 .PHONY: check-generated
-check-generated: $(BIN)/buf $(BIN)/protoc-gen-go ## Fail if regenerating proto/ would change the committed code.
+check-generated: $(BIN)/buf $(BIN)/protoc-gen-go $(WEB_DEPS) ## Fail if regenerating proto/ would change the committed code (Go and TypeScript).
 	@scripts/check-generated.sh
 
 ##@ Tools (built once per pinned version into a cache outside the clone, then copied into bin/)

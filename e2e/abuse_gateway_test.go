@@ -496,7 +496,7 @@ func TestAbuseGateway_RevokedToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = ws.CloseNow() }()
-	hello := fmt.Sprintf(`{"type":"hello","token":%q}`, ses.Token)
+	hello := fmt.Sprintf(`{"hello":{"token":%q}}`, ses.Token) // no subprotocol: JSON
 	if err := ws.Write(ctx, websocket.MessageText, []byte(hello)); err != nil {
 		t.Fatal(err)
 	}

@@ -324,13 +324,7 @@ func lobbyWindowOf(t *testing.T, c *client) lobbyWindow {
 	for _, f := range c.snapshot() {
 		switch f.Type {
 		case "lobby_view":
-			var m struct {
-				View json.RawMessage `json:"view"`
-			}
-			var v lobbyv1.LobbyView
-			if json.Unmarshal(f.Raw, &m) != nil || protojson.Unmarshal(m.View, &v) != nil {
-				t.Fatalf("undecodable lobby_view %s", f)
-			}
+			v := f.wf.LobbyView
 			clear(w.tables)
 			for _, tb := range v.GetTables() {
 				w.tables[tb.GetTableId()] = true
@@ -338,10 +332,7 @@ func lobbyWindowOf(t *testing.T, c *client) lobbyWindow {
 			w.seq = v.GetVersion()
 			w.views++
 		case "lobby_update":
-			var u lobbyv1.LobbyUpdate
-			if protojson.Unmarshal(f.Update, &u) != nil {
-				t.Fatalf("undecodable lobby_update %s", f)
-			}
+			u := f.wf.LobbyUpdate
 			if u.GetVersion() != w.seq+1 {
 				t.Fatalf("lobby_update %d after %d: the watch's frames have a gap", u.GetVersion(), w.seq)
 			}

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,8 +10,12 @@ import (
 	"testing"
 	"time"
 
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
+	"github.com/pulka/pulka/tools/wsclient"
+
 	"github.com/coder/websocket"
-	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
 
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
@@ -29,28 +32,46 @@ type frame struct {
 	At   time.Time
 	Raw  []byte
 
-	Type           string          `json:"type"`
-	Table          string          `json:"table"`
-	ID             string          `json:"id"`
-	Ref            string          `json:"ref"`
-	Cmd            string          `json:"cmd"`
-	Code           string          `json:"code"`
-	Message        string          `json:"message"`
-	Seat           *uint32         `json:"seat"`
-	Replayed       int             `json:"replayed"`
-	HistoryTrimmed bool            `json:"history_trimmed"`
-	Event          json.RawMessage `json:"event"`
-	Update         json.RawMessage `json:"update"`
+	Type           string
+	Table          string
+	ID             string
+	Ref            string
+	Cmd            string
+	Code           string
+	Message        string
+	Seat           *uint32
+	Replayed       int
+	HistoryTrimmed bool
 
+	wf    wsclient.Frame // as the Go client decodes it
 	ev    *tablev1.Event
 	sheet *scoringv1.SheetUpdate
 }
 
 func (f *frame) String() string {
-	if len(f.Raw) > 300 {
-		return string(f.Raw[:300]) + "…"
+	s := fmt.Sprintf("%s table=%q id=%q ref=%q cmd=%q code=%q", f.Type, f.Table, f.ID, f.Ref, f.Cmd, f.Code)
+	if f.ev != nil {
+		s += " " + prototext.MarshalOptions{}.Format(f.ev)
 	}
-	return string(f.Raw)
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
+}
+
+// decode reads a binary ServerFrame into f, with the Go client's decoder.
+func (f *frame) decode(data []byte) error {
+	wf, err := wsclient.DecodeFrame(data, f.At)
+	if err != nil {
+		return err
+	}
+	f.wf, f.Type, f.Ref, f.Table, f.ID, f.Cmd = wf, wf.Type, wf.Ref, wf.Table, wf.ID, wf.Cmd
+	f.Seat, f.Replayed, f.HistoryTrimmed, f.ev, f.sheet = wf.Seat, wf.Replayed, wf.HistoryTrimmed, wf.Event, wf.Sheet
+	var we *wire.Error
+	if errors.As(wf.Err, &we) {
+		f.Code, f.Message = we.Code, we.Message
+	}
+	return nil
 }
 
 // conn is one WebSocket connection's state.
@@ -122,7 +143,8 @@ func (c *client) connect() {
 	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer dcancel()
 	ws, resp, err := websocket.Dial(dctx, "ws"+strings.TrimPrefix(c.s.URL(), "http")+"/ws", &websocket.DialOptions{
-		HTTPHeader: http.Header{"Authorization": {"Bearer " + c.ses.Token}},
+		HTTPHeader:   http.Header{"Authorization": {"Bearer " + c.ses.Token}},
+		Subprotocols: []string{wire.SubprotocolProto}, // as the shipped clients
 	})
 	if resp != nil && resp.Body != nil {
 		_ = resp.Body.Close()
@@ -159,22 +181,14 @@ func (c *client) read(ctx context.Context, wc *wsConn) {
 			return
 		}
 		f := &frame{Conn: wc.n, At: time.Now(), Raw: data}
-		decodeErr := json.Unmarshal(data, f)
-		if decodeErr == nil && f.Type == "event" {
-			f.ev = &tablev1.Event{}
-			decodeErr = protojson.Unmarshal(f.Event, f.ev)
-		}
-		if decodeErr == nil && f.Type == "sheet" {
-			f.sheet = &scoringv1.SheetUpdate{}
-			decodeErr = protojson.Unmarshal(f.Update, f.sheet)
-		}
+		decodeErr := f.decode(data)
 		c.mu.Lock()
 		f.N = len(c.frames)
 		c.frames = append(c.frames, f)
 		if decodeErr != nil {
 			c.t.Errorf("%s: undecodable frame %s: %v", c.name, f, decodeErr)
 		}
-		var move *wire.ClientMsg
+		var move *gatewayv1.ClientFrame
 		if f.ev != nil {
 			move = c.observe(wc, f)
 		}
@@ -229,18 +243,27 @@ func (c *client) signal() {
 	c.changed = make(chan struct{})
 }
 
-// send writes one client frame on the current connection.
+// send writes one client frame on the current connection, binary: a
+// ClientFrame, or the tests' shorthand of one (clientFrame).
 func (c *client) send(msg any) {
 	c.t.Helper()
-	b, err := json.Marshal(msg)
+	if m, ok := msg.(map[string]any); ok {
+		msg = clientFrame(m)
+	}
+	b, err := proto.Marshal(msg.(proto.Message))
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	c.sendRaw(b)
+	c.write1(websocket.MessageBinary, b)
 }
 
-// sendRaw writes bytes as one text frame.
+// sendRaw writes bytes as one text frame (protobuf JSON, or not).
 func (c *client) sendRaw(b []byte) {
+	c.t.Helper()
+	c.write1(websocket.MessageText, b)
+}
+
+func (c *client) write1(typ websocket.MessageType, b []byte) {
 	c.t.Helper()
 	c.mu.Lock()
 	wc := c.cur
@@ -250,7 +273,7 @@ func (c *client) sendRaw(b []byte) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := wc.ws.Write(ctx, websocket.MessageText, b); err != nil {
+	if err := wc.ws.Write(ctx, typ, b); err != nil {
 		c.t.Fatalf("%s: write: %v", c.name, err)
 	}
 }

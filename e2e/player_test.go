@@ -2,15 +2,17 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/coder/websocket"
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/pulka/pulka/pkg/cards"
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/table"
 	"github.com/pulka/pulka/pkg/wire"
@@ -82,7 +84,7 @@ func (sm *seatModel) observe(ev *tablev1.Event) {
 // decide returns this player's move when it is its turn, the join's replay
 // is over and the turn has not been answered yet: the script's next move,
 // or a random legal one (bids up to maxRandomBid).
-func (sm *seatModel) decide() *wire.ClientMsg {
+func (sm *seatModel) decide() *gatewayv1.ClientFrame {
 	if !sm.joined || !sm.m.MyTurn() || sm.answered[sm.turnSeq] {
 		return nil
 	}
@@ -130,24 +132,14 @@ func (sm *seatModel) scripted(legal []wsclient.Move) (wsclient.Move, bool) {
 }
 
 // message is the command frame of the turn's move mv.
-func (sm *seatModel) message(mv wsclient.Move) *wire.ClientMsg {
+func (sm *seatModel) message(mv wsclient.Move) *gatewayv1.ClientFrame {
 	sm.lead = mv.Kind == wsclient.MovePlay && len(sm.m.Trick) == 0
-	msg := &wire.ClientMsg{Table: sm.m.TableID, Cmd: "turn-" + strconv.FormatUint(sm.turnSeq, 10)}
-	switch mv.Kind {
-	case wsclient.MoveTrump:
-		msg.Type, msg.Suit = wire.TypeTrump, "none"
-		if mv.Suit.Valid() {
-			msg.Suit = mv.Suit.String()
-		}
-	case wsclient.MoveBid:
-		n := uint32(mv.Tricks)
-		msg.Type, msg.Tricks = wire.TypeBid, &n
-	case wsclient.MovePlay:
-		msg.Type, msg.Card, msg.Joker = wire.TypePlay, mv.Card.String(), mv.Joker
-	default:
+	tc, err := wsclient.MoveCommand(sm.m.TableID, mv)
+	if err != nil {
 		return nil
 	}
-	return msg
+	tc.Cmd = "turn-" + strconv.FormatUint(sm.turnSeq, 10)
+	return &gatewayv1.ClientFrame{Frame: &gatewayv1.ClientFrame_Command{Command: tc}}
 }
 
 // seen is a snapshot of what a player knows, for tests that pick moves by
@@ -190,7 +182,7 @@ func (c *client) seatModel(table string) *seatModel {
 
 // observe feeds an event frame to the table's model; c.mu is held. A move
 // the model decides on is written by the caller after the lock is released.
-func (c *client) observe(wc *wsConn, f *frame) *wire.ClientMsg {
+func (c *client) observe(wc *wsConn, f *frame) *gatewayv1.ClientFrame {
 	sm := c.seatModel(f.Table)
 	sm.observe(f.ev)
 	if !c.auto[f.Table] || c.cur != wc {
@@ -201,7 +193,7 @@ func (c *client) observe(wc *wsConn, f *frame) *wire.ClientMsg {
 
 // wake marks table joined on the connection and returns a pending move;
 // c.mu is held.
-func (c *client) wake(wc *wsConn, table string) *wire.ClientMsg {
+func (c *client) wake(wc *wsConn, table string) *gatewayv1.ClientFrame {
 	sm := c.seatModel(table)
 	sm.joined = c.cur == wc
 	if !c.auto[table] || !sm.joined {
@@ -215,7 +207,7 @@ func (c *client) wake(wc *wsConn, table string) *wire.ClientMsg {
 func (c *client) autoPlay(table string, on bool) {
 	c.mu.Lock()
 	c.auto[table] = on
-	var msg *wire.ClientMsg
+	var msg *gatewayv1.ClientFrame
 	wc := c.cur
 	if on && wc != nil {
 		if sm := c.models[table]; sm != nil && sm.joined {
@@ -229,21 +221,22 @@ func (c *client) autoPlay(table string, on bool) {
 // write sends a move decided by the model (from the reader goroutine, so
 // failures are reported with Errorf: Fatal may only stop the test's own
 // goroutine).
-func (c *client) write(ctx context.Context, wc *wsConn, msg *wire.ClientMsg) {
+func (c *client) write(ctx context.Context, wc *wsConn, msg *gatewayv1.ClientFrame) {
 	if msg == nil || wc == nil {
 		return
 	}
-	b, err := json.Marshal(msg)
+	b, err := proto.Marshal(msg)
 	if err != nil {
 		c.t.Errorf("%s: %v", c.name, err)
 		return
 	}
+	tc := msg.GetCommand()
 	c.mu.Lock()
-	c.sent = append(c.sent, sentCommand{Table: msg.Table, Key: msg.Cmd, Move: string(b), Lead: c.seatModel(msg.Table).lead})
+	c.sent = append(c.sent, sentCommand{Table: tc.GetTable(), Key: tc.GetCmd(), Move: prototext.Format(tc), Lead: c.seatModel(tc.GetTable()).lead})
 	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := wc.ws.Write(ctx, websocket.MessageText, b); err != nil {
+	if err := wc.ws.Write(ctx, websocket.MessageBinary, b); err != nil {
 		// The connection may be closing under a test's disconnect: the
 		// move is then simply not sent, as with a real client.
 		c.mu.Lock()

@@ -302,18 +302,18 @@ func TestRefusals_ChangeNothingButAPrivateRejection(t *testing.T) {
 	}
 
 	// Frames the gateway refuses before anything reaches a stream.
-	big := fmt.Sprintf(`{"type":"ping","pad":"%s"}`, strings.Repeat("x", 5000))
+	big := fmt.Sprintf(`{"ping":{},"pad":"%s"}`, strings.Repeat("x", 5000))
 	for _, fe := range []struct {
 		raw  string
 		code string
 	}{
 		{`{not json`, "bad_json"},
-		{`{"type":"fly"}`, "unknown_type"},
-		{`{"type":"bid","table":"` + tableID + `"}`, "invalid_message"},
-		{`{"type":"play","table":"` + tableID + `","card":"ZZ"}`, "invalid_card"},
-		{`{"type":"play","table":"` + tableID + `","card":"JK1"}`, "invalid_joker"},
-		{`{"type":"trump","table":"` + tableID + `","suit":"Q"}`, "invalid_suit"},
-		{`{"type":"play","table":"aaaaaaaaaaaaaaaaaaaaaaaaaa","card":"AS"}`, "not_joined"},
+		{`{"fly":{}}`, "unknown_type"},
+		{`{"command":{"table":"` + tableID + `","bid":{"tricks":10}}}`, "invalid_message"},
+		{`{"command":{"table":"` + tableID + `","play":{"card":99}}}`, "invalid_card"},
+		{`{"command":{"table":"` + tableID + `","play":{"card":"CARD_JOKER_1"}}}`, "invalid_joker"},
+		{`{"command":{"table":"` + tableID + `","trump":{}}}`, "invalid_suit"},
+		{`{"command":{"table":"aaaaaaaaaaaaaaaaaaaaaaaaaa","play":{"card":"CARD_ACE_OF_SPADES"}}}`, "not_joined"},
 		{big, "too_big"},
 	} {
 		expectFrameError(t, s, tableID, o, []byte(fe.raw), fe.code)
@@ -324,7 +324,7 @@ func TestRefusals_ChangeNothingButAPrivateRejection(t *testing.T) {
 	w := s.newClient(t, "refusals-watcher", s.guest(t))
 	w.connect()
 	w.join(tableID, "")
-	w.sendRaw([]byte(fmt.Sprintf(`{"type":"ping","pad":"%s"}`, strings.Repeat("x", 70_000))))
+	w.sendRaw([]byte(fmt.Sprintf(`{"ping":{},"pad":"%s"}`, strings.Repeat("x", 70_000))))
 	eventually(t, 10*time.Second, "the oversized frame to close the connection", func() bool {
 		closed, _ := w.isClosed()
 		return closed

@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules', 'dist', '../services'] },
+  { ignores: ['node_modules', 'dist', '../services', 'src/gen'] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {

@@ -1,21 +1,26 @@
 package wire
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/fairdeal"
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 )
 
-// Client message types (the "type" field of a client frame).
+// Client frame types: the name of the member a ClientFrame carries (a table
+// command by its command's member). They name frames in metrics, logs and
+// docs/protocol.md.
 const (
 	TypeHello  = "hello"  // authenticate with a token (when no cookie did)
 	TypeJoin   = "join"   // follow a table's events, optionally resuming
@@ -41,187 +46,6 @@ const (
 	MaxTokenLen = 1024
 )
 
-// JokerDecl is how a played joker is meant, in a client frame.
-type JokerDecl struct {
-	// Action is "take", "discard", "highest" or "give".
-	Action string `json:"action"`
-	// Suit is the suit a led joker names (highest, give): S, H, D or C.
-	Suit string `json:"suit,omitempty"`
-}
-
-// ClientMsg is one frame from a client. Which fields matter depends on Type;
-// Parse checks that the ones a type needs are there and well formed. Unknown
-// fields are ignored so that older gateways accept newer clients.
-type ClientMsg struct {
-	Type string `json:"type"`
-	// Ref is the client's reference for this frame, echoed in the answer
-	// (ack, joined, pong, error) so the client can match them.
-	Ref string `json:"ref,omitempty"`
-	// Token authenticates a hello.
-	Token string `json:"token,omitempty"`
-	// Table is the table a join, unjoin or table command is for.
-	Table string `json:"table,omitempty"`
-	// LastEventID is the id of the last event of Table the client received
-	// (join): the gateway sends exactly the events after it.
-	LastEventID string `json:"last_event_id,omitempty"`
-	// Cmd is the client's idempotency key of a table command; sending the
-	// same key again never applies the command twice. Optional.
-	Cmd string `json:"cmd,omitempty"`
-	// Tricks is the bid.
-	Tricks *uint32 `json:"tricks,omitempty"`
-	// Suit is the trump: S, H, D, C, or "none" for no trump / bezi.
-	Suit string `json:"suit,omitempty"`
-	// Card is the card played: "AS", "10H", "JK1", …
-	Card string `json:"card,omitempty"`
-	// Joker declares a played joker.
-	Joker *JokerDecl `json:"joker,omitempty"`
-	// Hand is the hand a seed is for (HandCommitted.hand_index).
-	Hand *uint32 `json:"hand,omitempty"`
-	// Seed is a client seed: 32 bytes as 64 hex digits. On a seed frame it
-	// is the frame's whole point; on a move (bid, trump, play) it is the
-	// seed of the hand committed ahead, riding on the move
-	// (Command.attached_seed, docs/fair-play.md).
-	Seed string `json:"seed,omitempty"`
-	// Seat is the seat to sit at (sit).
-	Seat *uint32 `json:"seat,omitempty"`
-	// Watch turns lobby updates on (true) or off (false).
-	Watch *bool `json:"watch,omitempty"`
-	// Filter narrows the tables a lobby watch shows (nil: all listed).
-	Filter *LobbyFilter `json:"filter,omitempty"`
-	// Limit is the most tables a lobby watch shows, newest first (0: the
-	// gateway's window; more than it is cut to it).
-	Limit uint32 `json:"limit,omitempty"`
-}
-
-// Parse decodes and validates one client frame. Its errors are *Error with
-// the code to send back (CodeBadJSON, CodeUnknownType, CodeInvalid…); the
-// returned message carries Ref even on error when it could be read, so the
-// error frame can echo it.
-func Parse(data []byte) (ClientMsg, error) {
-	var m ClientMsg
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&m); err != nil {
-		return ClientMsg{}, Errorf(CodeBadJSON, "malformed JSON: %v", err)
-	}
-	if dec.More() {
-		return ClientMsg{}, Errorf(CodeBadJSON, "one JSON object per frame")
-	}
-	if len(m.Ref) > MaxRefLen || !utf8.ValidString(m.Ref) || strings.ContainsFunc(m.Ref, unicode.IsControl) {
-		// Echoed in answers and logged: no control characters either.
-		m.Ref = ""
-		return m, Errorf(CodeInvalid, "ref: at most %d bytes of UTF-8 text without control characters", MaxRefLen)
-	}
-	return m, m.validate()
-}
-
-func (m *ClientMsg) validate() error {
-	switch m.Type {
-	case TypeHello:
-		if m.Token == "" || len(m.Token) > MaxTokenLen {
-			return Errorf(CodeInvalid, "hello needs a token")
-		}
-		return nil
-	case TypePing:
-		return nil
-	case TypeLobby:
-		if m.Watch == nil {
-			return Errorf(CodeInvalid, "lobby needs watch: true or false")
-		}
-		if m.Filter != nil {
-			if _, err := m.Filter.Proto(); err != nil {
-				return err
-			}
-		}
-		return nil
-	case TypeJoin, TypeUnjoin, TypeBid, TypeTrump, TypePlay, TypeResign, TypeLeave, TypeSit, TypeSeed:
-	case "":
-		return Errorf(CodeInvalid, "missing type")
-	default:
-		return Errorf(CodeUnknownType, "unknown message type %q", clip(m.Type))
-	}
-	if err := checkID("table", m.Table, true); err != nil {
-		return err
-	}
-	if err := checkID("cmd", m.Cmd, false); err != nil {
-		return err
-	}
-	if m.LastEventID != "" && !ValidStreamID(m.LastEventID) {
-		return Errorf(CodeInvalid, "last_event_id %q is not a stream id", clip(m.LastEventID))
-	}
-	if err := m.checkAttachedSeed(); err != nil {
-		return err
-	}
-	switch m.Type {
-	case TypeBid:
-		if m.Tricks == nil {
-			return Errorf(CodeInvalid, "bid needs tricks")
-		}
-		if *m.Tricks > MaxTricks {
-			return Errorf(CodeInvalid, "a bid is 0..%d tricks", MaxTricks)
-		}
-	case TypeTrump:
-		if _, err := ParseTrump(m.Suit); err != nil {
-			return err
-		}
-	case TypePlay:
-		if _, _, err := m.playCard(); err != nil {
-			return err
-		}
-	case TypeSit:
-		if m.Seat == nil {
-			return Errorf(CodeInvalid, "sit needs a seat")
-		}
-		if *m.Seat > MaxSeat {
-			return Errorf(CodeInvalid, "a seat is 0..%d", MaxSeat)
-		}
-	case TypeSeed:
-		if _, _, err := m.clientSeed(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// checkAttachedSeed checks a seed riding on a move: both hand and seed, or
-// neither; no other frame than a move or a seed carries one.
-func (m *ClientMsg) checkAttachedSeed() error {
-	switch m.Type {
-	case TypeSeed:
-		return nil
-	case TypeBid, TypeTrump, TypePlay:
-		_, err := m.attachedSeed()
-		return err
-	}
-	if m.Seed != "" || m.Hand != nil {
-		return Errorf(CodeInvalid, "only a move or a seed frame carries a seed")
-	}
-	return nil
-}
-
-// attachedSeed is the seed a move carries, nil when none.
-func (m *ClientMsg) attachedSeed() (*tablev1.ClientSeedCommand, error) {
-	if m.Seed == "" && m.Hand == nil {
-		return nil, nil
-	}
-	hand, seed, err := m.clientSeed()
-	if err != nil {
-		return nil, err
-	}
-	return &tablev1.ClientSeedCommand{HandIndex: hand, Seed: seed[:]}, nil
-}
-
-// clientSeed reads a seed frame's hand and seed.
-func (m *ClientMsg) clientSeed() (uint32, fairdeal.ClientSeed, error) {
-	if m.Hand == nil {
-		return 0, fairdeal.ClientSeed{}, Errorf(CodeInvalid, "seed needs a hand")
-	}
-	s, err := fairdeal.ParseSeed(m.Seed)
-	if err != nil {
-		return 0, fairdeal.ClientSeed{}, Errorf(CodeInvalid, "a seed is %d hex digits", 2*fairdeal.SeedSize)
-	}
-	return *m.Hand, fairdeal.ClientSeed(s), nil
-}
-
 // MaxTricks is the largest bid (a nine-card hand); MaxSeat the largest seat
 // index (classic). The table checks the exact limits of its game.
 const (
@@ -229,13 +53,105 @@ const (
 	MaxSeat   = 3
 )
 
-// IsTableCommand reports whether the message becomes a tablev1.Command.
-func (m *ClientMsg) IsTableCommand() bool {
-	switch m.Type {
-	case TypeBid, TypeTrump, TypePlay, TypeResign, TypeLeave, TypeSit, TypeSeed:
-		return true
+// Client frames are read leniently: a field or member this gateway does not
+// know is dropped, so that an older gateway still serves a newer client (a
+// frame whose only member is unknown is refused as unknown_type).
+var (
+	binaryIn = proto.UnmarshalOptions{DiscardUnknown: true}
+	jsonIn   = protojson.UnmarshalOptions{DiscardUnknown: true}
+)
+
+// Parse decodes and checks one client frame, in the encoding of the
+// WebSocket message that carried it (Binary for a binary message, JSON for a
+// text one). Its errors are *Error with the code to send back (CodeBadFrame,
+// CodeBadJSON, CodeUnknownType, CodeInvalid…); the frame is returned even on
+// error when it could be decoded, so that the refusal echoes its Ref (empty
+// when the ref itself is what is wrong).
+func Parse(data []byte, enc Encoding) (*gatewayv1.ClientFrame, error) {
+	m := &gatewayv1.ClientFrame{}
+	if enc == JSON {
+		if err := jsonIn.Unmarshal(data, m); err != nil {
+			return &gatewayv1.ClientFrame{}, Errorf(CodeBadJSON, "not a ClientFrame in protobuf JSON: %v", clipErr(err))
+		}
+	} else if err := binaryIn.Unmarshal(data, m); err != nil {
+		return &gatewayv1.ClientFrame{}, Errorf(CodeBadFrame, "not a binary ClientFrame: %v", clipErr(err))
 	}
-	return false
+	if len(m.GetRef()) > MaxRefLen || !utf8.ValidString(m.GetRef()) || strings.ContainsFunc(m.GetRef(), unicode.IsControl) {
+		// Echoed in answers and logged: no control characters either.
+		m.Ref = ""
+		return m, Errorf(CodeInvalid, "ref: at most %d bytes of UTF-8 text without control characters", MaxRefLen)
+	}
+	return m, check(m)
+}
+
+// FrameType names what a client frame asks (Type…): its member, or its
+// table command's; "" when it carries none this gateway knows.
+func FrameType(m *gatewayv1.ClientFrame) string {
+	switch f := m.GetFrame().(type) {
+	case *gatewayv1.ClientFrame_Hello:
+		return TypeHello
+	case *gatewayv1.ClientFrame_Join:
+		return TypeJoin
+	case *gatewayv1.ClientFrame_Unjoin:
+		return TypeUnjoin
+	case *gatewayv1.ClientFrame_Ping:
+		return TypePing
+	case *gatewayv1.ClientFrame_Lobby:
+		return TypeLobby
+	case *gatewayv1.ClientFrame_Command:
+		return commandType(f.Command)
+	}
+	return ""
+}
+
+func commandType(c *gatewayv1.TableCommand) string {
+	switch c.GetCommand().(type) {
+	case *gatewayv1.TableCommand_Bid:
+		return TypeBid
+	case *gatewayv1.TableCommand_Trump:
+		return TypeTrump
+	case *gatewayv1.TableCommand_Play:
+		return TypePlay
+	case *gatewayv1.TableCommand_Resign:
+		return TypeResign
+	case *gatewayv1.TableCommand_Leave:
+		return TypeLeave
+	case *gatewayv1.TableCommand_Sit:
+		return TypeSit
+	case *gatewayv1.TableCommand_Seed:
+		return TypeSeed
+	}
+	return ""
+}
+
+// check is what the generated code cannot know: the limits of every
+// client-chosen value, and the members a frame needs.
+func check(m *gatewayv1.ClientFrame) error {
+	switch f := m.GetFrame().(type) {
+	case *gatewayv1.ClientFrame_Hello:
+		if t := f.Hello.GetToken(); t == "" || len(t) > MaxTokenLen {
+			return Errorf(CodeInvalid, "hello needs a token")
+		}
+		return nil
+	case *gatewayv1.ClientFrame_Ping:
+		return nil
+	case *gatewayv1.ClientFrame_Lobby:
+		return CheckFilter(f.Lobby.GetFilter())
+	case *gatewayv1.ClientFrame_Join:
+		if err := checkID("table", f.Join.GetTable(), true); err != nil {
+			return err
+		}
+		if id := f.Join.GetLastEventId(); id != "" && !ValidStreamID(id) {
+			return Errorf(CodeInvalid, "last_event_id %q is not a stream id", clip(id))
+		}
+		return nil
+	case *gatewayv1.ClientFrame_Unjoin:
+		return checkID("table", f.Unjoin.GetTable(), true)
+	case *gatewayv1.ClientFrame_Command:
+		_, err := command(f.Command)
+		return err
+	}
+	return Errorf(CodeUnknownType, "no frame member this gateway knows (hello, join, unjoin, command, ping, lobby)")
 }
 
 // CommandID is the command_id the table sees for a command of playerID. The
@@ -244,56 +160,161 @@ func (m *ClientMsg) IsTableCommand() bool {
 // command by sending its key first.
 func CommandID(playerID, key string) string { return playerID + "/" + key }
 
-// Command maps a validated table-command message to the table contract.
-// commandID is the full id (see CommandID); playerID is the authenticated
-// sender, never taken from the frame.
-func Command(m ClientMsg, playerID, commandID string) (*tablev1.Command, error) {
-	c := &tablev1.Command{CommandId: commandID, TableId: m.Table, PlayerId: playerID}
-	switch m.Type {
-	case TypeBid, TypeTrump, TypePlay:
-		s, err := m.attachedSeed()
-		if err != nil {
-			return nil, err
-		}
-		c.AttachedSeed = s
+// Command maps a checked table command to the table contract. commandID is
+// the full id (see CommandID); playerID is the authenticated sender, never
+// taken from the frame.
+func Command(c *gatewayv1.TableCommand, playerID, commandID string) (*tablev1.Command, error) {
+	out, err := command(c)
+	if err != nil {
+		return nil, err
 	}
-	switch m.Type {
-	case TypeBid:
-		if m.Tricks == nil {
-			return nil, Errorf(CodeInvalid, "bid needs tricks")
+	out.CommandId, out.TableId, out.PlayerId = commandID, c.GetTable(), playerID
+	return out, nil
+}
+
+// command checks c and maps it to a table command without its ids. The
+// messages of the table contract are taken over as they are: they were
+// decoded for this frame alone.
+func command(c *gatewayv1.TableCommand) (*tablev1.Command, error) {
+	if err := checkID("table", c.GetTable(), true); err != nil {
+		return nil, err
+	}
+	if err := checkID("cmd", c.GetCmd(), false); err != nil {
+		return nil, err
+	}
+	out := &tablev1.Command{}
+	if s := c.GetAttachedSeed(); s != nil {
+		switch c.GetCommand().(type) {
+		case *gatewayv1.TableCommand_Bid, *gatewayv1.TableCommand_Trump, *gatewayv1.TableCommand_Play:
+		default:
+			return nil, Errorf(CodeInvalid, "only a move (bid, trump, play) carries an attached seed")
 		}
-		c.Command = &tablev1.Command_Bid{Bid: &tablev1.BidCommand{Tricks: *m.Tricks}}
-	case TypeTrump:
-		s, err := ParseTrump(m.Suit)
-		if err != nil {
+		if err := checkSeed(s); err != nil {
 			return nil, err
 		}
-		c.Command = &tablev1.Command_ChooseTrump{ChooseTrump: &tablev1.ChooseTrumpCommand{Trump: s}}
-	case TypePlay:
-		card, decl, err := m.playCard()
-		if err != nil {
+		out.AttachedSeed = s
+	}
+	switch x := c.GetCommand().(type) {
+	case *gatewayv1.TableCommand_Bid:
+		if x.Bid.GetTricks() > MaxTricks {
+			return nil, Errorf(CodeInvalid, "a bid is 0..%d tricks", MaxTricks)
+		}
+		out.Command = &tablev1.Command_Bid{Bid: orNew(x.Bid)}
+	case *gatewayv1.TableCommand_Trump:
+		if err := checkTrump(x.Trump.GetTrump()); err != nil {
 			return nil, err
 		}
-		c.Command = &tablev1.Command_PlayCard{PlayCard: &tablev1.PlayCardCommand{Card: card, Declaration: decl}}
-	case TypeResign:
-		c.Command = &tablev1.Command_Resign{Resign: &tablev1.ResignCommand{}}
-	case TypeLeave:
-		c.Command = &tablev1.Command_Leave{Leave: &tablev1.LeaveCommand{}}
-	case TypeSit:
-		if m.Seat == nil {
-			return nil, Errorf(CodeInvalid, "sit needs a seat")
-		}
-		c.Command = &tablev1.Command_Sit{Sit: &tablev1.SitCommand{Seat: *m.Seat}}
-	case TypeSeed:
-		hand, seed, err := m.clientSeed()
-		if err != nil {
+		out.Command = &tablev1.Command_ChooseTrump{ChooseTrump: x.Trump}
+	case *gatewayv1.TableCommand_Play:
+		if err := checkPlay(x.Play); err != nil {
 			return nil, err
 		}
-		c.Command = &tablev1.Command_ClientSeed{ClientSeed: &tablev1.ClientSeedCommand{HandIndex: hand, Seed: seed[:]}}
+		out.Command = &tablev1.Command_PlayCard{PlayCard: x.Play}
+	case *gatewayv1.TableCommand_Resign:
+		out.Command = &tablev1.Command_Resign{Resign: orNew(x.Resign)}
+	case *gatewayv1.TableCommand_Leave:
+		out.Command = &tablev1.Command_Leave{Leave: orNew(x.Leave)}
+	case *gatewayv1.TableCommand_Sit:
+		if x.Sit.GetSeat() > MaxSeat {
+			return nil, Errorf(CodeInvalid, "a seat is 0..%d", MaxSeat)
+		}
+		out.Command = &tablev1.Command_Sit{Sit: orNew(x.Sit)}
+	case *gatewayv1.TableCommand_Seed:
+		if err := checkSeed(x.Seed); err != nil {
+			return nil, err
+		}
+		out.Command = &tablev1.Command_ClientSeed{ClientSeed: x.Seed}
 	default:
-		return nil, Errorf(CodeInvalid, "%q is not a table command", clip(m.Type))
+		return nil, Errorf(CodeUnknownType, "no table command this gateway knows (bid, trump, play, resign, leave, sit, seed)")
 	}
-	return c, nil
+	return out, nil
+}
+
+// orNew is m, or an empty message for a member set to nil (which Go code
+// can make and the wire cannot: an empty member decodes as an empty
+// message).
+func orNew[T any, M interface {
+	*T
+	proto.Message
+}](m M) M {
+	if m == nil {
+		return new(T)
+	}
+	return m
+}
+
+// checkSeed checks a client seed: exactly fairdeal.SeedSize bytes.
+func checkSeed(s *tablev1.ClientSeedCommand) error {
+	if s == nil || len(s.GetSeed()) != fairdeal.SeedSize {
+		return Errorf(CodeInvalid, "a seed is %d bytes", fairdeal.SeedSize)
+	}
+	return nil
+}
+
+// checkTrump accepts a suit or SUIT_NONE (no trump / bezi).
+func checkTrump(s commonv1.Suit) error {
+	if s == commonv1.Suit_SUIT_UNSPECIFIED {
+		return Errorf(CodeInvalidSuit, "trump needs a suit: SUIT_SPADES, SUIT_HEARTS, SUIT_DIAMONDS, SUIT_CLUBS or SUIT_NONE")
+	}
+	if _, ok := commonv1.Suit_name[int32(s)]; !ok {
+		return Errorf(CodeInvalidSuit, "%d is not a suit", s)
+	}
+	return nil
+}
+
+// checkPlay checks a played card and its declaration. Following a trick a
+// joker takes or discards (no suit); leading it demands the highest of a
+// suit or gives the trick away in a suit, so highest and give need a real
+// suit. A card that is no joker has no declaration.
+func checkPlay(p *tablev1.PlayCardCommand) error {
+	c := p.GetCard()
+	if _, ok := commonv1.Card_name[int32(c)]; !ok || c == commonv1.Card_CARD_UNSPECIFIED {
+		return Errorf(CodeInvalidCard, "play needs a card: a value of pulka.common.v1.Card")
+	}
+	d := p.GetDeclaration()
+	joker := c == commonv1.Card_CARD_JOKER_1 || c == commonv1.Card_CARD_JOKER_2
+	switch {
+	case !joker && d != nil:
+		return Errorf(CodeInvalidJoker, "only a joker has a declaration: drop it")
+	case !joker:
+		return nil
+	case d == nil:
+		return Errorf(CodeInvalidJoker, "a joker needs a declaration: take, discard, highest or give")
+	}
+	switch d.GetAction() {
+	case tablev1.JokerAction_JOKER_ACTION_TAKE, tablev1.JokerAction_JOKER_ACTION_DISCARD:
+		if d.GetSuit() != commonv1.Suit_SUIT_UNSPECIFIED {
+			return Errorf(CodeInvalidJoker, "%s names no suit", d.GetAction())
+		}
+	case tablev1.JokerAction_JOKER_ACTION_HIGHEST, tablev1.JokerAction_JOKER_ACTION_GIVE:
+		if s := d.GetSuit(); s < commonv1.Suit_SUIT_SPADES || s > commonv1.Suit_SUIT_CLUBS {
+			return Errorf(CodeInvalidJoker, "%s needs a suit: spades, hearts, diamonds or clubs", d.GetAction())
+		}
+	default:
+		return Errorf(CodeInvalidJoker, "a joker's action is take, discard, highest or give")
+	}
+	return nil
+}
+
+// CheckFilter checks a lobby watch's filter: known enum values, a stake
+// that is not negative. nil filters nothing.
+func CheckFilter(f *lobbyv1.TableFilter) error {
+	if f == nil {
+		return nil
+	}
+	if _, ok := lobbyv1.Game_name[int32(f.GetGame())]; !ok {
+		return Errorf(CodeInvalid, "filter: %d is not a game", f.GetGame())
+	}
+	if _, ok := lobbyv1.ClassicVariant_name[int32(f.GetClassicVariant())]; !ok {
+		return Errorf(CodeInvalid, "filter: %d is not a variant", f.GetClassicVariant())
+	}
+	if _, ok := lobbyv1.TableStatus_name[int32(f.GetStatus())]; !ok {
+		return Errorf(CodeInvalid, "filter: %d is not a table status", f.GetStatus())
+	}
+	if f.GetMaxStake() < 0 {
+		return Errorf(CodeInvalid, "max_stake is a number of coins, not %d", f.GetMaxStake())
+	}
+	return nil
 }
 
 // ReconnectCommand is the command the gateway sends on a player's behalf when
@@ -306,59 +327,18 @@ func ReconnectCommand(tableID, playerID, commandID, lastEventID string) *tablev1
 	}
 }
 
-func (m *ClientMsg) playCard() (commonv1.Card, *tablev1.JokerDeclaration, error) {
-	c, err := ParseCard(m.Card)
-	if err != nil {
-		return 0, nil, err
-	}
-	if !c.IsJoker() {
-		if m.Joker != nil {
-			return 0, nil, Errorf(CodeInvalidJoker, "%s is not a joker: drop the joker declaration", c)
-		}
-		return CardToProto(c), nil, nil
-	}
-	if m.Joker == nil {
-		return 0, nil, Errorf(CodeInvalidJoker, "a joker needs a declaration: take, discard, highest or give")
-	}
-	d, err := ParseJoker(*m.Joker)
-	if err != nil {
-		return 0, nil, err
-	}
-	return CardToProto(c), d, nil
+// JokerDecl is how a played joker is meant, in the words a person types
+// (pulkactl play) and Go clients list moves with; ParseJoker turns it into
+// the protocol's JokerDeclaration.
+type JokerDecl struct {
+	// Action is "take", "discard", "highest" or "give".
+	Action string
+	// Suit is the suit a led joker names (highest, give): S, H, D or C.
+	Suit string
 }
 
-// ParseCard reads a card as players write it ("AS", "10H", "th", "JK1") or as
-// its protobuf enum name ("CARD_ACE_OF_SPADES"), which is how events show it.
-func ParseCard(s string) (cards.Card, error) {
-	if strings.HasPrefix(s, "CARD_") {
-		if v, ok := commonv1.Card_value[s]; ok && v > 0 {
-			return cards.Card(v - 1), nil
-		}
-	} else if c, err := cards.Parse(s); err == nil {
-		return c, nil
-	}
-	return cards.NoCard, Errorf(CodeInvalidCard, "%q is not a card (write e.g. AS, 10H, QD, JK1)", clip(s))
-}
-
-// ParseTrump reads a trump choice: S, H, D, C, or none ("none", "-", "NT")
-// for no trump / bezi.
-func ParseTrump(s string) (commonv1.Suit, error) {
-	if strings.EqualFold(s, "none") {
-		return commonv1.Suit_SUIT_NONE, nil
-	}
-	if s == "" {
-		return 0, Errorf(CodeInvalidSuit, "trump needs a suit: S, H, D, C or none")
-	}
-	su, err := cards.ParseSuit(s)
-	if err != nil {
-		return 0, Errorf(CodeInvalidSuit, "%q is not a suit (S, H, D, C or none)", clip(s))
-	}
-	return SuitToProto(su), nil
-}
-
-// ParseJoker reads a joker declaration. Following a trick a joker takes or
-// discards (no suit); leading it demands the highest of a suit or gives the
-// trick away in a suit, so highest and give need a real suit.
+// ParseJoker reads a joker declaration in words: take or discard (no suit)
+// following a trick, highest or give with a real suit leading it.
 func ParseJoker(d JokerDecl) (*tablev1.JokerDeclaration, error) {
 	var a tablev1.JokerAction
 	switch strings.ToLower(d.Action) {
@@ -386,6 +366,19 @@ func ParseJoker(d JokerDecl) (*tablev1.JokerDeclaration, error) {
 		return nil, Errorf(CodeInvalidJoker, "%s names no suit", strings.ToLower(d.Action))
 	}
 	return out, nil
+}
+
+// ParseCard reads a card as players write it ("AS", "10H", "th", "JK1") or as
+// its protobuf enum name ("CARD_ACE_OF_SPADES").
+func ParseCard(s string) (cards.Card, error) {
+	if strings.HasPrefix(s, "CARD_") {
+		if v, ok := commonv1.Card_value[s]; ok && v > 0 {
+			return cards.Card(v - 1), nil
+		}
+	} else if c, err := cards.Parse(s); err == nil {
+		return c, nil
+	}
+	return cards.NoCard, Errorf(CodeInvalidCard, "%q is not a card (write e.g. AS, 10H, QD, JK1)", clip(s))
 }
 
 // CardToProto is the wire value of a card (pkg/cards' number plus one).
@@ -454,6 +447,17 @@ func clip(s string) string {
 	return s[:max] + "…"
 }
 
+// clipErr is a decoding error's text, short: it may quote the client's
+// bytes.
+func clipErr(err error) string {
+	const max = 96
+	s := err.Error()
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "…"
+}
+
 // Error is a protocol error with the code sent to the client.
 type Error struct {
 	Code    string
@@ -479,6 +483,7 @@ func CodeOf(err error) string {
 // Error codes of frames the gateway refuses before anything reaches a table.
 const (
 	CodeBadJSON      = "bad_json"
+	CodeBadFrame     = "bad_frame"
 	CodeUnknownType  = "unknown_type"
 	CodeInvalid      = "invalid_message"
 	CodeInvalidCard  = "invalid_card"

@@ -29,8 +29,9 @@ func TestLobbyFilter_Proto(t *testing.T) {
 }
 
 func TestParse_LobbyWatchWithFilterAndLimit(t *testing.T) {
-	m, err := Parse([]byte(`{"type":"lobby","watch":true,"filter":{"game":"classic","free_seat":true},"limit":20}`))
-	if err != nil || m.Filter == nil || m.Filter.Game != "classic" || !m.Filter.FreeSeat || m.Limit != 20 {
-		t.Fatalf("%+v, %v", m, err)
+	m, err := Parse([]byte(`{"lobby":{"watch":true,"filter":{"game":"GAME_CLASSIC","has_free_seat":true},"limit":20}}`), JSON)
+	w := m.GetLobby()
+	if err != nil || !w.GetWatch() || w.GetFilter().GetGame() != lobbyv1.Game_GAME_CLASSIC || !w.GetFilter().GetHasFreeSeat() || w.GetLimit() != 20 {
+		t.Fatalf("%v, %v", m, err)
 	}
 }

@@ -3,17 +3,61 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 )
 
-// Server message types (the "type" field of a server frame).
+// Encoding is how a connection's frames are written: binary protobuf, or
+// protobuf's JSON mapping (docs/protocol.md, "Encodings").
+type Encoding uint8
+
+const (
+	// Binary is one ServerFrame or ClientFrame per binary WebSocket
+	// message, in protobuf's binary encoding: what the shipped clients use.
+	Binary Encoding = iota
+	// JSON is one frame per text message in protobuf's JSON mapping with
+	// the .proto field names: for people, curl-like tools and debugging.
+	JSON
+)
+
+// The WebSocket subprotocols that choose a connection's encoding. A client
+// that offers none gets JSON.
+const (
+	SubprotocolProto = "pulka.v1.proto"
+	SubprotocolJSON  = "pulka.v1.json"
+)
+
+// Subprotocols are the subprotocols the gateway accepts, the one it prefers
+// first.
+func Subprotocols() []string { return []string{SubprotocolProto, SubprotocolJSON} }
+
+// EncodingOf is the encoding of a connection that agreed on subprotocol
+// ("" when the client offered none).
+func EncodingOf(subprotocol string) Encoding {
+	if subprotocol == SubprotocolProto {
+		return Binary
+	}
+	return JSON
+}
+
+func (e Encoding) String() string {
+	if e == JSON {
+		return "json"
+	}
+	return "proto"
+}
+
+// Server frame types: the name of the member a ServerFrame carries, as Go
+// clients and logs name frames.
 const (
 	TypeWelcome     = "welcome"
 	TypeJoined      = "joined"
@@ -27,11 +71,83 @@ const (
 	TypeError       = "error"
 )
 
-// Proto messages are written with their .proto field names (snake_case, like
-// the rest of the protocol) and enums by name.
+// ServerFrameType names the member of a server frame (Type…), "" when none
+// this package knows is set.
+func ServerFrameType(f *gatewayv1.ServerFrame) string {
+	switch f.GetFrame().(type) {
+	case *gatewayv1.ServerFrame_Welcome:
+		return TypeWelcome
+	case *gatewayv1.ServerFrame_Joined:
+		return TypeJoined
+	case *gatewayv1.ServerFrame_Unjoined:
+		return TypeUnjoined
+	case *gatewayv1.ServerFrame_Event:
+		return TypeEvent
+	case *gatewayv1.ServerFrame_Sheet:
+		return TypeSheet
+	case *gatewayv1.ServerFrame_LobbyView:
+		return TypeLobbyView
+	case *gatewayv1.ServerFrame_LobbyUpdate:
+		return TypeLobbyUpdate
+	case *gatewayv1.ServerFrame_Ack:
+		return TypeAck
+	case *gatewayv1.ServerFrame_Pong:
+		return TypePong
+	case *gatewayv1.ServerFrame_Error:
+		return TypeError
+	}
+	return ""
+}
+
+// Proto messages are written in JSON with their .proto field names
+// (snake_case) and enums by name, as the HTTP API writes them too.
 var protoJSON = protojson.MarshalOptions{UseProtoNames: true}
 
-// Player is who a connection is authenticated as.
+// Encode writes one server frame in enc.
+func Encode(f *gatewayv1.ServerFrame, enc Encoding) ([]byte, error) {
+	var (
+		b   []byte
+		err error
+	)
+	if enc == JSON {
+		b, err = protoJSON.Marshal(f)
+	} else {
+		b, err = proto.Marshal(f)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("wire: encode %s frame: %w", ServerFrameType(f), err)
+	}
+	return b, nil
+}
+
+// Frame is a server frame for any number of connections, each in its own
+// encoding: every encoding is made once, when first asked for, and shared
+// (the hub sends one event to every client allowed to see it). Safe for
+// concurrent use; the message must not change once the frame is made.
+type Frame struct {
+	msg  *gatewayv1.ServerFrame
+	encs [2]struct {
+		once sync.Once
+		b    []byte
+		err  error
+	}
+}
+
+// NewFrame wraps m.
+func NewFrame(m *gatewayv1.ServerFrame) *Frame { return &Frame{msg: m} }
+
+// Message is the frame's message (read-only).
+func (f *Frame) Message() *gatewayv1.ServerFrame { return f.msg }
+
+// Bytes is the frame in enc.
+func (f *Frame) Bytes(enc Encoding) ([]byte, error) {
+	e := &f.encs[enc&1]
+	e.once.Do(func() { e.b, e.err = Encode(f.msg, enc) })
+	return e.b, e.err
+}
+
+// Player is who a connection is authenticated as, in the HTTP API's
+// session answers ({"player":{"id","name","guest"}}).
 type Player struct {
 	ID    string `json:"id"`
 	Name  string `json:"name"`
@@ -39,63 +155,39 @@ type Player struct {
 }
 
 // Welcome is the first frame after authentication.
-func Welcome(p Player, now time.Time) []byte {
-	return mustJSON(struct {
-		Type       string `json:"type"`
-		Player     Player `json:"player"`
-		ServerTime string `json:"server_time"`
-	}{TypeWelcome, p, now.UTC().Format(time.RFC3339Nano)})
+func Welcome(p Player, now time.Time) *gatewayv1.ServerFrame {
+	return &gatewayv1.ServerFrame{Frame: &gatewayv1.ServerFrame_Welcome{Welcome: &gatewayv1.Welcome{
+		Player:     &gatewayv1.Player{Id: p.ID, Name: p.Name, Guest: p.Guest},
+		ServerTime: timestamppb.New(now)}}}
 }
 
 // Joined answers a join once the replay is sent and live events follow.
 // Seat is the player's seat at the table, or nil when they only watch.
-func Joined(table, ref string, seat *uint32, replayed int, trimmed bool) []byte {
-	return mustJSON(struct {
-		Type     string  `json:"type"`
-		Ref      string  `json:"ref,omitempty"`
-		Table    string  `json:"table"`
-		Seat     *uint32 `json:"seat"`
-		Replayed int     `json:"replayed"`
-		Trimmed  bool    `json:"history_trimmed,omitempty"`
-	}{TypeJoined, ref, table, seat, replayed, trimmed})
+func Joined(table, ref string, seat *uint32, replayed int, trimmed bool) *gatewayv1.ServerFrame {
+	return &gatewayv1.ServerFrame{Ref: ref, Frame: &gatewayv1.ServerFrame_Joined{Joined: &gatewayv1.Joined{
+		Table: table, Seat: seat, Replayed: uint32(max(replayed, 0)), HistoryTrimmed: trimmed}}} //nolint:gosec // a count of events, far below 2^32
 }
 
 // Unjoined answers an unjoin.
-func Unjoined(table, ref string) []byte {
-	return mustJSON(struct {
-		Type  string `json:"type"`
-		Ref   string `json:"ref,omitempty"`
-		Table string `json:"table"`
-	}{TypeUnjoined, ref, table})
+func Unjoined(table, ref string) *gatewayv1.ServerFrame {
+	return &gatewayv1.ServerFrame{Ref: ref, Frame: &gatewayv1.ServerFrame_Unjoined{Unjoined: &gatewayv1.Unjoined{Table: table}}}
 }
 
 // Ack says a table command was written to the table's command stream (not
 // that the table accepted it: the events, or a move_rejected, say that).
-func Ack(ref, cmd string) []byte {
-	return mustJSON(struct {
-		Type string `json:"type"`
-		Ref  string `json:"ref,omitempty"`
-		Cmd  string `json:"cmd"`
-	}{TypeAck, ref, cmd})
+func Ack(ref, cmd string) *gatewayv1.ServerFrame {
+	return &gatewayv1.ServerFrame{Ref: ref, Frame: &gatewayv1.ServerFrame_Ack{Ack: &gatewayv1.Ack{Cmd: cmd}}}
 }
 
 // Pong answers a ping.
-func Pong(ref string, now time.Time) []byte {
-	return mustJSON(struct {
-		Type       string `json:"type"`
-		Ref        string `json:"ref,omitempty"`
-		ServerTime string `json:"server_time"`
-	}{TypePong, ref, now.UTC().Format(time.RFC3339Nano)})
+func Pong(ref string, now time.Time) *gatewayv1.ServerFrame {
+	return &gatewayv1.ServerFrame{Ref: ref, Frame: &gatewayv1.ServerFrame_Pong{Pong: &gatewayv1.Pong{ServerTime: timestamppb.New(now)}}}
 }
 
-// ErrorFrame is {"type":"error","code":…,"message":…,"ref":…}.
-func ErrorFrame(code, message, ref string) []byte {
-	return mustJSON(struct {
-		Type    string `json:"type"`
-		Code    string `json:"code"`
-		Message string `json:"message"`
-		Ref     string `json:"ref,omitempty"`
-	}{TypeError, code, message, ref})
+// ErrorFrame refuses the frame ref (or, without a ref, says what went
+// wrong).
+func ErrorFrame(code, message, ref string) *gatewayv1.ServerFrame {
+	return &gatewayv1.ServerFrame{Ref: ref, Frame: &gatewayv1.ServerFrame_Error{Error: &gatewayv1.Error{Code: code, Message: message}}}
 }
 
 // CodeTableGone says the table no longer exists (Redis lost it, or its finished
@@ -104,181 +196,37 @@ func ErrorFrame(code, message, ref string) []byte {
 const CodeTableGone = "table_gone"
 
 // TableError is an error about one table rather than about a frame the
-// client sent: {"type":"error","code":…,"message":…,"table":…}.
-func TableError(table, code, message string) []byte {
-	return mustJSON(struct {
-		Type    string `json:"type"`
-		Code    string `json:"code"`
-		Message string `json:"message"`
-		Table   string `json:"table"`
-	}{TypeError, code, message, table})
+// client sent.
+func TableError(table, code, message string) *gatewayv1.ServerFrame {
+	return &gatewayv1.ServerFrame{Frame: &gatewayv1.ServerFrame_Error{Error: &gatewayv1.Error{Code: code, Message: message, Table: table}}}
 }
 
-// Event encodes one table event as the frame every permitted client gets:
-// {"type":"event","table":…,"id":<stream id>,"event":{…}}. Fields that only
-// matter between services (trace context, lease epoch, command entry id) are
-// left out; ev itself is not changed.
-//
-// The event is protojson's encoding of ev. The events of every move and hand
-// are written by a hand-written encoder that gives the same JSON without
-// protojson's reflection (eventjson.go); every other event, and any event
-// that encoder is not sure of, goes through protojson itself.
-func Event(table, id string, ev *tablev1.Event) ([]byte, error) {
-	b := appendEventEnvelope(make([]byte, 0, eventFrameSize(table, id, ev)), table, id)
-	if fast, ok := appendEventJSON(b, ev); ok {
-		return append(fast, '}'), nil
-	}
-	b, err := appendEventProtoJSON(b, ev)
-	if err != nil {
-		return nil, err
-	}
-	return append(b, '}'), nil
+// Event is the frame of one table event for every client allowed to see it.
+// The fields that only matter between services (trace context, lease epoch,
+// command entry id) are cleared from ev, which the caller decoded for this
+// purpose and must not need them afterwards.
+func Event(table, id string, ev *tablev1.Event) *gatewayv1.ServerFrame {
+	ev.Trace, ev.Epoch, ev.CommandEntryId = nil, 0, ""
+	return &gatewayv1.ServerFrame{Frame: &gatewayv1.ServerFrame_Event{Event: &gatewayv1.EventFrame{Table: table, Id: id, Event: ev}}}
 }
 
-// eventFrameSize is a capacity that fits the frame of a move's event (with
-// its timer), so that the frame is one allocation and is not copied as it
-// grows; only the larger, rarer events outgrow it.
-func eventFrameSize(table, id string, ev *tablev1.Event) int {
-	return 384 + len(table) + len(id) + len(ev.GetTableId()) + len(ev.GetGameId()) + len(ev.GetCausedBy())
+// Sheet is the frame of a score-sheet update of a table's game, for every
+// client of the table. The trace context, which stays between services, is
+// cleared from u.
+func Sheet(table, id string, u *scoringv1.SheetUpdate) *gatewayv1.ServerFrame {
+	u.Trace = nil
+	return &gatewayv1.ServerFrame{Frame: &gatewayv1.ServerFrame_Sheet{Sheet: &gatewayv1.SheetFrame{Table: table, Id: id, Update: u}}}
 }
 
-// appendEventEnvelope appends an event frame up to the event's body.
-func appendEventEnvelope(b []byte, table, id string) []byte {
-	return appendEnvelope(b, TypeEvent, table, id, "event")
+// LobbyView is a client's lobby window, whole.
+func LobbyView(v *lobbyv1.LobbyView) *gatewayv1.ServerFrame {
+	return &gatewayv1.ServerFrame{Frame: &gatewayv1.ServerFrame_LobbyView{LobbyView: v}}
 }
 
-// appendEnvelope appends a table's frame up to its body:
-// {"type":<typ>,"table":<table>,"id":<id>,"<body>":. The envelope is written
-// by hand: every event and sheet frame passes here, and json.Marshal would
-// re-scan and compact the body it already has. typ and body are constants
-// that need no escaping.
-func appendEnvelope(b []byte, typ, table, id, body string) []byte {
-	b = append(b, `{"type":"`...)
-	b = append(b, typ...)
-	b = append(b, `","table":`...)
-	b = appendJSONString(b, table)
-	b = append(b, `,"id":`...)
-	b = appendJSONString(b, id)
-	b = append(b, `,"`...)
-	b = append(b, body...)
-	return append(b, `":`...)
+// LobbyUpdate is one change of a client's lobby window.
+func LobbyUpdate(u *lobbyv1.LobbyUpdate) *gatewayv1.ServerFrame {
+	return &gatewayv1.ServerFrame{Frame: &gatewayv1.ServerFrame_LobbyUpdate{LobbyUpdate: u}}
 }
 
-// appendEventProtoJSON appends ev's body with protojson, without the fields
-// Event leaves out.
-func appendEventProtoJSON(b []byte, ev *tablev1.Event) ([]byte, error) {
-	out := ev
-	if ev.GetTrace() != nil || ev.GetEpoch() != 0 || ev.GetCommandEntryId() != "" {
-		out = proto.CloneOf(ev)
-		out.Trace, out.Epoch, out.CommandEntryId = nil, 0, ""
-	}
-	b, err := protoJSON.MarshalAppend(b, out)
-	if err != nil {
-		return nil, fmt.Errorf("wire: encode event: %w", err)
-	}
-	return b, nil
-}
-
-// appendJSONString appends s as a JSON string, as encoding/json writes it.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // rare: ids are plain ASCII
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
-
-// Sheet encodes a score-sheet update of a table's game as the frame every
-// client of the table gets: {"type":"sheet","table":…,"id":<stream id>,
-// "update":{…}}. The trace context stays between services; u itself is not
-// changed.
-//
-// The update is protojson's encoding of u. It is written by a hand-written
-// encoder that gives the same JSON without protojson's reflection
-// (sheetjson.go): the whole sheet goes to every client after every hand. An
-// update that encoder is not sure of goes through protojson itself.
-func Sheet(table, id string, u *scoringv1.SheetUpdate) ([]byte, error) {
-	b := appendEnvelope(make([]byte, 0, sheetFrameSize(table, id, u)), TypeSheet, table, id, "update")
-	if fast, ok := appendSheetJSON(b, u); ok {
-		return append(fast, '}'), nil
-	}
-	b, err := appendSheetProtoJSON(b, u)
-	if err != nil {
-		return nil, err
-	}
-	return append(b, '}'), nil
-}
-
-// sheetFrameSize is a capacity that fits the frame of a real sheet (a
-// little more than its longest rows and names need), so that the frame is
-// one allocation and is not copied as it grows. It only reads lengths.
-func sheetFrameSize(table, id string, u *scoringv1.SheetUpdate) int {
-	s := u.GetSheet()
-	n := 384 + len(table) + len(id) + len(s.GetTableId()) + len(s.GetGameId()) + 64*len(s.GetTotals())
-	for _, p := range s.GetPlayers() {
-		n += 48 + len(p.GetPlayerId()) + len(p.GetDisplayName())
-	}
-	for _, p := range s.GetPulkas() {
-		n += 32 + 72*len(p.GetTotals())
-		for _, h := range p.GetHands() {
-			n += 32 + 80*len(h.GetCells())
-		}
-	}
-	return n
-}
-
-// appendSheetProtoJSON appends u's body with protojson, without the trace.
-func appendSheetProtoJSON(b []byte, u *scoringv1.SheetUpdate) ([]byte, error) {
-	out := u
-	if u.GetTrace() != nil {
-		out = proto.CloneOf(u)
-		out.Trace = nil
-	}
-	b, err := protoJSON.MarshalAppend(b, out)
-	if err != nil {
-		return nil, fmt.Errorf("wire: encode sheet: %w", err)
-	}
-	return b, nil
-}
-
-// LobbyView encodes the whole lobby list (sent when a client starts watching).
-func LobbyView(v *lobbyv1.LobbyView) ([]byte, error) {
-	body, err := protoJSON.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(struct {
-		Type string          `json:"type"`
-		View json.RawMessage `json:"view"`
-	}{TypeLobbyView, body})
-}
-
-// LobbyUpdate encodes one change of the lobby list.
-func LobbyUpdate(u *lobbyv1.LobbyUpdate) ([]byte, error) {
-	body, err := protoJSON.Marshal(u)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(struct {
-		Type   string          `json:"type"`
-		Update json.RawMessage `json:"update"`
-	}{TypeLobbyUpdate, body})
-}
-
-// ProtoJSON writes a proto message the way every frame does (for the HTTP API).
+// ProtoJSON writes a proto message the way JSON frames do (for the HTTP API).
 func ProtoJSON(m proto.Message) (json.RawMessage, error) { return protoJSON.Marshal(m) }
-
-// mustJSON marshals structs of plain strings, numbers and pointers, which
-// cannot fail; a failure would be a programming error caught by the tests,
-// so it degrades to an internal-error frame instead of a panic.
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return []byte(`{"type":"error","code":"internal","message":"encoding failed"}`)
-	}
-	return b
-}

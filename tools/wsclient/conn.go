@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,10 +13,15 @@ import (
 	"sync"
 	"time"
 
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+
 	"github.com/cenkalti/backoff/v5"
 	"github.com/coder/websocket"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/pulka/pulka/pkg/cards"
+	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	"github.com/pulka/pulka/pkg/wire"
 )
 
@@ -154,7 +158,10 @@ func (c *Conn) connect(ctx context.Context) (*websocket.Conn, wire.Player, error
 	if c.opts.Token != "" {
 		h.Set("Authorization", "Bearer "+c.opts.Token)
 	}
-	ws, resp, err := websocket.Dial(ctx, c.url, &websocket.DialOptions{HTTPHeader: h, HTTPClient: c.opts.HTTPClient})
+	// Binary protobuf frames (docs/protocol.md, "Encodings"): the gateway
+	// writes each frame once for every client that speaks them.
+	ws, resp, err := websocket.Dial(ctx, c.url, &websocket.DialOptions{HTTPHeader: h, HTTPClient: c.opts.HTTPClient,
+		Subprotocols: []string{wire.SubprotocolProto}})
 	if resp != nil && resp.Body != nil {
 		_ = resp.Body.Close()
 	}
@@ -389,7 +396,8 @@ func (c *Conn) redial(ctx context.Context) (*websocket.Conn, error) {
 		c.ws = ws
 		c.mu.Unlock()
 		for t, last := range tables {
-			if err = c.write(ctx, ws, wire.ClientMsg{Type: wire.TypeJoin, Table: t, LastEventID: last, Ref: c.nextRef()}); err != nil {
+			if err = c.write(ctx, ws, &gatewayv1.ClientFrame{Ref: c.nextRef(),
+				Frame: &gatewayv1.ClientFrame_Join{Join: &gatewayv1.Join{Table: t, LastEventId: last}}}); err != nil {
 				break
 			}
 		}
@@ -408,21 +416,21 @@ func (c *Conn) nextRef() string {
 	return "r" + strconv.FormatUint(c.refs, 10)
 }
 
-func (c *Conn) write(ctx context.Context, ws *websocket.Conn, m wire.ClientMsg) error {
-	b, err := json.Marshal(m)
+func (c *Conn) write(ctx context.Context, ws *websocket.Conn, m *gatewayv1.ClientFrame) error {
+	b, err := proto.Marshal(m)
 	if err != nil {
-		return fmt.Errorf("wsclient: encode %s: %w", m.Type, err)
+		return fmt.Errorf("wsclient: encode %s: %w", wire.FrameType(m), err)
 	}
-	if err := ws.Write(ctx, websocket.MessageText, b); err != nil {
-		return fmt.Errorf("wsclient: send %s: %w", m.Type, err)
+	if err := ws.Write(ctx, websocket.MessageBinary, b); err != nil {
+		return fmt.Errorf("wsclient: send %s: %w", wire.FrameType(m), err)
 	}
 	return nil
 }
 
 // Send writes one client frame as it is (a test of the gateway's refusals
 // uses it for frames the typed senders never make). A frame without a ref
-// gets one; the ref is returned.
-func (c *Conn) Send(ctx context.Context, m wire.ClientMsg) (string, error) {
+// gets one (m is changed); the ref is returned.
+func (c *Conn) Send(ctx context.Context, m *gatewayv1.ClientFrame) (string, error) {
 	if m.Ref == "" {
 		m.Ref = c.nextRef()
 	}
@@ -449,13 +457,13 @@ func (c *Conn) Join(ctx context.Context, table, lastEventID string) (string, err
 		c.last[table] = lastEventID
 	}
 	c.mu.Unlock()
-	return c.Send(ctx, wire.ClientMsg{Type: wire.TypeJoin, Table: table, LastEventID: lastEventID})
+	return c.Send(ctx, &gatewayv1.ClientFrame{Frame: &gatewayv1.ClientFrame_Join{Join: &gatewayv1.Join{Table: table, LastEventId: lastEventID}}})
 }
 
 // Unjoin stops following table (the seat is kept).
 func (c *Conn) Unjoin(ctx context.Context, table string) (string, error) {
 	c.forget(table)
-	return c.Send(ctx, wire.ClientMsg{Type: wire.TypeUnjoin, Table: table})
+	return c.Send(ctx, &gatewayv1.ClientFrame{Frame: &gatewayv1.ClientFrame_Unjoin{Unjoin: &gatewayv1.Unjoin{Table: table}}})
 }
 
 // forget stops following table here: a reconnect does not join it again.
@@ -477,12 +485,12 @@ func tableMissing(err error) bool {
 
 // Ping asks for a pong (with the gateway's time); it returns the ref.
 func (c *Conn) Ping(ctx context.Context) (string, error) {
-	return c.Send(ctx, wire.ClientMsg{Type: wire.TypePing})
+	return c.Send(ctx, &gatewayv1.ClientFrame{Frame: &gatewayv1.ClientFrame_Ping{Ping: &gatewayv1.Ping{}}})
 }
 
 // WatchLobby starts (true) or stops lobby_view / lobby_update frames.
 func (c *Conn) WatchLobby(ctx context.Context, on bool) (string, error) {
-	return c.Send(ctx, wire.ClientMsg{Type: wire.TypeLobby, Watch: &on})
+	return c.Send(ctx, &gatewayv1.ClientFrame{Frame: &gatewayv1.ClientFrame_Lobby{Lobby: &gatewayv1.WatchLobby{Watch: on}}})
 }
 
 // NewKey returns a random idempotency key.
@@ -495,46 +503,47 @@ func NewKey() string {
 // command sends a table command with the idempotency key (a new random one
 // when key is empty) and returns its full command id, the caused_by of the
 // events it causes.
-func (c *Conn) command(ctx context.Context, m wire.ClientMsg, key string) (string, error) {
+func (c *Conn) command(ctx context.Context, m *gatewayv1.TableCommand, key string) (string, error) {
 	if key == "" {
 		key = NewKey()
 	}
 	m.Cmd = key
-	h := c.attachSeed(&m)
-	_, err := c.Send(ctx, m)
+	h := c.attachSeed(m)
+	_, err := c.Send(ctx, commandFrame(m))
 	if err != nil && h != nil {
-		c.detachSeed(m.Table, h, m.Cmd)
+		c.detachSeed(m.GetTable(), h, m.GetCmd())
 	}
 	return wire.CommandID(c.player.ID, key), err
 }
 
+// commandFrame is the frame of a table command.
+func commandFrame(m *gatewayv1.TableCommand) *gatewayv1.ClientFrame {
+	return &gatewayv1.ClientFrame{Frame: &gatewayv1.ClientFrame_Command{Command: m}}
+}
+
 // Bid bids tricks at table.
 func (c *Conn) Bid(ctx context.Context, table string, tricks int, key string) (string, error) {
-	if tricks < 0 || tricks > wire.MaxTricks {
-		return "", fmt.Errorf("wsclient: bid %d out of 0..%d", tricks, wire.MaxTricks)
-	}
-	n := uint32(tricks)
-	return c.command(ctx, wire.ClientMsg{Type: wire.TypeBid, Table: table, Tricks: &n}, key)
+	return c.Move(ctx, table, Move{Kind: MoveBid, Tricks: tricks}, key)
 }
 
 // Trump chooses trump at table; cards.NoSuit is no trump (bezi).
 func (c *Conn) Trump(ctx context.Context, table string, suit cards.Suit, key string) (string, error) {
-	return c.command(ctx, wire.ClientMsg{Type: wire.TypeTrump, Table: table, Suit: suitWord(suit)}, key)
+	return c.Move(ctx, table, Move{Kind: MoveTrump, Suit: suit}, key)
 }
 
 // Play plays card at table; a joker needs its declaration.
 func (c *Conn) Play(ctx context.Context, table string, card cards.Card, joker *wire.JokerDecl, key string) (string, error) {
-	return c.command(ctx, wire.ClientMsg{Type: wire.TypePlay, Table: table, Card: card.String(), Joker: joker}, key)
+	return c.Move(ctx, table, Move{Kind: MovePlay, Card: card, Joker: joker}, key)
 }
 
 // Resign gives up the game (Japanese) or the seat to a bot (classic).
 func (c *Conn) Resign(ctx context.Context, table, key string) (string, error) {
-	return c.command(ctx, wire.ClientMsg{Type: wire.TypeResign, Table: table}, key)
+	return c.command(ctx, &gatewayv1.TableCommand{Table: table, Command: &gatewayv1.TableCommand_Resign{Resign: &tablev1.ResignCommand{}}}, key)
 }
 
 // Leave leaves the table.
 func (c *Conn) Leave(ctx context.Context, table, key string) (string, error) {
-	return c.command(ctx, wire.ClientMsg{Type: wire.TypeLeave, Table: table}, key)
+	return c.command(ctx, &gatewayv1.TableCommand{Table: table, Command: &gatewayv1.TableCommand_Leave{Leave: &tablev1.LeaveCommand{}}}, key)
 }
 
 // Sit takes back seat from the bot playing it.
@@ -542,26 +551,47 @@ func (c *Conn) Sit(ctx context.Context, table string, seat int, key string) (str
 	if seat < 0 || seat > wire.MaxSeat {
 		return "", fmt.Errorf("wsclient: seat %d out of 0..%d", seat, wire.MaxSeat)
 	}
-	s := uint32(seat)
-	return c.command(ctx, wire.ClientMsg{Type: wire.TypeSit, Table: table, Seat: &s}, key)
+	return c.command(ctx, &gatewayv1.TableCommand{Table: table,
+		Command: &gatewayv1.TableCommand_Sit{Sit: &tablev1.SitCommand{Seat: uint32(seat)}}}, key)
 }
 
 // Move sends one of the moves a Model lists.
 func (c *Conn) Move(ctx context.Context, table string, m Move, key string) (string, error) {
-	switch m.Kind {
-	case MoveBid:
-		return c.Bid(ctx, table, m.Tricks, key)
-	case MoveTrump:
-		return c.Trump(ctx, table, m.Suit, key)
-	case MovePlay:
-		return c.Play(ctx, table, m.Card, m.Joker, key)
+	tc, err := MoveCommand(table, m)
+	if err != nil {
+		return "", err
 	}
-	return "", fmt.Errorf("wsclient: no move to send")
+	return c.command(ctx, tc, key)
 }
 
-func suitWord(s cards.Suit) string {
-	if !s.Valid() {
-		return "none"
+// MoveCommand is the table command of a move at table, without its key
+// (TableCommand.cmd): what Move sends.
+func MoveCommand(table string, m Move) (*gatewayv1.TableCommand, error) {
+	tc := &gatewayv1.TableCommand{Table: table}
+	switch m.Kind {
+	case MoveBid:
+		if m.Tricks < 0 || m.Tricks > wire.MaxTricks {
+			return nil, fmt.Errorf("wsclient: bid %d out of 0..%d", m.Tricks, wire.MaxTricks)
+		}
+		tc.Command = &gatewayv1.TableCommand_Bid{Bid: &tablev1.BidCommand{Tricks: uint32(m.Tricks)}}
+	case MoveTrump:
+		trump := commonv1.Suit_SUIT_NONE
+		if m.Suit.Valid() {
+			trump = wire.SuitToProto(m.Suit)
+		}
+		tc.Command = &gatewayv1.TableCommand_Trump{Trump: &tablev1.ChooseTrumpCommand{Trump: trump}}
+	case MovePlay:
+		pc := &tablev1.PlayCardCommand{Card: wire.CardToProto(m.Card)}
+		if m.Joker != nil {
+			d, err := wire.ParseJoker(*m.Joker)
+			if err != nil {
+				return nil, err
+			}
+			pc.Declaration = d
+		}
+		tc.Command = &gatewayv1.TableCommand_Play{Play: pc}
+	default:
+		return nil, fmt.Errorf("wsclient: no move to send")
 	}
-	return s.String()
+	return tc, nil
 }

@@ -11,6 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
+	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
+
 	"github.com/coder/websocket"
 
 	"github.com/pulka/pulka/pkg/cards"
@@ -19,7 +24,7 @@ import (
 )
 
 // fakeGateway speaks the gateway's side of the protocol with pkg/wire's
-// encoders, over a real WebSocket: enough to test the client's framing,
+// frames, over a real WebSocket: enough to test the client's framing,
 // commands and resume logic without Redis. The real gateway is exercised by
 // the pulkactl play and load tests.
 type fakeGateway struct {
@@ -38,8 +43,8 @@ type fakeGateway struct {
 
 	mu       sync.Mutex
 	conns    int
-	joins    []wire.ClientMsg
-	commands []wire.ClientMsg
+	joins    []clientMsg
+	commands []clientMsg
 }
 
 func newFakeGateway(t *testing.T, events int) (*fakeGateway, *httptest.Server) {
@@ -60,7 +65,7 @@ func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() { _ = ws.CloseNow() }()
 	ctx := r.Context()
 	if r.Header.Get("Authorization") != "Bearer good" {
-		_ = ws.Write(ctx, websocket.MessageText, wire.ErrorFrame(wire.CodeUnauthorized, "bad token", ""))
+		_ = put(ctx, ws, wire.ErrorFrame(wire.CodeUnauthorized, "bad token", ""))
 		_ = ws.Close(4001, "unauthorized")
 		return
 	}
@@ -68,7 +73,7 @@ func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.conns++
 	first := g.conns == 1
 	g.mu.Unlock()
-	_ = ws.Write(ctx, websocket.MessageText, wire.Welcome(wire.Player{ID: "p1", Name: "Nino"}, time.Now()))
+	_ = put(ctx, ws, wire.Welcome(wire.Player{ID: "p1", Name: "Nino"}, time.Now()))
 	if first && g.closeWith != 0 {
 		_ = ws.Close(g.closeWith, "going away")
 		return
@@ -79,9 +84,9 @@ func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return
 		}
-		m, err := wire.Parse(data)
+		m, err := readMsg(data)
 		if err != nil {
-			_ = ws.Write(ctx, websocket.MessageText, wire.ErrorFrame(wire.CodeOf(err), err.Error(), m.Ref))
+			_ = put(ctx, ws, wire.ErrorFrame(wire.CodeOf(err), err.Error(), m.Ref))
 			continue
 		}
 		switch {
@@ -91,7 +96,7 @@ func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			drop := first && g.goneDrop > 0 && len(g.joins) == g.goneDrop
 			g.mu.Unlock()
 			if g.gone[m.Table] {
-				_ = ws.Write(ctx, websocket.MessageText, wire.TableError(m.Table, wire.CodeTableGone, "the table no longer exists"))
+				_ = put(ctx, ws, wire.TableError(m.Table, wire.CodeTableGone, "the table no longer exists"))
 				if drop {
 					return
 				}
@@ -107,24 +112,21 @@ func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				}
 				ev := &tablev1.Event{Seq: uint64(i + 1), TableId: m.Table,
 					Event: &tablev1.Event_BidMade{BidMade: &tablev1.BidMade{Seat: uint32(i % 4), Tricks: 1}}}
-				b, err := wire.Event(m.Table, id, ev)
-				if err != nil {
-					g.t.Error(err)
+				if err := put(ctx, ws, wire.Event(m.Table, id, ev)); err != nil {
 					return
 				}
-				_ = ws.Write(ctx, websocket.MessageText, b)
 				sent++
 				replayed++
 			}
 			seat := uint32(0)
-			_ = ws.Write(ctx, websocket.MessageText, wire.Joined(m.Table, m.Ref, &seat, replayed, false))
+			_ = put(ctx, ws, wire.Joined(m.Table, m.Ref, &seat, replayed, false))
 		case m.IsTableCommand():
 			g.mu.Lock()
 			g.commands = append(g.commands, m)
 			g.mu.Unlock()
-			_ = ws.Write(ctx, websocket.MessageText, wire.Ack(m.Ref, wire.CommandID("p1", m.Cmd)))
+			_ = put(ctx, ws, wire.Ack(m.Ref, wire.CommandID("p1", m.Cmd)))
 		case m.Type == wire.TypePing:
-			_ = ws.Write(ctx, websocket.MessageText, wire.Pong(m.Ref, time.Now()))
+			_ = put(ctx, ws, wire.Pong(m.Ref, time.Now()))
 		}
 	}
 }
@@ -312,28 +314,50 @@ func TestConn_CommandsCarryTheKeyAndReturnThePlayersCommandID(t *testing.T) {
 	g, srv := newFakeGateway(t, 0)
 	c := dialTest(t, srv.URL, Options{})
 	ctx := testCtx(t)
+	cmd := func(key string, m any) *gatewayv1.TableCommand {
+		out := &gatewayv1.TableCommand{Table: "t1", Cmd: key}
+		switch x := m.(type) {
+		case *tablev1.BidCommand:
+			out.Command = &gatewayv1.TableCommand_Bid{Bid: x}
+		case *tablev1.ChooseTrumpCommand:
+			out.Command = &gatewayv1.TableCommand_Trump{Trump: x}
+		case *tablev1.PlayCardCommand:
+			out.Command = &gatewayv1.TableCommand_Play{Play: x}
+		case *tablev1.ResignCommand:
+			out.Command = &gatewayv1.TableCommand_Resign{Resign: x}
+		case *tablev1.LeaveCommand:
+			out.Command = &gatewayv1.TableCommand_Leave{Leave: x}
+		case *tablev1.SitCommand:
+			out.Command = &gatewayv1.TableCommand_Sit{Sit: x}
+		}
+		return out
+	}
 	tests := []struct {
 		name string
 		send func() (string, error)
-		want wire.ClientMsg
+		want *gatewayv1.TableCommand
 	}{
-		{"bid", func() (string, error) { return c.Bid(ctx, "t1", 2, "k1") }, wire.ClientMsg{Type: wire.TypeBid, Cmd: "k1"}},
-		{"trump none", func() (string, error) { return c.Trump(ctx, "t1", cards.NoSuit, "k2") }, wire.ClientMsg{Type: wire.TypeTrump, Suit: "none", Cmd: "k2"}},
-		{"trump hearts", func() (string, error) { return c.Trump(ctx, "t1", cards.Hearts, "k3") }, wire.ClientMsg{Type: wire.TypeTrump, Suit: "H", Cmd: "k3"}},
-		{"play", func() (string, error) { return c.Play(ctx, "t1", cards.New(cards.Spades, cards.Ace), nil, "k4") }, wire.ClientMsg{Type: wire.TypePlay, Card: "AS", Cmd: "k4"}},
+		{"bid", func() (string, error) { return c.Bid(ctx, "t1", 2, "k1") }, cmd("k1", &tablev1.BidCommand{Tricks: 2})},
+		{"trump none", func() (string, error) { return c.Trump(ctx, "t1", cards.NoSuit, "k2") },
+			cmd("k2", &tablev1.ChooseTrumpCommand{Trump: commonv1.Suit_SUIT_NONE})},
+		{"trump hearts", func() (string, error) { return c.Trump(ctx, "t1", cards.Hearts, "k3") },
+			cmd("k3", &tablev1.ChooseTrumpCommand{Trump: commonv1.Suit_SUIT_HEARTS})},
+		{"play", func() (string, error) { return c.Play(ctx, "t1", cards.New(cards.Spades, cards.Ace), nil, "k4") },
+			cmd("k4", &tablev1.PlayCardCommand{Card: commonv1.Card_CARD_ACE_OF_SPADES})},
 		{"joker", func() (string, error) {
 			return c.Move(ctx, "t1", Move{Kind: MovePlay, Card: cards.Joker1, Joker: &wire.JokerDecl{Action: "highest", Suit: "D"}}, "k5")
-		}, wire.ClientMsg{Type: wire.TypePlay, Card: "JK1", Cmd: "k5"}},
-		{"resign", func() (string, error) { return c.Resign(ctx, "t1", "k6") }, wire.ClientMsg{Type: wire.TypeResign, Cmd: "k6"}},
-		{"leave", func() (string, error) { return c.Leave(ctx, "t1", "k7") }, wire.ClientMsg{Type: wire.TypeLeave, Cmd: "k7"}},
-		{"sit", func() (string, error) { return c.Sit(ctx, "t1", 3, "k8") }, wire.ClientMsg{Type: wire.TypeSit, Cmd: "k8"}},
+		}, cmd("k5", &tablev1.PlayCardCommand{Card: commonv1.Card_CARD_JOKER_1,
+			Declaration: &tablev1.JokerDeclaration{Action: tablev1.JokerAction_JOKER_ACTION_HIGHEST, Suit: commonv1.Suit_SUIT_DIAMONDS}})},
+		{"resign", func() (string, error) { return c.Resign(ctx, "t1", "k6") }, cmd("k6", &tablev1.ResignCommand{})},
+		{"leave", func() (string, error) { return c.Leave(ctx, "t1", "k7") }, cmd("k7", &tablev1.LeaveCommand{})},
+		{"sit", func() (string, error) { return c.Sit(ctx, "t1", 3, "k8") }, cmd("k8", &tablev1.SitCommand{Seat: 3})},
 	}
 	for i, tt := range tests {
 		id, err := tt.send()
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		if id != "p1/"+tt.want.Cmd {
+		if id != "p1/"+tt.want.GetCmd() {
 			t.Fatalf("%s: id %q", tt.name, id)
 		}
 		ack, err := c.WaitFor(ctx, func(f Frame) bool { return f.Type == wire.TypeAck })
@@ -343,15 +367,9 @@ func TestConn_CommandsCarryTheKeyAndReturnThePlayersCommandID(t *testing.T) {
 		g.mu.Lock()
 		got := g.commands[i]
 		g.mu.Unlock()
-		if got.Type != tt.want.Type || got.Cmd != tt.want.Cmd || got.Table != "t1" ||
-			(tt.want.Suit != "" && got.Suit != tt.want.Suit) || (tt.want.Card != "" && got.Card != tt.want.Card) {
-			t.Fatalf("%s: gateway got %+v", tt.name, got)
+		if !proto.Equal(got.frame.GetCommand(), tt.want) {
+			t.Fatalf("%s: gateway got %v, want %v", tt.name, got.frame, tt.want)
 		}
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if *g.commands[0].Tricks != 2 || *g.commands[7].Seat != 3 || g.commands[4].Joker.Action != "highest" || g.commands[4].Joker.Suit != "D" {
-		t.Fatalf("fields lost: %+v", g.commands)
 	}
 }
 

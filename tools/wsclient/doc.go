@@ -9,6 +9,8 @@
 // baseline choice among them, so that programs (pulkactl play and load, the
 // end-to-end tests) can play real games through the whole stack.
 //
-// The frames themselves are pkg/wire's: the gateway and this client share
-// one definition of the protocol.
+// The frames are the pulka.gateway.v1 messages generated from
+// proto/pulka/gateway/v1 (binary protobuf, the pulka.v1.proto subprotocol),
+// with pkg/wire's names and checks: the gateway and this client share one
+// definition of the protocol.
 package wsclient

@@ -1,13 +1,13 @@
 package wsclient
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
@@ -20,8 +20,11 @@ import (
 // why it dropped.
 const TypeReconnected = "reconnected"
 
-// Frame is one decoded server frame. Type is a wire.Type… constant (or
-// TypeReconnected); which other fields are set depends on it.
+// Frame is one decoded server frame, as the Go programs on a Conn read it:
+// Type is a wire.Type… constant naming the ServerFrame's member (or
+// TypeReconnected); which other fields are set depends on it. The messages
+// (Event, Sheet, LobbyView, LobbyUpdate) are the generated ones the frame
+// carried.
 type Frame struct {
 	Type string
 	// Ref echoes the client's ref (ack, joined, unjoined, pong, error).
@@ -56,203 +59,59 @@ type Frame struct {
 	At time.Time
 }
 
-// frameJSON is every field a server frame can have.
-type frameJSON struct {
-	Type       string          `json:"type"`
-	Ref        string          `json:"ref"`
-	Table      string          `json:"table"`
-	ID         string          `json:"id"`
-	Cmd        string          `json:"cmd"`
-	Event      json.RawMessage `json:"event"`
-	Update     json.RawMessage `json:"update"`
-	View       json.RawMessage `json:"view"`
-	Player     *wire.Player    `json:"player"`
-	Seat       *uint32         `json:"seat"`
-	Replayed   int             `json:"replayed"`
-	Trimmed    bool            `json:"history_trimmed"`
-	Code       string          `json:"code"`
-	Message    string          `json:"message"`
-	ServerTime string          `json:"server_time"`
-}
-
 // Decoding ignores fields a newer gateway may add.
-var protoIn = protojson.UnmarshalOptions{DiscardUnknown: true}
+var frameIn = proto.UnmarshalOptions{DiscardUnknown: true}
 
-// DecodeFrame decodes one server frame read at the time at.
+// DecodeFrame decodes one server frame (a binary pulka.gateway.v1
+// ServerFrame, as the gateway writes them for this client's subprotocol)
+// read at the time at.
 func DecodeFrame(data []byte, at time.Time) (Frame, error) {
-	if f, ok := decodeEventFrame(data, at); ok {
-		return f, nil
-	}
-	if f, ok := decodeSheetFrame(data, at); ok {
-		return f, nil
-	}
-	if f, ok := decodeAckFrame(data, at); ok {
-		return f, nil
-	}
-	return decodeFrame(data, at)
-}
-
-// decodeFrame is DecodeFrame for any frame: a generic JSON pass over the
-// envelope, then protojson for its message.
-func decodeFrame(data []byte, at time.Time) (Frame, error) {
-	var j frameJSON
-	if err := json.Unmarshal(data, &j); err != nil {
+	m := &gatewayv1.ServerFrame{}
+	if err := frameIn.Unmarshal(data, m); err != nil {
 		return Frame{}, fmt.Errorf("wsclient: frame: %w", err)
 	}
-	f := Frame{Type: j.Type, Ref: j.Ref, Table: j.Table, ID: j.ID, Cmd: j.Cmd, Player: j.Player,
-		Seat: j.Seat, Replayed: j.Replayed, HistoryTrimmed: j.Trimmed, At: at}
-	if j.ServerTime != "" {
-		if t, err := time.Parse(time.RFC3339Nano, j.ServerTime); err == nil {
-			f.ServerTime = t
+	f := Frame{Type: wire.ServerFrameType(m), Ref: m.GetRef(), At: at}
+	switch x := m.GetFrame().(type) {
+	case *gatewayv1.ServerFrame_Welcome:
+		p := x.Welcome.GetPlayer()
+		f.Player = &wire.Player{ID: p.GetId(), Name: p.GetName(), Guest: p.GetGuest()}
+		f.ServerTime = serverTime(x.Welcome.GetServerTime())
+	case *gatewayv1.ServerFrame_Joined:
+		j := x.Joined
+		f.Table, f.Seat, f.Replayed, f.HistoryTrimmed = j.GetTable(), j.Seat, int(j.GetReplayed()), j.GetHistoryTrimmed()
+	case *gatewayv1.ServerFrame_Unjoined:
+		f.Table = x.Unjoined.GetTable()
+	case *gatewayv1.ServerFrame_Event:
+		f.Table, f.ID, f.Event = x.Event.GetTable(), x.Event.GetId(), x.Event.GetEvent()
+		if f.Event == nil {
+			f.Event = &tablev1.Event{}
 		}
-	}
-	var err error
-	switch j.Type {
-	case wire.TypeEvent:
-		f.Event = &tablev1.Event{}
-		err = protoIn.Unmarshal(j.Event, f.Event)
-	case wire.TypeSheet:
-		f.Sheet = &scoringv1.SheetUpdate{}
-		err = protoIn.Unmarshal(j.Update, f.Sheet)
-	case wire.TypeLobbyView:
-		f.LobbyView = &lobbyv1.LobbyView{}
-		err = protoIn.Unmarshal(j.View, f.LobbyView)
-	case wire.TypeLobbyUpdate:
-		f.LobbyUpdate = &lobbyv1.LobbyUpdate{}
-		err = protoIn.Unmarshal(j.Update, f.LobbyUpdate)
-	case wire.TypeError:
-		f.Err = &wire.Error{Code: j.Code, Message: j.Message}
-	case "":
-		return Frame{}, fmt.Errorf("wsclient: frame without a type")
-	}
-	if err != nil {
-		return Frame{}, fmt.Errorf("wsclient: %s frame: %w", j.Type, err)
+	case *gatewayv1.ServerFrame_Sheet:
+		f.Table, f.ID, f.Sheet = x.Sheet.GetTable(), x.Sheet.GetId(), x.Sheet.GetUpdate()
+		if f.Sheet == nil {
+			f.Sheet = &scoringv1.SheetUpdate{}
+		}
+	case *gatewayv1.ServerFrame_LobbyView:
+		f.LobbyView = x.LobbyView
+	case *gatewayv1.ServerFrame_LobbyUpdate:
+		f.LobbyUpdate = x.LobbyUpdate
+	case *gatewayv1.ServerFrame_Ack:
+		f.Cmd = x.Ack.GetCmd()
+	case *gatewayv1.ServerFrame_Pong:
+		f.ServerTime = serverTime(x.Pong.GetServerTime())
+	case *gatewayv1.ServerFrame_Error:
+		f.Table = x.Error.GetTable()
+		f.Err = &wire.Error{Code: x.Error.GetCode(), Message: x.Error.GetMessage()}
+	default:
+		return Frame{}, fmt.Errorf("wsclient: a frame of no type this client knows")
 	}
 	return f, nil
 }
 
-var (
-	eventFrameHead = []byte(`{"type":"` + wire.TypeEvent + `","table":"`)
-	eventFrameBody = []byte(`,"event":`)
-	sheetFrameHead = []byte(`{"type":"` + wire.TypeSheet + `","table":"`)
-	sheetFrameBody = []byte(`,"update":`)
-	frameID        = []byte(`,"id":"`)
-)
-
-// decodeEventFrame decodes an event frame laid out exactly as wire.Event
-// writes it — type, table, id, event, in that order, plain ASCII ids —
-// without the generic JSON pass, which scans the whole event once more
-// before the body's own decoding (an eighth of a load generator's CPU).
-// The body goes to unmarshalEvent: by hand in the gateway's layout, else
-// protojson (JSON only: asInFull). ok is false for any other frame, or
-// anything unexpected, which decodeFrame then decodes as usual; what this
-// accepts decodes the same either way (FuzzDecodeEventFrame).
-func decodeEventFrame(data []byte, at time.Time) (f Frame, ok bool) {
-	table, id, body, ok := cutFrame(data, eventFrameHead, eventFrameBody)
-	if !ok {
-		return Frame{}, false
+// serverTime is a frame's gateway clock; the zero time when unset.
+func serverTime(ts *timestamppb.Timestamp) time.Time {
+	if ts == nil {
+		return time.Time{}
 	}
-	ev, byHand, err := unmarshalEvent(body)
-	if err != nil || !asInFull(body, byHand) {
-		return Frame{}, false
-	}
-	return Frame{Type: wire.TypeEvent, Table: table, ID: id, Event: ev, At: at}, true
-}
-
-// decodeSheetFrame decodes a sheet frame laid out as wire.Sheet writes it —
-// type, table, id, update, in that order, plain ASCII ids — as
-// decodeEventFrame does event frames: the generic pass would scan the whole
-// sheet once more. The update goes to unmarshalSheet (by hand in the
-// gateway's layout, else protojson, JSON only: asInFull); anything else is
-// decodeFrame's.
-func decodeSheetFrame(data []byte, at time.Time) (f Frame, ok bool) {
-	table, id, body, ok := cutFrame(data, sheetFrameHead, sheetFrameBody)
-	if !ok {
-		return Frame{}, false
-	}
-	u, byHand, err := unmarshalSheet(body)
-	if err != nil || !asInFull(body, byHand) {
-		return Frame{}, false
-	}
-	return Frame{Type: wire.TypeSheet, Table: table, ID: id, Sheet: u, At: at}, true
-}
-
-// cutFrame cuts a frame laid out as wire's envelopes are — head (the type
-// and the table key), the table, the id, bodyKey, the body, the closing
-// brace — into its table, id and body.
-func cutFrame(data, head, bodyKey []byte) (table, id string, body []byte, ok bool) {
-	table, rest, ok := cutKeyString(data, head)
-	if !ok {
-		return "", "", nil, false
-	}
-	if id, rest, ok = cutKeyString(rest, frameID); !ok {
-		return "", "", nil, false
-	}
-	if rest, ok = bytes.CutPrefix(rest, bodyKey); !ok {
-		return "", "", nil, false
-	}
-	body, ok = bytes.CutSuffix(rest, []byte("}"))
-	return table, id, body, ok
-}
-
-// asInFull reports whether a fast path may take a frame whose body it
-// decoded: always when a hand decoder read it (they read only JSON), and
-// when protojson did, only if encoding/json reads the body as JSON too.
-// protojson takes a little more than JSON (a number with an empty
-// exponent, 1e, in an unknown field), which decodeFrame's generic pass
-// refuses, and a fast path must not take a frame that DecodeFrame refused
-// without it (FuzzDecodeEventFrame). Only the rare bodies that fall back
-// pay for the check.
-func asInFull(body []byte, byHand bool) bool {
-	return byHand || json.Valid(body)
-}
-
-var (
-	ackFrameHead = []byte(`{"type":"` + wire.TypeAck + `",`)
-	ackFrameRef  = []byte(`"ref":"`)
-	ackFrameCmd  = []byte(`"cmd":"`)
-)
-
-// decodeAckFrame decodes an ack laid out as wire.Ack writes it (type, the
-// ref if any, cmd), as decodeEventFrame does event frames: one ack a move.
-func decodeAckFrame(data []byte, at time.Time) (f Frame, ok bool) {
-	rest, ok := bytes.CutPrefix(data, ackFrameHead)
-	if !ok {
-		return Frame{}, false
-	}
-	ref, r, hasRef := cutKeyString(rest, ackFrameRef)
-	if hasRef {
-		if rest, ok = bytes.CutPrefix(r, []byte(",")); !ok {
-			return Frame{}, false
-		}
-	}
-	cmd, rest, ok := cutKeyString(rest, ackFrameCmd)
-	if !ok || string(rest) != "}" {
-		return Frame{}, false
-	}
-	return Frame{Type: wire.TypeAck, Ref: ref, Cmd: cmd, At: at}, true
-}
-
-// cutKeyString cuts head (up to a string value's opening quote) from b,
-// then the plain string after it (cutPlainString).
-func cutKeyString(b, head []byte) (s string, rest []byte, ok bool) {
-	if rest, ok = bytes.CutPrefix(b, head); !ok {
-		return "", nil, false
-	}
-	return cutPlainString(rest)
-}
-
-// cutPlainString returns the JSON string at the start of b (its opening
-// quote already consumed) when it is printable ASCII without escapes, and
-// what follows its closing quote.
-func cutPlainString(b []byte) (s string, rest []byte, ok bool) {
-	for i, c := range b {
-		switch {
-		case c == '"':
-			return string(b[:i]), b[i+1:], true
-		case c < 0x20 || c >= 0x7f || c == '\\':
-			return "", nil, false
-		}
-	}
-	return "", nil, false
+	return ts.AsTime()
 }

@@ -1,11 +1,12 @@
 package wsclient
 
 import (
-	"strings"
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/proto"
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 
 	"github.com/pulka/pulka/pkg/classic"
 	"github.com/pulka/pulka/pkg/fairdeal"
@@ -39,7 +40,7 @@ func gameFrames(tb testing.TB) [][]byte {
 	evs = append(evs, dealt...)
 	var out [][]byte
 	for i, ev := range evs {
-		f, err := wire.Event("t1", "1700000000000-"+string(rune('0'+i)), ev)
+		f, err := wire.Encode(wire.Event("t1", "1700000000000-"+string(rune('0'+i)), ev), wire.Binary)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -48,128 +49,67 @@ func gameFrames(tb testing.TB) [][]byte {
 	return out
 }
 
-func sameFrame(a, b Frame) bool {
-	return a.Type == b.Type && a.Ref == b.Ref && a.Table == b.Table && a.ID == b.ID && a.Cmd == b.Cmd &&
-		proto.Equal(a.Event, b.Event) && (a.Sheet == nil) == (b.Sheet == nil) && proto.Equal(a.Sheet, b.Sheet) && a.Err == nil && b.Err == nil && a.At.Equal(b.At)
-}
-
-func TestDecodeEventFrame_TakesTheGatewaysFramesAndDecodesThemAsInFull(t *testing.T) {
+// TestDecodeFrame_ReadsEveryServerFrame decodes each kind of frame the
+// gateway writes (pkg/wire's frames, binary) into the Frame the client's
+// programs read.
+func TestDecodeFrame_ReadsEveryServerFrame(t *testing.T) {
 	at := time.Unix(1, 0)
-	for _, data := range gameFrames(t) {
-		fast, ok := decodeEventFrame(data, at)
-		if !ok {
-			t.Fatalf("the fast path refused a gateway frame: %s", data)
-		}
-		full, err := decodeFrame(data, at)
-		if err != nil || !sameFrame(fast, full) {
-			t.Fatalf("fast %+v, full %+v (%v)", fast, full, err)
-		}
-	}
-	// A body only protojson takes (a number with an empty exponent) is
-	// refused, as it was before the fast path (asInFull).
-	onlyProtojson := []byte(`{"type":"event","table":"t1","id":"1-1","event":{"seq":"1","future":1e}}`)
-	if _, ok := decodeEventFrame(onlyProtojson, at); ok {
-		t.Errorf("the fast path took %s", onlyProtojson)
-	}
-	if _, err := DecodeFrame(onlyProtojson, at); err == nil {
-		t.Errorf("DecodeFrame took %s", onlyProtojson)
-	}
-	// Frames laid out otherwise go the long way, and still decode.
-	data := gameFrames(t)[0]
-	for name, other := range map[string]string{
-		"reordered":        strings.Replace(string(data), `{"type":"event","table":"t1",`, `{"table":"t1","type":"event",`, 1),
-		"escaped table":    strings.Replace(string(data), `"table":"t1"`, `"table":"t\u0031"`, 1),
-		"spaces":           strings.Replace(string(data), `,"id":`, `, "id":`, 1),
-		"a field after it": strings.TrimSuffix(string(data), "}") + `,"extra":1}`,
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	seat := uint32(2)
+	for _, tt := range []struct {
+		frame *gatewayv1.ServerFrame
+		check func(Frame) bool
+	}{
+		{wire.Welcome(wire.Player{ID: "p1", Name: "Nino", Guest: true}, now), func(f Frame) bool {
+			return f.Type == wire.TypeWelcome && *f.Player == wire.Player{ID: "p1", Name: "Nino", Guest: true} && f.ServerTime.Equal(now)
+		}},
+		{wire.Joined("t1", "r1", &seat, 7, true), func(f Frame) bool {
+			return f.Type == wire.TypeJoined && f.Ref == "r1" && f.Table == "t1" && *f.Seat == 2 && f.Replayed == 7 && f.HistoryTrimmed
+		}},
+		{wire.Joined("t1", "", nil, 0, false), func(f Frame) bool { return f.Seat == nil }},
+		{wire.Unjoined("t1", "r2"), func(f Frame) bool { return f.Type == wire.TypeUnjoined && f.Table == "t1" && f.Ref == "r2" }},
+		{wire.Ack("r3", "p1/k"), func(f Frame) bool { return f.Type == wire.TypeAck && f.Ref == "r3" && f.Cmd == "p1/k" }},
+		{wire.Pong("r4", now), func(f Frame) bool { return f.Type == wire.TypePong && f.ServerTime.Equal(now) }},
+		{wire.ErrorFrame(wire.CodeNotJoined, "no", "r5"), func(f Frame) bool {
+			return f.Type == wire.TypeError && f.Ref == "r5" && wire.CodeOf(f.Err) == wire.CodeNotJoined
+		}},
+		{wire.TableError("t1", wire.CodeTableGone, "gone"), func(f Frame) bool { return f.Table == "t1" && wire.CodeOf(f.Err) == wire.CodeTableGone }},
+		{wire.Sheet("t1", "5-0", &scoringv1.SheetUpdate{Version: 3}), func(f Frame) bool {
+			return f.Type == wire.TypeSheet && f.ID == "5-0" && f.Sheet.GetVersion() == 3
+		}},
+		{wire.LobbyView(&lobbyv1.LobbyView{Version: 4}), func(f Frame) bool { return f.LobbyView.GetVersion() == 4 }},
+		{wire.LobbyUpdate(&lobbyv1.LobbyUpdate{Version: 5}), func(f Frame) bool { return f.LobbyUpdate.GetVersion() == 5 }},
 	} {
-		if _, ok := decodeEventFrame([]byte(other), at); ok {
-			t.Errorf("%s: the fast path took it", name)
-		}
-		f, err := DecodeFrame([]byte(other), at)
-		if err != nil || f.Type != wire.TypeEvent || f.Table != "t1" || f.Event == nil {
-			t.Errorf("%s: %+v %v", name, f, err)
-		}
-	}
-}
-
-func TestDecodeAckFrame_TakesTheGatewaysAcks(t *testing.T) {
-	at := time.Unix(1, 0)
-	for _, data := range [][]byte{wire.Ack("r7", "p1/s12"), wire.Ack("", "p1/s12")} {
-		fast, ok := decodeAckFrame(data, at)
-		if !ok {
-			t.Fatalf("the fast path refused %s", data)
-		}
-		full, err := decodeFrame(data, at)
-		if err != nil || !sameFrame(fast, full) || fast.Cmd != "p1/s12" {
-			t.Fatalf("fast %+v, full %+v (%v)", fast, full, err)
-		}
-	}
-	for _, other := range []string{`{"type":"ack","cmd":"c","ref":"r"}`, `{"type":"ack","ref":"r\u0031","cmd":"c"}`, `{"type":"ack","cmd":"c"} `} {
-		if _, ok := decodeAckFrame([]byte(other), at); ok {
-			t.Errorf("the fast path took %s", other)
-		}
-		if f, err := DecodeFrame([]byte(other), at); err != nil || f.Type != wire.TypeAck || f.Cmd != "c" {
-			t.Errorf("%s: %+v %v", other, f, err)
-		}
-	}
-}
-
-// FuzzDecodeEventFrame: whatever the fast paths (events, sheets, acks)
-// accept, the full decoding accepts too and reads the same frame.
-func FuzzDecodeEventFrame(f *testing.F) {
-	for _, data := range gameFrames(f) {
-		f.Add(data)
-	}
-	f.Add(wire.Ack("r1", "p1/k"))
-	f.Add(wire.Ack("", "p1/k"))
-	f.Add([]byte(`{"type":"ack","ref":"r1","cmd":"c","x":1}`))
-	f.Add([]byte(`{"type":"event","table":"t","id":"1-1","event":{}}`))
-	f.Add([]byte(`{"type":"event","table":"t","id":"1-1","event":{"seq":"1"}} `))
-	f.Add([]byte(`{"type":"event","table":"t","id":"1-1","event":{"seq":"1"},"x":{}}`))
-	f.Add(sheetFrame(baseSheet))
-	f.Add(sheetFrame(`{"version":"1","sheet":{"players":[{"display_name":"ნიკა"}]}}`))
-	f.Add(sheetFrame(`{"version":"1","trace":{}}`))
-	f.Add([]byte(`{"type":"sheet","table":"t","id":"1-1","update":{}} `))
-	f.Add([]byte(`{"type":"event","table":"t","id":"1-1","event":{"x":[1e5]}}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		at := time.Unix(2, 0)
-		fast, ok := decodeEventFrame(data, at)
-		if !ok {
-			fast, ok = decodeSheetFrame(data, at)
-		}
-		if !ok {
-			if fast, ok = decodeAckFrame(data, at); !ok {
-				return
-			}
-		}
-		full, err := decodeFrame(data, at)
+		data, err := wire.Encode(tt.frame, wire.Binary)
 		if err != nil {
-			t.Fatalf("fast path took what the full decoding refuses (%v): %q", err, data)
+			t.Fatal(err)
 		}
-		if !sameFrame(fast, full) {
-			t.Fatalf("fast %+v\nfull %+v\nof %q", fast, full, data)
+		f, err := DecodeFrame(data, at)
+		if err != nil || !f.At.Equal(at) || !tt.check(f) {
+			t.Errorf("%v decoded to %+v, %v", tt.frame, f, err)
 		}
-	})
+	}
+	for _, data := range gameFrames(t) {
+		f, err := DecodeFrame(data, at)
+		if err != nil || f.Type != wire.TypeEvent || f.Table != "t1" || f.Event.GetTableId() != "t1" {
+			t.Fatalf("%+v, %v", f, err)
+		}
+	}
+	if _, err := DecodeFrame([]byte{0xff, 0xff}, at); err == nil {
+		t.Error("garbage decoded")
+	}
+	if _, err := DecodeFrame(nil, at); err == nil {
+		t.Error("a frame of no type decoded")
+	}
 }
 
-// BenchmarkDecodeFrame: an event frame as the gateway writes it, through
-// the fast path and the full decoding.
+// BenchmarkDecodeFrame is a load generator's cost per event frame.
 func BenchmarkDecodeFrame(b *testing.B) {
 	frames := gameFrames(b)
-	data := frames[len(frames)-1] // trump_turned with the first timer
-	at := time.Unix(1, 0)
-	b.Run("fast", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := DecodeFrame(data, at); err != nil {
-				b.Fatal(err)
-			}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, err := DecodeFrame(frames[i%len(frames)], time.Time{}); err != nil {
+			b.Fatal(err)
 		}
-	})
-	b.Run("full", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := decodeFrame(data, at); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	}
 }

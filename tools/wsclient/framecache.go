@@ -1,18 +1,19 @@
 package wsclient
 
 import (
-	"bytes"
 	"sync"
 	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // FrameCache decodes an event or sheet frame once for every connection that
 // receives the very same bytes: the clients of one table in a load test get
-// identical frames for every public event, and decoding protobuf JSON was
-// most of the load generator's CPU, which the services it measures share.
-// Frames decoded through it share their Event and Sheet, which every
-// consumer must treat as read-only (Model and Player do). Other frames
-// (acks, joins, errors: unique to one connection) are decoded as usual.
+// identical frames for every public event, and decoding was most of the
+// load generator's CPU, which the services it measures share. Frames
+// decoded through it share their Event and Sheet, which every consumer must
+// treat as read-only (Model and Player do). Other frames (acks, joins,
+// errors: unique to one connection) are decoded as usual.
 // A FrameCache is safe for concurrent use.
 type FrameCache struct {
 	mu       sync.Mutex
@@ -26,14 +27,24 @@ func NewFrameCache(maxFrames int) *FrameCache {
 	return &FrameCache{cur: map[string]Frame{}, old: map[string]Frame{}, max: max(maxFrames, 1)}
 }
 
-var (
-	eventPrefix = []byte(`{"type":"event"`)
-	sheetPrefix = []byte(`{"type":"sheet"`)
+// Field numbers of ServerFrame's event and sheet members
+// (proto/pulka/gateway/v1/frames.proto): a frame without a ref begins with
+// one of their tags.
+const (
+	eventField protowire.Number = 13
+	sheetField protowire.Number = 14
 )
+
+// shared reports whether data is an event or sheet frame, which many
+// connections receive alike.
+func shared(data []byte) bool {
+	n, typ, size := protowire.ConsumeTag(data)
+	return size > 0 && typ == protowire.BytesType && (n == eventField || n == sheetField)
+}
 
 // Decode is DecodeFrame, sharing the work between identical frames.
 func (c *FrameCache) Decode(data []byte, at time.Time) (Frame, error) {
-	if c == nil || (!bytes.HasPrefix(data, eventPrefix) && !bytes.HasPrefix(data, sheetPrefix)) {
+	if c == nil || !shared(data) {
 		return DecodeFrame(data, at)
 	}
 	c.mu.Lock()

@@ -3,9 +3,22 @@ package wsclient
 import (
 	"testing"
 	"time"
+
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/wire"
 )
 
-const cachedEvent = `{"type":"event","table":"t1","id":"5-0","event":{"seq":"7","caused_by":"p/k","bid_made":{"seat":2,"tricks":1}}}`
+func bin(f *gatewayv1.ServerFrame) string {
+	b, err := wire.Encode(f, wire.Binary)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+var cachedEvent = bin(wire.Event("t1", "5-0", &tablev1.Event{Seq: 7, CausedBy: "p/k",
+	Event: &tablev1.Event_BidMade{BidMade: &tablev1.BidMade{Seat: 2, Tricks: 1}}}))
 
 func TestFrameCache_IdenticalEventFramesShareOneDecode(t *testing.T) {
 	c := NewFrameCache(8)
@@ -32,8 +45,8 @@ func TestFrameCache_IdenticalEventFramesShareOneDecode(t *testing.T) {
 func TestFrameCache_MatchesDecodeFrame(t *testing.T) {
 	frames := []string{
 		cachedEvent,
-		`{"type":"ack","ref":"r1","cmd":"p/k"}`,
-		`{"type":"error","code":"invalid","message":"no","ref":"r2"}`,
+		bin(wire.Ack("r1", "p/k")),
+		bin(wire.ErrorFrame("invalid", "no", "r2")),
 	}
 	c := NewFrameCache(1) // generations roll over at every frame
 	for _, fr := range frames {
@@ -50,7 +63,8 @@ func TestFrameCache_MatchesDecodeFrame(t *testing.T) {
 
 func TestFrameCache_BadEventFrameIsAnError(t *testing.T) {
 	c := NewFrameCache(8)
-	if _, err := c.Decode([]byte(`{"type":"event","event":{"seq":"x"}}`), time.Now()); err == nil {
+	// An event member whose event is cut short.
+	if _, err := c.Decode([]byte{0x6a, 0x05, 0x1a, 0x09, 0x08}, time.Now()); err == nil {
 		t.Error("an undecodable event frame was accepted")
 	}
 }

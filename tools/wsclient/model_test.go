@@ -261,16 +261,11 @@ func playThrough(t *testing.T, settings tablesettings.Settings, seed uint64, sh 
 
 // commandOf is the table command the gateway makes of a move.
 func commandOf(mv Move, tableID, player, key string) (*tablev1.Command, error) {
-	m := wire.ClientMsg{Table: tableID, Cmd: key}
-	switch mv.Kind {
-	case MoveBid:
-		n := uint32(mv.Tricks)
-		m.Type, m.Tricks = wire.TypeBid, &n
-	case MoveTrump:
-		m.Type, m.Suit = wire.TypeTrump, suitWord(mv.Suit)
-	case MovePlay:
-		m.Type, m.Card, m.Joker = wire.TypePlay, mv.Card.String(), mv.Joker
+	m, err := MoveCommand(tableID, mv)
+	if err != nil {
+		return nil, err
 	}
+	m.Cmd = key
 	return wire.Command(m, player, wire.CommandID(player, key))
 }
 

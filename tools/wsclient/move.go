@@ -1,11 +1,12 @@
 package wsclient
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/wire"
@@ -102,9 +103,13 @@ func ParseMove(s string) (Move, error) {
 			m.Joker = d
 		}
 		// The gateway's own check, so a typo is caught before it is sent.
-		frame, err := json.Marshal(wire.ClientMsg{Type: wire.TypePlay, Table: "t", Card: f[1], Joker: m.Joker})
+		tc, err := MoveCommand("t", m)
+		var frame []byte
 		if err == nil {
-			_, err = wire.Parse(frame)
+			frame, err = proto.Marshal(commandFrame(tc))
+		}
+		if err == nil {
+			_, err = wire.Parse(frame, wire.Binary)
 		}
 		if err != nil {
 			return Move{}, fmt.Errorf("%w: %w", ErrBadMove, err)
@@ -112,4 +117,12 @@ func ParseMove(s string) (Move, error) {
 		return m, nil
 	}
 	return Move{}, fmt.Errorf("%w: %q", ErrBadMove, s)
+}
+
+// suitWord is a trump as ParseMove reads it: S, H, D, C or none.
+func suitWord(s cards.Suit) string {
+	if !s.Valid() {
+		return "none"
+	}
+	return s.String()
 }

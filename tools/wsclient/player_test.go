@@ -71,22 +71,22 @@ func (g *tableGateway) apply(in table.Input) []*tablev1.Event {
 
 func (g *tableGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	serveP1(g.t, w, r, func(ws *websocket.Conn, send func([]*tablev1.Event), m wire.ClientMsg) {
+	serveP1(g.t, w, r, func(ws *websocket.Conn, send func([]*tablev1.Event), m clientMsg) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		switch {
 		case m.Type == wire.TypeJoin:
 			// The history this seat may see, then joined.
 			send(g.log)
-			_ = ws.Write(ctx, websocket.MessageText, wire.Joined(m.Table, m.Ref, proto.Uint32(1), len(g.log), false))
+			_ = put(ctx, ws, wire.Joined(m.Table, m.Ref, proto.Uint32(1), len(g.log), false))
 		case m.IsTableCommand():
 			id := wire.CommandID("p1", m.Cmd)
-			cmd, err := wire.Command(m, "p1", id)
+			cmd, err := wire.Command(m.frame.GetCommand(), "p1", id)
 			if err != nil {
 				g.t.Errorf("command %+v: %v", m, err)
 				return
 			}
-			_ = ws.Write(ctx, websocket.MessageText, wire.Ack(m.Ref, id))
+			_ = put(ctx, ws, wire.Ack(m.Ref, id))
 			g.now = g.now.Add(time.Millisecond)
 			evs := g.apply(table.CommandInput(cmd, strconv.Itoa(g.inputs+1)+"-0", g.now))
 			g.log = append(g.log, evs...)

@@ -8,6 +8,8 @@ import (
 	"maps"
 	"slices"
 
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
+
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/fairdeal"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
@@ -366,7 +368,7 @@ func (ts *tableSeeds) hand(table string, ev *tablev1.Event, i uint32) *HandSeeds
 
 // seeding folds one received frame into the seeding state and returns the
 // seed frames now due (sent by the caller, outside the lock).
-func (c *Conn) seeding(f Frame) []wire.ClientMsg {
+func (c *Conn) seeding(f Frame) []*gatewayv1.ClientFrame {
 	switch f.Type {
 	case wire.TypeJoined:
 		c.mu.Lock()
@@ -612,8 +614,8 @@ func (ts *tableSeeds) accepted(ev *tablev1.Event, a *tablev1.ClientSeedAccepted)
 // due returns the seed frames of the hands whose seed is due (and, with
 // resend, of those sent and not yet answered) and marks them sent. A seed
 // is made here, when it is first sent. Called with c.mu held.
-func (ts *tableSeeds) due(table, player string, resend bool) []wire.ClientMsg {
-	var out []wire.ClientMsg
+func (ts *tableSeeds) due(table, player string, resend bool) []*gatewayv1.ClientFrame {
+	var out []*gatewayv1.ClientFrame
 	for _, h := range ts.hands {
 		if resend && h.Own == OwnSeedSent && h.attached {
 			// The move it rode on may never have reached the table: due
@@ -629,9 +631,8 @@ func (ts *tableSeeds) due(table, player string, resend bool) []wire.ClientMsg {
 			h.cmd = wire.CommandID(player, h.key)
 		}
 		h.Own = OwnSeedSent
-		hand := h.Index
-		out = append(out, wire.ClientMsg{Type: wire.TypeSeed, Table: table, Hand: &hand,
-			Seed: fairdeal.Hex(h.Seed), Cmd: h.key})
+		out = append(out, commandFrame(&gatewayv1.TableCommand{Table: table, Cmd: h.key,
+			Command: &gatewayv1.TableCommand_Seed{Seed: &tablev1.ClientSeedCommand{HandIndex: h.Index, Seed: h.Seed[:]}}}))
 	}
 	return out
 }
@@ -640,15 +641,15 @@ func (ts *tableSeeds) due(table, player string, resend bool) []wire.ClientMsg {
 // when this client's seat owes it (docs/fair-play.md): m.Cmd is set, and
 // the seed's command id is the move's. It returns the hand, nil when m
 // carries none.
-func (c *Conn) attachSeed(m *wire.ClientMsg) *HandSeeds {
-	switch m.Type {
-	case wire.TypeBid, wire.TypeTrump, wire.TypePlay:
+func (c *Conn) attachSeed(m *gatewayv1.TableCommand) *HandSeeds {
+	switch m.GetCommand().(type) {
+	case *gatewayv1.TableCommand_Bid, *gatewayv1.TableCommand_Trump, *gatewayv1.TableCommand_Play:
 	default:
 		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ts := c.seeds[m.Table]
+	ts := c.seeds[m.GetTable()]
 	if ts == nil || ts.joining {
 		return nil
 	}
@@ -660,8 +661,7 @@ func (c *Conn) attachSeed(m *wire.ClientMsg) *HandSeeds {
 	}
 	_, _ = rand.Read(h.Seed[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
 	h.key, h.cmd, h.attached, h.Own = m.Cmd, wire.CommandID(c.player.ID, m.Cmd), true, OwnSeedSent
-	hand := h.Index
-	m.Hand, m.Seed = &hand, fairdeal.Hex(h.Seed)
+	m.AttachedSeed = &tablev1.ClientSeedCommand{HandIndex: h.Index, Seed: h.Seed[:]}
 	return h
 }
 
@@ -683,12 +683,13 @@ func (h *HandSeeds) detach() {
 // sendSeeds sends seed frames; one that cannot leave now (the connection is
 // being dialled again) is due again, the same seed under the same key, once
 // the table is joined again.
-func (c *Conn) sendSeeds(ctx context.Context, ms []wire.ClientMsg) {
+func (c *Conn) sendSeeds(ctx context.Context, ms []*gatewayv1.ClientFrame) {
 	for _, m := range ms {
 		if _, err := c.Send(ctx, m); err != nil {
+			cmd := m.GetCommand()
 			c.mu.Lock()
-			if ts := c.seeds[m.Table]; ts != nil {
-				if h := ts.hands[*m.Hand]; h != nil && h.key == m.Cmd && h.Own == OwnSeedSent {
+			if ts := c.seeds[cmd.GetTable()]; ts != nil {
+				if h := ts.hands[cmd.GetSeed().GetHandIndex()]; h != nil && h.key == cmd.GetCmd() && h.Own == OwnSeedSent {
 					h.Own = OwnSeedDue
 				}
 			}

@@ -29,20 +29,20 @@ type seedGateway struct {
 	t              *testing.T
 	replayed, live []*tablev1.Event
 	// onSeed, when set, gives the events the table answers a seed with.
-	onSeed func(wire.ClientMsg) []*tablev1.Event
+	onSeed func(clientMsg) []*tablev1.Event
 	// watcher: the joined frame has no seat.
 	watcher bool
 	// onMove, when set, gives the events the table answers a move with.
-	onMove func(wire.ClientMsg) []*tablev1.Event
-	moves  chan wire.ClientMsg
+	onMove func(clientMsg) []*tablev1.Event
+	moves  chan clientMsg
 
 	mu    sync.Mutex
-	seeds []wire.ClientMsg
-	got   chan wire.ClientMsg
+	seeds []clientMsg
+	got   chan clientMsg
 }
 
 func newSeedGateway(t *testing.T, replayed, live []*tablev1.Event) (*seedGateway, *httptest.Server) {
-	g := &seedGateway{t: t, replayed: replayed, live: live, got: make(chan wire.ClientMsg, 16), moves: make(chan wire.ClientMsg, 16)}
+	g := &seedGateway{t: t, replayed: replayed, live: live, got: make(chan clientMsg, 16), moves: make(chan clientMsg, 16)}
 	srv := httptest.NewServer(g)
 	t.Cleanup(srv.Close)
 	return g, srv
@@ -52,24 +52,23 @@ func newSeedGateway(t *testing.T, replayed, live []*tablev1.Event) (*seedGateway
 // first) and hands handle every frame the client sends, with a sender of
 // event frames numbered from 1 on this connection. A frame the gateway
 // would refuse fails the test.
-func serveP1(t *testing.T, w http.ResponseWriter, r *http.Request, handle func(ws *websocket.Conn, send func([]*tablev1.Event), m wire.ClientMsg)) {
+func serveP1(t *testing.T, w http.ResponseWriter, r *http.Request, handle func(ws *websocket.Conn, send func([]*tablev1.Event), m clientMsg)) {
 	ws, err := websocket.Accept(w, r, nil)
 	if err != nil {
 		return
 	}
 	defer func() { _ = ws.CloseNow() }()
 	ctx := r.Context()
-	_ = ws.Write(ctx, websocket.MessageText, wire.Welcome(wire.Player{ID: "p1", Name: "Nino"}, time.Now()))
+	_ = put(ctx, ws, wire.Welcome(wire.Player{ID: "p1", Name: "Nino"}, time.Now()))
 	seq := 0
 	send := func(evs []*tablev1.Event) {
 		for _, ev := range evs {
 			seq++
-			b, err := wire.Event("t1", strconv.Itoa(seq)+"-0", ev)
-			if err != nil {
+			// Encoding clears the runner's fields: the test keeps its own.
+			if err := put(ctx, ws, wire.Event("t1", strconv.Itoa(seq)+"-0", proto.CloneOf(ev))); err != nil {
 				t.Error(err)
 				return
 			}
-			_ = ws.Write(ctx, websocket.MessageText, b)
 		}
 	}
 	for {
@@ -77,7 +76,7 @@ func serveP1(t *testing.T, w http.ResponseWriter, r *http.Request, handle func(w
 		if err != nil {
 			return
 		}
-		m, err := wire.Parse(data)
+		m, err := readMsg(data)
 		if err != nil {
 			t.Errorf("the client sent a frame the gateway refuses: %s: %v", data, err)
 			continue
@@ -88,7 +87,7 @@ func serveP1(t *testing.T, w http.ResponseWriter, r *http.Request, handle func(w
 
 func (g *seedGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	serveP1(g.t, w, r, func(ws *websocket.Conn, send func([]*tablev1.Event), m wire.ClientMsg) {
+	serveP1(g.t, w, r, func(ws *websocket.Conn, send func([]*tablev1.Event), m clientMsg) {
 		switch m.Type {
 		case wire.TypeJoin:
 			send(g.replayed)
@@ -96,20 +95,20 @@ func (g *seedGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if g.watcher {
 				seat = nil
 			}
-			_ = ws.Write(ctx, websocket.MessageText, wire.Joined(m.Table, m.Ref, seat, len(g.replayed), false))
+			_ = put(ctx, ws, wire.Joined(m.Table, m.Ref, seat, len(g.replayed), false))
 			send(g.live)
 		case wire.TypeSeed:
 			g.mu.Lock()
 			g.seeds = append(g.seeds, m)
 			g.mu.Unlock()
 			g.got <- m
-			_ = ws.Write(ctx, websocket.MessageText, wire.Ack(m.Ref, wire.CommandID("p1", m.Cmd)))
+			_ = put(ctx, ws, wire.Ack(m.Ref, wire.CommandID("p1", m.Cmd)))
 			if g.onSeed != nil {
 				send(g.onSeed(m))
 			}
 		case wire.TypeBid, wire.TypeTrump, wire.TypePlay:
 			g.moves <- m
-			_ = ws.Write(ctx, websocket.MessageText, wire.Ack(m.Ref, wire.CommandID("p1", m.Cmd)))
+			_ = put(ctx, ws, wire.Ack(m.Ref, wire.CommandID("p1", m.Cmd)))
 			if g.onMove != nil {
 				send(g.onMove(m))
 			}
@@ -195,14 +194,14 @@ func seated() *tablev1.Event {
 	return ev(&tablev1.GameStarted{Seats: []*tablev1.SeatPlayer{{Seat: 0, Bot: true}, {Seat: 1, PlayerId: "p1"}, {Seat: 2, PlayerId: "p2"}, {Seat: 3, Bot: true}}})
 }
 
-func nextSeed(t *testing.T, g *seedGateway) wire.ClientMsg {
+func nextSeed(t *testing.T, g *seedGateway) clientMsg {
 	t.Helper()
 	select {
 	case m := <-g.got:
 		return m
 	case <-time.After(5 * time.Second):
 		t.Fatal("no seed frame")
-		return wire.ClientMsg{}
+		return clientMsg{}
 	}
 }
 
@@ -218,7 +217,7 @@ func waitFor(t *testing.T, c *Conn, match func(Frame) bool) {
 func TestSeeds_AnAwaitedSeatSendsARandomSeedAndTheHandVerifies(t *testing.T) {
 	h0 := newHand(t, 0)
 	g, srv := newSeedGateway(t, []*tablev1.Event{seated()}, []*tablev1.Event{h0.committed(1, 2)})
-	g.onSeed = func(m wire.ClientMsg) []*tablev1.Event {
+	g.onSeed = func(m clientMsg) []*tablev1.Event {
 		sent, err := fairdeal.ParseSeed(m.Seed)
 		if err != nil {
 			t.Error(err)
@@ -336,7 +335,7 @@ func TestSeeds_AWatcherSendsNone(t *testing.T) {
 }
 
 // seedOf is the seed a seed frame carries.
-func seedOf(t *testing.T, m wire.ClientMsg) fairdeal.ClientSeed {
+func seedOf(t *testing.T, m clientMsg) fairdeal.ClientSeed {
 	t.Helper()
 	s, err := fairdeal.ParseSeed(m.Seed)
 	if err != nil {
@@ -399,24 +398,24 @@ func TestSeeds_ASeedTheTableTookFromAnotherConnectionIsNotChecked(t *testing.T) 
 	for _, tc := range []struct {
 		name string
 		// answer is what the table sends after this client's seed.
-		answer func(h hand, m wire.ClientMsg) []*tablev1.Event
+		answer func(h hand, m clientMsg) []*tablev1.Event
 		want   OwnSeed
 	}{
-		{"the other's acceptance, then the refusal", func(h hand, m wire.ClientMsg) []*tablev1.Event {
+		{"the other's acceptance, then the refusal", func(h hand, m clientMsg) []*tablev1.Event {
 			return []*tablev1.Event{causedBy(ev(&tablev1.ClientSeedAccepted{HandIndex: 0, Seat: 1}), "p1/other-tab"),
 				causedBy(ev(&tablev1.MoveRejected{Reason: tablev1.RejectReason_REJECT_REASON_NOT_ALLOWED}), "p1/"+m.Cmd)}
 		}, OwnSeedElsewhere},
-		{"only the refusal", func(h hand, m wire.ClientMsg) []*tablev1.Event {
+		{"only the refusal", func(h hand, m clientMsg) []*tablev1.Event {
 			return []*tablev1.Event{causedBy(ev(&tablev1.MoveRejected{Reason: tablev1.RejectReason_REJECT_REASON_NOT_ALLOWED}), "p1/"+m.Cmd)}
 		}, OwnSeedElsewhere},
-		{"refused as late", func(h hand, m wire.ClientMsg) []*tablev1.Event {
+		{"refused as late", func(h hand, m clientMsg) []*tablev1.Event {
 			return []*tablev1.Event{causedBy(ev(&tablev1.MoveRejected{Reason: tablev1.RejectReason_REJECT_REASON_WRONG_PHASE}), "p1/"+m.Cmd)}
 		}, OwnSeedLate},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h0 := newHand(t, 0)
 			g, srv := newSeedGateway(t, []*tablev1.Event{seated()}, []*tablev1.Event{h0.committed(1, 2)})
-			g.onSeed = func(m wire.ClientMsg) []*tablev1.Event {
+			g.onSeed = func(m clientMsg) []*tablev1.Event {
 				return append(tc.answer(h0, m), h0.started(),
 					h0.revealed(fairdeal.NoClientSeed, otherSeed(9), otherSeed(3), fairdeal.NoClientSeed))
 			}
@@ -501,7 +500,7 @@ func TestSeeds_TheCardsDealtAreCheckedAgainstTheRevealedDeck(t *testing.T) {
 			t.Run(fmt.Sprintf("%s, tampered %v", tc.name, tampered), func(t *testing.T) {
 				h0 := newHand(t, 0)
 				g, srv := newSeedGateway(t, []*tablev1.Event{tc.start}, []*tablev1.Event{h0.committed(1)})
-				g.onSeed = func(m wire.ClientMsg) []*tablev1.Event {
+				g.onSeed = func(m clientMsg) []*tablev1.Event {
 					seeds := make([]fairdeal.ClientSeed, tc.seats)
 					seeds[1] = seedOf(t, m)
 					dealt := deckOf(t, h0, seeds...)
@@ -580,14 +579,14 @@ func TestSeeds_AViewOfAHandBeingSeededSendsTheSeedStillAwaited(t *testing.T) {
 	}
 }
 
-func nextMove(t *testing.T, g *seedGateway) wire.ClientMsg {
+func nextMove(t *testing.T, g *seedGateway) clientMsg {
 	t.Helper()
 	select {
 	case m := <-g.moves:
 		return m
 	case <-time.After(5 * time.Second):
 		t.Fatal("no move frame")
-		return wire.ClientMsg{}
+		return clientMsg{}
 	}
 }
 
@@ -600,7 +599,7 @@ func nextMove(t *testing.T, g *seedGateway) wire.ClientMsg {
 func TestSeeds_ASeedForAHandCommittedAheadRidesOnTheNextMove(t *testing.T) {
 	h0, h1, h2 := newHand(t, 0), newHand(t, 1), newHand(t, 2)
 	g, srv := newSeedGateway(t, []*tablev1.Event{seated(), h0.committed(1, 2)}, nil)
-	g.onSeed = func(m wire.ClientMsg) []*tablev1.Event {
+	g.onSeed = func(m clientMsg) []*tablev1.Event {
 		if *m.Hand == 0 {
 			return []*tablev1.Event{causedBy(ev(&tablev1.ClientSeedAccepted{HandIndex: 0, Seat: 1}), "p1/"+m.Cmd),
 				h0.started(), h1.committedAhead(1, 2)}
@@ -608,7 +607,7 @@ func TestSeeds_ASeedForAHandCommittedAheadRidesOnTheNextMove(t *testing.T) {
 		return nil
 	}
 	moves := 0
-	g.onMove = func(m wire.ClientMsg) []*tablev1.Event {
+	g.onMove = func(m clientMsg) []*tablev1.Event {
 		moves++
 		switch moves {
 		case 1:

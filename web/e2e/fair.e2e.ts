@@ -6,6 +6,9 @@
 
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
+import { fromBinary } from '@bufbuild/protobuf';
+import { ClientFrameSchema } from '../src/gen/pulka/gateway/v1/frames_pb';
+import { hex } from '../src/protocol/view';
 import { launch, newContext, newPage, runSeed, seededRandom, shoot, signInAsGuest, tableIdOf } from './harness';
 import { highestCard, lowestCard, playUntilEnd } from './ui';
 
@@ -28,8 +31,12 @@ test('the browser seeds each hand it plays and verifies the revealed deal itself
   const seeds: { hand: number; seed: string }[] = [];
   page.on('websocket', (ws) => {
     ws.on('framesent', (f) => {
-      const m = JSON.parse(String(f.payload)) as { type?: string; hand?: number; seed?: string };
-      if (m.type === 'seed') seeds.push({ hand: m.hand ?? -1, seed: m.seed ?? '' });
+      // A binary ClientFrame (the page speaks binary protobuf).
+      if (typeof f.payload === 'string') return;
+      const c = fromBinary(ClientFrameSchema, f.payload).frame;
+      if (c.case === 'command' && c.value.command.case === 'seed') {
+        seeds.push({ hand: c.value.command.value.handIndex, seed: hex(c.value.command.value.seed) });
+      }
     });
   });
 

@@ -96,7 +96,9 @@ function installProbe(): void {
       }
       super.onmessage = (ev: MessageEvent) => {
         const data: unknown = ev.data;
-        if (!probe.measuring || typeof data !== 'string' || !data.startsWith('{"type":"event"')) {
+        // An event frame: a binary ServerFrame whose first field is its
+        // event member (field 13, length-delimited: tag byte 0x6a).
+        if (!probe.measuring || !(data instanceof ArrayBuffer) || new Uint8Array(data)[0] !== 0x6a) {
           h.call(this, ev);
           return;
         }

@@ -1,7 +1,9 @@
 // Scripted players over the gateway's real HTTP API and WebSocket, from
 // Node: guest sessions, a table, and four seats whose every bid and card
-// the test chooses. Frames are read as raw protobuf JSON here, not with the
-// client's decoder, so that the screen is checked against the server alone.
+// the test chooses. Their sockets ask for no subprotocol, so the gateway
+// speaks the protocol's JSON to them (docs/protocol.md, "Encodings"): frames
+// are read as raw protobuf JSON here, not with the client's decoder, so that
+// the screen is checked against the server alone.
 
 import { BASE_URL } from './harness';
 import type { RawSheet } from './sheet';
@@ -82,8 +84,8 @@ export class WsSeat {
   ) {
     this.ws = new WebSocket(BASE_URL.replace(/^http/, 'ws') + '/ws');
     this.ws.onopen = () => {
-      this.send({ type: 'hello', token: guest.token });
-      this.send({ type: 'join', table, ref: 'join' });
+      this.send({ hello: { token: guest.token } });
+      this.send({ ref: 'join', join: { table } });
     };
     this.ws.onmessage = (e: MessageEvent) => this.onFrame(String(e.data));
     this.ws.onclose = (e: CloseEvent) => this.errors.push(`socket closed ${String(e.code)}`);
@@ -104,29 +106,28 @@ export class WsSeat {
     this.ws.send(JSON.stringify(frame));
   }
 
-  /** A table command with its own idempotency key. */
-  command(frame: Record<string, unknown>): void {
-    this.send({ ...frame, table: this.table, cmd: `e2e-${String(++this.refs)}-${String(Date.now())}` });
+  /**
+   * A table command with its own idempotency key: command is the
+   * TableCommand's member in protobuf JSON, e.g. {bid: {tricks: 1}}.
+   */
+  command(command: Record<string, unknown>): void {
+    this.send({ command: { ...command, table: this.table, cmd: `e2e-${String(++this.refs)}-${String(Date.now())}` } });
   }
 
   private onFrame(text: string): void {
-    const f = JSON.parse(text) as { type?: string; event?: RawEvent; update?: { version?: string; sheet?: RawSheet }; code?: string; message?: string; ref?: string };
-    switch (f.type) {
-      case 'joined':
-        this.joined = true;
-        break;
-      case 'event':
-        if (f.event) this.events.push(f.event);
-        break;
-      case 'sheet': {
-        const v = Number(f.update?.version ?? 0);
-        if (!this.sheet || v > this.sheet.version) this.sheet = { version: v, sheet: f.update?.sheet ?? {} };
-        break;
-      }
-      case 'error':
-        this.errors.push(`${f.code ?? ''}: ${f.message ?? ''}`);
-        break;
+    const f = JSON.parse(text) as {
+      joined?: unknown;
+      event?: { event?: RawEvent };
+      sheet?: { update?: { version?: string; sheet?: RawSheet } };
+      error?: { code?: string; message?: string };
+    };
+    if (f.joined) this.joined = true;
+    if (f.event?.event) this.events.push(f.event.event);
+    if (f.sheet) {
+      const v = Number(f.sheet.update?.version ?? 0);
+      if (!this.sheet || v > this.sheet.version) this.sheet = { version: v, sheet: f.sheet.update?.sheet ?? {} };
     }
+    if (f.error) this.errors.push(`${f.error.code ?? ''}: ${f.error.message ?? ''}`);
     this.waiters = this.waiters.filter((w) => {
       if (!w.check()) return true;
       w.resolve();

@@ -9,12 +9,17 @@
 
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { parseWireCard, parseWireSuit, cardCode, type Card, type Suit } from '../src/protocol/cards';
+import { parseWireCard, parseWireSuit, cardCode, wireCardName, type Card, type Suit } from '../src/protocol/cards';
 import { launch, newContext, newPage, shoot } from './harness';
 import { planHand, type HandPlan, type Style, type Trump } from './plan';
 import { compareSheet, n, readScreenSheet, type RawSheet } from './sheet';
 import { body, createTable, kindOf, newGuest, sit, tableStatus, WsSeat, type RawEvent } from './scripted';
 import { rejections } from './ui';
+
+/** A trump as the protocol's JSON names it. */
+function wireSuitName(t: Trump): string {
+  return { S: 'SUIT_SPADES', H: 'SUIT_HEARTS', D: 'SUIT_DIAMONDS', C: 'SUIT_CLUBS', none: 'SUIT_NONE' }[t];
+}
 
 let browser: Browser;
 beforeAll(async () => {
@@ -93,7 +98,7 @@ async function playHand(seats: WsSeat[], h: number, needs: { khishti: boolean })
     const chooser = seats[first] as WsSeat;
     await chooser.until(() => cardsOf(chooser.handEvents(h), first).length >= 3, `the trump chooser's three cards`);
     const t = TRUMP_CHOICES[h % TRUMP_CHOICES.length] ?? 'none';
-    chooser.command({ type: 'trump', suit: t });
+    chooser.command({ trump: { trump: wireSuitName(t) } });
   }
   const trumpOf = () => {
     const e = p0.handEvents(h).find((x) => kindOf(x) === 'trump_chosen' || kindOf(x) === 'trump_turned');
@@ -118,13 +123,17 @@ async function playHand(seats: WsSeat[], h: number, needs: { khishti: boolean })
 
   for (let k = 0; k < 4; k++) {
     const seat = (first + k) % 4;
-    (seats[seat] as WsSeat).command({ type: 'bid', tricks: bids[seat] });
+    (seats[seat] as WsSeat).command({ bid: { tricks: bids[seat] } });
     await p0.until(() => count(p0.handEvents(h), 'bid_made') === k + 1, `seat ${String(seat)}'s bid ${String(bids[seat])}`);
   }
   for (const [i, play] of plan.plays.entries()) {
-    const frame: Record<string, unknown> = { type: 'play', card: cardCode(play.card) };
-    if (play.joker) frame.joker = play.joker.suit ? { action: play.joker.action, suit: play.joker.suit } : { action: play.joker.action };
-    (seats[play.seat] as WsSeat).command(frame);
+    const move: Record<string, unknown> = { card: wireCardName(play.card) };
+    if (play.joker) {
+      move.declaration = play.joker.suit
+        ? { action: `JOKER_ACTION_${play.joker.action.toUpperCase()}`, suit: wireSuitName(play.joker.suit) }
+        : { action: `JOKER_ACTION_${play.joker.action.toUpperCase()}` };
+    }
+    (seats[play.seat] as WsSeat).command({ play: move });
     await p0.until(() => count(p0.handEvents(h), 'card_played') === i + 1, `seat ${String(play.seat)} to play ${cardCode(play.card)}`);
     if (i % 4 === 3) {
       const t = Math.floor(i / 4);
@@ -179,14 +188,14 @@ test('the sheet screen shows the server’s numbers, colours, strikes, premia, m
     if (chooser !== 0) {
       const s = seats[chooser] as WsSeat;
       await s.until(() => cardsOf(s.handEvents(5), chooser).length >= 3, 'the chooser’s cards');
-      s.command({ type: 'trump', suit: 'C' satisfies Suit });
+      s.command({ trump: { trump: wireSuitName('C' satisfies Suit) } });
     } else {
       await page.getByTestId('trump-C').click();
     }
     await p0.until(() => count(p0.handEvents(5), 'trump_chosen') === 1, 'the trump of hand 6');
     let k = 0;
     for (let seat = chooser; seat !== 0; seat = (seat + 1) % 4) {
-      (seats[seat] as WsSeat).command({ type: 'bid', tricks: 1 });
+      (seats[seat] as WsSeat).command({ bid: { tricks: 1 } });
       const want = ++k;
       await p0.until(() => count(p0.handEvents(5), 'bid_made') === want, `seat ${String(seat)}'s bid in hand 6`);
     }

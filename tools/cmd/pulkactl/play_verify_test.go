@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
+
 	"github.com/coder/websocket"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -39,18 +41,21 @@ func oneHandGateway(t *testing.T, tamper bool) *httptest.Server {
 		}
 		defer func() { _ = ws.CloseNow() }()
 		ctx := r.Context()
-		_ = ws.Write(ctx, websocket.MessageText, wire.Welcome(wire.Player{ID: "p1", Name: "Nino"}, time.Now()))
+		put := func(f *gatewayv1.ServerFrame) {
+			b, err := wire.Encode(f, wire.Binary)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_ = ws.Write(ctx, websocket.MessageBinary, b)
+		}
+		put(wire.Welcome(wire.Player{ID: "p1", Name: "Nino"}, time.Now()))
 		seq := 0
 		send := func(evs ...*tablev1.Event) {
 			for _, ev := range evs {
 				seq++
 				ev.TableId, ev.GameId = "t1", "g1"
-				b, err := wire.Event("t1", strconv.Itoa(seq)+"-0", ev)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				_ = ws.Write(ctx, websocket.MessageText, b)
+				put(wire.Event("t1", strconv.Itoa(seq)+"-0", ev))
 			}
 		}
 		for {
@@ -58,23 +63,21 @@ func oneHandGateway(t *testing.T, tamper bool) *httptest.Server {
 			if err != nil {
 				return
 			}
-			m, err := wire.Parse(data)
+			m, err := wire.Parse(data, wire.Binary)
 			if err != nil {
-				t.Errorf("%s: %v", data, err)
+				t.Errorf("%x: %v", data, err)
 				continue
 			}
-			switch m.Type {
+			switch wire.FrameType(m) {
 			case wire.TypeJoin:
 				send(&tablev1.Event{Event: &tablev1.Event_GameStarted{GameStarted: &tablev1.GameStarted{Seats: []*tablev1.SeatPlayer{
 					{Seat: 0, Bot: true}, {Seat: 1, PlayerId: "p1"}, {Seat: 2, Bot: true}, {Seat: 3, Bot: true}}}}})
-				_ = ws.Write(ctx, websocket.MessageText, wire.Joined(m.Table, m.Ref, proto.Uint32(1), 1, false))
+				put(wire.Joined(m.GetJoin().GetTable(), m.GetRef(), proto.Uint32(1), 1, false))
 				send(&tablev1.Event{Event: &tablev1.Event_HandCommitted{HandCommitted: &tablev1.HandCommitted{Commitment: commit[:], AwaitedSeats: []uint32{1},
 					SeedDeadline: timestamppb.New(time.Now().Add(time.Minute))}}})
 			case wire.TypeSeed:
-				mine, err := fairdeal.ParseSeed(m.Seed)
-				if err != nil {
-					t.Error(err)
-				}
+				var mine fairdeal.ClientSeed
+				copy(mine[:], m.GetCommand().GetSeed().GetSeed())
 				seeds := []fairdeal.ClientSeed{{}, mine, {}, {}}
 				k, err := fairdeal.ShuffleKey(hand, server, seeds)
 				if err != nil {
@@ -89,7 +92,7 @@ func oneHandGateway(t *testing.T, tamper bool) *httptest.Server {
 					revealed.ClientSeeds = append(revealed.ClientSeeds, s[:])
 				}
 				// Served from seat 2 (after the dealer): seat 1 is last, d[3]; d[4] is turned.
-				send(&tablev1.Event{CausedBy: wire.CommandID("p1", m.Cmd), Event: &tablev1.Event_ClientSeedAccepted{ClientSeedAccepted: &tablev1.ClientSeedAccepted{Seat: 1}}},
+				send(&tablev1.Event{CausedBy: wire.CommandID("p1", m.GetCommand().GetCmd()), Event: &tablev1.Event_ClientSeedAccepted{ClientSeedAccepted: &tablev1.ClientSeedAccepted{Seat: 1}}},
 					&tablev1.Event{Event: &tablev1.Event_HandStarted{HandStarted: &tablev1.HandStarted{CardsPerSeat: 1, DealerSeat: 1}}},
 					&tablev1.Event{Event: &tablev1.Event_Dealt{Dealt: &tablev1.Dealt{Seat: 1, Cards: []commonv1.Card{commonv1.Card(d[3] + 1)}}}},
 					&tablev1.Event{Event: &tablev1.Event_TrumpTurned{TrumpTurned: &tablev1.TrumpTurned{Card: commonv1.Card(d[4] + 1)}}},

@@ -221,7 +221,7 @@ describe('the store', () => {
     expect(last().frames('seed')).toHaveLength(1);
     store.move('t1', { type: 'play', card: 17 });
     const play = last().frames('play');
-    expect(play).toEqual([{ type: 'play', table: 't1', ref: expect.any(String) as unknown, cmd: expect.any(String) as unknown, card: 'AH', hand: 1, seed }]);
+    expect(play).toEqual([{ type: 'play', table: 't1', ref: expect.any(String) as unknown, cmd: expect.any(String) as unknown, card: 'CARD_ACE_OF_HEARTS', hand: 1, seed }]);
     expect(play[0]?.cmd).not.toBe(bid[0]?.cmd);
 
     send({ client_seed_accepted: { hand_index: 1 } }, `p0/${String(play[0]?.cmd)}`);
@@ -372,7 +372,8 @@ describe('the store', () => {
       send({ hand_ended: { hand_index: h } });
       send({
         hand_revealed: {
-          ...committed,
+          hand_index: committed.hand_index,
+          commitment: committed.commitment,
           server_seed: b64bytes(server),
           client_seeds: seeds.map((s) => b64bytes(fromHex(s) ?? new Uint8Array())),
         },

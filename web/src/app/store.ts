@@ -173,7 +173,10 @@ export class Store {
     let store: Store | null = null;
     const conn = new Connection({
       url,
-      socket: socket ?? ((u) => new WebSocket(u) as unknown as SocketLike),
+      socket: socket ?? ((u, sub) => new WebSocket(u, sub) as unknown as SocketLike),
+      // ?wire=json speaks the protocol's JSON (readable in the browser's
+      // network panel); binary protobuf otherwise.
+      encoding: new URLSearchParams(location.search).get('wire') === 'json' ? 'json' : 'proto',
       token: () => store?.session.value?.token || null,
     });
     store = new Store(new Api(), conn);

@@ -9,7 +9,7 @@ import { setLang, type Lang } from '../i18n';
 import { Store } from '../app/store';
 import { Api } from '../protocol/api';
 import { Connection } from '../protocol/connection';
-import { decodeSummary, decodeSheetUpdate } from '../protocol/decode';
+import { sheetUpdateFromJson, summaryFromJson } from '../protocol/view';
 import { App } from '../App';
 import { ClassicTable } from '../screens/table/ClassicTable';
 import { JapaneseTable } from '../screens/table/JapaneseTable';
@@ -64,7 +64,7 @@ function view() {
       return <JapaneseTable s={{ ...s, seats: s.seats.map((x, i) => ({ ...x, score: i === 0 ? 12 : 9 })) }} send={send} serverNow={now} online onCourse={[]} header={header('იაპონური')} />;
     }
     case 'sheet': {
-      const model = buildSheetModel(decodeSheetUpdate(pulkasIandII).sheet, { handIndex: 12, cards: 8, bids: [2, 0, 1, null], tricks: [1, 0, 0, 0] }, { settings: null, names: [] });
+      const model = buildSheetModel(sheetUpdateFromJson(pulkasIandII).sheet, { handIndex: 12, cards: 8, bids: [2, 0, 1, null], tricks: [1, 0, 0, 0] }, { settings: null, names: [] });
       return (
         <Dialog title="Sheet" onClose={() => undefined} wide>
           <ScoreSheet model={model} />
@@ -76,9 +76,9 @@ function view() {
       store.session.value = { player: { id: 'p0', name: 'Nino', guest: true }, token: '', balance: null };
       const base = { settings: { game: 'GAME_CLASSIC', classic_variant: 'CLASSIC_VARIANT_STANDARD', khishti: 'KHISHTI_PENALTY_200', premia: true, moshla: true, rest_docked: true, visibility: 'TABLE_VISIBILITY_PUBLIC', stake: { free: {} } } };
       store.lobby.value = [
-        decodeSummary({ ...base, table_id: 'a', name: 'საღამოს ჯოკერი', status: 'TABLE_STATUS_WAITING', seats: [{ player_id: 'p1', display_name: 'Giorgi' }, { index: 1, player_id: 'p2', display_name: 'Ana' }, { index: 2 }, { index: 3 }] }),
-        decodeSummary({ table_id: 'b', name: 'Japanese', status: 'TABLE_STATUS_WAITING', settings: { game: 'GAME_JAPANESE', japanese_target: 21, visibility: 'TABLE_VISIBILITY_PUBLIC', has_password: true, stake: { coins: { amount: '20' } } }, seats: [{ player_id: 'p3', display_name: 'Levan' }, { index: 1 }] }),
-        decodeSummary({ ...base, table_id: 'c', name: 'Tskhrianebi', status: 'TABLE_STATUS_PLAYING', seats: [0, 1, 2, 3].map((i) => ({ index: i, player_id: `q${i}`, display_name: `Player ${i + 1}`, bot: i === 3 })) }),
+        summaryFromJson({ ...base, table_id: 'a', name: 'საღამოს ჯოკერი', status: 'TABLE_STATUS_WAITING', seats: [{ player_id: 'p1', display_name: 'Giorgi' }, { index: 1, player_id: 'p2', display_name: 'Ana' }, { index: 2 }, { index: 3 }] }),
+        summaryFromJson({ table_id: 'b', name: 'Japanese', status: 'TABLE_STATUS_WAITING', settings: { game: 'GAME_JAPANESE', japanese_target: 21, visibility: 'TABLE_VISIBILITY_PUBLIC', has_password: true, stake: { coins: { amount: '20' } } }, seats: [{ player_id: 'p3', display_name: 'Levan' }, { index: 1 }] }),
+        summaryFromJson({ ...base, table_id: 'c', name: 'Tskhrianebi', status: 'TABLE_STATUS_PLAYING', seats: [0, 1, 2, 3].map((i) => ({ index: i, player_id: `q${i}`, display_name: `Player ${i + 1}`, bot: i === 3 })) }),
       ];
       return <Lobby store={store} />;
     }

@@ -3,8 +3,26 @@
 // answer is kept only in memory, for the WebSocket's hello when the cookie
 // does not reach it (it is never written to storage).
 
-import { decodeSummary, encodeSettings, num, obj, str } from './decode';
 import type { Player, TableSettings, TableSummary } from './types';
+import { settingsJson, summaryFromJson } from './view';
+
+// The session answers and errors are small JSON objects of the HTTP API
+// itself (docs/protocol.md, "HTTP API"); the messages of proto/ in them are
+// read by the generated code (view.ts).
+type Obj = Record<string, unknown>;
+
+function obj(v: unknown): Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : {};
+}
+
+function str(v: unknown): string {
+  return typeof v === 'string' ? v : '';
+}
+
+function num(v: unknown): number {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : 0;
+  return Number.isFinite(n) ? n : 0;
+}
 
 export class ApiError extends Error {
   constructor(
@@ -137,12 +155,12 @@ export class Api {
 
   /** One table, private ones included (the id is the link). */
   async table(id: string): Promise<TableSummary> {
-    return decodeSummary(await this.call('GET', PATHS.table(id)));
+    return summaryFromJson((await this.call('GET', PATHS.table(id))));
   }
 
   /** Creates a table and answers its id. */
   async createTable(name: string, settings: TableSettings, password: string, sitDown: boolean): Promise<string> {
-    const d = await this.command(PATHS.tables, { name, settings: encodeSettings(settings), password, sit_down: sitDown });
+    const d = await this.command(PATHS.tables, { name, settings: settingsJson(settings), password, sit_down: sitDown });
     return str(d.table_id);
   }
 

@@ -1,8 +1,10 @@
 // Cards as the client handles them: a number 0..35 exactly like pkg/cards
 // (suit·9 + rank, rank 0 = six … 8 = ace), the two jokers in the slots of
 // the six of spades (0) and the six of clubs (27). The wire carries the
-// protobuf enum name (CARD_ACE_OF_SPADES = pkg/cards + 1); the gateway reads
-// the short code players write ("AS", "10H", "JK1").
+// generated pulka.common.v1.Card (pkg/cards + 1; CARD_ACE_OF_SPADES in its
+// JSON); people write short codes ("AS", "10H", "JK1").
+
+import { Card as WireCard, Suit as WireSuit } from '../gen/pulka/common/v1/cards_pb';
 
 export type Suit = 'S' | 'H' | 'D' | 'C';
 export const SUITS: readonly Suit[] = ['S', 'H', 'D', 'C'];
@@ -15,8 +17,6 @@ export const JOKER2: Card = 27;
 export const DECK_SIZE = 36;
 
 const RANK_CODES = ['6', '7', '8', '9', '10', 'J', 'Q', 'K', 'A'] as const;
-const RANK_WORDS = ['SIX', 'SEVEN', 'EIGHT', 'NINE', 'TEN', 'JACK', 'QUEEN', 'KING', 'ACE'] as const;
-const SUIT_WORDS = ['SPADES', 'HEARTS', 'DIAMONDS', 'CLUBS'] as const;
 
 export function isJoker(c: Card): boolean {
   return c === JOKER1 || c === JOKER2;
@@ -56,44 +56,32 @@ export function cardOf(s: Suit, rank: number): Card {
   return suitIndex(s) * 9 + rank;
 }
 
-const nameToCard = new Map<string, Card>();
-const cardToName: string[] = [];
-for (let c = 0; c < DECK_SIZE; c++) {
-  let name: string;
-  if (c === JOKER1) name = 'CARD_JOKER_1';
-  else if (c === JOKER2) name = 'CARD_JOKER_2';
-  else name = `CARD_${RANK_WORDS[rankOf(c)] ?? ''}_OF_${SUIT_WORDS[Math.floor(c / 9)] ?? ''}`;
-  nameToCard.set(name, c);
-  cardToName.push(name);
+/** The generated enum's values by name (protoc-gen-es drops the prefix). */
+function valueOf(names: object, prefix: string, v: string): number | undefined {
+  return v.startsWith(prefix) ? (names as Record<string, number | undefined>)[v.slice(prefix.length)] : undefined;
 }
 
 /**
- * Reads a card as the wire writes it: the enum name, or its number (pkg/cards
- * + 1). CARD_UNSPECIFIED, an unknown name or a missing value is null.
+ * Reads a card as the wire carries it: pulka.common.v1.Card's number
+ * (pkg/cards + 1), or its name in the protocol's JSON (CARD_ACE_OF_SPADES).
+ * CARD_UNSPECIFIED, an unknown name or a missing value is null.
  */
 export function parseWireCard(v: unknown): Card | null {
-  if (typeof v === 'string') return nameToCard.get(v) ?? null;
-  if (typeof v === 'number' && v >= 1 && v <= DECK_SIZE && Number.isInteger(v)) return v - 1;
-  return null;
+  const n = typeof v === 'string' ? valueOf(WireCard, 'CARD_', v) : v;
+  return typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= DECK_SIZE ? n - 1 : null;
 }
 
+/** A card's enum name in the protocol's JSON (CARD_ACE_OF_SPADES). */
 export function wireCardName(c: Card): string {
-  return cardToName[c] ?? 'CARD_UNSPECIFIED';
+  return `CARD_${(WireCard as unknown as Record<number, string | undefined>)[c + 1] ?? 'UNSPECIFIED'}`;
 }
 
-const SUIT_WIRE: Record<string, Suit | 'none'> = {
-  SUIT_SPADES: 'S',
-  SUIT_HEARTS: 'H',
-  SUIT_DIAMONDS: 'D',
-  SUIT_CLUBS: 'C',
-  SUIT_NONE: 'none',
-};
+const TRUMPS: readonly (Suit | 'none' | null)[] = [null, 'S', 'H', 'D', 'C', 'none']; // by pulka.common.v1.Suit
 
-/** Reads a wire suit: a suit, 'none' (no trump / bezi) or null (unspecified). */
+/** Reads a wire suit (its number, or its JSON name): a suit, 'none' (no trump / bezi) or null (unspecified). */
 export function parseWireSuit(v: unknown): Suit | 'none' | null {
-  if (typeof v === 'string') return SUIT_WIRE[v] ?? null;
-  if (typeof v === 'number') return ([null, 'S', 'H', 'D', 'C', 'none'] as const)[v] ?? null;
-  return null;
+  const n = typeof v === 'string' ? valueOf(WireSuit, 'SUIT_', v) : v;
+  return typeof n === 'number' ? (TRUMPS[n] ?? null) : null;
 }
 
 export function isRed(s: Suit): boolean {

@@ -172,7 +172,7 @@ describe('Connection', () => {
     const seed = 'ab'.repeat(32);
     expect(c.move('t1', { type: 'play', card: 13 }, { hand: 3, seed, cmd: 'seed-key' })).toBe('id2');
     const sent = last().frames('play');
-    expect(sent).toEqual([{ type: 'play', table: 't1', ref: 'id2', cmd: 'seed-key', card: '10H', hand: 3, seed }]);
+    expect(sent).toEqual([{ type: 'play', table: 't1', ref: 'id2', cmd: 'seed-key', card: 'CARD_TEN_OF_HEARTS', hand: 3, seed }]);
     last().drop();
     clock.advance(100);
     last().open();
@@ -193,11 +193,11 @@ describe('Connection', () => {
     c.move('t1', { type: 'play', card: 0, joker: { action: 'highest', suit: 'H' } });
     c.move('t1', { type: 'play', card: 13 });
     c.move('t1', { type: 'trump', suit: 'none' });
-    expect(last().frames('play').map((f) => [f.card, f.joker])).toEqual([
-      ['JK1', { action: 'highest', suit: 'H' }],
-      ['10H', undefined],
+    expect(last().frames('play').map((f) => [f.card, f.declaration])).toEqual([
+      ['CARD_JOKER_1', { action: 'JOKER_ACTION_HIGHEST', suit: 'SUIT_HEARTS' }],
+      ['CARD_TEN_OF_HEARTS', undefined],
     ]);
-    expect(last().frames('trump')[0]?.suit).toBe('none');
+    expect(last().frames('trump')[0]?.trump).toBe('SUIT_NONE');
   });
 
   it('stops reconnecting when the session is refused', () => {

@@ -8,11 +8,34 @@
 // the table applies it at most once.
 //
 // It knows nothing of screens: listeners get decoded events.
+//
+// Frames are pulka.gateway.v1 messages (docs/protocol.md), binary protobuf
+// by default (the WebSocket subprotocol pulka.v1.proto), decoded and
+// encoded by the code generated from proto/; JSON (pulka.v1.json) on
+// request, for debugging in the browser's network panel.
 
-import { decodeEvent, decodeLobbyUpdate, decodeLobbyView, decodeSheetUpdate, obj, num, str } from './decode';
-import { moveFrame, type AttachedSeed, type Move, type ServerError } from './frames';
+import { create, fromBinary, fromJsonString, toBinary, toJsonString } from '@bufbuild/protobuf';
+import { timestampMs, type Timestamp } from '@bufbuild/protobuf/wkt';
+
+import {
+  ClientFrameSchema,
+  ServerFrameSchema,
+  type ClientFrame,
+  type EventFrame,
+  type Error as WireError,
+  type ServerFrame,
+  type Welcome,
+} from '../gen/pulka/gateway/v1/frames_pb';
+import { moveFrame, seedFrame, type AttachedSeed, type Move, type ServerError } from './frames';
 import { compareStreamIds } from './streamid';
 import type { LobbyUpdate, LobbyView, Player, SheetUpdate, TableEvent } from './types';
+import { lobbyUpdateOf, lobbyViewOf, sheetUpdateOf, tableEvent } from './view';
+
+/** How frames are written: binary protobuf, or protobuf's JSON. */
+export type Encoding = 'proto' | 'json';
+
+/** The WebSocket subprotocol of each encoding (wire.Subprotocol… in Go). */
+export const SUBPROTOCOLS: Record<Encoding, string> = { proto: 'pulka.v1.proto', json: 'pulka.v1.json' };
 
 export type Status = 'connecting' | 'open' | 'down' | 'unauthorized' | 'closed';
 
@@ -23,11 +46,14 @@ export interface SocketLike {
   onclose: ((ev: { code: number; reason: string }) => void) | null;
   onmessage: ((ev: { data: unknown }) => void) | null;
   onerror: ((ev: unknown) => void) | null;
-  send(data: string): void;
+  /** Set to 'arraybuffer': binary frames arrive as ArrayBuffers. */
+  binaryType?: string;
+  send(data: string | Uint8Array): void;
   close(code?: number, reason?: string): void;
 }
 
-export type SocketFactory = (url: string) => SocketLike;
+/** Opens a socket asking for the subprotocol (SUBPROTOCOLS). */
+export type SocketFactory = (url: string, subprotocol: string) => SocketLike;
 
 export interface Clock {
   now(): number;
@@ -49,6 +75,8 @@ export interface ConnectionOptions {
   keepAliveMs?: number;
   /** How long to wait for the cookie's welcome before sending the token's hello. */
   helloDelayMs?: number;
+  /** The frames' encoding ('proto' unless debugging). */
+  encoding?: Encoding;
 }
 
 export interface Listeners {
@@ -72,7 +100,7 @@ interface Followed {
 
 interface Pending {
   table: string;
-  frame: Record<string, unknown>;
+  frame: ClientFrame;
 }
 
 const OPEN = 1;
@@ -112,6 +140,7 @@ export class Connection {
   private readonly backoff: number[];
   private readonly keepAliveMs: number;
   private readonly helloDelayMs: number;
+  private readonly encoding: Encoding;
   private listeners: Listeners = {};
   private statusNow: Status = 'closed';
   /** Server time minus local time, in ms (from welcome and pong). */
@@ -124,6 +153,7 @@ export class Connection {
     this.backoff = opts.backoff ?? [500, 1000, 2000, 4000, 8000, 15000];
     this.keepAliveMs = opts.keepAliveMs ?? 25000;
     this.helloDelayMs = opts.helloDelayMs ?? 1500;
+    this.encoding = opts.encoding ?? 'proto';
   }
 
   get status(): Status {
@@ -164,7 +194,7 @@ export class Connection {
   unjoin(table: string): void {
     if (!this.tables.delete(table)) return;
     for (const [ref, p] of this.pending) if (p.table === table) this.pending.delete(ref);
-    this.send({ type: 'unjoin', table, ref: this.newId() });
+    this.send(create(ClientFrameSchema, { ref: this.newId(), frame: { case: 'unjoin', value: { table } } }));
   }
 
   /**
@@ -182,7 +212,7 @@ export class Connection {
 
   watchLobby(on: boolean): void {
     this.lobby = on;
-    this.send({ type: 'lobby', watch: on });
+    this.send(lobbyFrame(on));
   }
 
   /**
@@ -208,7 +238,7 @@ export class Connection {
    */
   seed(table: string, hand: number, seed: string, cmd: string): boolean {
     if (!this.isOpen() || !this.tables.has(table)) return false;
-    return this.send({ type: 'seed', table, hand, seed, cmd, ref: this.newId() });
+    return this.send(seedFrame(table, hand, seed, cmd, this.newId()));
   }
 
   /** Server time now (ms), from the local clock and the measured skew. */
@@ -224,11 +254,12 @@ export class Connection {
     this.setStatus(this.attempt === 0 ? 'connecting' : 'down');
     let ws: SocketLike;
     try {
-      ws = this.opts.socket(this.opts.url);
+      ws = this.opts.socket(this.opts.url, SUBPROTOCOLS[this.encoding]);
     } catch {
       this.scheduleRetry();
       return;
     }
+    ws.binaryType = 'arraybuffer';
     this.ws = ws;
     this.authed = false;
     ws.onopen = () => {
@@ -239,13 +270,15 @@ export class Connection {
       this.helloTimer = this.clock.setTimeout(() => {
         this.helloTimer = null;
         const tok = this.opts.token?.();
-        if (tok && ws === this.ws && !this.authed && ws.readyState === OPEN) ws.send(JSON.stringify({ type: 'hello', token: tok }));
+        if (tok && ws === this.ws && !this.authed && ws.readyState === OPEN) {
+          ws.send(this.encode(create(ClientFrameSchema, { frame: { case: 'hello', value: { token: tok } } })));
+        }
       }, this.helloDelayMs);
     };
     ws.onmessage = (ev) => {
       if (ws !== this.ws) return;
       this.heard();
-      if (typeof ev.data === 'string') this.onFrame(ev.data);
+      this.onFrame(ev.data);
     };
     ws.onerror = () => {
       /* onclose follows */
@@ -291,7 +324,7 @@ export class Connection {
       ws.onclose?.({ code: 4000, reason: 'silent' });
       return;
     }
-    this.send({ type: 'ping', ref: this.newId() });
+    this.send(create(ClientFrameSchema, { ref: this.newId(), frame: { case: 'ping', value: {} } }));
     this.aliveTimer = this.clock.setTimeout(() => this.checkAlive(), this.keepAliveMs);
   }
 
@@ -310,11 +343,15 @@ export class Connection {
     this.listeners.status?.(s);
   }
 
-  private send(frame: Record<string, unknown>): boolean {
+  private encode(frame: ClientFrame): string | Uint8Array {
+    return this.encoding === 'json' ? toJsonString(ClientFrameSchema, frame) : toBinary(ClientFrameSchema, frame);
+  }
+
+  private send(frame: ClientFrame): boolean {
     const ws = this.ws;
     if (!ws || ws.readyState !== OPEN) return false;
-    if (frame.type !== 'hello' && !this.authed) return false;
-    ws.send(JSON.stringify(frame));
+    if (!this.authed) return false;
+    ws.send(this.encode(frame));
     return true;
   }
 
@@ -323,86 +360,82 @@ export class Connection {
     if (!f) return;
     f.replaying = true;
     f.joinRef = this.newId();
-    const frame: Record<string, unknown> = { type: 'join', table, ref: f.joinRef };
-    if (f.lastEventId) frame.last_event_id = f.lastEventId;
-    this.send(frame);
+    this.send(create(ClientFrameSchema, { ref: f.joinRef, frame: { case: 'join', value: { table, lastEventId: f.lastEventId } } }));
   }
 
-  private onFrame(data: string): void {
-    let raw: unknown;
+  /** One message from the gateway: binary, or JSON text. A frame this client cannot read is dropped. */
+  private onFrame(data: unknown): void {
+    let m: ServerFrame;
     try {
-      raw = JSON.parse(data);
+      if (data instanceof ArrayBuffer) m = fromBinary(ServerFrameSchema, new Uint8Array(data), { readUnknownFields: false });
+      else if (typeof data === 'string') m = fromJsonString(ServerFrameSchema, data, { ignoreUnknownFields: true });
+      else return;
     } catch {
       return;
     }
-    const m = obj(raw);
-    switch (str(m.type)) {
+    const f = m.frame;
+    switch (f.case) {
       case 'welcome':
-        this.onWelcome(m);
+        this.onWelcome(f.value);
         return;
       case 'event':
-        this.onEvent(m);
+        this.onEvent(f.value);
         return;
       case 'joined': {
-        const table = str(m.table);
-        const f = this.tables.get(table);
-        if (!f) return;
-        f.replaying = false;
-        const seat = m.seat === null || m.seat === undefined ? null : num(m.seat);
-        this.listeners.joined?.(table, seat, num(m.replayed), m.history_trimmed === true);
-        this.resendPending(table);
+        const j = f.value;
+        const t = this.tables.get(j.table);
+        if (!t) return;
+        t.replaying = false;
+        this.listeners.joined?.(j.table, j.seat ?? null, j.replayed, j.historyTrimmed);
+        this.resendPending(j.table);
         return;
       }
       case 'sheet':
-        this.listeners.sheet?.(str(m.table), decodeSheetUpdate(m.update));
+        this.listeners.sheet?.(f.value.table, sheetUpdateOf(f.value.update));
         return;
-      case 'lobby_view':
-        this.listeners.lobbyView?.(decodeLobbyView(m.view));
+      case 'lobbyView':
+        this.listeners.lobbyView?.(lobbyViewOf(f.value));
         return;
-      case 'lobby_update':
-        this.listeners.lobbyUpdate?.(decodeLobbyUpdate(m.update));
+      case 'lobbyUpdate':
+        this.listeners.lobbyUpdate?.(lobbyUpdateOf(f.value));
         return;
-      case 'ack': {
-        const ref = str(m.ref);
-        this.pending.delete(ref);
-        this.listeners.ack?.(ref, str(m.cmd));
+      case 'ack':
+        this.pending.delete(m.ref);
+        this.listeners.ack?.(m.ref, f.value.cmd);
         return;
-      }
       case 'pong':
-        this.setSkew(m.server_time);
+        this.setSkew(f.value.serverTime);
         return;
       case 'error':
-        this.onError(m);
+        this.onError(m.ref, f.value);
         return;
     }
   }
 
-  private onWelcome(m: Record<string, unknown>): void {
-    const p = obj(m.player);
-    this.player = { id: str(p.id), name: str(p.name), guest: p.guest === true };
+  private onWelcome(w: Welcome): void {
+    this.player = { id: w.player?.id ?? '', name: w.player?.name ?? '', guest: w.player?.guest ?? false };
     this.authed = true;
     this.attempt = 0;
-    this.setSkew(m.server_time);
+    this.setSkew(w.serverTime);
     this.setStatus('open');
     this.listeners.welcome?.(this.player);
-    if (this.lobby) this.send({ type: 'lobby', watch: true });
+    if (this.lobby) this.send(lobbyFrame(true));
     for (const t of this.tables.keys()) this.sendJoin(t);
   }
 
-  private onEvent(m: Record<string, unknown>): void {
-    const table = str(m.table);
-    const f = this.tables.get(table);
+  private onEvent(e: EventFrame): void {
+    const f = this.tables.get(e.table);
     if (!f) return;
-    const id = str(m.id);
+    const id = e.id;
     if (id && f.lastEventId && compareStreamIds(id, f.lastEventId) <= 0) return; // seen already
     if (id) f.lastEventId = id;
-    this.listeners.event?.(table, decodeEvent(table, id, m.event), !f.replaying);
+    this.listeners.event?.(e.table, tableEvent(e.table, id, e.event), !f.replaying);
   }
 
-  private onError(m: Record<string, unknown>): void {
-    const e: ServerError = { code: str(m.code), message: str(m.message), ref: str(m.ref) };
+  private onError(ref: string, w: WireError): void {
+    const e: ServerError = { code: w.code, message: w.message, ref };
     // An error about a followed table itself (table_gone) names it.
-    let table: string | null = str(m.table) !== '' && this.tables.has(str(m.table)) ? str(m.table) : null;
+    let table: string | null = w.table !== '' && this.tables.has(w.table) ? w.table : null;
     for (const [t, f] of this.tables) if (f.joinRef !== '' && f.joinRef === e.ref) table = t;
     const p = this.pending.get(e.ref);
     if (p) {
@@ -426,9 +459,11 @@ export class Connection {
     for (const p of this.pending.values()) if (p.table === table) this.send(p.frame);
   }
 
-  private setSkew(t: unknown): void {
-    if (typeof t !== 'string') return;
-    const ms = Date.parse(t);
-    if (!Number.isNaN(ms)) this.skew = ms - this.clock.now();
+  private setSkew(t: Timestamp | undefined): void {
+    if (t) this.skew = timestampMs(t) - this.clock.now();
   }
+}
+
+function lobbyFrame(watch: boolean): ClientFrame {
+  return create(ClientFrameSchema, { frame: { case: 'lobby', value: { watch } } });
 }

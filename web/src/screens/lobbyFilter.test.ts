@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { decodeSummary } from '../protocol/decode';
+import { summaryFromJson } from '../protocol/view';
 import { DEFAULT_FILTER, filterTables, freeSeats, tableIdFromLink } from './lobbyFilter';
 
 function table(id: string, settings: Record<string, unknown>, seats: Record<string, unknown>[], status = 'TABLE_STATUS_WAITING', created = '2024-01-01T00:00:00Z') {
-  return decodeSummary({ table_id: id, name: id, settings: { visibility: 'TABLE_VISIBILITY_PUBLIC', ...settings }, seats, status, created_at: created });
+  return summaryFromJson({ table_id: id, name: id, settings: { visibility: 'TABLE_VISIBILITY_PUBLIC', ...settings }, seats, status, created_at: created });
 }
 
 const classic = { game: 'GAME_CLASSIC', classic_variant: 'CLASSIC_VARIANT_STANDARD', khishti: 'KHISHTI_PENALTY_200', stake: { free: {} } };

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { decodeSheetUpdate } from '../protocol/decode';
+import { sheetUpdateFromJson } from '../protocol/view';
 import { setLang } from '../i18n';
 import { buildSheetModel } from './model';
 import { ScoreSheet } from './ScoreSheet';
@@ -9,7 +9,7 @@ import threeHands from './testdata/seed-3-hands.json';
 import pulkasIandII from './testdata/seed-pulkas-I-II.json';
 
 function draw(json: unknown, live: Parameters<typeof buildSheetModel>[1] = null) {
-  const model = buildSheetModel(decodeSheetUpdate(json).sheet, live, { settings: null, names: [] });
+  const model = buildSheetModel(sheetUpdateFromJson(json).sheet, live, { settings: null, names: [] });
   return mount(<ScoreSheet model={model} />);
 }
 
@@ -82,7 +82,7 @@ describe('ScoreSheet', () => {
   });
 
   it('offers the verify view on the finished hands whose deal was revealed, and opens it', () => {
-    const model = buildSheetModel(decodeSheetUpdate(threeHands).sheet, null, { settings: null, names: [] });
+    const model = buildSheetModel(sheetUpdateFromJson(threeHands).sheet, null, { settings: null, names: [] });
     const opened: number[] = [];
     const { root } = mount(<ScoreSheet model={model} verify={{ can: (i) => i !== 1, open: (i) => opened.push(i) }} />);
     expect(root.querySelector('[data-testid="verify-hand-1"]')).toBeNull();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decodeSheet, decodeSheetUpdate } from '../protocol/decode';
+import type { Sheet, TableSettings } from '../protocol/types';
+import { settingsOf, sheetUpdateFromJson } from '../protocol/view';
 import { buildSheetModel, PASS, type SheetModel } from './model';
 import { MINUS } from './notation';
 import threeHands from './testdata/seed-3-hands.json';
@@ -14,7 +15,7 @@ import scoringShape from './testdata/seed-pulkas-I-II.scoring.json';
 const names = { settings: null, names: [] };
 
 function model(json: unknown): SheetModel {
-  return buildSheetModel(decodeSheetUpdate(json).sheet, null, names);
+  return buildSheetModel(sheetUpdateFromJson(json).sheet, null, names);
 }
 
 function cell(m: SheetModel, hand: number, seat: number) {
@@ -78,7 +79,7 @@ describe('the score sheet model', () => {
   });
 
   it('reads pkg/scoring’s own sheet JSON into the same model', () => {
-    const fromScoring = buildSheetModel(decodeSheet(scoringShape), null, { settings: null, names: ['Giorgi', 'Ana', 'Levan', 'Nika'] });
+    const fromScoring = buildSheetModel(fromScoringSheet(scoringShape), null, { settings: null, names: ['Giorgi', 'Ana', 'Levan', 'Nika'] });
     const fromWire = model(pulkasIandII);
     expect(fromScoring.sections).toEqual(fromWire.sections);
     expect(fromScoring.sul).toEqual(fromWire.sul);
@@ -86,7 +87,7 @@ describe('the score sheet model', () => {
   });
 
   it('adds the hand being played: bids as made, tricks so far, a pass as a dash', () => {
-    const sheet = decodeSheetUpdate(pulkasIandII).sheet;
+    const sheet = sheetUpdateFromJson(pulkasIandII).sheet;
     const m = buildSheetModel(sheet, { handIndex: 12, cards: 8, bids: [2, 0, null, null], tricks: [1, 0, 0, 0] }, names);
     const p3 = m.sections[2];
     expect(p3).toMatchObject({ pulkaIndex: 2, finished: false, size: 8 });
@@ -102,7 +103,7 @@ describe('the score sheet model', () => {
   });
 
   it('does not repeat a hand the server’s sheet already has', () => {
-    const sheet = decodeSheetUpdate(threeHands).sheet;
+    const sheet = sheetUpdateFromJson(threeHands).sheet;
     const m = buildSheetModel(sheet, { handIndex: 2, cards: 3, bids: [1, 1, 0, 2], tricks: [1, 1, 0, 1] }, names);
     expect(m.sections[0]?.rows.filter((r) => r.handIndex === 2)).toHaveLength(1);
     expect(m.sections[0]?.rows.some((r) => r.current)).toBe(false);
@@ -120,7 +121,7 @@ describe('the score sheet model', () => {
   });
 
   it('leaves totals uncoloured when the premia is off', () => {
-    const u = decodeSheetUpdate(threeHands);
+    const u = sheetUpdateFromJson(threeHands);
     u.sheet.settings.premia = false;
     const m = buildSheetModel(u.sheet, null, names);
     expect(m.sul.every((s) => s.course === 'neutral')).toBe(true);
@@ -129,7 +130,7 @@ describe('the score sheet model', () => {
 
 describe('the Japanese sheet', () => {
   it('writes match totals whole, not in /100 notation, and colours no course', () => {
-    const sheet = decodeSheetUpdate({
+    const sheet = sheetUpdateFromJson({
       version: '5',
       sheet: {
         settings: { game: 'GAME_JAPANESE', japanese_target: 21 },
@@ -166,3 +167,73 @@ describe('the Japanese sheet', () => {
     expect(m.foot.japaneseTarget).toBe(21);
   });
 });
+
+// pkg/scoring's own sheet JSON (what `pulkactl score` prints), read into the
+// model of the wire's Sheet: the test checks both give the same score sheet.
+type Obj = Record<string, unknown>;
+const obj = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : {});
+const arr = (v: unknown): unknown[] => (Array.isArray(v) ? (v as unknown[]) : []);
+const num = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' && v !== '' ? Number(v) : 0);
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+const bool = (v: unknown): boolean => v === true;
+function fromScoringSheet(json: unknown): Sheet {
+  const o = obj(json);
+  const set = obj(o.settings);
+  const hands = arr(o.hands).map(obj);
+  const kh = str(set.khishti) || String(num(set.khishti) || 200);
+  const settings: TableSettings = {
+    ...settingsOf(undefined),
+    game: 'classic',
+    variant: set.variant === 'nines' ? 'nines' : 'standard',
+    khishti: kh === '500' || kh === '100' || kh === 'per-card' ? kh : '200',
+    premia: set.premia !== false,
+    moshla: set.moshla !== false,
+    restDocked: set.restDocked !== false,
+  };
+  const seatsOf = (a: unknown): number[] => arr(a).map(num);
+  return {
+    tableId: '',
+    gameId: '',
+    settings,
+    players: [],
+    pulkas: arr(o.pulkas).map((pv) => {
+      const p = obj(pv);
+      const first = num(p.first);
+      const played = num(p.played);
+      const premia = seatsOf(p.premia);
+      const moshla = seatsOf(p.moshla);
+      const total = seatsOf(p.total);
+      return {
+        pulkaIndex: num(p.index),
+        finished: bool(p.finished),
+        hands: hands.slice(first, first + played).map((h, i) => {
+          const bids = seatsOf(h.bids);
+          const tricks = seatsOf(h.tricks);
+          const points = seatsOf(h.points);
+          const results = arr(h.result).map(str);
+          const struck = arr(h.struck).map(bool);
+          return {
+            handIndex: first + i,
+            cards: num(h.cards),
+            cells: bids.map((bid, seat) => {
+              const r = results[seat];
+              const khishti = r === 'khishti';
+              return {
+                seat,
+                bid,
+                tricks: tricks[seat] ?? 0,
+                points: khishti ? 0 : (points[seat] ?? 0),
+                penalty: khishti ? (points[seat] ?? 0) : 0,
+                outcome: r === 'made' || r === 'missed' || r === 'khishti' ? r : 'unspecified',
+                struck: struck[seat] ?? false,
+              };
+            }),
+          };
+        }),
+        totals: total.map((t, seat) => ({ seat, premia: premia[seat] ?? 0, moshla: moshla[seat] ?? 0, total: t })),
+      };
+    }),
+    totals: seatsOf(o.total).map((t, seat) => ({ seat, total: t, onCourse: arr(o.onCourse)[seat] === true })),
+    currentHand: num(o.next),
+  };
+}

@@ -1,15 +1,15 @@
 // Table events as the gateway writes them (protojson with proto names:
 // zero values left out, int64 as strings, enums by name), for tests.
 
-import { decodeEvent } from '../protocol/decode';
 import type { TableEvent } from '../protocol/types';
+import { tableEventFromJson } from '../protocol/view';
 
 let n = 0;
 
 /** One event of table t1 with the next stream id. */
 export function wireEvent(body: Record<string, unknown>, id?: string): TableEvent {
   n++;
-  return decodeEvent('t1', id ?? `1700000000000-${n}`, { seq: String(n), table_id: 't1', game_id: 'g1', visibility: { audience: 'AUDIENCE_PUBLIC' }, ...body });
+  return tableEventFromJson('t1', id ?? `1700000000000-${n}`, { seq: String(n), table_id: 't1', game_id: 'g1', visibility: { audience: 'AUDIENCE_PUBLIC' }, ...body });
 }
 
 export const classicSettings = {

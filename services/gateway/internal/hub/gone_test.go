@@ -2,30 +2,23 @@ package hub
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"testing"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/visibility"
 )
 
-// frames decodes every frame received so far.
-func (s *sink) all(t *testing.T) []map[string]any {
-	t.Helper()
+// all is every frame received so far.
+func (s *sink) all() []*gatewayv1.ServerFrame {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]map[string]any, len(s.frames))
-	for i, b := range s.frames {
-		if err := json.Unmarshal(b, &out[i]); err != nil {
-			t.Fatalf("bad frame %s: %v", b, err)
-		}
-	}
-	return out
+	return append([]*gatewayv1.ServerFrame(nil), s.frames...)
 }
 
 func waitUntil(t *testing.T, what string, cond func() bool) {
@@ -80,9 +73,8 @@ func TestHub_ARefusalNoticeGoesToItsSenderOnly(t *testing.T) {
 	if ids[1] != "" {
 		t.Fatalf("the refusal came with id %q; want none (not part of the history)", ids[1])
 	}
-	f := alice.all(t)[1]
-	ev, _ := f["event"].(map[string]any)
-	if _, ok := ev["move_rejected"]; !ok || ev["caused_by"] != "alice/k1" {
+	f := alice.all()[1]
+	if ev := f.GetEvent().GetEvent(); ev.GetMoveRejected() == nil || ev.GetCausedBy() != "alice/k1" {
 		t.Fatalf("frame %v, want alice's move_rejected", f)
 	}
 	time.Sleep(100 * time.Millisecond)
@@ -120,13 +112,12 @@ func TestHub_AVanishedTableGetsItsWatchersTableGone(t *testing.T) {
 	if err := e.rdb.FlushAll(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	var got []map[string]any
+	var got []*gatewayv1.ServerFrame
 	waitUntil(t, "table_gone and unjoined", func() bool {
-		got = alice.all(t)
+		got = alice.all()
 		return len(got) >= 3
 	})
-	if got[1]["type"] != "error" || got[1]["code"] != wire.CodeTableGone || got[1]["table"] != "t1" ||
-		got[2]["type"] != "unjoined" || got[2]["table"] != "t1" {
+	if e := got[1].GetError(); e.GetCode() != wire.CodeTableGone || e.GetTable() != "t1" || got[2].GetUnjoined().GetTable() != "t1" {
 		t.Fatalf("frames after the loss %v, want error table_gone then unjoined for t1", got[1:])
 	}
 	if sub.Seat() != visibility.NoSeat || sub.Member() {
@@ -141,7 +132,7 @@ func TestHub_AVanishedTableGetsItsWatchersTableGone(t *testing.T) {
 		t.Fatalf("following %d tables, want only t2", h.Tables())
 	}
 	time.Sleep(200 * time.Millisecond)
-	if n := len(early.all(t)); n != 0 {
+	if n := len(early.all()); n != 0 {
 		t.Fatalf("a table with no event yet got %d frames", n)
 	}
 	// The table waiting for its first event still works.

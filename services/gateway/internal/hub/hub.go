@@ -59,7 +59,7 @@ type Sink interface {
 	// Send queues a frame without blocking. It returns false when the queue
 	// is full; the sink's owner then disconnects the client, and the hub
 	// carries on with everybody else.
-	Send(frame []byte) bool
+	Send(frame *wire.Frame) bool
 }
 
 // WaitSink is a Sink that can also wait for room in its queue. A replay
@@ -67,7 +67,7 @@ type Sink interface {
 // may wait for its own client (live delivery never waits).
 type WaitSink interface {
 	Sink
-	SendWait(ctx context.Context, frame []byte) bool
+	SendWait(ctx context.Context, frame *wire.Frame) bool
 }
 
 // TracedSink is a Sink that can put the write of a frame into a trace. The
@@ -77,11 +77,11 @@ type WaitSink interface {
 type TracedSink interface {
 	Sink
 	// SendTraced is Send for a frame whose write belongs to the span sc.
-	SendTraced(frame []byte, sc trace.SpanContext) bool
+	SendTraced(frame *wire.Frame, sc trace.SpanContext) bool
 }
 
 // send queues frame on s, in the trace of parent when parent is recorded.
-func send(s Sink, frame []byte, parent trace.Span) bool {
+func send(s Sink, frame *wire.Frame, parent trace.Span) bool {
 	if parent != nil {
 		if ts, ok := s.(TracedSink); ok {
 			return ts.SendTraced(frame, parent.SpanContext())
@@ -377,11 +377,9 @@ func (h *Hub) onMessage(ctx context.Context, m streams.Message) {
 		return
 	}
 	ev := h.decodeEvent(m.Stream, m.ID, m.Data)
-	var frame []byte
+	var frame *wire.Frame
 	if ev != nil {
-		var err error
-		if frame, err = wire.Event(f.table, m.ID, ev); err != nil {
-			h.log.Error("hub: encode event", "table", f.table, "id", m.ID, "err", err)
+		if frame = h.eventFrame(f.table, m.ID, ev); frame == nil {
 			ev = nil
 		}
 	}
@@ -431,25 +429,38 @@ func (h *Hub) onSheet(ctx context.Context, f *feed, m streams.Message) {
 	}
 }
 
-func (h *Hub) sheetFrame(table, id string, data []byte) ([]byte, bool) {
+func (h *Hub) sheetFrame(table, id string, data []byte) (*wire.Frame, bool) {
 	u := &scoringv1.SheetUpdate{}
 	if err := proto.Unmarshal(data, u); err != nil {
 		h.log.Error("hub: undecodable sheet update", "table", table, "id", id, "err", err)
 		return nil, false
 	}
-	frame, err := wire.Sheet(table, id, u)
-	if err != nil {
+	frame := wire.NewFrame(wire.Sheet(table, id, u))
+	if _, err := frame.Bytes(wire.Binary); err != nil {
 		h.log.Error("hub: encode sheet", "table", table, "id", id, "err", err)
 		return nil, false
 	}
 	return frame, true
 }
 
+// eventFrame is the frame of event ev (entry id of table's stream; "" for
+// a refusal), nil when it cannot be encoded (logged). Its binary encoding,
+// which nearly every client speaks, is made here, before any lock is
+// taken; JSON, for the rare debugging client, when one first needs it.
+func (h *Hub) eventFrame(table, id string, ev *tablev1.Event) *wire.Frame {
+	frame := wire.NewFrame(wire.Event(table, id, ev))
+	if _, err := frame.Bytes(wire.Binary); err != nil {
+		h.log.Error("hub: encode event", "table", table, "id", id, "err", err)
+		return nil
+	}
+	return frame
+}
+
 // item is a live event held for a client whose replay is running.
 type item struct {
 	id    string
 	ev    *tablev1.Event
-	frame []byte
+	frame *wire.Frame
 }
 
 // onNotice is the tailer's notice handler: a table's answer to one
@@ -470,9 +481,8 @@ func (h *Hub) onNotice(ctx context.Context, stream string, data []byte) {
 	if ev == nil || ev.GetMoveRejected() == nil {
 		return // only refusals travel this way
 	}
-	frame, err := wire.Event(f.table, "", ev)
-	if err != nil {
-		h.log.Error("hub: encode refusal", "table", f.table, "err", err)
+	frame := h.eventFrame(f.table, "", ev)
+	if frame == nil {
 		return
 	}
 	var sent int64
@@ -552,8 +562,8 @@ func (h *Hub) tableGone(ctx context.Context, f *feed) {
 	}
 	h.gone[f.table] = struct{}{}
 	h.mu.Unlock()
-	errFrame := wire.TableError(f.table, wire.CodeTableGone, "this table no longer exists: back to the lobby")
-	unjoined := wire.Unjoined(f.table, "")
+	errFrame := wire.NewFrame(wire.TableError(f.table, wire.CodeTableGone, "this table no longer exists: back to the lobby"))
+	unjoined := wire.NewFrame(wire.Unjoined(f.table, ""))
 	f.mu.Lock()
 	f.gone = true
 	subs := f.subs

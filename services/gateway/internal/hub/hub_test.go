@@ -2,7 +2,6 @@ package hub
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -13,42 +12,46 @@ import (
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/protobuf/proto"
 
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/redistest"
 	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/visibility"
 )
 
-// sink records frames; full makes Send refuse after limit frames.
+// sink records frames as a binary client decodes them; full makes Send
+// refuse after limit frames.
 type sink struct {
 	mu     sync.Mutex
-	frames [][]byte
+	frames []*gatewayv1.ServerFrame
 	limit  int
 	notify chan struct{}
 }
 
 func newSink() *sink { return &sink{notify: make(chan struct{}, 1)} }
 
-func (s *sink) Send(f []byte) bool {
+func (s *sink) Send(f *wire.Frame) bool {
+	b, err := f.Bytes(wire.Binary)
+	if err != nil {
+		panic(err)
+	}
+	m := &gatewayv1.ServerFrame{}
+	if err := proto.Unmarshal(b, m); err != nil {
+		panic(err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.limit > 0 && len(s.frames) >= s.limit {
 		return false
 	}
-	s.frames = append(s.frames, f)
+	s.frames = append(s.frames, m)
 	select {
 	case s.notify <- struct{}{}:
 	default:
 	}
 	return true
-}
-
-type frame struct {
-	Type  string          `json:"type"`
-	Table string          `json:"table"`
-	ID    string          `json:"id"`
-	Event json.RawMessage `json:"event"`
 }
 
 // eventIDs returns the ids of the event frames received so far.
@@ -57,13 +60,9 @@ func (s *sink) eventIDs(t *testing.T) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ids []string
-	for _, b := range s.frames {
-		var f frame
-		if err := json.Unmarshal(b, &f); err != nil {
-			t.Fatalf("bad frame %s: %v", b, err)
-		}
-		if f.Type == "event" {
-			ids = append(ids, f.ID)
+	for _, f := range s.frames {
+		if e := f.GetEvent(); e != nil {
+			ids = append(ids, e.GetId())
 		}
 	}
 	return ids
@@ -461,22 +460,15 @@ func TestJoin_SheetUpdatesReachEveryWatcher(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		s.mu.Lock()
-		var versions []string
+		var versions []uint64
 		for _, f := range s.frames {
-			var x struct {
-				Type   string `json:"type"`
-				Update struct {
-					Version string `json:"version"`
-				} `json:"update"`
-			}
-			_ = json.Unmarshal(f, &x)
-			if x.Type == "sheet" {
-				versions = append(versions, x.Update.Version)
+			if sh := f.GetSheet(); sh != nil {
+				versions = append(versions, sh.GetUpdate().GetVersion())
 			}
 		}
 		s.mu.Unlock()
 		if len(versions) == 2 {
-			if versions[0] != "2" || versions[1] != "3" {
+			if versions[0] != 2 || versions[1] != 3 {
 				t.Fatalf("sheet versions = %v, want the latest (2) then the live one (3)", versions)
 			}
 			return
@@ -508,7 +500,7 @@ func BenchmarkFanOut(b *testing.B) {
 
 type discard struct{}
 
-func (discard) Send([]byte) bool { return true }
+func (discard) Send(f *wire.Frame) bool { _, _ = f.Bytes(wire.Binary); return true }
 
 // A join's replay reads the stream itself and may run ahead of the table's
 // feed. A client that answers what the replay showed it (a seat's client

@@ -104,7 +104,7 @@ func (h *Hub) replay(ctx context.Context, s *Subscription, start, from string, s
 	after := from
 	send := s.sink.Send
 	if w, ok := s.sink.(WaitSink); ok {
-		send = func(frame []byte) bool { return w.SendWait(ctx, frame) }
+		send = func(frame *wire.Frame) bool { return w.SendWait(ctx, frame) }
 	}
 	for {
 		msgs, err := streams.ReadAfter(ctx, h.rdb, f.evStream, after, h.pageSize)
@@ -127,8 +127,8 @@ func (h *Hub) replay(ctx context.Context, s *Subscription, start, from string, s
 			if !visibility.Allows(ev.GetVisibility(), visibility.Viewer{PlayerID: s.player, Seat: seats.SeatOf(s.player)}) {
 				continue
 			}
-			frame, err := wire.Event(f.table, m.ID, ev)
-			if err != nil {
+			frame := h.eventFrame(f.table, m.ID, ev)
+			if frame == nil {
 				continue
 			}
 			if !send(frame) {

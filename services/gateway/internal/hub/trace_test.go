@@ -13,6 +13,7 @@ import (
 
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/pkg/wire"
 )
 
 // tracedSink is a sink that records the span each frame was sent in.
@@ -22,14 +23,14 @@ type tracedSink struct {
 	spans []trace.SpanContext // the zero value for a frame sent untraced
 }
 
-func (s *tracedSink) Send(f []byte) bool {
+func (s *tracedSink) Send(f *wire.Frame) bool {
 	s.mu.Lock()
 	s.spans = append(s.spans, trace.SpanContext{})
 	s.mu.Unlock()
 	return s.sink.Send(f)
 }
 
-func (s *tracedSink) SendTraced(f []byte, sc trace.SpanContext) bool {
+func (s *tracedSink) SendTraced(f *wire.Frame, sc trace.SpanContext) bool {
 	s.mu.Lock()
 	s.spans = append(s.spans, sc)
 	s.mu.Unlock()

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pulka/pulka/pkg/daemon"
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
@@ -27,6 +28,7 @@ import (
 	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/pkg/scoringclient/scoringtest"
 	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/apierr"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
 	"github.com/pulka/pulka/services/gateway/internal/hub"
@@ -466,10 +468,12 @@ type wsClient struct {
 	c *websocket.Conn
 }
 
+// dialWS connects as the web client does: the session cookie, and binary
+// protobuf frames (wire.SubprotocolProto).
 func (ts *testServer) dialWS(ctx context.Context, t *testing.T, token string) *wsClient {
 	t.Helper()
 	c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.url, "http")+"/ws",
-		&websocket.DialOptions{HTTPHeader: http.Header{"Cookie": {"pulka_session=" + token}}})
+		&websocket.DialOptions{HTTPHeader: http.Header{"Cookie": {"pulka_session=" + token}}, Subprotocols: []string{wire.SubprotocolProto}})
 	if resp != nil && resp.Body != nil {
 		_ = resp.Body.Close()
 	}
@@ -480,27 +484,42 @@ func (ts *testServer) dialWS(ctx context.Context, t *testing.T, token string) *w
 	return &wsClient{t: t, c: c}
 }
 
-func (w *wsClient) send(ctx context.Context, frame string) {
+func (w *wsClient) send(ctx context.Context, m *gatewayv1.ClientFrame) {
 	w.t.Helper()
-	if err := w.c.Write(ctx, websocket.MessageText, []byte(frame)); err != nil {
+	b, err := proto.Marshal(m)
+	if err == nil {
+		err = w.c.Write(ctx, websocket.MessageBinary, b)
+	}
+	if err != nil {
 		w.t.Fatal(err)
 	}
 }
 
-// next skips frames until one of type typ.
-func (w *wsClient) next(ctx context.Context, typ string) map[string]any {
+// next skips frames until one of type typ (wire.ServerFrameType).
+func (w *wsClient) next(ctx context.Context, typ string) *gatewayv1.ServerFrame {
 	w.t.Helper()
 	for {
 		_, b, err := w.c.Read(ctx)
 		if err != nil {
 			w.t.Fatalf("waiting for %s: %v", typ, err)
 		}
-		var m map[string]any
-		_ = json.Unmarshal(b, &m)
-		if m["type"] == typ {
+		m := &gatewayv1.ServerFrame{}
+		if err := proto.Unmarshal(b, m); err != nil {
+			w.t.Fatal(err)
+		}
+		if wire.ServerFrameType(m) == typ {
 			return m
 		}
 	}
+}
+
+func joinFrame(table string) *gatewayv1.ClientFrame {
+	return &gatewayv1.ClientFrame{Frame: &gatewayv1.ClientFrame_Join{Join: &gatewayv1.Join{Table: table}}}
+}
+
+func bidFrame(table, cmd string, tricks uint32) *gatewayv1.ClientFrame {
+	return &gatewayv1.ClientFrame{Frame: &gatewayv1.ClientFrame_Command{Command: &gatewayv1.TableCommand{
+		Table: table, Cmd: cmd, Command: &gatewayv1.TableCommand_Bid{Bid: &tablev1.BidCommand{Tricks: tricks}}}}}
 }
 
 // TestWebSocket_ThroughGinWithTheSessionCookie plays the browser: a guest
@@ -521,28 +540,19 @@ func TestWebSocket_ThroughGinWithTheSessionCookie(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c := ts.dialWS(ctx, t, tok).c
-	read := func() map[string]any {
-		_, b, err := c.Read(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		_ = json.Unmarshal(b, &m)
-		return m
-	}
-	if f := read(); f["type"] != "welcome" {
+	c := ts.dialWS(ctx, t, tok)
+	if f := c.next(ctx, wire.TypeWelcome); f.GetWelcome().GetPlayer().GetId() != pid {
 		t.Fatalf("first frame %v", f)
 	}
-	_ = c.Write(ctx, websocket.MessageText, []byte(`{"type":"join","table":"t1"}`))
-	if f := read(); f["type"] != "event" || f["id"] != evID {
+	c.send(ctx, joinFrame("t1"))
+	if f := c.next(ctx, wire.TypeEvent); f.GetEvent().GetId() != evID {
 		t.Fatalf("replayed %v", f)
 	}
-	if f := read(); f["type"] != "joined" || f["seat"] != float64(3) {
+	if f := c.next(ctx, wire.TypeJoined); f.GetJoined().Seat == nil || f.GetJoined().GetSeat() != 3 {
 		t.Fatalf("joined %v", f)
 	}
-	_ = c.Write(ctx, websocket.MessageText, []byte(`{"type":"bid","table":"t1","tricks":2,"cmd":"b1"}`))
-	if f := read(); f["type"] != "ack" || f["cmd"] != pid+"/b1" {
+	c.send(ctx, bidFrame("t1", "b1", 2))
+	if f := c.next(ctx, wire.TypeAck); f.GetAck().GetCmd() != pid+"/b1" {
 		t.Fatalf("ack %v", f)
 	}
 	xs, _ := rdb.XRange(ctx, streams.TableCommands("t1"), "-", "+").Result()

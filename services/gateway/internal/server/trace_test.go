@@ -126,11 +126,11 @@ func TestTrace_OneMoveIsOneTraceFromTheFrameToTheLastClientWrite(t *testing.T) {
 		}
 		c := ts.dialWS(ctx, t, guest["token"].(string))
 		c.next(ctx, "welcome")
-		c.send(ctx, `{"type":"join","table":"t1"}`)
+		c.send(ctx, joinFrame("t1"))
 		c.next(ctx, "joined")
 		clients = append(clients, c)
 	}
-	clients[0].send(ctx, `{"type":"bid","table":"t1","tricks":2,"cmd":"b1"}`)
+	clients[0].send(ctx, bidFrame("t1", "b1", 2))
 	clients[0].next(ctx, "ack")
 
 	// The runner: continue the command entry's trace, publish the event in it.
@@ -158,7 +158,7 @@ func TestTrace_OneMoveIsOneTraceFromTheFrameToTheLastClientWrite(t *testing.T) {
 	}
 	apply.End()
 	for _, c := range clients {
-		if f := c.next(ctx, "event"); f["id"] != id {
+		if f := c.next(ctx, "event"); f.GetEvent().GetId() != id {
 			t.Fatalf("event %v, want %s", f, id)
 		}
 	}

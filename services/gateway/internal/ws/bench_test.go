@@ -70,7 +70,7 @@ func fanOut(b *testing.B, e *env, g *gateway, move func() (context.Context, func
 		}
 		defer func() { _ = c.CloseNow() }()
 		_, _, _ = c.Read(ctx) // welcome
-		_ = c.Write(ctx, websocket.MessageText, []byte(`{"type":"join","table":"bench"}`))
+		_ = c.Write(ctx, websocket.MessageText, []byte(`{"join":{"table":"bench"}}`))
 		for {
 			_, m, err := c.Read(ctx)
 			if err != nil {

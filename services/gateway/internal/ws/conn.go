@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
 
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
 	"github.com/pulka/pulka/services/gateway/internal/hub"
@@ -25,6 +26,11 @@ type conn struct {
 	out    *outbox
 	limit  *rate.Limiter
 	claims *auth.Claims // nil until authenticated
+	// enc is how the connection's frames are written, chosen by the
+	// WebSocket subprotocol at the handshake.
+	enc wire.Encoding
+	// msgType is the WebSocket message type of enc's frames.
+	msgType websocket.MessageType
 
 	// ipKey is the address group the connection counts against;
 	// playerCounted says whether it counts against its player too.
@@ -65,25 +71,53 @@ type conn struct {
 
 func newConn(s *Server, ws *websocket.Conn, claims *auth.Claims) *conn {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	return &conn{s: s, ws: ws, id: randomID(), claims: claims, ctx: ctx, cancel: cancel, steady: context.WithoutCancel(ctx),
+	enc, msgType := wire.EncodingOf(ws.Subprotocol()), websocket.MessageBinary
+	if enc == wire.JSON {
+		msgType = websocket.MessageText
+	}
+	return &conn{s: s, ws: ws, id: randomID(), claims: claims, enc: enc, msgType: msgType,
+		ctx: ctx, cancel: cancel, steady: context.WithoutCancel(ctx),
 		closing: make(chan struct{}),
 		out:     newOutbox(s.cfg.SendQueueFrames, s.cfg.SendQueueBytes, s.cfg.AckDelay),
 		limit:   rate.NewLimiter(s.cfg.Rate, s.cfg.Burst),
 		tables:  map[string]*hub.Subscription{}}
 }
 
-// Send queues a frame without blocking (hub.Sink). A full queue means the
-// client is not reading fast enough: it is disconnected, nobody waits for it.
-func (c *conn) Send(frame []byte) bool { return c.queued(c.out.push(frame)) }
+// Send queues a frame without blocking (hub.Sink), in the connection's
+// encoding. A full queue means the client is not reading fast enough: it is
+// disconnected, nobody waits for it.
+func (c *conn) Send(f *wire.Frame) bool {
+	b, ok := c.encoded(f)
+	return ok && c.queued(c.out.push(b))
+}
 
 // SendTraced queues a frame whose write belongs to the span sc
 // (hub.TracedSink): the write gets a span of its own, a child of sc.
-func (c *conn) SendTraced(frame []byte, sc trace.SpanContext) bool {
-	return c.queued(c.out.pushTraced(frame, sc))
+func (c *conn) SendTraced(f *wire.Frame, sc trace.SpanContext) bool {
+	b, ok := c.encoded(f)
+	return ok && c.queued(c.out.pushTraced(b, sc))
 }
 
+// send queues a frame of this connection alone (an answer, an error).
+func (c *conn) send(m *gatewayv1.ServerFrame) bool { return c.Send(wire.NewFrame(m)) }
+
 // sendLazy queues a frame that may wait AckDelay for the next one (an ack).
-func (c *conn) sendLazy(frame []byte) bool { return c.queued(c.out.pushLazy(frame)) }
+func (c *conn) sendLazy(m *gatewayv1.ServerFrame) bool {
+	b, ok := c.encoded(wire.NewFrame(m))
+	return ok && c.queued(c.out.pushLazy(b))
+}
+
+// encoded is f in the connection's encoding. A frame that cannot be
+// encoded is a bug (every frame is a generated message the gateway built):
+// it is logged and skipped, and the connection lives on.
+func (c *conn) encoded(f *wire.Frame) ([]byte, bool) {
+	b, err := f.Bytes(c.enc)
+	if err != nil {
+		c.s.deps.Logger.Error("ws: frame not encoded", "conn", c.id, "encoding", c.enc.String(), "err", err)
+		return nil, false
+	}
+	return b, true
+}
 
 // queued reports whether a push succeeded; a full queue drops the client.
 func (c *conn) queued(err error) bool {
@@ -97,8 +131,9 @@ func (c *conn) queued(err error) bool {
 }
 
 // SendWait queues a frame, waiting for room (hub.WaitSink, for replays).
-func (c *conn) SendWait(ctx context.Context, frame []byte) bool {
-	return c.out.pushWait(ctx, frame) == nil
+func (c *conn) SendWait(ctx context.Context, f *wire.Frame) bool {
+	b, ok := c.encoded(f)
+	return ok && c.out.pushWait(ctx, b) == nil
 }
 
 // fail closes the connection with code. With flush, the frames already
@@ -153,7 +188,7 @@ func (c *conn) run() {
 	if c.claims == nil && !c.authenticate() {
 		return
 	}
-	c.Send(wire.Welcome(c.player(), c.s.deps.Now()))
+	c.send(wire.Welcome(c.player(), c.s.deps.Now()))
 	// Reads use c.steady; the end of c.ctx closes the connection, which
 	// ends a read as surely.
 	stop := context.AfterFunc(c.ctx, func() { _ = c.ws.CloseNow() })

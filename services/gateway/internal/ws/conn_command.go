@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/pkg/telemetry"
@@ -16,17 +17,18 @@ import (
 )
 
 // command writes a table command to the table's command stream.
-func (c *conn) command(m wire.ClientMsg) error {
+func (c *conn) command(ref, typ string, m *gatewayv1.TableCommand) error {
+	table := m.GetTable()
 	c.tablesMu.Lock()
-	sub, joined := c.tables[m.Table]
+	sub, joined := c.tables[table]
 	c.tablesMu.Unlock()
 	if !joined {
-		return wire.Errorf(wire.CodeNotJoined, "join table %s before sending it commands", m.Table)
+		return wire.Errorf(wire.CodeNotJoined, "join table %s before sending it commands", table)
 	}
-	if err := mayCommand(m.Type, sub); err != nil {
+	if err := mayCommand(typ, sub); err != nil {
 		return err
 	}
-	key := m.Cmd
+	key := m.GetCmd()
 	if key == "" {
 		key = randomID()
 	}
@@ -35,17 +37,17 @@ func (c *conn) command(m wire.ClientMsg) error {
 	if err != nil {
 		return err
 	}
-	ctx, span := c.s.deps.Tracer.Start(c.ctx, "ws "+m.Type, trace.WithSpanKind(trace.SpanKindProducer))
+	ctx, span := c.s.deps.Tracer.Start(c.ctx, "ws "+typ, trace.WithSpanKind(trace.SpanKindProducer))
 	defer span.End()
 	if span.IsRecording() { // most spans are not sampled: spare them the attributes
-		span.SetAttributes(attribute.String("table", m.Table), attribute.String("command_id", cmd.CommandId))
+		span.SetAttributes(attribute.String("table", table), attribute.String("command_id", cmd.CommandId))
 	}
 	if _, err := c.publish(ctx, cmd); err != nil {
 		return err
 	}
 	// The table's events usually follow within milliseconds: the ack
 	// waits for them (at most AckDelay) and leaves with them.
-	c.sendLazy(wire.Ack(m.Ref, cmd.CommandId))
+	c.sendLazy(wire.Ack(ref, cmd.CommandId))
 	return nil
 }
 

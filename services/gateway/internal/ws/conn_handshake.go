@@ -19,7 +19,7 @@ func (c *conn) authenticate() bool {
 	// connection itself when a read's context expires, and the client
 	// should see our close code.
 	timer := time.AfterFunc(c.s.cfg.AuthTimeout, func() { c.fail(CloseAuthTimedOut, "no hello in time", true) })
-	data, err := c.readFrame(c.ctx)
+	data, enc, err := c.readFrame(c.ctx)
 	if !timer.Stop() {
 		return false // timed out just now
 	}
@@ -31,19 +31,19 @@ func (c *conn) authenticate() bool {
 	case err != nil:
 		return false
 	}
-	m, err := wire.Parse(data)
-	if err == nil && m.Type != wire.TypeHello {
+	m, err := wire.Parse(data, enc)
+	if err == nil && m.GetHello() == nil {
 		err = wire.Errorf(wire.CodeAuthRequired, "send hello with a session token first")
 	}
 	if err != nil {
-		c.refused(err, m.Ref)
+		c.refused(err, m.GetRef())
 		c.fail(CloseUnauthorized, "hello expected", true)
 		return false
 	}
-	claims, err := auth.VerifySession(c.ctx, c.s.deps.Signer, c.s.deps.Revocations, m.Token)
+	claims, err := auth.VerifySession(c.ctx, c.s.deps.Signer, c.s.deps.Revocations, m.GetHello().GetToken())
 	if err != nil {
 		p := apierr.From(err)
-		c.sendError(p.Code, p.Message, m.Ref)
+		c.sendError(p.Code, p.Message, m.GetRef())
 		code := CloseUnauthorized
 		if errors.Is(err, auth.ErrRevokedToken) || errors.Is(err, auth.ErrExpiredToken) {
 			code = CloseSessionEnded
@@ -54,7 +54,7 @@ func (c *conn) authenticate() bool {
 	if !c.s.perPlay.Acquire(claims.PlayerID) {
 		p := apierr.From(&connlimit.TooManyError{Scope: connlimit.ScopePlayer, Limit: c.s.cfg.MaxPerPlayer})
 		c.s.m.shed.Add(c.ctx, 1, metric.WithAttributes(attribute.String("reason", p.Code), attribute.String("scope", connlimit.ScopePlayer)))
-		c.sendError(p.Code, p.Message, m.Ref)
+		c.sendError(p.Code, p.Message, m.GetRef())
 		c.fail(CloseTooManyConns, "too many connections", true)
 		return false
 	}

@@ -8,16 +8,18 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/hub"
 	"github.com/pulka/pulka/services/gateway/internal/visibility"
 )
 
 // join follows a table, replaying what the client missed.
-func (c *conn) join(m wire.ClientMsg) error {
+func (c *conn) join(ref string, m *gatewayv1.Join) error {
+	table, lastEventID := m.GetTable(), m.GetLastEventId()
 	c.tablesMu.Lock()
-	old, rejoin := c.tables[m.Table]
-	delete(c.tables, m.Table)
+	old, rejoin := c.tables[table]
+	delete(c.tables, table)
 	n := len(c.tables)
 	c.tablesMu.Unlock()
 	wasMember := false
@@ -30,19 +32,19 @@ func (c *conn) join(m wire.ClientMsg) error {
 	} else if n >= c.s.cfg.MaxTables {
 		return wire.Errorf(wire.CodeTooMany, "at most %d tables per connection", c.s.cfg.MaxTables)
 	}
-	ctx, span := c.s.deps.Tracer.Start(c.ctx, "ws join", trace.WithAttributes(attribute.String("table", m.Table)))
+	ctx, span := c.s.deps.Tracer.Start(c.ctx, "ws join", trace.WithAttributes(attribute.String("table", table)))
 	defer span.End()
 	// A made-up table id gets nothing: no feed, no presence entry, no
 	// reconnect command (each would be a Redis key nobody reads).
 	if !rejoin {
-		if err := c.s.tables.check(ctx, m.Table); err != nil {
+		if err := c.s.tables.check(ctx, table); err != nil {
 			return err
 		}
 	}
 	pid := c.claims.PlayerID
-	sub, res, err := c.s.deps.Hub.Join(ctx, m.Table, pid, m.LastEventID, c)
+	sub, res, err := c.s.deps.Hub.Join(ctx, table, pid, lastEventID, c)
 	if err != nil && rejoin {
-		c.gone(m.Table, wasMember)
+		c.gone(table, wasMember)
 	}
 	if errors.Is(err, hub.ErrSlow) {
 		c.fail(CloseSlowConsumer, closeReasonSlow, false)
@@ -59,7 +61,7 @@ func (c *conn) join(m wire.ClientMsg) error {
 	// record it twice).
 	c.presenceMu.Lock()
 	c.tablesMu.Lock()
-	c.tables[m.Table] = sub
+	c.tables[table] = sub
 	c.tablesMu.Unlock()
 	if !rejoin {
 		c.arrived(ctx, sub)
@@ -73,13 +75,13 @@ func (c *conn) join(m wire.ClientMsg) error {
 	// When the history the client needed is gone, the table resynchronises
 	// it: it answers a Reconnect with a ViewSynced for the player.
 	if res.Trimmed {
-		cmd := wire.ReconnectCommand(m.Table, pid, wire.CommandID(pid, "reconnect-"+randomID()), m.LastEventID)
+		cmd := wire.ReconnectCommand(table, pid, wire.CommandID(pid, "reconnect-"+randomID()), lastEventID)
 		if _, err := c.publish(ctx, cmd); err != nil {
-			c.s.deps.Logger.Warn("ws: reconnect command failed", "table", m.Table, "err", err)
+			c.s.deps.Logger.Warn("ws: reconnect command failed", "table", table, "err", err)
 		}
 	}
 	// Last, so that a client told it joined is also counted as present.
-	c.Send(wire.Joined(m.Table, m.Ref, seat, res.Replayed, res.Trimmed))
+	c.send(wire.Joined(table, ref, seat, res.Replayed, res.Trimmed))
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/apierr"
@@ -15,28 +16,22 @@ import (
 
 // watchLobby starts or stops pushing the lobby list: a window of the
 // newest listed tables that pass the client's filter.
-func (c *conn) watchLobby(m wire.ClientMsg) error {
+func (c *conn) watchLobby(m *gatewayv1.WatchLobby) error {
 	if c.lobbyStop != nil {
 		c.lobbyStop()
 		<-c.lobbyDone
 		c.lobbyStop, c.lobbyDone = nil, nil
 	}
-	if !*m.Watch {
+	if !m.GetWatch() {
 		return nil
 	}
 	if c.s.deps.Lobby == nil {
 		return apierr.ErrUnavailable
 	}
-	var filter *lobbyv1.TableFilter
-	if m.Filter != nil {
-		var err error
-		if filter, err = m.Filter.Proto(); err != nil {
-			return err
-		}
-	}
+	filter := m.GetFilter() // checked by wire.Parse
 	limit := c.s.cfg.LobbyWindow
-	if m.Limit > 0 && int(m.Limit) < limit {
-		limit = int(m.Limit)
+	if l := m.GetLimit(); l > 0 && uint64(l) < uint64(limit) {
+		limit = int(l)
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
 	c.lobbyStop, c.lobbyDone = cancel, make(chan struct{})
@@ -76,9 +71,8 @@ func (c *conn) lobbyLoop(ctx context.Context, v ports.LobbyView, filter *lobbyv1
 		if reason != "watch" {
 			seq++
 		}
-		frame, err := wire.LobbyView(&lobbyv1.LobbyView{Version: seq, Tables: tables, More: more})
 		count(wire.TypeLobbyView, reason)
-		return err == nil && c.Send(frame)
+		return c.send(wire.LobbyView(&lobbyv1.LobbyView{Version: seq, Tables: tables, More: more}))
 	}
 	if !sendView("watch") {
 		return
@@ -138,9 +132,8 @@ func (c *conn) lobbyLoop(ctx context.Context, v ports.LobbyView, filter *lobbyv1
 			case *lobbyv1.LobbyUpdate_TableRemoved:
 				delete(shown, ch.TableRemoved)
 			}
-			frame, err := wire.LobbyUpdate(u)
 			count(wire.TypeLobbyUpdate, "change")
-			if err != nil || !c.Send(frame) {
+			if !c.send(wire.LobbyUpdate(u)) {
 				return
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/apierr"
 )
@@ -18,10 +19,16 @@ var errTooBig = errors.New("ws: frame over the read limit")
 // readFrame reads one data frame. A frame over the soft limit is drained
 // and reported as errTooBig; over the hard limit the library closes the
 // connection with 1009.
-func (c *conn) readFrame(ctx context.Context) ([]byte, error) {
-	_, r, err := c.ws.Reader(ctx)
+func (c *conn) readFrame(ctx context.Context) ([]byte, wire.Encoding, error) {
+	typ, r, err := c.ws.Reader(ctx)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
+	}
+	// A client may send either encoding whatever it reads: the message
+	// type says which this one is.
+	enc := wire.Binary
+	if typ == websocket.MessageText {
+		enc = wire.JSON
 	}
 	buf := make([]byte, 0, 256)
 	lr := io.LimitReader(r, c.s.cfg.ReadLimit+1)
@@ -35,21 +42,21 @@ func (c *conn) readFrame(ctx context.Context) ([]byte, error) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	if int64(len(buf)) > c.s.cfg.ReadLimit {
 		if _, err := io.Copy(io.Discard, r); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		return nil, errTooBig
+		return nil, 0, errTooBig
 	}
-	return buf, nil
+	return buf, enc, nil
 }
 
 func (c *conn) readLoop() {
 	for {
-		data, err := c.readFrame(c.steady)
+		data, enc, err := c.readFrame(c.steady)
 		if errors.Is(err, errTooBig) {
 			c.strike(wire.Errorf(wire.CodeTooBig, "frame larger than %d bytes", c.s.cfg.ReadLimit), "")
 			continue
@@ -66,18 +73,19 @@ func (c *conn) readLoop() {
 			c.strike(wire.Errorf(wire.CodeRateLimited, "too many frames: at most %.0f per second", float64(c.s.cfg.Rate)), "")
 			continue
 		}
-		m, err := wire.Parse(data)
+		m, err := wire.Parse(data, enc)
 		if err != nil {
-			c.strike(err, m.Ref)
+			c.strike(err, m.GetRef())
 			continue
 		}
-		typ, ok := c.s.m.frameType[m.Type]
+		name := wire.FrameType(m)
+		typ, ok := c.s.m.frameType[name]
 		if !ok {
-			typ = metric.WithAttributes(attribute.String("type", m.Type))
+			typ = metric.WithAttributes(attribute.String("type", name))
 		}
 		c.s.m.frames.Add(c.ctx, 1, typ)
-		if err := c.handle(m); err != nil {
-			c.strike(err, m.Ref)
+		if err := c.handle(name, m); err != nil {
+			c.strike(err, m.GetRef())
 			continue
 		}
 		c.strikes = 0
@@ -111,26 +119,29 @@ func (c *conn) refused(err error, ref string) {
 	c.sendError(code, msg, ref)
 }
 
-func (c *conn) sendError(code, msg, ref string) { c.Send(wire.ErrorFrame(code, msg, ref)) }
+func (c *conn) sendError(code, msg, ref string) { c.send(wire.ErrorFrame(code, msg, ref)) }
 
-// handle runs one valid frame.
-func (c *conn) handle(m wire.ClientMsg) error {
-	switch m.Type {
-	case wire.TypeHello:
+// handle runs one valid frame of type typ (wire.FrameType).
+func (c *conn) handle(typ string, m *gatewayv1.ClientFrame) error {
+	switch f := m.GetFrame().(type) {
+	case *gatewayv1.ClientFrame_Hello:
 		return wire.Errorf(wire.CodeInvalid, "already authenticated")
-	case wire.TypePing:
-		c.Send(wire.Pong(m.Ref, c.s.deps.Now()))
+	case *gatewayv1.ClientFrame_Ping:
+		c.send(wire.Pong(m.GetRef(), c.s.deps.Now()))
 		return nil
-	case wire.TypeJoin:
-		return c.join(m)
-	case wire.TypeUnjoin:
-		if !c.unjoin(m.Table) {
-			return wire.Errorf(wire.CodeNotJoined, "not following table %s", m.Table)
+	case *gatewayv1.ClientFrame_Join:
+		return c.join(m.GetRef(), f.Join)
+	case *gatewayv1.ClientFrame_Unjoin:
+		table := f.Unjoin.GetTable()
+		if !c.unjoin(table) {
+			return wire.Errorf(wire.CodeNotJoined, "not following table %s", table)
 		}
-		c.Send(wire.Unjoined(m.Table, m.Ref))
+		c.send(wire.Unjoined(table, m.GetRef()))
 		return nil
-	case wire.TypeLobby:
-		return c.watchLobby(m)
+	case *gatewayv1.ClientFrame_Lobby:
+		return c.watchLobby(f.Lobby)
+	case *gatewayv1.ClientFrame_Command:
+		return c.command(m.GetRef(), typ, f.Command)
 	}
-	return c.command(m)
+	return wire.Errorf(wire.CodeUnknownType, "unknown frame") // wire.Parse refuses these
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/coder/websocket"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -78,7 +77,7 @@ func (c *conn) writeBatch(ctx context.Context, frames [][]byte) error {
 		ctx, cancel := context.WithDeadline(ctx, deadline)
 		defer cancel()
 		for _, f := range frames {
-			if err := c.ws.Write(ctx, websocket.MessageText, f); err != nil {
+			if err := c.ws.Write(ctx, c.msgType, f); err != nil {
 				return err
 			}
 		}
@@ -89,7 +88,7 @@ func (c *conn) writeBatch(ctx context.Context, frames [][]byte) error {
 	c.cork.cork()
 	var err error
 	for _, f := range frames {
-		if err = c.ws.Write(c.steady, websocket.MessageText, f); err != nil { //nolint:contextcheck // memory only; ctx's deadline is uncork's
+		if err = c.ws.Write(c.steady, c.msgType, f); err != nil { //nolint:contextcheck // memory only; ctx's deadline is uncork's
 			break
 		}
 	}

@@ -381,11 +381,8 @@ func TestKeepalive_AClientThatPongsStaysConnected(t *testing.T) {
 				readErr <- err
 				return
 			}
-			var f struct {
-				Type string `json:"type"`
-			}
-			_ = json.Unmarshal(b, &f)
-			types <- f.Type
+			typ, _ := typeOf(b)
+			types <- typ
 		}
 	}()
 	next := func() string {
@@ -430,7 +427,7 @@ func TestKeepalive_AClientThatPongsStaysConnected(t *testing.T) {
 		t.Fatalf("pulka_gateway_ws_connections = %d, want 1", n)
 	}
 	// And it still works.
-	b, _ := json.Marshal(map[string]any{"type": "ping", "ref": "p"})
+	b, _ := json.Marshal(map[string]any{"ref": "p", "ping": map[string]any{}})
 	wctx, wcancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer wcancel()
 	if err := wc.Write(wctx, websocket.MessageText, b); err != nil {

@@ -60,7 +60,7 @@ func TestLimits_SocketsPerPlayerBeforeAndAfterTheUpgrade(t *testing.T) {
 	}
 	// By hello: the error frame, then 4029.
 	c := g.dial(t, nil)
-	c.send(map[string]any{"type": "hello", "token": g.token(t, "ana")})
+	c.send(map[string]any{"hello": map[string]any{"token": g.token(t, "ana")}})
 	if f := c.next(); f["code"] != wire.CodeTooManyConns {
 		t.Fatalf("hello over the player's limit: %v", f)
 	}
@@ -85,7 +85,7 @@ func TestLimits_OverloadedShedsNewUpgradesOnly(t *testing.T) {
 	if st := g.dialStatus(t, nil); st != http.StatusServiceUnavailable {
 		t.Fatalf("upgrade while overloaded: %d, want 503", st)
 	}
-	c.send(map[string]any{"type": "ping"})
+	c.send(map[string]any{"ping": map[string]any{}})
 	if f := c.next(); f["type"] != "pong" {
 		t.Fatalf("an open connection while overloaded: %v", f)
 	}
@@ -127,7 +127,7 @@ func TestJoin_AnUnknownTableIsRefusedAndTouchesNothing(t *testing.T) {
 	ctx := context.Background()
 	before := e.rdb.DBSize(ctx).Val()
 	for i, last := range []string{"", "1-0", "99999999999999-0"} {
-		c.send(map[string]any{"type": "join", "table": "made-up", "last_event_id": last, "ref": "j"})
+		c.send(map[string]any{"ref": "j", "join": map[string]any{"table": "made-up", "last_event_id": last}})
 		if f := c.nextOf("error"); f["code"] != wire.CodeTableNotFound || f["ref"] != "j" {
 			t.Fatalf("join %d of an unknown table: %v", i, f)
 		}
@@ -136,13 +136,13 @@ func TestJoin_AnUnknownTableIsRefusedAndTouchesNothing(t *testing.T) {
 		keys := e.rdb.Keys(ctx, "*").Val()
 		t.Fatalf("Redis keys %d → %d after junk joins: %v", before, after, keys)
 	}
-	c.send(map[string]any{"type": "join", "table": "t1"})
+	c.send(map[string]any{"join": map[string]any{"table": "t1"}})
 	c.nextOf("joined")
-	c.send(map[string]any{"type": "join", "table": "t1"}) // a rejoin is not asked again
+	c.send(map[string]any{"join": map[string]any{"table": "t1"}}) // a rejoin is not asked again
 	c.nextOf("joined")
 	c2 := g.login(t, "bob") // another connection: the yes is cached
 
-	c2.send(map[string]any{"type": "join", "table": "t1"})
+	c2.send(map[string]any{"join": map[string]any{"table": "t1"}})
 	c2.nextOf("joined")
 	if asked != 4 {
 		t.Fatalf("the lobby was asked %d times, want 4 (three junk, one t1, then the cache)", asked)
@@ -154,22 +154,22 @@ func TestCommand_FromAWatcherIsRefusedAndNeverAppended(t *testing.T) {
 	g := e.gateway(t, Config{Rate: 1000, Burst: 1000, MaxStrikes: 1000})
 	e.publish(t, "t1", seated(0, "ana"))
 	w := g.login(t, "eve")
-	w.send(map[string]any{"type": "join", "table": "t1"})
+	w.send(map[string]any{"join": map[string]any{"table": "t1"}})
 	w.nextOf("joined")
 	ctx := context.Background()
 	before := e.rdb.XLen(ctx, streams.TableCommands("t1")).Val()
-	for i, f := range []map[string]any{
-		{"type": "bid", "table": "t1", "tricks": 1},
-		{"type": "trump", "table": "t1", "suit": "H"},
-		{"type": "play", "table": "t1", "card": "AS"},
-		{"type": "resign", "table": "t1"},
-		{"type": "leave", "table": "t1"},
-		{"type": "sit", "table": "t1", "seat": 0},
+	for i, c := range []map[string]any{
+		{"bid": map[string]any{"tricks": 1}},
+		{"trump": map[string]any{"trump": "SUIT_HEARTS"}},
+		{"play": map[string]any{"card": "CARD_ACE_OF_SPADES"}},
+		{"resign": map[string]any{}},
+		{"leave": map[string]any{}},
+		{"sit": map[string]any{"seat": 0}},
 	} {
-		f["ref"] = "r"
-		w.send(f)
+		c["table"] = "t1"
+		w.send(map[string]any{"ref": "r", "command": c})
 		if got := w.nextOf("error"); got["code"] != wire.CodeNotSeated || got["ref"] != "r" {
-			t.Fatalf("%d %s from a watcher: %v", i, f["type"], got)
+			t.Fatalf("%d %v from a watcher: %v", i, c, got)
 		}
 	}
 	if after := e.rdb.XLen(ctx, streams.TableCommands("t1")).Val(); after != before {
@@ -185,14 +185,14 @@ func TestCommand_APlayerWhoseSeatABotPlaysMayTakeItBack(t *testing.T) {
 	e.publish(t, "t1", seated(2, "ana"))
 	e.publish(t, "t1", pub(&tablev1.Event{Event: &tablev1.Event_SeatTakenByBot{SeatTakenByBot: &tablev1.SeatTakenByBot{Seat: 2}}}))
 	c := g.login(t, "ana")
-	c.send(map[string]any{"type": "join", "table": "t1"})
+	c.send(map[string]any{"join": map[string]any{"table": "t1"}})
 	c.nextOf("joined")
-	c.send(map[string]any{"type": "bid", "table": "t1", "tricks": 1, "ref": "b"})
+	c.send(map[string]any{"ref": "b", "command": map[string]any{"table": "t1", "bid": map[string]any{"tricks": 1}}})
 	if f := c.nextOf("error"); f["code"] != wire.CodeNotSeated {
 		t.Fatalf("bid while a bot plays the seat: %v", f)
 	}
-	for _, typ := range []string{"sit", "leave"} {
-		c.send(map[string]any{"type": typ, "table": "t1", "seat": 2, "ref": typ})
+	for typ, cmd := range map[string]map[string]any{"sit": {"seat": 2}, "leave": {}} {
+		c.send(map[string]any{"ref": typ, "command": map[string]any{"table": "t1", typ: cmd}})
 		if f := c.nextOf("ack"); f["ref"] != typ {
 			t.Fatalf("%s: %v", typ, f)
 		}
@@ -236,13 +236,13 @@ func TestSession_RevokedClosesOpenSocketsWith4003AndRefusesNewOnes(t *testing.T)
 		t.Fatalf("closed with %d, want %d", code, CloseSessionEnded)
 	}
 	<-done
-	other.send(map[string]any{"type": "ping"})
+	other.send(map[string]any{"ping": map[string]any{}})
 	if f := other.next(); f["type"] != "pong" {
 		t.Fatalf("the player's other session: %v", f)
 	}
 	// The revoked token opens nothing any more: by hello, 4003.
 	h := g.dial(t, nil)
-	h.send(map[string]any{"type": "hello", "token": tok})
+	h.send(map[string]any{"hello": map[string]any{"token": tok}})
 	if f := h.next(); f["code"] != wire.CodeSessionRevoked {
 		t.Fatalf("hello with a revoked token: %v", f)
 	}

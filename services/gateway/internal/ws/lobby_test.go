@@ -2,7 +2,6 @@ package ws
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -15,8 +14,10 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	"github.com/pulka/pulka/pkg/lobbyclient"
+	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/ports"
 )
 
@@ -97,30 +98,20 @@ type watcher struct {
 
 func (w *watcher) apply(t *testing.T, raw []byte) {
 	t.Helper()
-	var f struct {
-		Type   string          `json:"type"`
-		View   json.RawMessage `json:"view"`
-		Update json.RawMessage `json:"update"`
-	}
-	if err := json.Unmarshal(raw, &f); err != nil {
+	var f gatewayv1.ServerFrame
+	if err := protojson.Unmarshal(raw, &f); err != nil {
 		t.Fatal(err)
 	}
-	switch f.Type {
+	switch wire.ServerFrameType(&f) {
 	case "lobby_view":
-		var v lobbyv1.LobbyView
-		if err := protojson.Unmarshal(f.View, &v); err != nil {
-			t.Fatal(err)
-		}
+		v := f.GetLobbyView()
 		w.tables, w.more, w.seq = map[string]*lobbyv1.TableSummary{}, v.GetMore(), v.GetVersion()
 		for _, tb := range v.GetTables() {
 			w.tables[tb.GetTableId()] = tb
 		}
 		w.views++
 	case "lobby_update":
-		var u lobbyv1.LobbyUpdate
-		if err := protojson.Unmarshal(f.Update, &u); err != nil {
-			t.Fatal(err)
-		}
+		u := f.GetLobbyUpdate()
 		if u.GetVersion() != w.seq+1 {
 			t.Fatalf("lobby_update numbered %d after %d: a gap", u.GetVersion(), w.seq)
 		}
@@ -182,7 +173,7 @@ func TestLobby_AWatcherSeesAWindowOfTheNewestAndItsChanges(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	w := &watcher{c: g.login(t, "ana")}
-	w.c.send(map[string]any{"type": "lobby", "watch": true})
+	w.c.send(map[string]any{"lobby": map[string]any{"watch": true}})
 	w.readUntil(t, 5*time.Second, "the first view", func() bool { return w.views == 1 })
 	if !equal(w.ids(), newest(29, 10)) || !w.more {
 		t.Fatalf("first view %v (more %v), want the newest 10 and more", w.ids(), w.more)
@@ -221,19 +212,19 @@ func TestLobby_AWatcherChoosesAFilterAndASmallerWindow(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	w := &watcher{c: g.login(t, "ana")}
-	w.c.send(map[string]any{"type": "lobby", "watch": true, "filter": map[string]any{"game": "japanese"}, "limit": 4})
+	w.c.send(map[string]any{"lobby": map[string]any{"watch": true, "filter": map[string]any{"game": "GAME_JAPANESE"}, "limit": 4}})
 	w.readUntil(t, 5*time.Second, "the first view", func() bool { return w.views == 1 })
 	if !equal(w.ids(), []string{"t00027", "t00024", "t00021", "t00018"}) || !w.more {
 		t.Fatalf("japanese window %v", w.ids())
 	}
 	// Asking for more than the gateway's window gets the gateway's window.
-	w.c.send(map[string]any{"type": "lobby", "watch": true, "limit": 1000})
+	w.c.send(map[string]any{"lobby": map[string]any{"watch": true, "limit": 1000}})
 	w.readUntil(t, 5*time.Second, "the second view", func() bool { return w.views == 2 })
 	if len(w.tables) != 10 {
 		t.Fatalf("a window of %d, the gateway's is 10", len(w.tables))
 	}
 	// A bad filter is refused with the frame's error.
-	w.c.send(map[string]any{"type": "lobby", "watch": true, "filter": map[string]any{"game": "poker"}})
+	w.c.send(map[string]any{"lobby": map[string]any{"watch": true, "filter": map[string]any{"game": 9}}})
 	if f := w.c.nextOf("error"); f["code"] != "invalid_message" {
 		t.Fatalf("bad filter: %v", f)
 	}
@@ -246,7 +237,7 @@ func TestLobby_AFloodOfTablesCannotDropAWatcher(t *testing.T) {
 	e := newEnv(t)
 	g, lw, _ := e.lobbyEnv(t, Config{LobbyWindow: 100, LobbyInterval: 50 * time.Millisecond, SendQueueFrames: 64})
 	w := &watcher{c: g.login(t, "ana")}
-	w.c.send(map[string]any{"type": "lobby", "watch": true})
+	w.c.send(map[string]any{"lobby": map[string]any{"watch": true}})
 	w.readUntil(t, 5*time.Second, "the first view", func() bool { return w.views == 1 })
 	const n = 3000
 	go func() {
@@ -271,7 +262,7 @@ func TestLobby_AFloodOfTablesCannotDropAWatcher(t *testing.T) {
 	lw.write(rem...)
 	w.readUntil(t, 30*time.Second, "the 100 left", func() bool { return equal(w.ids(), newest(99, 100)) && !w.more })
 	// Still connected: a ping is answered.
-	w.c.send(map[string]any{"type": "ping", "ref": "p"})
+	w.c.send(map[string]any{"ref": "p", "ping": map[string]any{}})
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_, b, err := w.c.c.Read(ctx)
@@ -279,9 +270,7 @@ func TestLobby_AFloodOfTablesCannotDropAWatcher(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the watcher was dropped: %v", err)
 		}
-		var f struct{ Type string }
-		_ = json.Unmarshal(b, &f)
-		if f.Type == "pong" {
+		if typ, _ := typeOf(b); typ == "pong" {
 			break
 		}
 		w.apply(t, b)
@@ -298,7 +287,7 @@ func TestLobby_TheWindowFollowsRandomChanges(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 4))
 	filter := &lobbyv1.TableFilter{Game: lobbyv1.Game_GAME_CLASSIC}
 	w := &watcher{c: g.login(t, "ana")}
-	w.c.send(map[string]any{"type": "lobby", "watch": true, "filter": map[string]any{"game": "classic"}})
+	w.c.send(map[string]any{"lobby": map[string]any{"watch": true, "filter": map[string]any{"game": "GAME_CLASSIC"}}})
 	w.readUntil(t, 5*time.Second, "the first view", func() bool { return w.views == 1 })
 	next := 0
 	live := map[int]bool{}

@@ -20,13 +20,13 @@ func TestSeed_IsAClientSeedCommandOnTheTableStream(t *testing.T) {
 	g := e.gateway(t, Config{})
 	e.publish(t, "t1", seated(0, "ana")) // a seed is a seated player's
 	c := g.login(t, "ana")
-	c.send(map[string]any{"type": "join", "table": "t1"})
+	c.send(map[string]any{"join": map[string]any{"table": "t1"}})
 	c.nextOf("joined")
 	for _, tt := range []struct{ frame, code string }{
-		{`{"type":"seed","table":"t1","seed":"` + strings.Repeat("ab", 32) + `","ref":"b1"}`, "invalid_message"},
-		{`{"type":"seed","table":"t1","hand":1,"seed":"` + strings.Repeat("ab", 31) + `","ref":"b2"}`, "invalid_message"},
-		{`{"type":"seed","table":"t1","hand":1,"seed":"` + strings.Repeat("zz", 32) + `","ref":"b3"}`, "invalid_message"},
-		{`{"type":"seed","table":"t2","hand":1,"seed":"` + strings.Repeat("ab", 32) + `","ref":"b4"}`, "not_joined"},
+		{`{"ref":"b1","command":{"table":"t1","seed":{"hand_index":1}}}`, "invalid_message"},
+		{`{"ref":"b2","command":{"table":"t1","seed":{"hand_index":1,"seed":"` + hexB64(strings.Repeat("ab", 31)) + `"}}}`, "invalid_message"},
+		{`{"ref":"b3","command":{"table":"t1","resign":{},"attached_seed":{"hand_index":1,"seed":"` + hexB64(strings.Repeat("ab", 32)) + `"}}}`, "invalid_message"},
+		{`{"ref":"b4","command":{"table":"t2","seed":{"hand_index":1,"seed":"` + hexB64(strings.Repeat("ab", 32)) + `"}}}`, "not_joined"},
 	} {
 		c.sendRaw([]byte(tt.frame))
 		if f := c.next(); f["type"] != "error" || f["code"] != tt.code {
@@ -34,7 +34,7 @@ func TestSeed_IsAClientSeedCommandOnTheTableStream(t *testing.T) {
 		}
 	}
 	seed := strings.Repeat("0f", 32)
-	c.send(map[string]any{"type": "seed", "table": "t1", "hand": 3, "seed": seed, "cmd": "seed-3", "ref": "s1"})
+	c.send(map[string]any{"ref": "s1", "command": map[string]any{"table": "t1", "cmd": "seed-3", "seed": map[string]any{"hand_index": 3, "seed": hexB64(seed)}}})
 	if ack := c.nextOf("ack"); ack["ref"] != "s1" || ack["cmd"] != "ana/seed-3" {
 		t.Fatalf("ack = %v", ack)
 	}

@@ -328,7 +328,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cw := &corkingWriter{ResponseWriter: w}
-	ws, err := websocket.Accept(cw, r, &websocket.AcceptOptions{OriginPatterns: s.cfg.OriginPatterns})
+	// The subprotocol chooses the connection's encoding (wire.EncodingOf):
+	// binary protobuf for the clients that ask for it, JSON otherwise.
+	ws, err := websocket.Accept(cw, r, &websocket.AcceptOptions{OriginPatterns: s.cfg.OriginPatterns, Subprotocols: wire.Subprotocols()})
 	if err != nil {
 		release()
 		s.wg.Done()

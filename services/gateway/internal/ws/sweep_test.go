@@ -65,7 +65,7 @@ func TestKeepPresence_AStalledGatewaySweptByAnotherReportsItsPlayersBack(t *test
 	other := e.gateway(t, Config{PresenceBeat: 20 * time.Millisecond})
 	seen := e.publish(t, "t1", seated(2, "cem"))
 	a := stalled.login(t, "cem")
-	a.send(map[string]any{"type": "join", "table": "t1", "last_event_id": seen})
+	a.send(map[string]any{"join": map[string]any{"table": "t1", "last_event_id": seen}})
 	a.nextOf("joined")
 	readAll(a)
 	waitReports(t, e, "t1", "cem:back")
@@ -144,7 +144,7 @@ func TestKeepPresence_NoSweepBeforeBeatingForAWholeDeadWindow(t *testing.T) {
 	sweeper := e.gateway(t, Config{PresenceBeat: 100 * time.Millisecond})
 	seen := e.publish(t, "t1", seated(2, "cem"))
 	a := dead.login(t, "cem")
-	a.send(map[string]any{"type": "join", "table": "t1", "last_event_id": seen})
+	a.send(map[string]any{"join": map[string]any{"table": "t1", "last_event_id": seen}})
 	a.nextOf("joined")
 	waitReports(t, e, "t1", "cem:back")
 	if err := dead.srv.deps.Presence.Beat(context.Background(), time.Millisecond); err != nil {

@@ -108,9 +108,9 @@ func bidTraced(t *testing.T, sampler sdktrace.Sampler) (*env, *tracing) {
 	g := e.tracedGateway(t, tr.tp.Tracer("gateway"))
 	e.publish(t, "t1", seated(0, "ana")) // only a seated player's commands go through
 	c := g.login(t, "ana")
-	c.send(map[string]any{"type": "join", "table": "t1"})
+	c.send(map[string]any{"join": map[string]any{"table": "t1"}})
 	c.nextOf("joined")
-	c.send(map[string]any{"type": "bid", "table": "t1", "tricks": 2, "cmd": "k1", "ref": "m1"})
+	c.send(map[string]any{"ref": "m1", "command": map[string]any{"table": "t1", "cmd": "k1", "bid": map[string]any{"tricks": 2}}})
 	c.nextOf("ack")
 	return e, tr
 }
@@ -193,7 +193,7 @@ func TestTrace_AnEventsWriteToEveryClientJoinsTheEventsTrace(t *testing.T) {
 	var clients []*client
 	for _, p := range players {
 		c := g.login(t, p)
-		c.send(map[string]any{"type": "join", "table": "t1"})
+		c.send(map[string]any{"join": map[string]any{"table": "t1"}})
 		c.nextOf("joined")
 		clients = append(clients, c)
 	}
@@ -279,7 +279,7 @@ func TestTrace_AnUnsampledEventsWritesStartNoSpans(t *testing.T) {
 	tracer := &countingTracer{Tracer: tr.tp.Tracer("gateway"), started: map[string]int{}}
 	g := e.tracedGateway(t, tracer)
 	c := g.login(t, "ana")
-	c.send(map[string]any{"type": "join", "table": "t1"})
+	c.send(map[string]any{"join": map[string]any{"table": "t1"}})
 	c.nextOf("joined")
 
 	ctx, move := tr.tp.Tracer("runner").Start(context.Background(), "table.apply")

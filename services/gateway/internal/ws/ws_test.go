@@ -2,8 +2,12 @@ package ws
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,12 +18,15 @@ import (
 	"github.com/coder/websocket"
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/time/rate"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/redistest"
 	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
 	"github.com/pulka/pulka/services/gateway/internal/hub"
 	"github.com/pulka/pulka/services/gateway/internal/presence"
@@ -130,7 +137,7 @@ func (g *gateway) dial(t *testing.T, h http.Header) *client {
 func (g *gateway) login(t *testing.T, player string) *client {
 	t.Helper()
 	c := g.dial(t, nil)
-	c.send(map[string]any{"type": "hello", "token": g.token(t, player)})
+	c.send(map[string]any{"hello": map[string]any{"token": g.token(t, player)}})
 	if f := c.next(); f["type"] != "welcome" {
 		t.Fatalf("after hello: %v", f)
 	}
@@ -155,19 +162,58 @@ func (c *client) sendRaw(b []byte) {
 	}
 }
 
-// read returns the next frame or the read error.
+// read returns the next frame, flattened (flat), or the read error.
 func (c *client) read(d time.Duration) (map[string]any, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	_, b, err := c.c.Read(ctx)
+	typ, b, err := c.c.Read(ctx)
 	if err != nil {
 		return nil, err
 	}
+	if typ != websocket.MessageText {
+		return nil, fmt.Errorf("a %v message on a JSON connection", typ)
+	}
+	return flat(b)
+}
+
+// flat is a JSON ServerFrame as one map, for the tests' assertions: its
+// member's fields, with "type" naming the member and "ref" the frame's ref
+// ({"ref":"r1","ack":{"cmd":"p/k"}} is {"type":"ack","ref":"r1","cmd":"p/k"}).
+func flat(b []byte) (map[string]any, error) {
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, err
 	}
-	return m, nil
+	out := map[string]any{}
+	for k, v := range m {
+		if k == "ref" {
+			out[k] = v
+			continue
+		}
+		out["type"] = k
+		if inner, ok := v.(map[string]any); ok {
+			maps.Copy(out, inner)
+		}
+	}
+	return out, nil
+}
+
+// typeOf decodes a JSON frame and names its member (wire.ServerFrameType).
+func typeOf(b []byte) (string, error) {
+	f := &gatewayv1.ServerFrame{}
+	if err := protojson.Unmarshal(b, f); err != nil {
+		return "", err
+	}
+	return wire.ServerFrameType(f), nil
+}
+
+// hexB64 is a seed written as hex digits, in the base64 of JSON bytes.
+func hexB64(h string) string {
+	b, err := hex.DecodeString(h)
+	if err != nil {
+		panic(err)
+	}
+	return base64.StdEncoding.EncodeToString(b)
 }
 
 // readType reads one frame and decodes only its type: a reader that keeps
@@ -179,13 +225,7 @@ func (c *client) readType(d time.Duration) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var f struct {
-		Type string `json:"type"`
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		return "", err
-	}
-	return f.Type, nil
+	return typeOf(b)
 }
 
 func (c *client) next() map[string]any {
@@ -262,7 +302,7 @@ func bidMade(seat uint32) *tablev1.Event {
 func TestAuth_HelloWithTokenIsWelcomed(t *testing.T) {
 	g := newEnv(t).gateway(t, Config{})
 	c := g.dial(t, nil)
-	c.send(map[string]any{"type": "hello", "token": g.token(t, "ana")})
+	c.send(map[string]any{"hello": map[string]any{"token": g.token(t, "ana")}})
 	f := c.next()
 	p, _ := f["player"].(map[string]any)
 	if f["type"] != "welcome" || p["id"] != "ana" {
@@ -281,7 +321,7 @@ func TestAuth_CookieAuthenticatesAtOnce(t *testing.T) {
 func TestAuth_BadTokenGetsErrorAndClose4001(t *testing.T) {
 	g := newEnv(t).gateway(t, Config{})
 	c := g.dial(t, nil)
-	c.send(map[string]any{"type": "hello", "token": "v1.forged.sig", "ref": "h1"})
+	c.send(map[string]any{"ref": "h1", "hello": map[string]any{"token": "v1.forged.sig"}})
 	f := c.next()
 	if f["type"] != "error" || f["code"] != "unauthorized" || f["ref"] != "h1" {
 		t.Fatalf("frame = %v", f)
@@ -294,7 +334,7 @@ func TestAuth_BadTokenGetsErrorAndClose4001(t *testing.T) {
 func TestAuth_FrameOtherThanHelloFirstIsRefused(t *testing.T) {
 	g := newEnv(t).gateway(t, Config{})
 	c := g.dial(t, nil)
-	c.send(map[string]any{"type": "join", "table": "t1"})
+	c.send(map[string]any{"join": map[string]any{"table": "t1"}})
 	if f := c.next(); f["code"] != "auth_required" {
 		t.Fatalf("frame = %v", f)
 	}
@@ -334,11 +374,11 @@ func TestOrigin_ForeignOriginIsRejected(t *testing.T) {
 func TestFrames_OversizedFrameGetsAnErrorAndTheConnectionLives(t *testing.T) {
 	g := newEnv(t).gateway(t, Config{ReadLimit: 512, HardReadLimit: 4096})
 	c := g.login(t, "ana")
-	c.sendRaw([]byte(`{"type":"ping","pad":"` + strings.Repeat("x", 1000) + `"}`))
+	c.sendRaw([]byte(`{"ping":{},"pad":"` + strings.Repeat("x", 1000) + `"}`))
 	if f := c.next(); f["type"] != "error" || f["code"] != "too_big" {
 		t.Fatalf("frame = %v", f)
 	}
-	c.send(map[string]any{"type": "ping", "ref": "p"})
+	c.send(map[string]any{"ref": "p", "ping": map[string]any{}})
 	if f := c.next(); f["type"] != "pong" || f["ref"] != "p" {
 		t.Fatalf("after the big frame: %v", f)
 	}
@@ -347,7 +387,7 @@ func TestFrames_OversizedFrameGetsAnErrorAndTheConnectionLives(t *testing.T) {
 func TestFrames_FrameOverTheHardLimitCloses1009(t *testing.T) {
 	g := newEnv(t).gateway(t, Config{ReadLimit: 512, HardReadLimit: 4096})
 	c := g.login(t, "ana")
-	c.sendRaw([]byte(`{"type":"ping","pad":"` + strings.Repeat("x", 10000) + `"}`))
+	c.sendRaw([]byte(`{"ping":{},"pad":"` + strings.Repeat("x", 10000) + `"}`))
 	if code := c.closed(); code != websocket.StatusMessageTooBig {
 		t.Fatalf("close code = %d, want 1009", code)
 	}
@@ -357,12 +397,12 @@ func TestFrames_MalformedAndUnknownFramesGetErrors(t *testing.T) {
 	g := newEnv(t).gateway(t, Config{})
 	c := g.login(t, "ana")
 	for _, tt := range []struct{ frame, code, ref string }{
-		{`{"type":`, "bad_json", ""},
+		{`{"ping":`, "bad_json", ""},
 		{`not json at all`, "bad_json", ""},
-		{`{"type":"teleport","ref":"r1"}`, "unknown_type", "r1"},
-		{`{"type":"play","table":"t1","card":"ZZ","ref":"r2"}`, "invalid_card", "r2"},
-		{`{"type":"bid","table":"t1","tricks":2,"ref":"r3"}`, "not_joined", "r3"},
-		{`{"type":"hello","token":"x","ref":"r4"}`, "invalid_message", "r4"},
+		{`{"teleport":{},"ref":"r1"}`, "unknown_type", "r1"},
+		{`{"command":{"table":"t1","play":{"card":99}},"ref":"r2"}`, "invalid_card", "r2"},
+		{`{"command":{"table":"t1","bid":{"tricks":2}},"ref":"r3"}`, "not_joined", "r3"},
+		{`{"hello":{"token":"x"},"ref":"r4"}`, "invalid_message", "r4"},
 	} {
 		c.sendRaw([]byte(tt.frame))
 		f := c.next()
@@ -370,7 +410,7 @@ func TestFrames_MalformedAndUnknownFramesGetErrors(t *testing.T) {
 			t.Fatalf("%s → %v, want error %s", tt.frame, f, tt.code)
 		}
 	}
-	c.send(map[string]any{"type": "ping"})
+	c.send(map[string]any{"ping": map[string]any{}})
 	if f := c.next(); f["type"] != "pong" {
 		t.Fatalf("connection unusable after bad frames: %v", f)
 	}
@@ -395,7 +435,7 @@ func TestServer_HandlerReturnsWhileTheConnectionLivesOn(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("ServeHTTP has not returned with the connection up")
 	}
-	c.send(map[string]any{"type": "ping"})
+	c.send(map[string]any{"ping": map[string]any{}})
 	if f := c.next(); f["type"] != "pong" {
 		t.Fatalf("after the handler returned: %v, want pong", f)
 	}
@@ -419,19 +459,19 @@ func TestServer_APanicInAConnectionClosesOnlyIt(t *testing.T) {
 	e := newEnv(t)
 	g := e.gatewayCfg(t, Config{}, func(d *Deps) { d.Publisher = panickingPublisher{&atomic.Bool{}} })
 	c := g.login(t, "ana")
-	c.send(map[string]any{"type": "join", "table": "t1"})
+	c.send(map[string]any{"join": map[string]any{"table": "t1"}})
 	c.nextOf("joined")
 	// Seated after joining: a member's arrival would report presence
 	// through the (panicking) publisher. Only a seated player's commands
 	// go through.
 	e.publish(t, "t1", seated(0, "ana"))
 	c.nextOf("event")
-	c.send(map[string]any{"type": "bid", "table": "t1", "tricks": 1, "cmd": "k1"})
+	c.send(map[string]any{"command": map[string]any{"table": "t1", "cmd": "k1", "bid": map[string]any{"tricks": 1}}})
 	if code := c.closed(); code != CloseInternal {
 		t.Fatalf("closed with %d, want %d", code, CloseInternal)
 	}
 	other := g.login(t, "bob")
-	other.send(map[string]any{"type": "ping"})
+	other.send(map[string]any{"ping": map[string]any{}})
 	if f := other.next(); f["type"] != "pong" {
 		t.Fatalf("another connection after the panic: %v, want pong", f)
 	}
@@ -452,7 +492,7 @@ func TestFrames_TooFastIsRateLimited(t *testing.T) {
 	g := newEnv(t).gateway(t, Config{Rate: rate.Limit(1), Burst: 3, MaxStrikes: 100})
 	c := g.login(t, "ana")
 	for i := 0; i < 10; i++ {
-		c.send(map[string]any{"type": "ping"})
+		c.send(map[string]any{"ping": map[string]any{}})
 	}
 	pongs, limited := 0, 0
 	for i := 0; i < 10; i++ {
@@ -480,7 +520,7 @@ func TestJoin_PlayerGetsOnlyWhatTheyMaySee(t *testing.T) {
 		e.publish(t, "t1", dealt(1, commonv1.Card_CARD_JOKER_1)),
 	}
 	c := g.login(t, "ana")
-	c.send(map[string]any{"type": "join", "table": "t1", "ref": "j"})
+	c.send(map[string]any{"ref": "j", "join": map[string]any{"table": "t1"}})
 	for _, want := range []int{0, 1, 2} {
 		f := c.nextOf("event")
 		if f["id"] != ids[want] {
@@ -504,14 +544,124 @@ func TestJoin_PlayerGetsOnlyWhatTheyMaySee(t *testing.T) {
 	}
 }
 
+// A client that asks for the binary subprotocol gets every frame as a
+// binary ServerFrame, and may send binary ClientFrames (text ones too: the
+// message type says which): the same join, replay, visibility and command
+// as in JSON.
+func TestEncoding_BinarySubprotocolSpeaksBinaryProtobufBothWays(t *testing.T) {
+	e := newEnv(t)
+	g := e.gateway(t, Config{})
+	ids := []string{
+		e.publish(t, "t1", seated(0, "ana")),
+		e.publish(t, "t1", dealt(1, commonv1.Card_CARD_JOKER_1)), // bob's: never to ana
+		e.publish(t, "t1", dealt(0, commonv1.Card_CARD_ACE_OF_SPADES)),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, resp, err := websocket.Dial(ctx, g.url(), &websocket.DialOptions{
+		HTTPHeader:   http.Header{"Authorization": {"Bearer " + g.token(t, "ana")}},
+		Subprotocols: []string{wire.SubprotocolProto}})
+	closeBody(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ws.CloseNow() }()
+	if ws.Subprotocol() != wire.SubprotocolProto {
+		t.Fatalf("subprotocol %q", ws.Subprotocol())
+	}
+	next := func() *gatewayv1.ServerFrame {
+		t.Helper()
+		typ, b, err := ws.Read(ctx)
+		if err != nil || typ != websocket.MessageBinary {
+			t.Fatalf("read: %v, %v", typ, err)
+		}
+		f := &gatewayv1.ServerFrame{}
+		if err := proto.Unmarshal(b, f); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	write := func(typ websocket.MessageType, m *gatewayv1.ClientFrame) {
+		t.Helper()
+		var b []byte
+		if typ == websocket.MessageText {
+			b, err = protojson.Marshal(m)
+		} else {
+			b, err = proto.Marshal(m)
+		}
+		if err == nil {
+			err = ws.Write(ctx, typ, b)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w := next().GetWelcome(); w.GetPlayer().GetId() != "ana" || w.GetServerTime() == nil {
+		t.Fatalf("welcome %v", w)
+	}
+	write(websocket.MessageBinary, &gatewayv1.ClientFrame{Ref: "j", Frame: &gatewayv1.ClientFrame_Join{Join: &gatewayv1.Join{Table: "t1"}}})
+	for _, want := range []string{ids[0], ids[2]} {
+		if f := next().GetEvent(); f.GetId() != want || f.GetTable() != "t1" {
+			t.Fatalf("event %v, want %s", f, want)
+		}
+	}
+	j := next()
+	if j.GetRef() != "j" || j.GetJoined().Seat == nil || j.GetJoined().GetSeat() != 0 || j.GetJoined().GetReplayed() != 2 {
+		t.Fatalf("joined %v", j)
+	}
+	write(websocket.MessageText, &gatewayv1.ClientFrame{Ref: "b", Frame: &gatewayv1.ClientFrame_Command{Command: &gatewayv1.TableCommand{
+		Table: "t1", Cmd: "k1", Command: &gatewayv1.TableCommand_Bid{Bid: &tablev1.BidCommand{Tricks: 2}}}}})
+	if a := next(); a.GetRef() != "b" || a.GetAck().GetCmd() != "ana/k1" {
+		t.Fatalf("ack %v", a)
+	}
+	write(websocket.MessageBinary, &gatewayv1.ClientFrame{Ref: "x", Frame: &gatewayv1.ClientFrame_Command{Command: &gatewayv1.TableCommand{
+		Table: "t1", Command: &gatewayv1.TableCommand_Bid{Bid: &tablev1.BidCommand{Tricks: 12}}}}})
+	if f := next(); f.GetRef() != "x" || f.GetError().GetCode() != wire.CodeInvalid {
+		t.Fatalf("refusal %v", f)
+	}
+	if err := ws.Write(ctx, websocket.MessageBinary, []byte{0xff, 0xff}); err != nil {
+		t.Fatal(err)
+	}
+	if f := next(); f.GetError().GetCode() != wire.CodeBadFrame {
+		t.Fatalf("garbage: %v", f)
+	}
+}
+
+// A client without a session cookie authenticates with a binary hello, and
+// is then welcomed in binary.
+func TestEncoding_BinaryHelloAuthenticates(t *testing.T) {
+	g := newEnv(t).gateway(t, Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, resp, err := websocket.Dial(ctx, g.url(), &websocket.DialOptions{Subprotocols: []string{wire.SubprotocolProto}})
+	closeBody(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ws.CloseNow() }()
+	b, _ := proto.Marshal(&gatewayv1.ClientFrame{Frame: &gatewayv1.ClientFrame_Hello{Hello: &gatewayv1.Hello{Token: g.token(t, "ana")}}})
+	if err := ws.Write(ctx, websocket.MessageBinary, b); err != nil {
+		t.Fatal(err)
+	}
+	typ, data, err := ws.Read(ctx)
+	if err != nil || typ != websocket.MessageBinary {
+		t.Fatalf("read: %v, %v", typ, err)
+	}
+	var f gatewayv1.ServerFrame
+	if err := proto.Unmarshal(data, &f); err != nil || f.GetWelcome().GetPlayer().GetId() != "ana" {
+		t.Fatalf("after a binary hello: %v, %v", &f, err)
+	}
+}
+
 func TestCommand_IsWrittenToTheTableStreamWithThePlayerAndAnAck(t *testing.T) {
 	e := newEnv(t)
 	g := e.gateway(t, Config{})
 	e.publish(t, "t1", seated(0, "ana")) // only a seated player's commands go through
 	c := g.login(t, "ana")
-	c.send(map[string]any{"type": "join", "table": "t1"})
+	c.send(map[string]any{"join": map[string]any{"table": "t1"}})
 	c.nextOf("joined")
-	c.send(map[string]any{"type": "play", "table": "t1", "card": "JK1", "joker": map[string]any{"action": "highest", "suit": "H"}, "cmd": "k1", "ref": "m1"})
+	c.send(map[string]any{"ref": "m1", "command": map[string]any{"table": "t1", "cmd": "k1", "play": map[string]any{"card": "CARD_JOKER_1",
+		"declaration": map[string]any{"action": "JOKER_ACTION_HIGHEST", "suit": "SUIT_HEARTS"}}}})
 	ack := c.nextOf("ack")
 	if ack["ref"] != "m1" || ack["cmd"] != "ana/k1" {
 		t.Fatalf("ack = %v", ack)
@@ -541,7 +691,7 @@ func TestCommand_AckWaitsForTheTablesAnswerAndLeavesBeforeIt(t *testing.T) {
 	g := e.gateway(t, Config{AckDelay: time.Hour})
 	e.publish(t, "t1", seated(0, "ana")) // only a seated player's commands go through
 	c := g.login(t, "ana")
-	c.send(map[string]any{"type": "join", "table": "t1"})
+	c.send(map[string]any{"join": map[string]any{"table": "t1"}})
 	c.nextOf("joined")
 	// Frames as they arrive, with when (a read that times out would close
 	// the connection, so one reader runs throughout).
@@ -560,7 +710,7 @@ func TestCommand_AckWaitsForTheTablesAnswerAndLeavesBeforeIt(t *testing.T) {
 			frames <- arrival{f, time.Now()}
 		}
 	}()
-	c.send(map[string]any{"type": "bid", "table": "t1", "tricks": 1, "cmd": "k1", "ref": "m1"})
+	c.send(map[string]any{"ref": "m1", "command": map[string]any{"table": "t1", "cmd": "k1", "bid": map[string]any{"tricks": 1}}})
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		if n, err := e.rdb.XLen(context.Background(), streams.TableCommands("t1")).Result(); err == nil && n > 0 {
 			break
@@ -590,10 +740,10 @@ func TestCommand_AckWithoutAnAnswerLeavesAfterAckDelay(t *testing.T) {
 	g := e.gateway(t, Config{AckDelay: delay})
 	e.publish(t, "t1", seated(0, "ana")) // only a seated player's commands go through
 	c := g.login(t, "ana")
-	c.send(map[string]any{"type": "join", "table": "t1"})
+	c.send(map[string]any{"join": map[string]any{"table": "t1"}})
 	c.nextOf("joined")
 	start := time.Now()
-	c.send(map[string]any{"type": "bid", "table": "t1", "tricks": 1, "cmd": "k1", "ref": "m1"})
+	c.send(map[string]any{"ref": "m1", "command": map[string]any{"table": "t1", "cmd": "k1", "bid": map[string]any{"tricks": 1}}})
 	ack := c.nextOf("ack")
 	if got := time.Since(start); got < delay {
 		t.Fatalf("the ack came after %s, before AckDelay %s with nothing to ride with", got, delay)
@@ -626,13 +776,13 @@ func TestPresence_BackOnAPlayersFirstConnectionAwayAfterTheLast(t *testing.T) {
 	second := e.gateway(t, Config{})
 	seen := e.publish(t, "t1", seated(2, "cem"))
 	a := first.login(t, "cem")
-	a.send(map[string]any{"type": "join", "table": "t1", "last_event_id": seen})
+	a.send(map[string]any{"join": map[string]any{"table": "t1", "last_event_id": seen}})
 	a.nextOf("joined")
 	b := second.login(t, "cem") // another tab, on another instance: not a return
-	b.send(map[string]any{"type": "join", "table": "t1", "last_event_id": seen})
+	b.send(map[string]any{"join": map[string]any{"table": "t1", "last_event_id": seen}})
 	b.nextOf("joined")
 	w := first.login(t, "wendy") // a watcher: the table does not care
-	w.send(map[string]any{"type": "join", "table": "t1"})
+	w.send(map[string]any{"join": map[string]any{"table": "t1"}})
 	w.nextOf("joined")
 	if got := strings.Join(e.presenceReports(t, "t1"), ","); got != "cem:back" {
 		t.Fatalf("reports after joining = %q, want cem:back", got)
@@ -673,7 +823,7 @@ func TestResume_TrimmedHistoryAsksTheTableForAView(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := g.login(t, "ana")
-	c.send(map[string]any{"type": "join", "table": "t1", "last_event_id": ids[1]})
+	c.send(map[string]any{"join": map[string]any{"table": "t1", "last_event_id": ids[1]}})
 	if j := c.nextOf("joined"); j["history_trimmed"] != true {
 		t.Fatalf("joined = %v", j)
 	}
@@ -692,10 +842,10 @@ func TestSlowConsumer_IsDisconnectedWithoutBlockingAFastOne(t *testing.T) {
 	e := newEnv(t)
 	g := e.gateway(t, Config{SendQueueFrames: 64, SendQueueBytes: 1 << 20, WriteTimeout: time.Second})
 	slow := g.login(t, "slow")
-	slow.send(map[string]any{"type": "join", "table": "t1"})
+	slow.send(map[string]any{"join": map[string]any{"table": "t1"}})
 	slow.nextOf("joined")
 	fast := g.login(t, "fast")
-	fast.send(map[string]any{"type": "join", "table": "t1"})
+	fast.send(map[string]any{"join": map[string]any{"table": "t1"}})
 	fast.nextOf("joined")
 
 	// Big public events, so that the slow client's socket buffers fill up
@@ -764,7 +914,7 @@ func TestResume_SecondGatewayInstanceSendsExactlyTheMissedEvents(t *testing.T) {
 	second := e.gateway(t, Config{})
 	ids := []string{e.publish(t, "t1", seated(1, "bob")), e.publish(t, "t1", dealt(1)), e.publish(t, "t1", bidMade(0))}
 	c := first.login(t, "bob")
-	c.send(map[string]any{"type": "join", "table": "t1"})
+	c.send(map[string]any{"join": map[string]any{"table": "t1"}})
 	seen := ""
 	for i := 0; i < 2; i++ {
 		seen = c.nextOf("event")["id"].(string)
@@ -773,7 +923,7 @@ func TestResume_SecondGatewayInstanceSendsExactlyTheMissedEvents(t *testing.T) {
 	missed := []string{ids[2], e.publish(t, "t1", dealt(0)), e.publish(t, "t1", dealt(1)), e.publish(t, "t1", bidMade(1))}
 	want := []string{missed[0], missed[2], missed[3]} // not seat 0's deal
 	r := second.login(t, "bob")
-	r.send(map[string]any{"type": "join", "table": "t1", "last_event_id": seen})
+	r.send(map[string]any{"join": map[string]any{"table": "t1", "last_event_id": seen}})
 	for _, id := range want {
 		if f := r.nextOf("event"); f["id"] != id {
 			t.Fatalf("resumed event %v, want %s", f["id"], id)
@@ -814,9 +964,9 @@ func TestJoin_AgainOnTheSameConnectionResumesWithoutDuplicatesOrPresenceNoise(t 
 	g := e.gateway(t, Config{})
 	ids := []string{e.publish(t, "t1", seated(0, "ana")), e.publish(t, "t1", dealt(0)), e.publish(t, "t1", bidMade(0))}
 	c := g.login(t, "ana")
-	c.send(map[string]any{"type": "join", "table": "t1"})
+	c.send(map[string]any{"join": map[string]any{"table": "t1"}})
 	c.nextOf("joined")
-	c.send(map[string]any{"type": "join", "table": "t1", "last_event_id": ids[1], "ref": "again"})
+	c.send(map[string]any{"ref": "again", "join": map[string]any{"table": "t1", "last_event_id": ids[1]}})
 	if f := c.nextOf("event"); f["id"] != ids[2] {
 		t.Fatalf("replay after the second join: %v", f)
 	}
@@ -827,14 +977,14 @@ func TestJoin_AgainOnTheSameConnectionResumesWithoutDuplicatesOrPresenceNoise(t 
 	if f := c.next(); f["id"] != live {
 		t.Fatalf("live event = %v, want %s once", f, live)
 	}
-	c.send(map[string]any{"type": "ping", "ref": "p"})
+	c.send(map[string]any{"ref": "p", "ping": map[string]any{}})
 	if f := c.next(); f["type"] != "pong" {
 		t.Fatalf("a duplicate arrived: %v", f)
 	}
 	if got := strings.Join(e.presenceReports(t, "t1"), ","); got != "ana:back" {
 		t.Fatalf("presence reports = %q, want ana:back only", got)
 	}
-	c.send(map[string]any{"type": "unjoin", "table": "t1", "ref": "u"})
+	c.send(map[string]any{"ref": "u", "unjoin": map[string]any{"table": "t1"}})
 	if f := c.next(); f["type"] != "unjoined" {
 		t.Fatalf("unjoin answer = %v", f)
 	}

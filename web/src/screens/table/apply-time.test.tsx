@@ -7,7 +7,7 @@ import { act } from 'preact/test-utils';
 import { afterEach, describe, expect, it } from 'vitest';
 import { setLang } from '../../i18n';
 import { applyEvent, type TableState } from '../../game/state';
-import { decodeEvent } from '../../protocol/decode';
+import { tableEventFromJson } from '../../protocol/view';
 import { mount } from '../../testing/render';
 import { classicFollowing } from '../../testing/tables';
 import { ClassicTable } from './ClassicTable';
@@ -39,7 +39,7 @@ describe('table event to screen', () => {
       const t0 = performance.now();
       void act(() => {
         const m = JSON.parse(raw) as { table: string; id: string; event: unknown };
-        state.value = applyEvent(state.value, decodeEvent(m.table, m.id, m.event));
+        state.value = applyEvent(state.value, tableEventFromJson(m.table, m.id, m.event));
       });
       times.push(performance.now() - t0);
       // The screen shows the event at once.
