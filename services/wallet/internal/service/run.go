@@ -1,0 +1,95 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/pulka/pulka/pkg/daemon"
+	"github.com/pulka/pulka/pkg/periodic"
+	"github.com/pulka/pulka/pkg/scoringclient"
+	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/pkg/walletclient"
+)
+
+var errNotConsuming = errors.New("not consuming the wallet's streams yet")
+
+// Run is the service: it joins the consumer group on the command shards and
+// scoring's standings, handles messages until ctx is cancelled, and runs the
+// reconciliation every AuditInterval.
+func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
+	tel := d.Telemetry
+	loc, err := time.LoadLocation(c.TimeZone)
+	if err != nil {
+		return fmt.Errorf("wallet: %w", err)
+	}
+	m, err := newMetrics(tel.MeterProvider.Meter(instrumentation))
+	if err != nil {
+		return err
+	}
+	w := New(d.Redis, Options{SignupGrant: c.SignupGrant, DailyBonus: c.DailyBonus, Location: loc,
+		PotTTL: c.PotTTL, Logger: d.Logger}, m)
+	pub := streams.NewPublisher(d.Redis, streams.WithMaxLen(walletclient.DefaultReplyMaxLen),
+		streams.WithTracerProvider(tel.TracerProvider), streams.WithMeterProvider(tel.MeterProvider))
+	h := &Handler{w: w, pub: pub.NewBatcher(ctx, 256, 2)}
+	grace := min(streams.DefaultShutdownGrace, c.ShutdownTimeout/2)
+	consumer := streams.NewConsumer(d.Redis, c.Group, c.Consumer, h.Handle,
+		streams.WithLogger(d.Logger), streams.WithTracerProvider(tel.TracerProvider),
+		streams.WithMeterProvider(tel.MeterProvider), streams.WithPropagator(tel.Propagator),
+		streams.WithMinIdle(c.ReclaimIdle), streams.WithMaxDeliveries(c.MaxDeliveries),
+		streams.WithWorkers(c.Workers), streams.WithShutdownGrace(grace))
+
+	var consuming atomic.Bool
+	d.AddReadyCheck("consumer", func(context.Context) error {
+		if !consuming.Load() {
+			return errNotConsuming
+		}
+		return nil
+	})
+	d.Started()
+	in := append(walletclient.CommandStreams(), scoringclient.StandingsStream)
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+		err := consumer.Add(ctx, in...)
+		if err == nil {
+			break
+		}
+		d.Logger.WarnContext(ctx, "cannot join the consumer group yet", "group", c.Group, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+	}
+	d.Logger.InfoContext(ctx, "consuming", "streams", len(in), "group", c.Group, "consumer", c.Consumer)
+	consuming.Store(true)
+	defer consuming.Store(false)
+	if c.AuditInterval > 0 {
+		go periodic.Every(ctx, c.AuditInterval, func(ctx context.Context) { w.reconcile(ctx, c.RepairGrace) })
+	}
+	if err := consumer.Run(ctx); err != nil {
+		return fmt.Errorf("wallet: consumer: %w", err)
+	}
+	return nil
+}
+
+// reconcile finishes what crashes left half done, then audits.
+func (w *Wallet) reconcile(ctx context.Context, grace time.Duration) {
+	n, err := w.Repair(ctx, grace)
+	if n > 0 {
+		w.m.repaired.Add(ctx, int64(n))
+	}
+	if err != nil {
+		w.opt.Logger.WarnContext(ctx, "wallet: repair failed", "err", err)
+		return
+	}
+	rep, err := w.Audit(ctx)
+	if err != nil {
+		w.opt.Logger.WarnContext(ctx, "wallet: audit failed", "err", err)
+		return
+	}
+	if !rep.GetOk() {
+		w.opt.Logger.ErrorContext(ctx, "wallet: the audit found problems", "problems", rep.GetProblems())
+	}
+}
