@@ -13,10 +13,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/pulka/pulka/pkg/daemon"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
-	"github.com/pulka/pulka/pkg/daemon"
 	"github.com/pulka/pulka/pkg/payout"
 	"github.com/pulka/pulka/pkg/walletclient"
 	"github.com/pulka/pulka/services/wallet/internal/ledger"
