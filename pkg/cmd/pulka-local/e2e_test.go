@@ -195,7 +195,7 @@ func startLocal(t *testing.T, bin string, args ...string) *local {
 	}
 	summary := l.out.String()
 	l.pids = pidsOf(t, summary)
-	for _, n := range []string{"lobby", "scoring", "table-runner-1", "table-runner-2", "gateway"} {
+	for _, n := range []string{"lobby", "scoring", "wallet", "table-runner-1", "table-runner-2", "gateway"} {
 		if l.pids[n] == 0 {
 			t.Fatalf("no pid for %s in the summary", n)
 		}

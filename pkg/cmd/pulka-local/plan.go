@@ -14,7 +14,9 @@ import (
 
 // serviceBinaries are the programs the launcher runs, by file name (the
 // name of each service's cmd directory, which is what make build writes).
-func serviceBinaries() []string { return []string{"lobby", "scoring", "table-runner", "gateway"} }
+func serviceBinaries() []string {
+	return []string{"lobby", "scoring", "wallet", "table-runner", "gateway"}
+}
 
 // Settings of the services the launcher sets, besides daemon's base ones.
 // The services' own packages are internal to their modules, so the names
@@ -23,6 +25,7 @@ func serviceBinaries() []string { return []string{"lobby", "scoring", "table-run
 const (
 	envLobbyName       = "PULKA_LOBBY_NAME"
 	envScoringConsumer = "PULKA_SCORING_CONSUMER"
+	envWalletConsumer  = "PULKA_WALLET_CONSUMER"
 	envRunnerID        = "PULKA_RUNNER_ID"
 	envGatewayAddr     = "PULKA_GATEWAY_ADDR"
 	envSessionSecret   = "PULKA_SESSION_SECRET" // environment only: flags show in ps
@@ -59,10 +62,10 @@ type wiring struct {
 }
 
 // childCount is the number of service processes cfg runs.
-func childCount(cfg Config) int { return 3 + cfg.Runners }
+func childCount(cfg Config) int { return 4 + cfg.Runners }
 
 // plan lists the service processes: the back ends (lobby, scoring, the
-// runners), which start first, and the gateway, which starts when they are
+// wallet, the runners), which start first, and the gateway, which starts when they are
 // ready (its readiness needs the lobby's view). w.AdminPorts must hold
 // childCount(cfg) ports.
 func plan(cfg Config, w wiring) (backends []childSpec, gateway childSpec) {
@@ -88,7 +91,8 @@ func plan(cfg Config, w wiring) (backends []childSpec, gateway childSpec) {
 	}
 	backends = append(backends,
 		spec("lobby", "lobby", envLobbyName+"=lobby-1"),
-		spec("scoring", "scoring", envScoringConsumer+"=scoring-1"))
+		spec("scoring", "scoring", envScoringConsumer+"=scoring-1"),
+		spec("wallet", "wallet", envWalletConsumer+"=wallet-1"))
 	for i := 1; i <= cfg.Runners; i++ {
 		id := "runner-" + strconv.Itoa(i)
 		backends = append(backends, spec("table-runner-"+strconv.Itoa(i), "table-runner", envRunnerID+"="+id))

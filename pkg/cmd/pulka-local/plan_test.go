@@ -41,10 +41,10 @@ func TestPlan_RunsLobbyScoringEveryRunnerThenTheGateway(t *testing.T) {
 		names = append(names, s.Name)
 		binaries = append(binaries, s.Binary)
 	}
-	if got, want := strings.Join(names, " "), "lobby scoring table-runner-1 table-runner-2 table-runner-3 gateway"; got != want {
+	if got, want := strings.Join(names, " "), "lobby scoring wallet table-runner-1 table-runner-2 table-runner-3 gateway"; got != want {
 		t.Errorf("names %q, want %q", got, want)
 	}
-	if got, want := strings.Join(binaries, " "), "lobby scoring table-runner table-runner table-runner gateway"; got != want {
+	if got, want := strings.Join(binaries, " "), "lobby scoring wallet table-runner table-runner table-runner gateway"; got != want {
 		t.Errorf("binaries %q, want %q", got, want)
 	}
 }
@@ -101,7 +101,7 @@ func TestPlan_ConsumersAndRunnersHaveDistinctNames(t *testing.T) {
 	for _, c := range []struct {
 		s   childSpec
 		key string
-	}{{backends[0], envLobbyName}, {backends[1], envScoringConsumer}, {gw, envInstance}} {
+	}{{backends[0], envLobbyName}, {backends[1], envScoringConsumer}, {backends[2], envWalletConsumer}, {gw, envInstance}} {
 		if v, ok := envOf(c.s, c.key); !ok || v == "" {
 			t.Errorf("%s: %s not set", c.s.Name, c.key)
 		}
