@@ -12,6 +12,7 @@ import (
 	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/pkg/walletclient"
+	"github.com/pulka/pulka/services/wallet/internal/store"
 )
 
 var errNotConsuming = errors.New("not consuming the wallet's streams yet")
@@ -30,7 +31,7 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 		return err
 	}
 	w := New(d.Redis, Options{SignupGrant: c.SignupGrant, DailyBonus: c.DailyBonus, Location: loc,
-		PotTTL: c.PotTTL, Logger: d.Logger}, m)
+		PotTTL: c.PotTTL, Logger: d.Logger, Flushers: store.DefaultFlushers}, m)
 	pub := streams.NewPublisher(d.Redis, streams.WithMaxLen(walletclient.DefaultReplyMaxLen),
 		streams.WithTracerProvider(tel.TracerProvider), streams.WithMeterProvider(tel.MeterProvider))
 	h := &Handler{w: w, pub: pub.NewBatcher(ctx, 256, 2)}

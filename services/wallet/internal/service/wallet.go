@@ -33,6 +33,9 @@ type Options struct {
 	Now func() time.Time
 	// Logger gets what the wallet reports.
 	Logger *slog.Logger
+	// Flushers: concurrent store calls share pipelines, this many in
+	// flight (0: one round trip per call).
+	Flushers int
 }
 
 // Defaults of Options.
@@ -65,7 +68,7 @@ func New(rdb redis.UniversalClient, opt Options, m *metrics) *Wallet {
 	if m == nil {
 		m = noMetrics()
 	}
-	return &Wallet{st: store.New(rdb, opt.Now), opt: opt, marshal: proto.MarshalOptions{Deterministic: true}, m: m}
+	return &Wallet{st: store.New(rdb, opt.Now, opt.Flushers), opt: opt, marshal: proto.MarshalOptions{Deterministic: true}, m: m}
 }
 
 // Day is the calendar day of t for the daily bonus.

@@ -17,17 +17,35 @@ import (
 
 // Store runs the wallet's scripts.
 type Store struct {
-	rdb redis.UniversalClient
-	s   *scripts
-	now func() time.Time
+	rdb  redis.UniversalClient
+	s    *scripts
+	now  func() time.Time
+	pipe *pipeliner
 }
 
+// DefaultFlushers is how many pipelines of script runs may be in flight.
+const DefaultFlushers = 4
+
 // New makes a store on rdb; now is the clock of the ledger's timestamps.
-func New(rdb redis.UniversalClient, now func() time.Time) *Store {
+// Concurrent calls share pipelines, up to flushers in flight (0: every
+// call is its own round trip).
+func New(rdb redis.UniversalClient, now func() time.Time, flushers int) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{rdb: rdb, s: newScripts(), now: now}
+	st := &Store{rdb: rdb, s: newScripts(), now: now}
+	if flushers > 0 {
+		st.pipe = &pipeliner{rdb: rdb, flushers: flushers}
+	}
+	return st
+}
+
+// script runs one script, through the pipeliner when there is one.
+func (s *Store) script(ctx context.Context, sc *redis.Script, keys []string, args ...any) *redis.Cmd {
+	if s.pipe != nil {
+		return s.pipe.run(ctx, sc, keys, args...)
+	}
+	return sc.Run(ctx, s.rdb, keys, args...)
 }
 
 // Client is the Redis client the store uses.
@@ -79,7 +97,7 @@ type Op struct {
 
 func (s *Store) run(ctx context.Context, sc *redis.Script, op Op, args ...any) (Outcome, error) {
 	all := append([]any{op.ID, op.Digest, s.now().UnixMilli()}, args...)
-	v, err := sc.Run(ctx, s.rdb, accountKeys(op.Account), all...).Int64Slice()
+	v, err := s.script(ctx, sc, accountKeys(op.Account), all...).Int64Slice()
 	if err != nil {
 		return Outcome{}, fmt.Errorf("store: %s on %s: %w", op.ID, op.Account, err)
 	}
@@ -103,7 +121,7 @@ func (s *Store) Bonus(ctx context.Context, op Op, day string, amount int64) (Out
 // Hold registers the account at the table's pot, then holds the stake:
 // two scripts, the pot's first (see potHoldScript and holdScript).
 func (s *Store) Hold(ctx context.Context, op Op, table, gameID string, game lobbyv1.Game, amount int64) (Outcome, error) {
-	reason, err := s.s.potHold.Run(ctx, s.rdb, []string{potKey(table), holdersKey(table)},
+	reason, err := s.script(ctx, s.s.potHold, []string{potKey(table), holdersKey(table)},
 		op.Account, int(game), s.now().UnixMilli()).Int64()
 	if err != nil {
 		return Outcome{}, fmt.Errorf("store: register %s at %s: %w", op.Account, table, err)
@@ -202,7 +220,7 @@ func (s *Store) BeginRelease(ctx context.Context, table string) (Begin, error) {
 }
 
 func (s *Store) begin(ctx context.Context, table, kind, digest, gameID string, standings []byte) (Begin, error) {
-	v, err := s.s.potBegin.Run(ctx, s.rdb, []string{potKey(table), holdersKey(table)},
+	v, err := s.script(ctx, s.s.potBegin, []string{potKey(table), holdersKey(table)},
 		kind, digest, gameID, standings, s.now().UnixMilli()).Slice()
 	if err != nil || len(v) < 2 {
 		return Begin{}, errors.Join(fmt.Errorf("store: begin %s of %s: answer %v", kind, table, v), err)
@@ -221,7 +239,7 @@ func (s *Store) begin(ctx context.Context, table, kind, digest, gameID string, s
 // SavePlan stores a settlement's plan unless one is stored, and returns the
 // stored one.
 func (s *Store) SavePlan(ctx context.Context, table string, plan []byte) ([]byte, error) {
-	v, err := s.s.potPlan.Run(ctx, s.rdb, []string{potKey(table)}, plan).Text()
+	v, err := s.script(ctx, s.s.potPlan, []string{potKey(table)}, plan).Text()
 	if err != nil {
 		return nil, fmt.Errorf("store: plan of %s: %w", table, err)
 	}
@@ -231,7 +249,7 @@ func (s *Store) SavePlan(ctx context.Context, table string, plan []byte) ([]byte
 // Done marks the pot's resolution finished; the pot expires after ttl (0:
 // never).
 func (s *Store) Done(ctx context.Context, table string, ttl time.Duration) error {
-	if err := s.s.potDone.Run(ctx, s.rdb, []string{potKey(table), holdersKey(table)}, s.now().UnixMilli(), ttl.Milliseconds()).Err(); err != nil {
+	if err := s.script(ctx, s.s.potDone, []string{potKey(table), holdersKey(table)}, s.now().UnixMilli(), ttl.Milliseconds()).Err(); err != nil {
 		return fmt.Errorf("store: done %s: %w", table, err)
 	}
 	return nil
