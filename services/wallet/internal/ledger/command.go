@@ -183,9 +183,10 @@ func StandingsDigest(fs *scoringv1.FinalStandings) string {
 	return hex.EncodeToString(sum[:12])
 }
 
-// Ids of the wallet's own steps on an account, one per table: each is the
-// idempotency key of that step, so it happens at most once per account and
-// table whoever runs it how often.
+// CollectID is the id of a settlement's collect step on one account. The
+// ids of the wallet's own steps are one per account and table: each is the
+// idempotency key of that step, so it happens at most once whoever runs it
+// how often.
 func CollectID(table string) string { return InternalPrefix + "collect:" + table }
 
 // VoidID is the id of a table release's step on one account.

@@ -51,13 +51,13 @@ func (w *Wallet) Audit(ctx context.Context) (*walletv1.AuditReport, error) {
 			continue
 		}
 		pots[t] = p
-		switch {
-		case p.State == "settled":
+		switch p.State {
+		case "settled":
 			rep.Settled++
 			if err := w.auditPlan(ctx, t, p, problem); err != nil {
 				return nil, err
 			}
-		case p.State == "settling":
+		case "settling":
 			rep.Settling++
 		}
 	}

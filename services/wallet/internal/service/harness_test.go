@@ -67,7 +67,6 @@ func clients(t *testing.T, rdb redis.UniversalClient, n int, timeout time.Durati
 type workload struct {
 	r        *rand.Rand
 	accounts []string
-	tables   int
 }
 
 // open is the account-opening commands.
@@ -85,11 +84,10 @@ func (wl *workload) open() []*walletv1.WalletCommand {
 func (wl *workload) game(i int) [][]*walletv1.WalletCommand {
 	r := wl.r
 	table := fmt.Sprintf("tbl-%d", i)
-	g, kind, seats := lobbyv1.Game_GAME_CLASSIC, payout.Classic, 4
+	g, seats := lobbyv1.Game_GAME_CLASSIC, payout.Seats(payout.Classic)
 	if r.IntN(3) == 0 {
-		g, kind, seats = lobbyv1.Game_GAME_JAPANESE, payout.Japanese, 2
+		g, seats = lobbyv1.Game_GAME_JAPANESE, payout.Seats(payout.Japanese)
 	}
-	_ = kind
 	players := slices.Clone(wl.accounts)
 	r.Shuffle(len(players), func(a, b int) { players[a], players[b] = players[b], players[a] })
 	players = players[:seats]

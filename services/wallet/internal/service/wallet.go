@@ -82,7 +82,7 @@ func (w *Wallet) Apply(ctx context.Context, cmd *walletv1.WalletCommand) (*walle
 	res := &walletv1.WalletResult{CommandId: cmd.GetCommandId(), Trace: cmd.GetTrace()}
 	if r := ledger.Validate(cmd); r != nil {
 		res.Reason, res.Message = r.Reason, r.Message
-		return res, nil
+		return res, nil //nolint:nilerr // a refusal is the command's result, not a failure to apply it
 	}
 	op := store.Op{ID: cmd.GetCommandId(), Digest: ledger.Digest(cmd)}
 	var (
