@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -54,8 +53,7 @@ type Client struct {
 	reply string
 	pub   *streams.Publisher
 
-	mu      sync.Mutex
-	waiters map[string][]chan *walletv1.WalletResult
+	waiters *streams.Waiters[*walletv1.WalletResult]
 }
 
 // NewClient makes a client.
@@ -77,7 +75,7 @@ func NewClient(rdb redis.UniversalClient, opt Options) *Client {
 		popts = append(popts, streams.WithTracerProvider(opt.TracerProvider))
 	}
 	return &Client{rdb: rdb, opt: opt, reply: ReplyStream(opt.Instance), pub: streams.NewPublisher(rdb, popts...),
-		waiters: map[string][]chan *walletv1.WalletResult{}}
+		waiters: streams.NewWaiters[*walletv1.WalletResult]()}
 }
 
 func randomHex(n int) string {
@@ -140,43 +138,15 @@ func (c *Client) Do(ctx context.Context, cmd *walletv1.WalletCommand) (*walletv1
 		return nil, err
 	}
 	id := cmd.GetCommandId()
-	ch := make(chan *walletv1.WalletResult, 1)
-	c.mu.Lock()
-	c.waiters[id] = append(c.waiters[id], ch)
-	c.mu.Unlock()
-	defer c.forget(id, ch)
+	reply, forget := c.waiters.Register(id)
+	defer forget()
 
 	ctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
 	defer cancel()
 	if _, err := c.pub.Publish(ctx, e); err != nil {
 		return nil, fmt.Errorf("walletclient: %w", err)
 	}
-	select {
-	case r := <-ch:
-		return r, nil
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("%w (command %s)", ErrTimeout, id)
-		}
-		return nil, ctx.Err()
-	}
-}
-
-func (c *Client) forget(id string, ch chan *walletv1.WalletResult) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ws := c.waiters[id]
-	for i, w := range ws {
-		if w == ch {
-			ws = append(ws[:i], ws[i+1:]...)
-			break
-		}
-	}
-	if len(ws) == 0 {
-		delete(c.waiters, id)
-	} else {
-		c.waiters[id] = ws
-	}
+	return streams.Await(ctx, reply, fmt.Errorf("%w (command %s)", ErrTimeout, id))
 }
 
 // Run follows this client's reply stream and hands each result to the Do
@@ -189,13 +159,7 @@ func (c *Client) Run(ctx context.Context) error {
 			c.opt.Logger.WarnContext(ctx, "walletclient: undecodable reply", "id", m.ID, "err", err)
 			return
 		}
-		c.mu.Lock()
-		ws := c.waiters[r.GetCommandId()]
-		delete(c.waiters, r.GetCommandId())
-		c.mu.Unlock()
-		for _, w := range ws {
-			w <- &r // buffered: one result per waiter
-		}
+		c.waiters.Deliver(r.GetCommandId(), &r)
 	}, streams.WithLogger(c.opt.Logger))
 	if err := t.Add(ctx, c.reply, "0"); err != nil {
 		return fmt.Errorf("walletclient: %w", err)
