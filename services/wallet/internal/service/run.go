@@ -2,9 +2,7 @@ package service
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/pulka/pulka/pkg/daemon"
@@ -14,8 +12,6 @@ import (
 	"github.com/pulka/pulka/pkg/walletclient"
 	"github.com/pulka/pulka/services/wallet/internal/store"
 )
-
-var errNotConsuming = errors.New("not consuming the wallet's streams yet")
 
 // Run is the service: it joins the consumer group on the command shards and
 // scoring's standings, handles messages until ctx is cancelled, and runs the
@@ -42,35 +38,13 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 		streams.WithMinIdle(c.ReclaimIdle), streams.WithMaxDeliveries(c.MaxDeliveries),
 		streams.WithWorkers(c.Workers), streams.WithShutdownGrace(grace))
 
-	var consuming atomic.Bool
-	d.AddReadyCheck("consumer", func(context.Context) error {
-		if !consuming.Load() {
-			return errNotConsuming
-		}
-		return nil
-	})
 	d.Started()
-	in := append(walletclient.CommandStreams(), scoringclient.StandingsStream)
-	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
-		err := consumer.Add(ctx, in...)
-		if err == nil {
-			break
-		}
-		d.Logger.WarnContext(ctx, "cannot join the consumer group yet", "group", c.Group, "err", err)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(wait):
-		}
-	}
-	d.Logger.InfoContext(ctx, "consuming", "streams", len(in), "group", c.Group, "consumer", c.Consumer)
-	consuming.Store(true)
-	defer consuming.Store(false)
 	if c.AuditInterval > 0 {
 		go periodic.Every(ctx, c.AuditInterval, func(ctx context.Context) { w.reconcile(ctx, c.RepairGrace) })
 	}
-	if err := consumer.Run(ctx); err != nil {
-		return fmt.Errorf("wallet: consumer: %w", err)
+	in := append(walletclient.CommandStreams(), scoringclient.StandingsStream)
+	if err := d.Consume(ctx, consumer, in...); err != nil {
+		return fmt.Errorf("wallet: %w", err)
 	}
 	return nil
 }
