@@ -9,7 +9,7 @@
 //
 //	pulka:wallet:cmd:<n>            stream  WalletCommand, n = 0..CommandShards-1 (CommandStreamForAccount, CommandStreamForTable)
 //	pulka:wallet:reply:<instance>   stream  WalletResult, to the sender (ReplyStream)
-//	pulka:wallet:settled            stream  GameSettled, once per table (SettledStream)
+//	pulka:{t:<table>}:wallet:settled stream  the table's GameSettled, once (SettledStream)
 //	pulka:{w:<account>}:ledger      stream  the account's ledger in flat fields (LedgerStream, ParseLedgerEntry)
 //
 // An account's commands go to the shard of its id and a table's (release,

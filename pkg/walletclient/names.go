@@ -14,14 +14,11 @@ import (
 // CommandShards is the number of command streams. Senders and the wallet
 // must agree on it; changing it moves accounts between shards, which is
 // safe only while the streams are drained.
-const CommandShards = 16
+const CommandShards = 64
 
 const (
 	cmdPrefix   = streams.KeyPrefix + ":wallet:cmd:"
 	replyPrefix = streams.KeyPrefix + ":wallet:reply:"
-	// SettledStream carries one GameSettled per table whose pot was paid
-	// out or released.
-	SettledStream = streams.KeyPrefix + ":wallet:settled"
 	// SystemPrefix starts the ids of the wallet's own accounts; player
 	// accounts may not start with it.
 	SystemPrefix = "~"
@@ -55,6 +52,13 @@ func CommandStreamForAccount(accountID string) string { return CommandStream(Sha
 // CommandStreamForTable is where commands about a whole table go (release
 // the table, settle its game).
 func CommandStreamForTable(tableID string) string { return CommandStream(ShardOf("t:" + tableID)) }
+
+// SettledStream carries the table's GameSettled, once, when its pot was
+// paid out or released; it carries the table's hash tag (the wallet writes
+// it in the same script that closes the pot) and expires with the pot.
+func SettledStream(tableID string) string {
+	return streams.KeyPrefix + ":" + streams.TableTag(tableID) + ":wallet:settled"
+}
 
 // ReplyStream is the stream the wallet answers a sender instance on.
 func ReplyStream(instance string) string { return replyPrefix + instance }

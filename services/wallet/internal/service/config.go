@@ -58,7 +58,7 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 		"idle time after which another replica takes over an unacknowledged message")
 	f.Int64(&c.MaxDeliveries, "max-deliveries", "PULKA_WALLET_MAX_DELIVERIES", 20,
 		"deliveries of a failing message before it is dead-lettered")
-	f.Int(&c.Workers, "workers", "PULKA_WALLET_WORKERS", 16, "messages handled in parallel (one shard's in order)")
+	f.Int(&c.Workers, "workers", "PULKA_WALLET_WORKERS", 64, "messages handled in parallel (one shard's in order)")
 	f.Int64(&c.SignupGrant, "signup-grant", "PULKA_WALLET_SIGNUP_GRANT", DefaultSignupGrant, "coins a new account gets")
 	f.Int64(&c.DailyBonus, "daily-bonus", "PULKA_WALLET_DAILY_BONUS", DefaultDailyBonus, "coins of the daily bonus")
 	f.String(&c.TimeZone, "time-zone", "PULKA_WALLET_TIME_ZONE", DefaultLocation, "time zone of the daily bonus's calendar day")

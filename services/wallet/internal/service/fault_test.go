@@ -15,6 +15,7 @@ import (
 
 	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
 	"github.com/pulka/pulka/pkg/redistest"
+	"github.com/pulka/pulka/pkg/walletclient"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -204,8 +205,8 @@ func TestFault_WalletKilledMidSettlement(t *testing.T) {
 	checkSettledOnce(t, ctx, w, all)
 }
 
-// checkSettledOnce: pulka:wallet:settled holds one GameSettled per
-// resolved table.
+// checkSettledOnce: each resolved table's settled stream holds one
+// GameSettled.
 func checkSettledOnce(t *testing.T, ctx context.Context, w *Wallet, all []*walletv1.WalletCommand) {
 	t.Helper()
 	want := map[string]bool{}
@@ -217,26 +218,20 @@ func checkSettledOnce(t *testing.T, ctx context.Context, w *Wallet, all []*walle
 			want[x.ReleaseTable.GetTableId()] = true
 		}
 	}
-	msgs, err := w.st.Client().XRange(ctx, "pulka:wallet:settled", "-", "+").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]int{}
-	for _, m := range msgs {
-		gs := &walletv1.GameSettled{}
-		data, _ := m.Values["data"].(string)
-		if err := proto.Unmarshal([]byte(data), gs); err != nil {
+	for tb := range want {
+		msgs, err := w.st.Client().XRange(ctx, walletclient.SettledStream(tb), "-", "+").Result()
+		if err != nil {
 			t.Fatal(err)
 		}
-		got[gs.GetTableId()]++
-	}
-	for tb := range want {
-		if got[tb] != 1 {
-			t.Errorf("%s published %d times", tb, got[tb])
+		if len(msgs) != 1 {
+			t.Errorf("%s published %d times", tb, len(msgs))
+			continue
 		}
-	}
-	if len(got) != len(want) {
-		t.Errorf("%d tables published, want %d", len(got), len(want))
+		gs := &walletv1.GameSettled{}
+		data, _ := msgs[0].Values["data"].(string)
+		if err := proto.Unmarshal([]byte(data), gs); err != nil || gs.GetTableId() != tb {
+			t.Errorf("%s: settled %v, %v", tb, gs, err)
+		}
 	}
 }
 

@@ -22,26 +22,30 @@ type Handler struct {
 	pub *streams.Batcher
 }
 
-// Handle applies one message. It returns an error only when Redis failed
+// Handle applies one message (scoring's standings are forwarded to their
+// table's command shard first). It returns an error only when Redis failed
 // (the message stays pending and is redelivered; every step it already did
 // is remembered, so the redelivery finishes the work and answers with the
 // first result). An undecodable message is an error too, and ends in the
 // dead-letter stream after the delivery limit.
 func (h *Handler) Handle(ctx context.Context, msg streams.Message) error {
 	if msg.Stream == scoringclient.StandingsStream {
+		// One stream is one worker: the standings are forwarded, as a
+		// SettleGame, to their table's command shard, so that settlements
+		// run in parallel. A repeat (a crash before the ack) forwards a
+		// duplicate, which the settlement's idempotency absorbs.
 		fs := &scoringv1.FinalStandings{}
 		if err := proto.Unmarshal(msg.Data, fs); err != nil {
 			return fmt.Errorf("wallet: undecodable standings %s: %w", msg.Key(), err)
 		}
 		cmd := &walletv1.WalletCommand{CommandId: "standings-" + fs.GetTableId(), Trace: fs.GetTrace(),
 			Command: &walletv1.WalletCommand_SettleGame{SettleGame: &walletv1.SettleGame{Standings: fs}}}
-		res, err := h.w.Apply(ctx, cmd)
+		e, err := walletclient.Entry(cmd)
 		if err != nil {
 			return err
 		}
-		h.w.m.command(ctx, "standings", res)
-		if !res.GetAccepted() {
-			h.w.opt.Logger.ErrorContext(ctx, "wallet: standings not settled", "table", fs.GetTableId(), "reason", res.GetReason(), "message", res.GetMessage())
+		if _, err := h.pub.Publish(ctx, e); err != nil {
+			return fmt.Errorf("wallet: forward standings of %s: %w", fs.GetTableId(), err)
 		}
 		return nil
 	}
@@ -57,6 +61,10 @@ func (h *Handler) Handle(ctx context.Context, msg streams.Message) error {
 		return err
 	}
 	h.w.m.command(ctx, kindOf(cmd), res)
+	if !res.GetAccepted() && kindOf(cmd) == "settle" {
+		h.w.opt.Logger.ErrorContext(ctx, "wallet: a game was not settled", "command", cmd.GetCommandId(),
+			"reason", res.GetReason(), "message", res.GetMessage())
+	}
 	if to := cmd.GetReplyTo(); to != "" {
 		if !strings.HasPrefix(to, walletclient.ReplyStream("")) {
 			return nil // not a reply stream: a sender cannot make the wallet write elsewhere

@@ -134,7 +134,7 @@ func TestRun_SettlesFromScoringsStandingsUnderTheDaemon(t *testing.T) {
 	if b, _ := walletclient.ReadBalance(ctx, rdb, "ana"); b.GetAvailable() != 900 || b.GetHeld() != 0 {
 		t.Fatalf("ana %v", b)
 	}
-	waitFor(t, func() bool { n, _ := rdb.XLen(ctx, walletclient.SettledStream).Result(); return n == 1 })
+	waitFor(t, func() bool { n, _ := rdb.XLen(ctx, walletclient.SettledStream("j1")).Result(); return n == 1 })
 	entries, _, err := walletclient.Ledger(ctx, rdb, "beso", "", 10)
 	if err != nil || len(entries) != 4 || entries[2].GetKind() != walletv1.LedgerEntryKind_LEDGER_ENTRY_KIND_STAKE_SETTLED ||
 		entries[3].GetKind() != walletv1.LedgerEntryKind_LEDGER_ENTRY_KIND_PAYOUT ||

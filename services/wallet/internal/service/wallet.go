@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -15,7 +17,6 @@ import (
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
 	"github.com/pulka/pulka/pkg/payout"
-	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/pkg/walletclient"
 	"github.com/pulka/pulka/services/wallet/internal/ledger"
 	"github.com/pulka/pulka/services/wallet/internal/store"
@@ -198,20 +199,17 @@ func (w *Wallet) voidAll(ctx context.Context, table string, holders []string) (*
 	slices.Sort(holders)
 	out := &walletv1.GameSettled{TableId: table, Released: true}
 	var balances []*walletv1.Balance
-	for _, a := range holders {
-		o, err := w.st.Void(ctx, a, table)
-		if err != nil {
-			return nil, nil, err
-		}
-		if o.Status != store.NoAccount && o.Amount > 0 {
+	outs, err := each(holders, func(a string) (store.Outcome, error) { return w.st.Void(ctx, a, table) })
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, o := range outs {
+		if a := holders[i]; o.Status != store.NoAccount && o.Amount > 0 {
 			out.Shares = append(out.Shares, &walletv1.Share{AccountId: a, Amount: o.Amount})
 			balances = append(balances, o.Balance(a))
 		}
 	}
-	if err := w.st.Done(ctx, table, w.opt.PotTTL); err != nil {
-		return nil, nil, err
-	}
-	if err := w.publishSettled(ctx, out); err != nil {
+	if err := w.done(ctx, out); err != nil {
 		return nil, nil, err
 	}
 	return out, balances, nil
@@ -219,43 +217,31 @@ func (w *Wallet) voidAll(ctx context.Context, table string, holders []string) (*
 
 func (w *Wallet) settle(ctx context.Context, res *walletv1.WalletResult, fs *scoringv1.FinalStandings) (*walletv1.WalletResult, error) {
 	table := fs.GetTableId()
-	pot, err := w.st.ReadPot(ctx, table)
-	if err != nil {
-		return nil, err
-	}
-	none := func() (*walletv1.WalletResult, error) { // a free table: nothing held, nothing to pay
-		res.Accepted, res.Settled = true, &walletv1.GameSettled{TableId: table, GameId: fs.GetGameId()}
-		return res, nil
-	}
-	if !pot.Exists {
-		return none()
-	}
-	game, _ := ledger.Game(pot.Game)
-	if pot.State == "open" && len(fs.GetStandings()) > payout.Seats(game) {
-		res.Reason = walletv1.WalletRejectReason_WALLET_REJECT_REASON_MALFORMED
-		res.Message = fmt.Sprintf("%d standings for a %s table", len(fs.GetStandings()), game)
-		return res, nil
-	}
 	clean := proto.CloneOf(fs)
 	clean.Trace = nil
 	data, err := w.marshal.Marshal(clean)
 	if err != nil {
 		return nil, fmt.Errorf("wallet: encode standings: %w", err)
 	}
-	b, err := w.st.BeginSettle(ctx, table, ledger.StandingsDigest(fs), fs.GetGameId(), data)
+	b, err := w.st.BeginSettle(ctx, table, ledger.StandingsDigest(fs), fs.GetGameId(), data, len(fs.GetStandings()))
 	if err != nil {
 		return nil, err
 	}
 	switch b.What {
-	case "none":
-		return none()
+	case "none": // a free table: nothing held, nothing to pay
+		res.Accepted, res.Settled = true, &walletv1.GameSettled{TableId: table, GameId: fs.GetGameId()}
+		return res, nil
 	case "refused":
 		res.Reason, res.Message = b.Reason, message(b.Reason)
-		if b.Reason == walletv1.WalletRejectReason_WALLET_REJECT_REASON_CONFLICT {
+		switch b.Reason {
+		case walletv1.WalletRejectReason_WALLET_REJECT_REASON_CONFLICT:
 			res.Message = "the table was settled with other standings"
+		case walletv1.WalletRejectReason_WALLET_REJECT_REASON_MALFORMED:
+			res.Message = fmt.Sprintf("%d standings for a %s table", len(fs.GetStandings()), b.Game)
 		}
 		return res, nil
 	}
+	game, _ := ledger.Game(b.Game)
 	start := time.Now()
 	plan, balances, err := w.payAll(ctx, game, clean, b.Holders)
 	if err != nil {
@@ -277,14 +263,14 @@ func (w *Wallet) payAll(ctx context.Context, game payout.Game, fs *scoringv1.Fin
 	slices.Sort(holders)
 	touched := map[string]*walletv1.Balance{}
 	var collected []ledger.Collected
-	for _, a := range holders {
-		o, err := w.st.Collect(ctx, a, table, gameID)
-		if err != nil {
-			return nil, nil, err
-		}
+	outs, err := each(holders, func(a string) (store.Outcome, error) { return w.st.Collect(ctx, a, table, gameID) })
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, o := range outs {
 		if o.Status != store.NoAccount && o.Amount > 0 {
-			collected = append(collected, ledger.Collected{Account: a, Amount: o.Amount, Forfeited: o.Forfeited})
-			touched[a] = o.Balance(a)
+			collected = append(collected, ledger.Collected{Account: holders[i], Amount: o.Amount, Forfeited: o.Forfeited})
+			touched[holders[i]] = o.Balance(holders[i])
 		}
 	}
 	plan, err := ledger.Plan(game, fs, collected)
@@ -308,31 +294,24 @@ func (w *Wallet) payAll(ctx context.Context, game payout.Game, fs *scoringv1.Fin
 			return nil, nil, fmt.Errorf("wallet: stored plan of %s: %w", table, err)
 		}
 	}
-	pay := func(a string, amount int64) error {
-		o, err := w.st.Pay(ctx, a, table, gameID, amount)
-		if err != nil {
-			return err
-		}
-		if !o.Accepted() {
-			return fmt.Errorf("wallet: paying %d to %s for %s: status %d reason %s", amount, a, table, o.Status, o.Reason)
-		}
-		touched[a] = o.Balance(a)
-		return nil
-	}
+	payees, amounts := []string{}, map[string]int64{}
 	for _, s := range plan.GetShares() {
-		if err := pay(s.GetAccountId(), s.GetAmount()); err != nil {
-			return nil, nil, err
-		}
+		payees, amounts[s.GetAccountId()] = append(payees, s.GetAccountId()), s.GetAmount()
 	}
 	if plan.GetUnclaimed() > 0 {
-		if err := pay(walletclient.ForfeitAccount, plan.GetUnclaimed()); err != nil {
-			return nil, nil, err
-		}
+		payees, amounts[walletclient.ForfeitAccount] = append(payees, walletclient.ForfeitAccount), plan.GetUnclaimed()
 	}
-	if err := w.st.Done(ctx, table, w.opt.PotTTL); err != nil {
+	outs, err = each(payees, func(a string) (store.Outcome, error) { return w.st.Pay(ctx, a, table, gameID, amounts[a]) })
+	if err != nil {
 		return nil, nil, err
 	}
-	if err := w.publishSettled(ctx, plan); err != nil {
+	for i, o := range outs {
+		if !o.Accepted() {
+			return nil, nil, fmt.Errorf("wallet: paying %d to %s for %s: status %d reason %s", amounts[payees[i]], payees[i], table, o.Status, o.Reason)
+		}
+		touched[payees[i]] = o.Balance(payees[i])
+	}
+	if err := w.done(ctx, plan); err != nil {
 		return nil, nil, err
 	}
 	balances := make([]*walletv1.Balance, 0, len(touched))
@@ -343,21 +322,26 @@ func (w *Wallet) payAll(ctx context.Context, game payout.Game, fs *scoringv1.Fin
 	return plan, balances, nil
 }
 
-// publishSettled appends the pot's GameSettled to SettledStream once per
-// table (streams.Once: the dedupe key shares the stream's slot).
-func (w *Wallet) publishSettled(ctx context.Context, gs *walletv1.GameSettled) error {
+// each runs one step per account at once (the store pipelines concurrent
+// steps: a settlement's collections are one round trip, its payments
+// another); the steps are independent, each atomic and idempotent.
+func each(accounts []string, f func(a string) (store.Outcome, error)) ([]store.Outcome, error) {
+	outs := make([]store.Outcome, len(accounts))
+	errs := make([]error, len(accounts))
+	var wg sync.WaitGroup
+	for i, a := range accounts {
+		wg.Go(func() { outs[i], errs[i] = f(a) })
+	}
+	wg.Wait()
+	return outs, errors.Join(errs...)
+}
+
+// done closes the table's pot and publishes its GameSettled, once (the
+// script that closes the pot appends it the first time only).
+func (w *Wallet) done(ctx context.Context, gs *walletv1.GameSettled) error {
 	data, err := w.marshal.Marshal(gs)
 	if err != nil {
 		return fmt.Errorf("wallet: encode settled: %w", err)
 	}
-	key := streams.KeyPrefix + ":once:{" + walletclient.SettledStream + "}:" + gs.GetTableId()
-	ttl := w.opt.PotTTL
-	if ttl <= 0 {
-		ttl = DefaultPotTTL
-	}
-	e := (&streams.Effect{}).Do("XADD", walletclient.SettledStream, "MAXLEN", "~", 100_000, "*", streams.FieldData, data)
-	if _, err := streams.Once(ctx, w.st.Client(), key, ttl, gs.GetTableId(), e); err != nil {
-		return fmt.Errorf("wallet: publish settled %s: %w", gs.GetTableId(), err)
-	}
-	return nil
+	return w.st.Done(ctx, gs.GetTableId(), w.opt.PotTTL, data)
 }

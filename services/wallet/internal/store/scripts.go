@@ -192,35 +192,40 @@ return 0
 `
 
 // potBeginScript starts a pot's resolution. KEYS: pot, holders. ARGV:
-// "settle" or "release", digest, game id, standings, now. The state changes
+// "settle" or "release", digest, game id, standings, now, the number of
+// standings, then the seats of each game (by its number): standings for more
+// seats than the pot's game has are refused MALFORMED. The state changes
 // in the same step that reads the holders, so a holder registered later was
 // refused (potHoldScript) and every holder that was not is in the answer.
-// Answers {what, reason, holders...}: what = "none" (no pot: nothing to
-// settle), "refused" (reason), "new" or "again" (a resolution under way or
-// done, with the same input).
+// Answers {what, reason, game, holders...}: what = "none" (no pot: nothing
+// to settle), "refused" (reason), "new" or "again" (a resolution under way
+// or done, with the same input).
 const potBeginScript = `
 local pot, kind = KEYS[1], ARGV[1]
-local st = redis.call('HMGET', pot, 'state', 'digest')
+local st = redis.call('HMGET', pot, 'state', 'digest', 'game')
+local game = tonumber(st[3]) or 0
 local function holders(what)
-  local out = {what, 0}
+  local out = {what, 0, game}
   for _, a in ipairs(redis.call('SMEMBERS', KEYS[2])) do out[#out + 1] = a end
   return out
 end
 if kind == 'settle' then
-  if not st[1] then return {'none', 0} end
-  if st[1] == 'released' then return {'refused', REASON_ALREADY_SETTLED} end
+  if not st[1] then return {'none', 0, 0} end
+  if st[1] == 'released' then return {'refused', REASON_ALREADY_SETTLED, game} end
   if st[1] ~= 'open' then
-    if st[2] ~= ARGV[2] then return {'refused', REASON_CONFLICT} end
+    if st[2] ~= ARGV[2] then return {'refused', REASON_CONFLICT, game} end
     return holders('again')
   end
+  local seats = tonumber(ARGV[7 + game - 1] or '0') or 0
+  if tonumber(ARGV[6]) > seats then return {'refused', REASON_MALFORMED, game} end
   redis.call('HSET', pot, 'state', 'settling', 'digest', ARGV[2], 'game_id', ARGV[3], 'standings', ARGV[4], 'started', ARGV[5])
   return holders('new')
 end
 if not st[1] then
   redis.call('HSET', pot, 'state', 'released', 'created', ARGV[5], 'started', ARGV[5])
-  return {'new', 0}
+  return {'new', 0, 0}
 end
-if st[1] == 'settling' or st[1] == 'settled' then return {'refused', REASON_ALREADY_SETTLED} end
+if st[1] == 'settling' or st[1] == 'settled' then return {'refused', REASON_ALREADY_SETTLED, game} end
 if st[1] == 'released' then return holders('again') end
 redis.call('HSET', pot, 'state', 'released', 'started', ARGV[5])
 return holders('new')
@@ -235,15 +240,20 @@ redis.call('HSET', KEYS[1], 'plan', ARGV[1])
 return ARGV[1]
 `
 
-// potDoneScript marks a resolution finished and lets the pot expire.
-// KEYS: pot, holders. ARGV: now, ttl ms (0: keep).
+// potDoneScript marks a resolution finished, publishes its GameSettled
+// (the first time only: so once per table, by construction) and lets the
+// pot expire. KEYS: pot, holders, settled stream. ARGV: now, ttl ms (0:
+// keep), the GameSettled.
 const potDoneScript = `
 local st = redis.call('HGET', KEYS[1], 'state')
 if st == 'settling' then redis.call('HSET', KEYS[1], 'state', 'settled') end
-if not redis.call('HGET', KEYS[1], 'done') then redis.call('HSET', KEYS[1], 'done', ARGV[1]) end
+if not redis.call('HGET', KEYS[1], 'done') then
+  redis.call('HSET', KEYS[1], 'done', ARGV[1])
+  redis.call('XADD', KEYS[3], '*', 'data', ARGV[3])
+  redis.call('PUBLISH', KEYS[3], '')
+end
 if tonumber(ARGV[2]) > 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+  for _, k in ipairs(KEYS) do redis.call('PEXPIRE', k, ARGV[2]) end
 end
 return 0
 `

@@ -11,6 +11,7 @@ import (
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
+	"github.com/pulka/pulka/pkg/payout"
 	"github.com/pulka/pulka/pkg/walletclient"
 	"github.com/pulka/pulka/services/wallet/internal/ledger"
 )
@@ -206,30 +207,35 @@ func parsePot(v []any) Pot {
 type Begin struct {
 	What    string // none, refused, new, again
 	Reason  walletv1.WalletRejectReason
+	Game    lobbyv1.Game // the pot's
 	Holders []string
 }
 
-// BeginSettle starts (or joins) a settlement of the table's pot.
-func (s *Store) BeginSettle(ctx context.Context, table, digest, gameID string, standings []byte) (Begin, error) {
-	return s.begin(ctx, table, "settle", digest, gameID, standings)
+// BeginSettle starts (or joins) a settlement of the table's pot with n
+// standings.
+func (s *Store) BeginSettle(ctx context.Context, table, digest, gameID string, standings []byte, n int) (Begin, error) {
+	return s.begin(ctx, table, "settle", digest, gameID, standings, n)
 }
 
 // BeginRelease starts (or joins) a release of the table's pot.
 func (s *Store) BeginRelease(ctx context.Context, table string) (Begin, error) {
-	return s.begin(ctx, table, "release", "", "", nil)
+	return s.begin(ctx, table, "release", "", "", nil, 0)
 }
 
-func (s *Store) begin(ctx context.Context, table, kind, digest, gameID string, standings []byte) (Begin, error) {
+func (s *Store) begin(ctx context.Context, table, kind, digest, gameID string, standings []byte, n int) (Begin, error) {
 	v, err := s.script(ctx, s.s.potBegin, []string{potKey(table), holdersKey(table)},
-		kind, digest, gameID, standings, s.now().UnixMilli()).Slice()
-	if err != nil || len(v) < 2 {
+		kind, digest, gameID, standings, s.now().UnixMilli(), n,
+		payout.Seats(payout.Classic), payout.Seats(payout.Japanese)).Slice()
+	if err != nil || len(v) < 3 {
 		return Begin{}, errors.Join(fmt.Errorf("store: begin %s of %s: answer %v", kind, table, v), err)
 	}
 	b := Begin{}
 	b.What, _ = v[0].(string)
 	r, _ := v[1].(int64)
 	b.Reason = walletv1.WalletRejectReason(r)
-	for _, x := range v[2:] {
+	g, _ := v[2].(int64)
+	b.Game = lobbyv1.Game(g)
+	for _, x := range v[3:] {
 		a, _ := x.(string)
 		b.Holders = append(b.Holders, a)
 	}
@@ -246,10 +252,12 @@ func (s *Store) SavePlan(ctx context.Context, table string, plan []byte) ([]byte
 	return []byte(v), nil
 }
 
-// Done marks the pot's resolution finished; the pot expires after ttl (0:
-// never).
-func (s *Store) Done(ctx context.Context, table string, ttl time.Duration) error {
-	if err := s.script(ctx, s.s.potDone, []string{potKey(table), holdersKey(table)}, s.now().UnixMilli(), ttl.Milliseconds()).Err(); err != nil {
+// Done marks the pot's resolution finished and publishes settled (a
+// GameSettled) on the table's SettledStream, the first time only; the pot
+// and the stream expire after ttl (0: never).
+func (s *Store) Done(ctx context.Context, table string, ttl time.Duration, settled []byte) error {
+	if err := s.script(ctx, s.s.potDone, []string{potKey(table), holdersKey(table), walletclient.SettledStream(table)},
+		s.now().UnixMilli(), ttl.Milliseconds(), settled).Err(); err != nil {
 		return fmt.Errorf("store: done %s: %w", table, err)
 	}
 	return nil

@@ -12,13 +12,15 @@
 // Its names in Redis are part of the contract (pkg/walletclient spells them
 // for Go readers); only the wallet writes them, except its command streams:
 //
-//   pulka:wallet:cmd:<n>             stream  WalletCommand, n = 0..15: an account's
+//   pulka:wallet:cmd:<n>             stream  WalletCommand, n = 0..63: an account's
 //                                            commands on the shard of its id, a
 //                                            table's on the shard of the table id
 //                                            (walletclient.CommandStream*)
 //   pulka:wallet:reply:<instance>    stream  WalletResult, to the sender named in reply_to
-//   pulka:wallet:settled             stream  GameSettled, once per table whose pot
-//                                            was paid out or released
+//   pulka:{t:<table>}:wallet:settled stream  the table's GameSettled, once, when its
+//                                            pot was paid out or released (written
+//                                            in the script that closes the pot;
+//                                            expires with the pot)
 //   pulka:{w:<account>}:ledger       stream  the account's ledger, append-only and
 //                                            never trimmed: one entry per change,
 //                                            in flat fields (not a `data` payload,
@@ -1414,7 +1416,8 @@ func (x *WalletResult) GetAudit() *AuditReport {
 }
 
 // GameSettled says how a table's pot was resolved, once per table on
-// pulka:wallet:settled (and in the result of SettleGame and ReleaseTable).
+// the table's pulka:{t:<table>}:wallet:settled (and in the result of
+// SettleGame and ReleaseTable).
 type GameSettled struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The table.
