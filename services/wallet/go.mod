@@ -3,7 +3,6 @@ module github.com/pulka/pulka/services/wallet
 go 1.26.0
 
 require (
-	github.com/google/go-cmp v0.7.0
 	github.com/pulka/pulka/pkg v0.0.0
 	github.com/redis/go-redis/v9 v9.23.0
 	go.opentelemetry.io/otel v1.47.0

@@ -25,11 +25,12 @@ import (
 // TestMeasure_GameEndToBalances measures the time from a game's
 // FinalStandings (appended to scoring's stream, as scoring does) to its
 // GameSettled on the table's settled stream, which the wallet appends after
-// the last payment: an upper bound of "game end → balances updated". 1,000
-// four-player coin tables end at WALLET_MEASURE_RATE games/s (default 100)
+// the last payment: an upper bound of "game end → balances updated".
+// WALLET_MEASURE_GAMES (default 1,000) four-player coin tables end at
+// WALLET_MEASURE_RATE games/s (default 100)
 // while WALLET_MEASURE_OPS holds and releases per second (default 2,000)
 // go through the command shards, against the wallet under the daemon and a
-// Redis with appendfsync always. Run with
+// Redis with appendfsync always (WALLET_MEASURE_AOF=0: without). Run with
 //
 //	WALLET_MEASURE=1 go test -run TestMeasure -v ./internal/service/
 func TestMeasure_GameEndToBalances(t *testing.T) {
@@ -42,7 +43,8 @@ func TestMeasure_GameEndToBalances(t *testing.T) {
 		}
 		return def
 	}
-	rate, opsRate, tables := envInt("WALLET_MEASURE_RATE", 100), envInt("WALLET_MEASURE_OPS", 2000), 1000
+	rate, opsRate := envInt("WALLET_MEASURE_RATE", 100), envInt("WALLET_MEASURE_OPS", 2000)
+	tables := envInt("WALLET_MEASURE_GAMES", 1000)
 	var opts []redistest.Option
 	if os.Getenv("WALLET_MEASURE_AOF") != "0" {
 		opts = append(opts, redistest.WithPersistence())

@@ -11,9 +11,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/testing/protocmp"
-
-	"github.com/google/go-cmp/cmp"
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
@@ -140,8 +137,8 @@ func compare(t *testing.T, step int, cmd *walletv1.WalletCommand, want, got *wal
 		r.Message, r.Entries, r.Trace, r.Audit = "", nil, nil, nil
 		return r
 	}
-	if d := cmp.Diff(strip(want), strip(got), protocmp.Transform()); d != "" {
-		t.Fatalf("step %d: %v\nmodel vs wallet (-model +wallet):\n%s", step, cmd, d)
+	if w, g := strip(want), strip(got); !proto.Equal(w, g) {
+		t.Fatalf("step %d: %v\nmodel:  %v\nwallet: %v", step, cmd, w, g)
 	}
 }
 
