@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -20,6 +22,38 @@ import (
 type Handler struct {
 	w   *Wallet
 	pub *streams.Batcher
+
+	mu      sync.Mutex
+	renewed map[string]time.Time // reply stream → when its expiry was last renewed
+}
+
+// Reply streams expire ReplyTTL after the last reply: a sender that went
+// away leaves nothing behind. The expiry is renewed at most once per
+// replyRenew per stream, not on every reply (with appendfsync always every
+// round trip waits for the disk).
+const (
+	ReplyTTL   = 10 * time.Minute
+	replyRenew = time.Minute
+)
+
+// renew sets the reply stream's expiry if it was not set for a while.
+func (h *Handler) renew(ctx context.Context, stream string) error {
+	now := time.Now()
+	h.mu.Lock()
+	if h.renewed == nil || len(h.renewed) > 100_000 {
+		h.renewed = map[string]time.Time{}
+	}
+	last, ok := h.renewed[stream]
+	if ok && now.Sub(last) < replyRenew {
+		h.mu.Unlock()
+		return nil
+	}
+	h.renewed[stream] = now
+	h.mu.Unlock()
+	if err := h.w.st.Client().PExpire(ctx, stream, ReplyTTL).Err(); err != nil {
+		return fmt.Errorf("wallet: expire %s: %w", stream, err)
+	}
+	return nil
 }
 
 // Handle applies one message (scoring's standings are forwarded to their
@@ -76,6 +110,7 @@ func (h *Handler) Handle(ctx context.Context, msg streams.Message) error {
 		if _, err := h.pub.Publish(ctx, streams.Entry{Stream: to, Data: data}); err != nil {
 			return fmt.Errorf("wallet: reply to %s: %w", to, err)
 		}
+		return h.renew(ctx, to)
 	}
 	return nil
 }

@@ -117,6 +117,9 @@ func TestRun_SettlesFromScoringsStandingsUnderTheDaemon(t *testing.T) {
 			t.Fatalf("%s: %v", c.GetCommandId(), res)
 		}
 	}
+	if ttl, err := rdb.PTTL(ctx, cs[0].ReplyStream()).Result(); err != nil || ttl <= 0 || ttl > ReplyTTL {
+		t.Fatalf("reply stream ttl %v, %v", ttl, err)
+	}
 	// Scoring publishes the standings (twice, as a retried publish would).
 	fs := &scoringv1.FinalStandings{TableId: "j1", GameId: "g1", Standings: []*scoringv1.Standing{
 		{Place: 1, Seat: 1, PlayerId: "beso"}, {Place: 2, Seat: 0, PlayerId: "ana"}}}
