@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,9 +17,8 @@ func standings(table string, lines ...string) *scoringv1.FinalStandings {
 	fs := &scoringv1.FinalStandings{TableId: table, GameId: "g1"}
 	for i, l := range lines { // "player:place"
 		p, place, _ := strings.Cut(l, ":")
-		var n uint32
-		fmt.Sscan(place, &n)
-		fs.Standings = append(fs.Standings, &scoringv1.Standing{Seat: uint32(i), Place: n, PlayerId: p})
+		n, _ := strconv.Atoi(place)
+		fs.Standings = append(fs.Standings, &scoringv1.Standing{Seat: uint32(i), Place: uint32(n), PlayerId: p})
 	}
 	return fs
 }
@@ -103,7 +103,7 @@ func TestValidate_Refusals(t *testing.T) {
 		{"a stake above MaxAmount", hold("ana", "t1", ledger.MaxAmount+1, classic), walletv1.WalletRejectReason_WALLET_REJECT_REASON_INVALID_AMOUNT},
 		{"a hold without a game", hold("ana", "t1", 10, lobbyv1.Game_GAME_UNSPECIFIED), walletv1.WalletRejectReason_WALLET_REJECT_REASON_MALFORMED},
 		{"no command", &walletv1.WalletCommand{CommandId: "c"}, walletv1.WalletRejectReason_WALLET_REJECT_REASON_MALFORMED},
-		{"PayOut is not carried out", &walletv1.WalletCommand{CommandId: "c", Command: &walletv1.WalletCommand_PayOut{PayOut: &walletv1.PayOut{}}}, walletv1.WalletRejectReason_WALLET_REJECT_REASON_UNSUPPORTED},
+		{"PayOut is not carried out", &walletv1.WalletCommand{CommandId: "c", Command: &walletv1.WalletCommand_PayOut{PayOut: &walletv1.PayOut{}}}, walletv1.WalletRejectReason_WALLET_REJECT_REASON_UNSUPPORTED}, //nolint:staticcheck // refusing the deprecated command is the rule tested
 		{"standings with a seat twice", settle(&scoringv1.FinalStandings{TableId: "t", GameId: "g", Standings: []*scoringv1.Standing{{Seat: 0, Place: 1}, {Seat: 0, Place: 2}}}), walletv1.WalletRejectReason_WALLET_REJECT_REASON_MALFORMED},
 		{"standings with a player twice", settle(&scoringv1.FinalStandings{TableId: "t", GameId: "g", Standings: []*scoringv1.Standing{{Seat: 0, Place: 1, PlayerId: "a"}, {Seat: 1, Place: 2, PlayerId: "a"}}}), walletv1.WalletRejectReason_WALLET_REJECT_REASON_MALFORMED},
 		{"standings with place 0", settle(&scoringv1.FinalStandings{TableId: "t", GameId: "g", Standings: []*scoringv1.Standing{{Seat: 0, Place: 0}}}), walletv1.WalletRejectReason_WALLET_REJECT_REASON_MALFORMED},

@@ -3,11 +3,9 @@ package service
 import (
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/pulka/pulka/pkg/daemon"
-	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/services/wallet/internal/ledger"
 )
 
@@ -16,18 +14,10 @@ import (
 // PULKA_WALLET_* environment variable (-help lists them).
 type Config struct {
 	daemon.Base
-
-	// Group is the consumer group on the command shards and the standings
-	// stream; every replica joins it.
-	Group string
-	// Consumer is this replica's name in the group (stable per pod).
-	Consumer string
-	// ReclaimIdle: how long a message may stay unacknowledged before
-	// another replica takes it over.
-	ReclaimIdle time.Duration
-	// MaxDeliveries moves a message that failed this often to the
-	// dead-letter stream.
-	MaxDeliveries int64
+	// ConsumerGroup: the group on the command shards and scoring's
+	// standings every replica joins, this replica's name, reclaim and
+	// dead-letter settings.
+	daemon.ConsumerGroup
 	// Workers handle messages in parallel (one shard's in order).
 	Workers int
 
@@ -48,16 +38,9 @@ type Config struct {
 // RegisterFlags declares the flags.
 func (c *Config) RegisterFlags(f *daemon.Flags) {
 	c.Base.RegisterFlags(f)
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "wallet"
-	}
-	f.String(&c.Group, "group", "PULKA_WALLET_GROUP", "wallet", "consumer group on the command shards and scoring's standings")
-	f.String(&c.Consumer, "consumer", "PULKA_WALLET_CONSUMER", host, "this replica's consumer name (unique per replica)")
-	f.Duration(&c.ReclaimIdle, "reclaim-idle", "PULKA_WALLET_RECLAIM_IDLE", streams.DefaultMinIdle,
-		"idle time after which another replica takes over an unacknowledged message")
-	f.Int64(&c.MaxDeliveries, "max-deliveries", "PULKA_WALLET_MAX_DELIVERIES", 20,
-		"deliveries of a failing message before it is dead-lettered")
+	// Redis failures are retried longer than scoring's: a settlement that
+	// is dead-lettered waits for the reconciliation.
+	c.ConsumerGroup.RegisterFlags(f, "PULKA_WALLET_", "wallet", "the command shards and scoring's standings", 20)
 	f.Int(&c.Workers, "workers", "PULKA_WALLET_WORKERS", 64, "messages handled in parallel (one shard's in order)")
 	f.Int64(&c.SignupGrant, "signup-grant", "PULKA_WALLET_SIGNUP_GRANT", DefaultSignupGrant, "coins a new account gets")
 	f.Int64(&c.DailyBonus, "daily-bonus", "PULKA_WALLET_DAILY_BONUS", DefaultDailyBonus, "coins of the daily bonus")
@@ -71,21 +54,9 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 
 // Validate reports every problem at once.
 func (c *Config) Validate() error {
-	errs := []error{c.Base.Validate()}
+	errs := append([]error{c.Base.Validate()}, c.ConsumerGroup.Validate()...)
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{daemon.ErrConfig}, args...)...))
-	}
-	if c.Group == "" {
-		bad("group is empty")
-	}
-	if c.Consumer == "" {
-		bad("consumer is empty")
-	}
-	if c.ReclaimIdle < 100*time.Millisecond {
-		bad("reclaim-idle %s is below 100ms", c.ReclaimIdle)
-	}
-	if c.MaxDeliveries < 1 {
-		bad("max-deliveries %d must be at least 1", c.MaxDeliveries)
 	}
 	if c.Workers < 1 {
 		bad("workers %d must be at least 1", c.Workers)

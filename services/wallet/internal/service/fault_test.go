@@ -16,6 +16,7 @@ import (
 	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
 	"github.com/pulka/pulka/pkg/redistest"
 	"github.com/pulka/pulka/pkg/walletclient"
+	"github.com/redis/go-redis/v9"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -135,19 +136,7 @@ func TestFault_WalletKilledMidSettlement(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	p := startProc(t, srv.Addr())
-	cs := clients(t, rdb, 4, 3*time.Second)
-	r := rand.New(rand.NewPCG(3, 19))
-	var rmu sync.Mutex
-	send := func(cmds []*walletv1.WalletCommand) map[string][]*walletv1.WalletResult {
-		rmu.Lock()
-		rr := rand.New(rand.NewPCG(r.Uint64(), 1))
-		rmu.Unlock()
-		return sendAll(t, rr, cs, cmds)
-	}
-	wl := &workload{r: rand.New(rand.NewPCG(4, 19))}
-	for i := range 60 {
-		wl.accounts = append(wl.accounts, fmt.Sprintf("acc-%d", i))
-	}
+	send, wl := faultLoad(t, rdb, 3)
 
 	ctx := context.Background()
 	w := newTestWallet(t, rdb, &clock{t: time.Now()})
@@ -205,6 +194,25 @@ func TestFault_WalletKilledMidSettlement(t *testing.T) {
 	checkSettledOnce(t, ctx, w, all)
 }
 
+// faultLoad is the senders of a fault test (four clients, each command sent
+// twice or three times) and its workload of 60 accounts.
+func faultLoad(t *testing.T, rdb *redis.Client, seed uint64) (func([]*walletv1.WalletCommand) map[string][]*walletv1.WalletResult, *workload) {
+	cs := clients(t, rdb, 4, 3*time.Second)
+	r := rand.New(rand.NewPCG(seed, 19))
+	var mu sync.Mutex
+	send := func(cmds []*walletv1.WalletCommand) map[string][]*walletv1.WalletResult {
+		mu.Lock()
+		rr := rand.New(rand.NewPCG(r.Uint64(), 1))
+		mu.Unlock()
+		return sendAll(t, rr, cs, cmds)
+	}
+	wl := &workload{r: rand.New(rand.NewPCG(seed+1, 19))}
+	for i := range 60 {
+		wl.accounts = append(wl.accounts, fmt.Sprintf("acc-%d", i))
+	}
+	return send, wl
+}
+
 // checkSettledOnce: each resolved table's settled stream holds one
 // GameSettled.
 func checkSettledOnce(t *testing.T, ctx context.Context, w *Wallet, all []*walletv1.WalletCommand) {
@@ -246,19 +254,7 @@ func TestFault_RedisRestartedMidRun(t *testing.T) {
 	srv := redistest.Start(t, redistest.WithPersistence())
 	rdb := srv.Client(t)
 	startProc(t, srv.Addr())
-	cs := clients(t, rdb, 4, 3*time.Second)
-	r := rand.New(rand.NewPCG(5, 19))
-	var rmu sync.Mutex
-	send := func(cmds []*walletv1.WalletCommand) map[string][]*walletv1.WalletResult {
-		rmu.Lock()
-		rr := rand.New(rand.NewPCG(r.Uint64(), 1))
-		rmu.Unlock()
-		return sendAll(t, rr, cs, cmds)
-	}
-	wl := &workload{r: rand.New(rand.NewPCG(6, 19))}
-	for i := range 60 {
-		wl.accounts = append(wl.accounts, fmt.Sprintf("acc-%d", i))
-	}
+	send, wl := faultLoad(t, rdb, 5)
 	stop := make(chan struct{})
 	restarted := make(chan int, 1)
 	go func() {

@@ -32,11 +32,10 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 		streams.WithTracerProvider(tel.TracerProvider), streams.WithMeterProvider(tel.MeterProvider))
 	h := &Handler{w: w, pub: pub.NewBatcher(ctx, 256, 2)}
 	grace := min(streams.DefaultShutdownGrace, c.ShutdownTimeout/2)
-	consumer := streams.NewConsumer(d.Redis, c.Group, c.Consumer, h.Handle,
+	consumer := streams.NewConsumer(d.Redis, c.Group, c.Consumer, h.Handle, append(c.Options(),
 		streams.WithLogger(d.Logger), streams.WithTracerProvider(tel.TracerProvider),
 		streams.WithMeterProvider(tel.MeterProvider), streams.WithPropagator(tel.Propagator),
-		streams.WithMinIdle(c.ReclaimIdle), streams.WithMaxDeliveries(c.MaxDeliveries),
-		streams.WithWorkers(c.Workers), streams.WithShutdownGrace(grace))
+		streams.WithWorkers(c.Workers), streams.WithShutdownGrace(grace))...)
 
 	d.Started()
 	if c.AuditInterval > 0 {
