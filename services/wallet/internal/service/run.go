@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pulka/pulka/pkg/daemon"
@@ -28,7 +29,15 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 	}
 	w := New(d.Redis, Options{SignupGrant: c.SignupGrant, DailyBonus: c.DailyBonus, Location: loc,
 		PotTTL: c.PotTTL, Logger: d.Logger, Flushers: store.DefaultFlushers}, m)
-	pub := streams.NewPublisher(d.Redis, streams.WithMaxLen(walletclient.DefaultReplyMaxLen),
+	// Replies are kept short; forwarded standings go to command shards,
+	// trimmed as the senders trim them.
+	retention := func(stream string) int64 {
+		if strings.HasPrefix(stream, walletclient.ReplyStream("")) {
+			return walletclient.DefaultReplyMaxLen
+		}
+		return walletclient.DefaultCommandMaxLen
+	}
+	pub := streams.NewPublisher(d.Redis, streams.WithRetention(retention),
 		streams.WithTracerProvider(tel.TracerProvider), streams.WithMeterProvider(tel.MeterProvider))
 	h := &Handler{w: w, pub: pub.NewBatcher(ctx, 256, 2)}
 	grace := min(streams.DefaultShutdownGrace, c.ShutdownTimeout/2)
