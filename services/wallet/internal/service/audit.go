@@ -23,7 +23,8 @@ const maxProblems = 100
 //     and coins conserved on the account: available + held + collected −
 //     paid − issued = 0 (each script keeps this, so the sum over all
 //     accounts shows every coin issued is in a balance or in a pot);
-//   - every open hold belongs to a pot that is open or being resolved;
+//   - every open hold belongs to a pot that is open or being resolved, and
+//     no pot stays open longer than StalePotAge (a game in progress);
 //   - every settled pot paid its plan exactly once: the payments recorded on
 //     the payees are the plan's shares, the stakes collected its pot.
 //
@@ -59,6 +60,11 @@ func (w *Wallet) Audit(ctx context.Context) (*walletv1.AuditReport, error) {
 			}
 		case "settling":
 			rep.Settling++
+		case "open":
+			if age := w.opt.Now().Sub(p.Created); age > w.opt.StalePotAge {
+				rep.StalePots++
+				problem("%s: its pot has been open for %s: no game in progress holds it (release the table)", t, age.Round(time.Minute))
+			}
 		}
 	}
 	accounts, err := w.st.Accounts(ctx)

@@ -30,6 +30,8 @@ type Config struct {
 
 	// AuditInterval is how often the reconciliation runs (0: never on its own).
 	AuditInterval time.Duration
+	// StalePotAge: the audit reports pots open longer (no game lasts that long).
+	StalePotAge time.Duration
 	// RepairGrace is how old an unfinished settlement or release must be
 	// before the reconciliation finishes it.
 	RepairGrace time.Duration
@@ -48,6 +50,8 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 	f.Duration(&c.PotTTL, "pot-ttl", "PULKA_WALLET_POT_TTL", DefaultPotTTL, "how long a resolved table's pot is kept (0: for ever)")
 	f.Duration(&c.AuditInterval, "audit-interval", "PULKA_WALLET_AUDIT_INTERVAL", 5*time.Minute,
 		"how often the reconciliation runs (0: only on demand)")
+	f.Duration(&c.StalePotAge, "stale-pot-age", "PULKA_WALLET_STALE_POT_AGE", DefaultStalePotAge,
+		"the audit reports a table whose pot stays open longer (no game lasts that long)")
 	f.Duration(&c.RepairGrace, "repair-grace", "PULKA_WALLET_REPAIR_GRACE", time.Minute,
 		"age of an unfinished settlement or release the reconciliation finishes")
 }
@@ -69,8 +73,8 @@ func (c *Config) Validate() error {
 	if _, err := time.LoadLocation(c.TimeZone); err != nil {
 		bad("time-zone %q: %v", c.TimeZone, err)
 	}
-	if c.PotTTL < 0 || c.AuditInterval < 0 {
-		bad("pot-ttl and audit-interval may not be negative")
+	if c.PotTTL < 0 || c.AuditInterval < 0 || c.StalePotAge < 0 {
+		bad("pot-ttl, audit-interval and stale-pot-age may not be negative")
 	}
 	if c.RepairGrace < c.ReclaimIdle {
 		// A younger resolution may still be running on a live replica;

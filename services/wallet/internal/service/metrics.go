@@ -77,6 +77,7 @@ func newMetrics(m metric.Meter) (*metrics, error) {
 	gauge("pulka.wallet.holds.open", "Open holds, at the last reconciliation.", (*walletv1.AuditReport).GetOpenHolds)
 	gauge("pulka.wallet.holds.orphan", "Open holds at tables whose pot is resolved or missing (should be 0).", (*walletv1.AuditReport).GetOrphanHolds)
 	gauge("pulka.wallet.pots.settling", "Pots whose settlement has started and not finished.", (*walletv1.AuditReport).GetSettling)
+	gauge("pulka.wallet.pots.stale", "Pots open longer than -stale-pot-age (should be 0).", (*walletv1.AuditReport).GetStalePots)
 	gauge("pulka.wallet.accounts", "Accounts, at the last reconciliation.", (*walletv1.AuditReport).GetAccounts)
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, fmt.Errorf("wallet: metrics: %w", err)

@@ -34,7 +34,8 @@ func (c *clock) Add(d time.Duration) {
 
 func newTestWallet(t testing.TB, rdb redis.UniversalClient, c *clock) *Wallet {
 	t.Helper()
-	return New(rdb, Options{SignupGrant: 1000, DailyBonus: 100, Location: time.UTC, PotTTL: time.Hour, Now: c.Now, Flushers: 4}, nil)
+	return New(rdb, Options{SignupGrant: 1000, DailyBonus: 100, Location: time.UTC, PotTTL: time.Hour, Now: c.Now, Flushers: 4,
+		StalePotAge: 10 * 365 * 24 * time.Hour}, nil) // the model does not model stale tables; TestAudit_ReportsAStalePot does
 }
 
 // gen makes random commands over a few accounts and tables, so that they

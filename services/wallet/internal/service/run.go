@@ -28,7 +28,7 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 		return err
 	}
 	w := New(d.Redis, Options{SignupGrant: c.SignupGrant, DailyBonus: c.DailyBonus, Location: loc,
-		PotTTL: c.PotTTL, Logger: d.Logger, Flushers: store.DefaultFlushers}, m)
+		PotTTL: c.PotTTL, Logger: d.Logger, Flushers: store.DefaultFlushers, StalePotAge: c.StalePotAge}, m)
 	// Replies are kept short; forwarded standings go to command shards,
 	// trimmed as the senders trim them.
 	retention := func(stream string) int64 {

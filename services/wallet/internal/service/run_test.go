@@ -181,3 +181,29 @@ func waitFor(t *testing.T, ok func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A pot that stays open past StalePotAge is reported: its holds are no
+// game in progress.
+func TestAudit_ReportsAStalePot(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	c := &clock{t: time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)}
+	w := New(rdb, Options{SignupGrant: 100, Location: time.UTC, Now: c.Now, StalePotAge: time.Hour}, nil)
+	ctx := context.Background()
+	for _, cmd := range []*walletv1.WalletCommand{
+		{CommandId: "o", Command: &walletv1.WalletCommand_OpenAccount{OpenAccount: &walletv1.OpenAccount{AccountId: "ana"}}},
+		{CommandId: "h", Command: &walletv1.WalletCommand_HoldStake{HoldStake: &walletv1.HoldStake{AccountId: "ana", TableId: "old", Amount: 10, Game: lobbyv1.Game_GAME_CLASSIC}}},
+	} {
+		if res, err := w.Apply(ctx, cmd); err != nil || !res.GetAccepted() {
+			t.Fatalf("%v %v", res, err)
+		}
+	}
+	if rep, err := w.Audit(ctx); err != nil || !rep.GetOk() || rep.GetOpenHolds() != 1 {
+		t.Fatalf("fresh pot: %v %v", rep, err)
+	}
+	c.Add(2 * time.Hour)
+	rep, err := w.Audit(ctx)
+	if err != nil || rep.GetOk() || rep.GetStalePots() != 1 || !strings.Contains(strings.Join(rep.GetProblems(), "\n"), "old") {
+		t.Fatalf("stale pot: %v %v", rep, err)
+	}
+}

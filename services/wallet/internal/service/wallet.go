@@ -37,6 +37,9 @@ type Options struct {
 	// Flushers: concurrent store calls share pipelines, this many in
 	// flight (0: one round trip per call).
 	Flushers int
+	// StalePotAge: an open pot older than this is reported by the audit
+	// (0: DefaultStalePotAge).
+	StalePotAge time.Duration
 }
 
 // Defaults of Options.
@@ -45,6 +48,7 @@ const (
 	DefaultDailyBonus  = 100
 	DefaultPotTTL      = 30 * 24 * time.Hour
 	DefaultLocation    = "Asia/Tbilisi"
+	DefaultStalePotAge = 24 * time.Hour
 )
 
 // Wallet applies commands to the store.
@@ -65,6 +69,9 @@ func New(rdb redis.UniversalClient, opt Options, m *metrics) *Wallet {
 	}
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opt.StalePotAge <= 0 {
+		opt.StalePotAge = DefaultStalePotAge
 	}
 	if m == nil {
 		m = noMetrics()

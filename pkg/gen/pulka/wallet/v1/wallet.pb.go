@@ -1535,7 +1535,12 @@ type AuditReport struct {
 	// Pots settled (paid out) so far, among those still kept.
 	Settled int64 `protobuf:"varint,11,opt,name=settled,proto3" json:"settled,omitempty"`
 	// Ledger entries read.
-	Entries       int64 `protobuf:"varint,12,opt,name=entries,proto3" json:"entries,omitempty"`
+	Entries int64 `protobuf:"varint,12,opt,name=entries,proto3" json:"entries,omitempty"`
+	// Pots still open (holds taken, neither settled nor released) longer than
+	// the wallet's -stale-pot-age: games that never started or ended and were
+	// never released. Each is also a problem: its holds are not a game in
+	// progress.
+	StalePots     int64 `protobuf:"varint,13,opt,name=stale_pots,json=stalePots,proto3" json:"stale_pots,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1650,6 +1655,13 @@ func (x *AuditReport) GetSettled() int64 {
 func (x *AuditReport) GetEntries() int64 {
 	if x != nil {
 		return x.Entries
+	}
+	return 0
+}
+
+func (x *AuditReport) GetStalePots() int64 {
+	if x != nil {
+		return x.StalePots
 	}
 	return 0
 }
@@ -1914,7 +1926,7 @@ const file_pulka_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x03pot\x18\x03 \x01(\x03R\x03pot\x12.\n" +
 	"\x06shares\x18\x04 \x03(\v2\x16.pulka.wallet.v1.ShareR\x06shares\x12\x1c\n" +
 	"\tunclaimed\x18\x05 \x01(\x03R\tunclaimed\x12\x1a\n" +
-	"\breleased\x18\x06 \x01(\bR\breleased\"\xca\x02\n" +
+	"\breleased\x18\x06 \x01(\bR\breleased\"\xe9\x02\n" +
 	"\vAuditReport\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x1a\n" +
 	"\bproblems\x18\x02 \x03(\tR\bproblems\x12\x1a\n" +
@@ -1929,7 +1941,9 @@ const file_pulka_wallet_v1_wallet_proto_rawDesc = "" +
 	"\bsettling\x18\n" +
 	" \x01(\x03R\bsettling\x12\x18\n" +
 	"\asettled\x18\v \x01(\x03R\asettled\x12\x18\n" +
-	"\aentries\x18\f \x01(\x03R\aentries\"\xe5\x03\n" +
+	"\aentries\x18\f \x01(\x03R\aentries\x12\x1d\n" +
+	"\n" +
+	"stale_pots\x18\r \x01(\x03R\tstalePots\"\xe5\x03\n" +
 	"\vLedgerEntry\x12\x19\n" +
 	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x1d\n" +
 	"\n" +
