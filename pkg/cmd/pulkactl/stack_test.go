@@ -56,7 +56,8 @@ func startStack() stack {
 	}
 	build := exec.Command("go", "build", "-o", bin+string(filepath.Separator), "./pkg/cmd/pulka-local",
 		"./services/gateway/cmd/gateway", "./services/lobby/cmd/lobby",
-		"./services/table-runner/cmd/table-runner", "./services/scoring/cmd/scoring")
+		"./services/table-runner/cmd/table-runner", "./services/scoring/cmd/scoring",
+		"./services/wallet/cmd/wallet")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		return stack{err: &buildError{err: err, out: string(out)}}
