@@ -37,7 +37,7 @@ fi
 if [ -z "${MAKELEVEL:-}" ]; then
   make -C "$ROOT" --no-print-directory build
 fi
-for bin in pulka-local gateway lobby scoring table-runner; do
+for bin in pulka-local gateway lobby scoring wallet table-runner; do
   [ -x "$ROOT/bin/$bin" ] || { echo "browser-test: bin/$bin is missing: run make build" >&2; exit 1; }
 done
 [ -d "$ROOT/web/node_modules/playwright-core" ] || { echo "browser-test: web/node_modules lacks playwright-core: run make web" >&2; exit 1; }

@@ -51,6 +51,12 @@ const (
 	ScoringConsumer = "PULKA_SCORING_CONSUMER"
 )
 
+// The wallet's settings (services/wallet/internal/service).
+const (
+	// WalletConsumer is the wallet process's consumer name in its group.
+	WalletConsumer = "PULKA_WALLET_CONSUMER"
+)
+
 // The table runner's settings (services/table-runner/internal/runner).
 const (
 	// RunnerID names the runner process: table owners and heartbeats carry it.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
@@ -62,8 +61,7 @@ type Client struct {
 	reply string
 	pub   *streams.Publisher
 
-	mu      sync.Mutex
-	waiters map[string][]chan *lobbyv1.LobbyCommandResult
+	waiters *streams.Waiters[*lobbyv1.LobbyCommandResult]
 }
 
 // NewClient makes a client. Run must be running for Do to get answers.
@@ -92,7 +90,7 @@ func NewClient(rdb redis.UniversalClient, opt ClientOptions) *Client {
 	return &Client{
 		rdb: rdb, opt: opt, reply: ReplyStream(opt.Instance),
 		pub:     streams.NewPublisher(rdb, popts...),
-		waiters: map[string][]chan *lobbyv1.LobbyCommandResult{},
+		waiters: streams.NewWaiters[*lobbyv1.LobbyCommandResult](),
 	}
 }
 
@@ -121,44 +119,16 @@ func (c *Client) Do(ctx context.Context, cmd *lobbyv1.LobbyCommand) (*lobbyv1.Lo
 	if err != nil {
 		return nil, fmt.Errorf("lobbyclient: %w", err)
 	}
-	ch := make(chan *lobbyv1.LobbyCommandResult, 1)
 	id := cmd.GetCommandId()
-	c.mu.Lock()
-	c.waiters[id] = append(c.waiters[id], ch)
-	c.mu.Unlock()
-	defer c.forget(id, ch)
+	reply, forget := c.waiters.Register(id)
+	defer forget()
 
 	ctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
 	defer cancel()
 	if _, err := c.pub.Publish(ctx, streams.Entry{Stream: CommandStream, Data: data}); err != nil {
 		return nil, fmt.Errorf("lobbyclient: %w", err)
 	}
-	select {
-	case r := <-ch:
-		return r, nil
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("%w (command %s)", ErrTimeout, id)
-		}
-		return nil, ctx.Err()
-	}
-}
-
-func (c *Client) forget(id string, ch chan *lobbyv1.LobbyCommandResult) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ws := c.waiters[id]
-	for i, w := range ws {
-		if w == ch {
-			ws = append(ws[:i], ws[i+1:]...)
-			break
-		}
-	}
-	if len(ws) == 0 {
-		delete(c.waiters, id)
-	} else {
-		c.waiters[id] = ws
-	}
+	return streams.Await(ctx, reply, fmt.Errorf("%w (command %s)", ErrTimeout, id))
 }
 
 // Run reads this instance's reply stream and hands each result to the Do
@@ -197,13 +167,7 @@ func (c *Client) deliver(ctx context.Context, m redis.XMessage) {
 		c.opt.Logger.WarnContext(ctx, "lobbyclient: undecodable reply", "id", m.ID, "err", err)
 		return
 	}
-	c.mu.Lock()
-	ws := c.waiters[r.GetCommandId()]
-	delete(c.waiters, r.GetCommandId())
-	c.mu.Unlock()
-	for _, w := range ws {
-		w <- &r // buffered, one result per waiter
-	}
+	c.waiters.Deliver(r.GetCommandId(), &r)
 }
 
 // Fetch reads one table's summary (SummaryKey), private tables included: a

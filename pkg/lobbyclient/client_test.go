@@ -95,10 +95,8 @@ func TestDo_TimesOutWithoutALobby(t *testing.T) {
 	if !errors.Is(err, ErrTimeout) || time.Since(start) > 2*time.Second {
 		t.Fatalf("err = %v after %v", err, time.Since(start))
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.waiters) != 0 {
-		t.Fatalf("%d waiters left behind", len(c.waiters))
+	if c.waiters.Len() != 0 {
+		t.Fatalf("%d waiters left behind", c.waiters.Len())
 	}
 }
 

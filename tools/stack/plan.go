@@ -14,6 +14,7 @@ import (
 const (
 	Lobby       = "lobby"
 	Scoring     = "scoring"
+	Wallet      = "wallet"
 	TableRunner = "table-runner"
 	Gateway     = "gateway"
 )
@@ -21,7 +22,7 @@ const (
 // Services lists every service program in the order a stack starts them:
 // the back ends, then the gateway, whose readiness waits for the lobby's
 // view of the tables.
-func Services() []string { return []string{Lobby, Scoring, TableRunner, Gateway} }
+func Services() []string { return []string{Lobby, Scoring, Wallet, TableRunner, Gateway} }
 
 // Process is one service process to run.
 type Process struct {
@@ -89,6 +90,8 @@ func (w Wiring) Process(binary string, n int, admin string) Process {
 		named(envnames.LobbyName, "lobby")
 	case Scoring:
 		named(envnames.ScoringConsumer, "scoring")
+	case Wallet:
+		named(envnames.WalletConsumer, "wallet")
 	case TableRunner:
 		named(envnames.RunnerID, "runner")
 	case Gateway:

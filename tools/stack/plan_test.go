@@ -42,10 +42,10 @@ func TestPlan_RunsLobbyScoringEveryRunnerThenTheGateway(t *testing.T) {
 		names = append(names, s.Name)
 		binaries = append(binaries, s.Binary)
 	}
-	if got, want := strings.Join(names, " "), "lobby scoring table-runner-1 table-runner-2 table-runner-3 gateway"; got != want {
+	if got, want := strings.Join(names, " "), "lobby scoring wallet table-runner-1 table-runner-2 table-runner-3 gateway"; got != want {
 		t.Errorf("names %q, want %q", got, want)
 	}
-	if got, want := strings.Join(binaries, " "), "lobby scoring table-runner table-runner table-runner gateway"; got != want {
+	if got, want := strings.Join(binaries, " "), "lobby scoring wallet table-runner table-runner table-runner gateway"; got != want {
 		t.Errorf("binaries %q, want %q", got, want)
 	}
 	if got := len(backends) + 1; got != Count(3) {
@@ -102,7 +102,7 @@ func TestPlan_ConsumersAndRunnersHaveDistinctNames(t *testing.T) {
 	for _, c := range []struct {
 		s   Process
 		key string
-	}{{backends[0], envnames.LobbyName}, {backends[1], envnames.ScoringConsumer}, {gw, envnames.GatewayInstance}} {
+	}{{backends[0], envnames.LobbyName}, {backends[1], envnames.ScoringConsumer}, {backends[2], envnames.WalletConsumer}, {gw, envnames.GatewayInstance}} {
 		if v, ok := envOf(c.s, c.key); !ok || v == "" || v != c.s.ID {
 			t.Errorf("%s: %s=%q, ID %q", c.s.Name, c.key, v, c.s.ID)
 		}

@@ -152,7 +152,7 @@ func TestCompose_EveryServiceIsBuiltHealthCheckedAndWiredLikeTheLauncher(t *test
 				// Names are per process in the launcher; in compose each
 				// container's host name makes them unique.
 				switch k {
-				case envnames.LobbyName, envnames.ScoringConsumer, envnames.RunnerID, envnames.GatewayInstance:
+				case envnames.LobbyName, envnames.ScoringConsumer, envnames.WalletConsumer, envnames.RunnerID, envnames.GatewayInstance:
 					continue
 				}
 				if _, ok := s.Environment[k]; !ok {
@@ -225,8 +225,8 @@ func TestDockerfile_BuildsAnyServiceOfTheWorkspace(t *testing.T) {
 	}
 }
 
-// docker-compose's Redis keeps its data (issue 17): AOF with fsync every
-// second, memory bounded with noeviction (an evicted lease, log or
+// docker-compose's Redis keeps its data (issue 17): AOF with fsync before
+// every reply (issue 19: the wallet's ledger loses nothing acknowledged), memory bounded with noeviction (an evicted lease, log or
 // snapshot would corrupt a game), and /data on a named volume so the
 // container's restart does not lose it.
 func TestCompose_RedisPersistsAndNeverEvicts(t *testing.T) {
@@ -251,7 +251,7 @@ func TestCompose_RedisPersistsAndNeverEvicts(t *testing.T) {
 			args[r.Command[i]] = r.Command[i+1]
 		}
 	}
-	want := map[string]string{"--appendonly": "yes", "--appendfsync": "everysec", "--maxmemory-policy": "noeviction"}
+	want := map[string]string{"--appendonly": "yes", "--appendfsync": "always", "--maxmemory-policy": "noeviction"}
 	for k, v := range want {
 		if args[k] != v {
 			t.Errorf("redis %s = %q, want %q (command %v)", k, args[k], v, r.Command)

@@ -23,7 +23,7 @@ type Config struct {
 	// Addr is where the gateway serves the API, the WebSocket and the web
 	// client (host:port; an empty host means every interface).
 	Addr string
-	// BinDir holds the service binaries (gateway, lobby, scoring,
+	// BinDir holds the service binaries (gateway, lobby, scoring, wallet,
 	// table-runner); by default the launcher's own directory, i.e. bin/.
 	BinDir string
 	// Redis is an existing Redis to use; empty: start one.
@@ -69,7 +69,7 @@ func parseConfig(args []string, exe string, output io.Writer) (Config, error) {
 	fs.SetOutput(output)
 	fs.Usage = func() {
 		fmt.Fprintf(output, "Usage: pulka-local [flags]\n\n"+
-			"Runs all of Pulka on this machine: Redis, the lobby, scoring, table runners and the\n"+
+			"Runs all of Pulka on this machine: Redis, the lobby, scoring, the wallet, table runners and the\n"+
 			"gateway (the web client at http://%s). Ctrl-C stops everything.\n\nFlags:\n", DefaultAddr)
 		fs.PrintDefaults()
 	}

@@ -113,7 +113,7 @@ func TestConfigValidate_ReportsEveryProblemAtOnce(t *testing.T) {
 
 func TestCheckBinaries_NamesEveryMissingOneAndSaysMakeBuild(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range []string{"lobby", "gateway"} {
+	for _, name := range []string{"lobby", "wallet", "gateway"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}

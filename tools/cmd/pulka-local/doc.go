@@ -4,7 +4,7 @@
 // It starts Redis (a real redis-server on a free loopback port when one is
 // installed, otherwise an embedded Redis-compatible server; or it uses the
 // one -redis names), then every service as a child process from the bin
-// directory — the lobby, scoring, two table runners (so that a table can be
+// directory — the lobby, scoring, the wallet, two table runners (so that a table can be
 // seen moving when one is stopped) and the gateway on http://localhost:8080 —
 // each with its own admin port and a session secret made for this run. It
 // prints every service's log lines under its name, waits until each one's

@@ -108,7 +108,7 @@ func TestRun_CtrlCStopsEveryServiceAndRedisAndReturnsNil(t *testing.T) {
 	h.waitFor(t, stack.LauncherReady)
 	out := h.out.String()
 	pids := pidsOf(t, out)
-	names := []string{"lobby", "scoring", "table-runner-1", "table-runner-2", "gateway"}
+	names := []string{"lobby", "scoring", "wallet", "table-runner-1", "table-runner-2", "gateway"}
 	for _, n := range names {
 		if pids[n] == 0 {
 			t.Fatalf("summary has no pid for %s:\n%s", n, out)

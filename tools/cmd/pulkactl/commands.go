@@ -31,6 +31,7 @@ func commands() map[string]command {
 		"demo":     {summary: "play one classic game of four bots and print the paper sheet", run: runDemo},
 		"play":     {summary: "play a game at a running Pulka from the terminal (or --auto)", run: runPlay},
 		"load":     {summary: "load-test a running Pulka over real WebSockets (moves/s, latency)", run: runLoad},
+		"wallet":   {summary: "ask the running wallet to reconcile its ledger now (wallet audit)", run: runWallet},
 	}
 }
 

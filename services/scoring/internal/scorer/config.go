@@ -3,11 +3,9 @@ package scorer
 import (
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/pulka/pulka/pkg/daemon"
-	"github.com/pulka/pulka/pkg/envnames"
 	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/services/scoring/internal/sheetstore"
@@ -18,18 +16,9 @@ import (
 // environment variable (-help lists them).
 type Config struct {
 	daemon.Base
-
-	// Group is the consumer group on HandsStream; every replica joins it.
-	Group string
-	// Consumer is this replica's name in the group; stable across restarts
-	// of the same pod (the default is the host name, i.e. the pod name).
-	Consumer string
-	// ReclaimIdle is how long an input may stay unacknowledged before
-	// another replica takes it over (its consumer died).
-	ReclaimIdle time.Duration
-	// MaxDeliveries moves an input that failed this often to the
-	// dead-letter stream.
-	MaxDeliveries int64
+	// ConsumerGroup: the group on HandsStream every replica joins, this
+	// replica's name, reclaim and dead-letter settings.
+	daemon.ConsumerGroup
 
 	// Store tunes retention: game TTL, dedupe TTLs, stream lengths, history.
 	Store sheetstore.WriterOptions
@@ -38,16 +27,7 @@ type Config struct {
 // RegisterFlags declares the flags.
 func (c *Config) RegisterFlags(f *daemon.Flags) {
 	c.Base.RegisterFlags(f)
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "scoring"
-	}
-	f.String(&c.Group, "group", "PULKA_SCORING_GROUP", "scoring", "consumer group on "+scoringclient.HandsStream)
-	f.String(&c.Consumer, "consumer", envnames.ScoringConsumer, host, "this replica's consumer name (unique per replica)")
-	f.Duration(&c.ReclaimIdle, "reclaim-idle", "PULKA_SCORING_RECLAIM_IDLE", streams.DefaultMinIdle,
-		"idle time after which another replica takes over an unacknowledged input")
-	f.Int64(&c.MaxDeliveries, "max-deliveries", "PULKA_SCORING_MAX_DELIVERIES", streams.DefaultMaxDeliveries,
-		"deliveries of a failing input before it is dead-lettered")
+	c.ConsumerGroup.RegisterFlags(f, "PULKA_SCORING_", "scoring", scoringclient.HandsStream, streams.DefaultMaxDeliveries)
 	f.Duration(&c.Store.GameTTL, "game-ttl", "PULKA_SCORING_GAME_TTL", sheetstore.DefaultGameTTL,
 		"how long a game's inputs and live sheet are kept after their last change")
 	f.Duration(&c.Store.DedupeTTL, "dedupe-ttl", "PULKA_SCORING_DEDUPE_TTL", sheetstore.DefaultDedupeTTL,
@@ -66,21 +46,9 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 
 // Validate reports every problem at once.
 func (c *Config) Validate() error {
-	errs := []error{c.Base.Validate()}
+	errs := append([]error{c.Base.Validate()}, c.ConsumerGroup.Validate()...)
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{daemon.ErrConfig}, args...)...))
-	}
-	if c.Group == "" {
-		bad("group is empty")
-	}
-	if c.Consumer == "" {
-		bad("consumer is empty")
-	}
-	if c.ReclaimIdle < 100*time.Millisecond {
-		bad("reclaim-idle %s is below 100ms: healthy consumers would rob each other", c.ReclaimIdle)
-	}
-	if c.MaxDeliveries < 1 {
-		bad("max-deliveries %d must be at least 1", c.MaxDeliveries)
 	}
 	for name, d := range map[string]time.Duration{
 		"game-ttl": c.Store.GameTTL, "dedupe-ttl": c.Store.DedupeTTL, "standings-dedupe-ttl": c.Store.StandingsDedupeTTL,

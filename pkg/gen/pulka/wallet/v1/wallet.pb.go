@@ -7,12 +7,45 @@
 // Package pulka.wallet.v1 is the wallet's contract: commands that move Domino
 // Coin (a virtual coin: never money, never bought or cashed out), their
 // results, and the ledger entries every change leaves behind. Balances equal
-// the sum of the ledger and never go negative.
+// the sum of the ledger and never go negative. See docs/wallet.md.
+//
+// Its names in Redis are part of the contract (pkg/walletclient spells them
+// for Go readers); only the wallet writes them, except its command streams:
+//
+//   pulka:wallet:cmd:<n>             stream  WalletCommand, n = 0..63: an account's
+//                                            commands on the shard of its id, a
+//                                            table's on the shard of the table id
+//                                            (walletclient.CommandStream*)
+//   pulka:wallet:reply:<instance>    stream  WalletResult, to the sender named in reply_to
+//   pulka:{t:<table>}:wallet:settled stream  the table's GameSettled, once, when its
+//                                            pot was paid out or released (written
+//                                            in the script that closes the pot;
+//                                            expires with the pot)
+//   pulka:{w:<account>}:ledger       stream  the account's ledger, append-only and
+//                                            never trimmed: one entry per change,
+//                                            in flat fields (not a `data` payload,
+//                                            because the wallet's Lua script writes
+//                                            it in the same atomic step as the
+//                                            change): seq, kind (LedgerEntryKind
+//                                            number), op (the operation id), da,
+//                                            dh (available and held deltas), a, h
+//                                            (available and held after), cp (the
+//                                            other account of the transfer), table,
+//                                            game, memo, ts (Unix ms).
+//                                            walletclient.ParseLedgerEntry turns one
+//                                            into a LedgerEntry; the last entry is the
+//                                            account's balance, and following the
+//                                            stream is following the balance.
+//
+// The wallet also reads pulka:scoring:standings (FinalStandings) with its
+// consumer group: a finished game's standings settle its table's pot.
 
 package walletv1
 
 import (
 	v1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
+	v11 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	v12 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
@@ -52,21 +85,39 @@ const (
 	WalletRejectReason_WALLET_REJECT_REASON_PAYOUT_MISMATCH WalletRejectReason = 8
 	// The command id was used before for a different command.
 	WalletRejectReason_WALLET_REJECT_REASON_CONFLICT WalletRejectReason = 9
+	// The account exists already.
+	WalletRejectReason_WALLET_REJECT_REASON_ACCOUNT_EXISTS WalletRejectReason = 10
+	// The daily bonus was claimed today already.
+	WalletRejectReason_WALLET_REJECT_REASON_BONUS_CLAIMED WalletRejectReason = 11
+	// The table's pot was settled or released: it takes no more holds.
+	WalletRejectReason_WALLET_REJECT_REASON_TABLE_CLOSED WalletRejectReason = 12
+	// The stake was forfeited; only the table's settlement or release resolves it.
+	WalletRejectReason_WALLET_REJECT_REASON_STAKE_FORFEITED WalletRejectReason = 13
+	// The hold names another game than the table's earlier holds.
+	WalletRejectReason_WALLET_REJECT_REASON_GAME_MISMATCH WalletRejectReason = 14
+	// The wallet does not carry out this command.
+	WalletRejectReason_WALLET_REJECT_REASON_UNSUPPORTED WalletRejectReason = 15
 )
 
 // Enum value maps for WalletRejectReason.
 var (
 	WalletRejectReason_name = map[int32]string{
-		0: "WALLET_REJECT_REASON_UNSPECIFIED",
-		1: "WALLET_REJECT_REASON_MALFORMED",
-		2: "WALLET_REJECT_REASON_INVALID_AMOUNT",
-		3: "WALLET_REJECT_REASON_UNKNOWN_ACCOUNT",
-		4: "WALLET_REJECT_REASON_INSUFFICIENT_FUNDS",
-		5: "WALLET_REJECT_REASON_HOLD_NOT_FOUND",
-		6: "WALLET_REJECT_REASON_HOLD_EXISTS",
-		7: "WALLET_REJECT_REASON_ALREADY_SETTLED",
-		8: "WALLET_REJECT_REASON_PAYOUT_MISMATCH",
-		9: "WALLET_REJECT_REASON_CONFLICT",
+		0:  "WALLET_REJECT_REASON_UNSPECIFIED",
+		1:  "WALLET_REJECT_REASON_MALFORMED",
+		2:  "WALLET_REJECT_REASON_INVALID_AMOUNT",
+		3:  "WALLET_REJECT_REASON_UNKNOWN_ACCOUNT",
+		4:  "WALLET_REJECT_REASON_INSUFFICIENT_FUNDS",
+		5:  "WALLET_REJECT_REASON_HOLD_NOT_FOUND",
+		6:  "WALLET_REJECT_REASON_HOLD_EXISTS",
+		7:  "WALLET_REJECT_REASON_ALREADY_SETTLED",
+		8:  "WALLET_REJECT_REASON_PAYOUT_MISMATCH",
+		9:  "WALLET_REJECT_REASON_CONFLICT",
+		10: "WALLET_REJECT_REASON_ACCOUNT_EXISTS",
+		11: "WALLET_REJECT_REASON_BONUS_CLAIMED",
+		12: "WALLET_REJECT_REASON_TABLE_CLOSED",
+		13: "WALLET_REJECT_REASON_STAKE_FORFEITED",
+		14: "WALLET_REJECT_REASON_GAME_MISMATCH",
+		15: "WALLET_REJECT_REASON_UNSUPPORTED",
 	}
 	WalletRejectReason_value = map[string]int32{
 		"WALLET_REJECT_REASON_UNSPECIFIED":        0,
@@ -79,6 +130,12 @@ var (
 		"WALLET_REJECT_REASON_ALREADY_SETTLED":    7,
 		"WALLET_REJECT_REASON_PAYOUT_MISMATCH":    8,
 		"WALLET_REJECT_REASON_CONFLICT":           9,
+		"WALLET_REJECT_REASON_ACCOUNT_EXISTS":     10,
+		"WALLET_REJECT_REASON_BONUS_CLAIMED":      11,
+		"WALLET_REJECT_REASON_TABLE_CLOSED":       12,
+		"WALLET_REJECT_REASON_STAKE_FORFEITED":    13,
+		"WALLET_REJECT_REASON_GAME_MISMATCH":      14,
+		"WALLET_REJECT_REASON_UNSUPPORTED":        15,
 	}
 )
 
@@ -127,6 +184,12 @@ const (
 	LedgerEntryKind_LEDGER_ENTRY_KIND_CREDIT LedgerEntryKind = 5
 	// A debit.
 	LedgerEntryKind_LEDGER_ENTRY_KIND_DEBIT LedgerEntryKind = 6
+	// The sign-up grant (from the issuer).
+	LedgerEntryKind_LEDGER_ENTRY_KIND_SIGNUP_GRANT LedgerEntryKind = 7
+	// A daily bonus (from the issuer); memo is the day.
+	LedgerEntryKind_LEDGER_ENTRY_KIND_DAILY_BONUS LedgerEntryKind = 8
+	// A hold marked forfeited; no coin moves.
+	LedgerEntryKind_LEDGER_ENTRY_KIND_FORFEIT LedgerEntryKind = 9
 )
 
 // Enum value maps for LedgerEntryKind.
@@ -139,6 +202,9 @@ var (
 		4: "LEDGER_ENTRY_KIND_PAYOUT",
 		5: "LEDGER_ENTRY_KIND_CREDIT",
 		6: "LEDGER_ENTRY_KIND_DEBIT",
+		7: "LEDGER_ENTRY_KIND_SIGNUP_GRANT",
+		8: "LEDGER_ENTRY_KIND_DAILY_BONUS",
+		9: "LEDGER_ENTRY_KIND_FORFEIT",
 	}
 	LedgerEntryKind_value = map[string]int32{
 		"LEDGER_ENTRY_KIND_UNSPECIFIED":   0,
@@ -148,6 +214,9 @@ var (
 		"LEDGER_ENTRY_KIND_PAYOUT":        4,
 		"LEDGER_ENTRY_KIND_CREDIT":        5,
 		"LEDGER_ENTRY_KIND_DEBIT":         6,
+		"LEDGER_ENTRY_KIND_SIGNUP_GRANT":  7,
+		"LEDGER_ENTRY_KIND_DAILY_BONUS":   8,
+		"LEDGER_ENTRY_KIND_FORFEIT":       9,
 	}
 )
 
@@ -187,6 +256,9 @@ type WalletCommand struct {
 	CommandId string `protobuf:"bytes,1,opt,name=command_id,json=commandId,proto3" json:"command_id,omitempty"`
 	// Trace context of whatever caused the command.
 	Trace *v1.TraceContext `protobuf:"bytes,2,opt,name=trace,proto3" json:"trace,omitempty"`
+	// The stream the wallet appends the WalletResult to (see
+	// pkg/walletclient); empty means no reply is wanted.
+	ReplyTo string `protobuf:"bytes,3,opt,name=reply_to,json=replyTo,proto3" json:"reply_to,omitempty"`
 	// The command; exactly one is set.
 	//
 	// Types that are valid to be assigned to Command:
@@ -196,6 +268,12 @@ type WalletCommand struct {
 	//	*WalletCommand_PayOut
 	//	*WalletCommand_Credit
 	//	*WalletCommand_Debit
+	//	*WalletCommand_OpenAccount
+	//	*WalletCommand_ClaimDailyBonus
+	//	*WalletCommand_ForfeitStake
+	//	*WalletCommand_ReleaseTable
+	//	*WalletCommand_SettleGame
+	//	*WalletCommand_Audit
 	Command       isWalletCommand_Command `protobuf_oneof:"command"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -243,6 +321,13 @@ func (x *WalletCommand) GetTrace() *v1.TraceContext {
 		return x.Trace
 	}
 	return nil
+}
+
+func (x *WalletCommand) GetReplyTo() string {
+	if x != nil {
+		return x.ReplyTo
+	}
+	return ""
 }
 
 func (x *WalletCommand) GetCommand() isWalletCommand_Command {
@@ -297,6 +382,60 @@ func (x *WalletCommand) GetDebit() *Debit {
 	return nil
 }
 
+func (x *WalletCommand) GetOpenAccount() *OpenAccount {
+	if x != nil {
+		if x, ok := x.Command.(*WalletCommand_OpenAccount); ok {
+			return x.OpenAccount
+		}
+	}
+	return nil
+}
+
+func (x *WalletCommand) GetClaimDailyBonus() *ClaimDailyBonus {
+	if x != nil {
+		if x, ok := x.Command.(*WalletCommand_ClaimDailyBonus); ok {
+			return x.ClaimDailyBonus
+		}
+	}
+	return nil
+}
+
+func (x *WalletCommand) GetForfeitStake() *ForfeitStake {
+	if x != nil {
+		if x, ok := x.Command.(*WalletCommand_ForfeitStake); ok {
+			return x.ForfeitStake
+		}
+	}
+	return nil
+}
+
+func (x *WalletCommand) GetReleaseTable() *ReleaseTable {
+	if x != nil {
+		if x, ok := x.Command.(*WalletCommand_ReleaseTable); ok {
+			return x.ReleaseTable
+		}
+	}
+	return nil
+}
+
+func (x *WalletCommand) GetSettleGame() *SettleGame {
+	if x != nil {
+		if x, ok := x.Command.(*WalletCommand_SettleGame); ok {
+			return x.SettleGame
+		}
+	}
+	return nil
+}
+
+func (x *WalletCommand) GetAudit() *Audit {
+	if x != nil {
+		if x, ok := x.Command.(*WalletCommand_Audit); ok {
+			return x.Audit
+		}
+	}
+	return nil
+}
+
 type isWalletCommand_Command interface {
 	isWalletCommand_Command()
 }
@@ -312,18 +451,51 @@ type WalletCommand_ReleaseHold struct {
 }
 
 type WalletCommand_PayOut struct {
-	// Settle a game: its holds go to the winners.
+	// Deprecated: refused (UNSUPPORTED). The wallet computes a game's
+	// payout itself from the final standings (SettleGame).
 	PayOut *PayOut `protobuf:"bytes,12,opt,name=pay_out,json=payOut,proto3,oneof"`
 }
 
 type WalletCommand_Credit struct {
-	// Add coins to an account (e.g. a daily bonus).
+	// Deprecated: refused (UNSUPPORTED). Coins are only issued by the
+	// sign-up grant and the daily bonus.
 	Credit *Credit `protobuf:"bytes,13,opt,name=credit,proto3,oneof"`
 }
 
 type WalletCommand_Debit struct {
-	// Take coins from an account.
+	// Deprecated: refused (UNSUPPORTED).
 	Debit *Debit `protobuf:"bytes,14,opt,name=debit,proto3,oneof"`
+}
+
+type WalletCommand_OpenAccount struct {
+	// Open an account with the sign-up grant.
+	OpenAccount *OpenAccount `protobuf:"bytes,15,opt,name=open_account,json=openAccount,proto3,oneof"`
+}
+
+type WalletCommand_ClaimDailyBonus struct {
+	// Pay the daily bonus, once per calendar day per account.
+	ClaimDailyBonus *ClaimDailyBonus `protobuf:"bytes,16,opt,name=claim_daily_bonus,json=claimDailyBonus,proto3,oneof"`
+}
+
+type WalletCommand_ForfeitStake struct {
+	// A player left a running coin game: their stake is forfeited.
+	ForfeitStake *ForfeitStake `protobuf:"bytes,17,opt,name=forfeit_stake,json=forfeitStake,proto3,oneof"`
+}
+
+type WalletCommand_ReleaseTable struct {
+	// A table's game never started or was abandoned: release every hold.
+	ReleaseTable *ReleaseTable `protobuf:"bytes,18,opt,name=release_table,json=releaseTable,proto3,oneof"`
+}
+
+type WalletCommand_SettleGame struct {
+	// Settle a table's pot from the game's final standings (the same as a
+	// FinalStandings on pulka:scoring:standings).
+	SettleGame *SettleGame `protobuf:"bytes,19,opt,name=settle_game,json=settleGame,proto3,oneof"`
+}
+
+type WalletCommand_Audit struct {
+	// Run the reconciliation now and answer with its report.
+	Audit *Audit `protobuf:"bytes,20,opt,name=audit,proto3,oneof"`
 }
 
 func (*WalletCommand_HoldStake) isWalletCommand_Command() {}
@@ -336,18 +508,36 @@ func (*WalletCommand_Credit) isWalletCommand_Command() {}
 
 func (*WalletCommand_Debit) isWalletCommand_Command() {}
 
-// HoldStake holds an account's stake for a game. A hold is identified by
-// (account_id, table_id, game_id); holding twice for the same game is rejected.
+func (*WalletCommand_OpenAccount) isWalletCommand_Command() {}
+
+func (*WalletCommand_ClaimDailyBonus) isWalletCommand_Command() {}
+
+func (*WalletCommand_ForfeitStake) isWalletCommand_Command() {}
+
+func (*WalletCommand_ReleaseTable) isWalletCommand_Command() {}
+
+func (*WalletCommand_SettleGame) isWalletCommand_Command() {}
+
+func (*WalletCommand_Audit) isWalletCommand_Command() {}
+
+// HoldStake holds an account's stake for the game at a table (a pending
+// transfer from the account to the table's pot). An account has at most one
+// open hold per table; a second one is refused with HOLD_EXISTS. Refused with
+// INSUFFICIENT_FUNDS (and nothing held) when the available balance is too
+// small, and with TABLE_CLOSED once the table's pot was settled or released.
 type HoldStake struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The account.
 	AccountId string `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
-	// The table.
+	// The table: its pot is the game's.
 	TableId string `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
-	// The game.
+	// The game, when known (recorded in the ledger only).
 	GameId string `protobuf:"bytes,3,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
-	// Coins to hold; positive.
-	Amount        int64 `protobuf:"varint,4,opt,name=amount,proto3" json:"amount,omitempty"`
+	// Coins to hold; positive (the table's stake).
+	Amount int64 `protobuf:"varint,4,opt,name=amount,proto3" json:"amount,omitempty"`
+	// Classic or Japanese: the pot's payout table. Every hold of one table
+	// must name the same game (else GAME_MISMATCH).
+	Game          v11.Game `protobuf:"varint,5,opt,name=game,proto3,enum=pulka.lobby.v1.Game" json:"game,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -410,14 +600,23 @@ func (x *HoldStake) GetAmount() int64 {
 	return 0
 }
 
-// ReleaseHold returns a hold to its account unchanged (the game did not happen).
+func (x *HoldStake) GetGame() v11.Game {
+	if x != nil {
+		return x.Game
+	}
+	return v11.Game(0)
+}
+
+// ReleaseHold returns an open hold to its account unchanged (the player stood
+// up or left before the game started). Refused with HOLD_NOT_FOUND when there
+// is none, and STAKE_FORFEITED when the player forfeited it.
 type ReleaseHold struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The account.
 	AccountId string `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
 	// The table.
 	TableId string `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
-	// The game.
+	// The game (unused).
 	GameId        string `protobuf:"bytes,3,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -474,6 +673,297 @@ func (x *ReleaseHold) GetGameId() string {
 	return ""
 }
 
+// OpenAccount creates an account and credits it the sign-up grant (an amount
+// of the wallet's configuration). Refused with ACCOUNT_EXISTS for an account
+// that exists.
+type OpenAccount struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The account: 1..128 bytes, no braces, colons, spaces or control
+	// characters, not starting with '~' (the wallet's own accounts).
+	AccountId     string `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpenAccount) Reset() {
+	*x = OpenAccount{}
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenAccount) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenAccount) ProtoMessage() {}
+
+func (x *OpenAccount) ProtoReflect() protoreflect.Message {
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenAccount.ProtoReflect.Descriptor instead.
+func (*OpenAccount) Descriptor() ([]byte, []int) {
+	return file_pulka_wallet_v1_wallet_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *OpenAccount) GetAccountId() string {
+	if x != nil {
+		return x.AccountId
+	}
+	return ""
+}
+
+// ClaimDailyBonus credits the daily bonus (an amount of the wallet's
+// configuration) once per calendar day (in the wallet's time zone) per
+// account; a second claim the same day is refused with BONUS_CLAIMED.
+type ClaimDailyBonus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The account.
+	AccountId     string `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClaimDailyBonus) Reset() {
+	*x = ClaimDailyBonus{}
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClaimDailyBonus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClaimDailyBonus) ProtoMessage() {}
+
+func (x *ClaimDailyBonus) ProtoReflect() protoreflect.Message {
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClaimDailyBonus.ProtoReflect.Descriptor instead.
+func (*ClaimDailyBonus) Descriptor() ([]byte, []int) {
+	return file_pulka_wallet_v1_wallet_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ClaimDailyBonus) GetAccountId() string {
+	if x != nil {
+		return x.AccountId
+	}
+	return ""
+}
+
+// ForfeitStake marks an account's open hold at a table as forfeited: the
+// player left a running classic game (or resigned a Japanese one). No coin
+// moves now; at settlement the stake stays in the pot and the player takes
+// no place (pkg/payout). A forfeited hold cannot be released by the player;
+// ReleaseTable (the platform abandoning the game) still releases it.
+type ForfeitStake struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The account.
+	AccountId string `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	// The table.
+	TableId       string `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForfeitStake) Reset() {
+	*x = ForfeitStake{}
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForfeitStake) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForfeitStake) ProtoMessage() {}
+
+func (x *ForfeitStake) ProtoReflect() protoreflect.Message {
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForfeitStake.ProtoReflect.Descriptor instead.
+func (*ForfeitStake) Descriptor() ([]byte, []int) {
+	return file_pulka_wallet_v1_wallet_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ForfeitStake) GetAccountId() string {
+	if x != nil {
+		return x.AccountId
+	}
+	return ""
+}
+
+func (x *ForfeitStake) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+// ReleaseTable closes a table's pot without a game: every open hold at the
+// table goes back to its account. Refused with ALREADY_SETTLED when the pot
+// was settled. Once released, a table takes no more holds.
+type ReleaseTable struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The table.
+	TableId       string `protobuf:"bytes,1,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReleaseTable) Reset() {
+	*x = ReleaseTable{}
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReleaseTable) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReleaseTable) ProtoMessage() {}
+
+func (x *ReleaseTable) ProtoReflect() protoreflect.Message {
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReleaseTable.ProtoReflect.Descriptor instead.
+func (*ReleaseTable) Descriptor() ([]byte, []int) {
+	return file_pulka_wallet_v1_wallet_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ReleaseTable) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+// SettleGame pays a table's pot out by the final standings: every hold is
+// collected into the pot, then the pot is divided by pkg/payout. A table
+// without holds (a free table) settles to nothing. Settling again with the
+// same standings repeats the first result; other standings for a settled
+// table are refused with CONFLICT.
+type SettleGame struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The final standings, as scoring publishes them.
+	Standings     *v12.FinalStandings `protobuf:"bytes,1,opt,name=standings,proto3" json:"standings,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SettleGame) Reset() {
+	*x = SettleGame{}
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SettleGame) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SettleGame) ProtoMessage() {}
+
+func (x *SettleGame) ProtoReflect() protoreflect.Message {
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SettleGame.ProtoReflect.Descriptor instead.
+func (*SettleGame) Descriptor() ([]byte, []int) {
+	return file_pulka_wallet_v1_wallet_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *SettleGame) GetStandings() *v12.FinalStandings {
+	if x != nil {
+		return x.Standings
+	}
+	return nil
+}
+
+// Audit asks for a reconciliation (AuditReport in the result).
+type Audit struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Audit) Reset() {
+	*x = Audit{}
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Audit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Audit) ProtoMessage() {}
+
+func (x *Audit) ProtoReflect() protoreflect.Message {
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Audit.ProtoReflect.Descriptor instead.
+func (*Audit) Descriptor() ([]byte, []int) {
+	return file_pulka_wallet_v1_wallet_proto_rawDescGZIP(), []int{8}
+}
+
 // Share is what one account receives from a payout.
 type Share struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -487,7 +977,7 @@ type Share struct {
 
 func (x *Share) Reset() {
 	*x = Share{}
-	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[3]
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -499,7 +989,7 @@ func (x *Share) String() string {
 func (*Share) ProtoMessage() {}
 
 func (x *Share) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[3]
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -512,7 +1002,7 @@ func (x *Share) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Share.ProtoReflect.Descriptor instead.
 func (*Share) Descriptor() ([]byte, []int) {
-	return file_pulka_wallet_v1_wallet_proto_rawDescGZIP(), []int{3}
+	return file_pulka_wallet_v1_wallet_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Share) GetAccountId() string {
@@ -546,7 +1036,7 @@ type PayOut struct {
 
 func (x *PayOut) Reset() {
 	*x = PayOut{}
-	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[4]
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -558,7 +1048,7 @@ func (x *PayOut) String() string {
 func (*PayOut) ProtoMessage() {}
 
 func (x *PayOut) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[4]
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -571,7 +1061,7 @@ func (x *PayOut) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PayOut.ProtoReflect.Descriptor instead.
 func (*PayOut) Descriptor() ([]byte, []int) {
-	return file_pulka_wallet_v1_wallet_proto_rawDescGZIP(), []int{4}
+	return file_pulka_wallet_v1_wallet_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *PayOut) GetTableId() string {
@@ -610,7 +1100,7 @@ type Credit struct {
 
 func (x *Credit) Reset() {
 	*x = Credit{}
-	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[5]
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -622,7 +1112,7 @@ func (x *Credit) String() string {
 func (*Credit) ProtoMessage() {}
 
 func (x *Credit) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[5]
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -635,7 +1125,7 @@ func (x *Credit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Credit.ProtoReflect.Descriptor instead.
 func (*Credit) Descriptor() ([]byte, []int) {
-	return file_pulka_wallet_v1_wallet_proto_rawDescGZIP(), []int{5}
+	return file_pulka_wallet_v1_wallet_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Credit) GetAccountId() string {
@@ -674,7 +1164,7 @@ type Debit struct {
 
 func (x *Debit) Reset() {
 	*x = Debit{}
-	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[6]
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -686,7 +1176,7 @@ func (x *Debit) String() string {
 func (*Debit) ProtoMessage() {}
 
 func (x *Debit) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[6]
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -699,7 +1189,7 @@ func (x *Debit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Debit.ProtoReflect.Descriptor instead.
 func (*Debit) Descriptor() ([]byte, []int) {
-	return file_pulka_wallet_v1_wallet_proto_rawDescGZIP(), []int{6}
+	return file_pulka_wallet_v1_wallet_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Debit) GetAccountId() string {
@@ -731,14 +1221,17 @@ type Balance struct {
 	// Coins the account may spend or stake; never negative.
 	Available int64 `protobuf:"varint,2,opt,name=available,proto3" json:"available,omitempty"`
 	// Coins held for games in progress; never negative.
-	Held          int64 `protobuf:"varint,3,opt,name=held,proto3" json:"held,omitempty"`
+	Held int64 `protobuf:"varint,3,opt,name=held,proto3" json:"held,omitempty"`
+	// The number of the account's last ledger entry: a balance with a higher
+	// version is newer.
+	Version       uint64 `protobuf:"varint,4,opt,name=version,proto3" json:"version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Balance) Reset() {
 	*x = Balance{}
-	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[7]
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -750,7 +1243,7 @@ func (x *Balance) String() string {
 func (*Balance) ProtoMessage() {}
 
 func (x *Balance) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[7]
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -763,7 +1256,7 @@ func (x *Balance) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Balance.ProtoReflect.Descriptor instead.
 func (*Balance) Descriptor() ([]byte, []int) {
-	return file_pulka_wallet_v1_wallet_proto_rawDescGZIP(), []int{7}
+	return file_pulka_wallet_v1_wallet_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Balance) GetAccountId() string {
@@ -787,6 +1280,13 @@ func (x *Balance) GetHeld() int64 {
 	return 0
 }
 
+func (x *Balance) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
 // WalletResult answers one WalletCommand.
 type WalletResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -806,14 +1306,18 @@ type WalletResult struct {
 	// The ledger entries the command wrote (empty when rejected).
 	Entries []*LedgerEntry `protobuf:"bytes,7,rep,name=entries,proto3" json:"entries,omitempty"`
 	// Trace context of the command.
-	Trace         *v1.TraceContext `protobuf:"bytes,8,opt,name=trace,proto3" json:"trace,omitempty"`
+	Trace *v1.TraceContext `protobuf:"bytes,8,opt,name=trace,proto3" json:"trace,omitempty"`
+	// SettleGame and ReleaseTable: what happened to the pot.
+	Settled *GameSettled `protobuf:"bytes,9,opt,name=settled,proto3" json:"settled,omitempty"`
+	// Audit: the reconciliation's report.
+	Audit         *AuditReport `protobuf:"bytes,10,opt,name=audit,proto3" json:"audit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WalletResult) Reset() {
 	*x = WalletResult{}
-	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[8]
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -825,7 +1329,7 @@ func (x *WalletResult) String() string {
 func (*WalletResult) ProtoMessage() {}
 
 func (x *WalletResult) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[8]
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -838,7 +1342,7 @@ func (x *WalletResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WalletResult.ProtoReflect.Descriptor instead.
 func (*WalletResult) Descriptor() ([]byte, []int) {
-	return file_pulka_wallet_v1_wallet_proto_rawDescGZIP(), []int{8}
+	return file_pulka_wallet_v1_wallet_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *WalletResult) GetCommandId() string {
@@ -897,6 +1401,271 @@ func (x *WalletResult) GetTrace() *v1.TraceContext {
 	return nil
 }
 
+func (x *WalletResult) GetSettled() *GameSettled {
+	if x != nil {
+		return x.Settled
+	}
+	return nil
+}
+
+func (x *WalletResult) GetAudit() *AuditReport {
+	if x != nil {
+		return x.Audit
+	}
+	return nil
+}
+
+// GameSettled says how a table's pot was resolved, once per table on
+// the table's pulka:{t:<table>}:wallet:settled (and in the result of
+// SettleGame and ReleaseTable).
+type GameSettled struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The table.
+	TableId string `protobuf:"bytes,1,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	// The game, for a settlement.
+	GameId string `protobuf:"bytes,2,opt,name=game_id,json=gameId,proto3" json:"game_id,omitempty"`
+	// Coins collected from the holds into the pot (0 for a release).
+	Pot int64 `protobuf:"varint,3,opt,name=pot,proto3" json:"pot,omitempty"`
+	// Who received what (settlement), or got their hold back (release).
+	Shares []*Share `protobuf:"bytes,4,rep,name=shares,proto3" json:"shares,omitempty"`
+	// Coins of a pot nobody was eligible for, paid to the wallet's forfeit account.
+	Unclaimed int64 `protobuf:"varint,5,opt,name=unclaimed,proto3" json:"unclaimed,omitempty"`
+	// True when the pot was released (no game), false when it was paid out.
+	Released      bool `protobuf:"varint,6,opt,name=released,proto3" json:"released,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GameSettled) Reset() {
+	*x = GameSettled{}
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GameSettled) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GameSettled) ProtoMessage() {}
+
+func (x *GameSettled) ProtoReflect() protoreflect.Message {
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GameSettled.ProtoReflect.Descriptor instead.
+func (*GameSettled) Descriptor() ([]byte, []int) {
+	return file_pulka_wallet_v1_wallet_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *GameSettled) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *GameSettled) GetGameId() string {
+	if x != nil {
+		return x.GameId
+	}
+	return ""
+}
+
+func (x *GameSettled) GetPot() int64 {
+	if x != nil {
+		return x.Pot
+	}
+	return 0
+}
+
+func (x *GameSettled) GetShares() []*Share {
+	if x != nil {
+		return x.Shares
+	}
+	return nil
+}
+
+func (x *GameSettled) GetUnclaimed() int64 {
+	if x != nil {
+		return x.Unclaimed
+	}
+	return 0
+}
+
+func (x *GameSettled) GetReleased() bool {
+	if x != nil {
+		return x.Released
+	}
+	return false
+}
+
+// AuditReport is a reconciliation of the whole ledger.
+type AuditReport struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Whether every check passed.
+	Ok bool `protobuf:"varint,1,opt,name=ok,proto3" json:"ok,omitempty"`
+	// Every violation found, one line each (empty when ok).
+	Problems []string `protobuf:"bytes,2,rep,name=problems,proto3" json:"problems,omitempty"`
+	// Accounts read (players and the wallet's own).
+	Accounts int64 `protobuf:"varint,3,opt,name=accounts,proto3" json:"accounts,omitempty"`
+	// Coins ever issued (sign-up grants and daily bonuses).
+	Issued int64 `protobuf:"varint,4,opt,name=issued,proto3" json:"issued,omitempty"`
+	// Sum of the available balances.
+	Available int64 `protobuf:"varint,5,opt,name=available,proto3" json:"available,omitempty"`
+	// Sum of the held balances (open holds).
+	Held int64 `protobuf:"varint,6,opt,name=held,proto3" json:"held,omitempty"`
+	// Coins collected into pots whose settlement has not paid them yet.
+	InPots int64 `protobuf:"varint,7,opt,name=in_pots,json=inPots,proto3" json:"in_pots,omitempty"`
+	// Open holds.
+	OpenHolds int64 `protobuf:"varint,8,opt,name=open_holds,json=openHolds,proto3" json:"open_holds,omitempty"`
+	// Open holds at tables whose pot is settled or released (repaired by
+	// releasing them after a grace period).
+	OrphanHolds int64 `protobuf:"varint,9,opt,name=orphan_holds,json=orphanHolds,proto3" json:"orphan_holds,omitempty"`
+	// Pots whose settlement started and has not finished.
+	Settling int64 `protobuf:"varint,10,opt,name=settling,proto3" json:"settling,omitempty"`
+	// Pots settled (paid out) so far, among those still kept.
+	Settled int64 `protobuf:"varint,11,opt,name=settled,proto3" json:"settled,omitempty"`
+	// Ledger entries read.
+	Entries int64 `protobuf:"varint,12,opt,name=entries,proto3" json:"entries,omitempty"`
+	// Pots still open (holds taken, neither settled nor released) longer than
+	// the wallet's -stale-pot-age: games that never started or ended and were
+	// never released. Each is also a problem: its holds are not a game in
+	// progress.
+	StalePots     int64 `protobuf:"varint,13,opt,name=stale_pots,json=stalePots,proto3" json:"stale_pots,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditReport) Reset() {
+	*x = AuditReport{}
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditReport) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditReport) ProtoMessage() {}
+
+func (x *AuditReport) ProtoReflect() protoreflect.Message {
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditReport.ProtoReflect.Descriptor instead.
+func (*AuditReport) Descriptor() ([]byte, []int) {
+	return file_pulka_wallet_v1_wallet_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *AuditReport) GetOk() bool {
+	if x != nil {
+		return x.Ok
+	}
+	return false
+}
+
+func (x *AuditReport) GetProblems() []string {
+	if x != nil {
+		return x.Problems
+	}
+	return nil
+}
+
+func (x *AuditReport) GetAccounts() int64 {
+	if x != nil {
+		return x.Accounts
+	}
+	return 0
+}
+
+func (x *AuditReport) GetIssued() int64 {
+	if x != nil {
+		return x.Issued
+	}
+	return 0
+}
+
+func (x *AuditReport) GetAvailable() int64 {
+	if x != nil {
+		return x.Available
+	}
+	return 0
+}
+
+func (x *AuditReport) GetHeld() int64 {
+	if x != nil {
+		return x.Held
+	}
+	return 0
+}
+
+func (x *AuditReport) GetInPots() int64 {
+	if x != nil {
+		return x.InPots
+	}
+	return 0
+}
+
+func (x *AuditReport) GetOpenHolds() int64 {
+	if x != nil {
+		return x.OpenHolds
+	}
+	return 0
+}
+
+func (x *AuditReport) GetOrphanHolds() int64 {
+	if x != nil {
+		return x.OrphanHolds
+	}
+	return 0
+}
+
+func (x *AuditReport) GetSettling() int64 {
+	if x != nil {
+		return x.Settling
+	}
+	return 0
+}
+
+func (x *AuditReport) GetSettled() int64 {
+	if x != nil {
+		return x.Settled
+	}
+	return 0
+}
+
+func (x *AuditReport) GetEntries() int64 {
+	if x != nil {
+		return x.Entries
+	}
+	return 0
+}
+
+func (x *AuditReport) GetStalePots() int64 {
+	if x != nil {
+		return x.StalePots
+	}
+	return 0
+}
+
 // LedgerEntry is one change to one account. The ledger is append-only;
 // an account's balances are the sums of its entries' deltas.
 type LedgerEntry struct {
@@ -924,14 +1693,18 @@ type LedgerEntry struct {
 	// The memo of a credit or debit.
 	Memo string `protobuf:"bytes,11,opt,name=memo,proto3" json:"memo,omitempty"`
 	// When the entry was written.
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// The entry's number in the account's ledger, from 1 with no gaps.
+	Seq uint64 `protobuf:"varint,13,opt,name=seq,proto3" json:"seq,omitempty"`
+	// The other account of the transfer: "~issuer", "~pot:<table>" or an account.
+	Counterparty  string `protobuf:"bytes,14,opt,name=counterparty,proto3" json:"counterparty,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LedgerEntry) Reset() {
 	*x = LedgerEntry{}
-	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[9]
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -943,7 +1716,7 @@ func (x *LedgerEntry) String() string {
 func (*LedgerEntry) ProtoMessage() {}
 
 func (x *LedgerEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[9]
+	mi := &file_pulka_wallet_v1_wallet_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -956,7 +1729,7 @@ func (x *LedgerEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LedgerEntry.ProtoReflect.Descriptor instead.
 func (*LedgerEntry) Descriptor() ([]byte, []int) {
-	return file_pulka_wallet_v1_wallet_proto_rawDescGZIP(), []int{9}
+	return file_pulka_wallet_v1_wallet_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *LedgerEntry) GetEntryId() string {
@@ -1043,34 +1816,73 @@ func (x *LedgerEntry) GetCreatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *LedgerEntry) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *LedgerEntry) GetCounterparty() string {
+	if x != nil {
+		return x.Counterparty
+	}
+	return ""
+}
+
 var File_pulka_wallet_v1_wallet_proto protoreflect.FileDescriptor
 
 const file_pulka_wallet_v1_wallet_proto_rawDesc = "" +
 	"\n" +
-	"\x1cpulka/wallet/v1/wallet.proto\x12\x0fpulka.wallet.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bpulka/common/v1/trace.proto\"\x85\x03\n" +
+	"\x1cpulka/wallet/v1/wallet.proto\x12\x0fpulka.wallet.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bpulka/common/v1/trace.proto\x1a\x1dpulka/lobby/v1/settings.proto\x1a\x1epulka/scoring/v1/scoring.proto\"\xaf\x06\n" +
 	"\rWalletCommand\x12\x1d\n" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x123\n" +
-	"\x05trace\x18\x02 \x01(\v2\x1d.pulka.common.v1.TraceContextR\x05trace\x12;\n" +
+	"\x05trace\x18\x02 \x01(\v2\x1d.pulka.common.v1.TraceContextR\x05trace\x12\x19\n" +
+	"\breply_to\x18\x03 \x01(\tR\areplyTo\x12;\n" +
 	"\n" +
 	"hold_stake\x18\n" +
 	" \x01(\v2\x1a.pulka.wallet.v1.HoldStakeH\x00R\tholdStake\x12A\n" +
 	"\frelease_hold\x18\v \x01(\v2\x1c.pulka.wallet.v1.ReleaseHoldH\x00R\vreleaseHold\x122\n" +
 	"\apay_out\x18\f \x01(\v2\x17.pulka.wallet.v1.PayOutH\x00R\x06payOut\x121\n" +
 	"\x06credit\x18\r \x01(\v2\x17.pulka.wallet.v1.CreditH\x00R\x06credit\x12.\n" +
-	"\x05debit\x18\x0e \x01(\v2\x16.pulka.wallet.v1.DebitH\x00R\x05debitB\t\n" +
-	"\acommand\"v\n" +
+	"\x05debit\x18\x0e \x01(\v2\x16.pulka.wallet.v1.DebitH\x00R\x05debit\x12A\n" +
+	"\fopen_account\x18\x0f \x01(\v2\x1c.pulka.wallet.v1.OpenAccountH\x00R\vopenAccount\x12N\n" +
+	"\x11claim_daily_bonus\x18\x10 \x01(\v2 .pulka.wallet.v1.ClaimDailyBonusH\x00R\x0fclaimDailyBonus\x12D\n" +
+	"\rforfeit_stake\x18\x11 \x01(\v2\x1d.pulka.wallet.v1.ForfeitStakeH\x00R\fforfeitStake\x12D\n" +
+	"\rrelease_table\x18\x12 \x01(\v2\x1d.pulka.wallet.v1.ReleaseTableH\x00R\freleaseTable\x12>\n" +
+	"\vsettle_game\x18\x13 \x01(\v2\x1b.pulka.wallet.v1.SettleGameH\x00R\n" +
+	"settleGame\x12.\n" +
+	"\x05audit\x18\x14 \x01(\v2\x16.pulka.wallet.v1.AuditH\x00R\x05auditB\t\n" +
+	"\acommand\"\xa0\x01\n" +
 	"\tHoldStake\x12\x1d\n" +
 	"\n" +
 	"account_id\x18\x01 \x01(\tR\taccountId\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x17\n" +
 	"\agame_id\x18\x03 \x01(\tR\x06gameId\x12\x16\n" +
-	"\x06amount\x18\x04 \x01(\x03R\x06amount\"`\n" +
+	"\x06amount\x18\x04 \x01(\x03R\x06amount\x12(\n" +
+	"\x04game\x18\x05 \x01(\x0e2\x14.pulka.lobby.v1.GameR\x04game\"`\n" +
 	"\vReleaseHold\x12\x1d\n" +
 	"\n" +
 	"account_id\x18\x01 \x01(\tR\taccountId\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x17\n" +
-	"\agame_id\x18\x03 \x01(\tR\x06gameId\">\n" +
+	"\agame_id\x18\x03 \x01(\tR\x06gameId\",\n" +
+	"\vOpenAccount\x12\x1d\n" +
+	"\n" +
+	"account_id\x18\x01 \x01(\tR\taccountId\"0\n" +
+	"\x0fClaimDailyBonus\x12\x1d\n" +
+	"\n" +
+	"account_id\x18\x01 \x01(\tR\taccountId\"H\n" +
+	"\fForfeitStake\x12\x1d\n" +
+	"\n" +
+	"account_id\x18\x01 \x01(\tR\taccountId\x12\x19\n" +
+	"\btable_id\x18\x02 \x01(\tR\atableId\")\n" +
+	"\fReleaseTable\x12\x19\n" +
+	"\btable_id\x18\x01 \x01(\tR\atableId\"L\n" +
+	"\n" +
+	"SettleGame\x12>\n" +
+	"\tstandings\x18\x01 \x01(\v2 .pulka.scoring.v1.FinalStandingsR\tstandings\"\a\n" +
+	"\x05Audit\">\n" +
 	"\x05Share\x12\x1d\n" +
 	"\n" +
 	"account_id\x18\x01 \x01(\tR\taccountId\x12\x16\n" +
@@ -1088,12 +1900,13 @@ const file_pulka_wallet_v1_wallet_proto_rawDesc = "" +
 	"\n" +
 	"account_id\x18\x01 \x01(\tR\taccountId\x12\x16\n" +
 	"\x06amount\x18\x02 \x01(\x03R\x06amount\x12\x12\n" +
-	"\x04memo\x18\x03 \x01(\tR\x04memo\"Z\n" +
+	"\x04memo\x18\x03 \x01(\tR\x04memo\"t\n" +
 	"\aBalance\x12\x1d\n" +
 	"\n" +
 	"account_id\x18\x01 \x01(\tR\taccountId\x12\x1c\n" +
 	"\tavailable\x18\x02 \x01(\x03R\tavailable\x12\x12\n" +
-	"\x04held\x18\x03 \x01(\x03R\x04held\"\xe1\x02\n" +
+	"\x04held\x18\x03 \x01(\x03R\x04held\x12\x18\n" +
+	"\aversion\x18\x04 \x01(\x04R\aversion\"\xcd\x03\n" +
 	"\fWalletResult\x12\x1d\n" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x1a\n" +
@@ -1103,7 +1916,34 @@ const file_pulka_wallet_v1_wallet_proto_rawDesc = "" +
 	"\tduplicate\x18\x05 \x01(\bR\tduplicate\x124\n" +
 	"\bbalances\x18\x06 \x03(\v2\x18.pulka.wallet.v1.BalanceR\bbalances\x126\n" +
 	"\aentries\x18\a \x03(\v2\x1c.pulka.wallet.v1.LedgerEntryR\aentries\x123\n" +
-	"\x05trace\x18\b \x01(\v2\x1d.pulka.common.v1.TraceContextR\x05trace\"\xaf\x03\n" +
+	"\x05trace\x18\b \x01(\v2\x1d.pulka.common.v1.TraceContextR\x05trace\x126\n" +
+	"\asettled\x18\t \x01(\v2\x1c.pulka.wallet.v1.GameSettledR\asettled\x122\n" +
+	"\x05audit\x18\n" +
+	" \x01(\v2\x1c.pulka.wallet.v1.AuditReportR\x05audit\"\xbd\x01\n" +
+	"\vGameSettled\x12\x19\n" +
+	"\btable_id\x18\x01 \x01(\tR\atableId\x12\x17\n" +
+	"\agame_id\x18\x02 \x01(\tR\x06gameId\x12\x10\n" +
+	"\x03pot\x18\x03 \x01(\x03R\x03pot\x12.\n" +
+	"\x06shares\x18\x04 \x03(\v2\x16.pulka.wallet.v1.ShareR\x06shares\x12\x1c\n" +
+	"\tunclaimed\x18\x05 \x01(\x03R\tunclaimed\x12\x1a\n" +
+	"\breleased\x18\x06 \x01(\bR\breleased\"\xe9\x02\n" +
+	"\vAuditReport\x12\x0e\n" +
+	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x1a\n" +
+	"\bproblems\x18\x02 \x03(\tR\bproblems\x12\x1a\n" +
+	"\baccounts\x18\x03 \x01(\x03R\baccounts\x12\x16\n" +
+	"\x06issued\x18\x04 \x01(\x03R\x06issued\x12\x1c\n" +
+	"\tavailable\x18\x05 \x01(\x03R\tavailable\x12\x12\n" +
+	"\x04held\x18\x06 \x01(\x03R\x04held\x12\x17\n" +
+	"\ain_pots\x18\a \x01(\x03R\x06inPots\x12\x1d\n" +
+	"\n" +
+	"open_holds\x18\b \x01(\x03R\topenHolds\x12!\n" +
+	"\forphan_holds\x18\t \x01(\x03R\vorphanHolds\x12\x1a\n" +
+	"\bsettling\x18\n" +
+	" \x01(\x03R\bsettling\x12\x18\n" +
+	"\asettled\x18\v \x01(\x03R\asettled\x12\x18\n" +
+	"\aentries\x18\f \x01(\x03R\aentries\x12\x1d\n" +
+	"\n" +
+	"stale_pots\x18\r \x01(\x03R\tstalePots\"\xe5\x03\n" +
 	"\vLedgerEntry\x12\x19\n" +
 	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x1d\n" +
 	"\n" +
@@ -1122,7 +1962,9 @@ const file_pulka_wallet_v1_wallet_proto_rawDesc = "" +
 	" \x01(\tR\x06gameId\x12\x12\n" +
 	"\x04memo\x18\v \x01(\tR\x04memo\x129\n" +
 	"\n" +
-	"created_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt*\xa4\x03\n" +
+	"created_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x10\n" +
+	"\x03seq\x18\r \x01(\x04R\x03seq\x12\"\n" +
+	"\fcounterparty\x18\x0e \x01(\tR\fcounterparty*\x94\x05\n" +
 	"\x12WalletRejectReason\x12$\n" +
 	" WALLET_REJECT_REASON_UNSPECIFIED\x10\x00\x12\"\n" +
 	"\x1eWALLET_REJECT_REASON_MALFORMED\x10\x01\x12'\n" +
@@ -1133,7 +1975,14 @@ const file_pulka_wallet_v1_wallet_proto_rawDesc = "" +
 	" WALLET_REJECT_REASON_HOLD_EXISTS\x10\x06\x12(\n" +
 	"$WALLET_REJECT_REASON_ALREADY_SETTLED\x10\a\x12(\n" +
 	"$WALLET_REJECT_REASON_PAYOUT_MISMATCH\x10\b\x12!\n" +
-	"\x1dWALLET_REJECT_REASON_CONFLICT\x10\t*\xed\x01\n" +
+	"\x1dWALLET_REJECT_REASON_CONFLICT\x10\t\x12'\n" +
+	"#WALLET_REJECT_REASON_ACCOUNT_EXISTS\x10\n" +
+	"\x12&\n" +
+	"\"WALLET_REJECT_REASON_BONUS_CLAIMED\x10\v\x12%\n" +
+	"!WALLET_REJECT_REASON_TABLE_CLOSED\x10\f\x12(\n" +
+	"$WALLET_REJECT_REASON_STAKE_FORFEITED\x10\r\x12&\n" +
+	"\"WALLET_REJECT_REASON_GAME_MISMATCH\x10\x0e\x12$\n" +
+	" WALLET_REJECT_REASON_UNSUPPORTED\x10\x0f*\xd3\x02\n" +
 	"\x0fLedgerEntryKind\x12!\n" +
 	"\x1dLEDGER_ENTRY_KIND_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16LEDGER_ENTRY_KIND_HOLD\x10\x01\x12\x1d\n" +
@@ -1141,7 +1990,10 @@ const file_pulka_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x1fLEDGER_ENTRY_KIND_STAKE_SETTLED\x10\x03\x12\x1c\n" +
 	"\x18LEDGER_ENTRY_KIND_PAYOUT\x10\x04\x12\x1c\n" +
 	"\x18LEDGER_ENTRY_KIND_CREDIT\x10\x05\x12\x1b\n" +
-	"\x17LEDGER_ENTRY_KIND_DEBIT\x10\x06B9Z7github.com/pulka/pulka/pkg/gen/pulka/wallet/v1;walletv1b\x06proto3"
+	"\x17LEDGER_ENTRY_KIND_DEBIT\x10\x06\x12\"\n" +
+	"\x1eLEDGER_ENTRY_KIND_SIGNUP_GRANT\x10\a\x12!\n" +
+	"\x1dLEDGER_ENTRY_KIND_DAILY_BONUS\x10\b\x12\x1d\n" +
+	"\x19LEDGER_ENTRY_KIND_FORFEIT\x10\tB9Z7github.com/pulka/pulka/pkg/gen/pulka/wallet/v1;walletv1b\x06proto3"
 
 var (
 	file_pulka_wallet_v1_wallet_proto_rawDescOnce sync.Once
@@ -1156,42 +2008,63 @@ func file_pulka_wallet_v1_wallet_proto_rawDescGZIP() []byte {
 }
 
 var file_pulka_wallet_v1_wallet_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_pulka_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_pulka_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_pulka_wallet_v1_wallet_proto_goTypes = []any{
 	(WalletRejectReason)(0),       // 0: pulka.wallet.v1.WalletRejectReason
 	(LedgerEntryKind)(0),          // 1: pulka.wallet.v1.LedgerEntryKind
 	(*WalletCommand)(nil),         // 2: pulka.wallet.v1.WalletCommand
 	(*HoldStake)(nil),             // 3: pulka.wallet.v1.HoldStake
 	(*ReleaseHold)(nil),           // 4: pulka.wallet.v1.ReleaseHold
-	(*Share)(nil),                 // 5: pulka.wallet.v1.Share
-	(*PayOut)(nil),                // 6: pulka.wallet.v1.PayOut
-	(*Credit)(nil),                // 7: pulka.wallet.v1.Credit
-	(*Debit)(nil),                 // 8: pulka.wallet.v1.Debit
-	(*Balance)(nil),               // 9: pulka.wallet.v1.Balance
-	(*WalletResult)(nil),          // 10: pulka.wallet.v1.WalletResult
-	(*LedgerEntry)(nil),           // 11: pulka.wallet.v1.LedgerEntry
-	(*v1.TraceContext)(nil),       // 12: pulka.common.v1.TraceContext
-	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
+	(*OpenAccount)(nil),           // 5: pulka.wallet.v1.OpenAccount
+	(*ClaimDailyBonus)(nil),       // 6: pulka.wallet.v1.ClaimDailyBonus
+	(*ForfeitStake)(nil),          // 7: pulka.wallet.v1.ForfeitStake
+	(*ReleaseTable)(nil),          // 8: pulka.wallet.v1.ReleaseTable
+	(*SettleGame)(nil),            // 9: pulka.wallet.v1.SettleGame
+	(*Audit)(nil),                 // 10: pulka.wallet.v1.Audit
+	(*Share)(nil),                 // 11: pulka.wallet.v1.Share
+	(*PayOut)(nil),                // 12: pulka.wallet.v1.PayOut
+	(*Credit)(nil),                // 13: pulka.wallet.v1.Credit
+	(*Debit)(nil),                 // 14: pulka.wallet.v1.Debit
+	(*Balance)(nil),               // 15: pulka.wallet.v1.Balance
+	(*WalletResult)(nil),          // 16: pulka.wallet.v1.WalletResult
+	(*GameSettled)(nil),           // 17: pulka.wallet.v1.GameSettled
+	(*AuditReport)(nil),           // 18: pulka.wallet.v1.AuditReport
+	(*LedgerEntry)(nil),           // 19: pulka.wallet.v1.LedgerEntry
+	(*v1.TraceContext)(nil),       // 20: pulka.common.v1.TraceContext
+	(v11.Game)(0),                 // 21: pulka.lobby.v1.Game
+	(*v12.FinalStandings)(nil),    // 22: pulka.scoring.v1.FinalStandings
+	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
 }
 var file_pulka_wallet_v1_wallet_proto_depIdxs = []int32{
-	12, // 0: pulka.wallet.v1.WalletCommand.trace:type_name -> pulka.common.v1.TraceContext
+	20, // 0: pulka.wallet.v1.WalletCommand.trace:type_name -> pulka.common.v1.TraceContext
 	3,  // 1: pulka.wallet.v1.WalletCommand.hold_stake:type_name -> pulka.wallet.v1.HoldStake
 	4,  // 2: pulka.wallet.v1.WalletCommand.release_hold:type_name -> pulka.wallet.v1.ReleaseHold
-	6,  // 3: pulka.wallet.v1.WalletCommand.pay_out:type_name -> pulka.wallet.v1.PayOut
-	7,  // 4: pulka.wallet.v1.WalletCommand.credit:type_name -> pulka.wallet.v1.Credit
-	8,  // 5: pulka.wallet.v1.WalletCommand.debit:type_name -> pulka.wallet.v1.Debit
-	5,  // 6: pulka.wallet.v1.PayOut.shares:type_name -> pulka.wallet.v1.Share
-	0,  // 7: pulka.wallet.v1.WalletResult.reason:type_name -> pulka.wallet.v1.WalletRejectReason
-	9,  // 8: pulka.wallet.v1.WalletResult.balances:type_name -> pulka.wallet.v1.Balance
-	11, // 9: pulka.wallet.v1.WalletResult.entries:type_name -> pulka.wallet.v1.LedgerEntry
-	12, // 10: pulka.wallet.v1.WalletResult.trace:type_name -> pulka.common.v1.TraceContext
-	1,  // 11: pulka.wallet.v1.LedgerEntry.kind:type_name -> pulka.wallet.v1.LedgerEntryKind
-	13, // 12: pulka.wallet.v1.LedgerEntry.created_at:type_name -> google.protobuf.Timestamp
-	13, // [13:13] is the sub-list for method output_type
-	13, // [13:13] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	12, // 3: pulka.wallet.v1.WalletCommand.pay_out:type_name -> pulka.wallet.v1.PayOut
+	13, // 4: pulka.wallet.v1.WalletCommand.credit:type_name -> pulka.wallet.v1.Credit
+	14, // 5: pulka.wallet.v1.WalletCommand.debit:type_name -> pulka.wallet.v1.Debit
+	5,  // 6: pulka.wallet.v1.WalletCommand.open_account:type_name -> pulka.wallet.v1.OpenAccount
+	6,  // 7: pulka.wallet.v1.WalletCommand.claim_daily_bonus:type_name -> pulka.wallet.v1.ClaimDailyBonus
+	7,  // 8: pulka.wallet.v1.WalletCommand.forfeit_stake:type_name -> pulka.wallet.v1.ForfeitStake
+	8,  // 9: pulka.wallet.v1.WalletCommand.release_table:type_name -> pulka.wallet.v1.ReleaseTable
+	9,  // 10: pulka.wallet.v1.WalletCommand.settle_game:type_name -> pulka.wallet.v1.SettleGame
+	10, // 11: pulka.wallet.v1.WalletCommand.audit:type_name -> pulka.wallet.v1.Audit
+	21, // 12: pulka.wallet.v1.HoldStake.game:type_name -> pulka.lobby.v1.Game
+	22, // 13: pulka.wallet.v1.SettleGame.standings:type_name -> pulka.scoring.v1.FinalStandings
+	11, // 14: pulka.wallet.v1.PayOut.shares:type_name -> pulka.wallet.v1.Share
+	0,  // 15: pulka.wallet.v1.WalletResult.reason:type_name -> pulka.wallet.v1.WalletRejectReason
+	15, // 16: pulka.wallet.v1.WalletResult.balances:type_name -> pulka.wallet.v1.Balance
+	19, // 17: pulka.wallet.v1.WalletResult.entries:type_name -> pulka.wallet.v1.LedgerEntry
+	20, // 18: pulka.wallet.v1.WalletResult.trace:type_name -> pulka.common.v1.TraceContext
+	17, // 19: pulka.wallet.v1.WalletResult.settled:type_name -> pulka.wallet.v1.GameSettled
+	18, // 20: pulka.wallet.v1.WalletResult.audit:type_name -> pulka.wallet.v1.AuditReport
+	11, // 21: pulka.wallet.v1.GameSettled.shares:type_name -> pulka.wallet.v1.Share
+	1,  // 22: pulka.wallet.v1.LedgerEntry.kind:type_name -> pulka.wallet.v1.LedgerEntryKind
+	23, // 23: pulka.wallet.v1.LedgerEntry.created_at:type_name -> google.protobuf.Timestamp
+	24, // [24:24] is the sub-list for method output_type
+	24, // [24:24] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_pulka_wallet_v1_wallet_proto_init() }
@@ -1205,6 +2078,12 @@ func file_pulka_wallet_v1_wallet_proto_init() {
 		(*WalletCommand_PayOut)(nil),
 		(*WalletCommand_Credit)(nil),
 		(*WalletCommand_Debit)(nil),
+		(*WalletCommand_OpenAccount)(nil),
+		(*WalletCommand_ClaimDailyBonus)(nil),
+		(*WalletCommand_ForfeitStake)(nil),
+		(*WalletCommand_ReleaseTable)(nil),
+		(*WalletCommand_SettleGame)(nil),
+		(*WalletCommand_Audit)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1212,7 +2091,7 @@ func file_pulka_wallet_v1_wallet_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pulka_wallet_v1_wallet_proto_rawDesc), len(file_pulka_wallet_v1_wallet_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   10,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,171 @@
+package walletclient
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/proto"
+
+	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
+	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/pkg/telemetry"
+)
+
+// ErrTimeout means no result arrived in time. The command may still be
+// applied; sending it again with the same command_id is safe and returns
+// the first result.
+var ErrTimeout = errors.New("walletclient: no reply from the wallet in time")
+
+// Defaults of Options.
+const (
+	DefaultTimeout       = 5 * time.Second
+	DefaultCommandMaxLen = 100_000
+	DefaultReplyMaxLen   = 10_000
+)
+
+// Options configure a Client; zero values take the defaults.
+type Options struct {
+	// Instance names this client's reply stream. Empty: a random name, so
+	// a restarted process never reads an old instance's replies.
+	Instance string
+	// Timeout bounds Do when ctx has no earlier deadline.
+	Timeout time.Duration
+	// CommandMaxLen trims each command stream when publishing (a guard).
+	CommandMaxLen int64
+	// Logger gets errors the reply reader recovers from.
+	Logger *slog.Logger
+	// TracerProvider for the publish spans (default: none).
+	TracerProvider trace.TracerProvider
+}
+
+// Client sends wallet commands and waits for their results. Run must be
+// running for Do to get answers.
+type Client struct {
+	rdb   redis.UniversalClient
+	opt   Options
+	reply string
+	pub   *streams.Publisher
+
+	waiters *streams.Waiters[*walletv1.WalletResult]
+}
+
+// NewClient makes a client.
+func NewClient(rdb redis.UniversalClient, opt Options) *Client {
+	if opt.Instance == "" {
+		opt.Instance = "c-" + randomHex(8)
+	}
+	if opt.Timeout <= 0 {
+		opt.Timeout = DefaultTimeout
+	}
+	if opt.CommandMaxLen <= 0 {
+		opt.CommandMaxLen = DefaultCommandMaxLen
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	popts := []streams.Option{streams.WithMaxLen(opt.CommandMaxLen)}
+	if opt.TracerProvider != nil {
+		popts = append(popts, streams.WithTracerProvider(opt.TracerProvider))
+	}
+	return &Client{rdb: rdb, opt: opt, reply: ReplyStream(opt.Instance), pub: streams.NewPublisher(rdb, popts...),
+		waiters: streams.NewWaiters[*walletv1.WalletResult]()}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Stream is the command stream cmd belongs on: its account's shard, or its
+// table's for table-wide commands.
+func Stream(cmd *walletv1.WalletCommand) string {
+	switch c := cmd.GetCommand().(type) {
+	case *walletv1.WalletCommand_HoldStake:
+		return CommandStreamForAccount(c.HoldStake.GetAccountId())
+	case *walletv1.WalletCommand_ReleaseHold:
+		return CommandStreamForAccount(c.ReleaseHold.GetAccountId())
+	case *walletv1.WalletCommand_OpenAccount:
+		return CommandStreamForAccount(c.OpenAccount.GetAccountId())
+	case *walletv1.WalletCommand_ClaimDailyBonus:
+		return CommandStreamForAccount(c.ClaimDailyBonus.GetAccountId())
+	case *walletv1.WalletCommand_ForfeitStake:
+		return CommandStreamForAccount(c.ForfeitStake.GetAccountId())
+	case *walletv1.WalletCommand_ReleaseTable:
+		return CommandStreamForTable(c.ReleaseTable.GetTableId())
+	case *walletv1.WalletCommand_SettleGame:
+		return CommandStreamForTable(c.SettleGame.GetStandings().GetTableId())
+	}
+	return CommandStream(0)
+}
+
+// Entry encodes cmd for its command stream (for senders that publish
+// without waiting, e.g. a table-runner's forfeit).
+func Entry(cmd *walletv1.WalletCommand) (streams.Entry, error) {
+	data, err := proto.Marshal(cmd)
+	if err != nil {
+		return streams.Entry{}, fmt.Errorf("walletclient: %w", err)
+	}
+	return streams.Entry{Stream: Stream(cmd), Data: data}, nil
+}
+
+// ReplyStream is the stream this client reads its results from.
+func (c *Client) ReplyStream() string { return c.reply }
+
+// Do sends cmd and waits for its result, until ctx ends or the timeout
+// passes (ErrTimeout). The command_id must be set: it is the idempotency
+// key, derived by the sender from what caused the command (e.g. table +
+// seat + sit-down). reply_to and (if unset) the trace are filled in a copy.
+// A refusal is a result with accepted = false, not an error.
+func (c *Client) Do(ctx context.Context, cmd *walletv1.WalletCommand) (*walletv1.WalletResult, error) {
+	if cmd.GetCommandId() == "" {
+		return nil, errors.New("walletclient: the command has no command_id")
+	}
+	cmd = proto.CloneOf(cmd)
+	cmd.ReplyTo = c.reply
+	if cmd.GetTrace() == nil {
+		cmd.Trace = telemetry.TraceContextFrom(ctx)
+	}
+	e, err := Entry(cmd)
+	if err != nil {
+		return nil, err
+	}
+	id := cmd.GetCommandId()
+	reply, forget := c.waiters.Register(id)
+	defer forget()
+
+	ctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
+	defer cancel()
+	if _, err := c.pub.Publish(ctx, e); err != nil {
+		return nil, fmt.Errorf("walletclient: %w", err)
+	}
+	return streams.Await(ctx, reply, fmt.Errorf("%w (command %s)", ErrTimeout, id))
+}
+
+// Run follows this client's reply stream and hands each result to the Do
+// calls waiting for it, until ctx is cancelled. It starts at the beginning
+// of the stream, so replies that came before Run started are not missed.
+func (c *Client) Run(ctx context.Context) error {
+	t := streams.NewTailer(c.rdb, func(_ context.Context, m streams.Message) {
+		var r walletv1.WalletResult
+		if err := proto.Unmarshal(m.Data, &r); err != nil {
+			c.opt.Logger.WarnContext(ctx, "walletclient: undecodable reply", "id", m.ID, "err", err)
+			return
+		}
+		c.waiters.Deliver(r.GetCommandId(), &r)
+	}, streams.WithLogger(c.opt.Logger))
+	if err := t.Add(ctx, c.reply, "0"); err != nil {
+		return fmt.Errorf("walletclient: %w", err)
+	}
+	if err := t.Run(ctx); err != nil {
+		return fmt.Errorf("walletclient: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
+	"github.com/pulka/pulka/pkg/walletclient"
+)
+
+const walletHelp = `usage: pulkactl wallet audit [flags]
+
+Asks the running wallet service to reconcile its whole ledger now (balances
+equal their ledgers and are never negative, coins are conserved, every open
+hold belongs to a game in progress, every settled game was paid once; see
+docs/wallet.md) and prints its report as JSON. Exits 1 when the audit found
+a problem.
+
+`
+
+// runWallet is "pulkactl wallet audit".
+func runWallet(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("wallet", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("redis", "localhost:6379", "the Redis the wallet service uses")
+	timeout := fs.Duration("timeout", time.Minute, "how long to wait for the report")
+	fs.Usage = func() {
+		_, _ = io.WriteString(fs.Output(), walletHelp)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return &ExitError{Code: exitUsage}
+	}
+	if fs.NArg() != 1 || fs.Arg(0) != "audit" {
+		return usageError(errors.New("wallet: the only subcommand is audit"))
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: *addr})
+	defer func() { _ = rdb.Close() }()
+	c := walletclient.NewClient(rdb, walletclient.Options{Timeout: *timeout})
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { _ = c.Run(ctx) }()
+	res, err := c.Do(ctx, &walletv1.WalletCommand{CommandId: fmt.Sprintf("audit-%d", time.Now().UnixNano()),
+		Command: &walletv1.WalletCommand_Audit{Audit: &walletv1.Audit{}}})
+	if err != nil {
+		return fmt.Errorf("wallet audit: %w", err)
+	}
+	out, err := protojson.MarshalOptions{Multiline: true, EmitUnpopulated: true}.Marshal(res.GetAudit())
+	if err != nil {
+		return fmt.Errorf("wallet audit: %w", err)
+	}
+	_, _ = fmt.Fprintf(stdout, "%s\n", out)
+	if !res.GetAudit().GetOk() {
+		return &ExitError{Code: exitFailure, Err: errors.New("wallet audit: problems found")}
+	}
+	return nil
+}

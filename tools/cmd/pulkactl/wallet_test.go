@@ -1,0 +1,32 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pulka/pulka/pkg/redistest"
+)
+
+func TestWallet_OnlyAuditIsASubcommand(t *testing.T) {
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), []string{"wallet", "pay"}, nil, &out, &errOut)
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != exitUsage {
+		t.Fatalf("want a usage error, got %v", err)
+	}
+}
+
+// Without a wallet service the audit times out with a clear error rather
+// than hanging.
+func TestWallet_AuditWithoutAWalletTimesOut(t *testing.T) {
+	srv := redistest.Start(t)
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), []string{"wallet", "-redis", srv.Addr(), "-timeout", (300 * time.Millisecond).String(), "audit"}, nil, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "no reply from the wallet") {
+		t.Fatalf("want a timeout, got %v", err)
+	}
+}
