@@ -5,26 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
-
-// Game is the kind of game a pot is played for; it chooses the payout table.
-type Game int
-
-// The games of Pulka.
-const (
-	Classic  Game = 1 // four players
-	Japanese Game = 2 // two players
-)
-
-func (g Game) String() string {
-	switch g {
-	case Classic:
-		return "classic"
-	case Japanese:
-		return "japanese"
-	}
-	return fmt.Sprintf("game(%d)", int(g))
-}
 
 // MaxPot bounds a pot, so that pot × percent cannot overflow an int64 and
 // every amount stays exact in a Lua number (2^53) on the wallet's side.
@@ -38,17 +21,14 @@ var ErrInvalid = errors.New("payout: invalid input")
 // tables holds each game's shares of the pot by place, in percent: the
 // documented payout table (see the package comment). Each is non-increasing
 // and adds up to 100.
-var tables = map[Game][]int64{
-	Classic:  {50, 30, 20, 0},
-	Japanese: {100, 0},
+var tables = map[tablesettings.Game][]int64{
+	tablesettings.Classic:  {50, 30, 20, 0},
+	tablesettings.Japanese: {100, 0},
 }
 
 // Table returns the game's payout table: the percent of the pot paid to
 // each place, best first (one entry per seat). Nil for an unknown game.
-func Table(g Game) []int64 { return slices.Clone(tables[g]) }
-
-// Seats is the number of players of the game (0 for an unknown game).
-func Seats(g Game) int { return len(tables[g]) }
+func Table(g tablesettings.Game) []int64 { return slices.Clone(tables[g]) }
 
 // Stakes is the ladder of Domino Coin stakes a coin table may have.
 var stakes = []int64{10, 50, 100, 500, 1000}
@@ -84,7 +64,7 @@ type Result struct {
 // package comment for every rule). The shares and Unclaimed add up to pot
 // exactly, none is negative, a player who is not eligible gets nothing, and
 // a better place never gets less than a worse one.
-func Split(g Game, pot int64, players []Player) (Result, error) {
+func Split(g tablesettings.Game, pot int64, players []Player) (Result, error) {
 	table, ok := tables[g]
 	switch {
 	case !ok:

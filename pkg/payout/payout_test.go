@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pulka/pulka/pkg/payout"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // p is a player line: seat, place, eligible.
@@ -17,45 +18,45 @@ func p(seat, place uint32, eligible bool) payout.Player {
 func TestSplit_Rules(t *testing.T) {
 	tests := []struct {
 		rule      string
-		game      payout.Game
+		game      tablesettings.Game
 		pot       int64
 		players   []payout.Player
 		want      []int64
 		unclaimed int64
 	}{
-		{"classic pays 50/30/20/0 by place", payout.Classic, 400,
+		{"classic pays 50/30/20/0 by place", tablesettings.Classic, 400,
 			[]payout.Player{p(0, 3, true), p(1, 1, true), p(2, 4, true), p(3, 2, true)}, []int64{80, 200, 0, 120}, 0},
-		{"japanese: the winner takes the pot", payout.Japanese, 200,
+		{"japanese: the winner takes the pot", tablesettings.Japanese, 200,
 			[]payout.Player{p(0, 2, true), p(1, 1, true)}, []int64{0, 200}, 0},
-		{"tied players share the payouts of the places they cover", payout.Classic, 400,
+		{"tied players share the payouts of the places they cover", tablesettings.Classic, 400,
 			[]payout.Player{p(0, 1, true), p(1, 2, true), p(2, 2, true), p(3, 4, true)}, []int64{200, 100, 100, 0}, 0},
-		{"a tie for first shares 50+30", payout.Classic, 4000,
+		{"a tie for first shares 50+30", tablesettings.Classic, 4000,
 			[]payout.Player{p(0, 1, true), p(1, 1, true), p(2, 3, true), p(3, 4, true)}, []int64{1600, 1600, 800, 0}, 0},
-		{"a four-way tie shares the pot equally", payout.Classic, 400,
+		{"a four-way tie shares the pot equally", tablesettings.Classic, 400,
 			[]payout.Player{p(0, 1, true), p(1, 1, true), p(2, 1, true), p(3, 1, true)}, []int64{100, 100, 100, 100}, 0},
-		{"the odd coin goes to the better place", payout.Classic, 41,
+		{"the odd coin goes to the better place", tablesettings.Classic, 41,
 			// exact 20.5, 12.3, 8.2: floors 20, 12, 8 leave 1 coin, to 1st
 			[]payout.Player{p(0, 1, true), p(1, 2, true), p(2, 3, true), p(3, 4, true)}, []int64{21, 12, 8, 0}, 0},
-		{"two odd coins go to the two best places", payout.Classic, 3,
+		{"two odd coins go to the two best places", tablesettings.Classic, 3,
 			// exact 1.5, 0.9, 0.6: floors 1, 0, 0 leave 2 coins
 			[]payout.Player{p(0, 1, true), p(1, 2, true), p(2, 3, true), p(3, 4, true)}, []int64{2, 1, 0, 0}, 0},
-		{"among tied players the odd coin goes to the lowest seat", payout.Japanese, 21,
+		{"among tied players the odd coin goes to the lowest seat", tablesettings.Japanese, 21,
 			[]payout.Player{p(1, 1, true), p(0, 1, true)}, []int64{10, 11}, 0},
-		{"a classic leaver is paid nothing and the stayers are paid as if the leaver came last", payout.Classic, 400,
+		{"a classic leaver is paid nothing and the stayers are paid as if the leaver came last", tablesettings.Classic, 400,
 			[]payout.Player{p(0, 1, false), p(1, 2, true), p(2, 3, true), p(3, 4, true)}, []int64{0, 200, 120, 80}, 0},
-		{"with two leavers the stayers share 50:30 of the pot", payout.Classic, 400,
+		{"with two leavers the stayers share 50:30 of the pot", tablesettings.Classic, 400,
 			[]payout.Player{p(0, 1, true), p(1, 2, false), p(2, 3, true), p(3, 4, false)}, []int64{250, 0, 150, 0}, 0},
-		{"a lone stayer takes the pot", payout.Classic, 400,
+		{"a lone stayer takes the pot", tablesettings.Classic, 400,
 			[]payout.Player{p(0, 4, true), p(1, 1, false), p(2, 2, false), p(3, 3, false)}, []int64{400, 0, 0, 0}, 0},
-		{"japanese: a player who resigned or timed out leaves the pot to the opponent", payout.Japanese, 1000,
+		{"japanese: a player who resigned or timed out leaves the pot to the opponent", tablesettings.Japanese, 1000,
 			[]payout.Player{p(0, 1, false), p(1, 2, true)}, []int64{0, 1000}, 0},
-		{"bots never win coins", payout.Classic, 200,
+		{"bots never win coins", tablesettings.Classic, 200,
 			[]payout.Player{p(0, 1, false), p(1, 2, false), p(2, 3, true), p(3, 4, true)}, []int64{0, 0, 125, 75}, 0},
-		{"nobody eligible: the pot is unclaimed", payout.Classic, 400,
+		{"nobody eligible: the pot is unclaimed", tablesettings.Classic, 400,
 			[]payout.Player{p(0, 1, false), p(1, 2, false), p(2, 3, false), p(3, 4, false)}, []int64{0, 0, 0, 0}, 400},
-		{"an empty pot pays nothing", payout.Classic, 0,
+		{"an empty pot pays nothing", tablesettings.Classic, 0,
 			[]payout.Player{p(0, 1, true), p(1, 2, true), p(2, 3, true), p(3, 4, true)}, []int64{0, 0, 0, 0}, 0},
-		{"fewer players than seats: the paid places are the first ones", payout.Classic, 100,
+		{"fewer players than seats: the paid places are the first ones", tablesettings.Classic, 100,
 			[]payout.Player{p(2, 2, true), p(3, 1, true)}, []int64{37, 63}, 0},
 	}
 	for _, tt := range tests {
@@ -76,17 +77,17 @@ func TestSplit_RefusesInvalidInput(t *testing.T) {
 	four := []payout.Player{p(0, 1, true), p(1, 2, true), p(2, 3, true), p(3, 4, true)}
 	tests := []struct {
 		rule    string
-		game    payout.Game
+		game    tablesettings.Game
 		pot     int64
 		players []payout.Player
 	}{
-		{"unknown game", payout.Game(9), 10, four},
-		{"negative pot", payout.Classic, -1, four},
-		{"pot above MaxPot", payout.Classic, payout.MaxPot + 1, four},
-		{"more players than seats", payout.Japanese, 10, four},
-		{"a seat twice", payout.Classic, 10, []payout.Player{p(0, 1, true), p(0, 2, true)}},
-		{"place 0", payout.Classic, 10, []payout.Player{p(0, 0, true), p(1, 1, true)}},
-		{"a place beyond the players", payout.Japanese, 10, []payout.Player{p(0, 1, true), p(1, 3, true)}},
+		{"unknown game", tablesettings.Game(9), 10, four},
+		{"negative pot", tablesettings.Classic, -1, four},
+		{"pot above MaxPot", tablesettings.Classic, payout.MaxPot + 1, four},
+		{"more players than seats", tablesettings.Japanese, 10, four},
+		{"a seat twice", tablesettings.Classic, 10, []payout.Player{p(0, 1, true), p(0, 2, true)}},
+		{"place 0", tablesettings.Classic, 10, []payout.Player{p(0, 0, true), p(1, 1, true)}},
+		{"a place beyond the players", tablesettings.Japanese, 10, []payout.Player{p(0, 1, true), p(1, 3, true)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
@@ -98,7 +99,7 @@ func TestSplit_RefusesInvalidInput(t *testing.T) {
 }
 
 func TestTables_AddUpToAHundredAndNeverIncrease(t *testing.T) {
-	for _, g := range []payout.Game{payout.Classic, payout.Japanese} {
+	for _, g := range []tablesettings.Game{tablesettings.Classic, tablesettings.Japanese} {
 		tab := payout.Table(g)
 		var sum int64
 		for i, w := range tab {
@@ -107,7 +108,7 @@ func TestTables_AddUpToAHundredAndNeverIncrease(t *testing.T) {
 				t.Errorf("%s: place %d pays more than place %d", g, i+1, i)
 			}
 		}
-		if sum != 100 || len(tab) != payout.Seats(g) {
+		if sum != 100 || len(tab) != g.Seats() {
 			t.Errorf("%s: table %v adds up to %d", g, tab, sum)
 		}
 	}
@@ -138,19 +139,19 @@ func TestSplit_Property(t *testing.T) {
 	}
 }
 
-func randomInput(r *rand.Rand) (payout.Game, int64, []payout.Player) {
-	g := payout.Classic
+func randomInput(r *rand.Rand) (tablesettings.Game, int64, []payout.Player) {
+	g := tablesettings.Classic
 	if r.IntN(2) == 0 {
-		g = payout.Japanese
+		g = tablesettings.Japanese
 	}
-	n := 1 + r.IntN(payout.Seats(g))
+	n := 1 + r.IntN(g.Seats())
 	// Totals decide the places (competition ranking), as scoring does.
 	totals := make([]int, n)
 	for i := range totals {
 		totals[i] = r.IntN(4)
 	}
 	players := make([]payout.Player, n)
-	seats := r.Perm(payout.Seats(g))
+	seats := r.Perm(g.Seats())
 	for i := range players {
 		place := uint32(1)
 		for j := range totals {
@@ -174,7 +175,7 @@ func randomInput(r *rand.Rand) (payout.Game, int64, []payout.Player) {
 	return g, pot, players
 }
 
-func checkInvariants(t *testing.T, g payout.Game, pot int64, players []payout.Player, got payout.Result) {
+func checkInvariants(t *testing.T, g tablesettings.Game, pot int64, players []payout.Player, got payout.Result) {
 	t.Helper()
 	if len(got.Shares) != len(players) {
 		t.Fatalf("%d shares for %d players", len(got.Shares), len(players))
@@ -221,7 +222,7 @@ func FuzzSplit(f *testing.F) {
 		for i := 0; i+2 < len(raw); i += 3 {
 			players = append(players, payout.Player{Seat: uint32(raw[i]), Place: uint32(raw[i+1]), Eligible: raw[i+2]&1 == 1})
 		}
-		g := payout.Game(game % 4)
+		g := tablesettings.Game(game % 4)
 		got, err := payout.Split(g, pot, players)
 		if err != nil {
 			if !errors.Is(err, payout.ErrInvalid) {

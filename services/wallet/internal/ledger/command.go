@@ -13,8 +13,8 @@ import (
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
-	"github.com/pulka/pulka/pkg/payout"
 	"github.com/pulka/pulka/pkg/scoringclient"
+	"github.com/pulka/pulka/pkg/tablesettings"
 	"github.com/pulka/pulka/pkg/walletclient"
 )
 
@@ -46,12 +46,12 @@ func refuse(reason walletv1.WalletRejectReason, format string, args ...any) *Ref
 }
 
 // Game maps a lobby game to its payout table.
-func Game(g lobbyv1.Game) (payout.Game, bool) {
+func Game(g lobbyv1.Game) (tablesettings.Game, bool) {
 	switch g {
 	case lobbyv1.Game_GAME_CLASSIC:
-		return payout.Classic, true
+		return tablesettings.Classic, true
 	case lobbyv1.Game_GAME_JAPANESE:
-		return payout.Japanese, true
+		return tablesettings.Japanese, true
 	}
 	return 0, false
 }
@@ -137,8 +137,8 @@ func ValidateStandings(fs *scoringv1.FinalStandings) *Refusal {
 		return bad("%v", err)
 	}
 	st := fs.GetStandings()
-	if len(st) == 0 || len(st) > payout.Seats(payout.Classic) {
-		return bad("%d standings, want 1..%d", len(st), payout.Seats(payout.Classic))
+	if len(st) == 0 || len(st) > tablesettings.Classic.Seats() {
+		return bad("%d standings, want 1..%d", len(st), tablesettings.Classic.Seats())
 	}
 	var seats []uint32
 	var players []string

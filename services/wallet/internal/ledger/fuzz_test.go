@@ -6,7 +6,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
-	"github.com/pulka/pulka/pkg/payout"
+	"github.com/pulka/pulka/pkg/tablesettings"
 	"github.com/pulka/pulka/services/wallet/internal/ledger"
 )
 
@@ -40,10 +40,10 @@ func FuzzCommand(f *testing.F) {
 				collected = append(collected, ledger.Collected{Account: s.GetPlayerId(), Amount: stake, Forfeited: forfeits&(1<<i) != 0})
 			}
 		}
-		for _, g := range []payout.Game{payout.Classic, payout.Japanese} {
+		for _, g := range []tablesettings.Game{tablesettings.Classic, tablesettings.Japanese} {
 			plan, err := ledger.Plan(g, fs, collected)
 			if err != nil {
-				if len(fs.GetStandings()) <= payout.Seats(g) {
+				if len(fs.GetStandings()) <= g.Seats() {
 					t.Fatalf("valid standings not planned: %v", err)
 				}
 				continue

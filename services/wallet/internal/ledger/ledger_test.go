@@ -9,7 +9,7 @@ import (
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
-	"github.com/pulka/pulka/pkg/payout"
+	"github.com/pulka/pulka/pkg/tablesettings"
 	"github.com/pulka/pulka/services/wallet/internal/ledger"
 )
 
@@ -38,33 +38,33 @@ func TestPlan_Rules(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		rule      string
-		game      payout.Game
+		game      tablesettings.Game
 		fs        *scoringv1.FinalStandings
 		collected []ledger.Collected
 		want      string
 	}{
-		{"the pot is every stake collected, paid by the classic table", payout.Classic,
+		{"the pot is every stake collected, paid by the classic table", tablesettings.Classic,
 			standings("t", "a:1", "b:2", "c:3", "d:4"),
 			[]ledger.Collected{c("a", 100, false), c("b", 100, false), c("c", 100, false), c("d", 100, false)},
 			"a=200 b=120 c=80 pot=400 unclaimed=0"},
-		{"a forfeited stake stays in the pot for the players who stayed", payout.Classic,
+		{"a forfeited stake stays in the pot for the players who stayed", tablesettings.Classic,
 			standings("t", "a:1", "b:2", "c:3", "d:4"),
 			[]ledger.Collected{c("a", 100, true), c("b", 100, false), c("c", 100, false), c("d", 100, false)},
 			"b=200 c=120 d=80 pot=400 unclaimed=0"},
-		{"a bot (no player id) wins nothing", payout.Classic,
+		{"a bot (no player id) wins nothing", tablesettings.Classic,
 			standings("t", ":1", "b:2", ":3", "d:4"),
 			[]ledger.Collected{c("b", 50, false), c("d", 50, false)},
 			"b=63 d=37 pot=100 unclaimed=0"},
-		{"a player without a stake wins nothing", payout.Japanese,
+		{"a player without a stake wins nothing", tablesettings.Japanese,
 			standings("t", "a:1", "b:2"), []ledger.Collected{c("b", 10, false)},
 			"b=10 pot=10 unclaimed=0"},
-		{"a holder missing from the standings pays into the pot", payout.Japanese,
+		{"a holder missing from the standings pays into the pot", tablesettings.Japanese,
 			standings("t", "a:1", "b:2"), []ledger.Collected{c("a", 10, false), c("b", 10, false), c("z", 10, false)},
 			"a=30 pot=30 unclaimed=0"},
-		{"nobody eligible: the pot is unclaimed", payout.Japanese,
+		{"nobody eligible: the pot is unclaimed", tablesettings.Japanese,
 			standings("t", "a:1", "b:2"), []ledger.Collected{c("a", 10, true), c("b", 10, true)},
 			"pot=20 unclaimed=20"},
-		{"no stakes: nothing to pay (a free table)", payout.Classic,
+		{"no stakes: nothing to pay (a free table)", tablesettings.Classic,
 			standings("t", "a:1", "b:2", "c:3", "d:4"), nil, "pot=0 unclaimed=0"},
 	} {
 		t.Run(tt.rule, func(t *testing.T) {
@@ -77,7 +77,7 @@ func TestPlan_Rules(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ledger.Plan(payout.Japanese, standings("t", "a:1", "b:2", "c:3"), nil); err == nil {
+	if _, err := ledger.Plan(tablesettings.Japanese, standings("t", "a:1", "b:2", "c:3"), nil); err == nil {
 		t.Fatal("three standings for a Japanese pot were planned")
 	}
 }

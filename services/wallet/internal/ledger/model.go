@@ -7,7 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
-	"github.com/pulka/pulka/pkg/payout"
+	"github.com/pulka/pulka/pkg/tablesettings"
 	"github.com/pulka/pulka/pkg/walletclient"
 )
 
@@ -51,7 +51,7 @@ const (
 
 type modelPot struct {
 	state   int
-	game    payout.Game
+	game    tablesettings.Game
 	holders map[string]bool
 	digest  string
 	result  *walletv1.GameSettled
@@ -259,7 +259,7 @@ func (m *Model) settle(res *walletv1.WalletResult, sg *walletv1.SettleGame) *wal
 	case p.state == potSettled:
 		res.Duplicate = true
 	default:
-		if len(fs.GetStandings()) > payout.Seats(p.game) {
+		if len(fs.GetStandings()) > p.game.Seats() {
 			res.Reason = walletv1.WalletRejectReason_WALLET_REJECT_REASON_MALFORMED
 			return res
 		}

@@ -6,6 +6,7 @@ import (
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
 	"github.com/pulka/pulka/pkg/payout"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // Collected is what a settlement's collect step took from one holder of the
@@ -23,7 +24,7 @@ type Collected struct {
 // is eligible for is Unclaimed (the forfeit account's). Pure: the same
 // inputs always give the same plan, so every run of a settlement (a
 // redelivery, a restarted wallet) computes the one its first run stored.
-func Plan(game payout.Game, fs *scoringv1.FinalStandings, collected []Collected) (*walletv1.GameSettled, error) {
+func Plan(game tablesettings.Game, fs *scoringv1.FinalStandings, collected []Collected) (*walletv1.GameSettled, error) {
 	var pot int64
 	byAccount := make(map[string]Collected, len(collected))
 	for _, c := range collected {
@@ -31,9 +32,9 @@ func Plan(game payout.Game, fs *scoringv1.FinalStandings, collected []Collected)
 		byAccount[c.Account] = c
 	}
 	st := fs.GetStandings()
-	if len(st) > payout.Seats(game) {
+	if len(st) > game.Seats() {
 		return nil, refuse(walletv1.WalletRejectReason_WALLET_REJECT_REASON_MALFORMED,
-			"%d standings for a %s game of %d seats", len(st), game, payout.Seats(game))
+			"%d standings for a %s game of %d seats", len(st), game, game.Seats())
 	}
 	players := make([]payout.Player, len(st))
 	for i, s := range st {

@@ -17,7 +17,7 @@ import (
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
-	"github.com/pulka/pulka/pkg/payout"
+	"github.com/pulka/pulka/pkg/tablesettings"
 	"github.com/pulka/pulka/pkg/walletclient"
 	"github.com/pulka/pulka/services/wallet/internal/ledger"
 )
@@ -84,9 +84,9 @@ func (wl *workload) open() []*walletv1.WalletCommand {
 func (wl *workload) game(i int) [][]*walletv1.WalletCommand {
 	r := wl.r
 	table := fmt.Sprintf("tbl-%d", i)
-	g, seats := lobbyv1.Game_GAME_CLASSIC, payout.Seats(payout.Classic)
+	g, seats := lobbyv1.Game_GAME_CLASSIC, tablesettings.Classic.Seats()
 	if r.IntN(3) == 0 {
-		g, seats = lobbyv1.Game_GAME_JAPANESE, payout.Seats(payout.Japanese)
+		g, seats = lobbyv1.Game_GAME_JAPANESE, tablesettings.Japanese.Seats()
 	}
 	players := slices.Clone(wl.accounts)
 	r.Shuffle(len(players), func(a, b int) { players[a], players[b] = players[b], players[a] })

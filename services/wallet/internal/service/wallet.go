@@ -16,7 +16,7 @@ import (
 
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
-	"github.com/pulka/pulka/pkg/payout"
+	"github.com/pulka/pulka/pkg/tablesettings"
 	"github.com/pulka/pulka/pkg/walletclient"
 	"github.com/pulka/pulka/services/wallet/internal/ledger"
 	"github.com/pulka/pulka/services/wallet/internal/store"
@@ -265,7 +265,7 @@ func (w *Wallet) settle(ctx context.Context, res *walletv1.WalletResult, fs *sco
 // stake, store the plan once, pay every share, close the pot. Each step is
 // idempotent (its operation id is per account and table), so it may run any
 // number of times, after any crash, and pays each share once.
-func (w *Wallet) payAll(ctx context.Context, game payout.Game, fs *scoringv1.FinalStandings, holders []string) (*walletv1.GameSettled, []*walletv1.Balance, error) {
+func (w *Wallet) payAll(ctx context.Context, game tablesettings.Game, fs *scoringv1.FinalStandings, holders []string) (*walletv1.GameSettled, []*walletv1.Balance, error) {
 	table, gameID := fs.GetTableId(), fs.GetGameId()
 	slices.Sort(holders)
 	touched := map[string]*walletv1.Balance{}

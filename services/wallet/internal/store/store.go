@@ -11,7 +11,7 @@ import (
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
-	"github.com/pulka/pulka/pkg/payout"
+	"github.com/pulka/pulka/pkg/tablesettings"
 	"github.com/pulka/pulka/pkg/walletclient"
 	"github.com/pulka/pulka/services/wallet/internal/ledger"
 )
@@ -225,7 +225,7 @@ func (s *Store) BeginRelease(ctx context.Context, table string) (Begin, error) {
 func (s *Store) begin(ctx context.Context, table, kind, digest, gameID string, standings []byte, n int) (Begin, error) {
 	v, err := s.script(ctx, s.s.potBegin, []string{potKey(table), holdersKey(table)},
 		kind, digest, gameID, standings, s.now().UnixMilli(), n,
-		payout.Seats(payout.Classic), payout.Seats(payout.Japanese)).Slice()
+		tablesettings.Classic.Seats(), tablesettings.Japanese.Seats()).Slice()
 	if err != nil || len(v) < 3 {
 		return Begin{}, errors.Join(fmt.Errorf("store: begin %s of %s: answer %v", kind, table, v), err)
 	}
