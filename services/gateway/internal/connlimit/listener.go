@@ -24,7 +24,9 @@ type Listener struct {
 	PerIP  *Counter
 	Exempt func(net.IP) bool
 	// Refused, when set, is told of every connection closed at accept,
-	// with the reason ("overloaded" or "ip").
+	// with the reason ("overloaded" or "ip"), before it is closed: whoever
+	// sees the close (a client, a test) can count on the refusal being
+	// recorded already.
 	Refused func(reason string)
 
 	open atomic.Int64
@@ -42,8 +44,8 @@ func (l *Listener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		if l.Full != nil && l.Full() {
-			_ = c.Close()
 			l.refused("overloaded")
+			_ = c.Close()
 			continue
 		}
 		key := ""
@@ -52,8 +54,8 @@ func (l *Listener) Accept() (net.Conn, error) {
 			if ip != nil && (l.Exempt == nil || !l.Exempt(ip)) {
 				key = Group(ip.String())
 				if !l.PerIP.Acquire(key) {
-					_ = c.Close()
 					l.refused("ip")
+					_ = c.Close()
 					continue
 				}
 			}
