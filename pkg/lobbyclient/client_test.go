@@ -12,11 +12,13 @@ import (
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	"github.com/pulka/pulka/pkg/redistest"
+	"github.com/pulka/pulka/pkg/streams"
 )
 
-// echoLobby answers every command on its reply stream, like the lobby does,
-// after delay.
+// echoLobby answers every command on its reply stream, like the lobby does
+// (a streams.Replier), after delay.
 func echoLobby(ctx context.Context, t *testing.T, rdb *redis.Client, delay time.Duration) {
+	replier := streams.NewReplier(rdb, streams.NewPublisher(rdb), ReplyStream(""), time.Minute)
 	last := "0"
 	for ctx.Err() == nil {
 		res, err := rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{CommandStream, last}, Block: 50 * time.Millisecond}).Result()
@@ -32,7 +34,9 @@ func echoLobby(ctx context.Context, t *testing.T, rdb *redis.Client, delay time.
 			}
 			time.Sleep(delay)
 			b, _ := proto.Marshal(&lobbyv1.LobbyCommandResult{CommandId: cmd.GetCommandId(), PlayerId: cmd.GetPlayerId(), Accepted: true})
-			rdb.XAdd(ctx, &redis.XAddArgs{Stream: cmd.GetReplyTo(), Values: []interface{}{"data", b}})
+			if err := replier.Reply(ctx, cmd.GetReplyTo(), b); err != nil && ctx.Err() == nil {
+				t.Error(err)
+			}
 		}
 	}
 }
@@ -48,7 +52,7 @@ func runBG(t *testing.T, fn func(ctx context.Context)) {
 func TestDo_WaitsForItsOwnReply(t *testing.T) {
 	srv := redistest.Start(t)
 	runBG(t, func(ctx context.Context) { echoLobby(ctx, t, srv.Client(t), 0) })
-	c := NewClient(srv.Client(t), ClientOptions{Block: 50 * time.Millisecond})
+	c := NewClient(srv.Client(t), ClientOptions{})
 	runBG(t, func(ctx context.Context) { _ = c.Run(ctx) })
 	var wg sync.WaitGroup
 	for i := range 20 {
@@ -71,7 +75,7 @@ func TestDo_WaitsForItsOwnReply(t *testing.T) {
 func TestDo_SameCommandIDTwiceBothGetTheResult(t *testing.T) {
 	srv := redistest.Start(t)
 	runBG(t, func(ctx context.Context) { echoLobby(ctx, t, srv.Client(t), 50*time.Millisecond) })
-	c := NewClient(srv.Client(t), ClientOptions{Block: 50 * time.Millisecond})
+	c := NewClient(srv.Client(t), ClientOptions{})
 	runBG(t, func(ctx context.Context) { _ = c.Run(ctx) })
 	var wg sync.WaitGroup
 	for range 2 {
@@ -88,22 +92,22 @@ func TestDo_SameCommandIDTwiceBothGetTheResult(t *testing.T) {
 
 func TestDo_TimesOutWithoutALobby(t *testing.T) {
 	srv := redistest.Start(t)
-	c := NewClient(srv.Client(t), ClientOptions{Timeout: 100 * time.Millisecond, Block: 50 * time.Millisecond})
+	c := NewClient(srv.Client(t), ClientOptions{Timeout: 100 * time.Millisecond})
 	runBG(t, func(ctx context.Context) { _ = c.Run(ctx) })
 	start := time.Now()
 	_, err := c.Do(context.Background(), &lobbyv1.LobbyCommand{})
 	if !errors.Is(err, ErrTimeout) || time.Since(start) > 2*time.Second {
 		t.Fatalf("err = %v after %v", err, time.Since(start))
 	}
-	if c.waiters.Len() != 0 {
-		t.Fatalf("%d waiters left behind", c.waiters.Len())
+	if c.caller.Pending() != 0 {
+		t.Fatalf("%d waiters left behind", c.caller.Pending())
 	}
 }
 
 func TestRun_StartedLateStillDeliversEarlierReplies(t *testing.T) {
 	srv := redistest.Start(t)
 	runBG(t, func(ctx context.Context) { echoLobby(ctx, t, srv.Client(t), 0) })
-	c := NewClient(srv.Client(t), ClientOptions{Block: 50 * time.Millisecond})
+	c := NewClient(srv.Client(t), ClientOptions{})
 	done := make(chan error, 1)
 	go func() {
 		_, err := c.Do(context.Background(), &lobbyv1.LobbyCommand{CommandId: "early"})

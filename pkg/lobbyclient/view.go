@@ -101,21 +101,21 @@ func NewView(rdb redis.UniversalClient, opt ViewOptions) *View {
 // the snapshot. Redis errors are retried.
 func (v *View) Run(ctx context.Context) error {
 	last, needLoad := "0", true
-	backoff := newBackoff()
+	retry := streams.NewRetry()
 	for ctx.Err() == nil {
 		if needLoad {
 			id, progressed, err := v.load(ctx)
 			if err != nil {
 				if ctx.Err() == nil { // else: shutting down, the loop ends
 					v.opt.Logger.WarnContext(ctx, "lobbyclient: loading the lobby snapshot failed", "err", err)
-					backoff.wait(ctx)
+					retry.Wait(ctx)
 				}
 				continue
 			}
 			if !progressed {
 				// The snapshot is not newer than what we had: give the
 				// lobby time to write one before trying again.
-				backoff.wait(ctx)
+				retry.Wait(ctx)
 			}
 			last, needLoad = id, false
 		}
@@ -126,11 +126,11 @@ func (v *View) Run(ctx context.Context) error {
 		if err != nil {
 			if ctx.Err() == nil {
 				v.opt.Logger.WarnContext(ctx, "lobbyclient: reading the lobby view failed", "err", err)
-				backoff.wait(ctx)
+				retry.Wait(ctx)
 			}
 			continue
 		}
-		backoff.reset()
+		retry.Reset()
 		for _, s := range res {
 			for _, m := range s.Messages {
 				if !v.apply(ctx, m) {

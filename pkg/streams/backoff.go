@@ -54,3 +54,20 @@ func idleWait(ctx context.Context, changed <-chan struct{}, d time.Duration) {
 	case <-t.C:
 	}
 }
+
+// Retry paces a loop of this package's clients that retries after Redis
+// errors (a reader of a read model, say) with the same waits as the
+// package's own loops: see newBackoff; WithBackoff sets its bounds.
+type Retry struct{ b *backoff.ExponentialBackOff }
+
+// NewRetry makes a Retry. Relevant option: WithBackoff.
+func NewRetry(opts ...Option) *Retry {
+	s := newSettings(opts)
+	return &Retry{b: s.newBackoff()}
+}
+
+// Wait sleeps the next wait, or until ctx ends; false means ctx ended.
+func (r *Retry) Wait(ctx context.Context) bool { return sleepCtx(ctx, r.b.NextBackOff()) }
+
+// Reset starts the waits again at the minimum (after a success).
+func (r *Retry) Reset() { r.b.Reset() }

@@ -36,6 +36,18 @@ func (g Game) String() string {
 	return fmt.Sprintf("Game(%d)", uint8(g))
 }
 
+// GameFromProto is the contract's game as a Game (ErrInvalid for none or an
+// unknown one): the one place the enum is mapped.
+func GameFromProto(g lobbyv1.Game) (Game, error) {
+	switch g {
+	case lobbyv1.Game_GAME_CLASSIC:
+		return Classic, nil
+	case lobbyv1.Game_GAME_JAPANESE:
+		return Japanese, nil
+	}
+	return 0, fmt.Errorf("%w: unknown game %v", ErrInvalid, g)
+}
+
 // Seats returns how many seats the game has (0 for no game).
 func (g Game) Seats() int {
 	switch g {
@@ -161,19 +173,20 @@ func FromProto(ts *lobbyv1.TableSettings) (Settings, error) {
 	if ts.GetReconnectGrace() != nil {
 		s.ReconnectGrace = ts.GetReconnectGrace().AsDuration()
 	}
-	switch ts.GetGame() {
-	case lobbyv1.Game_GAME_CLASSIC:
-		s.Game = Classic
+	game, err := GameFromProto(ts.GetGame())
+	if err != nil {
+		return s, err
+	}
+	s.Game = game
+	switch game {
+	case Classic:
 		r, err := ClassicRulesFromProto(ts)
 		if err != nil {
 			return s, err
 		}
 		s.Classic = r
-	case lobbyv1.Game_GAME_JAPANESE:
-		s.Game = Japanese
+	case Japanese:
 		s.JapaneseTarget = int(ts.GetJapaneseTarget())
-	default:
-		return s, fmt.Errorf("%w: unknown game %v", ErrInvalid, ts.GetGame())
 	}
 	return s.WithDefaults()
 }

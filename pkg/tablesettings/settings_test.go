@@ -123,3 +123,35 @@ func TestSettings_ProtoRoundTrip(t *testing.T) {
 		t.Fatalf("classic without variant: %v", err)
 	}
 }
+
+// Every game of the contract maps to a Game with its seats, and an unset or
+// unknown one is refused.
+func TestGameFromProto_MapsEveryGameAndRefusesTheRest(t *testing.T) {
+	for _, tc := range []struct {
+		in    lobbyv1.Game
+		want  Game
+		seats int
+	}{
+		{lobbyv1.Game_GAME_CLASSIC, Classic, 4},
+		{lobbyv1.Game_GAME_JAPANESE, Japanese, 2},
+	} {
+		g, err := GameFromProto(tc.in)
+		if err != nil || g != tc.want || g.Seats() != tc.seats {
+			t.Errorf("%v: %v (%d seats), %v", tc.in, g, g.Seats(), err)
+		}
+	}
+	for _, bad := range []lobbyv1.Game{lobbyv1.Game_GAME_UNSPECIFIED, 99} {
+		if _, err := GameFromProto(bad); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%v: err = %v, want ErrInvalid", bad, err)
+		}
+	}
+	// Every value the contract names is mapped (a new game must be added here).
+	values := lobbyv1.Game_GAME_UNSPECIFIED.Descriptor().Values()
+	for i := range values.Len() {
+		if v := lobbyv1.Game(values.Get(i).Number()); v != lobbyv1.Game_GAME_UNSPECIFIED {
+			if _, err := GameFromProto(v); err != nil {
+				t.Errorf("%v is not mapped: %v", v, err)
+			}
+		}
+	}
+}

@@ -48,12 +48,7 @@ type Options struct {
 // Client sends wallet commands and waits for their results. Run must be
 // running for Do to get answers.
 type Client struct {
-	rdb   redis.UniversalClient
-	opt   Options
-	reply string
-	pub   *streams.Publisher
-
-	waiters *streams.Waiters[*walletv1.WalletResult]
+	caller *streams.Caller[*walletv1.WalletResult]
 }
 
 // NewClient makes a client.
@@ -67,15 +62,18 @@ func NewClient(rdb redis.UniversalClient, opt Options) *Client {
 	if opt.CommandMaxLen <= 0 {
 		opt.CommandMaxLen = DefaultCommandMaxLen
 	}
-	if opt.Logger == nil {
-		opt.Logger = slog.New(slog.DiscardHandler)
+	return &Client{caller: streams.NewCaller(rdb, ReplyStream(opt.Instance), decodeResult, streams.CallerOptions{
+		Timeout: opt.Timeout, MaxLen: opt.CommandMaxLen, ErrTimeout: ErrTimeout,
+		Logger: opt.Logger, TracerProvider: opt.TracerProvider,
+	})}
+}
+
+func decodeResult(data []byte) (string, *walletv1.WalletResult, error) {
+	var r walletv1.WalletResult
+	if err := proto.Unmarshal(data, &r); err != nil {
+		return "", nil, err
 	}
-	popts := []streams.Option{streams.WithMaxLen(opt.CommandMaxLen)}
-	if opt.TracerProvider != nil {
-		popts = append(popts, streams.WithTracerProvider(opt.TracerProvider))
-	}
-	return &Client{rdb: rdb, opt: opt, reply: ReplyStream(opt.Instance), pub: streams.NewPublisher(rdb, popts...),
-		waiters: streams.NewWaiters[*walletv1.WalletResult]()}
+	return r.GetCommandId(), &r, nil
 }
 
 func randomHex(n int) string {
@@ -117,19 +115,19 @@ func Entry(cmd *walletv1.WalletCommand) (streams.Entry, error) {
 }
 
 // ReplyStream is the stream this client reads its results from.
-func (c *Client) ReplyStream() string { return c.reply }
+func (c *Client) ReplyStream() string { return c.caller.ReplyStream() }
 
 // Do sends cmd and waits for its result, until ctx ends or the timeout
 // passes (ErrTimeout). The command_id must be set: it is the idempotency
-// key, derived by the sender from what caused the command (e.g. table +
-// seat + sit-down). reply_to and (if unset) the trace are filled in a copy.
+// key, derived by the sender from what caused it (e.g. table + seat +
+// sit-down). reply_to and (if unset) the trace are filled in a copy.
 // A refusal is a result with accepted = false, not an error.
 func (c *Client) Do(ctx context.Context, cmd *walletv1.WalletCommand) (*walletv1.WalletResult, error) {
 	if cmd.GetCommandId() == "" {
 		return nil, errors.New("walletclient: the command has no command_id")
 	}
 	cmd = proto.CloneOf(cmd)
-	cmd.ReplyTo = c.reply
+	cmd.ReplyTo = c.ReplyStream()
 	if cmd.GetTrace() == nil {
 		cmd.Trace = telemetry.TraceContextFrom(ctx)
 	}
@@ -137,34 +135,18 @@ func (c *Client) Do(ctx context.Context, cmd *walletv1.WalletCommand) (*walletv1
 	if err != nil {
 		return nil, err
 	}
-	id := cmd.GetCommandId()
-	reply, forget := c.waiters.Register(id)
-	defer forget()
-
-	ctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
-	defer cancel()
-	if _, err := c.pub.Publish(ctx, e); err != nil {
+	r, err := c.caller.Call(ctx, e, cmd.GetCommandId())
+	if err != nil && !errors.Is(err, ErrTimeout) {
 		return nil, fmt.Errorf("walletclient: %w", err)
 	}
-	return streams.Await(ctx, reply, fmt.Errorf("%w (command %s)", ErrTimeout, id))
+	return r, err
 }
 
 // Run follows this client's reply stream and hands each result to the Do
 // calls waiting for it, until ctx is cancelled. It starts at the beginning
 // of the stream, so replies that came before Run started are not missed.
 func (c *Client) Run(ctx context.Context) error {
-	t := streams.NewTailer(c.rdb, func(_ context.Context, m streams.Message) {
-		var r walletv1.WalletResult
-		if err := proto.Unmarshal(m.Data, &r); err != nil {
-			c.opt.Logger.WarnContext(ctx, "walletclient: undecodable reply", "id", m.ID, "err", err)
-			return
-		}
-		c.waiters.Deliver(r.GetCommandId(), &r)
-	}, streams.WithLogger(c.opt.Logger))
-	if err := t.Add(ctx, c.reply, "0"); err != nil {
-		return fmt.Errorf("walletclient: %w", err)
-	}
-	if err := t.Run(ctx); err != nil {
+	if err := c.caller.Run(ctx); err != nil {
 		return fmt.Errorf("walletclient: %w", err)
 	}
 	return nil

@@ -55,7 +55,7 @@ func TestLobbyAdapters_ThroughTheRealLobbyClient(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go respond(ctx, t, rdb)
-	lc := lobbyclient.NewClient(rdb, lobbyclient.ClientOptions{Timeout: 5 * time.Second, Block: 50 * time.Millisecond})
+	lc := lobbyclient.NewClient(rdb, lobbyclient.ClientOptions{Timeout: 5 * time.Second})
 	go func() { _ = lc.Run(ctx) }()
 	cmds := lobbyCommands{lc}
 

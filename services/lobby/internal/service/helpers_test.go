@@ -275,7 +275,7 @@ func (x *redisXAdd) args() *redis.XAddArgs {
 }
 
 func newTestClient(srv *redistest.Server) *lobbyclient.Client {
-	return lobbyclient.NewClient(srv.NewClient(), lobbyclient.ClientOptions{Timeout: 10 * time.Second, Block: 100 * time.Millisecond})
+	return lobbyclient.NewClient(srv.NewClient(), lobbyclient.ClientOptions{Timeout: 10 * time.Second})
 }
 
 func seatChanged(table string, seat uint32, player, name string, bot bool, seq uint64) *lobbyv1.LobbyCommand {

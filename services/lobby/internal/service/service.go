@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -339,11 +338,12 @@ func (s *Service) handle(ctx context.Context, m streams.Message) error {
 		res = reject(&cmd, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_UNAVAILABLE, "the lobby could not apply the command; try again", tableIDOf(&cmd))
 	}
 	if to := cmd.GetReplyTo(); to != "" {
-		if !strings.HasPrefix(to, lobbyclient.ReplyStream("")) {
+		switch err := s.store.Reply(ctx, to, res); {
+		case errors.Is(err, streams.ErrNotReplyStream):
 			// Never let a command make the lobby write into another key
 			// (a table's event stream, say).
 			s.log.WarnContext(ctx, "lobby: reply_to is not a lobby reply stream; not answering", "reply_to", to)
-		} else if err := s.store.Reply(ctx, to, res); err != nil {
+		case err != nil:
 			return err // redelivered: the stored result is sent again
 		}
 	}
@@ -452,9 +452,10 @@ func (s *Service) hashWorker() {
 // retry gets the stored result).
 func (s *Service) answer(ctx context.Context, m streams.Message, cmd *lobbyv1.LobbyCommand, res *lobbyv1.LobbyCommandResult) {
 	if to := cmd.GetReplyTo(); to != "" {
-		if !strings.HasPrefix(to, lobbyclient.ReplyStream("")) {
+		switch err := s.store.Reply(ctx, to, res); {
+		case errors.Is(err, streams.ErrNotReplyStream):
 			s.log.WarnContext(ctx, "lobby: reply_to is not a lobby reply stream; not answering", "reply_to", to)
-		} else if err := s.store.Reply(ctx, to, res); err != nil {
+		case err != nil:
 			s.log.WarnContext(ctx, "lobby: reply failed", "command_id", cmd.GetCommandId(), "err", err)
 		}
 	}

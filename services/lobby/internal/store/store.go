@@ -64,6 +64,8 @@ type Store struct {
 	rdb  redis.UniversalClient
 	cfg  Config
 	prop propagation.TextMapPropagator
+	// replies answers on the gateways' reply streams.
+	replies *streams.Replier
 }
 
 // New makes a store; zero fields of cfg take DefaultConfig's values.
@@ -84,7 +86,9 @@ func New(rdb redis.UniversalClient, cfg Config) *Store {
 			*f.v = *f.def
 		}
 	}
-	return &Store{rdb: rdb, cfg: cfg, prop: propagation.TraceContext{}}
+	return &Store{rdb: rdb, cfg: cfg, prop: propagation.TraceContext{},
+		replies: streams.NewReplier(rdb, streams.NewPublisher(rdb, streams.WithMaxLen(cfg.ReplyMaxLen)),
+			lobbyclient.ReplyStream(""), cfg.ReplyTTL)}
 }
 
 // Load returns a table and its revision; ErrTableNotFound when there is none.
@@ -373,24 +377,16 @@ func (s *Store) Commit(ctx context.Context, c Change) (Committed, error) {
 	return Committed{}, fmt.Errorf("commit %s: unexpected reply %q", c.CommandID, res)
 }
 
-// Reply appends result to a gateway's reply stream and renews the stream's
-// expiry.
+// Reply writes result to the gateway's reply stream (a lobbyclient reply
+// stream, else streams.ErrNotReplyStream and nothing is written), which
+// expires ReplyTTL after its last reply.
 func (s *Store) Reply(ctx context.Context, stream string, result *lobbyv1.LobbyCommandResult) error {
 	b, err := proto.Marshal(result)
 	if err != nil {
 		return fmt.Errorf("reply %s: %w", result.GetCommandId(), err)
 	}
-	carrier := propagation.MapCarrier{}
-	s.prop.Inject(ctx, carrier)
-	values := []interface{}{streams.FieldData, b}
-	for _, k := range carrier.Keys() {
-		values = append(values, k, carrier.Get(k))
-	}
-	pipe := s.rdb.Pipeline()
-	pipe.XAdd(ctx, &redis.XAddArgs{Stream: stream, MaxLen: s.cfg.ReplyMaxLen, Approx: true, Values: values})
-	pipe.PExpire(ctx, stream, s.cfg.ReplyTTL)
-	if _, err := pipe.Exec(ctx); err != nil {
-		return fmt.Errorf("reply %s to %s: %w", result.GetCommandId(), stream, err)
+	if err := s.replies.Reply(ctx, stream, b); err != nil {
+		return fmt.Errorf("reply %s: %w", result.GetCommandId(), err)
 	}
 	return nil
 }

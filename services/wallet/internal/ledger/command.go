@@ -10,7 +10,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
 	"github.com/pulka/pulka/pkg/scoringclient"
@@ -43,17 +42,6 @@ func (r *Refusal) Error() string { return r.Reason.String() + ": " + r.Message }
 
 func refuse(reason walletv1.WalletRejectReason, format string, args ...any) *Refusal {
 	return &Refusal{Reason: reason, Message: fmt.Sprintf(format, args...)}
-}
-
-// Game maps a lobby game to its payout table.
-func Game(g lobbyv1.Game) (tablesettings.Game, bool) {
-	switch g {
-	case lobbyv1.Game_GAME_CLASSIC:
-		return tablesettings.Classic, true
-	case lobbyv1.Game_GAME_JAPANESE:
-		return tablesettings.Japanese, true
-	}
-	return 0, false
 }
 
 // Validate checks everything about cmd that does not depend on the ledger's
@@ -93,7 +81,7 @@ func Validate(cmd *walletv1.WalletCommand) *Refusal {
 				return refuse(walletv1.WalletRejectReason_WALLET_REJECT_REASON_MALFORMED, "%v", err)
 			}
 		}
-		if _, ok := Game(h.GetGame()); !ok {
+		if _, err := tablesettings.GameFromProto(h.GetGame()); err != nil {
 			return refuse(walletv1.WalletRejectReason_WALLET_REJECT_REASON_MALFORMED, "game %s is neither classic nor japanese", h.GetGame())
 		}
 		if h.GetAmount() <= 0 || h.GetAmount() > MaxAmount {

@@ -102,7 +102,7 @@ func (m *Model) Apply(cmd *walletv1.WalletCommand, day string) *walletv1.WalletR
 		})
 	case *walletv1.WalletCommand_HoldStake:
 		h := c.HoldStake
-		game, _ := Game(h.GetGame())
+		game, _ := tablesettings.GameFromProto(h.GetGame())
 		// The pot first: it registers the holder (or refuses) whatever the
 		// account's step then decides.
 		var potReason walletv1.WalletRejectReason

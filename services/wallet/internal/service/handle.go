@@ -2,9 +2,8 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strings"
-	"sync"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -20,41 +19,14 @@ import (
 // Handler handles the consumer's messages: WalletCommands from the command
 // shards and FinalStandings from scoring.
 type Handler struct {
-	w   *Wallet
-	pub *streams.Batcher
-
-	mu      sync.Mutex
-	renewed map[string]time.Time // reply stream → when its expiry was last renewed
+	w       *Wallet
+	pub     streams.Appender // forwards standings
+	replies *streams.Replier
 }
 
-// Reply streams expire ReplyTTL after the last reply: a sender that went
-// away leaves nothing behind. The expiry is renewed at most once per
-// replyRenew per stream, not on every reply (with appendfsync always every
-// round trip waits for the disk).
-const (
-	ReplyTTL   = 10 * time.Minute
-	replyRenew = time.Minute
-)
-
-// renew sets the reply stream's expiry if it was not set for a while.
-func (h *Handler) renew(ctx context.Context, stream string) error {
-	now := time.Now()
-	h.mu.Lock()
-	if h.renewed == nil || len(h.renewed) > 100_000 {
-		h.renewed = map[string]time.Time{}
-	}
-	last, ok := h.renewed[stream]
-	if ok && now.Sub(last) < replyRenew {
-		h.mu.Unlock()
-		return nil
-	}
-	h.renewed[stream] = now
-	h.mu.Unlock()
-	if err := h.w.st.Client().PExpire(ctx, stream, ReplyTTL).Err(); err != nil {
-		return fmt.Errorf("wallet: expire %s: %w", stream, err)
-	}
-	return nil
-}
+// ReplyTTL: reply streams expire this long after their last reply, so a
+// sender that went away leaves nothing behind.
+const ReplyTTL = 10 * time.Minute
 
 // Handle applies one message (scoring's standings are forwarded to their
 // table's command shard first). It returns an error only when Redis failed
@@ -100,17 +72,15 @@ func (h *Handler) Handle(ctx context.Context, msg streams.Message) error {
 			"reason", res.GetReason(), "message", res.GetMessage())
 	}
 	if to := cmd.GetReplyTo(); to != "" {
-		if !strings.HasPrefix(to, walletclient.ReplyStream("")) {
-			return nil // not a reply stream: a sender cannot make the wallet write elsewhere
-		}
 		data, err := proto.Marshal(res)
 		if err != nil {
 			return fmt.Errorf("wallet: encode result: %w", err)
 		}
-		if _, err := h.pub.Publish(ctx, streams.Entry{Stream: to, Data: data}); err != nil {
-			return fmt.Errorf("wallet: reply to %s: %w", to, err)
+		// Not a reply stream: a sender cannot make the wallet write
+		// elsewhere, and nothing is written.
+		if err := h.replies.Reply(ctx, to, data); err != nil && !errors.Is(err, streams.ErrNotReplyStream) {
+			return fmt.Errorf("wallet: %w", err)
 		}
-		return h.renew(ctx, to)
 	}
 	return nil
 }

@@ -39,7 +39,9 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 	}
 	pub := streams.NewPublisher(d.Redis, streams.WithRetention(retention),
 		streams.WithTracerProvider(tel.TracerProvider), streams.WithMeterProvider(tel.MeterProvider))
-	h := &Handler{w: w, pub: pub.NewBatcher(ctx, 256, 2)}
+	batcher := pub.NewBatcher(ctx, 256, 2)
+	h := &Handler{w: w, pub: batcher,
+		replies: streams.NewReplier(d.Redis, batcher, walletclient.ReplyStream(""), ReplyTTL)}
 	grace := min(streams.DefaultShutdownGrace, c.ShutdownTimeout/2)
 	consumer := streams.NewConsumer(d.Redis, c.Group, c.Consumer, h.Handle, append(c.Options(),
 		streams.WithLogger(d.Logger), streams.WithTracerProvider(tel.TracerProvider),

@@ -248,7 +248,7 @@ func (w *Wallet) settle(ctx context.Context, res *walletv1.WalletResult, fs *sco
 		}
 		return res, nil
 	}
-	game, _ := ledger.Game(b.Game)
+	game, _ := tablesettings.GameFromProto(b.Game)
 	start := time.Now()
 	plan, balances, err := w.payAll(ctx, game, clean, b.Holders)
 	if err != nil {
