@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/cards/cardpb"
 	"github.com/pulka/pulka/pkg/classic"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 )
@@ -217,7 +218,7 @@ func checkFrames(c *client, tableID string, log []logEntry, hands []handTruth) (
 		}
 		switch e := f.ev.GetEvent().(type) {
 		case *tablev1.Event_Dealt:
-			got := domainCards(e.Dealt.GetCards())
+			got := cardpb.Set(e.Dealt.GetCards())
 			switch {
 			case !ownSeat(e.Dealt.GetSeat()):
 				fail(f, "cards dealt to seat %d reached %s (seats %v)", e.Dealt.GetSeat(), player, mySeats)
@@ -227,7 +228,7 @@ func checkFrames(c *client, tableID string, log []logEntry, hands []handTruth) (
 				own |= got
 			}
 		case *tablev1.Event_ColumnCardRevealed:
-			card := domainCard(e.ColumnCardRevealed.GetCard())
+			card := cardpb.FromCard(e.ColumnCardRevealed.GetCard())
 			switch {
 			case !ownSeat(e.ColumnCardRevealed.GetSeat()):
 				fail(f, "a face-down card of seat %d reached %s", e.ColumnCardRevealed.GetSeat(), player)
@@ -237,40 +238,40 @@ func checkFrames(c *client, tableID string, log []logEntry, hands []handTruth) (
 				own = own.With(card)
 			}
 		case *tablev1.Event_TrumpTurned:
-			card := domainCard(e.TrumpTurned.GetCard())
+			card := cardpb.FromCard(e.TrumpTurned.GetCard())
 			if ht == nil || card != ht.turned {
 				fail(f, "turned card %v is not the pure replay's", card)
 			} else {
 				public = public.With(card)
 			}
 		case *tablev1.Event_ColumnsDealt:
-			got := domainCards(e.ColumnsDealt.GetFaceUp())
+			got := cardpb.Set(e.ColumnsDealt.GetFaceUp())
 			if ht == nil || got != ht.faceUp[e.ColumnsDealt.GetSeat()] {
 				fail(f, "face-up cards %v are not the pure replay's", got)
 			} else {
 				public |= got
 			}
 		case *tablev1.Event_CardPlayed:
-			card := domainCard(e.CardPlayed.GetCard())
+			card := cardpb.FromCard(e.CardPlayed.GetCard())
 			if ht == nil || !ht.held(int(e.CardPlayed.GetSeat())).Has(card) {
 				fail(f, "seat %d played %v, which the pure replay never gave it", e.CardPlayed.GetSeat(), card)
 			} else {
 				public = public.With(card)
 			}
 		case *tablev1.Event_ViewSynced:
-			got := domainCards(e.ViewSynced.GetView().GetYourHand())
+			got := cardpb.Set(e.ViewSynced.GetView().GetYourHand())
 			if len(mySeats) == 0 || ht == nil || got&^ht.held(mySeats[0]) != 0 {
 				fail(f, "the synced hand %v is not the player's", got)
 			} else {
 				own |= got
 			}
 			for _, s := range e.ViewSynced.GetView().GetSeats() {
-				public |= domainCards(s.GetColumnsFaceUp())
+				public |= cardpb.Set(s.GetColumnsFaceUp())
 			}
 			for _, p := range e.ViewSynced.GetView().GetTrick() {
-				public = public.With(domainCard(p.GetCard()))
+				public = public.With(cardpb.FromCard(p.GetCard()))
 			}
-			if tc := domainCard(e.ViewSynced.GetView().GetTurnedCard()); tc != cards.NoCard {
+			if tc := cardpb.FromCard(e.ViewSynced.GetView().GetTurnedCard()); tc != cards.NoCard {
 				public = public.With(tc)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/cards/cardpb"
 	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/wire"
@@ -57,13 +58,13 @@ func clientFrame(m map[string]any) *gatewayv1.ClientFrame {
 				panic(err)
 			}
 		}
-		tc.Command = &gatewayv1.TableCommand_Trump{Trump: &tablev1.ChooseTrumpCommand{Trump: wire.SuitToProto(s)}}
+		tc.Command = &gatewayv1.TableCommand_Trump{Trump: &tablev1.ChooseTrumpCommand{Trump: cardpb.Suit(s)}}
 	case wire.TypePlay:
 		c, err := wire.ParseCard(str("card"))
 		if err != nil {
 			panic(err)
 		}
-		pc := &tablev1.PlayCardCommand{Card: wire.CardToProto(c)}
+		pc := &tablev1.PlayCardCommand{Card: cardpb.Card(c)}
 		if j, ok := m["joker"].(map[string]string); ok {
 			if pc.Declaration, err = wire.ParseJoker(wire.JokerDecl{Action: j["action"], Suit: j["suit"]}); err != nil {
 				panic(err)

@@ -11,31 +11,12 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pulka/pulka/pkg/cards"
-	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/table"
 	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/tools/wsclient"
 )
-
-// Wire enums are pkg/cards' numbers plus one (docs/protocol-contracts.md).
-func domainCard(c commonv1.Card) cards.Card {
-	if c < commonv1.Card_CARD_JOKER_1 || c > commonv1.Card_CARD_ACE_OF_CLUBS {
-		return cards.NoCard
-	}
-	return cards.Card(c - 1)
-}
-
-func domainCards(cs []commonv1.Card) cards.Set {
-	var s cards.Set
-	for _, c := range cs {
-		if d := domainCard(c); d != cards.NoCard {
-			s = s.With(d)
-		}
-	}
-	return s
-}
 
 // seatModel is what one player knows of a table: tools/wsclient's Model,
 // folded only from the event frames this player received, whose legal

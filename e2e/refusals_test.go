@@ -11,6 +11,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/cards/cardpb"
 
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/streams"
@@ -280,7 +281,7 @@ func TestRefusals_ChangeNothingButAPrivateRejection(t *testing.T) {
 	}
 	d.send(map[string]any{"type": "play", "table": tableID, "card": lead.String(), "cmd": "lead"})
 	o.awaitEvent(0, 10*time.Second, tableID, "the lead", func(ev *tablev1.Event) bool {
-		return ev.GetCardPlayed() != nil && domainCard(ev.GetCardPlayed().GetCard()) == lead
+		return ev.GetCardPlayed() != nil && cardpb.FromCard(ev.GetCardPlayed().GetCard()) == lead
 	})
 	o.awaitEvent(0, 10*time.Second, tableID, "the follower's timer", func(ev *tablev1.Event) bool {
 		ts := table.TimerOf(ev)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/cards/cardpb"
 	"github.com/pulka/pulka/pkg/classic"
 	"github.com/pulka/pulka/pkg/fairdeal"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
@@ -89,14 +90,14 @@ func classicMove(seat int, cmd *tablev1.Command) (classic.Move, error) {
 		}
 		return classic.BidMove(seat, int(n)), nil
 	case *tablev1.Command_ChooseTrump:
-		s, ok := domainSuit(c.ChooseTrump.GetTrump())
+		s, ok := cardpb.FromSuit(c.ChooseTrump.GetTrump())
 		if !ok {
 			return classic.Move{}, classic.ErrBadTrump
 		}
 		return classic.TrumpMove(seat, s), nil
 	case *tablev1.Command_PlayCard:
-		card, ok := domainCard(c.PlayCard.GetCard())
-		if !ok {
+		card := cardpb.FromCard(c.PlayCard.GetCard())
+		if !card.Valid() {
 			return classic.Move{}, ErrMalformed
 		}
 		if !card.IsJoker() {
@@ -118,7 +119,7 @@ func classicMove(seat int, cmd *tablev1.Command) (classic.Move, error) {
 		}
 		suit := cards.NoSuit
 		if mode == classic.JokerHighest || mode == classic.JokerGive {
-			s, ok := domainSuit(d.GetSuit())
+			s, ok := cardpb.FromSuit(d.GetSuit())
 			if !ok || !s.Valid() {
 				return classic.Move{}, classic.ErrBadJokerDeclaration
 			}
@@ -175,23 +176,23 @@ func (e *classicEngine) convert(b *batch, evs []classic.Event, first cards.Set) 
 				cs &^= first
 			}
 			b.add(toSeat(int(ev.Seat)), &tablev1.Event{Event: &tablev1.Event_Dealt{Dealt: &tablev1.Dealt{
-				Seat: uint32(ev.Seat), Cards: wireCards(cs)}}})
+				Seat: uint32(ev.Seat), Cards: cardpb.Cards(cs)}}})
 		case classic.EventTrumpTurned:
 			b.add(public(), &tablev1.Event{Event: &tablev1.Event_TrumpTurned{TrumpTurned: &tablev1.TrumpTurned{
-				Card: wireCard(ev.Card), Trump: wireSuit(ev.Suit)}}})
+				Card: cardpb.Card(ev.Card), Trump: cardpb.Suit(ev.Suit)}}})
 		case classic.EventTrumpChosen:
 			chooser = int(ev.Seat)
 			b.add(public(), &tablev1.Event{Event: &tablev1.Event_TrumpChosen{TrumpChosen: &tablev1.TrumpChosen{
-				Seat: uint32(ev.Seat), Trump: wireSuit(ev.Suit), ByServer: b.byServer}}})
+				Seat: uint32(ev.Seat), Trump: cardpb.Suit(ev.Suit), ByServer: b.byServer}}})
 		case classic.EventBid:
 			b.add(public(), &tablev1.Event{Event: &tablev1.Event_BidMade{BidMade: &tablev1.BidMade{
 				Seat: uint32(ev.Seat), Tricks: uint32(ev.Bid), ByServer: b.byServer}}})
 		case classic.EventPlayed:
-			cp := &tablev1.CardPlayed{Seat: uint32(ev.Seat), Card: wireCard(ev.Card), ByServer: b.byServer}
+			cp := &tablev1.CardPlayed{Seat: uint32(ev.Seat), Card: cardpb.Card(ev.Card), ByServer: b.byServer}
 			if ev.Card.IsJoker() {
 				cp.Declaration = &tablev1.JokerDeclaration{Action: jokerAction(ev.Joker)}
 				if ev.Suit.Valid() {
-					cp.Declaration.Suit = wireSuit(ev.Suit)
+					cp.Declaration.Suit = cardpb.Suit(ev.Suit)
 				}
 			}
 			b.add(public(), &tablev1.Event{Event: &tablev1.Event_CardPlayed{CardPlayed: cp}})
@@ -318,22 +319,22 @@ func (e *classicEngine) view(seat int, tv *tablev1.TableView) {
 		tv.TurnSeat = uint32(v.ToMove)
 	}
 	if v.Trump != "" {
-		tv.Trump = wireSuit(parseTrumpText(v.Trump))
+		tv.Trump = cardpb.Suit(parseTrumpText(v.Trump))
 	}
 	if v.Turned != nil {
-		tv.TurnedCard = wireCard(*v.Turned)
+		tv.TurnedCard = cardpb.Card(*v.Turned)
 	}
 	if seat >= 0 {
 		for _, c := range v.MyCards {
-			tv.YourHand = append(tv.YourHand, wireCard(c))
+			tv.YourHand = append(tv.YourHand, cardpb.Card(c))
 		}
 	}
 	for _, pc := range v.Trick {
-		p := &tablev1.PlayedCard{Seat: uint32(pc.Seat), Card: wireCard(pc.Card)}
+		p := &tablev1.PlayedCard{Seat: uint32(pc.Seat), Card: cardpb.Card(pc.Card)}
 		if pc.Card.IsJoker() {
 			p.Declaration = &tablev1.JokerDeclaration{Action: jokerAction(pc.Joker)}
 			if pc.Suit != "" {
-				p.Declaration.Suit = wireSuit(parseTrumpText(pc.Suit))
+				p.Declaration.Suit = cardpb.Suit(parseTrumpText(pc.Suit))
 			}
 		}
 		tv.Trick = append(tv.Trick, p)

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/cards/cardpb"
 	"github.com/pulka/pulka/pkg/classic"
 	"github.com/pulka/pulka/pkg/fairdeal"
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
@@ -73,15 +74,15 @@ func cardOrNone(c commonv1.Card) (cards.Card, error) {
 	if c == commonv1.Card_CARD_UNSPECIFIED {
 		return cards.NoCard, nil
 	}
-	d, ok := domainCard(c)
-	if !ok {
+	d := cardpb.FromCard(c)
+	if !d.Valid() {
 		return d, badState("card %d", c)
 	}
 	return d, nil
 }
 
 func suitOf(s commonv1.Suit) (cards.Suit, error) {
-	d, ok := domainSuit(s)
+	d, ok := cardpb.FromSuit(s)
 	if !ok {
 		return d, badState("suit %d", s)
 	}
@@ -92,8 +93,8 @@ func suitOf(s commonv1.Suit) (cards.Suit, error) {
 func setOf(cs []commonv1.Card) (cards.Set, error) {
 	var s cards.Set
 	for _, c := range cs {
-		d, ok := domainCard(c)
-		if !ok || s.Has(d) {
+		d := cardpb.FromCard(c)
+		if !d.Valid() || s.Has(d) {
 			return s, badState("card %d unknown or listed twice", c)
 		}
 		s = s.With(d)
@@ -113,15 +114,15 @@ func (e *classicEngine) snapshot(m *runnerv1.TableSnapshot) {
 	s := e.g.State()
 	c := &runnerv1.ClassicState{ShuffleKey: keyBytes(s.Key), Variant: lobbyv1.ClassicVariant(s.Variant + 1),
 		Hand: uint32(s.Hand), FirstDealer: optSeat(s.FirstDealer), Phase: runnerv1.ClassicPhase(s.Phase),
-		Turn: optSeat(s.Turn), Trump: wireSuit(s.Trump), Turned: wireCard(s.Turned),
+		Turn: optSeat(s.Turn), Trump: cardpb.Suit(s.Trump), Turned: cardpb.Card(s.Turned),
 		Seats: make([]*runnerv1.ClassicSeat, classic.Seats), TricksFinished: uint32(s.TricksFinished),
-		Leader: uint32(s.Leader), LedSuit: wireSuit(s.LedSuit), Played: wireCards(s.Played),
+		Leader: uint32(s.Leader), LedSuit: cardpb.Suit(s.LedSuit), Played: cardpb.Cards(s.Played),
 		Results: make([]*runnerv1.ClassicHandResult, len(s.Results))}
 	if s.Local {
 		c.LocalSeed = &s.LocalSeed
 	}
 	for i := range c.Seats {
-		cs := &runnerv1.ClassicSeat{Tricks: uint32(s.Tricks[i]), Hand: wireCards(s.Hands[i])}
+		cs := &runnerv1.ClassicSeat{Tricks: uint32(s.Tricks[i]), Hand: cardpb.Cards(s.Hands[i])}
 		if b := s.Bids[i]; b >= 0 {
 			v := uint32(b)
 			cs.Bid = &v
@@ -129,7 +130,7 @@ func (e *classicEngine) snapshot(m *runnerv1.TableSnapshot) {
 		c.Seats[i] = cs
 	}
 	for _, tc := range s.Trick {
-		c.Trick = append(c.Trick, &runnerv1.ClassicTrickCard{Card: wireCard(tc.Card), Joker: tablev1.JokerAction(tc.Joker)})
+		c.Trick = append(c.Trick, &runnerv1.ClassicTrickCard{Card: cardpb.Card(tc.Card), Joker: tablev1.JokerAction(tc.Joker)})
 	}
 	for h, r := range s.Results {
 		pr := &runnerv1.ClassicHandResult{Cards: uint32(r.Cards), Bids: make([]uint32, classic.Seats), Tricks: make([]uint32, classic.Seats)}
@@ -202,9 +203,9 @@ func classicState(c *runnerv1.ClassicState) (classic.State, error) {
 		return s, badState("%d cards in a trick", len(c.GetTrick()))
 	}
 	for _, tc := range c.GetTrick() {
-		card, ok := domainCard(tc.GetCard())
+		card := cardpb.FromCard(tc.GetCard())
 		j, err := enumByte(tc.GetJoker())
-		if !ok || err != nil {
+		if !card.Valid() || err != nil {
 			return s, badState("trick card %v %v", tc.GetCard(), tc.GetJoker())
 		}
 		s.Trick = append(s.Trick, classic.TrickCard{Card: card, Joker: classic.JokerMode(j)})
@@ -237,26 +238,26 @@ func (e *japaneseEngine) snapshot(m *runnerv1.TableSnapshot) {
 	s := e.g.State()
 	j := &runnerv1.JapaneseState{ShuffleKey: keyBytes(s.Key), Target: uint32(s.Target), Hand: s.Hand,
 		HandsFinished: s.Finished, Phase: runnerv1.JapanesePhase(s.Phase + 1), FirstDeclarer: optSeat(s.FirstDeclarer),
-		Trump: wireSuit(s.Trump), TrumpChosen: s.TrumpChosen, Leader: uint32(s.Leader),
-		TricksFinished: uint32(s.TricksFinished), NamedSuit: wireSuit(s.Named), Winner: optSeat(s.Winner),
+		Trump: cardpb.Suit(s.Trump), TrumpChosen: s.TrumpChosen, Leader: uint32(s.Leader),
+		TricksFinished: uint32(s.TricksFinished), NamedSuit: cardpb.Suit(s.Named), Winner: optSeat(s.Winner),
 		EndReason: japaneseReasons[s.Reason], Seats: make([]*runnerv1.JapaneseSeat, japanese.Seats),
-		Gone: wireCards(s.Gone), Results: make([]*runnerv1.JapaneseHandResult, len(s.Results))}
+		Gone: cardpb.Cards(s.Gone), Results: make([]*runnerv1.JapaneseHandResult, len(s.Results))}
 	if s.Local {
 		j.LocalSeed = &s.LocalSeed
 	}
 	for i := range j.Seats {
-		js := &runnerv1.JapaneseSeat{Hand: wireCards(s.Hands[i]), TrickCard: wireCard(s.Trick[i]),
+		js := &runnerv1.JapaneseSeat{Hand: cardpb.Cards(s.Hands[i]), TrickCard: cardpb.Card(s.Trick[i]),
 			Tricks: uint32(s.Tricks[i]), Score: uint32(s.Scores[i])}
 		if s.Up[i] != noColumns || s.Down[i] != noColumns {
 			js.Columns = make([]*runnerv1.JapaneseColumn, japanese.Columns)
 			for c := range js.Columns {
-				js.Columns[c] = &runnerv1.JapaneseColumn{FaceUp: wireCard(s.Up[i][c]), FaceDown: wireCard(s.Down[i][c])}
+				js.Columns[c] = &runnerv1.JapaneseColumn{FaceUp: cardpb.Card(s.Up[i][c]), FaceDown: cardpb.Card(s.Down[i][c])}
 			}
 		}
 		j.Seats[i] = js
 	}
 	for h, r := range s.Results {
-		j.Results[h] = &runnerv1.JapaneseHandResult{Trump: wireSuit(r.Trump), Tricks: []uint32{uint32(r.Tricks[0]), uint32(r.Tricks[1])}}
+		j.Results[h] = &runnerv1.JapaneseHandResult{Trump: cardpb.Suit(r.Trump), Tricks: []uint32{uint32(r.Tricks[0]), uint32(r.Tricks[1])}}
 	}
 	m.Engine = &runnerv1.TableSnapshot_Japanese{Japanese: j}
 }

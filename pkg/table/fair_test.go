@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/cards/cardpb"
 	"github.com/pulka/pulka/pkg/classic"
 	"github.com/pulka/pulka/pkg/fairdeal"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
@@ -144,12 +145,12 @@ func (c *fairCheck) event(e *tablev1.Event) {
 			c.fail(e, "cards dealt outside a dealt hand")
 		}
 		for _, w := range x.Dealt.GetCards() {
-			cd, _ := domainCard(w)
+			cd := cardpb.FromCard(w)
 			c.open.cards[x.Dealt.GetSeat()] = c.open.cards[x.Dealt.GetSeat()].With(cd)
 		}
 	case *tablev1.Event_ColumnsDealt:
 		for _, w := range x.ColumnsDealt.GetFaceUp() {
-			cd, _ := domainCard(w)
+			cd := cardpb.FromCard(w)
 			c.open.faceUp[x.ColumnsDealt.GetSeat()] = append(c.open.faceUp[x.ColumnsDealt.GetSeat()], cd)
 		}
 	case *tablev1.Event_HandEnded:

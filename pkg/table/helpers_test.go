@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/cards/cardpb"
 	"github.com/pulka/pulka/pkg/classic"
 	"github.com/pulka/pulka/pkg/fairdeal"
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
@@ -201,11 +202,11 @@ func classicCmd(m classic.Move) *tablev1.Command {
 	case classic.MoveBid:
 		return bidCmd(int(m.Bid))
 	}
-	pc := &tablev1.PlayCardCommand{Card: wireCard(m.Card)}
+	pc := &tablev1.PlayCardCommand{Card: cardpb.Card(m.Card)}
 	if m.Card.IsJoker() {
 		pc.Declaration = &tablev1.JokerDeclaration{Action: jokerAction(m.Joker)}
 		if m.Joker == classic.JokerHighest || m.Joker == classic.JokerGive {
-			pc.Declaration.Suit = wireSuit(m.Suit)
+			pc.Declaration.Suit = cardpb.Suit(m.Suit)
 		}
 	}
 	return &tablev1.Command{Command: &tablev1.Command_PlayCard{PlayCard: pc}}
@@ -215,7 +216,7 @@ func japaneseCmd(m japanese.Move) *tablev1.Command {
 	if m.Kind == japanese.KindTrump {
 		return trumpCmd(m.Suit)
 	}
-	pc := &tablev1.PlayCardCommand{Card: wireCard(m.Card)}
+	pc := &tablev1.PlayCardCommand{Card: cardpb.Card(m.Card)}
 	if m.Card.IsJoker() {
 		pc.Declaration = japaneseJoker(m.Suit)
 	}
@@ -227,11 +228,11 @@ func bidCmd(n int) *tablev1.Command {
 }
 
 func trumpCmd(s cards.Suit) *tablev1.Command {
-	return &tablev1.Command{Command: &tablev1.Command_ChooseTrump{ChooseTrump: &tablev1.ChooseTrumpCommand{Trump: wireSuit(s)}}}
+	return &tablev1.Command{Command: &tablev1.Command_ChooseTrump{ChooseTrump: &tablev1.ChooseTrumpCommand{Trump: cardpb.Suit(s)}}}
 }
 
 func playCmd(c cards.Card) *tablev1.Command {
-	return &tablev1.Command{Command: &tablev1.Command_PlayCard{PlayCard: &tablev1.PlayCardCommand{Card: wireCard(c)}}}
+	return &tablev1.Command{Command: &tablev1.Command_PlayCard{PlayCard: &tablev1.PlayCardCommand{Card: cardpb.Card(c)}}}
 }
 
 func sitCmd(seat int) *tablev1.Command {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/cards/cardpb"
 	"github.com/pulka/pulka/pkg/fairdeal"
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
@@ -74,14 +75,14 @@ func japaneseMove(seat int, cmd *tablev1.Command) (japanese.Move, error) {
 	case *tablev1.Command_Bid:
 		return japanese.Move{}, japanese.ErrWrongPhase // no bidding in Japanese joker
 	case *tablev1.Command_ChooseTrump:
-		s, ok := domainSuit(c.ChooseTrump.GetTrump())
+		s, ok := cardpb.FromSuit(c.ChooseTrump.GetTrump())
 		if !ok {
 			return japanese.Move{}, japanese.ErrBadTrump
 		}
 		return japanese.TrumpMove(seat, s), nil
 	case *tablev1.Command_PlayCard:
-		card, ok := domainCard(c.PlayCard.GetCard())
-		if !ok {
+		card := cardpb.FromCard(c.PlayCard.GetCard())
+		if !card.Valid() {
 			return japanese.Move{}, ErrMalformed
 		}
 		if !card.IsJoker() {
@@ -97,7 +98,7 @@ func japaneseMove(seat int, cmd *tablev1.Command) (japanese.Move, error) {
 		default:
 			return japanese.Move{}, japanese.ErrBadJokerDeclaration
 		}
-		s, ok := domainSuit(d.GetSuit())
+		s, ok := cardpb.FromSuit(d.GetSuit())
 		if !ok || !s.Valid() {
 			return japanese.Move{}, japanese.ErrBadJokerDeclaration
 		}
@@ -142,19 +143,19 @@ func (e *japaneseEngine) convert(b *batch, evs []japanese.Event) {
 				HandIndex: ev.Hand, CardsPerSeat: japanese.TricksPerHand, DealerSeat: uint32(ev.Seat)}}})
 		case japanese.EventDealt:
 			b.add(toSeat(int(ev.To)), &tablev1.Event{Event: &tablev1.Event_Dealt{Dealt: &tablev1.Dealt{
-				Seat: uint32(ev.Seat), Cards: wireCards(ev.Cards)}}})
+				Seat: uint32(ev.Seat), Cards: cardpb.Cards(ev.Cards)}}})
 		case japanese.EventTrumpChosen:
 			b.add(public(), &tablev1.Event{Event: &tablev1.Event_TrumpChosen{TrumpChosen: &tablev1.TrumpChosen{
-				Seat: uint32(ev.Seat), Trump: wireSuit(ev.Suit), ByServer: b.byServer}}})
+				Seat: uint32(ev.Seat), Trump: cardpb.Suit(ev.Suit), ByServer: b.byServer}}})
 		case japanese.EventColumnsDealt:
 			up := make([]commonv1.Card, 0, japanese.Columns)
 			for _, c := range ev.Columns {
-				up = append(up, wireCard(c))
+				up = append(up, cardpb.Card(c))
 			}
 			b.add(public(), &tablev1.Event{Event: &tablev1.Event_ColumnsDealt{ColumnsDealt: &tablev1.ColumnsDealt{
 				Seat: uint32(ev.Seat), FaceUp: up}}})
 		case japanese.EventCardPlayed:
-			cp := &tablev1.CardPlayed{Seat: uint32(ev.Seat), Card: wireCard(ev.Card), ByServer: b.byServer}
+			cp := &tablev1.CardPlayed{Seat: uint32(ev.Seat), Card: cardpb.Card(ev.Card), ByServer: b.byServer}
 			if ev.Card.IsJoker() {
 				cp.Declaration = japaneseJoker(ev.Suit)
 			}
@@ -166,7 +167,7 @@ func (e *japaneseEngine) convert(b *batch, evs []japanese.Event) {
 		case japanese.EventFaceDownToHand:
 			b.add(toSeat(int(ev.To)), &tablev1.Event{Event: &tablev1.Event_ColumnCardRevealed{
 				ColumnCardRevealed: &tablev1.ColumnCardRevealed{Seat: uint32(ev.Seat), Column: uint32(ev.Column),
-					Card: wireCard(ev.Card)}}})
+					Card: cardpb.Card(ev.Card)}}})
 		case japanese.EventTableCleared:
 			b.add(public(), &tablev1.Event{Event: &tablev1.Event_ColumnsToHand{ColumnsToHand: &tablev1.ColumnsToHand{
 				Seat: uint32(ev.Seat), Columns: []uint32{uint32(ev.Column)}}}})
@@ -212,7 +213,7 @@ func (e *japaneseEngine) convert(b *batch, evs []japanese.Event) {
 // and demands the highest, an answering one always takes.
 func japaneseJoker(named cards.Suit) *tablev1.JokerDeclaration {
 	if named.Valid() {
-		return &tablev1.JokerDeclaration{Action: tablev1.JokerAction_JOKER_ACTION_HIGHEST, Suit: wireSuit(named)}
+		return &tablev1.JokerDeclaration{Action: tablev1.JokerAction_JOKER_ACTION_HIGHEST, Suit: cardpb.Suit(named)}
 	}
 	return &tablev1.JokerDeclaration{Action: tablev1.JokerAction_JOKER_ACTION_TAKE}
 }
@@ -235,15 +236,15 @@ func (e *japaneseEngine) view(seat int, tv *tablev1.TableView) {
 		if v.Trump != "bezi" {
 			s = parseTrumpText(v.Trump)
 		}
-		tv.Trump = wireSuit(s)
+		tv.Trump = cardpb.Suit(s)
 	}
 	if seat >= 0 {
 		for _, c := range v.MyCards {
-			tv.YourHand = append(tv.YourHand, wireCard(c))
+			tv.YourHand = append(tv.YourHand, cardpb.Card(c))
 		}
 	}
 	for _, tc := range v.CurrentTrick {
-		p := &tablev1.PlayedCard{Seat: uint32(tc.Seat), Card: wireCard(tc.Card)}
+		p := &tablev1.PlayedCard{Seat: uint32(tc.Seat), Card: cardpb.Card(tc.Card)}
 		if tc.Card.IsJoker() {
 			named := cards.NoSuit
 			if tc.Named != "" {
@@ -266,7 +267,7 @@ func (e *japaneseEngine) view(seat int, tv *tablev1.TableView) {
 		sv.ColumnsFaceUp = make([]commonv1.Card, japanese.Columns)
 		sv.ColumnsFaceDown = make([]bool, japanese.Columns)
 		for _, cv := range v.Columns[s] {
-			sv.ColumnsFaceUp[cv.Column] = wireCard(cv.Up)
+			sv.ColumnsFaceUp[cv.Column] = cardpb.Card(cv.Up)
 			sv.ColumnsFaceDown[cv.Column] = true
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/cards/cardpb"
 	"github.com/pulka/pulka/pkg/classic"
 	"github.com/pulka/pulka/pkg/fairdeal"
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
@@ -426,7 +427,7 @@ func (c *leakCheck) event(e *tablev1.Event, rest []*tablev1.Event) {
 			fail("cards of seat %d", s)
 		}
 		for _, w := range x.Dealt.GetCards() {
-			cd, _ := domainCard(w)
+			cd := cardpb.FromCard(w)
 			if !c.inHand[s].Has(cd) {
 				fail("card %v was not dealt to seat %d's hand", cd, s)
 			}
@@ -434,20 +435,20 @@ func (c *leakCheck) event(e *tablev1.Event, rest []*tablev1.Event) {
 		}
 	case *tablev1.Event_ColumnCardRevealed:
 		s, col := int(x.ColumnCardRevealed.GetSeat()), int(x.ColumnCardRevealed.GetColumn())
-		cd, _ := domainCard(x.ColumnCardRevealed.GetCard())
+		cd := cardpb.FromCard(x.ColumnCardRevealed.GetCard())
 		if v != s || e.GetVisibility().GetAudience() != tablev1.Audience_AUDIENCE_SEAT || col >= japanese.Columns || c.down[s][col] != cd {
 			fail("face-down card %v of column %d", cd, col)
 		}
 		c.known[s] = c.known[s].With(cd)
 	case *tablev1.Event_CardPlayed:
 		s := int(x.CardPlayed.GetSeat())
-		cd, _ := domainCard(x.CardPlayed.GetCard())
+		cd := cardpb.FromCard(x.CardPlayed.GetCard())
 		if v != -1 || (!c.known[s].Has(cd) && !c.public.Has(cd)) {
 			fail("seat %d played %v, which it was never given", s, cd)
 		}
 		c.public = c.public.With(cd)
 	case *tablev1.Event_TrumpTurned:
-		cd, _ := domainCard(x.TrumpTurned.GetCard())
+		cd := cardpb.FromCard(x.TrumpTurned.GetCard())
 		if v != -1 || !c.stock.Has(cd) {
 			fail("turned card %v is not the stock's", cd)
 		}
@@ -455,7 +456,7 @@ func (c *leakCheck) event(e *tablev1.Event, rest []*tablev1.Event) {
 	case *tablev1.Event_ColumnsDealt:
 		s := int(x.ColumnsDealt.GetSeat())
 		for i, w := range x.ColumnsDealt.GetFaceUp() {
-			cd, _ := domainCard(w)
+			cd := cardpb.FromCard(w)
 			if v != -1 || i >= japanese.Columns || c.up[s][i] != cd {
 				fail("column %d shows %v, not its face-up card", i, cd)
 			}
@@ -485,7 +486,7 @@ func cardsIn(m protoreflect.Message, out []cards.Card) []cards.Card {
 		switch {
 		case fd.Kind() == protoreflect.EnumKind && fd.Enum().FullName() == cardEnum:
 			add := func(n protoreflect.EnumNumber) {
-				if cd, ok := domainCard(commonv1.Card(n)); ok {
+				if cd := cardpb.FromCard(commonv1.Card(n)); cd.Valid() {
 					out = append(out, cd)
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/cards/cardpb"
 	"github.com/pulka/pulka/pkg/fairdeal"
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
@@ -361,7 +362,7 @@ func ParseJoker(d JokerDecl) (*tablev1.JokerDeclaration, error) {
 		if err != nil || !s.Valid() {
 			return nil, Errorf(CodeInvalidJoker, "%s needs a suit: S, H, D or C", strings.ToLower(d.Action))
 		}
-		out.Suit = SuitToProto(s)
+		out.Suit = cardpb.Suit(s)
 	case d.Suit != "":
 		return nil, Errorf(CodeInvalidJoker, "%s names no suit", strings.ToLower(d.Action))
 	}
@@ -372,25 +373,14 @@ func ParseJoker(d JokerDecl) (*tablev1.JokerDeclaration, error) {
 // its protobuf enum name ("CARD_ACE_OF_SPADES").
 func ParseCard(s string) (cards.Card, error) {
 	if strings.HasPrefix(s, "CARD_") {
-		if v, ok := commonv1.Card_value[s]; ok && v > 0 {
-			return cards.Card(v - 1), nil
+		if c := cardpb.FromCard(commonv1.Card(commonv1.Card_value[s])); c.Valid() {
+			return c, nil
 		}
 	} else if c, err := cards.Parse(s); err == nil {
 		return c, nil
 	}
 	return cards.NoCard, Errorf(CodeInvalidCard, "%q is not a card (write e.g. AS, 10H, QD, JK1)", clip(s))
 }
-
-// CardToProto is the wire value of a card (pkg/cards' number plus one).
-func CardToProto(c cards.Card) commonv1.Card {
-	if !c.Valid() {
-		return commonv1.Card_CARD_UNSPECIFIED
-	}
-	return commonv1.Card(c + 1)
-}
-
-// SuitToProto is the wire value of a suit (pkg/cards' number plus one).
-func SuitToProto(s cards.Suit) commonv1.Suit { return commonv1.Suit(s + 1) }
 
 // ValidStreamID reports whether s is a Redis stream id ("ms-seq" or "ms").
 func ValidStreamID(s string) bool {

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/cards/cardpb"
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
@@ -210,16 +211,16 @@ func TestParseCard_EveryCardOfTheDeckRoundTrips(t *testing.T) {
 		if err != nil || got != c {
 			t.Fatalf("ParseCard(%q) = %v, %v; want %v", c.String(), got, err, c)
 		}
-		pc := CardToProto(c)
+		pc := cardpb.Card(c)
 		if int(pc) != int(c)+1 {
-			t.Fatalf("CardToProto(%v) = %d, want %d", c, pc, int(c)+1)
+			t.Fatalf("cardpb.Card(%v) = %d, want %d", c, pc, int(c)+1)
 		}
 		byName, err := ParseCard(pc.String())
 		if err != nil || byName != c {
 			t.Fatalf("ParseCard(%q) = %v, %v; want %v", pc.String(), byName, err, c)
 		}
 	}
-	if CardToProto(cards.Joker1) != commonv1.Card_CARD_JOKER_1 || CardToProto(cards.Joker2) != commonv1.Card_CARD_JOKER_2 {
+	if cardpb.Card(cards.Joker1) != commonv1.Card_CARD_JOKER_1 || cardpb.Card(cards.Joker2) != commonv1.Card_CARD_JOKER_2 {
 		t.Fatal("jokers map to the wrong enum values")
 	}
 	if _, err := ParseCard("CARD_UNSPECIFIED"); err == nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/cards/cardpb"
 	"github.com/pulka/pulka/pkg/classic"
 	"github.com/pulka/pulka/pkg/fairdeal"
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
@@ -145,26 +146,18 @@ func fromGameStarted(e *tablev1.Event, gs *tablev1.GameStarted) (*Record, error)
 	return rec, nil
 }
 
-// cardOf and suitOf read the wire enums, pkg/cards' numbers plus one
-// (docs/protocol-contracts.md); an unknown value gives an invalid card or
+// suitOf reads a wire suit (cardpb); an unknown value gives an invalid
 // suit, which Replay refuses.
-func cardOf(c commonv1.Card) cards.Card {
-	if c < commonv1.Card_CARD_JOKER_1 || c > commonv1.Card_CARD_ACE_OF_CLUBS {
-		return cards.NoCard
-	}
-	return cards.Card(c - 1)
-}
-
 func suitOf(s commonv1.Suit) cards.Suit {
-	if s < commonv1.Suit_SUIT_SPADES || s > commonv1.Suit_SUIT_NONE {
-		return cards.NoSuit + 1
+	if d, ok := cardpb.FromSuit(s); ok {
+		return d
 	}
-	return cards.Suit(s - 1)
+	return cards.NoSuit + 1
 }
 
 // playOf is a CardPlayed as its engine's move.
 func playOf(p *tablev1.CardPlayed, japaneseGame bool) interface{ MarshalText() ([]byte, error) } {
-	c, seat, d := cardOf(p.GetCard()), int(p.GetSeat()), p.GetDeclaration()
+	c, seat, d := cardpb.FromCard(p.GetCard()), int(p.GetSeat()), p.GetDeclaration()
 	if japaneseGame {
 		if c.IsJoker() && d.GetAction() == tablev1.JokerAction_JOKER_ACTION_HIGHEST {
 			return japanese.LeadJoker(seat, c, suitOf(d.GetSuit()))

@@ -2,6 +2,7 @@ package wsclient
 
 import (
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/cards/cardpb"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 )
 
@@ -96,7 +97,7 @@ func (m *Model) winsNow(c cards.Card) bool {
 	}
 	led := m.Trick[0].Card.Suit()
 	if m.Trick[0].Card.IsJoker() {
-		led, _ = domainSuit(m.Trick[0].Joker.GetSuit())
+		led, _ = cardpb.FromSuit(m.Trick[0].Joker.GetSuit())
 	}
 	trump := cards.NoSuit
 	if m.TrumpKnown {

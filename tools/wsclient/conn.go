@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pulka/pulka/pkg/cards/cardpb"
 	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 
@@ -577,11 +578,11 @@ func MoveCommand(table string, m Move) (*gatewayv1.TableCommand, error) {
 	case MoveTrump:
 		trump := commonv1.Suit_SUIT_NONE
 		if m.Suit.Valid() {
-			trump = wire.SuitToProto(m.Suit)
+			trump = cardpb.Suit(m.Suit)
 		}
 		tc.Command = &gatewayv1.TableCommand_Trump{Trump: &tablev1.ChooseTrumpCommand{Trump: trump}}
 	case MovePlay:
-		pc := &tablev1.PlayCardCommand{Card: wire.CardToProto(m.Card)}
+		pc := &tablev1.PlayCardCommand{Card: cardpb.Card(m.Card)}
 		if m.Joker != nil {
 			d, err := wire.ParseJoker(*m.Joker)
 			if err != nil {

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/cards"
-	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
+	"github.com/pulka/pulka/pkg/cards/cardpb"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/wire"
@@ -93,30 +93,6 @@ func (m *Model) Japanese() bool { return m.Settings.GetGame() == lobbyv1.Game_GA
 // MyTurn reports whether the player is to move now.
 func (m *Model) MyTurn() bool { return !m.Over && m.MySeat >= 0 && m.Turn == m.MySeat }
 
-func domainCard(c commonv1.Card) cards.Card {
-	if c < commonv1.Card_CARD_JOKER_1 || int(c) > cards.DeckSize {
-		return cards.NoCard
-	}
-	return cards.Card(c - 1)
-}
-
-func domainSuit(s commonv1.Suit) (cards.Suit, bool) {
-	if s < commonv1.Suit_SUIT_SPADES || s > commonv1.Suit_SUIT_NONE {
-		return cards.NoSuit, false
-	}
-	return cards.Suit(s - 1), true
-}
-
-func cardSet(cs []commonv1.Card) cards.Set {
-	var s cards.Set
-	for _, c := range cs {
-		if d := domainCard(c); d.Valid() {
-			s = s.With(d)
-		}
-	}
-	return s
-}
-
 func (m *Model) seats(n int) {
 	grow := func(s []int, v int) []int {
 		for len(s) < n {
@@ -188,26 +164,26 @@ func (m *Model) Apply(ev *tablev1.Event) bool {
 		m.startHand()
 	case *tablev1.Event_Dealt:
 		if int(e.Dealt.GetSeat()) == m.MySeat {
-			m.Hand |= cardSet(e.Dealt.GetCards())
+			m.Hand |= cardpb.Set(e.Dealt.GetCards())
 		}
 	case *tablev1.Event_TrumpTurned:
-		m.TurnedCard = domainCard(e.TrumpTurned.GetCard())
-		m.Trump, m.TrumpKnown = domainSuit(e.TrumpTurned.GetTrump())
+		m.TurnedCard = cardpb.FromCard(e.TrumpTurned.GetCard())
+		m.Trump, m.TrumpKnown = cardpb.FromSuit(e.TrumpTurned.GetTrump())
 	case *tablev1.Event_TrumpChosen:
-		m.Trump, m.TrumpKnown = domainSuit(e.TrumpChosen.GetTrump())
+		m.Trump, m.TrumpKnown = cardpb.FromSuit(e.TrumpChosen.GetTrump())
 		m.Turn = -1
 	case *tablev1.Event_ColumnsDealt:
 		if s := e.ColumnsDealt.GetSeat(); m.valid(s) {
 			up := e.ColumnsDealt.GetFaceUp()
 			m.Columns[s], m.FaceDown[s] = make([]cards.Card, len(up)), make([]bool, len(up))
 			for i, c := range up {
-				m.Columns[s][i], m.FaceDown[s][i] = domainCard(c), true
+				m.Columns[s][i], m.FaceDown[s][i] = cardpb.FromCard(c), true
 			}
 		}
 	case *tablev1.Event_ColumnCardRevealed:
 		r := e.ColumnCardRevealed
 		if int(r.GetSeat()) == m.MySeat {
-			m.Hand = m.Hand.With(domainCard(r.GetCard()))
+			m.Hand = m.Hand.With(cardpb.FromCard(r.GetCard()))
 		}
 		m.columnGone(r.GetSeat(), r.GetColumn(), false)
 	case *tablev1.Event_ColumnsToHand:
@@ -286,7 +262,7 @@ func (m *Model) columnGone(s, col uint32, up bool) {
 }
 
 func (m *Model) played(p *tablev1.CardPlayed) {
-	s, c := int(p.GetSeat()), domainCard(p.GetCard())
+	s, c := int(p.GetSeat()), cardpb.FromCard(p.GetCard())
 	m.Turn = -1
 	if p.Column != nil {
 		m.columnGone(p.GetSeat(), p.GetColumn(), true)
@@ -322,20 +298,20 @@ func (m *Model) sync(v *tablev1.TableView) {
 		if up := sv.GetColumnsFaceUp(); len(up) > 0 {
 			m.Columns[s], m.FaceDown[s] = make([]cards.Card, len(up)), make([]bool, len(up))
 			for i, c := range up {
-				m.Columns[s][i] = domainCard(c)
+				m.Columns[s][i] = cardpb.FromCard(c)
 				m.FaceDown[s][i] = i < len(sv.GetColumnsFaceDown()) && sv.GetColumnsFaceDown()[i]
 			}
 		}
 	}
-	m.Hand = cardSet(v.GetYourHand())
+	m.Hand = cardpb.Set(v.GetYourHand())
 	m.Phase = v.GetPhase()
 	m.HandIndex, m.CardsPerSeat, m.Dealer = int(v.GetHandIndex()), int(v.GetCardsPerSeat()), int(v.GetDealerSeat())
-	m.Trump, m.TrumpKnown = domainSuit(v.GetTrump())
-	m.TurnedCard = domainCard(v.GetTurnedCard())
+	m.Trump, m.TrumpKnown = cardpb.FromSuit(v.GetTrump())
+	m.TurnedCard = cardpb.FromCard(v.GetTurnedCard())
 	m.playedThisHand = tricks > 0
 	for _, p := range v.GetTrick() {
 		s := int(p.GetSeat())
-		m.Trick = append(m.Trick, Played{Seat: s, Card: domainCard(p.GetCard()), Joker: p.GetDeclaration()})
+		m.Trick = append(m.Trick, Played{Seat: s, Card: cardpb.FromCard(p.GetCard()), Joker: p.GetDeclaration()})
 		if s == m.MySeat {
 			m.playedThisHand = true
 		}
@@ -374,7 +350,7 @@ func (m *Model) Playable() cards.Set {
 	jokers := avail.Jokers()
 	led, highest := lead.Card.Suit(), false
 	if lead.Card.IsJoker() {
-		led, _ = domainSuit(lead.Joker.GetSuit())
+		led, _ = cardpb.FromSuit(lead.Joker.GetSuit())
 		highest = lead.Joker.GetAction() == tablev1.JokerAction_JOKER_ACTION_HIGHEST
 	}
 	if of := avail.OfSuit(led); of != 0 {

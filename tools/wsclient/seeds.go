@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/pulka/pulka/pkg/cards/cardpb"
 	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 
 	"github.com/pulka/pulka/pkg/cards"
@@ -528,12 +529,12 @@ func (c *Conn) seeding(f Frame) []*gatewayv1.ClientFrame {
 	case *tablev1.Event_Dealt:
 		if d := ts.dealing; d != nil && d.Deal.Seat >= 0 && int(e.Dealt.GetSeat()) == d.Deal.Seat {
 			for _, c := range e.Dealt.GetCards() {
-				d.Deal.Hand = append(d.Deal.Hand, domainCard(c))
+				d.Deal.Hand = append(d.Deal.Hand, cardpb.FromCard(c))
 			}
 		}
 	case *tablev1.Event_TrumpTurned:
 		if d := ts.dealing; d != nil {
-			d.Deal.Turned = domainCard(e.TrumpTurned.GetCard())
+			d.Deal.Turned = cardpb.FromCard(e.TrumpTurned.GetCard())
 		}
 	case *tablev1.Event_ColumnCardRevealed:
 		r := e.ColumnCardRevealed
@@ -541,7 +542,7 @@ func (c *Conn) seeding(f Frame) []*gatewayv1.ClientFrame {
 			if d.Deal.Columns == nil {
 				d.Deal.Columns = map[int]cards.Card{}
 			}
-			d.Deal.Columns[int(r.GetColumn())] = domainCard(r.GetCard())
+			d.Deal.Columns[int(r.GetColumn())] = cardpb.FromCard(r.GetCard())
 		}
 	case *tablev1.Event_HandRevealed:
 		hr := e.HandRevealed

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/cards/cardpb"
 	"github.com/pulka/pulka/pkg/fairdeal"
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
@@ -457,7 +458,7 @@ func deckOf(t *testing.T, h hand, seeds ...fairdeal.ClientSeed) cards.Deck {
 func protoCards(cs ...cards.Card) []commonv1.Card {
 	out := make([]commonv1.Card, len(cs))
 	for i, c := range cs {
-		out[i] = commonv1.Card(c + 1)
+		out[i] = cardpb.Card(c)
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pulka/pulka/pkg/cards/cardpb"
 	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 
 	"github.com/coder/websocket"
@@ -94,8 +95,8 @@ func oneHandGateway(t *testing.T, tamper bool) *httptest.Server {
 				// Served from seat 2 (after the dealer): seat 1 is last, d[3]; d[4] is turned.
 				send(&tablev1.Event{CausedBy: wire.CommandID("p1", m.GetCommand().GetCmd()), Event: &tablev1.Event_ClientSeedAccepted{ClientSeedAccepted: &tablev1.ClientSeedAccepted{Seat: 1}}},
 					&tablev1.Event{Event: &tablev1.Event_HandStarted{HandStarted: &tablev1.HandStarted{CardsPerSeat: 1, DealerSeat: 1}}},
-					&tablev1.Event{Event: &tablev1.Event_Dealt{Dealt: &tablev1.Dealt{Seat: 1, Cards: []commonv1.Card{commonv1.Card(d[3] + 1)}}}},
-					&tablev1.Event{Event: &tablev1.Event_TrumpTurned{TrumpTurned: &tablev1.TrumpTurned{Card: commonv1.Card(d[4] + 1)}}},
+					&tablev1.Event{Event: &tablev1.Event_Dealt{Dealt: &tablev1.Dealt{Seat: 1, Cards: []commonv1.Card{cardpb.Card(d[3])}}}},
+					&tablev1.Event{Event: &tablev1.Event_TrumpTurned{TrumpTurned: &tablev1.TrumpTurned{Card: cardpb.Card(d[4])}}},
 					&tablev1.Event{Event: &tablev1.Event_HandRevealed{HandRevealed: revealed}})
 			}
 		}
