@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/pulka/pulka/pkg/envnames"
 	"github.com/pulka/pulka/pkg/streams"
 )
 
@@ -27,14 +28,14 @@ type ConsumerGroup struct {
 }
 
 // RegisterFlags declares the flags; env is the service's environment
-// prefix (e.g. "PULKA_SCORING_"), reads names what the group reads.
+// prefix (envnames.ScoringPrefix, say), reads names what the group reads.
 func (g *ConsumerGroup) RegisterFlags(f *Flags, env, group, reads string, maxDeliveries int64) {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = group
 	}
 	f.String(&g.Group, "group", env+"GROUP", group, "consumer group on "+reads)
-	f.String(&g.Consumer, "consumer", env+"CONSUMER", host, "this replica's consumer name (unique per replica)")
+	f.String(&g.Consumer, "consumer", env+envnames.ConsumerSuffix, host, "this replica's consumer name (unique per replica)")
 	f.Duration(&g.ReclaimIdle, "reclaim-idle", env+"RECLAIM_IDLE", streams.DefaultMinIdle,
 		"idle time after which another replica takes over an unacknowledged message")
 	f.Int64(&g.MaxDeliveries, "max-deliveries", env+"MAX_DELIVERIES", maxDeliveries,

@@ -45,16 +45,25 @@ const (
 	LobbyName = "PULKA_LOBBY_NAME"
 )
 
+// ConsumerSuffix follows a service's prefix in the name of its consumer
+// name's variable (pkg/daemon's ConsumerGroup declares the group's settings
+// under the prefix: GROUP, CONSUMER, RECLAIM_IDLE, MAX_DELIVERIES).
+const ConsumerSuffix = "CONSUMER"
+
 // The scoring service's settings (services/scoring/internal/scorer).
 const (
+	// ScoringPrefix starts the names of scoring's consumer group settings.
+	ScoringPrefix = "PULKA_SCORING_"
 	// ScoringConsumer is the scoring process's consumer name in its group.
-	ScoringConsumer = "PULKA_SCORING_CONSUMER"
+	ScoringConsumer = ScoringPrefix + ConsumerSuffix
 )
 
 // The wallet's settings (services/wallet/internal/service).
 const (
+	// WalletPrefix starts the names of the wallet's consumer group settings.
+	WalletPrefix = "PULKA_WALLET_"
 	// WalletConsumer is the wallet process's consumer name in its group.
-	WalletConsumer = "PULKA_WALLET_CONSUMER"
+	WalletConsumer = WalletPrefix + ConsumerSuffix
 )
 
 // The table runner's settings (services/table-runner/internal/runner).

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/daemon"
+	"github.com/pulka/pulka/pkg/envnames"
 	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/services/scoring/internal/sheetstore"
@@ -27,7 +28,7 @@ type Config struct {
 // RegisterFlags declares the flags.
 func (c *Config) RegisterFlags(f *daemon.Flags) {
 	c.Base.RegisterFlags(f)
-	c.ConsumerGroup.RegisterFlags(f, "PULKA_SCORING_", "scoring", scoringclient.HandsStream, streams.DefaultMaxDeliveries)
+	c.ConsumerGroup.RegisterFlags(f, envnames.ScoringPrefix, "scoring", scoringclient.HandsStream, streams.DefaultMaxDeliveries)
 	f.Duration(&c.Store.GameTTL, "game-ttl", "PULKA_SCORING_GAME_TTL", sheetstore.DefaultGameTTL,
 		"how long a game's inputs and live sheet are kept after their last change")
 	f.Duration(&c.Store.DedupeTTL, "dedupe-ttl", "PULKA_SCORING_DEDUPE_TTL", sheetstore.DefaultDedupeTTL,

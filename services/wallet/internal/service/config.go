@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/daemon"
+	"github.com/pulka/pulka/pkg/envnames"
 	"github.com/pulka/pulka/services/wallet/internal/ledger"
 )
 
@@ -42,7 +43,7 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 	c.Base.RegisterFlags(f)
 	// Redis failures are retried longer than scoring's: a settlement that
 	// is dead-lettered waits for the reconciliation.
-	c.ConsumerGroup.RegisterFlags(f, "PULKA_WALLET_", "wallet", "the command shards and scoring's standings", 20)
+	c.ConsumerGroup.RegisterFlags(f, envnames.WalletPrefix, "wallet", "the command shards and scoring's standings", 20)
 	f.Int(&c.Workers, "workers", "PULKA_WALLET_WORKERS", 64, "messages handled in parallel (one shard's in order)")
 	f.Int64(&c.SignupGrant, "signup-grant", "PULKA_WALLET_SIGNUP_GRANT", DefaultSignupGrant, "coins a new account gets")
 	f.Int64(&c.DailyBonus, "daily-bonus", "PULKA_WALLET_DAILY_BONUS", DefaultDailyBonus, "coins of the daily bonus")
