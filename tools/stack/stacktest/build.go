@@ -137,11 +137,45 @@ func sharedBinDir(root string) (string, error) {
 		return "", fmt.Errorf("stacktest: a cache directory for the binaries: %w", err)
 	}
 	sum := sha256.Sum256([]byte(root))
-	dir := filepath.Join(cache, "pulka", "stacktest", hex.EncodeToString(sum[:8]))
+	parent := filepath.Join(cache, "pulka", "stacktest")
+	dir := filepath.Join(parent, hex.EncodeToString(sum[:8]))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("stacktest: %w", err)
 	}
+	// Mark this checkout's binaries used, and drop those of checkouts
+	// (CI's clones, worktrees) unused for staleBinAge: each holds every
+	// service's binary, some 200 MB.
+	now := time.Now()
+	_ = os.Chtimes(dir, now, now)
+	pruneStale(parent, dir, now.Add(-staleBinAge))
 	return dir, nil
+}
+
+// staleBinAge is how long the binaries of a checkout no test has used are
+// kept.
+const staleBinAge = 7 * 24 * time.Hour
+
+// pruneStale removes the directories under parent (and their lock files),
+// other than keep, last used before cutoff. A failure leaves them for the
+// next run: pruning is housekeeping, never a reason to fail a test.
+func pruneStale(parent, keep string, cutoff time.Time) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		path := filepath.Join(parent, e.Name())
+		if !e.IsDir() || path == keep {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || !info.ModTime().Before(cutoff) {
+			continue
+		}
+		if os.RemoveAll(path) == nil {
+			_ = os.Remove(path + ".lock")
+		}
+	}
 }
 
 // buildInto builds every binary into shared with one go build at the root

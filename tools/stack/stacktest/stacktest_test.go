@@ -114,3 +114,33 @@ func TestLocal_InterruptStopsTheLauncher(t *testing.T) {
 		t.Errorf("pulka-local (pid %d) still runs", l.Pid())
 	}
 }
+
+// The binaries of checkouts no test used for a week go; the current
+// checkout's, recent ones' and other files stay.
+func TestPruneStale_DropsOnlyOtherCheckoutsUnusedForAWeek(t *testing.T) {
+	parent := t.TempDir()
+	now := time.Now()
+	mk := func(name string, age time.Duration) string {
+		p := filepath.Join(parent, name)
+		if err := os.MkdirAll(filepath.Join(p, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p+".lock", nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, now.Add(-age), now.Add(-age)); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	current := mk("current", 30*24*time.Hour)
+	recent := mk("recent", 24*time.Hour)
+	stale := mk("stale", 8*24*time.Hour)
+	pruneStale(parent, current, now.Add(-staleBinAge))
+	for p, want := range map[string]bool{current: true, current + ".lock": true, recent: true, recent + ".lock": true,
+		stale: false, stale + ".lock": false} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s: exists = %v, want %v", filepath.Base(p), err == nil, want)
+		}
+	}
+}
