@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding"
 	"errors"
 	"flag"
@@ -9,9 +11,12 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/pulka/pulka/pkg/telemetry"
 )
@@ -24,20 +29,29 @@ var ErrConfig = errors.New("daemon: invalid configuration")
 // read from its variable, so a container is configured by its environment
 // and a developer by flags; a flag given on the command line wins.
 const (
-	EnvRedisAddr        = "PULKA_REDIS_ADDR"
-	EnvRedisUsername    = "PULKA_REDIS_USERNAME"
-	EnvRedisPassword    = "PULKA_REDIS_PASSWORD" // environment only: flags show up in ps
-	EnvRedisDB          = "PULKA_REDIS_DB"
-	EnvRedisCluster     = "PULKA_REDIS_CLUSTER"
-	EnvAdminAddr        = "PULKA_ADMIN_ADDR"
-	EnvPProf            = "PULKA_PPROF"
-	EnvShutdownTimeout  = "PULKA_SHUTDOWN_TIMEOUT"
-	EnvDrainDelay       = "PULKA_DRAIN_DELAY"
-	EnvLogLevel         = telemetry.EnvLogLevel
-	EnvOTLPEndpoint     = telemetry.EnvOTLPEndpoint
-	EnvOTLPTraces       = telemetry.EnvOTLPTracesEndpoint
-	EnvTracesSampler    = telemetry.EnvTracesSampler
-	EnvTracesSamplerArg = telemetry.EnvTracesSamplerArg
+	EnvRedisAddr     = "PULKA_REDIS_ADDR"
+	EnvRedisUsername = "PULKA_REDIS_USERNAME"
+	EnvRedisPassword = "PULKA_REDIS_PASSWORD" // environment only: flags show up in ps
+	EnvRedisDB       = "PULKA_REDIS_DB"
+	EnvRedisCluster  = "PULKA_REDIS_CLUSTER"
+	// Sentinel: the master's name, and the Sentinels' own credentials
+	// (environment only, like the password).
+	EnvRedisSentinelMaster   = "PULKA_REDIS_SENTINEL_MASTER"
+	EnvRedisSentinelUsername = "PULKA_REDIS_SENTINEL_USERNAME"
+	EnvRedisSentinelPassword = "PULKA_REDIS_SENTINEL_PASSWORD"
+	// TLS to Redis (and the Sentinels).
+	EnvRedisTLS           = "PULKA_REDIS_TLS"
+	EnvRedisTLSCAFile     = "PULKA_REDIS_TLS_CA_FILE"
+	EnvRedisTLSServerName = "PULKA_REDIS_TLS_SERVER_NAME"
+	EnvAdminAddr          = "PULKA_ADMIN_ADDR"
+	EnvPProf              = "PULKA_PPROF"
+	EnvShutdownTimeout    = "PULKA_SHUTDOWN_TIMEOUT"
+	EnvDrainDelay         = "PULKA_DRAIN_DELAY"
+	EnvLogLevel           = telemetry.EnvLogLevel
+	EnvOTLPEndpoint       = telemetry.EnvOTLPEndpoint
+	EnvOTLPTraces         = telemetry.EnvOTLPTracesEndpoint
+	EnvTracesSampler      = telemetry.EnvTracesSampler
+	EnvTracesSamplerArg   = telemetry.EnvTracesSamplerArg
 )
 
 // Defaults of the base configuration.
@@ -82,6 +96,18 @@ type Base struct {
 	// RedisCluster forces cluster mode for a single address (a cluster's
 	// configuration endpoint); several addresses always mean a cluster.
 	RedisCluster bool
+	// RedisSentinelMaster, when set, makes RedisAddr the Sentinels'
+	// addresses, which name the master of that name (and follow its
+	// failovers); RedisSentinelUsername and RedisSentinelPassword log in
+	// to the Sentinels.
+	RedisSentinelMaster                          string
+	RedisSentinelUsername, RedisSentinelPassword string
+	// RedisTLS speaks TLS to Redis, checking its certificate against
+	// RedisTLSCAFile (a PEM bundle; empty: the system's roots) for
+	// RedisTLSServerName (empty: the address's host).
+	RedisTLS           bool
+	RedisTLSCAFile     string
+	RedisTLSServerName string
 	// AdminAddr is where /healthz, /readyz and /metrics are served.
 	AdminAddr string
 	// PProf says when the admin server serves /debug/pprof: PProfLoopback
@@ -118,6 +144,15 @@ func (b *Base) RegisterFlags(f *Flags) {
 	f.Int(&b.RedisDB, "redis-db", EnvRedisDB, 0, "Redis database number (single node only)")
 	f.Bool(&b.RedisCluster, "redis-cluster", EnvRedisCluster, false,
 		"treat a single Redis address as a cluster endpoint")
+	f.String(&b.RedisSentinelMaster, "redis-sentinel-master", EnvRedisSentinelMaster, "",
+		"the master's name under Redis Sentinel; redis-addr then lists the Sentinels")
+	f.Env(&b.RedisSentinelUsername, EnvRedisSentinelUsername)
+	f.Env(&b.RedisSentinelPassword, EnvRedisSentinelPassword)
+	f.Bool(&b.RedisTLS, "redis-tls", EnvRedisTLS, false, "connect to Redis over TLS")
+	f.String(&b.RedisTLSCAFile, "redis-tls-ca-file", EnvRedisTLSCAFile, "",
+		"PEM file of the CAs Redis' certificate is checked against (empty: the system's)")
+	f.String(&b.RedisTLSServerName, "redis-tls-server-name", EnvRedisTLSServerName, "",
+		"the name Redis' certificate must carry (empty: the address's host)")
 	f.String(&b.AdminAddr, "admin-addr", EnvAdminAddr, DefaultAdminAddr,
 		"listen address of /healthz, /readyz, /metrics and /debug/pprof (loopback by default; :9090 exposes them)")
 	f.String(&b.PProf, "pprof", EnvPProf, PProfLoopback,
@@ -163,8 +198,19 @@ func (b *Base) Validate() error {
 	if b.RedisDB < 0 {
 		bad("redis-db %d is negative", b.RedisDB)
 	}
-	if b.RedisDB != 0 && (len(addrs) > 1 || b.RedisCluster) {
+	if b.RedisDB != 0 && b.RedisSentinelMaster == "" && (len(addrs) > 1 || b.RedisCluster) {
 		bad("redis-db %d: a Redis cluster has only database 0", b.RedisDB)
+	}
+	if b.RedisSentinelMaster != "" && b.RedisCluster {
+		bad("redis-sentinel-master and redis-cluster: Sentinel watches one master, not a cluster")
+	}
+	if !b.RedisTLS && (b.RedisTLSCAFile != "" || b.RedisTLSServerName != "") {
+		bad("redis-tls-ca-file or redis-tls-server-name without redis-tls")
+	}
+	if b.RedisTLSCAFile != "" {
+		if _, err := b.redisTLS(); err != nil {
+			bad("%v", err)
+		}
 	}
 	if err := CheckHostPort(b.AdminAddr, true); err != nil {
 		bad("admin-addr %q: %v", b.AdminAddr, err)
@@ -386,4 +432,45 @@ func (b *Base) ServePProf() bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// redisTLS is the TLS configuration RedisTLS asks for (nil without it).
+func (b *Base) redisTLS() (*tls.Config, error) {
+	if !b.RedisTLS {
+		return nil, nil
+	}
+	c := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: b.RedisTLSServerName}
+	if b.RedisTLSCAFile != "" {
+		pem, err := os.ReadFile(b.RedisTLSCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("redis-tls-ca-file: %w", err)
+		}
+		c.RootCAs = x509.NewCertPool()
+		if !c.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("redis-tls-ca-file %s holds no PEM certificate", b.RedisTLSCAFile)
+		}
+	}
+	return c, nil
+}
+
+// RedisOptions are the client options the configuration asks for: a
+// cluster client for several addresses (or redis-cluster), a client that
+// asks Sentinel for its master (redis-sentinel-master), a single-node client
+// otherwise; over TLS with redis-tls.
+func (b *Base) RedisOptions() (*redis.UniversalOptions, error) {
+	t, err := b.redisTLS()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return &redis.UniversalOptions{
+		Addrs:            b.RedisAddrs(),
+		Username:         b.RedisUsername,
+		Password:         b.RedisPassword,
+		DB:               b.RedisDB,
+		IsClusterMode:    b.RedisCluster,
+		MasterName:       b.RedisSentinelMaster,
+		SentinelUsername: b.RedisSentinelUsername,
+		SentinelPassword: b.RedisSentinelPassword,
+		TLSConfig:        t,
+	}, nil
 }

@@ -185,7 +185,11 @@ func Run(ctx context.Context, opts Options, run RunFunc) (err error) {
 		}
 	}()
 
-	rdb := newRedis(cfg)
+	ropts, err := cfg.RedisOptions()
+	if err != nil {
+		return err
+	}
+	rdb := redis.NewUniversalClient(ropts)
 	if rerr := tel.Registerer().Register(newPoolCollector(rdb)); rerr != nil {
 		_ = rdb.Close()
 		return fmt.Errorf("daemon: redis pool metrics: %w", rerr)
@@ -301,18 +305,6 @@ func (d *Daemon) runHooks(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// newRedis makes the client the configuration asks for: a cluster client
-// for several addresses (or -redis-cluster), a single-node client otherwise.
-func newRedis(cfg Base) redis.UniversalClient {
-	return redis.NewUniversalClient(&redis.UniversalOptions{
-		Addrs:         cfg.RedisAddrs(),
-		Username:      cfg.RedisUsername,
-		Password:      cfg.RedisPassword,
-		DB:            cfg.RedisDB,
-		IsClusterMode: cfg.RedisCluster,
-	})
 }
 
 // readiness holds the checks and whether the daemon is shutting down.
