@@ -373,6 +373,32 @@ func (s *Store) Commit(ctx context.Context, c Change) (Committed, error) {
 	return Committed{}, fmt.Errorf("commit %s: unexpected reply %q", c.CommandID, res)
 }
 
+// stakersTTL bounds a coin table's stakers set: it is read when the table
+// starts, which a waiting table does within its waiting TTL of its last
+// change (each hold renews it).
+const stakersTTL = 7 * 24 * time.Hour
+
+// AddStaker records that the lobby asks the wallet to hold playerID's stake
+// at tableID (see StakersKey).
+func (s *Store) AddStaker(ctx context.Context, tableID, playerID string) error {
+	pipe := s.rdb.TxPipeline()
+	pipe.SAdd(ctx, StakersKey(tableID), playerID)
+	pipe.PExpire(ctx, StakersKey(tableID), stakersTTL)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("add staker at %s: %w", tableID, err)
+	}
+	return nil
+}
+
+// Stakers lists the players AddStaker recorded at tableID.
+func (s *Store) Stakers(ctx context.Context, tableID string) ([]string, error) {
+	out, err := s.rdb.SMembers(ctx, StakersKey(tableID)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("stakers at %s: %w", tableID, err)
+	}
+	return out, nil
+}
+
 // Reply appends result to a gateway's reply stream and renews the stream's
 // expiry.
 func (s *Store) Reply(ctx context.Context, stream string, result *lobbyv1.LobbyCommandResult) error {
