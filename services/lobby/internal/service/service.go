@@ -533,6 +533,17 @@ func (s *Service) apply(ctx context.Context, cmd *lobbyv1.LobbyCommand) (*lobbyv
 			undo(st.table)
 		}
 		if st.hold != nil && held == nil {
+			// The waiting-table limit is checked again by the commit; here
+			// it spares a hold the commit would refuse. (A limit's refusal
+			// is not stored, so a retry would find that hold released
+			// under the same id and seat the player without a stake.)
+			if full, err := s.waitingFull(ctx, cmd.GetPlayerId(), st.hold.GetHoldStake().GetTableId()); err != nil {
+				return nil, "", err
+			} else if full {
+				s.limited(ctx, "waiting_tables")
+				return s.refuseLimit(cmd, fmt.Errorf("%w: you already host or sit at %d waiting tables; leave one first",
+					domain.ErrTooManyWaiting, s.opt.Limits.WaitingPerPlayer)), "rejected", nil
+			}
 			refusal, err := s.holdStake(ctx, st)
 			if err != nil {
 				// No answer: not stored; the redelivery sends the same hold.
@@ -564,11 +575,9 @@ func (s *Service) apply(ctx context.Context, cmd *lobbyv1.LobbyCommand) (*lobbyv
 				domain.ErrTooManyWaiting, s.opt.Limits.WaitingPerPlayer)), "rejected", nil
 		}
 		if err != nil {
-			if held != nil && held.created {
-				// A redelivered creation makes another table (its id is
-				// random): this one's hold would be left behind.
-				undo(nil)
-			}
+			// The hold stays: the command's redelivery (or the player's
+			// retry) sends the same hold and finds it, a creation at the
+			// same table (store.ReserveTableID).
 			return nil, "", err
 		}
 		if done.Duplicate != nil {
@@ -697,6 +706,14 @@ func (s *Service) decide(ctx context.Context, cmd *lobbyv1.LobbyCommand, verify 
 		}
 		if t.Settings.Coins() && s.opt.Wallet == nil {
 			return refuse(fmt.Errorf("%w: Domino Coin tables need the wallet and this lobby runs without it; create a free table", domain.ErrNotAllowed), "")
+		}
+		if t.Settings.Coins() && c.CreateTable.GetSitDown() {
+			// The host's stake is held at this table before it exists: a
+			// retry of the creation (redelivered, resent with the same id)
+			// must create the same table, whose hold it then finds.
+			if t.ID, err = s.store.ReserveTableID(ctx, cmd.GetCommandId(), id); err != nil {
+				return store.Change{}, stakes{}, err
+			}
 		}
 		ch, err := s.change(ctx, cmd, nil, 0, t, nil)
 		return ch, planStakes(cmd, player, false, domain.Waiting, t, true), err

@@ -191,6 +191,16 @@ func (s *Service) releaseOrphans(ctx context.Context, t *domain.Table) {
 	}
 }
 
+// waitingFull reports whether player holds as many waiting tables as the
+// limit allows, tableID not among them.
+func (s *Service) waitingFull(ctx context.Context, player, tableID string) (bool, error) {
+	held, err := s.store.Held(ctx, player)
+	if err != nil {
+		return false, err
+	}
+	return len(held) >= s.opt.Limits.WaitingPerPlayer && !contains(held, tableID), nil
+}
+
 func contains(list []string, v string) bool {
 	for _, x := range list {
 		if x == v {

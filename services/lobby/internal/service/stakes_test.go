@@ -2,11 +2,14 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"google.golang.org/protobuf/proto"
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
@@ -204,7 +207,15 @@ func TestCoins_SittingHoldsTheStakeAndStandingUpOrLeavingReleasesIt(t *testing.T
 func TestCoins_TooSmallABalanceIsRefusedAndTheSeatStaysFree(t *testing.T) {
 	e := newEnv(t)
 	w := newTestWallet(map[string]int64{"u-host": 1000, "u-poor": 49})
-	e.lobby("a", withWallet(w))
+	reader := sdkmetric.NewManualReader()
+	e.lobby("a", withWallet(w), func(o *Options) { o.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)) })
+	defer func() {
+		// Every answer of the wallet is counted, refusals by reason.
+		want := map[string]int64{"hold/accepted": 1, "hold/insufficient_funds": 1, "hold/unknown_account": 1}
+		if got := walletMetric(t, reader); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("pulka_lobby_wallet_commands %v, want %v", got, want)
+		}
+	}()
 	id := e.mustCreate("u-host", coins(50), "", true)
 	r := e.do("u-poor", sit(id, 1, ""))
 	if r.GetAccepted() || r.GetReason() != lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_INSUFFICIENT_FUNDS || !strings.Contains(r.GetMessage(), "50") {
@@ -412,4 +423,81 @@ func TestList_FiltersCoinTablesByStake(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
 		}
 	}
+}
+
+func TestCoins_ARetriedCreationMakesOneTableOnOneHold(t *testing.T) {
+	e := newEnv(t)
+	w := newTestWallet(map[string]int64{"u-host": 1000})
+	e.lobby("a", withWallet(w))
+	// The wallet holds the host's stake but its answer is lost: the
+	// redelivered creation makes the same table and finds the hold.
+	w.setSilent(1)
+	id := e.mustCreate("u-host", coins(100), "", true)
+	if a, h := w.state("u-host", id); a != 900 || h != 100 {
+		t.Fatalf("available %d held %d", a, h)
+	}
+	if got := strings.Join(w.kinds(), ","); got != "hold u-host" {
+		t.Fatalf("the wallet applied %s", got)
+	}
+	keys, _ := e.rdb.Keys(context.Background(), "pulka:lobby:table:*").Result()
+	if len(keys) != 1 {
+		t.Fatalf("tables %v; want one", keys)
+	}
+}
+
+func TestCoins_TheWaitingLimitRefusesBeforeHolding(t *testing.T) {
+	e := newEnv(t)
+	w := newTestWallet(map[string]int64{"u-host": 1000, "u-ana": 1000})
+	e.lobby("a", withWallet(w), func(o *Options) { o.Limits.WaitingPerPlayer = 1 })
+	first := e.mustCreate("u-host", coins(10), "", true)
+	second := e.mustCreate("u-ana", coins(10), "", true)
+	try := sit(second, 1, "")
+	try.CommandId = "the-sit"
+	r := e.do("u-host", try)
+	if r.GetAccepted() || r.GetReason() != lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_TOO_MANY_WAITING_TABLES {
+		t.Fatalf("result %v", r)
+	}
+	if a, h := w.state("u-host", second); a != 990 || h != 0 {
+		t.Fatalf("the host at the second table: available %d held %d", a, h)
+	}
+	if got := strings.Join(w.kinds(), ","); got != "hold u-host,hold u-ana" {
+		t.Fatalf("the wallet heard %s", got)
+	}
+	// Leaving the first table frees the limit; the same command (a limit's
+	// refusal is not stored) now holds the stake and sits.
+	if r := e.do("u-host", leave(first)); !r.GetAccepted() {
+		t.Fatal(r)
+	}
+	again := sit(second, 1, "")
+	again.CommandId = "the-sit"
+	if r := e.do("u-host", again); !r.GetAccepted() {
+		t.Fatal(r)
+	}
+	if a, h := w.state("u-host", second); a != 990 || h != 10 {
+		t.Fatalf("available %d held %d", a, h)
+	}
+}
+
+// walletMetric reads pulka_lobby_wallet_commands as "command/result" → count.
+func walletMetric(t *testing.T, reader *sdkmetric.ManualReader) map[string]int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			sum, ok := m.Data.(metricdata.Sum[int64])
+			if m.Name != "pulka_lobby_wallet_commands" || !ok {
+				continue
+			}
+			for _, dp := range sum.DataPoints {
+				c, _ := dp.Attributes.Value("command")
+				r, _ := dp.Attributes.Value("result")
+				out[c.AsString()+"/"+r.AsString()] += dp.Value
+			}
+		}
+	}
+	return out
 }

@@ -21,10 +21,11 @@ const (
 	// hosts or sits at (their count is limited).
 	HeldPrefix = "pulka:lobby:held:"
 
-	tablePrefix   = "pulka:lobby:table:"
-	stakersPrefix = "pulka:lobby:stakers:"
-	ratePrefix    = "pulka:lobby:rate:"
-	resultPrefix  = "pulka:lobby:done:"
+	tablePrefix    = "pulka:lobby:table:"
+	stakersPrefix  = "pulka:lobby:stakers:"
+	creatingPrefix = "pulka:lobby:creating:"
+	ratePrefix     = "pulka:lobby:rate:"
+	resultPrefix   = "pulka:lobby:done:"
 )
 
 // Fields of a table's hash (TableKey).
@@ -51,6 +52,11 @@ func ResultKey(commandID string) string { return resultPrefix + commandID }
 // stake for at a coin table (written before each hold): at the table's
 // start, those not seated get their hold released.
 func StakersKey(tableID string) string { return stakersPrefix + tableID }
+
+// CreatingKey holds the table id a coin table's creation (by command id)
+// chose, so that its retries create that table, whose stake the first
+// attempt may have held already.
+func CreatingKey(commandID string) string { return creatingPrefix + commandID }
 
 // HeldKey is the set of waiting tables playerID hosts or sits at.
 func HeldKey(playerID string) string { return HeldPrefix + playerID }

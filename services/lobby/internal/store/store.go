@@ -390,6 +390,25 @@ func (s *Store) AddStaker(ctx context.Context, tableID, playerID string) error {
 	return nil
 }
 
+// ReserveTableID returns the table id the creation commandID uses: id the
+// first time, the first one for every later call (kept ResultTTL, the
+// command's dedupe window).
+func (s *Store) ReserveTableID(ctx context.Context, commandID, id string) (string, error) {
+	key := CreatingKey(commandID)
+	ok, err := s.rdb.SetNX(ctx, key, id, s.cfg.ResultTTL).Result()
+	if err != nil {
+		return "", fmt.Errorf("reserve table id of %s: %w", commandID, err)
+	}
+	if ok {
+		return id, nil
+	}
+	got, err := s.rdb.Get(ctx, key).Result()
+	if err != nil {
+		return "", fmt.Errorf("reserve table id of %s: %w", commandID, err)
+	}
+	return got, nil
+}
+
 // Stakers lists the players AddStaker recorded at tableID.
 func (s *Store) Stakers(ctx context.Context, tableID string) ([]string, error) {
 	out, err := s.rdb.SMembers(ctx, StakersKey(tableID)).Result()
