@@ -35,7 +35,7 @@ var (
 	ErrAccountRequired = errors.New("an account is required")
 	// ErrInsufficientFunds: the player's Domino Coin balance cannot cover
 	// the table's stake; the seat stays free.
-	ErrInsufficientFunds = errors.New("Domino Coin balance too small")
+	ErrInsufficientFunds = errors.New("balance too small for the stake")
 	// ErrTooManyWaiting: the player already hosts or sits at the most
 	// waiting tables one player may (Limits.WaitingPerPlayer).
 	ErrTooManyWaiting = errors.New("too many waiting tables")

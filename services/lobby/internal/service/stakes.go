@@ -129,7 +129,7 @@ func (s *Service) holdStake(ctx context.Context, st stakes) (refusal error, err 
 		// one hold.
 		return nil, nil
 	case walletv1.WalletRejectReason_WALLET_REJECT_REASON_INSUFFICIENT_FUNDS:
-		return fmt.Errorf("%w: this table's stake is %d Domino Coins and your balance cannot cover it",
+		return fmt.Errorf("%w: this table's stake is %d Domino Coins",
 			domain.ErrInsufficientFunds, h.GetAmount()), nil
 	case walletv1.WalletRejectReason_WALLET_REJECT_REASON_UNKNOWN_ACCOUNT:
 		return fmt.Errorf("%w: you have no Domino Coin account", domain.ErrAccountRequired), nil

@@ -140,17 +140,6 @@ func coins(amount int64, mut ...func(*lobbyv1.TableSettings)) *lobbyv1.TableSett
 
 func withWallet(w Wallet) func(*Options) { return func(o *Options) { o.Wallet = w } }
 
-// waitFor polls cond for up to 5 s (the releases after a commit are sent
-// before the answer, the ones of a sweep are not awaited by anybody).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-	}
-}
-
 func TestCoins_SittingHoldsTheStakeAndStandingUpOrLeavingReleasesIt(t *testing.T) {
 	e := newEnv(t)
 	w := newTestWallet(map[string]int64{"u-host": 1000, "u-ana": 120, "u-beka": 1000})
