@@ -125,6 +125,19 @@ func (s *stack) settledOnce(t *testing.T, table string, pot int64) {
 	}
 }
 
+// auditClean runs the wallet's reconciliation (docs/wallet.md, Audit):
+// balances equal their ledgers, none negative, coins conserved, no orphan
+// hold, every settled pot paid once and exactly.
+func auditClean(t *testing.T, w *walletclient.Client, id string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := w.Do(ctx, &walletv1.WalletCommand{CommandId: "e2e-audit-" + id, Command: &walletv1.WalletCommand_Audit{Audit: &walletv1.Audit{}}})
+	if err != nil || !res.GetAudit().GetOk() {
+		t.Fatalf("the wallet's audit: %v %v", res.GetAudit(), err)
+	}
+}
+
 // TestCoins_FourAccountsPlayAClassicCoinGame: four accounts sit at a
 // classic table of 100 coins (each sit-down holds the stake), play the whole
 // game over WebSockets, and each balance changes by exactly the payout of
@@ -170,6 +183,7 @@ func TestCoins_FourAccountsPlayAClassicCoinGame(t *testing.T) {
 	}
 	s.awaitBalances(t, want)
 	s.settledOnce(t, tableID, 4*stake)
+	auditClean(t, w, tableID)
 	t.Logf("classic coin game: placings %v, shares %v", ended.GetPlacings(), shares)
 }
 
@@ -297,4 +311,68 @@ func TestCoins_AJapaneseResignationHandsThePotToTheOpponent(t *testing.T) {
 	clients[0].awaitEvent(0, 10*time.Second, tableID, "the end of the match", gameEnded)
 	s.awaitBalances(t, map[string]int64{stayer.Player.ID: a0 + stake, quitter.Player.ID: b0 - stake})
 	s.settledOnce(t, tableID, 2*stake)
+}
+
+// TestCoins_SIGKILLOfTheRunnerMidGamePaysOnce: own stack, two runners. Four
+// accounts play a classic coin game; one leaves during the second hand
+// (its forfeit is published by the owner), and at that hand's tenth card the
+// owning runner is SIGKILLed. The other runner restores the table (and
+// republishes what followed the last snapshot: the forfeit again, which the
+// wallet applies once) and the game ends: the balances are exactly the
+// payout with the leaver ineligible, the pot is settled once and the
+// wallet's audit is clean.
+func TestCoins_SIGKILLOfTheRunnerMidGamePaysOnce(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, "coinkill", 2)
+	w := walletOf(t, s)
+	var tableID string
+	s.dumpOnFailure(t, &tableID)
+	sessions := make([]session, 4)
+	start := map[string]int64{}
+	for i := range sessions {
+		sessions[i] = s.coinAccount(t, w)
+		start[sessions[i].Player.ID], _ = s.balance(t, sessions[i].Player.ID)
+	}
+	const stake = 100
+	clients := seatPlayers(t, s, tableSpec{stake: stake, moveTime: time.Minute, name: "e2e coin kill"}, sessions, &tableID)
+	for _, c := range clients {
+		c.autoPlay(tableID, true)
+	}
+	c := clients[0]
+	second := c.awaitEvent(0, 30*time.Second, tableID, "the second hand", func(ev *tablev1.Event) bool {
+		return ev.GetHandStarted() != nil && ev.GetHandStarted().GetHandIndex() == 1
+	})
+	leaver := sessions[3]
+	clients[3].autoPlay(tableID, false)
+	s.mustCall(t, http.StatusOK, http.MethodPost, "/api/v1/tables/"+tableID+"/leave", leaver.Token, nil, nil)
+	played := 0
+	c.awaitEvent(second.N, 30*time.Second, tableID, "ten cards of the second hand", func(ev *tablev1.Event) bool {
+		if ev.GetCardPlayed() != nil {
+			played++
+		}
+		return played == 10
+	})
+	victim := owner(s, tableID)
+	proc := s.Runner(victim)
+	if proc == nil {
+		t.Fatalf("the table's owner %q is not one of the stack's runners", victim)
+	}
+	proc.Kill()
+	t.Logf("SIGKILLed %s, the owner of %s", victim, tableID)
+	ended := c.awaitEvent(0, 90*time.Second, tableID, "the end of the game after the kill", gameEnded).ev.GetGameEnded()
+
+	eligible := map[string]bool{}
+	for _, ses := range sessions[:3] {
+		eligible[ses.Player.ID] = true
+	}
+	shares := expectedShares(t, tablesettings.Classic, 4*stake, ended, eligible)
+	want := map[string]int64{}
+	for _, ses := range sessions {
+		p := ses.Player.ID
+		want[p] = start[p] - stake + shares[p]
+	}
+	s.awaitBalances(t, want)
+	s.settledOnce(t, tableID, 4*stake)
+	auditClean(t, w, tableID)
+	t.Logf("placings %v, shares %v (the leaver %s ineligible)", ended.GetPlacings(), shares, leaver.Player.ID)
 }
