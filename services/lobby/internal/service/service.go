@@ -524,6 +524,16 @@ func (s *Service) apply(ctx context.Context, cmd *lobbyv1.LobbyCommand) (*lobbyv
 			held = nil
 		}
 	}
+	// undoLimited: a limit's refusal is not stored, so the same command may
+	// come again and would find a released hold under its id (the wallet
+	// answers the first acceptance): a sit-down's hold is left to it (or
+	// to the player's next sit-down, HOLD_EXISTS, or to the table's start
+	// or close). Only a creation's table, which may never exist, is released.
+	undoLimited := func() {
+		if held != nil && held.created {
+			undo(nil)
+		}
+	}
 	for range s.opt.MaxAttempts {
 		ch, st, err := s.decide(ctx, cmd, verify)
 		if err != nil {
@@ -560,7 +570,7 @@ func (s *Service) apply(ctx context.Context, cmd *lobbyv1.LobbyCommand) (*lobbyv
 		if ch.Table == nil && isLimit(ch.Result.GetReason()) {
 			// A limit's refusal is not stored: the same command may succeed
 			// once the limit allows it.
-			undo(st.table)
+			undoLimited()
 			return ch.Result, "rejected", nil
 		}
 		done, err := s.store.Commit(ctx, ch)
@@ -569,7 +579,7 @@ func (s *Service) apply(ctx context.Context, cmd *lobbyv1.LobbyCommand) (*lobbyv
 			continue
 		}
 		if errors.Is(err, domain.ErrTooManyWaiting) {
-			undo(nil)
+			undoLimited()
 			s.limited(ctx, "waiting_tables")
 			return s.refuseLimit(cmd, fmt.Errorf("%w: you already host or sit at %d waiting tables; leave one first",
 				domain.ErrTooManyWaiting, s.opt.Limits.WaitingPerPlayer)), "rejected", nil
@@ -581,7 +591,8 @@ func (s *Service) apply(ctx context.Context, cmd *lobbyv1.LobbyCommand) (*lobbyv
 			return nil, "", err
 		}
 		if done.Duplicate != nil {
-			undo(st.table)
+			// Another delivery of this command committed its seat on this
+			// very hold (same id): nothing to undo.
 			return s.repeat(done.Duplicate, cmd), "duplicate", nil
 		}
 		if ch.Started != nil {
