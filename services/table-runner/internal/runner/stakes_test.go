@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -12,6 +13,8 @@ import (
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
 	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/tablesettings"
 	"github.com/pulka/pulka/pkg/walletclient"
 )
 
@@ -114,4 +117,68 @@ func TestStakes_AnAbandonedTableReleasesItsStakes(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// The wallet's commands of each event, by the rule that makes them (pure:
+// no Redis).
+func TestWalletCommands_Rules(t *testing.T) {
+	actorOf := func(ts *lobbyv1.TableStarted) *actor {
+		set, err := tablesettings.FromProto(ts.GetSettings())
+		if err != nil {
+			t.Fatal(err)
+		}
+		seats := make([]table.SeatInfo, len(ts.GetSeats()))
+		for i, s := range ts.GetSeats() {
+			seats[i] = table.SeatInfo{PlayerID: s.GetPlayerId(), Name: s.GetDisplayName(), Bot: s.GetBot()}
+		}
+		tb, _, err := table.New(ts.GetTableId(), ts.GetGameId(), set, seats, time.Now(), newEntropy())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &actor{s: &slot{id: ts.GetTableId()}, t: tb, stake: stakeOf(ts)}
+	}
+	classicCoin := actorOf(withStake(classicStart("c", 1, "alice", "bob"), 100))
+	classicFree := actorOf(classicStart("f", 2, "alice", "bob"))
+	japaneseCoin := actorOf(withStake(japaneseStart("j", 3, 11, "alice", "bob"), 500))
+	left := func(player string) *tablev1.Event {
+		return &tablev1.Event{GameId: "g", Seq: 7, Event: &tablev1.Event_PlayerLeft{PlayerLeft: &tablev1.PlayerLeft{Seat: 1, PlayerId: player}}}
+	}
+	ended := func(r tablev1.GameEndReason) *tablev1.Event {
+		return &tablev1.Event{GameId: "g", Seq: 9, Event: &tablev1.Event_GameEnded{GameEnded: &tablev1.GameEnded{Reason: r,
+			Placings: []*tablev1.Placing{{Place: 1, Seat: 0, PlayerId: "alice"}, {Place: 2, Seat: 1, PlayerId: "bob"}}}}}
+	}
+	forfeit := func(id, player, tableID string) string { return id + " forfeit " + player + "@" + tableID }
+	for _, tc := range []struct {
+		rule string
+		a    *actor
+		ev   *tablev1.Event
+		want []string
+	}{
+		{"a classic leaver forfeits the stake", classicCoin, left("bob"), []string{forfeit("table-runner:forfeit:g:7", "bob", "c")}},
+		{"a free table sends the wallet nothing", classicFree, left("bob"), nil},
+		{"a seat without a player forfeits nothing", classicCoin, left(""), nil},
+		{"a classic game's end is settled by scoring's standings", classicCoin, ended(tablev1.GameEndReason_GAME_END_REASON_COMPLETED), nil},
+		{"a Japanese leave is forfeited through the match's end", japaneseCoin, left("bob"), nil},
+		{"a Japanese resignation forfeits the loser's stake", japaneseCoin, ended(tablev1.GameEndReason_GAME_END_REASON_RESIGNED), []string{forfeit("table-runner:forfeit:g:9:1", "bob", "j")}},
+		{"a Japanese expired grace forfeits the loser's stake", japaneseCoin, ended(tablev1.GameEndReason_GAME_END_REASON_FORFEITED), []string{forfeit("table-runner:forfeit:g:9:1", "bob", "j")}},
+		{"a Japanese match played out is settled by the standings", japaneseCoin, ended(tablev1.GameEndReason_GAME_END_REASON_COMPLETED), nil},
+		{"a game the platform aborted gives every stake back", classicCoin, ended(tablev1.GameEndReason_GAME_END_REASON_ABORTED), []string{"table-runner:release:g release c"}},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			var got []string
+			for _, c := range tc.a.walletCommands(tc.ev) {
+				switch x := c.GetCommand().(type) {
+				case *walletv1.WalletCommand_ForfeitStake:
+					got = append(got, forfeit(c.GetCommandId(), x.ForfeitStake.GetAccountId(), x.ForfeitStake.GetTableId()))
+				case *walletv1.WalletCommand_ReleaseTable:
+					got = append(got, c.GetCommandId()+" release "+x.ReleaseTable.GetTableId())
+				default:
+					got = append(got, c.String())
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
 }
