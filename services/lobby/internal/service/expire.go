@@ -90,7 +90,7 @@ func (s *Service) expire(ctx context.Context, id string, now time.Time) (bool, e
 	if t.Settings.Coins() {
 		// Every stake held at the table goes back (sent again by a replica
 		// that closed it too: the wallet applies it once).
-		s.send(ctx, releaseTable(id))
+		s.closeTable(ctx, id)
 	}
 	// A duplicate: another replica closed it first, with the same id.
 	return done.Duplicate == nil, nil

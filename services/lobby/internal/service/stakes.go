@@ -165,11 +165,26 @@ func (s *Service) undoHold(ctx context.Context, cmd *lobbyv1.LobbyCommand, st st
 // table's start releases the holds of stakers who are not seated.
 func (s *Service) afterCommit(ctx context.Context, st stakes, started bool) {
 	for _, c := range st.after {
+		if c.GetReleaseTable() != nil {
+			s.closeTable(ctx, c.GetReleaseTable().GetTableId())
+			continue
+		}
 		s.send(ctx, c)
 	}
 	if started && st.table != nil && st.table.Settings.Coins() {
 		s.releaseOrphans(ctx, st.table)
 	}
+}
+
+// closeTable releases every stake held at a coin table that closed
+// without a game. A table nobody ever asked to hold at (no stakers) has no
+// pot at the wallet: nothing is sent.
+func (s *Service) closeTable(ctx context.Context, tableID string) {
+	stakers, err := s.store.Stakers(ctx, tableID)
+	if err == nil && len(stakers) == 0 {
+		return
+	}
+	s.send(ctx, releaseTable(tableID))
 }
 
 // releaseOrphans releases, when a coin table starts, the holds of everyone

@@ -490,3 +490,19 @@ func walletMetric(t *testing.T, reader *sdkmetric.ManualReader) map[string]int64
 	}
 	return out
 }
+
+func TestCoins_ATableNobodyStakedAtClosesWithoutTheWallet(t *testing.T) {
+	e := newEnv(t)
+	w := newTestWallet(map[string]int64{"u-host": 1000})
+	e.lobby("a", withWallet(w))
+	id := e.mustCreate("u-host", coins(10), "", false)
+	if r := e.do("u-host", leave(id)); !r.GetAccepted() {
+		t.Fatal(r)
+	}
+	if st := e.fetch(id).GetStatus(); st != lobbyv1.TableStatus_TABLE_STATUS_FINISHED {
+		t.Fatalf("status %v", st)
+	}
+	if got := w.kinds(); len(got) != 0 {
+		t.Fatalf("the wallet heard %v", got)
+	}
+}
