@@ -137,6 +137,7 @@ type tableSpec struct {
 	grace    time.Duration // 0: the runner's default
 	password string
 	name     string
+	stake    int64 // Domino Coins per seat; 0: a free table
 }
 
 func (sp tableSpec) settings() *lobbyv1.TableSettings {
@@ -157,6 +158,9 @@ func (sp tableSpec) settings() *lobbyv1.TableSettings {
 	}
 	if sp.grace > 0 {
 		ts.ReconnectGrace = durationpb.New(sp.grace)
+	}
+	if sp.stake > 0 {
+		ts.Stake = &lobbyv1.Stake{Kind: &lobbyv1.Stake_Coins{Coins: &lobbyv1.CoinStake{Amount: sp.stake}}}
 	}
 	return ts
 }

@@ -28,8 +28,14 @@ var (
 	// ErrNotHost: only the table's host may do this.
 	ErrNotHost = errors.New("only the host may do this")
 	// ErrNotAllowed: the command does not apply here (bots at a Japanese
-	// table, a Domino Coin stake while only free tables exist).
+	// table, a Domino Coin table on a lobby without a wallet).
 	ErrNotAllowed = errors.New("not allowed")
+	// ErrAccountRequired: guests may not do this (sit at or create a Domino
+	// Coin table), or the player has no Domino Coin account.
+	ErrAccountRequired = errors.New("an account is required")
+	// ErrInsufficientFunds: the player's Domino Coin balance cannot cover
+	// the table's stake; the seat stays free.
+	ErrInsufficientFunds = errors.New("balance too small for the stake")
 	// ErrTooManyWaiting: the player already hosts or sits at the most
 	// waiting tables one player may (Limits.WaitingPerPlayer).
 	ErrTooManyWaiting = errors.New("too many waiting tables")
@@ -102,6 +108,8 @@ func Reason(err error) lobbyv1.LobbyRejectReason {
 		{ErrNotSeated, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_NOT_SEATED},
 		{ErrNotHost, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_NOT_HOST},
 		{ErrNotAllowed, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_NOT_ALLOWED},
+		{ErrAccountRequired, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_ACCOUNT_REQUIRED},
+		{ErrInsufficientFunds, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_INSUFFICIENT_FUNDS},
 		{ErrTooManyWaiting, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_TOO_MANY_WAITING_TABLES},
 		{ErrTooManyCreations, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_RATE_LIMITED},
 		{ErrTooManyGuesses, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_TOO_MANY_PASSWORD_GUESSES},

@@ -2,12 +2,15 @@ package domain
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	"github.com/pulka/pulka/pkg/japanese"
+	"github.com/pulka/pulka/pkg/payout"
 	"github.com/pulka/pulka/pkg/scoring"
 	"github.com/pulka/pulka/pkg/tablesettings"
 )
@@ -21,9 +24,9 @@ const (
 	Private
 )
 
-// StakeKind is what a seat costs. Free is the only kind tables may use for
-// now; the kind is an enum (not a "coins > 0" convention) so later kinds are
-// new values, never a changed meaning of old ones.
+// StakeKind is what a seat costs. The kind is an enum (not a "coins > 0"
+// convention) so later kinds are new values, never a changed meaning of old
+// ones.
 type StakeKind uint8
 
 // The stake kinds.
@@ -172,8 +175,11 @@ func parseStake(p *lobbyv1.Stake) (Stake, error) {
 	case *lobbyv1.Stake_Free:
 		return Stake{Kind: StakeFree}, nil
 	case *lobbyv1.Stake_Coins:
-		if k.Coins.GetAmount() <= 0 {
-			return Stake{}, invalid("stake", "a Domino Coin stake must be positive")
+		// Only the rungs of the ladder (pkg/payout): a few stakes keep the
+		// list's filter and the players' choice simple, and make a table's
+		// stake a value the wallet and every client know.
+		if a := k.Coins.GetAmount(); !payout.ValidStake(a) {
+			return Stake{}, invalid("stake", fmt.Sprintf("a Domino Coin stake must be one of %s, not %d", ladder(), a))
 		}
 		return Stake{Kind: StakeCoins, Coins: k.Coins.GetAmount()}, nil
 	default:
@@ -182,6 +188,19 @@ func parseStake(p *lobbyv1.Stake) (Stake, error) {
 		return Stake{}, invalid("stake", "unknown stake kind")
 	}
 }
+
+// ladder spells the stake ladder for a refusal: "10, 50, 100, 500 or 1000".
+func ladder() string {
+	st := payout.Stakes()
+	parts := make([]string, len(st))
+	for i, n := range st {
+		parts[i] = strconv.FormatInt(n, 10)
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
+}
+
+// Coins reports whether the table is played for Domino Coin.
+func (s Settings) Coins() bool { return s.Stake.Kind == StakeCoins }
 
 func parseDuration(field string, d *durationpb.Duration, lo, hi time.Duration) (time.Duration, error) {
 	if d == nil {

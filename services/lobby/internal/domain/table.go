@@ -41,6 +41,8 @@ const (
 type Player struct {
 	ID   string
 	Name string
+	// Guest is true for a guest session: guests play free tables only.
+	Guest bool
 }
 
 // Seat is one seat: free, a player, or a bot.
@@ -97,8 +99,8 @@ func NewTable(id string, host Player, c *lobbyv1.CreateTable, now time.Time, has
 	if err != nil {
 		return nil, err
 	}
-	if s.Stake.Kind != StakeFree {
-		return nil, fmt.Errorf("%w: Domino Coin tables are not open yet; create a free table", ErrNotAllowed)
+	if s.Coins() && host.Guest {
+		return nil, fmt.Errorf("%w: guests play free tables only; register to play for Domino Coin", ErrAccountRequired)
 	}
 	t := &Table{
 		ID: id, Name: name, Settings: s, Seats: make([]Seat, s.Seats()),
@@ -207,6 +209,10 @@ func (t *Table) SitDown(p Player, seat uint32, password string, verify Verifier)
 	}
 	if seat >= uint32(len(t.Seats)) {
 		return fmt.Errorf("%w: seat %d does not exist (this table has %d)", ErrSeatUnavailable, seat, len(t.Seats))
+	}
+	if t.Settings.Coins() && p.Guest {
+		// Before the password: a guest's guess at a coin table costs no hash.
+		return fmt.Errorf("%w: guests play free tables only; register to sit at a Domino Coin table", ErrAccountRequired)
 	}
 	current := t.SeatOf(p.ID)
 	if t.PasswordHash != "" && current < 0 {
@@ -346,6 +352,17 @@ func (t *Table) SeatChanged(i uint32, playerID, name string, bot bool, eventSeq 
 	}
 	t.Seats[i] = Seat{PlayerID: playerID, Name: displayName(name)}
 	return nil
+}
+
+// Seated lists the players (not bots) who sit at the table, each once.
+func (t *Table) Seated() []string {
+	var out []string
+	for _, s := range t.Seats {
+		if s.PlayerID != "" && !s.Bot && !slices.Contains(out, s.PlayerID) {
+			out = append(out, s.PlayerID)
+		}
+	}
+	return out
 }
 
 // Members are the players a waiting table holds: its host and the players

@@ -84,9 +84,9 @@ func TestNewTable_InvalidRequestsAreRefusedBeforeHashing(t *testing.T) {
 		{"byte order mark in name", &lobbyv1.CreateTable{Name: "\uFEFFab", Settings: classicSettings()}, ErrInvalidSettings},
 		{"hangul filler name", &lobbyv1.CreateTable{Name: "\u3164\u3164", Settings: classicSettings()}, ErrInvalidSettings},
 		{"line separator in name", &lobbyv1.CreateTable{Name: "a\u2028b", Settings: classicSettings()}, ErrInvalidSettings},
-		{"coin stake", &lobbyv1.CreateTable{Settings: classicSettings(func(s *lobbyv1.TableSettings) {
-			s.Stake = &lobbyv1.Stake{Kind: &lobbyv1.Stake_Coins{Coins: &lobbyv1.CoinStake{Amount: 10}}}
-		}), Password: "x"}, ErrNotAllowed},
+		{"coin stake off the ladder", &lobbyv1.CreateTable{Settings: classicSettings(func(s *lobbyv1.TableSettings) {
+			s.Stake = &lobbyv1.Stake{Kind: &lobbyv1.Stake_Coins{Coins: &lobbyv1.CoinStake{Amount: 20}}}
+		}), Password: "x"}, ErrInvalidSettings},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := NewTable("t1", host, tc.c, now, noHash)
@@ -391,5 +391,60 @@ func TestLeave_OfASeatABotPlaysForThePlayerGoesToTheRunner(t *testing.T) {
 	}
 	if out, _ := tb.Leave(nika.ID); out.TellRunner {
 		t.Fatal("a second leave still bothers the runner")
+	}
+}
+
+func coinSettings(amount int64) *lobbyv1.TableSettings {
+	return classicSettings(func(s *lobbyv1.TableSettings) {
+		s.Stake = &lobbyv1.Stake{Kind: &lobbyv1.Stake_Coins{Coins: &lobbyv1.CoinStake{Amount: amount}}}
+	})
+}
+
+func TestNewTable_CoinTablesTakeTheLaddersStakesAndNoGuests(t *testing.T) {
+	for _, stake := range []int64{10, 50, 100, 500, 1000} {
+		tb, err := NewTable("t1", host, &lobbyv1.CreateTable{Settings: coinSettings(stake), SitDown: true}, now, noHash)
+		if err != nil || !tb.Settings.Coins() || tb.Settings.Stake.Coins != stake {
+			t.Fatalf("stake %d: %v %+v", stake, err, tb)
+		}
+		if got := tb.Summary().GetSettings().GetStake().GetCoins().GetAmount(); got != stake {
+			t.Fatalf("summary stake %d, want %d", got, stake)
+		}
+	}
+	for _, stake := range []int64{1, 20, 99, 5000} {
+		_, err := NewTable("t1", host, &lobbyv1.CreateTable{Settings: coinSettings(stake)}, now, noHash)
+		var se *SettingsError
+		if !errors.As(err, &se) || se.Field != "stake" || !strings.Contains(se.Problem, "10, 50, 100, 500 or 1000") {
+			t.Fatalf("stake %d: err = %v, want a stake refusal naming the ladder", stake, err)
+		}
+	}
+	guest := Player{ID: "g-1", Name: "Guest-1", Guest: true}
+	if _, err := NewTable("t1", guest, &lobbyv1.CreateTable{Settings: coinSettings(10)}, now, noHash); !errors.Is(err, ErrAccountRequired) {
+		t.Fatalf("a guest's coin table: err = %v", err)
+	}
+	if _, err := NewTable("t1", guest, &lobbyv1.CreateTable{Settings: classicSettings(), SitDown: true}, now, noHash); err != nil {
+		t.Fatalf("a guest's free table: %v", err)
+	}
+}
+
+func TestSitDown_GuestsMayNotSitAtCoinTables(t *testing.T) {
+	tb := newTable(t, coinSettings(50), "secret", true)
+	guest := Player{ID: "g-1", Name: "Guest-1", Guest: true}
+	// Refused before the password is checked: no hash for a guest's guess.
+	err := tb.SitDown(guest, 1, "wrong", func(string, string) (bool, error) { panic("verified a guest's password") })
+	if !errors.Is(err, ErrAccountRequired) || Reason(err) != lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_ACCOUNT_REQUIRED {
+		t.Fatalf("err = %v", err)
+	}
+	if !tb.Seats[1].Free() {
+		t.Fatal("the guest took the seat")
+	}
+	if err := tb.SitDown(Player{ID: "u-2", Name: "Ana"}, 1, "secret", fakeVerify); err != nil {
+		t.Fatalf("an account: %v", err)
+	}
+}
+
+func TestReason_CoinRefusals(t *testing.T) {
+	if Reason(ErrInsufficientFunds) != lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_INSUFFICIENT_FUNDS ||
+		Reason(ErrAccountRequired) != lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_ACCOUNT_REQUIRED {
+		t.Fatal("coin refusals map to the wrong reasons")
 	}
 }

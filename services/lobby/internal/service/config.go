@@ -9,6 +9,7 @@ import (
 
 	"github.com/pulka/pulka/pkg/daemon"
 	"github.com/pulka/pulka/pkg/envnames"
+	"github.com/pulka/pulka/pkg/walletclient"
 )
 
 // Environment variables of the lobby's own settings; the one a launcher sets
@@ -32,6 +33,8 @@ const (
 	EnvPasswordQueue     = "PULKA_LOBBY_PASSWORD_QUEUE"
 	EnvGuessesPerGuesser = "PULKA_LOBBY_GUESSES_PER_GUESSER"
 	EnvCreateQueue       = "PULKA_LOBBY_CREATE_QUEUE"
+	EnvCoinTables        = "PULKA_LOBBY_COIN_TABLES"
+	EnvWalletTimeout     = "PULKA_LOBBY_WALLET_TIMEOUT"
 )
 
 // Config is the lobby's configuration: the daemon's base plus its own.
@@ -44,6 +47,11 @@ type Config struct {
 	FinishedTTL      time.Duration
 	ViewMaxLen       int64
 	Limits           Limits
+	// CoinTables lets players create Domino Coin tables; the lobby then
+	// sends the wallet (on the same Redis) holds and releases, waiting
+	// WalletTimeout for each answer.
+	CoinTables    bool
+	WalletTimeout time.Duration
 }
 
 // RegisterFlags declares the base flags and the lobby's.
@@ -55,6 +63,8 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 	f.Duration(&c.ResultTTL, "result-ttl", EnvResultTTL, 24*time.Hour, "how long a command's result is kept to answer repeats (its dedupe window)")
 	f.Duration(&c.FinishedTTL, "finished-ttl", EnvFinishedTTL, time.Hour, "how long a finished table stays readable by its link")
 	f.Int64(&c.ViewMaxLen, "view-maxlen", EnvViewMaxLen, 10_000, "approximate length of the view stream (must cover the updates between two snapshots)")
+	f.Bool(&c.CoinTables, "coin-tables", EnvCoinTables, true, "allow Domino Coin tables (the wallet service must run on the same Redis)")
+	f.Duration(&c.WalletTimeout, "wallet-timeout", EnvWalletTimeout, walletclient.DefaultTimeout, "how long a sit-down at a coin table waits for the wallet to hold the stake")
 	d, l := DefaultLimits(), &c.Limits
 	f.Int(&l.WaitingPerPlayer, "max-waiting", EnvMaxWaiting, d.WaitingPerPlayer, "waiting tables one player may host or sit at")
 	f.Int(&l.CreatesPerMinute, "creates-per-minute", EnvCreatesPerMinute, d.CreatesPerMinute, "tables one player may create in any minute")
@@ -86,6 +96,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ViewMaxLen < 100 {
 		errs = append(errs, fmt.Errorf("%w: -view-maxlen must be at least 100", daemon.ErrConfig))
+	}
+	if c.CoinTables && (c.WalletTimeout < 100*time.Millisecond || c.WalletTimeout > time.Minute) {
+		errs = append(errs, fmt.Errorf("%w: -wallet-timeout must be 100ms..1m, not %v", daemon.ErrConfig, c.WalletTimeout))
 	}
 	l := c.Limits
 	for _, n := range []struct {
@@ -131,11 +144,29 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 		Logger: d.Logger, MeterProvider: d.Telemetry.MeterProvider, TracerProvider: d.Telemetry.TracerProvider,
 	}
 	opt.Store.ResultTTL, opt.Store.FinishedTTL, opt.Store.ViewMaxLen = c.ResultTTL, c.FinishedTTL, c.ViewMaxLen
+	var wallet *walletclient.Client
+	if c.CoinTables {
+		wallet = walletclient.NewClient(d.Redis, walletclient.Options{
+			Timeout: c.WalletTimeout, Logger: d.Logger, TracerProvider: d.Telemetry.TracerProvider})
+		opt.Wallet = wallet
+	}
 	s, err := New(d.Redis, opt)
 	if err != nil {
 		return err
 	}
 	d.AddReadyCheck("lobby", s.Ready)
 	d.Started()
-	return s.Run(ctx)
+	if wallet == nil {
+		return s.Run(ctx)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	werr := make(chan error, 1)
+	go func() { werr <- wallet.Run(ctx) }()
+	err = s.Run(ctx)
+	cancel()
+	if e := <-werr; e != nil && !errors.Is(e, context.Canceled) {
+		err = errors.Join(err, e)
+	}
+	return err
 }

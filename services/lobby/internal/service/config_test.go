@@ -31,6 +31,12 @@ func TestConfig_DefaultsAndEnvironment(t *testing.T) {
 	if cfg.Limits != DefaultLimits() {
 		t.Fatalf("limits %+v, want the defaults %+v", cfg.Limits, DefaultLimits())
 	}
+	if !cfg.CoinTables || cfg.WalletTimeout != 5*time.Second {
+		t.Fatalf("coin tables %v, wallet timeout %v; want on, 5s", cfg.CoinTables, cfg.WalletTimeout)
+	}
+	if cfg, err := loadConfig(t, map[string]string{EnvCoinTables: "false", EnvWalletTimeout: "0s"}); err != nil || cfg.CoinTables {
+		t.Fatalf("coin tables off (the wallet timeout unused): %+v %v", cfg, err)
+	}
 	cfg, err = loadConfig(t, map[string]string{EnvMaxWaiting: "5", EnvCreatesPerMinute: "30", EnvGuessesPerPlayer: "2",
 		EnvGuessesPerTable: "9", EnvGuessWindow: "30s", EnvWaitingTTL: "2m", EnvSweepInterval: "1s",
 		EnvPasswordWorkers: "4", EnvPasswordQueue: "8", EnvGuessesPerGuesser: "7", EnvCreateQueue: "3"})
@@ -63,6 +69,8 @@ func TestConfig_InvalidValuesAreRefused(t *testing.T) {
 		{"-password-workers", "0"},
 		{"-password-workers", "65"},
 		{"-password-queue", "0"},
+		{"-wallet-timeout", "10ms"},
+		{"-wallet-timeout", "2m"},
 	} {
 		if _, err := loadConfig(t, nil, args...); !errors.Is(err, daemon.ErrConfig) {
 			t.Errorf("%v: err = %v", args, err)

@@ -84,8 +84,16 @@ func (s *Service) expire(ctx context.Context, id string, now time.Time) (bool, e
 	if errors.Is(err, store.ErrConflict) {
 		return false, nil
 	}
+	if err != nil {
+		return false, err
+	}
+	if t.Settings.Coins() {
+		// Every stake held at the table goes back (sent again by a replica
+		// that closed it too: the wallet applies it once).
+		s.closeTable(ctx, id)
+	}
 	// A duplicate: another replica closed it first, with the same id.
-	return err == nil && done.Duplicate == nil, err
+	return done.Duplicate == nil, nil
 }
 
 // publishSummaries fills in the summary read model of tables written before

@@ -17,6 +17,7 @@ type metrics struct {
 	limited   metric.Int64Counter
 	expired   metric.Int64Counter
 	hashWait  metric.Float64Histogram
+	wallet    metric.Int64Counter
 }
 
 func newMetrics(m metric.Meter, hashQueue func() (sits, creates int64)) (metrics, error) {
@@ -54,6 +55,10 @@ func newMetrics(m metric.Meter, hashQueue func() (sits, creates int64)) (metrics
 	if out.hashWait, err = m.Float64Histogram("pulka_lobby_password_queue_wait", metric.WithUnit("s"),
 		metric.WithDescription("Time a password command waited for a password worker."),
 		metric.WithExplicitBucketBoundaries(0.001, 0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5)); err != nil {
+		return out, fmt.Errorf("lobby metrics: %w", err)
+	}
+	if out.wallet, err = m.Int64Counter("pulka_lobby_wallet_commands",
+		metric.WithDescription("Commands the lobby sent the wallet, by command (hold, release, release_table) and result (accepted, the wallet's refusal reason such as insufficient_funds, timeout, error).")); err != nil {
 		return out, fmt.Errorf("lobby metrics: %w", err)
 	}
 	if _, err = m.Int64ObservableGauge("pulka_lobby_password_queue",

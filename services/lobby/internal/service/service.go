@@ -58,6 +58,9 @@ type Options struct {
 	Password passhash.Params
 	// Limits bound what players can make the lobby keep and do.
 	Limits Limits
+	// Wallet holds and releases the stakes of Domino Coin tables; nil: the
+	// lobby refuses to create coin tables.
+	Wallet Wallet
 
 	Logger         *slog.Logger
 	MeterProvider  metric.MeterProvider
@@ -513,14 +516,62 @@ func (s *Service) apply(ctx context.Context, cmd *lobbyv1.LobbyCommand) (*lobbyv
 		}
 	}
 	verify := s.guessVerifier(ctx, cmd, now)
+	// held is the stake held for this command, kept across the retries of
+	// a conflict (a hold is made once; deciding again may not need it).
+	var held *stakes
+	undo := func(t *domain.Table) {
+		if held != nil {
+			s.undoHold(ctx, cmd, *held, t)
+			held = nil
+		}
+	}
+	// undoLimited: a limit's refusal is not stored, so the same command may
+	// come again and would find a released hold under its id (the wallet
+	// answers the first acceptance): a sit-down's hold is left to it (or
+	// to the player's next sit-down, HOLD_EXISTS, or to the table's start
+	// or close). Only a creation's table, which may never exist, is released.
+	undoLimited := func() {
+		if held != nil && held.created {
+			undo(nil)
+		}
+	}
 	for range s.opt.MaxAttempts {
-		ch, err := s.decide(ctx, cmd, verify)
+		ch, st, err := s.decide(ctx, cmd, verify)
 		if err != nil {
 			return nil, "", err
+		}
+		if held != nil && (st.hold == nil || st.hold.GetHoldStake().GetTableId() != held.hold.GetHoldStake().GetTableId()) {
+			undo(st.table)
+		}
+		if st.hold != nil && held == nil {
+			// The waiting-table limit is checked again by the commit; here
+			// it spares a hold the commit would refuse. (A limit's refusal
+			// is not stored, so a retry would find that hold released
+			// under the same id and seat the player without a stake.)
+			if full, err := s.waitingFull(ctx, cmd.GetPlayerId(), st.hold.GetHoldStake().GetTableId()); err != nil {
+				return nil, "", err
+			} else if full {
+				s.limited(ctx, "waiting_tables")
+				return s.refuseLimit(cmd, fmt.Errorf("%w: you already host or sit at %d waiting tables; leave one first",
+					domain.ErrTooManyWaiting, s.opt.Limits.WaitingPerPlayer)), "rejected", nil
+			}
+			refusal, err := s.holdStake(ctx, st)
+			if err != nil {
+				// No answer: not stored; the redelivery sends the same hold.
+				return nil, "", err
+			}
+			if refusal != nil {
+				// Nothing held, nothing seated: the refusal is the result.
+				ch = store.Change{CommandID: cmd.GetCommandId(), Result: reject(cmd, domain.Reason(refusal), refusal.Error(), tableIDOf(cmd))}
+				st = stakes{}
+			} else {
+				held = &st
+			}
 		}
 		if ch.Table == nil && isLimit(ch.Result.GetReason()) {
 			// A limit's refusal is not stored: the same command may succeed
 			// once the limit allows it.
+			undoLimited()
 			return ch.Result, "rejected", nil
 		}
 		done, err := s.store.Commit(ctx, ch)
@@ -529,20 +580,27 @@ func (s *Service) apply(ctx context.Context, cmd *lobbyv1.LobbyCommand) (*lobbyv
 			continue
 		}
 		if errors.Is(err, domain.ErrTooManyWaiting) {
+			undoLimited()
 			s.limited(ctx, "waiting_tables")
 			return s.refuseLimit(cmd, fmt.Errorf("%w: you already host or sit at %d waiting tables; leave one first",
 				domain.ErrTooManyWaiting, s.opt.Limits.WaitingPerPlayer)), "rejected", nil
 		}
 		if err != nil {
+			// The hold stays: the command's redelivery (or the player's
+			// retry) sends the same hold and finds it, a creation at the
+			// same table (store.ReserveTableID).
 			return nil, "", err
 		}
 		if done.Duplicate != nil {
+			// Another delivery of this command committed its seat on this
+			// very hold (same id): nothing to undo.
 			return s.repeat(done.Duplicate, cmd), "duplicate", nil
 		}
 		if ch.Started != nil {
 			s.m.started.Add(ctx, 1)
 			s.log.InfoContext(ctx, "lobby: table started", "table_id", ch.Started.GetTableId())
 		}
+		s.afterCommit(ctx, st, ch.Started != nil)
 		if ch.Result.GetAccepted() {
 			return ch.Result, "accepted", nil
 		}
@@ -625,17 +683,18 @@ func (s *Service) repeat(prev *lobbyv1.LobbyCommandResult, cmd *lobbyv1.LobbyCom
 // decide loads what the command needs and decides its effect with the
 // domain. Refusals become a Change that only stores the result; an error
 // is an infrastructure failure.
-func (s *Service) decide(ctx context.Context, cmd *lobbyv1.LobbyCommand, verify domain.Verifier) (store.Change, error) {
-	player := domain.Player{ID: cmd.GetPlayerId(), Name: cmd.GetDisplayName()}
-	refuse := func(err error, tableID string) (store.Change, error) {
+func (s *Service) decide(ctx context.Context, cmd *lobbyv1.LobbyCommand, verify domain.Verifier) (store.Change, stakes, error) {
+	player := domain.Player{ID: cmd.GetPlayerId(), Name: cmd.GetDisplayName(), Guest: lobbyclient.IsGuest(cmd.GetPlayerId())}
+	var loaded *domain.Table
+	refuse := func(err error, tableID string) (store.Change, stakes, error) {
 		if domain.Reason(err) == lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_UNSPECIFIED {
-			return store.Change{}, err
+			return store.Change{}, stakes{}, err
 		}
 		res := reject(cmd, domain.Reason(err), err.Error(), tableID)
 		if d := domain.RetryAfter(err); d > 0 {
 			res.RetryAfter = durationpb.New(d)
 		}
-		return store.Change{CommandID: cmd.GetCommandId(), Result: res}, nil
+		return store.Change{CommandID: cmd.GetCommandId(), Result: res}, stakes{table: loaded}, nil
 	}
 	if cmd.GetCommand() == nil {
 		return refuse(fmt.Errorf("%w: no command set", domain.ErrInvalidCommand), "")
@@ -651,13 +710,25 @@ func (s *Service) decide(ctx context.Context, cmd *lobbyv1.LobbyCommand, verify 
 	if c, ok := cmd.GetCommand().(*lobbyv1.LobbyCommand_CreateTable); ok {
 		id, err := s.newTableID()
 		if err != nil {
-			return store.Change{}, err
+			return store.Change{}, stakes{}, err
 		}
 		t, err := domain.NewTable(id, player, c.CreateTable, now, s.hasher.Hash)
 		if err != nil {
 			return refuse(err, "")
 		}
-		return s.change(ctx, cmd, nil, 0, t, nil)
+		if t.Settings.Coins() && s.opt.Wallet == nil {
+			return refuse(fmt.Errorf("%w: Domino Coin tables need the wallet and this lobby runs without it; create a free table", domain.ErrNotAllowed), "")
+		}
+		if t.Settings.Coins() && c.CreateTable.GetSitDown() {
+			// The host's stake is held at this table before it exists: a
+			// retry of the creation (redelivered, resent with the same id)
+			// must create the same table, whose hold it then finds.
+			if t.ID, err = s.store.ReserveTableID(ctx, cmd.GetCommandId(), id); err != nil {
+				return store.Change{}, stakes{}, err
+			}
+		}
+		ch, err := s.change(ctx, cmd, nil, 0, t, nil)
+		return ch, planStakes(cmd, player, false, domain.Waiting, t, true), err
 	}
 
 	tableID := tableIDOf(cmd)
@@ -669,6 +740,8 @@ func (s *Service) decide(ctx context.Context, cmd *lobbyv1.LobbyCommand, verify 
 		return refuse(err, tableID)
 	}
 	before := t.Summary()
+	wasSeated, wasStatus := t.SeatOf(player.ID) >= 0, t.Status
+	loaded = t
 	var forward *tablev1.Command
 	switch c := cmd.GetCommand().(type) {
 	case *lobbyv1.LobbyCommand_SitDown:
@@ -694,7 +767,8 @@ func (s *Service) decide(ctx context.Context, cmd *lobbyv1.LobbyCommand, verify 
 	if err != nil {
 		return refuse(err, tableID)
 	}
-	return s.change(ctx, cmd, before, rev, t, forward)
+	ch, err := s.change(ctx, cmd, before, rev, t, forward)
+	return ch, planStakes(cmd, player, wasSeated, wasStatus, t, false), err
 }
 
 // change builds the commit of an accepted command: the table (when it

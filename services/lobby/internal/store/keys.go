@@ -21,9 +21,11 @@ const (
 	// hosts or sits at (their count is limited).
 	HeldPrefix = "pulka:lobby:held:"
 
-	tablePrefix  = "pulka:lobby:table:"
-	ratePrefix   = "pulka:lobby:rate:"
-	resultPrefix = "pulka:lobby:done:"
+	tablePrefix    = "pulka:lobby:table:"
+	stakersPrefix  = "pulka:lobby:stakers:"
+	creatingPrefix = "pulka:lobby:creating:"
+	ratePrefix     = "pulka:lobby:rate:"
+	resultPrefix   = "pulka:lobby:done:"
 )
 
 // Fields of a table's hash (TableKey).
@@ -45,6 +47,16 @@ func TableKey(tableID string) string { return tablePrefix + tableID }
 // ResultKey holds the first LobbyCommandResult of a command id, so that a
 // repeated command gets the same answer and is not applied twice.
 func ResultKey(commandID string) string { return resultPrefix + commandID }
+
+// StakersKey is the set of players the lobby asked the wallet to hold a
+// stake for at a coin table (written before each hold): at the table's
+// start, those not seated get their hold released.
+func StakersKey(tableID string) string { return stakersPrefix + tableID }
+
+// CreatingKey holds the table id a coin table's creation (by command id)
+// chose, so that its retries create that table, whose stake the first
+// attempt may have held already.
+func CreatingKey(commandID string) string { return creatingPrefix + commandID }
 
 // HeldKey is the set of waiting tables playerID hosts or sits at.
 func HeldKey(playerID string) string { return HeldPrefix + playerID }

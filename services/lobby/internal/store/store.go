@@ -377,6 +377,51 @@ func (s *Store) Commit(ctx context.Context, c Change) (Committed, error) {
 	return Committed{}, fmt.Errorf("commit %s: unexpected reply %q", c.CommandID, res)
 }
 
+// stakersTTL bounds a coin table's stakers set: it is read when the table
+// starts, which a waiting table does within its waiting TTL of its last
+// change (each hold renews it).
+const stakersTTL = 7 * 24 * time.Hour
+
+// AddStaker records that the lobby asks the wallet to hold playerID's stake
+// at tableID (see StakersKey).
+func (s *Store) AddStaker(ctx context.Context, tableID, playerID string) error {
+	pipe := s.rdb.TxPipeline()
+	pipe.SAdd(ctx, StakersKey(tableID), playerID)
+	pipe.PExpire(ctx, StakersKey(tableID), stakersTTL)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("add staker at %s: %w", tableID, err)
+	}
+	return nil
+}
+
+// ReserveTableID returns the table id the creation commandID uses: id the
+// first time, the first one for every later call (kept ResultTTL, the
+// command's dedupe window).
+func (s *Store) ReserveTableID(ctx context.Context, commandID, id string) (string, error) {
+	key := CreatingKey(commandID)
+	ok, err := s.rdb.SetNX(ctx, key, id, s.cfg.ResultTTL).Result()
+	if err != nil {
+		return "", fmt.Errorf("reserve table id of %s: %w", commandID, err)
+	}
+	if ok {
+		return id, nil
+	}
+	got, err := s.rdb.Get(ctx, key).Result()
+	if err != nil {
+		return "", fmt.Errorf("reserve table id of %s: %w", commandID, err)
+	}
+	return got, nil
+}
+
+// Stakers lists the players AddStaker recorded at tableID.
+func (s *Store) Stakers(ctx context.Context, tableID string) ([]string, error) {
+	out, err := s.rdb.SMembers(ctx, StakersKey(tableID)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("stakers at %s: %w", tableID, err)
+	}
+	return out, nil
+}
+
 // Reply writes result to the gateway's reply stream (a lobbyclient reply
 // stream, else streams.ErrNotReplyStream and nothing is written), which
 // expires ReplyTTL after its last reply.

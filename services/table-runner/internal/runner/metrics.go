@@ -18,6 +18,7 @@ type metrics struct {
 	unheard    metric.Int64Counter
 	trimmed    metric.Int64Counter
 	lost       metric.Int64Counter
+	wallet     metric.Int64Counter
 	// seeds counts client seeds awaited by committed hands and accepted
 	// (attribute outcome); awaited − accepted were missing at the deal.
 	seeds                    metric.Int64Counter
@@ -87,6 +88,10 @@ func newMetrics(mp metric.MeterProvider, r *Runner) (*metrics, error) {
 	}
 	if out.lost, err = m.Int64Counter("pulka.runner.tables.lost",
 		metric.WithDescription("Tables dropped because Redis no longer had their lease, snapshot and log, or their start (attribute stage: open, running).")); err != nil {
+		return nil, err
+	}
+	if out.wallet, err = m.Int64Counter("pulka.runner.wallet.commands",
+		metric.WithDescription("Commands sent to the wallet for coin tables (attribute command: forfeit, release_table).")); err != nil {
 		return nil, err
 	}
 	if _, err = m.Int64ObservableGauge("pulka.runner.tables",

@@ -441,8 +441,14 @@ func (r *Runner) giveUp(ctx context.Context, id string, l streams.Lease) error {
 	if err != nil {
 		return fmt.Errorf("give up %s: %w", id, err)
 	}
-	if _, err := r.pub.Publish(ctx, streams.Entry{Stream: lobbyclient.CommandStream, Data: data}); err != nil {
-		return fmt.Errorf("give up %s: tell the lobby: %w", id, err)
+	release, err := releaseTableEntry(id)
+	if err != nil {
+		return fmt.Errorf("give up %s: %w", id, err)
+	}
+	// The lobby hears the table is over, the wallet gives every stake held
+	// at it back (the game never ended, so nobody settles it).
+	if _, err := r.pub.PublishBatch(ctx, []streams.Entry{{Stream: lobbyclient.CommandStream, Data: data}, release}); err != nil {
+		return fmt.Errorf("give up %s: tell the lobby and the wallet: %w", id, err)
 	}
 	if _, err := r.store.Remove(ctx, id, r.opt.ID); err != nil {
 		return fmt.Errorf("give up %s: forget the assignment: %w", id, err)

@@ -85,6 +85,9 @@ type actor struct {
 	// must not become a snapshot.
 	dirty bool
 	stop  <-chan struct{} // the table is being stopped
+	// stake is the table's Domino Coin stake (0: a free table), from its
+	// start (loadStake).
+	stake int64
 }
 
 // runTable is the goroutine of one table: it takes the lease, restores (or
@@ -189,8 +192,10 @@ func (a *actor) open(ctx context.Context) error {
 		a.t, a.lastEv = st.Table, st.EventID
 		// The previous owner may have died between appending these
 		// events and publishing what follows from them; publishing again
-		// is harmless (scoring and the lobby dedupe).
-		err = a.effects(ctx, st.Replayed)
+		// is harmless (scoring, the lobby and the wallet dedupe).
+		if err = a.loadStake(ctx); err == nil {
+			err = a.effects(ctx, st.Replayed)
+		}
 	}
 	var handled string
 	if err == nil {
@@ -249,6 +254,7 @@ func (a *actor) create(ctx context.Context) error {
 	}
 	set.BotDelay = r.opt.BotDelay
 	set.SeedTimeout = r.opt.SeedTimeout
+	a.stake = stakeOf(ts)
 	seats := make([]table.SeatInfo, len(ts.GetSeats()))
 	for i, s := range ts.GetSeats() {
 		seats[i] = table.SeatInfo{PlayerID: s.GetPlayerId(), Name: s.GetDisplayName(), Bot: s.GetBot()}
@@ -535,6 +541,11 @@ func (a *actor) effects(ctx context.Context, evs []*tablev1.Event) error {
 			out = append(out, streams.Entry{Stream: lobbyclient.CommandStream, Data: data})
 		}
 	}
+	wallet, err := a.walletEntries(ctx, evs)
+	if err != nil {
+		return err
+	}
+	out = append(out, wallet...)
 	if len(out) == 0 {
 		return nil
 	}
