@@ -182,9 +182,9 @@ type Deps struct {
 	// balance after the welcome and on every change (coins.Follower).
 	Balances Balances
 	Logger   *slog.Logger
-	Tracer     trace.Tracer
-	Meter      metric.Meter
-	Now        func() time.Time
+	Tracer   trace.Tracer
+	Meter    metric.Meter
+	Now      func() time.Time
 }
 
 // Server accepts and runs WebSocket connections.
