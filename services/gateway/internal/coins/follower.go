@@ -107,7 +107,8 @@ func (f *Follower) Watch(ctx context.Context, account string, sink hub.Sink) (st
 		err = f.tailer.Add(ctx, stream, from)
 	}
 	f.subMu.Unlock()
-	stop = func() { f.unwatch(stream, w) }
+	// The socket stops watching when it closes, its context ended by then.
+	stop = func() { f.unwatch(context.WithoutCancel(ctx), stream, w) }
 	if err != nil {
 		stop()
 		return nil, fmt.Errorf("coins: follow %s: %w", account, err)
@@ -126,12 +127,12 @@ func (f *Follower) Watch(ctx context.Context, account string, sink hub.Sink) (st
 		frame = wire.NewFrame(wire.Balance(&walletv1.Balance{AccountId: account}, nil))
 	}
 	f.mu.Lock()
-	f.send(w, frame)
+	f.send(ctx, w, frame)
 	f.mu.Unlock()
 	return stop, nil
 }
 
-func (f *Follower) unwatch(stream string, w *watch) {
+func (f *Follower) unwatch(ctx context.Context, stream string, w *watch) {
 	f.subMu.Lock()
 	defer f.subMu.Unlock()
 	f.mu.Lock()
@@ -148,19 +149,19 @@ func (f *Follower) unwatch(stream string, w *watch) {
 	}
 	f.mu.Unlock()
 	if empty {
-		f.tailer.Remove(context.Background(), stream)
+		f.tailer.Remove(ctx, stream)
 	}
 }
 
 // send queues frame to w unless w has that version or a newer one; f.mu held.
-func (f *Follower) send(w *watch, frame *wire.Frame) {
+func (f *Follower) send(ctx context.Context, w *watch, frame *wire.Frame) {
 	v := frame.Message().GetBalance().GetBalance().GetVersion()
 	if v < w.last || (v == w.last && v > 0) {
 		return
 	}
 	if w.sink.Send(frame) {
 		w.last = v
-		f.frames.Add(context.Background(), 1)
+		f.frames.Add(ctx, 1)
 	}
 }
 
@@ -189,7 +190,7 @@ func (f *Follower) deliver(ctx context.Context, m streams.Message) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for w := range f.watchers[m.Stream] {
-		f.send(w, frame)
+		f.send(ctx, w, frame)
 	}
 }
 
