@@ -3,12 +3,15 @@ package server
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"google.golang.org/protobuf/proto"
 
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
 	"github.com/pulka/pulka/pkg/walletclient"
 	"github.com/pulka/pulka/pkg/wire"
@@ -125,5 +128,44 @@ func TestWallet_RegistrationSucceedsWithTheWalletDown_BalanceFollowsLive(t *test
 	}
 	if r := ts.do(t, "GET", "/api/v1/me/wallet/ledger?limit=1", nil, bearer(tok)); r.status != http.StatusOK || r.body["next_before"] == nil {
 		t.Fatalf("ledger: %d %v", r.status, r.body)
+	}
+}
+
+func TestWallet_GuestsHaveNone(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	w := &downWallet{seq: map[string]int64{}, done: map[string]*walletv1.WalletResult{}}
+	ts := startServer(t, testConfig(), nil, func(p *Parts) { w.rdb = p.Redis; p.Wallet = w })
+	r := ts.do(t, "POST", "/api/v1/session/guest", nil, nil)
+	tok := r.body["token"].(string)
+	for _, p := range []string{"GET /api/v1/me/wallet", "GET /api/v1/me/wallet/ledger", "POST /api/v1/me/wallet/daily-bonus"} {
+		m, path, _ := strings.Cut(p, " ")
+		if r := ts.do(t, m, path, nil, bearer(tok)); r.status != http.StatusForbidden || errorCode(r) != "account_required" {
+			t.Errorf("%s as a guest: %d %v", p, r.status, r.body)
+		}
+	}
+	// No balance frame between the welcome and the answer to a ping.
+	ws := ts.dialWS(ctx, t, tok)
+	ws.next(ctx, wire.TypeWelcome)
+	ws.send(ctx, &gatewayv1.ClientFrame{Ref: "p", Frame: &gatewayv1.ClientFrame_Ping{Ping: &gatewayv1.Ping{}}})
+	for {
+		_, b, err := ws.c.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := &gatewayv1.ServerFrame{}
+		if err := proto.Unmarshal(b, m); err != nil {
+			t.Fatal(err)
+		}
+		if typ := wire.ServerFrameType(m); typ == wire.TypeBalance {
+			t.Fatalf("a guest got a balance frame: %v", m)
+		} else if typ == wire.TypePong {
+			break
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.done) != 0 {
+		t.Fatalf("a guest sent wallet commands: %v", w.done)
 	}
 }
