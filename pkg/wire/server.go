@@ -14,6 +14,7 @@ import (
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
 )
 
 // Encoding is how a connection's frames are written: binary protobuf, or
@@ -69,6 +70,7 @@ const (
 	TypeAck         = "ack"
 	TypePong        = "pong"
 	TypeError       = "error"
+	TypeBalance     = "balance"
 )
 
 // ServerFrameType names the member of a server frame (Type…), "" when none
@@ -95,6 +97,8 @@ func ServerFrameType(f *gatewayv1.ServerFrame) string {
 		return TypePong
 	case *gatewayv1.ServerFrame_Error:
 		return TypeError
+	case *gatewayv1.ServerFrame_Balance:
+		return TypeBalance
 	}
 	return ""
 }
@@ -230,3 +234,9 @@ func LobbyUpdate(u *lobbyv1.LobbyUpdate) *gatewayv1.ServerFrame {
 
 // ProtoJSON writes a proto message the way JSON frames do (for the HTTP API).
 func ProtoJSON(m proto.Message) (json.RawMessage, error) { return protoJSON.Marshal(m) }
+
+// Balance is an account's Domino Coin balance, and the ledger entry that
+// made it (nil: none).
+func Balance(b *walletv1.Balance, e *walletv1.LedgerEntry) *gatewayv1.ServerFrame {
+	return &gatewayv1.ServerFrame{Frame: &gatewayv1.ServerFrame_Balance{Balance: &gatewayv1.BalanceFrame{Balance: b, Entry: e}}}
+}

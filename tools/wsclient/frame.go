@@ -42,6 +42,9 @@ type Frame struct {
 	LobbyView   *lobbyv1.LobbyView     // lobby_view
 	LobbyUpdate *lobbyv1.LobbyUpdate   // lobby_update
 	Player      *wire.Player           // welcome
+	// Balance is an account's Domino Coin balance and the ledger entry
+	// that made it (balance).
+	Balance *gatewayv1.BalanceFrame
 
 	// Seat is the player's seat at a joined table (nil: watching).
 	Seat *uint32
@@ -102,6 +105,8 @@ func DecodeFrame(data []byte, at time.Time) (Frame, error) {
 	case *gatewayv1.ServerFrame_Error:
 		f.Table = x.Error.GetTable()
 		f.Err = &wire.Error{Code: x.Error.GetCode(), Message: x.Error.GetMessage()}
+	case *gatewayv1.ServerFrame_Balance:
+		f.Balance = x.Balance
 	default:
 		return Frame{}, fmt.Errorf("wsclient: a frame of no type this client knows")
 	}

@@ -7,6 +7,7 @@ import (
 	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
+	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
 
 	"github.com/pulka/pulka/pkg/classic"
 	"github.com/pulka/pulka/pkg/fairdeal"
@@ -79,6 +80,9 @@ func TestDecodeFrame_ReadsEveryServerFrame(t *testing.T) {
 		}},
 		{wire.LobbyView(&lobbyv1.LobbyView{Version: 4}), func(f Frame) bool { return f.LobbyView.GetVersion() == 4 }},
 		{wire.LobbyUpdate(&lobbyv1.LobbyUpdate{Version: 5}), func(f Frame) bool { return f.LobbyUpdate.GetVersion() == 5 }},
+		{wire.Balance(&walletv1.Balance{AccountId: "u-1", Available: 1100, Version: 2}, &walletv1.LedgerEntry{Seq: 2, AvailableDelta: 100}), func(f Frame) bool {
+			return f.Type == wire.TypeBalance && f.Balance.GetBalance().GetAvailable() == 1100 && f.Balance.GetEntry().GetAvailableDelta() == 100
+		}},
 	} {
 		data, err := wire.Encode(tt.frame, wire.Binary)
 		if err != nil {

@@ -4,12 +4,13 @@
 import { useEffect } from 'preact/hooks';
 import { t } from './i18n';
 import type { Store } from './app/store';
-import { route } from './app/router';
+import { navigate, route, WALLET_PATH } from './app/router';
 import { ConnectionBanner, LangSwitch } from './ui/Chrome';
 import { errorText } from './ui/text';
 import { Entry } from './screens/Entry';
 import { Lobby } from './screens/Lobby';
 import { TableScreen } from './screens/TableScreen';
+import { Wallet } from './screens/Wallet';
 
 function Toast({ store }: { store: Store }) {
   const toast = store.toast.value;
@@ -34,6 +35,7 @@ function Toast({ store }: { store: Store }) {
 export function App({ store }: { store: Store }) {
   const session = store.session.value;
   const r = route.value;
+  const balance = store.balance.value;
   return (
     <div class="app">
       <a class="skip" href="#main">
@@ -46,10 +48,22 @@ export function App({ store }: { store: Store }) {
           <span class="who" data-testid="who">
             {session.player.name}
             {session.player.guest ? ` (${t('guest')})` : ''}
-            {session.balance !== null && (
-              <span class="balance" title={t('coin_note')}>
-                {' '}· {t('balance', { n: session.balance })}
-              </span>
+            {!session.player.guest && (
+              <>
+                {' '}·{' '}
+                <a
+                  href={WALLET_PATH}
+                  class="balance"
+                  title={t('coin_note')}
+                  data-testid="balance"
+                  onClick={(e) => {
+                    e.preventDefault();
+                    navigate(WALLET_PATH);
+                  }}
+                >
+                  {balance === null ? t('balance_unknown') : t('balance', { n: balance.available })}
+                </a>
+              </>
             )}
           </span>
         )}
@@ -69,6 +83,8 @@ export function App({ store }: { store: Store }) {
           <Entry store={store} />
         ) : r.name === 'table' ? (
           <TableScreen key={r.tableId} store={store} tableId={r.tableId} />
+        ) : r.name === 'wallet' ? (
+          <Wallet store={store} />
         ) : (
           <Lobby store={store} />
         )}

@@ -1,12 +1,16 @@
 // Client routes: / (entry or lobby), /t/<table id> (a table, also the link
-// that joins a private one). The gateway answers every such path with
+// that joins a private one), /wallet (the Domino Coin ledger). The gateway answers every such path with
 // index.html (services/gateway/internal/webui).
 
 import { signal } from '@preact/signals';
 
-export type Route = { name: 'home' } | { name: 'table'; tableId: string };
+export type Route = { name: 'home' } | { name: 'wallet' } | { name: 'table'; tableId: string };
+
+/** The ledger page. */
+export const WALLET_PATH = '/wallet';
 
 export function parseRoute(pathname: string): Route {
+  if (/^\/wallet\/?$/.test(pathname)) return { name: 'wallet' };
   const m = /^\/t\/([^/]+)\/?$/.exec(pathname);
   if (m?.[1]) {
     try {

@@ -25,7 +25,7 @@ function setup() {
     backoff: [100],
   });
   const store = new Store(new Api(() => Promise.reject(new Error('no HTTP in this test'))), conn);
-  store.signedIn({ player: { id: 'p0', name: 'Nino', guest: true }, token: '', balance: null });
+  store.signedIn({ player: { id: 'p0', name: 'Nino', guest: true }, token: '' });
   const last = () => sockets[sockets.length - 1] as FakeSocket;
   last().open();
   last().receive({ type: 'welcome', player: { id: 'p0', name: 'Nino', guest: true }, server_time: new Date(clock.now()).toISOString() });
@@ -409,5 +409,23 @@ describe('the store', () => {
     last().receive({ type: 'error', code: 'table_not_found', message: 'no such table', ref: join?.ref });
     expect(route.value).toEqual({ name: 'home' });
     expect(store.toast.value?.text).toBe('table_not_found');
+  });
+});
+
+describe('the store and Domino Coin', () => {
+  it('follows the balance frames: the newest version wins, entries are kept for the game-end screen', async () => {
+    const { store, last } = setup();
+    const frame = (version: number, available: number, entry?: Record<string, unknown>) =>
+      last().receive({ type: 'balance', balance: { account_id: 'p0', available: String(available), version: String(version) }, ...(entry ? { entry } : {}) });
+    frame(1, 1000);
+    expect(store.balance.value).toEqual({ available: 1000, held: 0, version: 1 });
+    frame(3, 1150, { seq: '3', kind: 'LEDGER_ENTRY_KIND_PAYOUT', available_delta: '250', available_after: '1150', table_id: 't9' });
+    // An older frame (it crossed an HTTP read) changes nothing.
+    frame(2, 900, { seq: '2', kind: 'LEDGER_ENTRY_KIND_STAKE_SETTLED', held_delta: '-100', table_id: 't9' });
+    expect(store.balance.value?.available).toBe(1150);
+    expect(store.coinEntries.value.map((e) => e.seq)).toEqual([3, 2]);
+    await store.signOut();
+    expect(store.balance.value).toBeNull();
+    expect(store.coinEntries.value).toEqual([]);
   });
 });

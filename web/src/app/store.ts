@@ -24,6 +24,7 @@ import {
 } from '../fairdeal/hands';
 import { newClientSeed, toHex } from '../fairdeal/fairdeal';
 import { navigate, route } from './router';
+import { mergeEntries, newerBalance, type Balance, type LedgerItem } from '../wallet/wallet';
 
 /** Sends a hand's client seed; false when it could not go now. */
 export type SeedSender = (h: FairHand) => boolean;
@@ -128,6 +129,10 @@ export class Store {
   readonly lobby = signal<TableSummary[]>([]);
   readonly lobbyVersion = signal(0);
   readonly toast = signal<Toast | null>(null);
+  /** The account's Domino Coin balance; null for guests and until known. */
+  readonly balance = signal<Balance | null>(null);
+  /** Ledger entries seen (balance frames, ledger reads), newest first: what games won or lost. */
+  readonly coinEntries = signal<LedgerItem[]>([]);
   private readonly tables = new Map<string, TableSession>();
   private watchingLobby = false;
 
@@ -164,6 +169,7 @@ export class Store {
         if (TABLE_GONE.has(e.code)) this.tableGone(table);
         this.showError(e.code, e.message);
       },
+      balance: (b, entry) => this.noteCoins(b, entry ? [entry] : []),
     });
   }
 
@@ -198,6 +204,34 @@ export class Store {
   signedIn(s: Session): void {
     this.session.value = s;
     this.conn.start();
+    // The socket's balance frame follows the welcome; this read also opens
+    // a wallet the account's registration could not.
+    if (!s.player.guest) void this.refreshBalance();
+  }
+
+  /** A balance and entries learnt from the gateway; older balances are ignored. */
+  noteCoins(b: Balance | null, entries: readonly LedgerItem[]): void {
+    batch(() => {
+      if (b) this.balance.value = newerBalance(this.balance.value, b);
+      if (entries.length > 0) this.coinEntries.value = mergeEntries(this.coinEntries.value, entries);
+    });
+  }
+
+  async refreshBalance(): Promise<void> {
+    try {
+      this.noteCoins(await this.api.balance(), []);
+    } catch {
+      // The balance frame may still come; the header shows none meanwhile.
+    }
+  }
+
+  /** Reads the newest ledger entries (a game's result after a reload). */
+  async loadRecentCoins(): Promise<void> {
+    try {
+      this.noteCoins(null, (await this.api.ledger('', 50)).entries);
+    } catch {
+      // Shown as unknown.
+    }
   }
 
   async signOut(): Promise<void> {
@@ -207,7 +241,11 @@ export class Store {
       // Signed out locally either way.
     }
     this.conn.stop();
-    this.session.value = null;
+    batch(() => {
+      this.session.value = null;
+      this.balance.value = null;
+      this.coinEntries.value = [];
+    });
   }
 
   table(id: string): TableSession {

@@ -73,7 +73,7 @@ function view() {
     }
     case 'lobby': {
       const store = offline();
-      store.session.value = { player: { id: 'p0', name: 'Nino', guest: true }, token: '', balance: null };
+      store.session.value = { player: { id: 'p0', name: 'Nino', guest: true }, token: '' };
       const base = { settings: { game: 'GAME_CLASSIC', classic_variant: 'CLASSIC_VARIANT_STANDARD', khishti: 'KHISHTI_PENALTY_200', premia: true, moshla: true, rest_docked: true, visibility: 'TABLE_VISIBILITY_PUBLIC', stake: { free: {} } } };
       store.lobby.value = [
         summaryFromJson({ ...base, table_id: 'a', name: 'საღამოს ჯოკერი', status: 'TABLE_STATUS_WAITING', seats: [{ player_id: 'p1', display_name: 'Giorgi' }, { index: 1, player_id: 'p2', display_name: 'Ana' }, { index: 2 }, { index: 3 }] }),

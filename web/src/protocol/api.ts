@@ -5,6 +5,7 @@
 
 import type { Player, TableSettings, TableSummary } from './types';
 import { settingsJson, summaryFromJson } from './view';
+import { balanceFromJson, ledgerItemFromJson, type Balance, type LedgerItem } from '../wallet/wallet';
 
 // The session answers and errors are small JSON objects of the HTTP API
 // itself (docs/protocol.md, "HTTP API"); the messages of proto/ in them are
@@ -17,11 +18,6 @@ function obj(v: unknown): Obj {
 
 function str(v: unknown): string {
   return typeof v === 'string' ? v : '';
-}
-
-function num(v: unknown): number {
-  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : 0;
-  return Number.isFinite(n) ? n : 0;
 }
 
 export class ApiError extends Error {
@@ -39,7 +35,6 @@ export class ApiError extends Error {
 export interface Session {
   player: Player;
   token: string;
-  balance: number | null;
 }
 
 export type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
@@ -59,7 +54,16 @@ export const PATHS = {
   stand: (id: string) => `${tbl(id)}/stand`,
   leave: (id: string) => `${tbl(id)}/leave`,
   bots: (id: string) => `${tbl(id)}/bots`,
+  wallet: `${V1}/me/wallet`,
+  ledger: `${V1}/me/wallet/ledger`,
+  dailyBonus: `${V1}/me/wallet/daily-bonus`,
 } as const;
+
+/** A page of the ledger, newest first; nextBefore is '' on the last one. */
+export interface LedgerPage {
+  entries: LedgerItem[];
+  nextBefore: string;
+}
 
 function idempotencyKey(): string {
   const b = new Uint8Array(12);
@@ -123,7 +127,6 @@ export class Api {
     return {
       player: { id: str(p.id), name: str(p.name), guest: p.guest === true },
       token: str(d.token) || token,
-      balance: d.balance === undefined ? null : num(d.balance),
     };
   }
 
@@ -178,5 +181,25 @@ export class Api {
 
   async fillWithBots(id: string): Promise<void> {
     await this.command(PATHS.bots(id), {});
+  }
+
+  /** The account's Domino Coin balance (guests: ApiError account_required). */
+  async balance(): Promise<Balance> {
+    return balanceFromJson(await this.call('GET', PATHS.wallet));
+  }
+
+  /** A page of the account's ledger, older than before ('' for the newest). */
+  async ledger(before = '', limit = 50): Promise<LedgerPage> {
+    const q = new URLSearchParams({ limit: String(limit) });
+    if (before) q.set('before', before);
+    const d = await this.call('GET', `${PATHS.ledger}?${q.toString()}`);
+    const entries = Array.isArray(d.entries) ? d.entries.map((e) => ledgerItemFromJson(e)) : [];
+    return { entries, nextBefore: str(d.next_before) };
+  }
+
+  /** Claims today's bonus: the balance after it and its entry (409 bonus_claimed when claimed). */
+  async claimDailyBonus(): Promise<{ balance: Balance; entry: LedgerItem }> {
+    const d = await this.call('POST', PATHS.dailyBonus, {});
+    return { balance: balanceFromJson(d.balance ?? {}), entry: ledgerItemFromJson(d.entry ?? {}) };
   }
 }

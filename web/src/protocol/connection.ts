@@ -30,6 +30,7 @@ import { moveFrame, seedFrame, type AttachedSeed, type Move, type ServerError } 
 import { compareStreamIds } from './streamid';
 import type { LobbyUpdate, LobbyView, Player, SheetUpdate, TableEvent } from './types';
 import { lobbyUpdateOf, lobbyViewOf, sheetUpdateOf, tableEvent } from './view';
+import { balanceOf, ledgerItemOf, type Balance, type LedgerItem } from '../wallet/wallet';
 
 /** How frames are written: binary protobuf, or protobuf's JSON. */
 export type Encoding = 'proto' | 'json';
@@ -89,6 +90,8 @@ export interface Listeners {
   lobbyUpdate?: (u: LobbyUpdate) => void;
   error?: (e: ServerError, table: string | null) => void;
   ack?: (ref: string, cmd: string) => void;
+  /** The account's Domino Coin balance, and the ledger entry that made it (accounts only). */
+  balance?: (b: Balance, entry: LedgerItem | null) => void;
 }
 
 interface Followed {
@@ -408,6 +411,9 @@ export class Connection {
         return;
       case 'error':
         this.onError(m.ref, f.value);
+        return;
+      case 'balance':
+        this.listeners.balance?.(balanceOf(f.value.balance), f.value.entry ? ledgerItemOf(f.value.entry) : null);
         return;
     }
   }

@@ -9,6 +9,8 @@ import type { Khishti, TableSettings } from '../protocol/types';
 import { ApiError } from '../protocol/api';
 import { describeRules, errorText, khishtiName } from '../ui/text';
 import { Dialog } from '../ui/Dialog';
+import { CoinNote } from '../ui/Chrome';
+import { STAKE_LADDER } from '../wallet/wallet';
 
 export function defaultSettings(): TableSettings {
   return {
@@ -116,18 +118,25 @@ export function CreateTable({ store, onClose }: { store: Store; onClose: () => v
         <fieldset>
           <legend>{t('field_stake')}</legend>
           {radio('stake', 'free', s.stake.kind, t('stake_free'), () => set({ stake: { kind: 'free' } }))}
-          {radio('stake', 'coins', s.stake.kind, t('opt_stake_coins'), () => set({ stake: { kind: 'coins', amount: 10 } }), guest)}
+          {radio('stake', 'coins', s.stake.kind, t('opt_stake_coins'), () => set({ stake: { kind: 'coins', amount: STAKE_LADDER[0] ?? 10 } }), guest)}
           {s.stake.kind === 'coins' && (
-            <label>
-              {t('field_coins')}
-              <input
-                type="number"
-                min={1}
-                max={1000000}
-                value={s.stake.amount}
-                onInput={(e) => set({ stake: { kind: 'coins', amount: Math.max(1, Math.floor(Number((e.currentTarget).value) || 1)) } })}
-              />
-            </label>
+            <>
+              <label>
+                {t('field_coins')}
+                <select
+                  value={String(s.stake.amount)}
+                  onChange={(e) => set({ stake: { kind: 'coins', amount: Number((e.currentTarget).value) } })}
+                  data-testid="opt-stake-amount"
+                >
+                  {STAKE_LADDER.map((n) => (
+                    <option key={n} value={String(n)}>
+                      {n}
+                    </option>
+                  ))}
+                </select>
+              </label>
+              <CoinNote />
+            </>
           )}
           {guest && <p class="hint">{t('hint_guest_coins')}</p>}
         </fieldset>

@@ -10,6 +10,7 @@ import { describeRules, gameName, stakeText } from '../ui/text';
 import { Avatar } from '../ui/Avatar';
 import { CoinNote } from '../ui/Chrome';
 import { CreateTable } from './CreateTable';
+import { STAKE_LADDER } from '../wallet/wallet';
 import { DEFAULT_FILTER, filterTables, freeSeats, tableIdFromLink, type LobbyFilter } from './lobbyFilter';
 
 export function Lobby({ store }: { store: Store }) {
@@ -76,7 +77,14 @@ export function Lobby({ store }: { store: Store }) {
         {filter.stake === 'coins' && (
           <label>
             {t('filter_max_stake')}
-            <input type="number" min={0} value={filter.maxStake || ''} onInput={(e) => set({ maxStake: Math.max(0, Number((e.currentTarget).value) || 0) })} />
+            <select value={String(filter.maxStake)} onChange={(e) => set({ maxStake: Number((e.currentTarget).value) || 0 })} data-testid="filter-max-stake">
+              <option value="0">{t('filter_all')}</option>
+              {STAKE_LADDER.map((n) => (
+                <option key={n} value={String(n)}>
+                  {n}
+                </option>
+              ))}
+            </select>
           </label>
         )}
         <label class="choice">

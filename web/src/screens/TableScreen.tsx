@@ -20,6 +20,8 @@ import { JapaneseTable } from './table/JapaneseTable';
 import { seatName } from './table/parts';
 import { FairDealDialog } from './table/FairDeal';
 import { revealedHands } from '../fairdeal/hands';
+import { CoinNote } from '../ui/Chrome';
+import { tableCoins } from '../wallet/wallet';
 
 export function TableScreen({ store, tableId }: { store: Store; tableId: string }) {
   const session = store.table(tableId);
@@ -168,6 +170,7 @@ function GameEnd({
           </li>
         ))}
       </ol>
+      {s.settings?.stake.kind === 'coins' && s.yourSeat !== null && <GameCoins store={store} tableId={s.tableId} />}
       {sheetModel && <ScoreSheet model={sheetModel} verify={verify} />}
       <div class="row">
         <button type="button" class="primary" disabled={busy} onClick={() => void again()} data-testid="play-again">
@@ -178,6 +181,41 @@ function GameEnd({
         </button>
       </div>
     </Dialog>
+  );
+}
+
+/**
+ * The coins the game won or lost, from the account's ledger entries of the
+ * table (the balance frames bring them live; after a reload the newest
+ * ledger page is read, again while the pot is not paid yet).
+ */
+function GameCoins({ store, tableId }: { store: Store; tableId: string }) {
+  const coins = tableCoins(store.coinEntries.value, tableId);
+  const settled = coins?.settled ?? false;
+  useEffect(() => {
+    if (settled) return undefined;
+    // A bounded number of reads: a pot the wallet never pays (no stake was
+    // held) must not be polled for as long as the dialog stays open.
+    let tries = 0;
+    void store.loadRecentCoins();
+    const h = setInterval(() => {
+      if (++tries >= 10) clearInterval(h);
+      else void store.loadRecentCoins();
+    }, 3000);
+    return () => clearInterval(h);
+  }, [store, settled]);
+  let text: string;
+  if (!coins || !coins.settled) text = t('game_coins_pending');
+  else if (coins.net > 0) text = t('game_coins_won', { n: coins.net });
+  else if (coins.net < 0) text = t('game_coins_lost', { n: -coins.net });
+  else text = t('game_coins_even');
+  return (
+    <div class="game-coins" data-testid="game-coins">
+      <p>
+        <strong>{text}</strong>
+      </p>
+      <CoinNote />
+    </div>
   );
 }
 
@@ -267,6 +305,7 @@ function WaitingRoom({ store, session }: { store: Store; session: TableSession }
             <li key={line}>{line}</li>
           ))}
         </ul>
+        {summary.settings.stake.kind === 'coins' && <CoinNote />}
       </section>
       <section aria-label={t('seats')}>
         <h2>{t('seats')}</h2>

@@ -54,6 +54,11 @@ export function stakeText(s: TableSettings): string {
   return t('stake_unknown');
 }
 
+/** How a coin table's pot is paid out (pkg/payout's tables). */
+export function payoutText(s: TableSettings): string {
+  return s.game === 'japanese' ? t('payout_japanese') : t('payout_classic');
+}
+
 /** The table's rules as short sentences, shown before anyone sits down. */
 export function describeRules(s: TableSettings): string[] {
   const out: string[] = [];
@@ -70,6 +75,7 @@ export function describeRules(s: TableSettings): string[] {
     }
   }
   out.push(stakeText(s));
+  if (s.stake.kind === 'coins') out.push(payoutText(s));
   out.push(s.visibility === 'public' ? t('desc_public') : t('desc_private'));
   if (s.hasPassword) out.push(t('desc_password'));
   if (s.moveTime !== null) out.push(t('desc_move_time', { s: s.moveTime }));
@@ -132,6 +138,10 @@ const ERROR_KEYS: Record<string, MsgKey> = {
   table_gone: 'err_table_gone',
   session_revoked: 'err_session_revoked',
   too_many_password_guesses: 'err_too_many_password_guesses',
+  // The wallet.
+  bonus_claimed: 'err_bonus_claimed',
+  wallet_opening: 'err_wallet_opening',
+  wallet_refused: 'err_wallet_refused',
 };
 
 export function errorText(code: string): string {

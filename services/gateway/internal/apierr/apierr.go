@@ -8,8 +8,11 @@ import (
 	"time"
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
+	"github.com/pulka/pulka/pkg/walletclient"
 	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
+	"github.com/pulka/pulka/services/gateway/internal/coins"
 	"github.com/pulka/pulka/services/gateway/internal/connlimit"
 	"github.com/pulka/pulka/services/gateway/internal/hub"
 )
@@ -100,6 +103,7 @@ func From(err error) Problem {
 		br *BadRequest
 		we *wire.Error
 		tm *connlimit.TooManyError
+		wr *coins.Rejection
 	)
 	switch {
 	case err == nil:
@@ -123,6 +127,22 @@ func From(err error) Problem {
 			return Problem{Status: r.status, Code: r.code, Message: m, RetryAfter: lr.RetryAfter}
 		}
 		return Problem{Status: http.StatusUnprocessableEntity, Code: "rejected", Message: m}
+	case errors.Is(err, coins.ErrGuest):
+		return Problem{Status: http.StatusForbidden, Code: "account_required",
+			Message: "guests have no wallet: register an account to play for Domino Coin (a virtual coin, never money)"}
+	case errors.Is(err, coins.ErrOpening):
+		return Problem{Status: http.StatusServiceUnavailable, Code: "wallet_opening",
+			Message: "your wallet is being opened: try again in a moment", RetryAfter: 5 * time.Second}
+	case errors.As(err, &wr):
+		if wr.Reason == walletv1.WalletRejectReason_WALLET_REJECT_REASON_BONUS_CLAIMED {
+			return Problem{Status: http.StatusConflict, Code: "bonus_claimed",
+				Message: "today's daily bonus was claimed already: come back tomorrow"}
+		}
+		m := wr.Message
+		if m == "" {
+			m = "the wallet refused"
+		}
+		return Problem{Status: http.StatusUnprocessableEntity, Code: "wallet_refused", Message: m}
 	case errors.As(err, &br):
 		return Problem{Status: http.StatusBadRequest, Code: "bad_request", Message: br.Message}
 	case errors.As(err, &we):
@@ -145,7 +165,8 @@ func From(err error) Problem {
 		return Problem{Status: http.StatusBadRequest, Code: "invalid_username", Message: unwrapMessage(err)}
 	case errors.Is(err, auth.ErrWeakPassword):
 		return Problem{Status: http.StatusBadRequest, Code: "weak_password", Message: unwrapMessage(err)}
-	case errors.Is(err, auth.ErrBusy), errors.Is(err, auth.ErrSessionUnchecked), errors.Is(err, hub.ErrClosed), errors.Is(err, ErrUnavailable):
+	case errors.Is(err, auth.ErrBusy), errors.Is(err, auth.ErrSessionUnchecked), errors.Is(err, hub.ErrClosed), errors.Is(err, ErrUnavailable),
+		errors.Is(err, walletclient.ErrTimeout):
 		return Problem{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the service is busy or shutting down: try again"}
 	case errors.Is(err, ErrNotFound):
 		return Problem{Status: http.StatusNotFound, Code: "not_found", Message: "not found"}

@@ -9,8 +9,11 @@ import (
 	"time"
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
+	"github.com/pulka/pulka/pkg/walletclient"
 	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
+	"github.com/pulka/pulka/services/gateway/internal/coins"
 	"github.com/pulka/pulka/services/gateway/internal/connlimit"
 	"github.com/pulka/pulka/services/gateway/internal/hub"
 )
@@ -30,6 +33,11 @@ func TestFrom_MapsEveryDomainErrorToItsStatusAndCode(t *testing.T) {
 		{wrap(connlimit.ErrOverloaded), http.StatusServiceUnavailable, "overloaded"},
 		{ErrAuthRequired, http.StatusUnauthorized, "auth_required"},
 		{ErrAccountRequired, http.StatusForbidden, "account_required"},
+		{wrap(coins.ErrGuest), http.StatusForbidden, "account_required"},
+		{errors.Join(coins.ErrOpening, walletclient.ErrTimeout), http.StatusServiceUnavailable, "wallet_opening"},
+		{wrap(walletclient.ErrTimeout), http.StatusServiceUnavailable, "unavailable"},
+		{wrap(&coins.Rejection{Reason: walletv1.WalletRejectReason_WALLET_REJECT_REASON_BONUS_CLAIMED}), http.StatusConflict, "bonus_claimed"},
+		{&coins.Rejection{Reason: walletv1.WalletRejectReason_WALLET_REJECT_REASON_UNKNOWN_ACCOUNT, Message: "no such account"}, http.StatusUnprocessableEntity, "wallet_refused"},
 		{wrap(auth.ErrUsernameTaken), http.StatusConflict, "username_taken"},
 		{fmt.Errorf("%w: too short", auth.ErrInvalidUsername), http.StatusBadRequest, "invalid_username"},
 		{auth.ErrWeakPassword, http.StatusBadRequest, "weak_password"},

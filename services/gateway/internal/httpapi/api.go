@@ -39,6 +39,8 @@ type Config struct {
 	LobbyTimeout time.Duration
 	// MaxBodyBytes bounds request bodies.
 	MaxBodyBytes int64
+	// WalletTimeout bounds waiting for the wallet's answer.
+	WalletTimeout time.Duration
 }
 
 // Deps is what the API talks to.
@@ -58,8 +60,16 @@ type Deps struct {
 	View        ports.LobbyView
 	// Sheets is optional: without it the history endpoints answer 503.
 	Sheets ports.Sheets
-	Logger *slog.Logger
-	Now    func() time.Time
+	// Wallet is optional: without it the wallet endpoints answer 503 and
+	// registration opens no wallet.
+	Wallet ports.Wallet
+	// Bonuses limits daily bonus claims per account.
+	Bonuses *auth.Limiter
+	// WalletCounted, when set, is told of each wallet request: op (open,
+	// balance, ledger, daily_bonus) and result (ok, refused, limited, error).
+	WalletCounted func(op, result string)
+	Logger        *slog.Logger
+	Now           func() time.Time
 	// NewID makes idempotency keys.
 	NewID func() string
 }
@@ -84,6 +94,9 @@ func Mount(engine *gin.Engine, cfg Config, d Deps) error {
 	}
 	if cfg.LobbyTimeout <= 0 {
 		cfg.LobbyTimeout = 10 * time.Second
+	}
+	if cfg.WalletTimeout <= 0 {
+		cfg.WalletTimeout = 5 * time.Second
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 64 << 10
@@ -110,6 +123,9 @@ func Mount(engine *gin.Engine, cfg Config, d Deps) error {
 	authed := v1.Group("", a.requireSession)
 	authed.GET("/me", a.me)
 	authed.GET("/me/games", a.myGames)
+	authed.GET("/me/wallet", a.balance)
+	authed.GET("/me/wallet/ledger", a.ledger)
+	authed.POST("/me/wallet/daily-bonus", a.dailyBonus)
 	authed.GET("/players/:id/games", a.playerGames)
 	authed.GET("/tables", a.listTables)
 	authed.GET("/tables/:id", a.getTable)

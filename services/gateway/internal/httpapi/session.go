@@ -82,6 +82,7 @@ func (a *API) register(c *gin.Context) {
 		Fail(c, err)
 		return
 	}
+	a.openWallet(c, acc.ID)
 	a.issue(c, http.StatusCreated, auth.Claims{PlayerID: acc.ID, Name: acc.Name})
 }
 
@@ -98,6 +99,7 @@ func (a *API) login(c *gin.Context) {
 		Fail(c, err)
 		return
 	}
+	a.ensureWallet(c, acc.ID)
 	a.issue(c, http.StatusOK, auth.Claims{PlayerID: acc.ID, Name: acc.Name})
 }
 

@@ -6,6 +6,7 @@ import (
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
+	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
 )
 
 // LobbyCommands sends a command to the lobby and waits for its result. A
@@ -58,4 +59,18 @@ type Sheets interface {
 	// viewerID played in too; next is the `before` of the next page (zero:
 	// none) and never the end time of a game the viewer did not play.
 	Shared(ctx context.Context, playerID, viewerID string, before time.Time, limit int) (games []FinishedGame, next time.Time, err error)
+}
+
+// Wallet is an account's Domino Coin wallet, as the gateway sees it
+// (services/gateway/internal/coins). Refusals are *coins.Rejection errors.
+type Wallet interface {
+	// Open opens the account's wallet (idempotent; an existing one is fine).
+	Open(ctx context.Context, account string) error
+	// Balance reads the balance, opening the wallet first if it has none.
+	Balance(ctx context.Context, account string) (*walletv1.Balance, error)
+	// Ledger reads a page of the ledger, newest first, older than the
+	// stream id before ("" for the newest); next is the next page's before.
+	Ledger(ctx context.Context, account, before string, limit int) (entries []*walletv1.LedgerEntry, next string, err error)
+	// ClaimDailyBonus claims today's bonus.
+	ClaimDailyBonus(ctx context.Context, account string) (*walletv1.WalletResult, error)
 }

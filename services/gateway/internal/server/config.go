@@ -56,6 +56,9 @@ const (
 	EnvSessionSweep   = "PULKA_SESSION_SWEEP"
 	EnvConnPerIP      = envnames.ConnPerIP
 	EnvGoneCheck      = "PULKA_GONE_CHECK_INTERVAL"
+	// The wallet (docs/wallet.md, "The gateway").
+	EnvWalletTimeout   = "PULKA_WALLET_TIMEOUT"
+	EnvBonusPerAccount = "PULKA_BONUS_CLAIMS_PER_ACCOUNT"
 )
 
 // Values of PULKA_COOKIE_SECURE.
@@ -95,7 +98,13 @@ type Config struct {
 	// host name (the pod name in Kubernetes).
 	Instance     string
 	LobbyTimeout time.Duration
-	LoginPerIP   int
+	// WalletTimeout bounds a wait for the wallet's answer (opening an
+	// account, a daily bonus).
+	WalletTimeout time.Duration
+	// BonusPerAccount bounds daily bonus claims per account per hour (the
+	// wallet pays one a day; each claim is a command in its stream).
+	BonusPerAccount int
+	LoginPerIP      int
 	// LoginPerAccountIP bounds attempts at one account from one address;
 	// LoginPerAccount, much higher, those from addresses that have not
 	// logged into it within LoginKnownFor (auth.LoginLimits).
@@ -163,6 +172,8 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 	f.String(&c.StaticDir, "static-dir", EnvStaticDir, "", "directory of a web client build to serve at / instead of the embedded one")
 	f.String(&c.Instance, "instance", EnvInstance, "", "this instance's name (default: the host name)")
 	f.Duration(&c.LobbyTimeout, "lobby-timeout", EnvLobbyTimeout, 10*time.Second, "how long to wait for the lobby's answer")
+	f.Duration(&c.WalletTimeout, "wallet-timeout", EnvWalletTimeout, 5*time.Second, "how long to wait for the wallet's answer")
+	f.Int(&c.BonusPerAccount, "bonus-claims-per-account", EnvBonusPerAccount, 10, "daily bonus claims per account per hour")
 	f.Int(&c.LoginPerIP, "login-per-ip", EnvLoginPerIP, 30, "login attempts per client IP per login window")
 	f.Int(&c.LoginPerAccountIP, "login-per-account-ip", EnvLoginPerAcctIP, 5, "login attempts at one account from one client address per login window")
 	f.Int(&c.LoginPerAccount, "login-per-account", EnvLoginPerAccount, 100, "login attempts at one account from addresses that never logged into it, per login window")
@@ -227,6 +238,9 @@ func (c *Config) Validate() error {
 	if c.LobbyTimeout <= 0 {
 		bad("lobby-timeout must be positive")
 	}
+	if c.WalletTimeout <= 0 {
+		bad("wallet-timeout must be positive")
+	}
 	if c.GoneCheckInterval < 10*time.Millisecond {
 		bad("gone-check-interval must be at least 10ms")
 	}
@@ -237,9 +251,9 @@ func (c *Config) Validate() error {
 		"login-per-account-ip": c.LoginPerAccountIP,
 		"signups-per-ip":       c.SignupsPerIP, "hash-concurrency": c.HashConcurrency, "ws-send-queue": c.WSSendQueue,
 		"ws-rate": c.WSRate, "ws-burst": c.WSBurst, "ws-max-tables": c.WSMaxTables,
-		"ws-per-player": c.WSPerPlayer, "ws-per-ip": c.WSPerIP}
+		"ws-per-player": c.WSPerPlayer, "ws-per-ip": c.WSPerIP, "bonus-claims-per-account": c.BonusPerAccount}
 	for _, name := range []string{"login-per-ip", "login-per-account", "login-per-account-ip", "signups-per-ip", "hash-concurrency",
-		"ws-send-queue", "ws-rate", "ws-burst", "ws-max-tables", "ws-per-player", "ws-per-ip"} {
+		"ws-send-queue", "ws-rate", "ws-burst", "ws-max-tables", "ws-per-player", "ws-per-ip", "bonus-claims-per-account"} {
 		if positive[name] < 1 {
 			bad("%s must be at least 1", name)
 		}

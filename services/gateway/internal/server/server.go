@@ -30,8 +30,10 @@ import (
 	"github.com/pulka/pulka/pkg/lobbyclient"
 	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/pkg/walletclient"
 	"github.com/pulka/pulka/services/gateway/internal/apierr"
 	"github.com/pulka/pulka/services/gateway/internal/auth"
+	"github.com/pulka/pulka/services/gateway/internal/coins"
 	"github.com/pulka/pulka/services/gateway/internal/connlimit"
 	"github.com/pulka/pulka/services/gateway/internal/httpapi"
 	"github.com/pulka/pulka/services/gateway/internal/hub"
@@ -48,6 +50,9 @@ type Parts struct {
 	Lobby  ports.LobbyCommands
 	View   ports.LobbyView
 	Sheets ports.Sheets
+	// Wallet sends wallet commands (Run: a walletclient.Client). Without
+	// it the wallet endpoints answer 503 and sockets get no balance.
+	Wallet coins.Commands
 	Logger *slog.Logger
 	Tracer trace.TracerProvider
 	Meter  metric.MeterProvider
@@ -70,6 +75,7 @@ type Server struct {
 	handler http.Handler
 	ws      *ws.Server
 	hub     *hub.Hub
+	coins   *coins.Follower // nil without a wallet
 	log     *slog.Logger
 	proxies connlimit.Networks // TrustedProxies, parsed once
 }
@@ -168,6 +174,19 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 	wc.MaxPerIP = cmp.Or(wc.MaxPerIP, cfg.WSPerIP)
 	wc.AuthTimeout = cmp.Or(wc.AuthTimeout, cfg.WSHelloTimeout)
 	wc.SessionSweep = cmp.Or(wc.SessionSweep, cfg.SessionSweep)
+	var (
+		wallet   ports.Wallet
+		follower *coins.Follower
+		balances ws.Balances
+	)
+	if p.Wallet != nil {
+		wallet = coins.New(p.Redis, p.Wallet, coins.Options{NewID: randomKey, Logger: p.Logger, Now: p.Now})
+		follower = coins.NewFollower(p.Redis, p.Logger, meter, streams.WithLogger(p.Logger),
+			streams.WithTracerProvider(p.Tracer), streams.WithMeterProvider(p.Meter))
+		balances = follower
+	}
+	walletRequests, _ := meter.Int64Counter("pulka_gateway_wallet_requests",
+		metric.WithDescription("wallet requests (open, balance, ledger, daily_bonus) by result (ok, refused, limited, error)"))
 	view := p.View
 	ping := wc.PingInterval
 	if ping <= 0 {
@@ -205,6 +224,7 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 		},
 		Revocations: revocations,
 		Overloaded:  p.Overloaded,
+		Balances:    balances,
 	})
 
 	engine := gin.New()
@@ -212,7 +232,7 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 	err = httpapi.Mount(engine, httpapi.Config{
 		CookieName: wsrv.Config().CookieName, CookieSecure: cookieSecure(cfg.CookieSecure), CookieDomain: cfg.CookieDomain,
 		AllowedOrigins: splitList(cfg.AllowedOrigins), TrustedProxies: proxies,
-		LobbyTimeout: cfg.LobbyTimeout,
+		LobbyTimeout: cfg.LobbyTimeout, WalletTimeout: cfg.WalletTimeout,
 	}, httpapi.Deps{
 		Signer: signer, Accounts: accounts, Login: login,
 		Signups: auth.NewLimiter(p.Redis, "signup-ip", cfg.SignupsPerIP, cfg.SignupWindow),
@@ -221,7 +241,11 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 		},
 		Revocations: revocations,
 		Lobby:       p.Lobby, View: p.View, Sheets: p.Sheets, Logger: p.Logger, Now: p.Now,
-		NewID: randomKey,
+		NewID:  randomKey,
+		Wallet: wallet, Bonuses: auth.NewLimiter(p.Redis, "bonus-account", cmp.Or(cfg.BonusPerAccount, 10), time.Hour),
+		WalletCounted: func(op, result string) { //nolint:contextcheck // a counter's callback: no caller's context to pass, the counter needs none
+			walletRequests.Add(context.Background(), 1, metric.WithAttributes(attribute.String("op", op), attribute.String("result", result)))
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -239,25 +263,33 @@ func New(ctx context.Context, cfg *Config, p Parts) (*Server, error) {
 	}
 	engine.NoRoute(noRoute(cfg.StaticDir))
 	engine.NoMethod(httpapi.NotFound)
-	return &Server{handler: engine, ws: wsrv, hub: h, log: p.Logger, proxies: proxies}, nil
+	return &Server{handler: engine, ws: wsrv, hub: h, coins: follower, log: p.Logger, proxies: proxies}, nil
 }
 
 // Handler serves the API, the WebSocket and the web client.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Run runs the hub and the presence beat (ws.Server.KeepPresence) until ctx
-// is cancelled.
+// Run runs the hub, the balance follower and the presence beat
+// (ws.Server.KeepPresence) until ctx is cancelled.
 func (s *Server) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	presence := make(chan error, 1)
 	go func() { presence <- s.ws.KeepPresence(ctx) }()
+	balances := make(chan error, 1)
+	go func() {
+		if s.coins == nil {
+			balances <- nil
+			return
+		}
+		balances <- s.coins.Run(ctx)
+	}()
 	sessions := make(chan struct{})
 	go func() { s.ws.WatchSessions(ctx); close(sessions) }()
 	err := s.hub.Run(ctx)
 	cancel()
 	<-sessions
-	return errors.Join(err, <-presence)
+	return errors.Join(err, <-presence, <-balances)
 }
 
 // Shutdown closes every WebSocket with 1001 and waits for them.
@@ -333,6 +365,8 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 	lc := lobbyclient.NewClient(d.Redis, lobbyclient.ClientOptions{Instance: instance, Timeout: c.LobbyTimeout,
 		Logger: d.Logger, TracerProvider: d.Telemetry.TracerProvider})
 	view := lobbyclient.NewView(d.Redis, lobbyclient.ViewOptions{Logger: d.Logger})
+	wc := walletclient.NewClient(d.Redis, walletclient.Options{Instance: "gw-" + instance, Timeout: c.WalletTimeout,
+		Logger: d.Logger, TracerProvider: d.Telemetry.TracerProvider})
 	inner, err := net.Listen("tcp", c.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("gateway: listen %s: %w", c.HTTPAddr, err)
@@ -350,7 +384,7 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 	}
 	s, err := New(ctx, c, Parts{
 		Redis: d.Redis, Lobby: lobbyCommands{lc}, View: lobbyView{v: view, rdb: d.Redis},
-		Sheets: sheets{scoringclient.NewReader(d.Redis)}, Logger: d.Logger,
+		Sheets: sheets{scoringclient.NewReader(d.Redis)}, Wallet: wc, Logger: d.Logger,
 		Tracer: d.Telemetry.TracerProvider, Meter: d.Telemetry.MeterProvider,
 		Overloaded: fds.Overloaded, Probes: d.PublicProbeHandler(time.Second),
 	})
@@ -373,9 +407,9 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	var wg sync.WaitGroup
-	errs := make(chan error, 4)
+	errs := make(chan error, 5)
 	go fds.Run(bg, 250*time.Millisecond)
-	for name, run := range map[string]func(context.Context) error{"hub": s.Run, "lobby-client": lc.Run, "lobby-view": view.Run} {
+	for name, run := range map[string]func(context.Context) error{"hub": s.Run, "lobby-client": lc.Run, "lobby-view": view.Run, "wallet-client": wc.Run} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -138,7 +138,7 @@ type testServer struct {
 
 func testConfig() *Config {
 	return &Config{HTTPAddr: ":0", SessionSecret: strings.Repeat("s", 32), SessionTTL: time.Hour,
-		AllowedOrigins: "pulka.example", LobbyTimeout: time.Second,
+		AllowedOrigins: "pulka.example", LobbyTimeout: time.Second, WalletTimeout: time.Second, BonusPerAccount: 10,
 		LoginPerIP: 100, LoginPerAccountIP: 3, LoginPerAccount: 100, LoginKnownFor: time.Hour, LoginWindow: time.Minute,
 		SignupsPerIP: 100, SignupWindow: time.Minute, CookieSecure: CookieSecureAuto,
 		WSPerPlayer: 8, WSPerIP: 64, ConnPerIP: 128, WSHelloTimeout: 5 * time.Second, FDShedPercent: 90, SessionSweep: time.Minute,

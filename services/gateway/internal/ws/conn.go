@@ -189,11 +189,28 @@ func (c *conn) run() {
 		return
 	}
 	c.send(wire.Welcome(c.player(), c.s.deps.Now()))
+	if stop := c.watchBalance(); stop != nil {
+		defer stop()
+	}
 	// Reads use c.steady; the end of c.ctx closes the connection, which
 	// ends a read as surely.
 	stop := context.AfterFunc(c.ctx, func() { _ = c.ws.CloseNow() })
 	defer stop()
 	c.readLoop()
+}
+
+// watchBalance follows an account's balance for this connection (guests
+// have no wallet); the connection works without it if Redis fails here.
+func (c *conn) watchBalance() (stop func()) {
+	if c.s.deps.Balances == nil || c.claims.Guest {
+		return nil
+	}
+	stop, err := c.s.deps.Balances.Watch(c.ctx, c.claims.PlayerID, c)
+	if err != nil {
+		c.s.deps.Logger.WarnContext(c.ctx, "ws: not following the balance", "conn", c.id, "err", err)
+		return nil
+	}
+	return stop
 }
 
 func (c *conn) player() wire.Player {

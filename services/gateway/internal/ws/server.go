@@ -154,6 +154,12 @@ type Publisher interface {
 	Publish(ctx context.Context, e streams.Entry) (string, error)
 }
 
+// Balances follows accounts' balances for their connections.
+type Balances interface {
+	// Watch sends sink balance frames from now until stop is called.
+	Watch(ctx context.Context, account string, sink hub.Sink) (stop func(), err error)
+}
+
 // Deps is what the endpoint talks to.
 type Deps struct {
 	Signer    *auth.Signer
@@ -172,10 +178,13 @@ type Deps struct {
 	// Overloaded, when set and true, sheds new upgrades with 503 (the
 	// process is near its file-descriptor limit: connlimit.FDGauge).
 	Overloaded func() bool
-	Logger     *slog.Logger
-	Tracer     trace.Tracer
-	Meter      metric.Meter
-	Now        func() time.Time
+	// Balances, when set, sends an account's connections its Domino Coin
+	// balance after the welcome and on every change (coins.Follower).
+	Balances Balances
+	Logger   *slog.Logger
+	Tracer   trace.Tracer
+	Meter    metric.Meter
+	Now      func() time.Time
 }
 
 // Server accepts and runs WebSocket connections.

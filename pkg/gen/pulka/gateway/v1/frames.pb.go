@@ -22,6 +22,7 @@ import (
 	v1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	v12 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	v11 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	v13 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
@@ -683,6 +684,7 @@ type ServerFrame struct {
 	//	*ServerFrame_Ack
 	//	*ServerFrame_Pong
 	//	*ServerFrame_Error
+	//	*ServerFrame_Balance
 	Frame         isServerFrame_Frame `protobuf_oneof:"frame"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -822,6 +824,15 @@ func (x *ServerFrame) GetError() *Error {
 	return nil
 }
 
+func (x *ServerFrame) GetBalance() *BalanceFrame {
+	if x != nil {
+		if x, ok := x.Frame.(*ServerFrame_Balance); ok {
+			return x.Balance
+		}
+	}
+	return nil
+}
+
 type isServerFrame_Frame interface {
 	isServerFrame_Frame()
 }
@@ -876,6 +887,12 @@ type ServerFrame_Error struct {
 	Error *Error `protobuf:"bytes,19,opt,name=error,proto3,oneof"`
 }
 
+type ServerFrame_Balance struct {
+	// The player's Domino Coin balance: after the welcome, and whenever it
+	// changes (accounts only; guests have no wallet).
+	Balance *BalanceFrame `protobuf:"bytes,20,opt,name=balance,proto3,oneof"`
+}
+
 func (*ServerFrame_Welcome) isServerFrame_Frame() {}
 
 func (*ServerFrame_Joined) isServerFrame_Frame() {}
@@ -895,6 +912,8 @@ func (*ServerFrame_Ack) isServerFrame_Frame() {}
 func (*ServerFrame_Pong) isServerFrame_Frame() {}
 
 func (*ServerFrame_Error) isServerFrame_Frame() {}
+
+func (*ServerFrame_Balance) isServerFrame_Frame() {}
 
 // Player is who a connection is authenticated as.
 type Player struct {
@@ -1423,11 +1442,72 @@ func (x *Error) GetTable() string {
 	return ""
 }
 
+// BalanceFrame is an account's Domino Coin balance (a virtual coin: never
+// money, never bought or cashed out). The gateway sends one after the
+// Welcome (the current balance) and one for each new entry of the account's
+// ledger. Frames may repeat or, across the first one, arrive out of order:
+// the one with the highest balance.version is the newest.
+type BalanceFrame struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The balance; version is the number of its last ledger entry (0: the
+	// wallet has not opened the account yet).
+	Balance *v13.Balance `protobuf:"bytes,1,opt,name=balance,proto3" json:"balance,omitempty"`
+	// The ledger entry that made this balance (its table_id and deltas say
+	// e.g. what a game paid); unset when the account has no entry yet.
+	Entry         *v13.LedgerEntry `protobuf:"bytes,2,opt,name=entry,proto3" json:"entry,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BalanceFrame) Reset() {
+	*x = BalanceFrame{}
+	mi := &file_pulka_gateway_v1_frames_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BalanceFrame) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BalanceFrame) ProtoMessage() {}
+
+func (x *BalanceFrame) ProtoReflect() protoreflect.Message {
+	mi := &file_pulka_gateway_v1_frames_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BalanceFrame.ProtoReflect.Descriptor instead.
+func (*BalanceFrame) Descriptor() ([]byte, []int) {
+	return file_pulka_gateway_v1_frames_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *BalanceFrame) GetBalance() *v13.Balance {
+	if x != nil {
+		return x.Balance
+	}
+	return nil
+}
+
+func (x *BalanceFrame) GetEntry() *v13.LedgerEntry {
+	if x != nil {
+		return x.Entry
+	}
+	return nil
+}
+
 var File_pulka_gateway_v1_frames_proto protoreflect.FileDescriptor
 
 const file_pulka_gateway_v1_frames_proto_rawDesc = "" +
 	"\n" +
-	"\x1dpulka/gateway/v1/frames.proto\x12\x10pulka.gateway.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1apulka/lobby/v1/lobby.proto\x1a\x1epulka/scoring/v1/scoring.proto\x1a\x1cpulka/table/v1/command.proto\x1a\x1apulka/table/v1/event.proto\"\xdb\x02\n" +
+	"\x1dpulka/gateway/v1/frames.proto\x12\x10pulka.gateway.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1apulka/lobby/v1/lobby.proto\x1a\x1epulka/scoring/v1/scoring.proto\x1a\x1cpulka/table/v1/command.proto\x1a\x1apulka/table/v1/event.proto\x1a\x1cpulka/wallet/v1/wallet.proto\"\xdb\x02\n" +
 	"\vClientFrame\x12\x10\n" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\x12/\n" +
 	"\x05hello\x18\n" +
@@ -1463,7 +1543,7 @@ const file_pulka_gateway_v1_frames_proto_rawDesc = "" +
 	"\x05leave\x18\x0e \x01(\v2\x1c.pulka.table.v1.LeaveCommandH\x00R\x05leave\x12.\n" +
 	"\x03sit\x18\x0f \x01(\v2\x1a.pulka.table.v1.SitCommandH\x00R\x03sit\x127\n" +
 	"\x04seed\x18\x10 \x01(\v2!.pulka.table.v1.ClientSeedCommandH\x00R\x04seedB\t\n" +
-	"\acommand\"\xc1\x04\n" +
+	"\acommand\"\xfd\x04\n" +
 	"\vServerFrame\x12\x10\n" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\x125\n" +
 	"\awelcome\x18\n" +
@@ -1477,7 +1557,8 @@ const file_pulka_gateway_v1_frames_proto_rawDesc = "" +
 	"\flobby_update\x18\x10 \x01(\v2\x1b.pulka.lobby.v1.LobbyUpdateH\x00R\vlobbyUpdate\x12)\n" +
 	"\x03ack\x18\x11 \x01(\v2\x15.pulka.gateway.v1.AckH\x00R\x03ack\x12,\n" +
 	"\x04pong\x18\x12 \x01(\v2\x16.pulka.gateway.v1.PongH\x00R\x04pong\x12/\n" +
-	"\x05error\x18\x13 \x01(\v2\x17.pulka.gateway.v1.ErrorH\x00R\x05errorB\a\n" +
+	"\x05error\x18\x13 \x01(\v2\x17.pulka.gateway.v1.ErrorH\x00R\x05error\x12:\n" +
+	"\abalance\x18\x14 \x01(\v2\x1e.pulka.gateway.v1.BalanceFrameH\x00R\abalanceB\a\n" +
 	"\x05frame\"B\n" +
 	"\x06Player\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
@@ -1513,7 +1594,10 @@ const file_pulka_gateway_v1_frames_proto_rawDesc = "" +
 	"\x05Error\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x14\n" +
-	"\x05table\x18\x03 \x01(\tR\x05tableB;Z9github.com/pulka/pulka/pkg/gen/pulka/gateway/v1;gatewayv1b\x06proto3"
+	"\x05table\x18\x03 \x01(\tR\x05table\"v\n" +
+	"\fBalanceFrame\x122\n" +
+	"\abalance\x18\x01 \x01(\v2\x18.pulka.wallet.v1.BalanceR\abalance\x122\n" +
+	"\x05entry\x18\x02 \x01(\v2\x1c.pulka.wallet.v1.LedgerEntryR\x05entryB;Z9github.com/pulka/pulka/pkg/gen/pulka/gateway/v1;gatewayv1b\x06proto3"
 
 var (
 	file_pulka_gateway_v1_frames_proto_rawDescOnce sync.Once
@@ -1527,7 +1611,7 @@ func file_pulka_gateway_v1_frames_proto_rawDescGZIP() []byte {
 	return file_pulka_gateway_v1_frames_proto_rawDescData
 }
 
-var file_pulka_gateway_v1_frames_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_pulka_gateway_v1_frames_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_pulka_gateway_v1_frames_proto_goTypes = []any{
 	(*ClientFrame)(nil),            // 0: pulka.gateway.v1.ClientFrame
 	(*Hello)(nil),                  // 1: pulka.gateway.v1.Hello
@@ -1546,19 +1630,22 @@ var file_pulka_gateway_v1_frames_proto_goTypes = []any{
 	(*Ack)(nil),                    // 14: pulka.gateway.v1.Ack
 	(*Pong)(nil),                   // 15: pulka.gateway.v1.Pong
 	(*Error)(nil),                  // 16: pulka.gateway.v1.Error
-	(*v1.TableFilter)(nil),         // 17: pulka.lobby.v1.TableFilter
-	(*v11.ClientSeedCommand)(nil),  // 18: pulka.table.v1.ClientSeedCommand
-	(*v11.BidCommand)(nil),         // 19: pulka.table.v1.BidCommand
-	(*v11.ChooseTrumpCommand)(nil), // 20: pulka.table.v1.ChooseTrumpCommand
-	(*v11.PlayCardCommand)(nil),    // 21: pulka.table.v1.PlayCardCommand
-	(*v11.ResignCommand)(nil),      // 22: pulka.table.v1.ResignCommand
-	(*v11.LeaveCommand)(nil),       // 23: pulka.table.v1.LeaveCommand
-	(*v11.SitCommand)(nil),         // 24: pulka.table.v1.SitCommand
-	(*v1.LobbyView)(nil),           // 25: pulka.lobby.v1.LobbyView
-	(*v1.LobbyUpdate)(nil),         // 26: pulka.lobby.v1.LobbyUpdate
-	(*timestamppb.Timestamp)(nil),  // 27: google.protobuf.Timestamp
-	(*v11.Event)(nil),              // 28: pulka.table.v1.Event
-	(*v12.SheetUpdate)(nil),        // 29: pulka.scoring.v1.SheetUpdate
+	(*BalanceFrame)(nil),           // 17: pulka.gateway.v1.BalanceFrame
+	(*v1.TableFilter)(nil),         // 18: pulka.lobby.v1.TableFilter
+	(*v11.ClientSeedCommand)(nil),  // 19: pulka.table.v1.ClientSeedCommand
+	(*v11.BidCommand)(nil),         // 20: pulka.table.v1.BidCommand
+	(*v11.ChooseTrumpCommand)(nil), // 21: pulka.table.v1.ChooseTrumpCommand
+	(*v11.PlayCardCommand)(nil),    // 22: pulka.table.v1.PlayCardCommand
+	(*v11.ResignCommand)(nil),      // 23: pulka.table.v1.ResignCommand
+	(*v11.LeaveCommand)(nil),       // 24: pulka.table.v1.LeaveCommand
+	(*v11.SitCommand)(nil),         // 25: pulka.table.v1.SitCommand
+	(*v1.LobbyView)(nil),           // 26: pulka.lobby.v1.LobbyView
+	(*v1.LobbyUpdate)(nil),         // 27: pulka.lobby.v1.LobbyUpdate
+	(*timestamppb.Timestamp)(nil),  // 28: google.protobuf.Timestamp
+	(*v11.Event)(nil),              // 29: pulka.table.v1.Event
+	(*v12.SheetUpdate)(nil),        // 30: pulka.scoring.v1.SheetUpdate
+	(*v13.Balance)(nil),            // 31: pulka.wallet.v1.Balance
+	(*v13.LedgerEntry)(nil),        // 32: pulka.wallet.v1.LedgerEntry
 }
 var file_pulka_gateway_v1_frames_proto_depIdxs = []int32{
 	1,  // 0: pulka.gateway.v1.ClientFrame.hello:type_name -> pulka.gateway.v1.Hello
@@ -1567,35 +1654,38 @@ var file_pulka_gateway_v1_frames_proto_depIdxs = []int32{
 	6,  // 3: pulka.gateway.v1.ClientFrame.command:type_name -> pulka.gateway.v1.TableCommand
 	4,  // 4: pulka.gateway.v1.ClientFrame.ping:type_name -> pulka.gateway.v1.Ping
 	5,  // 5: pulka.gateway.v1.ClientFrame.lobby:type_name -> pulka.gateway.v1.WatchLobby
-	17, // 6: pulka.gateway.v1.WatchLobby.filter:type_name -> pulka.lobby.v1.TableFilter
-	18, // 7: pulka.gateway.v1.TableCommand.attached_seed:type_name -> pulka.table.v1.ClientSeedCommand
-	19, // 8: pulka.gateway.v1.TableCommand.bid:type_name -> pulka.table.v1.BidCommand
-	20, // 9: pulka.gateway.v1.TableCommand.trump:type_name -> pulka.table.v1.ChooseTrumpCommand
-	21, // 10: pulka.gateway.v1.TableCommand.play:type_name -> pulka.table.v1.PlayCardCommand
-	22, // 11: pulka.gateway.v1.TableCommand.resign:type_name -> pulka.table.v1.ResignCommand
-	23, // 12: pulka.gateway.v1.TableCommand.leave:type_name -> pulka.table.v1.LeaveCommand
-	24, // 13: pulka.gateway.v1.TableCommand.sit:type_name -> pulka.table.v1.SitCommand
-	18, // 14: pulka.gateway.v1.TableCommand.seed:type_name -> pulka.table.v1.ClientSeedCommand
+	18, // 6: pulka.gateway.v1.WatchLobby.filter:type_name -> pulka.lobby.v1.TableFilter
+	19, // 7: pulka.gateway.v1.TableCommand.attached_seed:type_name -> pulka.table.v1.ClientSeedCommand
+	20, // 8: pulka.gateway.v1.TableCommand.bid:type_name -> pulka.table.v1.BidCommand
+	21, // 9: pulka.gateway.v1.TableCommand.trump:type_name -> pulka.table.v1.ChooseTrumpCommand
+	22, // 10: pulka.gateway.v1.TableCommand.play:type_name -> pulka.table.v1.PlayCardCommand
+	23, // 11: pulka.gateway.v1.TableCommand.resign:type_name -> pulka.table.v1.ResignCommand
+	24, // 12: pulka.gateway.v1.TableCommand.leave:type_name -> pulka.table.v1.LeaveCommand
+	25, // 13: pulka.gateway.v1.TableCommand.sit:type_name -> pulka.table.v1.SitCommand
+	19, // 14: pulka.gateway.v1.TableCommand.seed:type_name -> pulka.table.v1.ClientSeedCommand
 	9,  // 15: pulka.gateway.v1.ServerFrame.welcome:type_name -> pulka.gateway.v1.Welcome
 	10, // 16: pulka.gateway.v1.ServerFrame.joined:type_name -> pulka.gateway.v1.Joined
 	11, // 17: pulka.gateway.v1.ServerFrame.unjoined:type_name -> pulka.gateway.v1.Unjoined
 	12, // 18: pulka.gateway.v1.ServerFrame.event:type_name -> pulka.gateway.v1.EventFrame
 	13, // 19: pulka.gateway.v1.ServerFrame.sheet:type_name -> pulka.gateway.v1.SheetFrame
-	25, // 20: pulka.gateway.v1.ServerFrame.lobby_view:type_name -> pulka.lobby.v1.LobbyView
-	26, // 21: pulka.gateway.v1.ServerFrame.lobby_update:type_name -> pulka.lobby.v1.LobbyUpdate
+	26, // 20: pulka.gateway.v1.ServerFrame.lobby_view:type_name -> pulka.lobby.v1.LobbyView
+	27, // 21: pulka.gateway.v1.ServerFrame.lobby_update:type_name -> pulka.lobby.v1.LobbyUpdate
 	14, // 22: pulka.gateway.v1.ServerFrame.ack:type_name -> pulka.gateway.v1.Ack
 	15, // 23: pulka.gateway.v1.ServerFrame.pong:type_name -> pulka.gateway.v1.Pong
 	16, // 24: pulka.gateway.v1.ServerFrame.error:type_name -> pulka.gateway.v1.Error
-	8,  // 25: pulka.gateway.v1.Welcome.player:type_name -> pulka.gateway.v1.Player
-	27, // 26: pulka.gateway.v1.Welcome.server_time:type_name -> google.protobuf.Timestamp
-	28, // 27: pulka.gateway.v1.EventFrame.event:type_name -> pulka.table.v1.Event
-	29, // 28: pulka.gateway.v1.SheetFrame.update:type_name -> pulka.scoring.v1.SheetUpdate
-	27, // 29: pulka.gateway.v1.Pong.server_time:type_name -> google.protobuf.Timestamp
-	30, // [30:30] is the sub-list for method output_type
-	30, // [30:30] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	17, // 25: pulka.gateway.v1.ServerFrame.balance:type_name -> pulka.gateway.v1.BalanceFrame
+	8,  // 26: pulka.gateway.v1.Welcome.player:type_name -> pulka.gateway.v1.Player
+	28, // 27: pulka.gateway.v1.Welcome.server_time:type_name -> google.protobuf.Timestamp
+	29, // 28: pulka.gateway.v1.EventFrame.event:type_name -> pulka.table.v1.Event
+	30, // 29: pulka.gateway.v1.SheetFrame.update:type_name -> pulka.scoring.v1.SheetUpdate
+	28, // 30: pulka.gateway.v1.Pong.server_time:type_name -> google.protobuf.Timestamp
+	31, // 31: pulka.gateway.v1.BalanceFrame.balance:type_name -> pulka.wallet.v1.Balance
+	32, // 32: pulka.gateway.v1.BalanceFrame.entry:type_name -> pulka.wallet.v1.LedgerEntry
+	33, // [33:33] is the sub-list for method output_type
+	33, // [33:33] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_pulka_gateway_v1_frames_proto_init() }
@@ -1631,6 +1721,7 @@ func file_pulka_gateway_v1_frames_proto_init() {
 		(*ServerFrame_Ack)(nil),
 		(*ServerFrame_Pong)(nil),
 		(*ServerFrame_Error)(nil),
+		(*ServerFrame_Balance)(nil),
 	}
 	file_pulka_gateway_v1_frames_proto_msgTypes[10].OneofWrappers = []any{}
 	type x struct{}
@@ -1639,7 +1730,7 @@ func file_pulka_gateway_v1_frames_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pulka_gateway_v1_frames_proto_rawDesc), len(file_pulka_gateway_v1_frames_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -26,13 +26,15 @@ import type { BidCommand, ChooseTrumpCommand, ClientSeedCommand, LeaveCommand, P
 import { file_pulka_table_v1_command } from "../../table/v1/command_pb";
 import type { Event } from "../../table/v1/event_pb";
 import { file_pulka_table_v1_event } from "../../table/v1/event_pb";
+import type { Balance, LedgerEntry } from "../../wallet/v1/wallet_pb";
+import { file_pulka_wallet_v1_wallet } from "../../wallet/v1/wallet_pb";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file pulka/gateway/v1/frames.proto.
  */
 export const file_pulka_gateway_v1_frames: GenFile = /*@__PURE__*/
-  fileDesc("Ch1wdWxrYS9nYXRld2F5L3YxL2ZyYW1lcy5wcm90bxIQcHVsa2EuZ2F0ZXdheS52MSKrAgoLQ2xpZW50RnJhbWUSCwoDcmVmGAEgASgJEigKBWhlbGxvGAogASgLMhcucHVsa2EuZ2F0ZXdheS52MS5IZWxsb0gAEiYKBGpvaW4YCyABKAsyFi5wdWxrYS5nYXRld2F5LnYxLkpvaW5IABIqCgZ1bmpvaW4YDCABKAsyGC5wdWxrYS5nYXRld2F5LnYxLlVuam9pbkgAEjEKB2NvbW1hbmQYDSABKAsyHi5wdWxrYS5nYXRld2F5LnYxLlRhYmxlQ29tbWFuZEgAEiYKBHBpbmcYDiABKAsyFi5wdWxrYS5nYXRld2F5LnYxLlBpbmdIABItCgVsb2JieRgPIAEoCzIcLnB1bGthLmdhdGV3YXkudjEuV2F0Y2hMb2JieUgAQgcKBWZyYW1lIhYKBUhlbGxvEg0KBXRva2VuGAEgASgJIiwKBEpvaW4SDQoFdGFibGUYASABKAkSFQoNbGFzdF9ldmVudF9pZBgCIAEoCSIXCgZVbmpvaW4SDQoFdGFibGUYASABKAkiBgoEUGluZyJXCgpXYXRjaExvYmJ5Eg0KBXdhdGNoGAEgASgIEisKBmZpbHRlchgCIAEoCzIbLnB1bGthLmxvYmJ5LnYxLlRhYmxlRmlsdGVyEg0KBWxpbWl0GAMgASgNIr4DCgxUYWJsZUNvbW1hbmQSDQoFdGFibGUYASABKAkSCwoDY21kGAIgASgJEjgKDWF0dGFjaGVkX3NlZWQYAyABKAsyIS5wdWxrYS50YWJsZS52MS5DbGllbnRTZWVkQ29tbWFuZBIpCgNiaWQYCiABKAsyGi5wdWxrYS50YWJsZS52MS5CaWRDb21tYW5kSAASMwoFdHJ1bXAYCyABKAsyIi5wdWxrYS50YWJsZS52MS5DaG9vc2VUcnVtcENvbW1hbmRIABIvCgRwbGF5GAwgASgLMh8ucHVsa2EudGFibGUudjEuUGxheUNhcmRDb21tYW5kSAASLwoGcmVzaWduGA0gASgLMh0ucHVsa2EudGFibGUudjEuUmVzaWduQ29tbWFuZEgAEi0KBWxlYXZlGA4gASgLMhwucHVsa2EudGFibGUudjEuTGVhdmVDb21tYW5kSAASKQoDc2l0GA8gASgLMhoucHVsa2EudGFibGUudjEuU2l0Q29tbWFuZEgAEjEKBHNlZWQYECABKAsyIS5wdWxrYS50YWJsZS52MS5DbGllbnRTZWVkQ29tbWFuZEgAQgkKB2NvbW1hbmQi6QMKC1NlcnZlckZyYW1lEgsKA3JlZhgBIAEoCRIsCgd3ZWxjb21lGAogASgLMhkucHVsa2EuZ2F0ZXdheS52MS5XZWxjb21lSAASKgoGam9pbmVkGAsgASgLMhgucHVsa2EuZ2F0ZXdheS52MS5Kb2luZWRIABIuCgh1bmpvaW5lZBgMIAEoCzIaLnB1bGthLmdhdGV3YXkudjEuVW5qb2luZWRIABItCgVldmVudBgNIAEoCzIcLnB1bGthLmdhdGV3YXkudjEuRXZlbnRGcmFtZUgAEi0KBXNoZWV0GA4gASgLMhwucHVsa2EuZ2F0ZXdheS52MS5TaGVldEZyYW1lSAASLwoKbG9iYnlfdmlldxgPIAEoCzIZLnB1bGthLmxvYmJ5LnYxLkxvYmJ5Vmlld0gAEjMKDGxvYmJ5X3VwZGF0ZRgQIAEoCzIbLnB1bGthLmxvYmJ5LnYxLkxvYmJ5VXBkYXRlSAASJAoDYWNrGBEgASgLMhUucHVsa2EuZ2F0ZXdheS52MS5BY2tIABImCgRwb25nGBIgASgLMhYucHVsa2EuZ2F0ZXdheS52MS5Qb25nSAASKAoFZXJyb3IYEyABKAsyFy5wdWxrYS5nYXRld2F5LnYxLkVycm9ySABCBwoFZnJhbWUiMQoGUGxheWVyEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDQoFZ3Vlc3QYAyABKAgiZAoHV2VsY29tZRIoCgZwbGF5ZXIYASABKAsyGC5wdWxrYS5nYXRld2F5LnYxLlBsYXllchIvCgtzZXJ2ZXJfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiXgoGSm9pbmVkEg0KBXRhYmxlGAEgASgJEhEKBHNlYXQYAiABKA1IAIgBARIQCghyZXBsYXllZBgDIAEoDRIXCg9oaXN0b3J5X3RyaW1tZWQYBCABKAhCBwoFX3NlYXQiGQoIVW5qb2luZWQSDQoFdGFibGUYASABKAkiTQoKRXZlbnRGcmFtZRINCgV0YWJsZRgBIAEoCRIKCgJpZBgCIAEoCRIkCgVldmVudBgDIAEoCzIVLnB1bGthLnRhYmxlLnYxLkV2ZW50IlYKClNoZWV0RnJhbWUSDQoFdGFibGUYASABKAkSCgoCaWQYAiABKAkSLQoGdXBkYXRlGAMgASgLMh0ucHVsa2Euc2NvcmluZy52MS5TaGVldFVwZGF0ZSISCgNBY2sSCwoDY21kGAEgASgJIjcKBFBvbmcSLwoLc2VydmVyX3RpbWUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjUKBUVycm9yEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCRINCgV0YWJsZRgDIAEoCUI7WjlnaXRodWIuY29tL3B1bGthL3B1bGthL3BrZy9nZW4vcHVsa2EvZ2F0ZXdheS92MTtnYXRld2F5djFiBnByb3RvMw", [file_google_protobuf_timestamp, file_pulka_lobby_v1_lobby, file_pulka_scoring_v1_scoring, file_pulka_table_v1_command, file_pulka_table_v1_event]);
+  fileDesc("Ch1wdWxrYS9nYXRld2F5L3YxL2ZyYW1lcy5wcm90bxIQcHVsa2EuZ2F0ZXdheS52MSKrAgoLQ2xpZW50RnJhbWUSCwoDcmVmGAEgASgJEigKBWhlbGxvGAogASgLMhcucHVsa2EuZ2F0ZXdheS52MS5IZWxsb0gAEiYKBGpvaW4YCyABKAsyFi5wdWxrYS5nYXRld2F5LnYxLkpvaW5IABIqCgZ1bmpvaW4YDCABKAsyGC5wdWxrYS5nYXRld2F5LnYxLlVuam9pbkgAEjEKB2NvbW1hbmQYDSABKAsyHi5wdWxrYS5nYXRld2F5LnYxLlRhYmxlQ29tbWFuZEgAEiYKBHBpbmcYDiABKAsyFi5wdWxrYS5nYXRld2F5LnYxLlBpbmdIABItCgVsb2JieRgPIAEoCzIcLnB1bGthLmdhdGV3YXkudjEuV2F0Y2hMb2JieUgAQgcKBWZyYW1lIhYKBUhlbGxvEg0KBXRva2VuGAEgASgJIiwKBEpvaW4SDQoFdGFibGUYASABKAkSFQoNbGFzdF9ldmVudF9pZBgCIAEoCSIXCgZVbmpvaW4SDQoFdGFibGUYASABKAkiBgoEUGluZyJXCgpXYXRjaExvYmJ5Eg0KBXdhdGNoGAEgASgIEisKBmZpbHRlchgCIAEoCzIbLnB1bGthLmxvYmJ5LnYxLlRhYmxlRmlsdGVyEg0KBWxpbWl0GAMgASgNIr4DCgxUYWJsZUNvbW1hbmQSDQoFdGFibGUYASABKAkSCwoDY21kGAIgASgJEjgKDWF0dGFjaGVkX3NlZWQYAyABKAsyIS5wdWxrYS50YWJsZS52MS5DbGllbnRTZWVkQ29tbWFuZBIpCgNiaWQYCiABKAsyGi5wdWxrYS50YWJsZS52MS5CaWRDb21tYW5kSAASMwoFdHJ1bXAYCyABKAsyIi5wdWxrYS50YWJsZS52MS5DaG9vc2VUcnVtcENvbW1hbmRIABIvCgRwbGF5GAwgASgLMh8ucHVsa2EudGFibGUudjEuUGxheUNhcmRDb21tYW5kSAASLwoGcmVzaWduGA0gASgLMh0ucHVsa2EudGFibGUudjEuUmVzaWduQ29tbWFuZEgAEi0KBWxlYXZlGA4gASgLMhwucHVsa2EudGFibGUudjEuTGVhdmVDb21tYW5kSAASKQoDc2l0GA8gASgLMhoucHVsa2EudGFibGUudjEuU2l0Q29tbWFuZEgAEjEKBHNlZWQYECABKAsyIS5wdWxrYS50YWJsZS52MS5DbGllbnRTZWVkQ29tbWFuZEgAQgkKB2NvbW1hbmQinAQKC1NlcnZlckZyYW1lEgsKA3JlZhgBIAEoCRIsCgd3ZWxjb21lGAogASgLMhkucHVsa2EuZ2F0ZXdheS52MS5XZWxjb21lSAASKgoGam9pbmVkGAsgASgLMhgucHVsa2EuZ2F0ZXdheS52MS5Kb2luZWRIABIuCgh1bmpvaW5lZBgMIAEoCzIaLnB1bGthLmdhdGV3YXkudjEuVW5qb2luZWRIABItCgVldmVudBgNIAEoCzIcLnB1bGthLmdhdGV3YXkudjEuRXZlbnRGcmFtZUgAEi0KBXNoZWV0GA4gASgLMhwucHVsa2EuZ2F0ZXdheS52MS5TaGVldEZyYW1lSAASLwoKbG9iYnlfdmlldxgPIAEoCzIZLnB1bGthLmxvYmJ5LnYxLkxvYmJ5Vmlld0gAEjMKDGxvYmJ5X3VwZGF0ZRgQIAEoCzIbLnB1bGthLmxvYmJ5LnYxLkxvYmJ5VXBkYXRlSAASJAoDYWNrGBEgASgLMhUucHVsa2EuZ2F0ZXdheS52MS5BY2tIABImCgRwb25nGBIgASgLMhYucHVsa2EuZ2F0ZXdheS52MS5Qb25nSAASKAoFZXJyb3IYEyABKAsyFy5wdWxrYS5nYXRld2F5LnYxLkVycm9ySAASMQoHYmFsYW5jZRgUIAEoCzIeLnB1bGthLmdhdGV3YXkudjEuQmFsYW5jZUZyYW1lSABCBwoFZnJhbWUiMQoGUGxheWVyEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDQoFZ3Vlc3QYAyABKAgiZAoHV2VsY29tZRIoCgZwbGF5ZXIYASABKAsyGC5wdWxrYS5nYXRld2F5LnYxLlBsYXllchIvCgtzZXJ2ZXJfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiXgoGSm9pbmVkEg0KBXRhYmxlGAEgASgJEhEKBHNlYXQYAiABKA1IAIgBARIQCghyZXBsYXllZBgDIAEoDRIXCg9oaXN0b3J5X3RyaW1tZWQYBCABKAhCBwoFX3NlYXQiGQoIVW5qb2luZWQSDQoFdGFibGUYASABKAkiTQoKRXZlbnRGcmFtZRINCgV0YWJsZRgBIAEoCRIKCgJpZBgCIAEoCRIkCgVldmVudBgDIAEoCzIVLnB1bGthLnRhYmxlLnYxLkV2ZW50IlYKClNoZWV0RnJhbWUSDQoFdGFibGUYASABKAkSCgoCaWQYAiABKAkSLQoGdXBkYXRlGAMgASgLMh0ucHVsa2Euc2NvcmluZy52MS5TaGVldFVwZGF0ZSISCgNBY2sSCwoDY21kGAEgASgJIjcKBFBvbmcSLwoLc2VydmVyX3RpbWUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjUKBUVycm9yEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCRINCgV0YWJsZRgDIAEoCSJmCgxCYWxhbmNlRnJhbWUSKQoHYmFsYW5jZRgBIAEoCzIYLnB1bGthLndhbGxldC52MS5CYWxhbmNlEisKBWVudHJ5GAIgASgLMhwucHVsa2Eud2FsbGV0LnYxLkxlZGdlckVudHJ5QjtaOWdpdGh1Yi5jb20vcHVsa2EvcHVsa2EvcGtnL2dlbi9wdWxrYS9nYXRld2F5L3YxO2dhdGV3YXl2MWIGcHJvdG8z", [file_google_protobuf_timestamp, file_pulka_lobby_v1_lobby, file_pulka_scoring_v1_scoring, file_pulka_table_v1_command, file_pulka_table_v1_event, file_pulka_wallet_v1_wallet]);
 
 /**
  * ClientFrame is one message from a client. Every client is hostile: the
@@ -442,6 +444,15 @@ export type ServerFrame = Message<"pulka.gateway.v1.ServerFrame"> & {
      */
     value: Error;
     case: "error";
+  } | {
+    /**
+     * The player's Domino Coin balance: after the welcome, and whenever it
+     * changes (accounts only; guests have no wallet).
+     *
+     * @generated from field: pulka.gateway.v1.BalanceFrame balance = 20;
+     */
+    value: BalanceFrame;
+    case: "balance";
   } | { case: undefined; value?: undefined };
 };
 
@@ -729,4 +740,38 @@ export type Error = Message<"pulka.gateway.v1.Error"> & {
  */
 export const ErrorSchema: GenMessage<Error> = /*@__PURE__*/
   messageDesc(file_pulka_gateway_v1_frames, 16);
+
+/**
+ * BalanceFrame is an account's Domino Coin balance (a virtual coin: never
+ * money, never bought or cashed out). The gateway sends one after the
+ * Welcome (the current balance) and one for each new entry of the account's
+ * ledger. Frames may repeat or, across the first one, arrive out of order:
+ * the one with the highest balance.version is the newest.
+ *
+ * @generated from message pulka.gateway.v1.BalanceFrame
+ */
+export type BalanceFrame = Message<"pulka.gateway.v1.BalanceFrame"> & {
+  /**
+   * The balance; version is the number of its last ledger entry (0: the
+   * wallet has not opened the account yet).
+   *
+   * @generated from field: pulka.wallet.v1.Balance balance = 1;
+   */
+  balance?: Balance | undefined;
+
+  /**
+   * The ledger entry that made this balance (its table_id and deltas say
+   * e.g. what a game paid); unset when the account has no entry yet.
+   *
+   * @generated from field: pulka.wallet.v1.LedgerEntry entry = 2;
+   */
+  entry?: LedgerEntry | undefined;
+};
+
+/**
+ * Describes the message pulka.gateway.v1.BalanceFrame.
+ * Use `create(BalanceFrameSchema)` to create a new message.
+ */
+export const BalanceFrameSchema: GenMessage<BalanceFrame> = /*@__PURE__*/
+  messageDesc(file_pulka_gateway_v1_frames, 17);
 
