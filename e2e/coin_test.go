@@ -31,23 +31,23 @@ func walletOf(t *testing.T, s *stack) *walletclient.Client {
 	return w
 }
 
-// coinAccount registers a player and makes sure they have a Domino Coin
-// account. The gateway does not open one at registration yet, so the test
-// sends OpenAccount itself; ACCOUNT_EXISTS (a gateway that does) is fine.
-func (s *stack) coinAccount(t *testing.T, w *walletclient.Client) session {
+// coinAccount registers a player and waits until the gateway has opened
+// their Domino Coin account (registration sends OpenAccount; the balance
+// answers 503 wallet_opening until the wallet has applied it).
+func (s *stack) coinAccount(t *testing.T) session {
 	t.Helper()
 	ses := s.register(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	res, err := w.Do(ctx, &walletv1.WalletCommand{CommandId: "e2e-open-" + ses.Player.ID,
-		Command: &walletv1.WalletCommand_OpenAccount{OpenAccount: &walletv1.OpenAccount{AccountId: ses.Player.ID}}})
-	if err != nil {
-		t.Fatalf("open the account of %s: %v", ses.Player.ID, err)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		status, body := s.call(t, http.MethodGet, "/api/v1/me/wallet", ses.Token, nil)
+		if status == http.StatusOK {
+			return ses
+		}
+		if status != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			t.Fatalf("the account of %s was not opened: %d %s", ses.Player.ID, status, body)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	if !res.GetAccepted() && res.GetReason() != walletv1.WalletRejectReason_WALLET_REJECT_REASON_ACCOUNT_EXISTS {
-		t.Fatalf("open the account of %s: %v", ses.Player.ID, res)
-	}
-	return ses
 }
 
 // balance is (available, held) of a player, as their ledger says.
@@ -151,7 +151,7 @@ func TestCoins_FourAccountsPlayAClassicCoinGame(t *testing.T) {
 	sessions := make([]session, 4)
 	start := map[string]int64{}
 	for i := range sessions {
-		sessions[i] = s.coinAccount(t, w)
+		sessions[i] = s.coinAccount(t)
 		start[sessions[i].Player.ID], _ = s.balance(t, sessions[i].Player.ID)
 	}
 	const stake = 100
@@ -194,10 +194,9 @@ func TestCoins_FourAccountsPlayAClassicCoinGame(t *testing.T) {
 func TestCoins_AClassicLeaverForfeitsTheStake(t *testing.T) {
 	t.Parallel()
 	s := shared
-	w := walletOf(t, s)
 	var tableID string
 	s.dumpOnFailure(t, &tableID)
-	stayer, leaver := s.coinAccount(t, w), s.coinAccount(t, w)
+	stayer, leaver := s.coinAccount(t), s.coinAccount(t)
 	a0, _ := s.balance(t, stayer.Player.ID)
 	b0, _ := s.balance(t, leaver.Player.ID)
 	const stake = 50
@@ -221,8 +220,7 @@ func TestCoins_AClassicLeaverForfeitsTheStake(t *testing.T) {
 func TestCoins_TooSmallABalanceOrAGuestIsRefusedAndTheSeatStaysFree(t *testing.T) {
 	t.Parallel()
 	s := shared
-	w := walletOf(t, s)
-	poor, host := s.coinAccount(t, w), s.coinAccount(t, w)
+	poor, host := s.coinAccount(t), s.coinAccount(t)
 	p0, _ := s.balance(t, poor.Player.ID)
 	if p0 < 1000 || p0-1000 >= 10 {
 		t.Fatalf("a new account has %d coins; the test needs 1000..1009 (the sign-up grant)", p0)
@@ -260,10 +258,9 @@ func TestCoins_TooSmallABalanceOrAGuestIsRefusedAndTheSeatStaysFree(t *testing.T
 func TestCoins_AJapaneseCoinMatchPaysThePotToTheWinner(t *testing.T) {
 	t.Parallel()
 	s := shared
-	w := walletOf(t, s)
 	var tableID string
 	s.dumpOnFailure(t, &tableID)
-	sessions := []session{s.coinAccount(t, w), s.coinAccount(t, w)}
+	sessions := []session{s.coinAccount(t), s.coinAccount(t)}
 	start := map[string]int64{}
 	for _, ses := range sessions {
 		start[ses.Player.ID], _ = s.balance(t, ses.Player.ID)
@@ -298,10 +295,9 @@ func TestCoins_AJapaneseCoinMatchPaysThePotToTheWinner(t *testing.T) {
 func TestCoins_AJapaneseResignationHandsThePotToTheOpponent(t *testing.T) {
 	t.Parallel()
 	s := shared
-	w := walletOf(t, s)
 	var tableID string
 	s.dumpOnFailure(t, &tableID)
-	stayer, quitter := s.coinAccount(t, w), s.coinAccount(t, w)
+	stayer, quitter := s.coinAccount(t), s.coinAccount(t)
 	a0, _ := s.balance(t, stayer.Player.ID)
 	b0, _ := s.balance(t, quitter.Player.ID)
 	const stake = 10
@@ -330,7 +326,7 @@ func TestCoins_SIGKILLOfTheRunnerMidGamePaysOnce(t *testing.T) {
 	sessions := make([]session, 4)
 	start := map[string]int64{}
 	for i := range sessions {
-		sessions[i] = s.coinAccount(t, w)
+		sessions[i] = s.coinAccount(t)
 		start[sessions[i].Player.ID], _ = s.balance(t, sessions[i].Player.ID)
 	}
 	const stake = 100
