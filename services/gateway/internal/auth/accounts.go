@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/pulka/pulka/pkg/lobbyclient"
 	"github.com/pulka/pulka/pkg/names"
 )
 
@@ -131,7 +132,7 @@ func NewGuest() (id, name string) {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	n := (uint(b[0])<<8 | uint(b[1])) % 10000
-	return "g-" + hex.EncodeToString(b), fmt.Sprintf("Guest-%04d", n)
+	return lobbyclient.GuestPrefix + hex.EncodeToString(b), fmt.Sprintf("Guest-%04d", n)
 }
 
 func randomHex(n int) string {
@@ -139,9 +140,6 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
 	return hex.EncodeToString(b)
 }
-
-// IsGuestID reports whether a player id is a guest's.
-func IsGuestID(id string) bool { return strings.HasPrefix(id, "g-") }
 
 // PasswordChecks is how many password hashes were computed to check logins.
 func (a *Accounts) PasswordChecks() int64 { return a.hasher.Verified() }

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pulka/pulka/pkg/lobbyclient"
 	"github.com/pulka/pulka/pkg/redistest"
 )
 
@@ -359,7 +360,7 @@ func TestNewGuest_IDsAreDistinctAndMarked(t *testing.T) {
 	seen := map[string]bool{}
 	for i := 0; i < 1000; i++ {
 		id, name := NewGuest()
-		if !IsGuestID(id) || !strings.HasPrefix(name, "Guest-") || seen[id] {
+		if !lobbyclient.IsGuest(id) || !strings.HasPrefix(name, "Guest-") || seen[id] {
 			t.Fatalf("guest %d: %s %s", i, id, name)
 		}
 		seen[id] = true
