@@ -11,7 +11,9 @@ export type Variant = 'standard' | 'nines';
 export type Khishti = '200' | '500' | '100' | 'per-card';
 export type Trump = Suit | 'none';
 
-export type Stake = { kind: 'free' } | { kind: 'coins'; amount: number } | { kind: 'unknown' };
+/** A coin stake's payout is the share of the pot of each place, in percent,
+ * first place first, as the lobby describes the table (empty when unknown). */
+export type Stake = { kind: 'free' } | { kind: 'coins'; amount: number; payout: number[] } | { kind: 'unknown' };
 
 export interface TableSettings {
   game: Game | null;

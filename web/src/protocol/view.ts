@@ -150,7 +150,7 @@ export function settingsOf(s: WireSettings | undefined): TableSettings {
     visibility: s?.visibility === TableVisibility.PUBLIC ? 'public' : 'private',
     hasPassword: s?.hasPassword ?? false,
     // A stake with no known kind must not be taken for a free table.
-    stake: stake?.case === 'free' ? { kind: 'free' } : stake?.case === 'coins' ? { kind: 'coins', amount: num(stake.value.amount) } : { kind: 'unknown' },
+    stake: stake?.case === 'free' ? { kind: 'free' } : stake?.case === 'coins' ? { kind: 'coins', amount: num(stake.value.amount), payout: [...stake.value.payoutPercent] } : { kind: 'unknown' },
     moveTime: seconds(s?.moveTime),
     reconnectGrace: seconds(s?.reconnectGrace),
   };

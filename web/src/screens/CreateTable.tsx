@@ -118,14 +118,14 @@ export function CreateTable({ store, onClose }: { store: Store; onClose: () => v
         <fieldset>
           <legend>{t('field_stake')}</legend>
           {radio('stake', 'free', s.stake.kind, t('stake_free'), () => set({ stake: { kind: 'free' } }))}
-          {radio('stake', 'coins', s.stake.kind, t('opt_stake_coins'), () => set({ stake: { kind: 'coins', amount: STAKE_LADDER[0] ?? 10 } }), guest)}
+          {radio('stake', 'coins', s.stake.kind, t('opt_stake_coins'), () => set({ stake: { kind: 'coins', amount: STAKE_LADDER[0] ?? 10, payout: [] } }), guest)}
           {s.stake.kind === 'coins' && (
             <>
               <label>
                 {t('field_coins')}
                 <select
                   value={String(s.stake.amount)}
-                  onChange={(e) => set({ stake: { kind: 'coins', amount: Number((e.currentTarget).value) } })}
+                  onChange={(e) => set({ stake: { kind: 'coins', amount: Number((e.currentTarget).value), payout: [] } })}
                   data-testid="opt-stake-amount"
                 >
                   {STAKE_LADDER.map((n) => (

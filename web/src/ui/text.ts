@@ -54,9 +54,18 @@ export function stakeText(s: TableSettings): string {
   return t('stake_unknown');
 }
 
-/** How a coin table's pot is paid out (pkg/payout's tables). */
+/** How a coin table's pot is paid out: the places' shares as the lobby
+ * describes the table (pkg/payout's table for its game), then who forfeits. */
 export function payoutText(s: TableSettings): string {
-  return s.game === 'japanese' ? t('payout_japanese') : t('payout_classic');
+  if (s.stake.kind !== 'coins') return '';
+  const paid = s.stake.payout.filter((p) => p > 0);
+  const forfeit = s.game === 'japanese' ? t('payout_forfeit_japanese') : t('payout_forfeit_classic');
+  if (paid.length === 0) return forfeit;
+  const share =
+    paid.length === 1
+      ? t('payout_winner_takes_all')
+      : t('payout_places', { places: paid.map((p, i) => t('payout_place', { n: i + 1, p })).join(', ') });
+  return `${share} ${forfeit}`;
 }
 
 /** The table's rules as short sentences, shown before anyone sits down. */

@@ -238,7 +238,13 @@ func (s Settings) Proto() *lobbyv1.TableSettings {
 	case StakeFree:
 		p.Stake = &lobbyv1.Stake{Kind: &lobbyv1.Stake_Free{Free: &lobbyv1.FreeStake{}}}
 	case StakeCoins:
-		p.Stake = &lobbyv1.Stake{Kind: &lobbyv1.Stake_Coins{Coins: &lobbyv1.CoinStake{Amount: s.Stake.Coins}}}
+		// The payout rule travels with the stake, so that every description
+		// of the table says how its pot is paid.
+		var percent []uint32
+		for _, pc := range payout.Table(s.Game) {
+			percent = append(percent, uint32(pc))
+		}
+		p.Stake = &lobbyv1.Stake{Kind: &lobbyv1.Stake_Coins{Coins: &lobbyv1.CoinStake{Amount: s.Stake.Coins, PayoutPercent: percent}}}
 	}
 	if s.MoveTime > 0 {
 		p.MoveTime = durationpb.New(s.MoveTime)

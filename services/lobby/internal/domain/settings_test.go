@@ -2,6 +2,7 @@ package domain
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -182,13 +183,17 @@ func TestParseSettings_InvalidSettingsNameTheirField(t *testing.T) {
 }
 
 func TestSettings_ProtoRoundTripCoversEveryField(t *testing.T) {
-	coins := &lobbyv1.Stake{Kind: &lobbyv1.Stake_Coins{Coins: &lobbyv1.CoinStake{Amount: 50}}}
+	// A coin stake's description carries its game's payout rule
+	// (pkg/payout): classic by placing, Japanese winner takes all.
+	coins := func(percent ...uint32) *lobbyv1.Stake {
+		return &lobbyv1.Stake{Kind: &lobbyv1.Stake_Coins{Coins: &lobbyv1.CoinStake{Amount: 50, PayoutPercent: percent}}}
+	}
 	free := &lobbyv1.Stake{Kind: &lobbyv1.Stake_Free{Free: &lobbyv1.FreeStake{}}}
 	set := map[protoreflect.Name]bool{}
 	for _, p := range []*lobbyv1.TableSettings{
 		classicSettings(func(s *lobbyv1.TableSettings) {
 			s.ClassicVariant, s.Khishti = lobbyv1.ClassicVariant_CLASSIC_VARIANT_NINES, lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_PER_CARD
-			s.Visibility, s.HasPassword, s.Stake = lobbyv1.TableVisibility_TABLE_VISIBILITY_PRIVATE, true, coins
+			s.Visibility, s.HasPassword, s.Stake = lobbyv1.TableVisibility_TABLE_VISIBILITY_PRIVATE, true, coins(50, 30, 20, 0)
 			s.MoveTime, s.ReconnectGrace = durationpb.New(30*time.Second), durationpb.New(2*time.Minute)
 		}),
 		classicSettings(func(s *lobbyv1.TableSettings) { s.Premia, s.Stake = false, free }),
@@ -197,7 +202,7 @@ func TestSettings_ProtoRoundTripCoversEveryField(t *testing.T) {
 			s.MoveTime, s.ReconnectGrace = durationpb.New(5*time.Minute), durationpb.New(10*time.Second)
 		}),
 		japaneseSettings(func(s *lobbyv1.TableSettings) {
-			s.JapaneseTarget, s.Visibility, s.HasPassword, s.Stake = 31, lobbyv1.TableVisibility_TABLE_VISIBILITY_PRIVATE, true, coins
+			s.JapaneseTarget, s.Visibility, s.HasPassword, s.Stake = 31, lobbyv1.TableVisibility_TABLE_VISIBILITY_PRIVATE, true, coins(100, 0)
 		}),
 	} {
 		got, err := ParseSettings(p, p.GetHasPassword())
@@ -218,6 +223,21 @@ func TestSettings_ProtoRoundTripCoversEveryField(t *testing.T) {
 		if name := fields.Get(i).Name(); !set[name] {
 			t.Errorf("no case sets %s", name)
 		}
+	}
+}
+
+// The payout rule is the lobby's to write: one a creator sends is not
+// taken, the game's is.
+func TestSettings_APayoutRuleSentInACreationIsReplacedByTheGames(t *testing.T) {
+	p := classicSettings(func(s *lobbyv1.TableSettings) {
+		s.Stake = &lobbyv1.Stake{Kind: &lobbyv1.Stake_Coins{Coins: &lobbyv1.CoinStake{Amount: 100, PayoutPercent: []uint32{100, 0, 0, 0}}}}
+	})
+	got, err := ParseSettings(p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc := got.Proto().GetStake().GetCoins().GetPayoutPercent(); fmt.Sprint(pc) != "[50 30 20 0]" {
+		t.Fatalf("payout %v, want the classic table [50 30 20 0]", pc)
 	}
 }
 

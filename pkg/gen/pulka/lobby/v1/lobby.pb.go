@@ -1171,7 +1171,8 @@ type TableFilter struct {
 	HasFreeSeat bool `protobuf:"varint,4,opt,name=has_free_seat,json=hasFreeSeat,proto3" json:"has_free_seat,omitempty"`
 	// Only free tables (no Domino Coin stake).
 	FreeOnly bool `protobuf:"varint,5,opt,name=free_only,json=freeOnly,proto3" json:"free_only,omitempty"`
-	// Only Domino Coin tables whose stake is at most this; zero does not filter.
+	// No Domino Coin table whose stake is above this (free tables stay);
+	// zero does not filter.
 	MaxStake int64 `protobuf:"varint,6,opt,name=max_stake,json=maxStake,proto3" json:"max_stake,omitempty"`
 	// Hide tables that need a password.
 	WithoutPassword bool `protobuf:"varint,7,opt,name=without_password,json=withoutPassword,proto3" json:"without_password,omitempty"`

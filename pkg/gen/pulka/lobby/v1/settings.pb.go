@@ -481,8 +481,9 @@ type Stake_Free struct {
 }
 
 type Stake_Coins struct {
-	// A Domino Coin stake, held by the wallet when the game starts and paid
-	// out to the winners when it ends.
+	// A Domino Coin stake, held by the wallet when the player sits down
+	// (released on standing up before the start) and paid out by the final
+	// standings when the game ends (docs/wallet.md).
 	Coins *CoinStake `protobuf:"bytes,2,opt,name=coins,proto3,oneof"`
 }
 
@@ -530,8 +531,14 @@ func (*FreeStake) Descriptor() ([]byte, []int) {
 // CoinStake is a game played for Domino Coin (a virtual coin: never money).
 type CoinStake struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Coins each player stakes; positive.
-	Amount        int64 `protobuf:"varint,1,opt,name=amount,proto3" json:"amount,omitempty"`
+	// Coins each player stakes; positive, a rung of the ladder
+	// (pkg/payout.Stakes).
+	Amount int64 `protobuf:"varint,1,opt,name=amount,proto3" json:"amount,omitempty"`
+	// The share of the pot each place takes, in percent, first place first
+	// (pkg/payout's table for the table's game): the payout rule, written by
+	// the lobby into every table description so that a player reads it
+	// before sitting down. Ignored in a creation.
+	PayoutPercent []uint32 `protobuf:"varint,2,rep,packed,name=payout_percent,json=payoutPercent,proto3" json:"payout_percent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -573,6 +580,13 @@ func (x *CoinStake) GetAmount() int64 {
 	return 0
 }
 
+func (x *CoinStake) GetPayoutPercent() []uint32 {
+	if x != nil {
+		return x.PayoutPercent
+	}
+	return nil
+}
+
 var File_pulka_lobby_v1_settings_proto protoreflect.FileDescriptor
 
 const file_pulka_lobby_v1_settings_proto_rawDesc = "" +
@@ -599,9 +613,10 @@ const file_pulka_lobby_v1_settings_proto_rawDesc = "" +
 	"\x04free\x18\x01 \x01(\v2\x19.pulka.lobby.v1.FreeStakeH\x00R\x04free\x121\n" +
 	"\x05coins\x18\x02 \x01(\v2\x19.pulka.lobby.v1.CoinStakeH\x00R\x05coinsB\x06\n" +
 	"\x04kind\"\v\n" +
-	"\tFreeStake\"#\n" +
+	"\tFreeStake\"J\n" +
 	"\tCoinStake\x12\x16\n" +
-	"\x06amount\x18\x01 \x01(\x03R\x06amount*A\n" +
+	"\x06amount\x18\x01 \x01(\x03R\x06amount\x12%\n" +
+	"\x0epayout_percent\x18\x02 \x03(\rR\rpayoutPercent*A\n" +
 	"\x04Game\x12\x14\n" +
 	"\x10GAME_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fGAME_CLASSIC\x10\x01\x12\x11\n" +

@@ -615,7 +615,8 @@ export type TableFilter = Message<"pulka.lobby.v1.TableFilter"> & {
   freeOnly: boolean;
 
   /**
-   * Only Domino Coin tables whose stake is at most this; zero does not filter.
+   * No Domino Coin table whose stake is above this (free tables stay);
+   * zero does not filter.
    *
    * @generated from field: int64 max_stake = 6;
    */

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pulka/lobby/v1/settings.proto.
  */
 export const file_pulka_lobby_v1_settings: GenFile = /*@__PURE__*/
-  fileDesc("Ch1wdWxrYS9sb2JieS92MS9zZXR0aW5ncy5wcm90bxIOcHVsa2EubG9iYnkudjEivgMKDVRhYmxlU2V0dGluZ3MSIgoEZ2FtZRgBIAEoDjIULnB1bGthLmxvYmJ5LnYxLkdhbWUSNwoPY2xhc3NpY192YXJpYW50GAIgASgOMh4ucHVsa2EubG9iYnkudjEuQ2xhc3NpY1ZhcmlhbnQSLwoHa2hpc2h0aRgDIAEoDjIeLnB1bGthLmxvYmJ5LnYxLktoaXNodGlQZW5hbHR5Eg4KBnByZW1pYRgEIAEoCBIOCgZtb3NobGEYBSABKAgSEwoLcmVzdF9kb2NrZWQYBiABKAgSFwoPamFwYW5lc2VfdGFyZ2V0GAcgASgNEjMKCnZpc2liaWxpdHkYCCABKA4yHy5wdWxrYS5sb2JieS52MS5UYWJsZVZpc2liaWxpdHkSFAoMaGFzX3Bhc3N3b3JkGAkgASgIEiQKBXN0YWtlGAogASgLMhUucHVsa2EubG9iYnkudjEuU3Rha2USLAoJbW92ZV90aW1lGAsgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjIKD3JlY29ubmVjdF9ncmFjZRgMIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiJmCgVTdGFrZRIpCgRmcmVlGAEgASgLMhkucHVsa2EubG9iYnkudjEuRnJlZVN0YWtlSAASKgoFY29pbnMYAiABKAsyGS5wdWxrYS5sb2JieS52MS5Db2luU3Rha2VIAEIGCgRraW5kIgsKCUZyZWVTdGFrZSIbCglDb2luU3Rha2USDgoGYW1vdW50GAEgASgDKkEKBEdhbWUSFAoQR0FNRV9VTlNQRUNJRklFRBAAEhAKDEdBTUVfQ0xBU1NJQxABEhEKDUdBTUVfSkFQQU5FU0UQAipqCg5DbGFzc2ljVmFyaWFudBIfChtDTEFTU0lDX1ZBUklBTlRfVU5TUEVDSUZJRUQQABIcChhDTEFTU0lDX1ZBUklBTlRfU1RBTkRBUkQQARIZChVDTEFTU0lDX1ZBUklBTlRfTklORVMQAiqaAQoOS2hpc2h0aVBlbmFsdHkSHwobS0hJU0hUSV9QRU5BTFRZX1VOU1BFQ0lGSUVEEAASFwoTS0hJU0hUSV9QRU5BTFRZXzIwMBABEhcKE0tISVNIVElfUEVOQUxUWV81MDAQAhIXChNLSElTSFRJX1BFTkFMVFlfMTAwEAMSHAoYS0hJU0hUSV9QRU5BTFRZX1BFUl9DQVJEEAQqbgoPVGFibGVWaXNpYmlsaXR5EiAKHFRBQkxFX1ZJU0lCSUxJVFlfVU5TUEVDSUZJRUQQABIbChdUQUJMRV9WSVNJQklMSVRZX1BVQkxJQxABEhwKGFRBQkxFX1ZJU0lCSUxJVFlfUFJJVkFURRACQjdaNWdpdGh1Yi5jb20vcHVsa2EvcHVsa2EvcGtnL2dlbi9wdWxrYS9sb2JieS92MTtsb2JieXYxYgZwcm90bzM", [file_google_protobuf_duration]);
+  fileDesc("Ch1wdWxrYS9sb2JieS92MS9zZXR0aW5ncy5wcm90bxIOcHVsa2EubG9iYnkudjEivgMKDVRhYmxlU2V0dGluZ3MSIgoEZ2FtZRgBIAEoDjIULnB1bGthLmxvYmJ5LnYxLkdhbWUSNwoPY2xhc3NpY192YXJpYW50GAIgASgOMh4ucHVsa2EubG9iYnkudjEuQ2xhc3NpY1ZhcmlhbnQSLwoHa2hpc2h0aRgDIAEoDjIeLnB1bGthLmxvYmJ5LnYxLktoaXNodGlQZW5hbHR5Eg4KBnByZW1pYRgEIAEoCBIOCgZtb3NobGEYBSABKAgSEwoLcmVzdF9kb2NrZWQYBiABKAgSFwoPamFwYW5lc2VfdGFyZ2V0GAcgASgNEjMKCnZpc2liaWxpdHkYCCABKA4yHy5wdWxrYS5sb2JieS52MS5UYWJsZVZpc2liaWxpdHkSFAoMaGFzX3Bhc3N3b3JkGAkgASgIEiQKBXN0YWtlGAogASgLMhUucHVsa2EubG9iYnkudjEuU3Rha2USLAoJbW92ZV90aW1lGAsgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjIKD3JlY29ubmVjdF9ncmFjZRgMIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiJmCgVTdGFrZRIpCgRmcmVlGAEgASgLMhkucHVsa2EubG9iYnkudjEuRnJlZVN0YWtlSAASKgoFY29pbnMYAiABKAsyGS5wdWxrYS5sb2JieS52MS5Db2luU3Rha2VIAEIGCgRraW5kIgsKCUZyZWVTdGFrZSIzCglDb2luU3Rha2USDgoGYW1vdW50GAEgASgDEhYKDnBheW91dF9wZXJjZW50GAIgAygNKkEKBEdhbWUSFAoQR0FNRV9VTlNQRUNJRklFRBAAEhAKDEdBTUVfQ0xBU1NJQxABEhEKDUdBTUVfSkFQQU5FU0UQAipqCg5DbGFzc2ljVmFyaWFudBIfChtDTEFTU0lDX1ZBUklBTlRfVU5TUEVDSUZJRUQQABIcChhDTEFTU0lDX1ZBUklBTlRfU1RBTkRBUkQQARIZChVDTEFTU0lDX1ZBUklBTlRfTklORVMQAiqaAQoOS2hpc2h0aVBlbmFsdHkSHwobS0hJU0hUSV9QRU5BTFRZX1VOU1BFQ0lGSUVEEAASFwoTS0hJU0hUSV9QRU5BTFRZXzIwMBABEhcKE0tISVNIVElfUEVOQUxUWV81MDAQAhIXChNLSElTSFRJX1BFTkFMVFlfMTAwEAMSHAoYS0hJU0hUSV9QRU5BTFRZX1BFUl9DQVJEEAQqbgoPVGFibGVWaXNpYmlsaXR5EiAKHFRBQkxFX1ZJU0lCSUxJVFlfVU5TUEVDSUZJRUQQABIbChdUQUJMRV9WSVNJQklMSVRZX1BVQkxJQxABEhwKGFRBQkxFX1ZJU0lCSUxJVFlfUFJJVkFURRACQjdaNWdpdGh1Yi5jb20vcHVsa2EvcHVsa2EvcGtnL2dlbi9wdWxrYS9sb2JieS92MTtsb2JieXYxYgZwcm90bzM", [file_google_protobuf_duration]);
 
 /**
  * TableSettings is everything chosen when a table is created. It is shown in
@@ -147,8 +147,9 @@ export type Stake = Message<"pulka.lobby.v1.Stake"> & {
     case: "free";
   } | {
     /**
-     * A Domino Coin stake, held by the wallet when the game starts and paid
-     * out to the winners when it ends.
+     * A Domino Coin stake, held by the wallet when the player sits down
+     * (released on standing up before the start) and paid out by the final
+     * standings when the game ends (docs/wallet.md).
      *
      * @generated from field: pulka.lobby.v1.CoinStake coins = 2;
      */
@@ -186,11 +187,22 @@ export const FreeStakeSchema: GenMessage<FreeStake> = /*@__PURE__*/
  */
 export type CoinStake = Message<"pulka.lobby.v1.CoinStake"> & {
   /**
-   * Coins each player stakes; positive.
+   * Coins each player stakes; positive, a rung of the ladder
+   * (pkg/payout.Stakes).
    *
    * @generated from field: int64 amount = 1;
    */
   amount: bigint;
+
+  /**
+   * The share of the pot each place takes, in percent, first place first
+   * (pkg/payout's table for the table's game): the payout rule, written by
+   * the lobby into every table description so that a player reads it
+   * before sitting down. Ignored in a creation.
+   *
+   * @generated from field: repeated uint32 payout_percent = 2;
+   */
+  payoutPercent: number[];
 };
 
 /**

@@ -1,0 +1,48 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { setLang } from '../i18n';
+import type { TableSettings } from '../protocol/types';
+import { describeRules, payoutText } from './text';
+
+function settings(over: Partial<TableSettings>): TableSettings {
+  return {
+    game: 'classic', variant: 'standard', khishti: '200', premia: true, moshla: true, restDocked: false,
+    japaneseTarget: 0, visibility: 'public', hasPassword: false, stake: { kind: 'free' }, moveTime: null,
+    reconnectGrace: null, ...over,
+  };
+}
+
+describe('payoutText: the pot as the lobby describes it', () => {
+  beforeEach(() => setLang('en'));
+  afterEach(() => setLang('en'));
+
+  it('lists the paid places of a classic table from its payout, then who forfeits', () => {
+    const s = settings({ stake: { kind: 'coins', amount: 100, payout: [50, 30, 20, 0] } });
+    expect(payoutText(s)).toBe(
+      'The pot (every stake) is paid out by placing: #1 50 %, #2 30 %, #3 20 %. A player who leaves mid-game forfeits the stake; bots never win coins.',
+    );
+    expect(describeRules(s)).toContain(payoutText(s));
+  });
+
+  it('says the winner takes all when one place is paid (Japanese)', () => {
+    const s = settings({ game: 'japanese', stake: { kind: 'coins', amount: 10, payout: [100, 0] } });
+    expect(payoutText(s)).toBe('The winner takes the whole pot. A resignation or timeout hands the pot to the opponent.');
+  });
+
+  it('follows the numbers it is given, not a table of its own', () => {
+    const s = settings({ stake: { kind: 'coins', amount: 10, payout: [70, 30, 0, 0] } });
+    expect(payoutText(s)).toContain('#1 70 %, #2 30 %.');
+  });
+
+  it('says nothing of shares it was not told, and nothing for a free table', () => {
+    expect(payoutText(settings({ stake: { kind: 'coins', amount: 10, payout: [] } }))).toBe(
+      'A player who leaves mid-game forfeits the stake; bots never win coins.',
+    );
+    expect(payoutText(settings({}))).toBe('');
+    expect(describeRules(settings({})).join(' ')).not.toContain('pot');
+  });
+
+  it('is written in every language', () => {
+    setLang('ru');
+    expect(payoutText(settings({ stake: { kind: 'coins', amount: 10, payout: [50, 30, 20, 0] } }))).toContain('1-е место 50 %');
+  });
+});
