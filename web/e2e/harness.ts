@@ -179,6 +179,26 @@ export async function signInAsGuest(page: Page): Promise<{ id: string; name: str
   return me(page);
 }
 
+/**
+ * Registers a new account (a name from prefix and the clock) through the
+ * entry screen and waits for the lobby.
+ */
+export async function registerAccount(page: Page, prefix: string): Promise<{ id: string; name: string }> {
+  await page.goto('/');
+  await page.getByTestId('entry-tab-register').click();
+  const form = page.getByTestId('entry-form-register');
+  await form.locator('input[name="username"]').fill(`${prefix}${Date.now().toString(36)}${Math.floor(Math.random() * 1296).toString(36)}`);
+  await form.locator('input[name="password"]').fill('a long enough passphrase');
+  await page.getByTestId('entry-submit').click();
+  try {
+    await page.getByTestId('create-table-open').waitFor({ timeout: 15_000 });
+  } catch (e) {
+    const said = await page.getByTestId('entry-form-register').textContent().catch(() => '(no form)');
+    throw new Error(`registration did not reach the lobby; the form says: ${said ?? ''}`, { cause: e });
+  }
+  return me(page);
+}
+
 export async function me(page: Page): Promise<{ id: string; name: string }> {
   const res = await page.request.get('/api/v1/me');
   if (!res.ok()) throw new Error(`GET /api/v1/me: ${res.status()}`);

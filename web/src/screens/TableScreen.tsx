@@ -123,7 +123,18 @@ function Game({ store, session, s }: { store: Store; session: TableSession; s: T
           </div>
         </Dialog>
       )}
-      {s.gameEnd && <GameEnd store={store} s={s} sheetModel={japanese ? null : model()} title={title} verify={verify} />}
+      {s.gameEnd && (
+        <GameEnd
+          store={store}
+          s={s}
+          // The lobby's description has what the game's own settings do
+          // not: the stake (and so the coins, and the same stake again).
+          settings={session.summary.value?.settings ?? s.settings}
+          sheetModel={japanese ? null : model()}
+          title={title}
+          verify={verify}
+        />
+      )}
       {verifyHand?.revealed && <FairDealDialog hand={verifyHand} names={names} onClose={() => setVerifying(null)} />}
     </>
   );
@@ -132,12 +143,14 @@ function Game({ store, session, s }: { store: Store; session: TableSession; s: T
 function GameEnd({
   store,
   s,
+  settings,
   sheetModel,
   title,
   verify,
 }: {
   store: Store;
   s: TableState;
+  settings: TableSettings | null;
   sheetModel: ReturnType<typeof buildSheetModel> | null;
   title: string;
   verify: SheetVerify;
@@ -147,11 +160,10 @@ function GameEnd({
   if (!end) return null;
   const japanese = s.settings?.game === 'japanese';
   const again = async () => {
-    if (!s.settings) return;
+    if (!settings) return;
     setBusy(true);
     try {
-      const settings: TableSettings = { ...s.settings, hasPassword: false };
-      const id = await store.api.createTable(title, settings, '', true);
+      const id = await store.api.createTable(title, { ...settings, hasPassword: false }, '', true);
       navigate(tablePath(id));
     } catch (e) {
       store.showApiError(e);
@@ -170,7 +182,7 @@ function GameEnd({
           </li>
         ))}
       </ol>
-      {s.settings?.stake.kind === 'coins' && s.yourSeat !== null && <GameCoins store={store} tableId={s.tableId} />}
+      {settings?.stake.kind === 'coins' && s.yourSeat !== null && <GameCoins store={store} tableId={s.tableId} />}
       {sheetModel && <ScoreSheet model={sheetModel} verify={verify} />}
       <div class="row">
         <button type="button" class="primary" disabled={busy} onClick={() => void again()} data-testid="play-again">
