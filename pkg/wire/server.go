@@ -15,6 +15,7 @@ import (
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
+	"github.com/pulka/pulka/pkg/payout"
 )
 
 // Encoding is how a connection's frames are written: binary protobuf, or
@@ -161,8 +162,9 @@ type Player struct {
 // Welcome is the first frame after authentication.
 func Welcome(p Player, now time.Time) *gatewayv1.ServerFrame {
 	return &gatewayv1.ServerFrame{Frame: &gatewayv1.ServerFrame_Welcome{Welcome: &gatewayv1.Welcome{
-		Player:     &gatewayv1.Player{Id: p.ID, Name: p.Name, Guest: p.Guest},
-		ServerTime: timestamppb.New(now)}}}
+		Player:      &gatewayv1.Player{Id: p.ID, Name: p.Name, Guest: p.Guest},
+		ServerTime:  timestamppb.New(now),
+		StakeLadder: payout.Stakes()}}}
 }
 
 // Joined answers a join once the replay is sent and live events follow.

@@ -32,7 +32,7 @@ func TestServerFrames_JSONIsTheDocumentedLayout(t *testing.T) {
 		want  string
 	}{
 		{Welcome(Player{ID: "g-1", Name: "Nino", Guest: true}, now),
-			`{"welcome":{"player":{"id":"g-1","name":"Nino","guest":true},"server_time":"2025-03-01T12:00:00.500Z"}}`},
+			`{"welcome":{"player":{"id":"g-1","name":"Nino","guest":true},"server_time":"2025-03-01T12:00:00.500Z","stake_ladder":["10","50","100","500","1000"]}}`},
 		{Joined("t1", "r1", &seat, 12, false), `{"ref":"r1","joined":{"table":"t1","seat":2,"replayed":12}}`},
 		{Joined("t1", "", nil, 0, true), `{"joined":{"table":"t1","history_trimmed":true}}`},
 		{Unjoined("t1", "r2"), `{"ref":"r2","unjoined":{"table":"t1"}}`},

@@ -131,6 +131,8 @@ export class Store {
   readonly toast = signal<Toast | null>(null);
   /** The account's Domino Coin balance; null for guests and until known. */
   readonly balance = signal<Balance | null>(null);
+  /** The stakes a coin table may have (the gateway's welcome: pkg/payout's ladder). */
+  readonly stakes = signal<number[]>([]);
   /** Ledger entries seen (balance frames, ledger reads), newest first: what games won or lost. */
   readonly coinEntries = signal<LedgerItem[]>([]);
   private readonly tables = new Map<string, TableSession>();
@@ -146,7 +148,8 @@ export class Store {
         // The gateway refused the session (expired): back to the entry.
         if (s === 'unauthorized') this.session.value = null;
       },
-      welcome: (p) => {
+      welcome: (p, stakes) => {
+        this.stakes.value = stakes;
         const cur = this.session.value;
         if (cur && cur.player.id !== p.id) this.session.value = { ...cur, player: p };
       },

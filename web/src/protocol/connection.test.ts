@@ -56,6 +56,16 @@ describe('Connection', () => {
     expect(statuses).toEqual(['connecting', 'open']);
   });
 
+  it('hands the stake ladder of the welcome to its listener (clients keep no copy of pkg/payout)', () => {
+    const { c, last } = setup(null);
+    const got: number[][] = [];
+    c.listen({ welcome: (_p, stakes) => got.push(stakes) });
+    c.start();
+    last().open();
+    last().receive({ ...welcome, stake_ladder: ['10', '50', '100', '500', '1000'] });
+    expect(got).toEqual([[10, 50, 100, 500, 1000]]);
+  });
+
   it('relies on the session cookie when it has no token', () => {
     const { c, last, clock } = setup(null);
     c.start();

@@ -82,7 +82,8 @@ export interface ConnectionOptions {
 
 export interface Listeners {
   status?: (s: Status) => void;
-  welcome?: (p: Player) => void;
+  /** stakes: the Domino Coin stake ladder the gateway offers. */
+  welcome?: (p: Player, stakes: number[]) => void;
   event?: (table: string, ev: TableEvent, live: boolean) => void;
   joined?: (table: string, seat: number | null, replayed: number, trimmed: boolean) => void;
   sheet?: (table: string, u: SheetUpdate) => void;
@@ -424,7 +425,7 @@ export class Connection {
     this.attempt = 0;
     this.setSkew(w.serverTime);
     this.setStatus('open');
-    this.listeners.welcome?.(this.player);
+    this.listeners.welcome?.(this.player, w.stakeLadder.map(Number));
     if (this.lobby) this.send(lobbyFrame(true));
     for (const t of this.tables.keys()) this.sendJoin(t);
   }

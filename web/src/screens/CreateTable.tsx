@@ -10,7 +10,6 @@ import { ApiError } from '../protocol/api';
 import { describeRules, errorText, khishtiName } from '../ui/text';
 import { Dialog } from '../ui/Dialog';
 import { CoinNote } from '../ui/Chrome';
-import { STAKE_LADDER } from '../wallet/wallet';
 
 export function defaultSettings(): TableSettings {
   return {
@@ -34,6 +33,7 @@ const TARGETS = [11, 15, 21, 31];
 
 export function CreateTable({ store, onClose }: { store: Store; onClose: () => void }) {
   const guest = store.session.value?.player.guest ?? true;
+  const stakes = store.stakes.value;
   const [s, setS] = useState<TableSettings>(defaultSettings);
   const [name, setName] = useState('');
   const [password, setPassword] = useState('');
@@ -118,7 +118,7 @@ export function CreateTable({ store, onClose }: { store: Store; onClose: () => v
         <fieldset>
           <legend>{t('field_stake')}</legend>
           {radio('stake', 'free', s.stake.kind, t('stake_free'), () => set({ stake: { kind: 'free' } }))}
-          {radio('stake', 'coins', s.stake.kind, t('opt_stake_coins'), () => set({ stake: { kind: 'coins', amount: STAKE_LADDER[0] ?? 10, payout: [] } }), guest)}
+          {radio('stake', 'coins', s.stake.kind, t('opt_stake_coins'), () => set({ stake: { kind: 'coins', amount: stakes[0] ?? 0, payout: [] } }), guest || stakes.length === 0)}
           {s.stake.kind === 'coins' && (
             <>
               <label>
@@ -128,7 +128,7 @@ export function CreateTable({ store, onClose }: { store: Store; onClose: () => v
                   onChange={(e) => set({ stake: { kind: 'coins', amount: Number((e.currentTarget).value), payout: [] } })}
                   data-testid="opt-stake-amount"
                 >
-                  {STAKE_LADDER.map((n) => (
+                  {stakes.map((n) => (
                     <option key={n} value={String(n)}>
                       {n}
                     </option>

@@ -10,7 +10,6 @@ import { describeRules, gameName, stakeText } from '../ui/text';
 import { Avatar } from '../ui/Avatar';
 import { CoinNote } from '../ui/Chrome';
 import { CreateTable } from './CreateTable';
-import { STAKE_LADDER } from '../wallet/wallet';
 import { DEFAULT_FILTER, filterTables, freeSeats, tableIdFromLink, type LobbyFilter } from './lobbyFilter';
 
 export function Lobby({ store }: { store: Store }) {
@@ -79,7 +78,7 @@ export function Lobby({ store }: { store: Store }) {
             {t('filter_max_stake')}
             <select value={String(filter.maxStake)} onChange={(e) => set({ maxStake: Number((e.currentTarget).value) || 0 })} data-testid="filter-max-stake">
               <option value="0">{t('filter_all')}</option>
-              {STAKE_LADDER.map((n) => (
+              {store.stakes.value.map((n) => (
                 <option key={n} value={String(n)}>
                   {n}
                 </option>

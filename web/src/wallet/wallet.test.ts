@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { create } from '@bufbuild/protobuf';
 import { LedgerEntryKind, LedgerEntrySchema } from '../gen/pulka/wallet/v1/wallet_pb';
-import { balanceFromJson, entryAmount, ledgerItemFromJson, ledgerItemOf, mergeEntries, newerBalance, STAKE_LADDER, tableCoins, type LedgerItem } from './wallet';
+import { balanceFromJson, entryAmount, ledgerItemFromJson, ledgerItemOf, mergeEntries, newerBalance, tableCoins, type LedgerItem } from './wallet';
 
 const item = (seq: number, kind: LedgerItem['kind'], da: number, dh: number, tableId = 't1'): LedgerItem => ({
   seq,
@@ -63,7 +63,4 @@ describe('wallet', () => {
     expect(tableCoins([item(1, 'bonus', 100, 0, '')], '')).toBeNull();
   });
 
-  it('has the stake ladder of pkg/payout', () => {
-    expect(STAKE_LADDER).toEqual([10, 50, 100, 500, 1000]);
-  });
 });

@@ -14,9 +14,6 @@ import {
   type LedgerEntry as WireLedgerEntry,
 } from '../gen/pulka/wallet/v1/wallet_pb';
 
-/** The stake ladder of coin tables (pkg/payout.Stakes). */
-export const STAKE_LADDER: readonly number[] = [10, 50, 100, 500, 1000];
-
 export interface Balance {
   available: number;
   held: number;

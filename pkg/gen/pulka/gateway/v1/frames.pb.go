@@ -985,7 +985,11 @@ type Welcome struct {
 	// Who the connection is.
 	Player *Player `protobuf:"bytes,1,opt,name=player,proto3" json:"player,omitempty"`
 	// The gateway's clock.
-	ServerTime    *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=server_time,json=serverTime,proto3" json:"server_time,omitempty"`
+	ServerTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=server_time,json=serverTime,proto3" json:"server_time,omitempty"`
+	// The Domino Coin stakes a coin table may have, smallest first
+	// (pkg/payout.Stakes): what the create dialog and the lobby's filter
+	// offer, so that clients hold no copy of the ladder.
+	StakeLadder   []int64 `protobuf:"varint,3,rep,packed,name=stake_ladder,json=stakeLadder,proto3" json:"stake_ladder,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1030,6 +1034,13 @@ func (x *Welcome) GetPlayer() *Player {
 func (x *Welcome) GetServerTime() *timestamppb.Timestamp {
 	if x != nil {
 		return x.ServerTime
+	}
+	return nil
+}
+
+func (x *Welcome) GetStakeLadder() []int64 {
+	if x != nil {
+		return x.StakeLadder
 	}
 	return nil
 }
@@ -1563,11 +1574,12 @@ const file_pulka_gateway_v1_frames_proto_rawDesc = "" +
 	"\x06Player\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
-	"\x05guest\x18\x03 \x01(\bR\x05guest\"x\n" +
+	"\x05guest\x18\x03 \x01(\bR\x05guest\"\x9b\x01\n" +
 	"\aWelcome\x120\n" +
 	"\x06player\x18\x01 \x01(\v2\x18.pulka.gateway.v1.PlayerR\x06player\x12;\n" +
 	"\vserver_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"serverTime\"\x85\x01\n" +
+	"serverTime\x12!\n" +
+	"\fstake_ladder\x18\x03 \x03(\x03R\vstakeLadder\"\x85\x01\n" +
 	"\x06Joined\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x12\x17\n" +
 	"\x04seat\x18\x02 \x01(\rH\x00R\x04seat\x88\x01\x01\x12\x1a\n" +
