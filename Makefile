@@ -34,8 +34,10 @@ demo: build ## Play one classic game of four bots in the terminal and print its 
 # or a lint finding fails in seconds to minutes rather than after the
 # long Go tests.
 .PHONY: test
-test: tidy-check breaking check-generated standalone lint test-deps web web-test ## Run every check and test: tidy-check, breaking, check-generated, standalone, lint, then Go (with -race) in every module, a short fuzz of every fuzz target, the web client's unit and browser tests.
-	@failed=""; for m in $(MODULES) deploy/docker/healthcheck; do \
+test: tidy-check breaking check-generated standalone lint test-deps web web-test ## Run every check and test: tidy-check, breaking, check-generated, standalone, lint, then Go (with -race) in every module (the operator's against a real kube-apiserver and etcd, built once by scripts/envtest-bins.sh), a short fuzz of every fuzz target, the web client's unit and browser tests.
+	@assets=$$(scripts/envtest-bins.sh) || { echo "test: the operator's envtest binaries could not be built (scripts/envtest-bins.sh, above)" >&2; exit 1; }; \
+	export KUBEBUILDER_ASSETS=$$assets; \
+	failed=""; for m in $(MODULES) deploy/docker/healthcheck; do \
 		echo "==> go test -race $$m"; \
 		(cd $$m && GOWORK=$$( [ $$m = deploy/docker/healthcheck ] && echo off || echo "$(ROOT)/go.work" ) $(GO) test -race -count=1 ./...) || failed="$$failed $$m"; \
 	done; \

@@ -10,6 +10,7 @@ package kubetest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,12 +18,15 @@ import (
 	"runtime"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/pulka/pulka/services/operator/internal/controller"
+	pulkav1 "github.com/pulka/pulka/services/operator/api/v1alpha1"
 )
 
 // Env is a running API server with a client.
@@ -61,8 +65,13 @@ func Start() (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := controller.NewScheme()
-	if err != nil {
+	// The tests read what the operator writes besides its own types:
+	// Leases, Events; so every built-in type, not the operator's scheme.
+	s := k8sruntime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := pulkav1.AddToScheme(s); err != nil {
 		return nil, err
 	}
 	env := &envtest.Environment{
@@ -85,3 +94,45 @@ func Start() (*Env, error) {
 
 // Stop stops the API server and etcd.
 func (e *Env) Stop() error { return e.env.Stop() }
+
+// Namespace creates a namespace with a unique name for one test; the
+// API server has no namespace controller, so it is left behind, which
+// costs nothing in a throwaway etcd.
+func (e *Env) Namespace(ctx context.Context, prefix string) (string, error) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
+	if err := e.Client.Create(ctx, ns); err != nil {
+		return "", err
+	}
+	return ns.Name, nil
+}
+
+// SetReady plays the kubelet: it sets pod's Ready condition (and the
+// Running phase) as a kubelet whose probe passed or failed would.
+func (e *Env) SetReady(ctx context.Context, pod *corev1.Pod, ready bool) error {
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	pod.Status.Phase = corev1.PodRunning
+	cond := corev1.PodCondition{Type: corev1.PodReady, Status: status, LastTransitionTime: metav1.Now()}
+	replaced := false
+	for i, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			if c.Status == status {
+				cond.LastTransitionTime = c.LastTransitionTime
+			}
+			pod.Status.Conditions[i], replaced = cond, true
+		}
+	}
+	if !replaced {
+		pod.Status.Conditions = append(pod.Status.Conditions, cond)
+	}
+	return e.Client.Status().Update(ctx, pod)
+}
+
+// SetPhase plays the kubelet reporting a pod's end (PodFailed: the
+// container died and, with restartPolicy Never, is not restarted).
+func (e *Env) SetPhase(ctx context.Context, pod *corev1.Pod, phase corev1.PodPhase) error {
+	pod.Status.Phase = phase
+	return e.Client.Status().Update(ctx, pod)
+}

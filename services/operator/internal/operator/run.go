@@ -11,7 +11,9 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/metric"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -67,22 +69,28 @@ func (c *Config) NewManager(restCfg *rest.Config, rdb redis.UniversalClient, mp 
 	if leaseNS == "" {
 		leaseNS = pool.Namespace
 	}
+	var lock resourcelock.Interface
+	if c.LeaderElect {
+		if lock, err = newLock(restCfg, leaseNS, id); err != nil {
+			return nil, err
+		}
+	}
 	renew := c.LeaseDuration * 2 / 3
 	retry := c.LeaseDuration / 5
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme: scheme,
 		Logger: logr.FromSlogHandler(log.Handler()),
 		// The daemon's admin server serves /metrics and the probes.
-		Metrics:                       metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress:        "0",
-		LeaderElection:                c.LeaderElect,
-		LeaderElectionID:              LeaseName,
-		LeaderElectionNamespace:       leaseNS,
-		LeaderElectionReleaseOnCancel: true,
-		LeaseDuration:                 &c.LeaseDuration,
-		RenewDeadline:                 &renew,
-		RetryPeriod:                   &retry,
-		Controller:                    config.Controller{SkipNameValidation: &skipNameValidation},
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		LeaderElection:         c.LeaderElect,
+		// Our own lock, so the Lease names the replica by its id.
+		LeaderElectionResourceLockInterface: lock,
+		LeaderElectionReleaseOnCancel:       true,
+		LeaseDuration:                       &c.LeaseDuration,
+		RenewDeadline:                       &renew,
+		RetryPeriod:                         &retry,
+		Controller:                          config.Controller{SkipNameValidation: &skipNameValidation},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("operator: manager: %w", err)
@@ -118,4 +126,25 @@ func (c *Config) NewManager(restCfg *rest.Config, rdb redis.UniversalClient, mp 
 		return nil, fmt.Errorf("operator: reconciler: %w", err)
 	}
 	return mgr, nil
+}
+
+// serviceAccountNamespace is where a pod finds its own namespace.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// newLock makes the Lease lock the replicas elect a leader with, holding
+// id: `kubectl get lease pulka-operator` shows which replica leads.
+func newLock(restCfg *rest.Config, ns, id string) (resourcelock.Interface, error) {
+	if ns == "" {
+		b, err := os.ReadFile(serviceAccountNamespace)
+		if err != nil {
+			return nil, fmt.Errorf("operator: no -lease-namespace or -pool, and not in a cluster: %w", err)
+		}
+		ns = strings.TrimSpace(string(b))
+	}
+	cs, err := kubernetes.NewForConfig(rest.AddUserAgent(restCfg, "leader-election"))
+	if err != nil {
+		return nil, fmt.Errorf("operator: leader election client: %w", err)
+	}
+	return resourcelock.New(resourcelock.LeasesResourceLock, ns, LeaseName, cs.CoreV1(), cs.CoordinationV1(),
+		resourcelock.ResourceLockConfig{Identity: id})
 }

@@ -121,9 +121,7 @@ func (m *Membership) Members(ctx context.Context) ([]assign.Member, error) {
 				reason = ReasonDraining
 			}
 		}
-		if reason != "" {
-			reasons[p.Name] = reason
-		}
+		reasons[p.Name] = reason
 		out = append(out, member)
 	}
 	for _, b := range beats {
