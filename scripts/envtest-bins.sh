@@ -41,7 +41,7 @@ command -v "$GO" >/dev/null 2>&1 || fail "no '$GO' on PATH"
 # build_in DIR BINARY PACKAGE GO.MOD-BODY: build PACKAGE as BINARY in a
 # scratch module whose go.mod is GO.MOD-BODY, into DIR/BINARY.
 build_in() {
-  local dir=$1 bin=$2 pkg=$3 gomod=$4
+  local dir=$1 bin=$2 pkg=$3 gomod=$4 ldflags=${5:-}
   if [ -x "$dir/$bin" ]; then return 0; fi
   echo "envtest-bins: building $bin into $dir (first time only; takes minutes)" >&2
   local work
@@ -54,7 +54,7 @@ build_in() {
   (cd "$work" && GOWORK=off "$GO" mod tidy >"$work/tidy.log" 2>&1) ||
     { cat "$work/tidy.log" >&2; fail "go mod tidy for $bin failed"; }
   mkdir -p "$dir"
-  (cd "$work" && GOWORK=off CGO_ENABLED=0 "$GO" build -trimpath -o "$dir/$bin.tmp" "$pkg") ||
+  (cd "$work" && GOWORK=off CGO_ENABLED=0 "$GO" build -trimpath -ldflags="$ldflags" -o "$dir/$bin.tmp" "$pkg") ||
     fail "go build $pkg failed"
   mv "$dir/$bin.tmp" "$dir/$bin"
 }
@@ -87,7 +87,13 @@ go 1.26
 require go.etcd.io/etcd/server/v3 v$ETCD_VERSION"
 
 build_in "$etcd_dir" etcd go.etcd.io/etcd/server/v3 "$etcd_mod"
-build_in "$apiserver_dir" kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$apiserver_mod"
+# The version a release build stamps in (hack/lib/version.sh): without it the
+# server reports v0.0.0-master, and clients that gate features on the
+# server's version would take it for an ancient one.
+v=k8s.io/component-base/version
+minor=${KUBE_VERSION#1.}; minor=${minor%%.*}
+apiserver_ldflags="-X $v.gitVersion=v$KUBE_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean"
+build_in "$apiserver_dir" kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$apiserver_mod" "$apiserver_ldflags"
 
 # envtest wants both in one directory (KUBEBUILDER_ASSETS); links keep one
 # build of each version however many combinations are used.

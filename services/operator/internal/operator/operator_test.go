@@ -308,3 +308,165 @@ func ptrStr(p *string) string {
 	}
 	return *p
 }
+
+// runners plays the table-runners: it beats the heartbeat of every runner
+// it was given, every 100 ms, until the test ends.
+type runners struct {
+	add chan string
+}
+
+func beatRunners(t *testing.T, beats *assign.Heartbeats, ids ...string) *runners {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &runners{add: make(chan string)}
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			for _, id := range ids {
+				_ = beats.Beat(ctx, assign.Member{ID: id})
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case id := <-r.add:
+				ids = append(ids, id)
+			case <-tick.C:
+			}
+		}
+	}()
+	return r
+}
+
+// Two more ways a runner is lost, each a migration with its reason: its pod
+// NotReady past the grace (not before), and its pod being deleted (the
+// kubelet still terminating it: a finalizer stands in for the grace period).
+func TestMigrationTriggers(t *testing.T) {
+	ctx := context.Background()
+	ns, err := env.Namespace(ctx, "mig")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	c := env.Client
+	three := int32(3)
+	pool := &pulkav1.RunnerPool{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rp"},
+		Spec: pulkav1.RunnerPoolSpec{
+			Template: pulkav1.RunnerTemplate{Image: "runner"}, MinRunners: 1, MaxRunners: 4, Replicas: &three,
+			TablesPerRunner: 10, TargetUtilizationPercent: 70,
+			DrainTimeout:  metav1.Duration{Duration: time.Minute},
+			HeartbeatTTL:  metav1.Duration{Duration: 300 * time.Millisecond},
+			NotReadyGrace: metav1.Duration{Duration: 1500 * time.Millisecond},
+		},
+	}
+	if err := c.Create(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	startReplica(t, operator.Config{Pool: ns + "/rp", LeaseNamespace: ns, LeaderElect: false,
+		LeaseDuration: 2 * time.Second, AssignLeaderTTL: 600 * time.Millisecond, Reconcile: 100 * time.Millisecond}, "op", srv)
+
+	var pods []corev1.Pod
+	eventually(t, "three runner pods", 20*time.Second, func() error {
+		var l corev1.PodList
+		if err := c.List(ctx, &l, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		if len(l.Items) != 3 {
+			return fmt.Errorf("%d pods", len(l.Items))
+		}
+		pods = l.Items
+		return nil
+	})
+	ids := make([]string, len(pods))
+	for i := range pods {
+		ids[i] = pods[i].Name
+		if err := env.SetReady(ctx, &pods[i], true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	beatRunners(t, assign.NewHeartbeats(rdb, 300*time.Millisecond), ids...)
+	store := assign.NewStore(rdb)
+	flaky, doomed, healthy := pods[0].Name, pods[1].Name, pods[2].Name
+	for tb, r := range map[string]string{"t-flaky": flaky, "t-doomed": doomed} {
+		if ok, err := store.Add(ctx, streams.Lease{}, tb, r); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+	}
+	owner := func(tb string) string {
+		o, _, _ := store.Owner(ctx, tb)
+		return o
+	}
+	reason := func() string {
+		var p pulkav1.RunnerPool
+		_ = c.Get(ctx, client.ObjectKeyFromObject(pool), &p)
+		return p.Status.Migrations.LastReason
+	}
+
+	// NotReady: the table stays within the grace, then moves.
+	notReadyAt := time.Now()
+	if err := env.SetReady(ctx, &pods[0], false); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(700 * time.Millisecond)
+	if o := owner("t-flaky"); o != flaky {
+		t.Fatalf("t-flaky moved to %q within the NotReady grace", o)
+	}
+	eventually(t, "t-flaky migrated after the grace", 10*time.Second, func() error {
+		if o := owner("t-flaky"); o == flaky || o == "" {
+			return fmt.Errorf("owner %q", o)
+		}
+		return nil
+	})
+	if waited := time.Since(notReadyAt); waited < 1400*time.Millisecond {
+		t.Errorf("moved after %v, before the 1.5 s grace", waited)
+	}
+	eventually(t, "reason NotReady", 10*time.Second, func() error {
+		if r := reason(); r != "NotReady" {
+			return fmt.Errorf("last reason %q", r)
+		}
+		return nil
+	})
+
+	// Being deleted: the pod is still there, Ready, beating; its table moves.
+	var p corev1.Pod
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: doomed}, &p); err != nil {
+		t.Fatal(err)
+	}
+	p.Finalizers = append(p.Finalizers, "pulka.dev/test")
+	if err := c.Update(ctx, &p); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		var q corev1.Pod
+		if c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: doomed}, &q) == nil {
+			q.Finalizers = nil
+			_ = c.Update(context.Background(), &q)
+		}
+	})
+	if err := c.Delete(ctx, &p); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "t-doomed migrated off the deleted pod", 10*time.Second, func() error {
+		if o := owner("t-doomed"); o != healthy && o != flaky {
+			return fmt.Errorf("owner %q", o)
+		}
+		if o := owner("t-doomed"); o == flaky {
+			return fmt.Errorf("moved to the NotReady runner %s", flaky)
+		}
+		return nil
+	})
+	eventually(t, "reason PodDeleted, two migrations", 10*time.Second, func() error {
+		var pl pulkav1.RunnerPool
+		if err := c.Get(ctx, client.ObjectKeyFromObject(pool), &pl); err != nil {
+			return err
+		}
+		if m := pl.Status.Migrations; m.LastReason != "PodDeleted" || m.Count != 2 {
+			return fmt.Errorf("migrations %+v", m)
+		}
+		return nil
+	})
+}

@@ -158,7 +158,8 @@ func (m *Membership) Reason(runner string) string {
 }
 
 // ReadyWithin reports whether pod counts as Ready at now: its Ready
-// condition is true, or turned false less than grace ago. A pod still
+// condition is true, or turned false less than grace ago (so up to a second
+// more: see below). A pod still
 // starting within the grace counts too; the heartbeat, which a runner only
 // sends once it is up, keeps it from being given tables too early.
 func ReadyWithin(pod *corev1.Pod, now time.Time, grace time.Duration) bool {
@@ -169,7 +170,10 @@ func ReadyWithin(pod *corev1.Pod, now time.Time, grace time.Duration) bool {
 		if c.Status == corev1.ConditionTrue {
 			return true
 		}
-		return grace > 0 && !c.LastTransitionTime.IsZero() && now.Sub(c.LastTransitionTime.Time) < grace
+		// The API server keeps LastTransitionTime to the second, cut
+		// down: the pod really turned NotReady up to a second later. Add
+		// that second so a blip is never cut short of its grace.
+		return grace > 0 && !c.LastTransitionTime.IsZero() && now.Sub(c.LastTransitionTime.Time) < grace+time.Second
 	}
 	return false
 }
