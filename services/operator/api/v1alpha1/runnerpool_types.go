@@ -82,7 +82,9 @@ type RunnerPoolSpec struct {
 	MaxRunners int32 `json:"maxRunners"`
 	// Replicas, when set, fixes the number of runners (within min and max)
 	// instead of sizing the pool from its tables; it is what the scale
-	// subresource (kubectl scale, an autoscaler) sets.
+	// subresource (kubectl scale, an autoscaler) sets. The API server serves
+	// the scale subresource only while it is set: to hand a pool sized from
+	// its tables to kubectl scale, set it first (kubectl patch).
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`

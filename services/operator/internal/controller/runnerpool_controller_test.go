@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -362,6 +364,64 @@ func TestScaleDownDrainsFirst(t *testing.T) {
 		}
 		return nil
 	})
+	f.eventually("events of the drain", func() error {
+		for _, want := range []string{"RunnerDraining", "RunnerDrained"} {
+			if n := f.events(want); n != 2 {
+				return fmt.Errorf("%d %s events, want 2", n, want)
+			}
+		}
+		return nil
+	})
+}
+
+// events counts the Events of the fixture's namespace with reason.
+func (f *fixture) events(reason string) int {
+	f.t.Helper()
+	var l eventsv1.EventList
+	if err := f.c.List(f.ctx, &l, client.InNamespace(f.ns)); err != nil {
+		f.t.Fatal(err)
+	}
+	n := 0
+	for _, e := range l.Items {
+		if e.Reason == reason {
+			n++
+		}
+	}
+	return n
+}
+
+// The scale subresource (kubectl scale, an autoscaler) sets spec.replicas
+// and reads status.replicas and the selector. (The API server refuses it on
+// a pool sized from its tables, whose spec.replicas is unset.)
+func TestScaleSubresource(t *testing.T) {
+	f := start(t)
+	one := int32(1)
+	f.createPool("rp", func(s *pulkav1.RunnerPoolSpec) { s.Replicas = &one })
+	f.waitPods("rp", 1)
+	f.readyAll("rp")
+	pool := f.pool("rp")
+	scale := &autoscalingv1.Scale{}
+	f.eventually("scale to 3", func() error { // the status writes race the update: retry on conflict
+		if err := f.c.SubResource("scale").Get(f.ctx, pool, scale); err != nil {
+			return err
+		}
+		scale.Spec.Replicas = 3
+		return f.c.SubResource("scale").Update(f.ctx, pool, client.WithSubResourceBody(scale))
+	})
+	f.waitPods("rp", 3)
+	f.eventually("scale status", func() error {
+		f.readyAll("rp")
+		if err := f.c.SubResource("scale").Get(f.ctx, pool, scale); err != nil {
+			return err
+		}
+		if scale.Status.Replicas != 3 || scale.Status.Selector != "pulka.dev/pool=rp" {
+			return fmt.Errorf("scale status %+v", scale.Status)
+		}
+		return nil
+	})
+	if got := f.pool("rp").Spec.Replicas; got == nil || *got != 3 {
+		t.Errorf("spec.replicas %v, want 3", got)
+	}
 }
 
 // A runner whose tables do not move is deleted when the drain timeout has
