@@ -71,15 +71,15 @@ type RunnerPoolSpec struct {
 	// Template of the runner pods.
 	Template RunnerTemplate `json:"template"`
 	// MinRunners is the fewest runners the pool keeps, however few tables.
+	// Required, as 0 is a choice (a pool that starts a runner only when a
+	// table is waiting) that a default would hide.
 	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:default=1
-	// +optional
 	MinRunners int32 `json:"minRunners"`
 	// MaxRunners is the most runners the pool creates, however many tables.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:default=10
 	// +optional
-	MaxRunners int32 `json:"maxRunners"`
+	MaxRunners int32 `json:"maxRunners,omitempty"`
 	// Replicas, when set, fixes the number of runners (within min and max)
 	// instead of sizing the pool from its tables; it is what the scale
 	// subresource (kubectl scale, an autoscaler) sets. The API server serves
@@ -92,7 +92,7 @@ type RunnerPoolSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:default=50
 	// +optional
-	TablesPerRunner int32 `json:"tablesPerRunner"`
+	TablesPerRunner int32 `json:"tablesPerRunner,omitempty"`
 	// TargetUtilizationPercent is how full, in percent of capacity, the
 	// pool aims to run: desired runners = ceil(tables / (tablesPerRunner ×
 	// target)), so there is room for new tables and for the tables of a
@@ -101,22 +101,22 @@ type RunnerPoolSpec struct {
 	// +kubebuilder:validation:Maximum=100
 	// +kubebuilder:default=70
 	// +optional
-	TargetUtilizationPercent int32 `json:"targetUtilizationPercent"`
+	TargetUtilizationPercent int32 `json:"targetUtilizationPercent,omitempty"`
 	// DrainTimeout is how long a runner chosen for removal is given to hand
 	// its tables over before its pod is deleted anyway.
 	// +kubebuilder:default="60s"
 	// +optional
-	DrainTimeout metav1.Duration `json:"drainTimeout"`
+	DrainTimeout metav1.Duration `json:"drainTimeout,omitzero"`
 	// HeartbeatTTL is the runners' Redis heartbeat TTL: a runner that has
 	// not beaten for this long is not live, even when its pod is Ready.
 	// +kubebuilder:default="3s"
 	// +optional
-	HeartbeatTTL metav1.Duration `json:"heartbeatTTL"`
+	HeartbeatTTL metav1.Duration `json:"heartbeatTTL,omitzero"`
 	// NotReadyGrace is how long a pod may be NotReady before its tables
 	// move (a short blip of the readiness probe does not migrate tables).
 	// +kubebuilder:default="5s"
 	// +optional
-	NotReadyGrace metav1.Duration `json:"notReadyGrace"`
+	NotReadyGrace metav1.Duration `json:"notReadyGrace,omitzero"`
 }
 
 // Migrations counts the tables the operator moved.

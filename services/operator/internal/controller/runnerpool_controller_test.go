@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
 
 	"github.com/pulka/pulka/pkg/assign"
 	"github.com/pulka/pulka/pkg/redistest"
@@ -528,4 +529,41 @@ func podNames(ps []corev1.Pod) []string {
 		out[i] = p.Name
 	}
 	return out
+}
+
+// The sample in config/samples is a valid RunnerPool for the CRD as the API
+// server enforces it (schema, defaults, the min ≤ max rule).
+func TestSampleIsValid(t *testing.T) {
+	ctx := context.Background()
+	b, err := os.ReadFile("../../config/samples/runnerpool.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p pulkav1.RunnerPool
+	if err := yaml.UnmarshalStrict(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := env.Namespace(ctx, "sample")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Namespace = ns
+	if err := env.Client.Create(ctx, &p); err != nil {
+		t.Fatalf("the sample is refused: %v", err)
+	}
+	bad := p.DeepCopy()
+	bad.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: "inverted"}
+	bad.Spec.MinRunners, bad.Spec.MaxRunners = 5, 2
+	if err := env.Client.Create(ctx, bad); !apierrors.IsInvalid(err) {
+		t.Errorf("minRunners > maxRunners: got %v, want Invalid", err)
+	}
+	defaulted := &pulkav1.RunnerPool{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "defaults"},
+		Spec: pulkav1.RunnerPoolSpec{Template: pulkav1.RunnerTemplate{Image: "runner"}, MaxRunners: 3}}
+	if err := env.Client.Create(ctx, defaulted); err != nil {
+		t.Fatal(err)
+	}
+	if s := defaulted.Spec; s.TablesPerRunner != 50 || s.TargetUtilizationPercent != 70 ||
+		s.DrainTimeout.Duration != time.Minute || s.HeartbeatTTL.Duration != 3*time.Second {
+		t.Errorf("defaults not applied: %+v", s)
+	}
 }

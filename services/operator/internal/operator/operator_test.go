@@ -57,9 +57,10 @@ func eventually(t *testing.T, what string, within time.Duration, cond func() err
 
 // replica is one operator process: its manager, running until stop.
 type replica struct {
-	id   string
-	stop context.CancelFunc
-	done chan error
+	id     string
+	stop   context.CancelFunc
+	done   chan error
+	halted bool
 }
 
 func startReplica(t *testing.T, cfg operator.Config, id string, srv *redistest.Server) *replica {
@@ -74,8 +75,13 @@ func startReplica(t *testing.T, cfg operator.Config, id string, srv *redistest.S
 	r := &replica{id: id, stop: cancel, done: make(chan error, 1)}
 	go func() { r.done <- mgr.Start(ctx) }()
 	t.Cleanup(func() {
+		if r.halted {
+			return
+		}
 		cancel()
-		<-r.done
+		if err := <-r.done; err != nil {
+			t.Errorf("replica %s: %v", id, err)
+		}
 	})
 	return r
 }
@@ -83,10 +89,10 @@ func startReplica(t *testing.T, cfg operator.Config, id string, srv *redistest.S
 func (r *replica) halt(t *testing.T) {
 	t.Helper()
 	r.stop()
+	r.halted = true
 	if err := <-r.done; err != nil {
 		t.Errorf("replica %s: %v", r.id, err)
 	}
-	r.done <- nil // for the cleanup's receive
 }
 
 // Two operators elect one leader through the Lease; only the leader
