@@ -11,10 +11,13 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/metric"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -22,6 +25,7 @@ import (
 
 	"github.com/pulka/pulka/pkg/assign"
 	"github.com/pulka/pulka/pkg/daemon"
+	pulkav1 "github.com/pulka/pulka/services/operator/api/v1alpha1"
 	"github.com/pulka/pulka/services/operator/internal/controller"
 	"github.com/pulka/pulka/services/operator/internal/podmembership"
 )
@@ -75,6 +79,11 @@ func (c *Config) NewManager(restCfg *rest.Config, rdb redis.UniversalClient, mp 
 			return nil, err
 		}
 	}
+	// The pods of every pool: those with the pool label.
+	runnerPods, err := labels.Parse(pulkav1.PoolLabel)
+	if err != nil {
+		return nil, fmt.Errorf("operator: runner pod selector: %w", err)
+	}
 	renew := c.LeaseDuration * 2 / 3
 	retry := c.LeaseDuration / 5
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
@@ -91,6 +100,10 @@ func (c *Config) NewManager(restCfg *rest.Config, rdb redis.UniversalClient, mp 
 		RenewDeadline:                       &renew,
 		RetryPeriod:                         &retry,
 		Controller:                          config.Controller{SkipNameValidation: &skipNameValidation},
+		// Cache only the runner pods, not every pod of the cluster.
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}: {Label: runnerPods},
+		}},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("operator: manager: %w", err)
