@@ -81,11 +81,15 @@ func tail(b []byte, n int) []byte {
 }
 
 // Real table-runner processes, one per pod the operator created; a game of
-// four bots placed by the operator's assigner; the runner playing it is
-// SIGKILLed while its pod stays Ready (the kubelet has not noticed yet):
-// its heartbeat runs out, the operator moves the table to the other runner,
-// which takes the table's lease and plays on from where the log ends.
-func TestRealRunnerKilledTableMovesOn(t *testing.T) {
+// four bots placed by the operator's assigner. Two faults while it plays:
+//   - the runner playing it is SIGKILLed while its pod stays Ready (the
+//     kubelet has not noticed yet): its heartbeat runs out, the operator
+//     moves the table to the other runner, which takes the table's lease and
+//     plays on from where the log ends;
+//   - the pod of that runner is deleted and its process gets SIGTERM (as the
+//     kubelet would send): the table moves to the runner of the replacement
+//     pod the operator created for the failed one.
+func TestRealRunnersKilledAndDeleted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the table-runner")
 	}
@@ -192,6 +196,60 @@ func TestRealRunnerKilledTableMovesOn(t *testing.T) {
 		return nil
 	})
 	t.Logf("SIGKILL → the other runner appending again: within %v (heartbeat TTL 600ms)", time.Since(killed).Round(10*time.Millisecond))
+
+	// The kubelet notices: the killed runner's pod fails, the operator
+	// deletes it and creates a replacement, whose runner the test starts.
+	var dead corev1.Pod
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: first}, &dead); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.SetPhase(ctx, &dead, corev1.PodFailed); err != nil {
+		t.Fatal(err)
+	}
+	var third string
+	eventually(t, "a replacement pod", 20*time.Second, func() error {
+		var l corev1.PodList
+		if err := c.List(ctx, &l, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for i := range l.Items {
+			if n := l.Items[i].Name; n != first && n != other {
+				third = n
+				procs[n] = startRunner(t, bin, n, srv.Addr())
+				return env.SetReady(ctx, &l.Items[i], true)
+			}
+		}
+		return fmt.Errorf("pods %v", podNames(l.Items))
+	})
+
+	// Pod deleted (a drain of its node, an eviction): the kubelet sends
+	// SIGTERM; the runner writes a snapshot, releases the lease and leaves,
+	// and the table moves to the replacement runner at once.
+	var doomed corev1.Pod
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: other}, &doomed); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, &doomed); err != nil {
+		t.Fatal(err)
+	}
+	deleted := time.Now()
+	if err := procs[other].Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	atDelete := events()
+	eventually(t, "the replacement runner plays on", 30*time.Second, func() error {
+		if o := leaseOwner(); o != third {
+			return fmt.Errorf("lease owner %q", o)
+		}
+		if n := events(); n <= atDelete+10 {
+			return fmt.Errorf("%d events, %d at the deletion", n, atDelete)
+		}
+		return nil
+	})
+	t.Logf("pod deleted → the replacement runner appending again: within %v", time.Since(deleted).Round(10*time.Millisecond))
+	if err := procs[other].Wait(); err != nil {
+		t.Errorf("the runner of the deleted pod did not stop cleanly on SIGTERM: %v", err)
+	}
 	var p pulkav1.RunnerPool
 	if err := c.Get(ctx, client.ObjectKeyFromObject(pool), &p); err != nil {
 		t.Fatal(err)
@@ -200,9 +258,19 @@ func TestRealRunnerKilledTableMovesOn(t *testing.T) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(pool), &p); err != nil {
 			return err
 		}
-		if p.Status.Migrations.Count != 1 || p.Status.Migrations.LastReason != "HeartbeatExpired" {
+		// Two moves: HeartbeatExpired, then the deleted pod's (PodGone:
+		// with no kubelet to hold it, the pod is gone at once).
+		if p.Status.Migrations.Count != 2 {
 			return fmt.Errorf("migrations %+v", p.Status.Migrations)
 		}
 		return nil
 	})
+}
+
+func podNames(ps []corev1.Pod) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Name
+	}
+	return out
 }
