@@ -16,20 +16,23 @@ import (
 	pulkav1 "github.com/pulka/pulka/services/operator/api/v1alpha1"
 )
 
-// Reasoner says why a runner was not live: podmembership.Membership.
+// Reasoner says why and since when a runner was not live:
+// podmembership.Membership.
 type Reasoner interface {
 	Reason(runner string) string
+	LostSince(runner string) (time.Time, bool)
 }
 
 // migrations records the tables the assigner moved off the pool's runners:
 // a count and the last reason for the pool's status, a Kubernetes Event on
 // the pool per move, and the metric pulka.operator.migrations by reason.
 type migrations struct {
-	pool    client.ObjectKey
-	reasons Reasoner
-	rec     recorder.EventRecorder
-	count   metric.Int64Counter
-	now     func() time.Time
+	pool     client.ObjectKey
+	reasons  Reasoner
+	rec      recorder.EventRecorder
+	count    metric.Int64Counter
+	duration metric.Float64Histogram
+	now      func() time.Time
 
 	mu   sync.Mutex
 	last pulkav1.Migrations
@@ -41,7 +44,14 @@ func newMigrations(pool client.ObjectKey, reasons Reasoner, rec recorder.EventRe
 	if err != nil {
 		return nil, err
 	}
-	return &migrations{pool: pool, reasons: reasons, rec: rec, count: c, now: time.Now}, nil
+	d, err := mp.Meter("github.com/pulka/pulka/services/operator").Float64Histogram("pulka.operator.migration.duration",
+		metric.WithUnit("s"),
+		metric.WithDescription("From a runner ceasing to be live (pod deleted, NotReady, heartbeat expired, drain begun) to its table's move, by reason."),
+		metric.WithExplicitBucketBoundaries(0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30, 60, 120))
+	if err != nil {
+		return nil, err
+	}
+	return &migrations{pool: pool, reasons: reasons, rec: rec, count: c, duration: d, now: time.Now}, nil
 }
 
 // onMove is the assigner's OnMove. A placement of a table that had no
@@ -51,8 +61,12 @@ func (m *migrations) onMove(ctx context.Context, mv assign.Move) {
 		return
 	}
 	reason := m.reasons.Reason(mv.From)
-	m.count.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", reason)))
+	attrs := metric.WithAttributes(attribute.String("reason", reason))
+	m.count.Add(ctx, 1, attrs)
 	now := metav1.NewTime(m.now())
+	if since, ok := m.reasons.LostSince(mv.From); ok && !since.After(now.Time) {
+		m.duration.Record(ctx, now.Sub(since).Seconds(), attrs)
+	}
 	m.mu.Lock()
 	m.last.Count++
 	m.last.LastReason = reason

@@ -10,7 +10,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -65,9 +68,14 @@ type replica struct {
 
 func startReplica(t *testing.T, cfg operator.Config, id string, srv *redistest.Server) *replica {
 	t.Helper()
+	return startReplicaMetered(t, cfg, id, srv, noop.NewMeterProvider())
+}
+
+func startReplicaMetered(t *testing.T, cfg operator.Config, id string, srv *redistest.Server, mp metric.MeterProvider) *replica {
+	t.Helper()
 	cfg.ID = id
 	rdb := srv.Client(t)
-	mgr, err := cfg.NewManager(env.Config, rdb, noop.NewMeterProvider(), slog.New(slog.DiscardHandler), true)
+	mgr, err := cfg.NewManager(env.Config, rdb, mp, slog.New(slog.DiscardHandler), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,8 +380,10 @@ func TestMigrationTriggers(t *testing.T) {
 	if err := c.Create(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	startReplica(t, operator.Config{Pool: ns + "/rp", LeaseNamespace: ns, LeaderElect: false,
-		LeaseDuration: 2 * time.Second, AssignLeaderTTL: 600 * time.Millisecond, Reconcile: 100 * time.Millisecond}, "op", srv)
+	reader := sdkmetric.NewManualReader()
+	startReplicaMetered(t, operator.Config{Pool: ns + "/rp", LeaseNamespace: ns, LeaderElect: false,
+		LeaseDuration: 2 * time.Second, AssignLeaderTTL: 600 * time.Millisecond, Reconcile: 100 * time.Millisecond},
+		"op", srv, sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
 
 	var pods []corev1.Pod
 	eventually(t, "three runner pods", 20*time.Second, func() error {
@@ -475,4 +485,41 @@ func TestMigrationTriggers(t *testing.T) {
 		}
 		return nil
 	})
+
+	// The metrics: one migration of each reason, and the NotReady one took
+	// at least its grace from the pod's turn to NotReady.
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(ctx, &rm); err != nil {
+		t.Fatal(err)
+	}
+	counts, durations := map[string]int64{}, map[string]float64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				if m.Name == "pulka.operator.migrations" {
+					for _, p := range d.DataPoints {
+						r, _ := p.Attributes.Value("reason")
+						counts[r.AsString()] += p.Value
+					}
+				}
+			case metricdata.Histogram[float64]:
+				if m.Name == "pulka.operator.migration.duration" {
+					for _, p := range d.DataPoints {
+						r, _ := p.Attributes.Value("reason")
+						durations[r.AsString()] = p.Sum
+					}
+				}
+			}
+		}
+	}
+	if counts["NotReady"] != 1 || counts["PodDeleted"] != 1 {
+		t.Errorf("pulka.operator.migrations by reason: %v", counts)
+	}
+	if d := durations["NotReady"]; d < 1.4 || d > 10 {
+		t.Errorf("NotReady migration took %.2fs by the histogram, want the 1.5 s grace and a little", d)
+	}
+	if _, ok := durations["PodDeleted"]; !ok {
+		t.Errorf("no duration of the PodDeleted migration: %v", durations)
+	}
 }

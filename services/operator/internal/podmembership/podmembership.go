@@ -58,6 +58,10 @@ type Membership struct {
 
 	mu      sync.Mutex
 	reasons map[string]string
+	// lost is when each runner that is not live (or draining) stopped
+	// being live: from the pod where it says (deletion, readiness, drain),
+	// else when this process first saw it so.
+	lost map[string]time.Time
 }
 
 // New makes the membership of the pool named by pool, reading pods and the
@@ -67,7 +71,7 @@ func New(c client.Reader, pool client.ObjectKey, beats Heartbeats, now func() ti
 	if now == nil {
 		now = time.Now
 	}
-	return &Membership{c: c, pool: pool, beats: beats, now: now, reasons: map[string]string{}}
+	return &Membership{c: c, pool: pool, beats: beats, now: now, reasons: map[string]string{}, lost: map[string]time.Time{}}
 }
 
 // Members returns every runner pod of the pool as a member. A runner that
@@ -95,6 +99,7 @@ func (m *Membership) Members(ctx context.Context) ([]assign.Member, error) {
 	grace := pool.Spec.NotReadyGrace.Duration
 	capacity := int(pool.Spec.TablesPerRunner)
 	reasons := make(map[string]string, len(pods.Items))
+	lost := make(map[string]time.Time)
 	out := make([]assign.Member, 0, len(pods.Items))
 	seen := make(map[string]bool, len(pods.Items))
 	for i := range pods.Items {
@@ -122,12 +127,16 @@ func (m *Membership) Members(ctx context.Context) ([]assign.Member, error) {
 			}
 		}
 		reasons[p.Name] = reason
+		if reason != "" {
+			lost[p.Name] = lostAt(p, reason)
+		}
 		out = append(out, member)
 	}
 	for _, b := range beats {
 		if !seen[b.ID] {
 			out = append(out, assign.Member{ID: b.ID})
 			reasons[b.ID] = ReasonPodGone
+			lost[b.ID] = time.Time{}
 		}
 	}
 	slices.SortFunc(out, func(a, b assign.Member) int {
@@ -140,9 +149,51 @@ func (m *Membership) Members(ctx context.Context) ([]assign.Member, error) {
 		return 0
 	})
 	m.mu.Lock()
-	m.reasons = reasons
+	for id, at := range lost {
+		if prev, ok := m.lost[id]; at.IsZero() && ok {
+			at = prev // first seen lost earlier
+		} else if at.IsZero() {
+			at = now
+		}
+		lost[id] = at
+	}
+	m.reasons, m.lost = reasons, lost
 	m.mu.Unlock()
 	return out, nil
+}
+
+// lostAt is when the pod stopped being live for reason, as far as the pod
+// tells; zero when it does not (a heartbeat's end is not on the pod).
+func lostAt(p *corev1.Pod, reason string) time.Time {
+	switch reason {
+	case ReasonPodDeleted:
+		at := p.DeletionTimestamp.Time
+		if g := p.DeletionGracePeriodSeconds; g != nil {
+			at = at.Add(-time.Duration(*g) * time.Second) // deletionTimestamp is the end of the grace
+		}
+		return at
+	case ReasonNotReady, ReasonPodFailed:
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status != corev1.ConditionTrue {
+				return c.LastTransitionTime.Time
+			}
+		}
+	case ReasonDraining:
+		if at, err := time.Parse(time.RFC3339Nano, p.Annotations[pulkav1.DrainingAnnotation]); err == nil {
+			return at
+		}
+	}
+	return time.Time{}
+}
+
+// LostSince is when runner stopped being live (or began draining), as the
+// last Members call knew it; ok is false when it was live or unknown. The
+// operator measures a migration's duration from it.
+func (m *Membership) LostSince(runner string) (at time.Time, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	at, ok = m.lost[runner]
+	return at, ok
 }
 
 // Reason says why runner was not live (or was draining) at the last Members

@@ -180,6 +180,26 @@ func TestMembersLiveOnlyWhenPodAndHeartbeatAgree(t *testing.T) {
 			t.Errorf("%s: capacity %d, want the pool's 7 tables per runner", tc.id, mb.Capacity)
 		}
 	}
+	// Since when each was lost: from the pod where it says, else when the
+	// membership first saw it (the heartbeat's end is not on the pod).
+	for _, tc := range []struct {
+		id   string
+		near time.Time
+	}{
+		{"down", now.Add(-10 * time.Second)},
+		{"draining", now},
+		{"deleted", now},
+		{"cut-off", time.Now()},
+		{"ghost", time.Now()},
+	} {
+		at, ok := m.LostSince(tc.id)
+		if d := at.Sub(tc.near).Abs(); !ok || d > 2*time.Second {
+			t.Errorf("%s: lost since %v (%v), want about %v", tc.id, at, ok, tc.near)
+		}
+	}
+	if _, ok := m.LostSince("live"); ok {
+		t.Error("live: has a lost time")
+	}
 	if len(members) != 10 {
 		t.Errorf("%d members, want 10", len(members))
 	}
