@@ -116,7 +116,10 @@ func (c *Config) NewManager(restCfg *rest.Config, rdb redis.UniversalClient, mp 
 	if c.Pool != "" {
 		// The heartbeat TTL only matters to Beat, which the operator never
 		// calls; Members reads the deadlines the runners wrote.
-		mem := podmembership.New(mgr.GetAPIReader(), pool, assign.NewHeartbeats(rdb, time.Second), nil)
+		// The membership reads the manager's cache (informers on the pool
+		// and its pods): it is asked on every placement and every reconcile
+		// pass, and a pod's change reaches the cache within a watch event.
+		mem := podmembership.New(mgr.GetClient(), pool, assign.NewHeartbeats(rdb, time.Second), nil)
 		moves, err := newMigrations(pool, mem, rec, mp)
 		if err != nil {
 			return nil, err
