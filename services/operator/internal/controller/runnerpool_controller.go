@@ -186,10 +186,12 @@ func (r *RunnerPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 
 	// 2. Finish drains.
+	stillDraining := draining[:0:0]
 	for _, rn := range draining {
 		deadline := rn.drainAt.Add(pool.Spec.DrainTimeout.Duration)
 		if rn.tables > 0 && now.Before(deadline) {
 			requeue = min(requeue, max(deadline.Sub(now), 100*time.Millisecond))
+			stillDraining = append(stillDraining, rn)
 			continue
 		}
 		why := "its tables have moved"
@@ -202,6 +204,7 @@ func (r *RunnerPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 			return ctrl.Result{}, err
 		}
 	}
+	draining = stillDraining
 
 	// 3 and 4. Size and roll.
 	desired := DesiredRunners(&pool.Spec, tables)
