@@ -1,6 +1,7 @@
 package operator_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -119,7 +120,7 @@ func TestRealRunnerPartitioned(t *testing.T) {
 	if err := os.WriteFile(wrapped, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	startRunner(t, wrapped, cutOff, redisVia)
+	_, cutLog := startRunnerLogged(t, wrapped, cutOff, redisVia)
 	if err := env.SetReady(ctx, &pods[0], true); err != nil {
 		t.Fatal(err)
 	}
@@ -186,9 +187,23 @@ func TestRealRunnerPartitioned(t *testing.T) {
 		t.Error("the cut-off runner's pod is not Ready: this was not a partition the kubelet misses")
 	}
 
-	// The link comes back: the table stays where it is, and the game goes on.
+	// The link comes back: the cut-off runner's next write for the table
+	// (a lease renewal or an append) is refused by the new epoch, and the
+	// table stays where it is.
 	run(t, "ip", "link", "set", n.hostIf, "up")
-	time.Sleep(2 * time.Second)
+	eventually(t, "the cut-off runner refused by the fence", 15*time.Second, func() error {
+		b, err := os.ReadFile(cutLog)
+		if err != nil {
+			return err
+		}
+		for _, refusal := range []string{"fenced by a newer lease epoch", "lease lost"} {
+			if bytes.Contains(b, []byte(refusal)) {
+				t.Logf("the cut-off runner's log: %q", refusal)
+				return nil
+			}
+		}
+		return fmt.Errorf("no refusal in its log:\n%s", tail(b, 1500))
+	})
 	if o, _ := lease(); o != other {
 		t.Errorf("after the link came back the lease is %q's, want %s's", o, other)
 	}

@@ -41,6 +41,14 @@ func buildRunner(t *testing.T) string {
 // it leaves assigning to the operator.
 func startRunner(t *testing.T, bin, pod, redisAddr string) *exec.Cmd {
 	t.Helper()
+	cmd, _ := startRunnerLogged(t, bin, pod, redisAddr)
+	return cmd
+}
+
+// startRunnerLogged is startRunner, also returning the path of the
+// runner's log (warnings and errors, JSON lines).
+func startRunnerLogged(t *testing.T, bin, pod, redisAddr string) (*exec.Cmd, string) {
+	t.Helper()
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(),
 		"PULKA_RUNNER_ID="+pod,
@@ -70,7 +78,7 @@ func startRunner(t *testing.T, bin, pod, redisAddr string) *exec.Cmd {
 			t.Logf("log of runner %s:\n%s", pod, tail(b, 3000))
 		}
 	})
-	return cmd
+	return cmd, logf.Name()
 }
 
 func tail(b []byte, n int) []byte {
