@@ -34,8 +34,10 @@ demo: build ## Play one classic game of four bots in the terminal and print its 
 # or a lint finding fails in seconds to minutes rather than after the
 # long Go tests.
 .PHONY: test
-test: tidy-check breaking check-generated standalone lint test-deps web web-test ## Run every check and test: tidy-check, breaking, check-generated, standalone, lint, then Go (with -race) in every module, a short fuzz of every fuzz target, the web client's unit and browser tests.
-	@failed=""; for m in $(MODULES) deploy/docker/healthcheck; do \
+test: tidy-check breaking check-generated standalone lint test-deps web web-test ## Run every check and test: tidy-check, breaking, check-generated, standalone, lint, then Go (with -race) in every module (the operator's against a real kube-apiserver and etcd, built once by scripts/envtest-bins.sh), a short fuzz of every fuzz target, the web client's unit and browser tests.
+	@assets=$$(scripts/envtest-bins.sh) || { echo "test: the operator's envtest binaries could not be built (scripts/envtest-bins.sh, above)" >&2; exit 1; }; \
+	export KUBEBUILDER_ASSETS=$$assets; \
+	failed=""; for m in $(MODULES) deploy/docker/healthcheck; do \
 		echo "==> go test -race $$m"; \
 		(cd $$m && GOWORK=$$( [ $$m = deploy/docker/healthcheck ] && echo off || echo "$(ROOT)/go.work" ) $(GO) test -race -count=1 ./...) || failed="$$failed $$m"; \
 	done; \
@@ -131,13 +133,29 @@ web-size: web ## Gzipped size of the built web client.
 # protocol (pulka.gateway.v1 and what it imports) into web/src/gen, with
 # protoc-gen-es from web/node_modules.
 .PHONY: generate
-generate: $(BIN)/buf $(BIN)/protoc-gen-go $(WEB_DEPS) ## Regenerate the Go and TypeScript code from proto/.
+generate: $(BIN)/buf $(BIN)/protoc-gen-go $(WEB_DEPS) operator-generate ## Regenerate the Go and TypeScript code from proto/, and the operator's deepcopy, CRD and RBAC.
 	cd proto && $(BIN)/buf generate
 	cd proto && PATH="$(ROOT)/web/node_modules/.bin:$$PATH" $(BIN)/buf generate --template buf.gen.web.yaml --path pulka/gateway/v1
 
 .PHONY: check-generated
-check-generated: $(BIN)/buf $(BIN)/protoc-gen-go $(WEB_DEPS) ## Fail if regenerating proto/ would change the committed code (Go and TypeScript).
+check-generated: $(BIN)/buf $(BIN)/protoc-gen-go $(WEB_DEPS) $(BIN)/controller-gen ## Fail if regenerating proto/ or the operator's markers would change the committed code (Go, TypeScript, CRD, RBAC).
 	@scripts/check-generated.sh
+	@scripts/check-operator-generated.sh
+
+##@ Operator (services/operator: controller-runtime, CRDs from markers, envtest)
+
+# The RunnerPool's deepcopy code, its CRD (config/crd) and the operator's
+# RBAC (config/rbac), all from the kubebuilder markers of api/ and
+# internal/controller; scripts/operator-generate.sh says what runs.
+.PHONY: operator-generate
+operator-generate: $(BIN)/controller-gen ## Regenerate the operator's deepcopy code, CRD and RBAC from its markers.
+	@scripts/operator-generate.sh services/operator
+
+# The operator's tests run a real kube-apiserver and etcd (envtest), built from
+# the Go module proxy once per version into $(TOOL_CACHE) (minutes, first time).
+.PHONY: envtest-bins
+envtest-bins: ## Build kube-apiserver and etcd for the operator's tests (once per version, into the cache).
+	@scripts/envtest-bins.sh >/dev/null
 
 ##@ Tools (built once per pinned version into a cache outside the clone, then copied into bin/)
 
@@ -156,6 +174,12 @@ $(TOOLS_DIR)/protoc-gen-go: tools/codegen/go.mod tools/codegen/go.sum
 	@mkdir -p $(TOOLS_DIR)
 	cd tools/codegen && GOWORK=off $(GO) build -o $@.tmp google.golang.org/protobuf/cmd/protoc-gen-go && mv $@.tmp $@
 
+$(TOOLS_DIR)/controller-gen: tools/codegen/go.mod tools/codegen/go.sum
+	@mkdir -p $(TOOLS_DIR)
+	cd tools/codegen && GOWORK=off $(GO) build -o $@.tmp sigs.k8s.io/controller-tools/cmd/controller-gen && mv $@.tmp $@
+
+$(BIN)/controller-gen: $(TOOLS_DIR)/controller-gen
+	@mkdir -p $(BIN) && cp $< $@
 $(BIN)/buf: $(TOOLS_DIR)/buf
 	@mkdir -p $(BIN) && cp $< $@
 $(BIN)/protoc-gen-go: $(TOOLS_DIR)/protoc-gen-go
@@ -169,7 +193,7 @@ $(BIN)/golangci-lint: $(TOOL_CACHE)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golan
 	@mkdir -p $(BIN) && cp $< $@
 
 .PHONY: tools
-tools: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/golangci-lint ## Build every tool into bin/.
+tools: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/controller-gen $(BIN)/golangci-lint ## Build every tool into bin/.
 
 .PHONY: clean
 clean: ## Remove bin/ and test output.

@@ -43,8 +43,13 @@ type AssignerOptions struct {
 	// ConsumerOptions are extra options of the start stream's consumer
 	// (the logger and meter provider are passed already).
 	ConsumerOptions []streams.Option
-	Logger          *slog.Logger
-	MeterProvider   metric.MeterProvider
+	// OnMove, when set, is called after each move Reconcile has recorded
+	// (the operator reports each migration as a Kubernetes Event and a
+	// metric, with the reason its membership gives). It runs in the
+	// reconcile loop: it must not block.
+	OnMove        func(ctx context.Context, m Move)
+	Logger        *slog.Logger
+	MeterProvider metric.MeterProvider
 }
 
 func (o AssignerOptions) withDefaults() AssignerOptions {
@@ -373,6 +378,9 @@ func (a *Assigner) Reconcile(ctx context.Context) (int, error) {
 			a.remember(m.Table, m.To)
 			a.moves.Add(ctx, 1)
 			a.log.Info("assign: moved table", "table", m.Table, "from", m.From, "to", m.To)
+			if a.opt.OnMove != nil {
+				a.opt.OnMove(ctx, m)
+			}
 		}
 	}
 	return n, errors.Join(errs...)

@@ -81,4 +81,10 @@ const (
 	RunnerPollInterval      = "PULKA_RUNNER_POLL_INTERVAL"
 	RunnerLeaderTTL         = "PULKA_RUNNER_LEADER_TTL"
 	RunnerReconcileInterval = "PULKA_RUNNER_RECONCILE_INTERVAL"
+	// RunnerCapacity is the most tables a runner takes; the operator sets
+	// it from its pool's tablesPerRunner.
+	RunnerCapacity = "PULKA_RUNNER_CAPACITY"
+	// RunnerAssigner ("false") keeps a runner out of the assigner's
+	// election: the operator sets it on its pods, since it assigns itself.
+	RunnerAssigner = "PULKA_RUNNER_ASSIGNER"
 )

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# operator-generate.sh DIR — run controller-gen (bin/controller-gen, pinned by
+# tools/codegen) over the operator module in DIR: the deepcopy code beside the
+# API types (api/v1alpha1/zz_generated.deepcopy.go), the CRD into
+# DIR/config/crd and the operator's ClusterRole into DIR/config/rbac.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+dir=$1
+gen=$root/bin/controller-gen
+[ -x "$gen" ] || { echo "operator-generate: $gen missing; run 'make operator-generate'" >&2; exit 1; }
+cd "$dir"
+# Cluster-scoped role: a pool's pods live in the pool's namespace, any one.
+"$gen" \
+  paths=./... object \
+  crd output:crd:artifacts:config=config/crd \
+  rbac:roleName=pulka-operator output:rbac:artifacts:config=config/rbac

@@ -1,0 +1,230 @@
+// Package podmembership is the Kubernetes membership of the table-runner
+// pool (an assign.Membership): the runners are a RunnerPool's pods, and a
+// runner is live only while both Kubernetes and Redis say so.
+//
+// A member is live when its pod
+//   - is Ready, or has been NotReady for less than the pool's grace (a blip
+//     of the readiness probe does not move tables),
+//   - is not being deleted (deletionTimestamp set: evicted, scaled away, or
+//     its node drained — the runner hands its tables over on SIGTERM, and
+//     the assigner moves whatever is left),
+//   - is not failed or finished,
+//
+// and its runner's Redis heartbeat is fresh: a Ready pod cut off from Redis
+// cannot append to its tables, so its tables move (the lease takeover fences
+// it). A pod marked draining by the operator is a Draining member: live, its
+// tables move, it takes no new ones.
+//
+// The runner id is the pod name: the operator gives each runner pod
+// PULKA_RUNNER_ID from its own metadata.name.
+package podmembership
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/pulka/pulka/pkg/assign"
+	pulkav1 "github.com/pulka/pulka/services/operator/api/v1alpha1"
+)
+
+// Reasons a member is not live (or draining): the reason a migration off it
+// is reported with.
+const (
+	ReasonPodDeleted       = "PodDeleted"
+	ReasonPodFailed        = "PodFailed"
+	ReasonNotReady         = "NotReady"
+	ReasonHeartbeatExpired = "HeartbeatExpired"
+	ReasonDraining         = "Draining"
+	ReasonPodGone          = "PodGone"
+)
+
+// Heartbeats is the Redis half of the membership (assign.Heartbeats).
+type Heartbeats interface {
+	Members(ctx context.Context) ([]assign.Member, error)
+}
+
+// Membership lists one RunnerPool's runners.
+type Membership struct {
+	c     client.Reader
+	pool  client.ObjectKey
+	beats Heartbeats
+	now   func() time.Time
+
+	mu      sync.Mutex
+	reasons map[string]string
+	// lost is when each runner that is not live (or draining) stopped
+	// being live: from the pod where it says (deletion, readiness, drain),
+	// else when this process first saw it so.
+	lost map[string]time.Time
+}
+
+// New makes the membership of the pool named by pool, reading pods and the
+// pool through c and heartbeats through beats. now is the clock (nil: the
+// system's).
+func New(c client.Reader, pool client.ObjectKey, beats Heartbeats, now func() time.Time) *Membership {
+	if now == nil {
+		now = time.Now
+	}
+	return &Membership{c: c, pool: pool, beats: beats, now: now, reasons: map[string]string{}, lost: map[string]time.Time{}}
+}
+
+// Members returns every runner pod of the pool as a member. A runner that
+// heartbeats but has no pod (a pod deleted and gone, or a runner outside
+// Kubernetes) is returned not Ready, so its tables move.
+func (m *Membership) Members(ctx context.Context) ([]assign.Member, error) {
+	var pool pulkav1.RunnerPool
+	if err := m.c.Get(ctx, m.pool, &pool); err != nil {
+		return nil, fmt.Errorf("podmembership: pool %s: %w", m.pool, err)
+	}
+	var pods corev1.PodList
+	if err := m.c.List(ctx, &pods, client.InNamespace(m.pool.Namespace),
+		client.MatchingLabels{pulkav1.PoolLabel: m.pool.Name}); err != nil {
+		return nil, fmt.Errorf("podmembership: pods of %s: %w", m.pool, err)
+	}
+	beats, err := m.beats.Members(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fresh := make(map[string]assign.Member, len(beats))
+	for _, b := range beats {
+		fresh[b.ID] = b
+	}
+	now := m.now()
+	grace := pool.Spec.NotReadyGrace.Duration
+	capacity := int(pool.Spec.TablesPerRunner)
+	reasons := make(map[string]string, len(pods.Items))
+	lost := make(map[string]time.Time)
+	out := make([]assign.Member, 0, len(pods.Items))
+	seen := make(map[string]bool, len(pods.Items))
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		seen[p.Name] = true
+		b, beating := fresh[p.Name]
+		member := assign.Member{ID: p.Name, Capacity: capacity}
+		reason := ""
+		switch {
+		case p.DeletionTimestamp != nil:
+			reason = ReasonPodDeleted
+		case p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded:
+			reason = ReasonPodFailed
+		case !ReadyWithin(p, now, grace):
+			reason = ReasonNotReady
+		case !beating || !b.Ready:
+			reason = ReasonHeartbeatExpired
+		default:
+			member.Ready = true
+		}
+		if _, draining := p.Annotations[pulkav1.DrainingAnnotation]; draining || b.Draining {
+			member.Draining = true
+			if reason == "" {
+				reason = ReasonDraining
+			}
+		}
+		reasons[p.Name] = reason
+		if reason != "" {
+			lost[p.Name] = lostAt(p, reason)
+		}
+		out = append(out, member)
+	}
+	for _, b := range beats {
+		if !seen[b.ID] {
+			out = append(out, assign.Member{ID: b.ID})
+			reasons[b.ID] = ReasonPodGone
+			lost[b.ID] = time.Time{}
+		}
+	}
+	slices.SortFunc(out, func(a, b assign.Member) int {
+		switch {
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+	m.mu.Lock()
+	for id, at := range lost {
+		if prev, ok := m.lost[id]; at.IsZero() && ok {
+			at = prev // first seen lost earlier
+		} else if at.IsZero() {
+			at = now
+		}
+		lost[id] = at
+	}
+	m.reasons, m.lost = reasons, lost
+	m.mu.Unlock()
+	return out, nil
+}
+
+// lostAt is when the pod stopped being live for reason, as far as the pod
+// tells; zero when it does not (a heartbeat's end is not on the pod).
+func lostAt(p *corev1.Pod, reason string) time.Time {
+	switch reason {
+	case ReasonPodDeleted:
+		at := p.DeletionTimestamp.Time
+		if g := p.DeletionGracePeriodSeconds; g != nil {
+			at = at.Add(-time.Duration(*g) * time.Second) // deletionTimestamp is the end of the grace
+		}
+		return at
+	case ReasonNotReady, ReasonPodFailed:
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status != corev1.ConditionTrue {
+				return c.LastTransitionTime.Time
+			}
+		}
+	case ReasonDraining:
+		if at, err := time.Parse(time.RFC3339Nano, p.Annotations[pulkav1.DrainingAnnotation]); err == nil {
+			return at
+		}
+	}
+	return time.Time{}
+}
+
+// LostSince is when runner stopped being live (or began draining), as the
+// last Members call knew it; ok is false when it was live or unknown. The
+// operator measures a migration's duration from it.
+func (m *Membership) LostSince(runner string) (at time.Time, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	at, ok = m.lost[runner]
+	return at, ok
+}
+
+// Reason says why runner was not live (or was draining) at the last Members
+// call: one of the Reason constants, or "" when it was live. A runner the
+// last call did not see at all was gone: ReasonPodGone.
+func (m *Membership) Reason(runner string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r, ok := m.reasons[runner]; ok {
+		return r
+	}
+	return ReasonPodGone
+}
+
+// ReadyWithin reports whether pod counts as Ready at now: its Ready
+// condition is true, or turned false less than grace ago (so up to a second
+// more: see below). A pod still
+// starting within the grace counts too; the heartbeat, which a runner only
+// sends once it is up, keeps it from being given tables too early.
+func ReadyWithin(pod *corev1.Pod, now time.Time, grace time.Duration) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type != corev1.PodReady {
+			continue
+		}
+		if c.Status == corev1.ConditionTrue {
+			return true
+		}
+		// The API server keeps LastTransitionTime to the second, cut
+		// down: the pod really turned NotReady up to a second later. Add
+		// that second so a blip is never cut short of its grace.
+		return grace > 0 && !c.LastTransitionTime.IsZero() && now.Sub(c.LastTransitionTime.Time) < grace+time.Second
+	}
+	return false
+}
