@@ -24,6 +24,13 @@ const (
 // view of the tables.
 func Services() []string { return []string{Lobby, Scoring, Wallet, TableRunner, Gateway} }
 
+// KubernetesOnly lists the service programs that run only inside
+// Kubernetes, because they work through its API: the operator, which runs
+// the runner pods and assigns tables to them. Outside Kubernetes (a stack,
+// pulka-local, docker-compose) the table-runners assign tables among
+// themselves through Redis heartbeats, so these are not started there.
+func KubernetesOnly() []string { return []string{"operator"} }
+
 // Process is one service process to run.
 type Process struct {
 	// Name is how the process is shown: lobby, scoring, table-runner-1, ...
