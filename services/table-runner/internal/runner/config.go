@@ -23,11 +23,11 @@ const (
 	EnvBotDelay       = envnames.RunnerBotDelay
 	EnvSeedTimeout    = envnames.RunnerSeedTimeout
 	EnvInbox          = "PULKA_RUNNER_INBOX"
-	EnvCapacity       = "PULKA_RUNNER_CAPACITY"
+	EnvCapacity       = envnames.RunnerCapacity
 	EnvHeartbeatTTL   = envnames.RunnerHeartbeatTTL
 	EnvLeaseTTL       = envnames.RunnerLeaseTTL
 	EnvPollInterval   = envnames.RunnerPollInterval
-	EnvAssigner       = "PULKA_RUNNER_ASSIGNER"
+	EnvAssigner       = envnames.RunnerAssigner
 	EnvLeaderTTL      = envnames.RunnerLeaderTTL
 	EnvReconcile      = envnames.RunnerReconcileInterval
 	EnvFinishedTTL    = "PULKA_RUNNER_FINISHED_TTL"
