@@ -20,18 +20,25 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/pulka/pulka/pkg/daemon"
 	"github.com/pulka/pulka/pkg/envnames"
 	pulkav1 "github.com/pulka/pulka/services/operator/api/v1alpha1"
 )
 
 // ContainerName is the runner container's name in the pods the operator makes.
 const ContainerName = "table-runner"
+
+// AdminPort is the runner's admin server (/healthz, /readyz, /metrics) in
+// the pods the operator makes.
+const AdminPort = 9090
 
 // Assignment is where the reconciler reads how many tables each runner owns:
 // assign.Store (table → runner, "" for a table no runner could take).
@@ -353,8 +360,16 @@ func (r *RunnerPoolReconciler) newPod(pool *pulkav1.RunnerPool, hash string) (*c
 		{Name: envnames.RunnerHeartbeatTTL, Value: pool.Spec.HeartbeatTTL.Duration.String()},
 		// The operator assigns; its runners take no part in the election.
 		{Name: envnames.RunnerAssigner, Value: "false"},
+		// The probes and Prometheus reach the admin server on the pod's IP.
+		{Name: daemon.EnvAdminAddr, Value: ":" + strconv.Itoa(AdminPort)},
 	}
 	env = append(env, t.Env...)
+	probe := func(path string, period int32) *corev1.Probe {
+		return &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString("admin")}},
+			PeriodSeconds: period, FailureThreshold: 3, TimeoutSeconds: 2,
+		}
+	}
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: pool.Name + "-" + hash + "-",
@@ -368,7 +383,22 @@ func (r *RunnerPoolReconciler) newPod(pool *pulkav1.RunnerPool, hash string) (*c
 				ImagePullPolicy: t.ImagePullPolicy,
 				Resources:       t.Resources,
 				Env:             env,
+				Ports:           []corev1.ContainerPort{{Name: "admin", ContainerPort: AdminPort, Protocol: corev1.ProtocolTCP}},
+				// Ready is what the membership counts as live (with a fresh
+				// heartbeat): /readyz says the runner is serving its tables.
+				ReadinessProbe: probe("/readyz", 2),
+				LivenessProbe:  probe("/healthz", 10),
+				SecurityContext: &corev1.SecurityContext{
+					AllowPrivilegeEscalation: ptr.To(false),
+					ReadOnlyRootFilesystem:   ptr.To(true),
+					RunAsNonRoot:             ptr.To(true),
+					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				},
 			}},
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot:   ptr.To(true),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
 			NodeSelector:       t.NodeSelector,
 			Tolerations:        t.Tolerations,
 			Affinity:           t.Affinity,

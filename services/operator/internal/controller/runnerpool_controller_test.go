@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -257,8 +258,22 @@ func TestPoolCreatesMinRunnersAndReportsStatus(t *testing.T) {
 			t.Errorf("%s: PULKA_RUNNER_ID %+v, want the pod name", pod.Name, id)
 		}
 		if env["PULKA_RUNNER_CAPACITY"].Value != "4" || env["PULKA_RUNNER_ASSIGNER"].Value != "false" ||
-			env["PULKA_REDIS_ADDR"].Value != "redis:6379" {
+			env["PULKA_REDIS_ADDR"].Value != "redis:6379" || env["PULKA_ADMIN_ADDR"].Value != ":9090" {
 			t.Errorf("%s: env %v", pod.Name, env)
+		}
+		// Hardened as every Pulka container, and Ready only when the runner
+		// says so (the membership counts Ready pods).
+		c := pod.Spec.Containers[0]
+		sc, psc := c.SecurityContext, pod.Spec.SecurityContext
+		if sc == nil || psc == nil || !ptr.Deref(sc.ReadOnlyRootFilesystem, false) || ptr.Deref(sc.AllowPrivilegeEscalation, true) ||
+			!ptr.Deref(psc.RunAsNonRoot, false) || psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault ||
+			sc.Capabilities == nil || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" {
+			t.Errorf("%s: security context %+v / %+v", pod.Name, sc, psc)
+		}
+		if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" ||
+			c.LivenessProbe == nil || c.LivenessProbe.HTTPGet == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" ||
+			len(c.Ports) != 1 || c.Ports[0].ContainerPort != 9090 || c.Ports[0].Name != "admin" {
+			t.Errorf("%s: probes %+v %+v, ports %+v", pod.Name, c.ReadinessProbe, c.LivenessProbe, c.Ports)
 		}
 	}
 	f.eventually("Available false before the pods are Ready", func() error {
