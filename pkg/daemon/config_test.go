@@ -129,7 +129,11 @@ func TestBase_Validate(t *testing.T) {
 		{"zero shutdown timeout", func(b *daemon.Base) { b.ShutdownTimeout = 0 }, "shutdown-timeout"},
 		{"negative drain", func(b *daemon.Base) { b.DrainDelay = -time.Second }, "drain-delay"},
 		{"drain eats the timeout", func(b *daemon.Base) { b.DrainDelay = 10 * time.Second }, "no time to drain"},
-		{"sentinel", func(b *daemon.Base) { b.RedisAddr = "s1:26379,s2:26379"; b.RedisSentinelMaster = "pulka"; b.RedisDB = 2 }, ""},
+		{"sentinel", func(b *daemon.Base) {
+			b.RedisAddr = "s1:26379,s2:26379"
+			b.RedisSentinelMaster = "pulka"
+			b.RedisDB = 2
+		}, ""},
 		{"sentinel and cluster", func(b *daemon.Base) { b.RedisSentinelMaster = "pulka"; b.RedisCluster = true }, "Sentinel watches one master"},
 		{"tls", func(b *daemon.Base) { b.RedisTLS = true; b.RedisTLSServerName = "redis.internal" }, ""},
 		{"tls settings without tls", func(b *daemon.Base) { b.RedisTLSServerName = "redis.internal" }, "without redis-tls"},

@@ -24,8 +24,8 @@ type Handler struct {
 	replies *streams.Replier
 }
 
-// ReplyTTL: reply streams expire this long after their last reply, so a
-// sender that went away leaves nothing behind.
+// ReplyTTL is how long a reply stream lives after its last reply, so that
+// a sender that went away leaves nothing behind.
 const ReplyTTL = 10 * time.Minute
 
 // Handle applies one message (scoring's standings are forwarded to their
