@@ -43,6 +43,27 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// createPool makes the pool "rp" in ns the tests assign for: runners of
+// up to 10 tables, replicas of them, heartbeats of heartbeat and a grace
+// of grace before a NotReady pod counts as lost.
+func createPool(t *testing.T, ns string, replicas int32, heartbeat, grace time.Duration) *pulkav1.RunnerPool {
+	t.Helper()
+	pool := &pulkav1.RunnerPool{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rp"},
+		Spec: pulkav1.RunnerPoolSpec{
+			Template: pulkav1.RunnerTemplate{Image: "runner"}, MinRunners: 1, MaxRunners: 4, Replicas: &replicas,
+			TablesPerRunner: 10, TargetUtilizationPercent: 70,
+			DrainTimeout:  metav1.Duration{Duration: time.Minute},
+			HeartbeatTTL:  metav1.Duration{Duration: heartbeat},
+			NotReadyGrace: metav1.Duration{Duration: grace},
+		},
+	}
+	if err := env.Client.Create(context.Background(), pool); err != nil {
+		t.Fatal(err)
+	}
+	return pool
+}
+
 func eventually(t *testing.T, what string, within time.Duration, cond func() error) {
 	t.Helper()
 	deadline := time.Now().Add(within)
@@ -120,20 +141,7 @@ func TestLeaderAssignsAndStandbyTakesOver(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	c := env.Client
-	two := int32(2)
-	pool := &pulkav1.RunnerPool{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rp"},
-		Spec: pulkav1.RunnerPoolSpec{
-			Template: pulkav1.RunnerTemplate{Image: "runner"}, MinRunners: 1, MaxRunners: 4, Replicas: &two,
-			TablesPerRunner: 10, TargetUtilizationPercent: 70,
-			DrainTimeout:  metav1.Duration{Duration: time.Minute},
-			HeartbeatTTL:  metav1.Duration{Duration: 300 * time.Millisecond},
-			NotReadyGrace: metav1.Duration{Duration: time.Second},
-		},
-	}
-	if err := c.Create(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := createPool(t, ns, 2, 300*time.Millisecond, time.Second)
 	cfg := operator.Config{
 		Pool: ns + "/rp", LeaderElect: true, LeaseDuration: 2 * time.Second,
 		AssignLeaderTTL: 600 * time.Millisecond, Reconcile: 100 * time.Millisecond,
@@ -366,20 +374,7 @@ func TestMigrationTriggers(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	c := env.Client
-	three := int32(3)
-	pool := &pulkav1.RunnerPool{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rp"},
-		Spec: pulkav1.RunnerPoolSpec{
-			Template: pulkav1.RunnerTemplate{Image: "runner"}, MinRunners: 1, MaxRunners: 4, Replicas: &three,
-			TablesPerRunner: 10, TargetUtilizationPercent: 70,
-			DrainTimeout:  metav1.Duration{Duration: time.Minute},
-			HeartbeatTTL:  metav1.Duration{Duration: 300 * time.Millisecond},
-			NotReadyGrace: metav1.Duration{Duration: 1500 * time.Millisecond},
-		},
-	}
-	if err := c.Create(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := createPool(t, ns, 3, 300*time.Millisecond, 1500*time.Millisecond)
 	reader := sdkmetric.NewManualReader()
 	startReplicaMetered(t, operator.Config{Pool: ns + "/rp", LeaseNamespace: ns, LeaderElect: false,
 		LeaseDuration: 2 * time.Second, AssignLeaderTTL: 600 * time.Millisecond, Reconcile: 100 * time.Millisecond},

@@ -14,7 +14,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
@@ -82,20 +81,7 @@ func TestRealRunnerPartitioned(t *testing.T) {
 	srv := redistest.Start(t, redistest.WithArgs("--bind", "127.0.0.1", n.hostIP))
 	rdb := srv.Client(t)
 	c := env.Client
-	two := int32(2)
-	pool := &pulkav1.RunnerPool{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rp"},
-		Spec: pulkav1.RunnerPoolSpec{
-			Template: pulkav1.RunnerTemplate{Image: "runner"}, MinRunners: 1, MaxRunners: 4, Replicas: &two,
-			TablesPerRunner: 10, TargetUtilizationPercent: 70,
-			DrainTimeout:  metav1.Duration{Duration: time.Minute},
-			HeartbeatTTL:  metav1.Duration{Duration: 600 * time.Millisecond},
-			NotReadyGrace: metav1.Duration{Duration: time.Second},
-		},
-	}
-	if err := c.Create(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := createPool(t, ns, 2, 600*time.Millisecond, time.Second)
 	startReplica(t, operator.Config{Pool: ns + "/rp", LeaseNamespace: ns, LeaderElect: false,
 		LeaseDuration: 2 * time.Second, AssignLeaderTTL: 600 * time.Millisecond, Reconcile: 100 * time.Millisecond}, "op", srv)
 	var pods []corev1.Pod
