@@ -50,6 +50,19 @@ func (s *stack) coinAccount(t *testing.T) session {
 	}
 }
 
+// coinAccounts opens n coin accounts and returns them with their
+// available balances at the start.
+func (s *stack) coinAccounts(t *testing.T, n int) ([]session, map[string]int64) {
+	t.Helper()
+	sessions := make([]session, n)
+	start := map[string]int64{}
+	for i := range sessions {
+		sessions[i] = s.coinAccount(t)
+		start[sessions[i].Player.ID], _ = s.balance(t, sessions[i].Player.ID)
+	}
+	return sessions, start
+}
+
 // balance is (available, held) of a player, as their ledger says.
 func (s *stack) balance(t *testing.T, player string) (avail, held int64) {
 	t.Helper()
@@ -148,12 +161,7 @@ func TestCoins_FourAccountsPlayAClassicCoinGame(t *testing.T) {
 	w := walletOf(t, s)
 	var tableID string
 	s.dumpOnFailure(t, &tableID)
-	sessions := make([]session, 4)
-	start := map[string]int64{}
-	for i := range sessions {
-		sessions[i] = s.coinAccount(t)
-		start[sessions[i].Player.ID], _ = s.balance(t, sessions[i].Player.ID)
-	}
+	sessions, start := s.coinAccounts(t, 4)
 	const stake = 100
 	clients := seatPlayers(t, s, tableSpec{stake: stake, moveTime: time.Minute, name: "e2e coins"}, sessions, &tableID)
 	for _, ses := range sessions {
@@ -323,12 +331,7 @@ func TestCoins_SIGKILLOfTheRunnerMidGamePaysOnce(t *testing.T) {
 	w := walletOf(t, s)
 	var tableID string
 	s.dumpOnFailure(t, &tableID)
-	sessions := make([]session, 4)
-	start := map[string]int64{}
-	for i := range sessions {
-		sessions[i] = s.coinAccount(t)
-		start[sessions[i].Player.ID], _ = s.balance(t, sessions[i].Player.ID)
-	}
+	sessions, start := s.coinAccounts(t, 4)
 	const stake = 100
 	clients := seatPlayers(t, s, tableSpec{stake: stake, moveTime: time.Minute, name: "e2e coin kill"}, sessions, &tableID)
 	for _, c := range clients {
