@@ -6,11 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
@@ -28,27 +26,15 @@ var ErrTableNotFound = errors.New("lobbyclient: table not found")
 
 // Defaults of ClientOptions.
 const (
-	DefaultTimeout       = 5 * time.Second
-	DefaultCommandMaxLen = 100_000
+	DefaultTimeout = streams.DefaultCallTimeout
 	// DefaultReplyBlock is how long one read of the view stream blocks.
 	DefaultReplyBlock = 2 * time.Second
 )
 
-// ClientOptions configure a Client; zero values take the defaults.
-type ClientOptions struct {
-	// Instance names this gateway instance's reply stream. Empty: a random
-	// name, so a restarted process never reads an old instance's replies.
-	Instance string
-	// Timeout bounds Do when ctx has no earlier deadline.
-	Timeout time.Duration
-	// CommandMaxLen trims the command stream when publishing (a guard: the
-	// lobby deletes entries as it handles them).
-	CommandMaxLen int64
-	// Logger gets errors the reply reader recovers from.
-	Logger *slog.Logger
-	// TracerProvider for the publish spans (default: none).
-	TracerProvider trace.TracerProvider
-}
+// ClientOptions configure a Client (Instance names a gateway instance's
+// reply stream; ErrTimeout is always ErrTimeout); zero values take the
+// defaults.
+type ClientOptions = streams.CallerOptions
 
 // Client sends lobby commands and waits for their results.
 type Client struct {
@@ -57,19 +43,8 @@ type Client struct {
 
 // NewClient makes a client. Run must be running for Do to get answers.
 func NewClient(rdb redis.UniversalClient, opt ClientOptions) *Client {
-	if opt.Instance == "" {
-		opt.Instance = "gw-" + randomHex(8)
-	}
-	if opt.Timeout <= 0 {
-		opt.Timeout = DefaultTimeout
-	}
-	if opt.CommandMaxLen <= 0 {
-		opt.CommandMaxLen = DefaultCommandMaxLen
-	}
-	return &Client{caller: streams.NewCaller(rdb, ReplyStream(opt.Instance), decodeResult, streams.CallerOptions{
-		Timeout: opt.Timeout, MaxLen: opt.CommandMaxLen, ErrTimeout: ErrTimeout,
-		Logger: opt.Logger, TracerProvider: opt.TracerProvider,
-	})}
+	opt.ErrTimeout = ErrTimeout
+	return &Client{caller: streams.NewCaller(rdb, ReplyStream(""), decodeResult, opt)}
 }
 
 func decodeResult(data []byte) (string, *lobbyv1.LobbyCommandResult, error) {

@@ -2,6 +2,8 @@ package streams
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -89,12 +91,23 @@ func (r *Replier) Reply(ctx context.Context, to string, data []byte) error {
 	return nil
 }
 
+// Defaults of CallerOptions.
+const (
+	DefaultCallTimeout   = 5 * time.Second
+	DefaultCommandMaxLen = 100_000
+)
+
 // CallerOptions configure a Caller; zero values take the defaults.
 type CallerOptions struct {
-	// Timeout bounds Call when ctx has no earlier deadline (default 5 s).
+	// Instance names this process's reply stream (under the service's reply
+	// prefix). Empty: a random name, so that a restarted process never reads
+	// an old one's replies.
+	Instance string
+	// Timeout bounds Call when ctx has no earlier deadline
+	// (DefaultCallTimeout).
 	Timeout time.Duration
-	// MaxLen trims each command stream when publishing (a guard; default
-	// 100,000).
+	// MaxLen trims each command stream when publishing (a guard;
+	// DefaultCommandMaxLen).
 	MaxLen int64
 	// ErrTimeout is the client's own error for a call that had no answer
 	// in time; Call wraps it with the request's id.
@@ -116,15 +129,20 @@ type Caller[R any] struct {
 	decode  func(data []byte) (id string, r R, err error)
 }
 
-// NewCaller makes a caller whose replies arrive on the stream reply (name
-// one per process, so that a restarted process never reads an old one's
-// replies); decode reads a reply and the id of the request it answers.
-func NewCaller[R any](rdb redis.UniversalClient, reply string, decode func(data []byte) (string, R, error), opt CallerOptions) *Caller[R] {
+// NewCaller makes a caller whose replies arrive on the stream replyPrefix +
+// opt.Instance (the prefix is the answering service's: its Replier writes
+// only there); decode reads a reply and the id of the request it answers.
+func NewCaller[R any](rdb redis.UniversalClient, replyPrefix string, decode func(data []byte) (string, R, error), opt CallerOptions) *Caller[R] {
+	if opt.Instance == "" {
+		b := make([]byte, 8)
+		_, _ = rand.Read(b)
+		opt.Instance = "c-" + hex.EncodeToString(b)
+	}
 	if opt.Timeout <= 0 {
-		opt.Timeout = 5 * time.Second
+		opt.Timeout = DefaultCallTimeout
 	}
 	if opt.MaxLen <= 0 {
-		opt.MaxLen = 100_000
+		opt.MaxLen = DefaultCommandMaxLen
 	}
 	if opt.ErrTimeout == nil {
 		opt.ErrTimeout = errors.New("streams: no reply in time")
@@ -136,7 +154,7 @@ func NewCaller[R any](rdb redis.UniversalClient, reply string, decode func(data 
 	if opt.TracerProvider != nil {
 		popts = append(popts, WithTracerProvider(opt.TracerProvider))
 	}
-	return &Caller[R]{rdb: rdb, reply: reply, opt: opt, pub: NewPublisher(rdb, popts...),
+	return &Caller[R]{rdb: rdb, reply: replyPrefix + opt.Instance, opt: opt, pub: NewPublisher(rdb, popts...),
 		waiters: NewWaiters[R](), decode: decode}
 }
 

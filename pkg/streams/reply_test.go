@@ -38,9 +38,9 @@ func echo(ctx context.Context, t *testing.T, srv *redistest.Server, delay time.D
 }
 
 func newEchoCaller(srv *redistest.Server, t *testing.T, timeout time.Duration) *streams.Caller[string] {
-	return streams.NewCaller(srv.Client(t), "rep:one", func(data []byte) (string, string, error) {
+	return streams.NewCaller(srv.Client(t), "rep:", func(data []byte) (string, string, error) {
 		return string(data), "reply " + string(data), nil
-	}, streams.CallerOptions{Timeout: timeout, ErrTimeout: errNoAnswer})
+	}, streams.CallerOptions{Instance: "one", Timeout: timeout, ErrTimeout: errNoAnswer})
 }
 
 func background(t *testing.T, fn func(ctx context.Context)) {

@@ -2,15 +2,10 @@ package walletclient
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
-	"time"
 
 	"github.com/redis/go-redis/v9"
-	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 
 	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
@@ -25,25 +20,14 @@ var ErrTimeout = errors.New("walletclient: no reply from the wallet in time")
 
 // Defaults of Options.
 const (
-	DefaultTimeout       = 5 * time.Second
-	DefaultCommandMaxLen = 100_000
+	DefaultTimeout       = streams.DefaultCallTimeout
+	DefaultCommandMaxLen = streams.DefaultCommandMaxLen
 	DefaultReplyMaxLen   = 10_000
 )
 
-// Options configure a Client; zero values take the defaults.
-type Options struct {
-	// Instance names this client's reply stream. Empty: a random name, so
-	// a restarted process never reads an old instance's replies.
-	Instance string
-	// Timeout bounds Do when ctx has no earlier deadline.
-	Timeout time.Duration
-	// CommandMaxLen trims each command stream when publishing (a guard).
-	CommandMaxLen int64
-	// Logger gets errors the reply reader recovers from.
-	Logger *slog.Logger
-	// TracerProvider for the publish spans (default: none).
-	TracerProvider trace.TracerProvider
-}
+// Options configure a Client (Instance names its reply stream; ErrTimeout
+// is always ErrTimeout); zero values take the defaults.
+type Options = streams.CallerOptions
 
 // Client sends wallet commands and waits for their results. Run must be
 // running for Do to get answers.
@@ -53,19 +37,8 @@ type Client struct {
 
 // NewClient makes a client.
 func NewClient(rdb redis.UniversalClient, opt Options) *Client {
-	if opt.Instance == "" {
-		opt.Instance = "c-" + randomHex(8)
-	}
-	if opt.Timeout <= 0 {
-		opt.Timeout = DefaultTimeout
-	}
-	if opt.CommandMaxLen <= 0 {
-		opt.CommandMaxLen = DefaultCommandMaxLen
-	}
-	return &Client{caller: streams.NewCaller(rdb, ReplyStream(opt.Instance), decodeResult, streams.CallerOptions{
-		Timeout: opt.Timeout, MaxLen: opt.CommandMaxLen, ErrTimeout: ErrTimeout,
-		Logger: opt.Logger, TracerProvider: opt.TracerProvider,
-	})}
+	opt.ErrTimeout = ErrTimeout
+	return &Client{caller: streams.NewCaller(rdb, ReplyStream(""), decodeResult, opt)}
 }
 
 func decodeResult(data []byte) (string, *walletv1.WalletResult, error) {
@@ -74,12 +47,6 @@ func decodeResult(data []byte) (string, *walletv1.WalletResult, error) {
 		return "", nil, err
 	}
 	return r.GetCommandId(), &r, nil
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // Stream is the command stream cmd belongs on: its account's shard, or its
