@@ -1,13 +1,17 @@
 package main
 
 import (
+	"context"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/compose-spec/compose-go/v2/loader"
+	"github.com/compose-spec/compose-go/v2/types"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/pulka/pulka/pkg/daemon"
@@ -20,42 +24,94 @@ import (
 // services/ is built from deploy/docker/Dockerfile, health-checked on its
 // /readyz, and given the settings the launcher gives it.
 
+// composeFile is what the tests read of docker-compose.yml, as Docker
+// Compose itself loads it (compose-go: the compose specification's schema,
+// interpolation, profiles, paths resolved).
 type composeFile struct {
-	Name     string                    `yaml:"name"`
-	Services map[string]composeService `yaml:"services"`
+	Name     string
+	Services map[string]composeService
+	Volumes  map[string]types.VolumeConfig
 }
 
 type composeService struct {
-	Image string `yaml:"image"`
+	Image string
 	Build *struct {
-		Context    string            `yaml:"context"`
-		Dockerfile string            `yaml:"dockerfile"`
-		Args       map[string]string `yaml:"args"`
-	} `yaml:"build"`
-	Environment map[string]string `yaml:"environment"`
-	Healthcheck *struct {
-		Test []string `yaml:"test"`
-	} `yaml:"healthcheck"`
-	DependsOn map[string]struct {
-		Condition string `yaml:"condition"`
-	} `yaml:"depends_on"`
-	Deploy struct {
-		Replicas int `yaml:"replicas"`
-	} `yaml:"deploy"`
-	Ports   []string `yaml:"ports"`
-	Command []string `yaml:"command"`
-	Volumes []string `yaml:"volumes"`
+		Context    string // relative to the repository root
+		Dockerfile string
+		Args       map[string]string
+	}
+	Environment map[string]string
+	Healthcheck *struct{ Test []string }
+	DependsOn   map[string]struct{ Condition string }
+	Deploy      struct{ Replicas int }
+	Ports       []string // "published:target"
+	Command     []string
+	Volumes     []string // "source:target"
+	Profiles    []string
+}
+
+// testSecret stands for the session secret compose requires from .env.
+const testSecret = "0123456789abcdef0123456789abcdef"
+
+// loadCompose loads docker-compose.yml as docker compose does, with every
+// profile, in an environment of env only.
+func loadCompose(root string, env map[string]string) (*types.Project, error) {
+	return loader.LoadWithContext(context.Background(), types.ConfigDetails{
+		WorkingDir:  root,
+		ConfigFiles: []types.ConfigFile{{Filename: filepath.Join(root, "docker-compose.yml")}},
+		Environment: env,
+	}, func(o *loader.Options) {
+		o.SetProjectName("pulka", true)
+		o.Profiles = []string{"*"}
+	})
 }
 
 func readCompose(t *testing.T, root string) composeFile {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, "docker-compose.yml"))
+	p, err := loadCompose(root, map[string]string{envnames.SessionSecret: testSecret})
 	if err != nil {
-		t.Fatal(err)
-	}
-	var c composeFile
-	if err := yaml.Unmarshal(b, &c); err != nil {
 		t.Fatalf("docker-compose.yml: %v", err)
+	}
+	c := composeFile{Name: p.Name, Services: map[string]composeService{}, Volumes: p.Volumes}
+	deref := func(m types.MappingWithEquals) map[string]string {
+		out := map[string]string{}
+		for k, v := range m {
+			if v != nil {
+				out[k] = *v
+			}
+		}
+		return out
+	}
+	for name, s := range p.Services {
+		cs := composeService{Image: s.Image, Environment: deref(s.Environment), Command: s.Command,
+			Profiles: s.Profiles, DependsOn: map[string]struct{ Condition string }{}}
+		if s.Build != nil {
+			rel, err := filepath.Rel(root, s.Build.Context)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs.Build = &struct {
+				Context    string
+				Dockerfile string
+				Args       map[string]string
+			}{rel, s.Build.Dockerfile, deref(s.Build.Args)}
+		}
+		if s.HealthCheck != nil {
+			cs.Healthcheck = &struct{ Test []string }{s.HealthCheck.Test}
+		}
+		for dep, d := range s.DependsOn {
+			cs.DependsOn[dep] = struct{ Condition string }{d.Condition}
+		}
+		if s.Deploy != nil && s.Deploy.Replicas != nil {
+			cs.Deploy.Replicas = *s.Deploy.Replicas
+		}
+		for _, port := range s.Ports {
+			cs.Ports = append(cs.Ports, port.Published+":"+strconv.FormatUint(uint64(port.Target), 10))
+		}
+		for _, v := range s.Volumes {
+			cs.Volumes = append(cs.Volumes, v.Source+":"+v.Target)
+		}
+		c.Services[name] = cs
 	}
 	return c
 }
@@ -153,6 +209,12 @@ func TestCompose_EveryServiceIsBuiltHealthCheckedAndWiredLikeTheLauncher(t *test
 				if k == daemon.EnvPProf {
 					continue
 				}
+				// Traces go to the observability profile's collector when
+				// asked for (every service reads the variable; the
+				// launcher sends traces nowhere).
+				if k == daemon.EnvOTLPEndpoint {
+					continue
+				}
 				if !launcherSets[name][k] {
 					t.Errorf("sets %s, which the launcher does not give %s", k, name)
 				}
@@ -181,9 +243,13 @@ func TestCompose_EveryServiceIsBuiltHealthCheckedAndWiredLikeTheLauncher(t *test
 	if o := g.Environment[envnames.AllowedOrigins]; o != "http://localhost:8080" {
 		t.Errorf("gateway allowed origin %q, want http://localhost:8080", o)
 	}
-	// The secret comes from the environment or .env, never from the file.
-	if sec := g.Environment[envnames.SessionSecret]; !strings.HasPrefix(sec, "${"+envnames.SessionSecret+":?") {
-		t.Errorf("gateway session secret %q: want a required ${%s:?…} reference", sec, envnames.SessionSecret)
+	// The secret comes from the environment or .env, never from the file:
+	// compose refuses to start without it.
+	if sec := g.Environment[envnames.SessionSecret]; sec != testSecret {
+		t.Errorf("gateway session secret %q: want the environment's", sec)
+	}
+	if _, err := loadCompose(root, nil); err == nil || !strings.Contains(err.Error(), envnames.SessionSecret) {
+		t.Errorf("docker-compose.yml loads without %s (err %v); it must be required", envnames.SessionSecret, err)
 	}
 	if g.DependsOn["lobby"].Condition != "service_healthy" {
 		t.Errorf("the gateway does not wait for a healthy lobby (its readiness needs the lobby's view): %+v", g.DependsOn)
@@ -274,5 +340,100 @@ func TestCompose_RedisPersistsAndNeverEvicts(t *testing.T) {
 	}
 	if _, ok := c.Volumes["redis-data"]; !ok {
 		t.Error("the redis-data volume is not declared")
+	}
+}
+
+// The observability profile: off by default; when on, the services' traces
+// reach the collector, which hands them to Jaeger, and Prometheus scrapes
+// every Pulka service's admin port.
+func TestCompose_ObservabilityProfileSeesEveryService(t *testing.T) {
+	root := repoRoot(t)
+	c := readCompose(t, root)
+	for _, name := range []string{"otel-collector", "jaeger", "prometheus"} {
+		if s, ok := c.Services[name]; !ok || !slices.Equal(s.Profiles, []string{"observability"}) {
+			t.Errorf("%s: want it in the observability profile only, got %+v", name, s.Profiles)
+		}
+	}
+	pulka := servicesInRepo(t, root)
+	for _, name := range append([]string{"redis"}, pulka...) {
+		if p := c.Services[name].Profiles; len(p) != 0 {
+			t.Errorf("%s runs only with profiles %v; Pulka itself must always run", name, p)
+		}
+	}
+
+	// Traces: nowhere by default; the collector's OTLP/HTTP port when set.
+	for _, name := range pulka {
+		if v := c.Services[name].Environment[daemon.EnvOTLPEndpoint]; v != "" {
+			t.Errorf("%s sends traces to %q by default", name, v)
+		}
+	}
+	p, err := loadCompose(root, map[string]string{envnames.SessionSecret: testSecret, daemon.EnvOTLPEndpoint: "http://otel-collector:4318"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := p.Services["lobby"].Environment[daemon.EnvOTLPEndpoint]; v == nil || *v != "http://otel-collector:4318" {
+		t.Errorf("the lobby's trace endpoint %v, want the environment's", v)
+	}
+	var collector struct {
+		Receivers struct {
+			OTLP struct {
+				Protocols struct {
+					HTTP struct{ Endpoint string } `yaml:"http"`
+				} `yaml:"protocols"`
+			} `yaml:"otlp"`
+		} `yaml:"receivers"`
+		Exporters map[string]struct{ Endpoint string } `yaml:"exporters"`
+		Service   struct {
+			Pipelines map[string]struct{ Receivers, Exporters []string } `yaml:"pipelines"`
+		} `yaml:"service"`
+	}
+	readYAML(t, filepath.Join(root, "deploy", "observability", "otel-collector.yaml"), &collector)
+	if ep := collector.Receivers.OTLP.Protocols.HTTP.Endpoint; !strings.HasSuffix(ep, ":4318") {
+		t.Errorf("the collector's OTLP/HTTP receiver is on %q, not the :4318 the services are told", ep)
+	}
+	traces := collector.Service.Pipelines["traces"]
+	if !slices.Contains(traces.Receivers, "otlp") || len(traces.Exporters) == 0 {
+		t.Fatalf("the collector's traces pipeline %+v", traces)
+	}
+	for _, e := range traces.Exporters {
+		host, _, _ := strings.Cut(collector.Exporters[e].Endpoint, ":")
+		if _, ok := c.Services[host]; !ok {
+			t.Errorf("the collector exports %s to %q, which is no compose service", e, collector.Exporters[e].Endpoint)
+		}
+	}
+
+	// Metrics: every Pulka service, on the port its admin server listens on.
+	var prom struct {
+		ScrapeConfigs []struct {
+			DNS []struct {
+				Names []string
+				Port  int
+			} `yaml:"dns_sd_configs"`
+		} `yaml:"scrape_configs"`
+	}
+	readYAML(t, filepath.Join(root, "deploy", "observability", "prometheus.yml"), &prom)
+	scraped := map[string]int{}
+	for _, sc := range prom.ScrapeConfigs {
+		for _, d := range sc.DNS {
+			for _, n := range d.Names {
+				scraped[n] = d.Port
+			}
+		}
+	}
+	for _, name := range pulka {
+		if port, admin := scraped[name], c.Services[name].Environment[daemon.EnvAdminAddr]; ":"+strconv.Itoa(port) != admin {
+			t.Errorf("prometheus scrapes %s on port %d; its admin server listens on %q", name, port, admin)
+		}
+	}
+}
+
+func readYAML(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
 }
