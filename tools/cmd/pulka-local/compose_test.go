@@ -305,17 +305,7 @@ func TestDockerfile_BuildsAnyServiceOfTheWorkspace(t *testing.T) {
 // snapshot would corrupt a game), and /data on a named volume so the
 // container's restart does not lose it.
 func TestCompose_RedisPersistsAndNeverEvicts(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), "docker-compose.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c struct {
-		Services map[string]composeService `yaml:"services"`
-		Volumes  map[string]any            `yaml:"volumes"`
-	}
-	if err := yaml.Unmarshal(b, &c); err != nil {
-		t.Fatal(err)
-	}
+	c := readCompose(t, repoRoot(t))
 	r, ok := c.Services["redis"]
 	if !ok {
 		t.Fatal("no redis service")
