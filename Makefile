@@ -34,9 +34,11 @@ demo: build ## Play one classic game of four bots in the terminal and print its 
 # or a lint finding fails in seconds to minutes rather than after the
 # long Go tests.
 .PHONY: test
-test: tidy-check breaking check-generated standalone lint test-deps web web-test ## Run every check and test: tidy-check, breaking, check-generated, standalone, lint, then Go (with -race) in every module (the operator's against a real kube-apiserver and etcd, built once by scripts/envtest-bins.sh), a short fuzz of every fuzz target, the web client's unit and browser tests.
+test: tidy-check breaking check-generated standalone lint test-deps web web-test ## Run every check and test: tidy-check, breaking, check-generated, standalone, lint, then Go (with -race) in every module (the operator's and the Helm chart's against a real kube-apiserver and etcd, built once by scripts/envtest-bins.sh; the chart's with helm from scripts/helm-bin.sh), a short fuzz of every fuzz target, the web client's unit and browser tests.
 	@assets=$$(scripts/envtest-bins.sh) || { echo "test: the operator's envtest binaries could not be built (scripts/envtest-bins.sh, above)" >&2; exit 1; }; \
 	export KUBEBUILDER_ASSETS=$$assets; \
+	helm=$$(scripts/helm-bin.sh) || { echo "test: helm could not be built for the chart's tests (scripts/helm-bin.sh, above)" >&2; exit 1; }; \
+	export PULKA_HELM=$$helm; \
 	failed=""; for m in $(MODULES) deploy/docker/healthcheck; do \
 		echo "==> go test -race $$m"; \
 		(cd $$m && GOWORK=$$( [ $$m = deploy/docker/healthcheck ] && echo off || echo "$(ROOT)/go.work" ) $(GO) test -race -count=1 ./...) || failed="$$failed $$m"; \
@@ -156,6 +158,20 @@ operator-generate: $(BIN)/controller-gen ## Regenerate the operator's deepcopy c
 .PHONY: envtest-bins
 envtest-bins: ## Build kube-apiserver and etcd for the operator's tests (once per version, into the cache).
 	@scripts/envtest-bins.sh >/dev/null
+
+##@ Helm chart (charts/pulka; its tests are the module deploy/helmtest)
+
+.PHONY: helm-bin
+helm-bin: ## Build helm (v4, from the Go module proxy) for the chart's tests (once per version, into the cache).
+	@scripts/helm-bin.sh >/dev/null
+
+.PHONY: chart-test
+chart-test: helm-bin envtest-bins ## Run the chart's tests alone: lint, rendered objects, schema, CRD, README, dry-run, install and upgrade.
+	@cd deploy/helmtest && KUBEBUILDER_ASSETS=$$($(ROOT)/scripts/envtest-bins.sh) PULKA_HELM=$$($(ROOT)/scripts/helm-bin.sh) $(GO) test -race -count=1 ./...
+
+.PHONY: chart-readme
+chart-readme: helm-bin ## Regenerate charts/pulka/README.md from the comments of its values.yaml.
+	@cd deploy/helmtest && PULKA_HELM=$$($(ROOT)/scripts/helm-bin.sh) $(GO) test -count=1 -run TestReadmeIsCurrent ./... -update
 
 ##@ Tools (built once per pinned version into a cache outside the clone, then copied into bin/)
 
