@@ -38,7 +38,8 @@ test: tidy-check breaking check-generated standalone lint test-deps web web-test
 	@assets=$$(scripts/envtest-bins.sh) || { echo "test: the operator's envtest binaries could not be built (scripts/envtest-bins.sh, above)" >&2; exit 1; }; \
 	export KUBEBUILDER_ASSETS=$$assets; \
 	helm=$$(scripts/helm-bin.sh) || { echo "test: helm could not be built for the chart's tests (scripts/helm-bin.sh, above)" >&2; exit 1; }; \
-	export PULKA_HELM=$$helm; \
+	helm_docs=$$(scripts/helm-bin.sh helm-docs) || { echo "test: helm-docs could not be built for the chart's tests (scripts/helm-bin.sh helm-docs, above)" >&2; exit 1; }; \
+	export PULKA_HELM=$$helm PULKA_HELM_DOCS=$$helm_docs; \
 	failed=""; for m in $(MODULES) deploy/docker/healthcheck; do \
 		echo "==> go test -race $$m"; \
 		(cd $$m && GOWORK=$$( [ $$m = deploy/docker/healthcheck ] && echo off || echo "$(ROOT)/go.work" ) $(GO) test -race -count=1 ./...) || failed="$$failed $$m"; \
@@ -162,16 +163,18 @@ envtest-bins: ## Build kube-apiserver and etcd for the operator's tests (once pe
 ##@ Helm chart (charts/pulka; its tests are the module deploy/helmtest)
 
 .PHONY: helm-bin
-helm-bin: ## Build helm (v4, from the Go module proxy) for the chart's tests (once per version, into the cache).
+helm-bin: ## Build helm (v4) and helm-docs from the Go module proxy for the chart's tests (once per version, into the cache).
 	@scripts/helm-bin.sh >/dev/null
+	@scripts/helm-bin.sh helm-docs >/dev/null
 
 .PHONY: chart-test
 chart-test: helm-bin envtest-bins ## Run the chart's tests alone: lint, rendered objects, schema, CRD, README, dry-run, install and upgrade.
-	@cd deploy/helmtest && KUBEBUILDER_ASSETS=$$($(ROOT)/scripts/envtest-bins.sh) PULKA_HELM=$$($(ROOT)/scripts/helm-bin.sh) $(GO) test -race -count=1 ./...
+	@cd deploy/helmtest && KUBEBUILDER_ASSETS=$$($(ROOT)/scripts/envtest-bins.sh) PULKA_HELM=$$($(ROOT)/scripts/helm-bin.sh) \
+		PULKA_HELM_DOCS=$$($(ROOT)/scripts/helm-bin.sh helm-docs) $(GO) test -race -count=1 ./...
 
 .PHONY: chart-readme
-chart-readme: helm-bin ## Regenerate charts/pulka/README.md from the comments of its values.yaml.
-	@cd deploy/helmtest && PULKA_HELM=$$($(ROOT)/scripts/helm-bin.sh) $(GO) test -count=1 -run TestReadmeIsCurrent ./... -update
+chart-readme: helm-bin ## Regenerate charts/pulka/README.md with helm-docs from the comments of its values.yaml.
+	@cd deploy/helmtest && PULKA_HELM_DOCS=$$($(ROOT)/scripts/helm-bin.sh helm-docs) $(GO) test -count=1 -run TestReadmeIsCurrent ./... -update
 
 ##@ Tools (built once per pinned version into a cache outside the clone, then copied into bin/)
 

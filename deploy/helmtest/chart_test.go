@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -20,7 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-var update = flag.Bool("update", false, "rewrite charts/pulka/README.md from values.yaml")
+var update = flag.Bool("update", false, "rewrite charts/pulka/README.md with helm-docs")
 
 func TestLintStrict(t *testing.T) {
 	t.Parallel()
@@ -371,7 +372,8 @@ func TestRenderProduction(t *testing.T) {
 	want := map[string]string{
 		"PULKA_REDIS_SENTINEL_MASTER": "pulka", "PULKA_REDIS_TLS": "true", "PULKA_REDIS_TLS_SERVER_NAME": "redis.internal",
 		"PULKA_REDIS_PASSWORD": "secret:pulka-redis/password", "PULKA_REDIS_SENTINEL_PASSWORD": "secret:pulka-redis/sentinel-password",
-		"PULKA_SESSION_SECRET": "secret:pulka-session/session-secret", "PULKA_WS_RATE": "20", "PULKA_SHUTDOWN_TIMEOUT": "30s",
+		"PULKA_SESSION_SECRET": "secret:pulka-session/session-secret", "PULKA_WS_RATE": "20",
+		"PULKA_SESSION_PREVIOUS_SECRETS": "secret:pulka-session/previous-session-secrets", "PULKA_SHUTDOWN_TIMEOUT": "30s",
 		"OTEL_TRACES_SAMPLER_ARG": "0.05", "PULKA_TRUSTED_PROXIES": "10.0.0.0/8",
 	}
 	for k, v := range want {
@@ -582,31 +584,53 @@ func TestSchemaRefusesBadValues(t *testing.T) {
 		"gateway.replicas=3,redis.tls.enabled=true,runnerPool.minRunners=0,lobby.resources.requests.cpu=1,runnerPool.drainTimeout=90s,gateway.extraEnv.PULKA_WS_RATE=30")
 }
 
+// Every value of values.yaml has a "# --" comment (helm-docs would list an
+// undocumented one with an empty description).
+func TestEveryValueIsDocumented(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join(chartDir(), "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	values, err := DocumentedValues(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(values) < 100 {
+		t.Fatalf("only %d documented values", len(values))
+	}
+}
+
+// helmDocsArgs renders charts/pulka/README.md from README.md.gotmpl and the
+// comments of values.yaml, in the file's order.
+var helmDocsArgs = []string{"--chart-search-root", ".", "--sort-values-order", "file", "--skip-version-footer", "--log-level", "warning"}
+
+// README.md is what helm-docs renders from values.yaml now.
 func TestReadmeIsCurrent(t *testing.T) {
 	t.Parallel()
-	tmpl, err := os.ReadFile(filepath.Join(chartDir(), "README.md.gotmpl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	values, err := os.ReadFile(filepath.Join(chartDir(), "values.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := Readme(tmpl, values)
-	if err != nil {
-		t.Fatalf("every value needs a \"# --\" comment: %v", err)
-	}
-	path := filepath.Join(chartDir(), "README.md")
+	bin := helmDocsBin(t)
 	if *update {
-		if err := os.WriteFile(path, want, 0o644); err != nil {
-			t.Fatal(err)
+		cmd := exec.Command(bin, helmDocsArgs...)
+		cmd.Dir = chartDir()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("helm-docs: %v\n%s", err, out)
 		}
 	}
-	got, err := os.ReadFile(path)
+	cmd := exec.Command(bin, append(helmDocsArgs, "--dry-run")...)
+	cmd.Dir = chartDir()
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil || errOut.Len() > 0 {
+		t.Fatalf("helm-docs --dry-run: %v\n%s", err, errOut.String())
+	}
+	got, err := os.ReadFile(filepath.Join(chartDir(), "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(got, want) {
-		t.Fatal("charts/pulka/README.md is stale: run `cd deploy/helmtest && go test -run TestReadmeIsCurrent -update` and commit it")
+	if !strings.Contains(out.String(), "| redis.mode |") {
+		t.Fatalf("helm-docs rendered no values table:\n%s", out.String())
+	}
+	if !bytes.Equal(got, out.Bytes()) {
+		t.Fatal("charts/pulka/README.md is stale: run `make chart-readme` and commit it")
 	}
 }

@@ -3,6 +3,7 @@ package helmtest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -32,34 +33,44 @@ func valuesFile(name string) string {
 	return filepath.Join(chartDir(), "ci", name+"-values.yaml")
 }
 
-var (
-	helmOnce sync.Once
-	helmPath string
-	helmErr  error
-)
+// tool is a binary of scripts/helm-bin.sh: $env when set, else what the
+// script builds or finds.
+type tool struct {
+	name, env string
+	once      sync.Once
+	path      string
+	err       error
+}
 
-// helmBin is $PULKA_HELM, else what scripts/helm-bin.sh builds or finds.
-func helmBin(t *testing.T) string {
+func (b *tool) get(t *testing.T) string {
 	t.Helper()
-	helmOnce.Do(func() {
-		if p := os.Getenv("PULKA_HELM"); p != "" {
-			helmPath = p
+	b.once.Do(func() {
+		if p := os.Getenv(b.env); p != "" {
+			b.path = p
 			return
 		}
 		var out bytes.Buffer
-		cmd := exec.Command(filepath.Join(repoRoot(), "scripts", "helm-bin.sh"))
+		cmd := exec.Command(filepath.Join(repoRoot(), "scripts", "helm-bin.sh"), b.name)
 		cmd.Stdout, cmd.Stderr = &out, os.Stderr
 		if err := cmd.Run(); err != nil {
-			helmErr = errors.New("PULKA_HELM is unset and scripts/helm-bin.sh failed (above): " + err.Error())
+			b.err = fmt.Errorf("%s is unset and scripts/helm-bin.sh %s failed (above): %w", b.env, b.name, err)
 			return
 		}
-		helmPath = strings.TrimSpace(out.String())
+		b.path = strings.TrimSpace(out.String())
 	})
-	if helmErr != nil {
-		t.Fatal(helmErr)
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return helmPath
+	return b.path
 }
+
+var (
+	helmTool     = &tool{name: "helm", env: "PULKA_HELM"}
+	helmDocsTool = &tool{name: "helm-docs", env: "PULKA_HELM_DOCS"}
+)
+
+func helmBin(t *testing.T) string     { return helmTool.get(t) }
+func helmDocsBin(t *testing.T) string { return helmDocsTool.get(t) }
 
 // helm runs the helm CLI with its config, cache and data in a scratch
 // directory (nothing of the user's), returning stdout and stderr.

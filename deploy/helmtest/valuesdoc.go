@@ -1,12 +1,10 @@
 package helmtest
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"text/template"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -119,29 +117,3 @@ func compactJSON(v *yaml.Node) (string, error) {
 	}
 	return string(b), nil
 }
-
-// Readme renders the chart's README: the template (README.md.gotmpl, with
-// .Values the documented values and .ValuesTable their Markdown table).
-func Readme(tmpl, valuesYAML []byte) ([]byte, error) {
-	values, err := DocumentedValues(valuesYAML)
-	if err != nil {
-		return nil, err
-	}
-	var table strings.Builder
-	table.WriteString("| Key | Type | Default | Description |\n|-----|------|---------|-------------|\n")
-	for _, v := range values {
-		fmt.Fprintf(&table, "| %s | %s | %s | %s |\n", v.Key, v.Type, cell("`"+v.Default+"`"), cell(v.Description))
-	}
-	t, err := template.New("README.md.gotmpl").Option("missingkey=error").Parse(string(tmpl))
-	if err != nil {
-		return nil, err
-	}
-	var out bytes.Buffer
-	if err := t.Execute(&out, map[string]any{"Values": values, "ValuesTable": table.String()}); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
-}
-
-// cell escapes what would break a Markdown table cell.
-func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
