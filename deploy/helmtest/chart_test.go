@@ -219,6 +219,23 @@ func checkPod(t *testing.T, kind, name string, spec map[string]any) {
 	}
 }
 
+// checkPodLabels: a pod's labels select it (NetworkPolicy, PodMonitor) and
+// leave out the chart's version, so a chart upgrade that changes nothing of
+// a pod does not roll it (a gateway's roll closes its WebSockets, a runner's
+// moves its tables).
+func checkPodLabels(t *testing.T, where string, labels any) {
+	t.Helper()
+	l, _ := labels.(map[string]any)
+	if l["app.kubernetes.io/part-of"] != "pulka" || l["app.kubernetes.io/component"] == nil {
+		t.Errorf("%s: pod labels %v lack part-of and component", where, l)
+	}
+	for _, k := range []string{"helm.sh/chart", "app.kubernetes.io/version"} {
+		if _, ok := l[k]; ok {
+			t.Errorf("%s: pod labels carry %s: a chart upgrade would roll every pod", where, k)
+		}
+	}
+}
+
 func checkEnvNames(t *testing.T, where string, env map[string]string) {
 	t.Helper()
 	known := knownEnvNames(t)
@@ -250,6 +267,7 @@ func checkCommon(t *testing.T, objs []*unstructured.Unstructured, wallet bool) m
 		switch o.GetKind() {
 		case "Deployment", "StatefulSet":
 			checkPod(t, o.GetKind(), o.GetName(), must[map[string]any](t, o.Object, "spec", "template", "spec"))
+			checkPodLabels(t, o.GetKind()+" "+o.GetName(), field(o.Object, "spec", "template", "metadata", "labels"))
 		case "Secret":
 			if o.GetAnnotations()["helm.sh/resource-policy"] != "keep" {
 				t.Errorf("Secret %s: not kept on uninstall", o.GetName())
@@ -279,6 +297,7 @@ func checkCommon(t *testing.T, objs []*unstructured.Unstructured, wallet bool) m
 	if field(rp.Object, "spec", "template", "resources", "requests", "cpu") == nil || field(rp.Object, "spec", "template", "resources", "limits", "memory") == nil {
 		t.Error("RunnerPool: the runners have no resources")
 	}
+	checkPodLabels(t, "RunnerPool runners", field(rp.Object, "spec", "template", "labels"))
 	renv := map[string]any{"env": field(rp.Object, "spec", "template", "env")}
 	checkEnvNames(t, "RunnerPool runners", envOf(renv))
 	for _, set := range []string{"PULKA_RUNNER_ID", "PULKA_RUNNER_CAPACITY", "PULKA_RUNNER_HEARTBEAT_TTL", "PULKA_RUNNER_ASSIGNER"} {
@@ -367,6 +386,10 @@ func TestRenderProduction(t *testing.T) {
 	}
 	if field(spec, "imagePullSecrets") == nil {
 		t.Error("no imagePullSecrets")
+	}
+	// The runners' account carries them (their template has no field).
+	if sa := idx["ServiceAccount/pulka-workload"]; sa == nil || field(sa.Object, "imagePullSecrets") == nil {
+		t.Error("the workload ServiceAccount has no imagePullSecrets")
 	}
 	env := envOf(must[[]any](t, spec, "containers")[0].(map[string]any))
 	want := map[string]string{

@@ -28,7 +28,7 @@ spec:
   template:
     metadata:
       labels:
-        {{- include "pulka.labels" $sel | nindent 8 }}
+        {{- include "pulka.podLabels" $sel | nindent 8 }}
         {{- with $v.podLabels }}
         {{- toYaml . | nindent 8 }}
         {{- end }}

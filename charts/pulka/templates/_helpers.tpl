@@ -23,6 +23,16 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
 app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
+{{/*
+The labels of the pods: no chart version, so a chart upgrade that changes
+nothing of a pod does not roll it (a gateway's roll closes its WebSockets, a
+runner's moves its tables).
+*/}}
+{{- define "pulka.podLabels" -}}
+{{ include "pulka.selectorLabels" . }}
+app.kubernetes.io/part-of: pulka
+{{- end -}}
+
 {{/* Every object's labels: dict "root" $ "component" name. */}}
 {{- define "pulka.labels" -}}
 {{ include "pulka.selectorLabels" . }}
