@@ -151,8 +151,10 @@ check-generated: $(BIN)/buf $(BIN)/protoc-gen-go $(WEB_DEPS) $(BIN)/controller-g
 # RBAC (config/rbac), all from the kubebuilder markers of api/ and
 # internal/controller; scripts/operator-generate.sh says what runs.
 .PHONY: operator-generate
-operator-generate: $(BIN)/controller-gen ## Regenerate the operator's deepcopy code, CRD and RBAC from its markers.
+operator-generate: $(BIN)/controller-gen ## Regenerate the operator's deepcopy code, CRD and RBAC from its markers (and the chart's copy of the CRD).
 	@scripts/operator-generate.sh services/operator
+	@# The chart ships the same CRD files (deploy/helmtest fails when they differ).
+	@rm -f charts/pulka/crds/*.yaml && cp services/operator/config/crd/*.yaml charts/pulka/crds/
 
 # The operator's tests run a real kube-apiserver and etcd (envtest), built from
 # the Go module proxy once per version into $(TOOL_CACHE) (minutes, first time).
