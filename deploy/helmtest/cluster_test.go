@@ -26,6 +26,7 @@ import (
 // cluster is a real kube-apiserver and etcd (envtest) with the chart's
 // CRDs, and a kubeconfig for helm.
 type cluster struct {
+	env        *envtest.Environment
 	kubeconfig string
 	dyn        dynamic.Interface
 	kube       kubernetes.Interface
@@ -82,7 +83,7 @@ func startCluster(t *testing.T) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &cluster{kubeconfig: path, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
+	c := &cluster{env: env, kubeconfig: path, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
 	if c.dyn, err = dynamic.NewForConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -211,6 +212,10 @@ func TestCluster(t *testing.T) {
 		if h := c.helm(t, "history", "pulka", "-n", ns); !strings.Contains(h, "deployed") || strings.Count(h, "\n") < 3 {
 			t.Errorf("helm history:\n%s", h)
 		}
+
+		// The chart's operator, with the chart's RBAC alone, runs the
+		// chart's RunnerPool.
+		runOperator(t, c, c.env, ns)
 	})
 
 	t.Run("production then cluster", func(t *testing.T) {
