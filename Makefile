@@ -34,9 +34,12 @@ demo: build ## Play one classic game of four bots in the terminal and print its 
 # or a lint finding fails in seconds to minutes rather than after the
 # long Go tests.
 .PHONY: test
-test: tidy-check breaking check-generated standalone lint test-deps web web-test ## Run every check and test: tidy-check, breaking, check-generated, standalone, lint, then Go (with -race) in every module (the operator's against a real kube-apiserver and etcd, built once by scripts/envtest-bins.sh), a short fuzz of every fuzz target, the web client's unit and browser tests.
+test: tidy-check breaking check-generated standalone lint test-deps web web-test ## Run every check and test: tidy-check, breaking, check-generated, standalone, lint, then Go (with -race) in every module (the operator's and the Helm chart's against a real kube-apiserver and etcd, built once by scripts/envtest-bins.sh; the chart's with helm from scripts/helm-bin.sh), a short fuzz of every fuzz target, the web client's unit and browser tests.
 	@assets=$$(scripts/envtest-bins.sh) || { echo "test: the operator's envtest binaries could not be built (scripts/envtest-bins.sh, above)" >&2; exit 1; }; \
 	export KUBEBUILDER_ASSETS=$$assets; \
+	helm=$$(scripts/helm-bin.sh) || { echo "test: helm could not be built for the chart's tests (scripts/helm-bin.sh, above)" >&2; exit 1; }; \
+	helm_docs=$$(scripts/helm-bin.sh helm-docs) || { echo "test: helm-docs could not be built for the chart's tests (scripts/helm-bin.sh helm-docs, above)" >&2; exit 1; }; \
+	export PULKA_HELM=$$helm PULKA_HELM_DOCS=$$helm_docs; \
 	failed=""; for m in $(MODULES) deploy/docker/healthcheck; do \
 		echo "==> go test -race $$m"; \
 		(cd $$m && GOWORK=$$( [ $$m = deploy/docker/healthcheck ] && echo off || echo "$(ROOT)/go.work" ) $(GO) test -race -count=1 ./...) || failed="$$failed $$m"; \
@@ -148,14 +151,32 @@ check-generated: $(BIN)/buf $(BIN)/protoc-gen-go $(WEB_DEPS) $(BIN)/controller-g
 # RBAC (config/rbac), all from the kubebuilder markers of api/ and
 # internal/controller; scripts/operator-generate.sh says what runs.
 .PHONY: operator-generate
-operator-generate: $(BIN)/controller-gen ## Regenerate the operator's deepcopy code, CRD and RBAC from its markers.
+operator-generate: $(BIN)/controller-gen ## Regenerate the operator's deepcopy code, CRD and RBAC from its markers (and the chart's copy of the CRD).
 	@scripts/operator-generate.sh services/operator
+	@# The chart ships the same CRD files (deploy/helmtest fails when they differ).
+	@rm -f charts/pulka/crds/*.yaml && cp services/operator/config/crd/*.yaml charts/pulka/crds/
 
 # The operator's tests run a real kube-apiserver and etcd (envtest), built from
 # the Go module proxy once per version into $(TOOL_CACHE) (minutes, first time).
 .PHONY: envtest-bins
 envtest-bins: ## Build kube-apiserver and etcd for the operator's tests (once per version, into the cache).
 	@scripts/envtest-bins.sh >/dev/null
+
+##@ Helm chart (charts/pulka; its tests are the module deploy/helmtest)
+
+.PHONY: helm-bin
+helm-bin: ## Build helm (v4) and helm-docs from the Go module proxy for the chart's tests (once per version, into the cache).
+	@scripts/helm-bin.sh >/dev/null
+	@scripts/helm-bin.sh helm-docs >/dev/null
+
+.PHONY: chart-test
+chart-test: helm-bin envtest-bins ## Run the chart's tests alone: lint, rendered objects, schema, CRD, README, dry-run, install and upgrade.
+	@cd deploy/helmtest && KUBEBUILDER_ASSETS=$$($(ROOT)/scripts/envtest-bins.sh) PULKA_HELM=$$($(ROOT)/scripts/helm-bin.sh) \
+		PULKA_HELM_DOCS=$$($(ROOT)/scripts/helm-bin.sh helm-docs) $(GO) test -race -count=1 ./...
+
+.PHONY: chart-readme
+chart-readme: helm-bin ## Regenerate charts/pulka/README.md with helm-docs from the comments of its values.yaml.
+	@cd deploy/helmtest && PULKA_HELM_DOCS=$$($(ROOT)/scripts/helm-bin.sh helm-docs) $(GO) test -count=1 -run TestReadmeIsCurrent ./... -update
 
 ##@ Tools (built once per pinned version into a cache outside the clone, then copied into bin/)
 
