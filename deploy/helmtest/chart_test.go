@@ -51,7 +51,6 @@ func TestInvalidCombinationsAreRefused(t *testing.T) {
 	cases := map[string][]string{
 		"sentinelMaster": {"--set", "redis.mode=sentinel"},
 		"existingSecret": {"--set", "redis.inChart.enabled=false,redis.addr=r:6379,redis.auth.enabled=true"},
-		"caSecret":       {"--set", "redis.tls.enabled=true,redis.tls.caSecret=ca"},
 		"wallet.enabled": {"--set", "wallet.enabled=false"},
 		"inChart":        {"--set", "redis.mode=cluster"},
 	}
@@ -64,6 +63,40 @@ func TestInvalidCombinationsAreRefused(t *testing.T) {
 				t.Fatalf("helm template %v: err %v, stderr %q; want an error naming %s", args, err, errOut, want)
 			}
 		})
+	}
+}
+
+// A Redis CA from a Secret reaches every Pulka container, the operator's
+// runner pods too (through the RunnerPool's secretMounts): each mounts it
+// where PULKA_REDIS_TLS_CA_FILE points.
+func TestRedisCAReachesEveryContainer(t *testing.T) {
+	t.Parallel()
+	idx := index(render(t, "minimal", "--set", "redis.tls.enabled=true,redis.tls.caSecret=redis-ca,redis.tls.caKey=ca.crt,runnerPool.topologySpreadConstraints[0].maxSkew=1,runnerPool.topologySpreadConstraints[0].topologyKey=topology.kubernetes.io/zone,runnerPool.topologySpreadConstraints[0].whenUnsatisfiable=ScheduleAnyway"))
+	rp := idx["RunnerPool/runners"]
+	if rp == nil {
+		t.Fatal("no RunnerPool runners")
+	}
+	tmpl := must[map[string]any](t, rp.Object, "spec", "template")
+	if ca := envOf(tmpl)["PULKA_REDIS_TLS_CA_FILE"]; ca != "/etc/pulka/redis-ca/ca.crt" {
+		t.Errorf("the runners' CA file %q", ca)
+	}
+	mounts, _ := tmpl["secretMounts"].([]any)
+	if len(mounts) != 1 || field(mounts[0].(map[string]any), "secretName") != "redis-ca" ||
+		field(mounts[0].(map[string]any), "mountPath") != "/etc/pulka/redis-ca" {
+		t.Errorf("the runners' secret mounts %v", mounts)
+	}
+	tsc, _ := tmpl["topologySpreadConstraints"].([]any)
+	if len(tsc) != 1 || field(tsc[0].(map[string]any), "labelSelector") == nil {
+		t.Errorf("the runners' topology spread %v (want one, its labelSelector defaulted)", tsc)
+	}
+	for name, o := range idx {
+		if o.GetKind() != "Deployment" {
+			continue
+		}
+		c := must[[]any](t, o.Object, "spec", "template", "spec", "containers")[0].(map[string]any)
+		if envOf(c)["PULKA_REDIS_TLS_CA_FILE"] != "/etc/pulka/redis-ca/ca.crt" {
+			t.Errorf("%s: no CA file", name)
+		}
 	}
 }
 

@@ -84,9 +84,6 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 {{- if and .Values.redis.inChart.enabled (ne .Values.redis.mode "standalone") -}}
 {{- fail "redis.inChart is one standalone Redis: set redis.mode standalone, or run your Sentinel or Cluster outside the chart and give redis.addr" -}}
 {{- end -}}
-{{- if and .Values.redis.tls.caSecret .Values.runnerPool.enabled -}}
-{{- fail "redis.tls.caSecret cannot reach the table-runners: the RunnerPool's template has no volumes yet, so the runners could not trust the CA. Use a Redis certificate from a CA in the system's bundle, or leave caSecret empty" -}}
-{{- end -}}
 {{- if and .Values.lobby.coinTables (not .Values.wallet.enabled) -}}
 {{- fail "lobby.coinTables needs wallet.enabled (the wallet holds the stakes)" -}}
 {{- end -}}

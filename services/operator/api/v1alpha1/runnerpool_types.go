@@ -63,6 +63,31 @@ type RunnerTemplate struct {
 	// ServiceAccountName of the runner pods.
 	// +optional
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+	// TopologySpreadConstraints of the runner pods (e.g. across zones, so
+	// that one zone's loss moves only its share of the tables).
+	// +optional
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	// SecretMounts are Secrets mounted read-only into the table-runner
+	// container (e.g. the CA that Redis' certificate is checked against).
+	// Only Secrets: a runner needs no other volume, and the CRD stays small.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	SecretMounts []SecretMount `json:"secretMounts,omitempty"`
+}
+
+// SecretMount is a Secret mounted read-only into the table-runner container.
+type SecretMount struct {
+	// Name of the pod's volume.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+	// SecretName is the Secret's name, in the pool's namespace.
+	// +kubebuilder:validation:MinLength=1
+	SecretName string `json:"secretName"`
+	// MountPath is where its keys appear as files.
+	// +kubebuilder:validation:Pattern=`^/`
+	MountPath string `json:"mountPath"`
 }
 
 // RunnerPoolSpec is the pool an operator of Pulka asks for.

@@ -364,6 +364,13 @@ func (r *RunnerPoolReconciler) newPod(pool *pulkav1.RunnerPool, hash string) (*c
 		{Name: daemon.EnvAdminAddr, Value: ":" + strconv.Itoa(AdminPort)},
 	}
 	env = append(env, t.Env...)
+	var volumes []corev1.Volume
+	var mounts []corev1.VolumeMount
+	for _, m := range t.SecretMounts {
+		volumes = append(volumes, corev1.Volume{Name: m.Name,
+			VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: m.SecretName}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: m.Name, MountPath: m.MountPath, ReadOnly: true})
+	}
 	probe := func(path string, period int32) *corev1.Probe {
 		return &corev1.Probe{
 			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString("admin")}},
@@ -383,6 +390,7 @@ func (r *RunnerPoolReconciler) newPod(pool *pulkav1.RunnerPool, hash string) (*c
 				ImagePullPolicy: t.ImagePullPolicy,
 				Resources:       t.Resources,
 				Env:             env,
+				VolumeMounts:    mounts,
 				Ports:           []corev1.ContainerPort{{Name: "admin", ContainerPort: AdminPort, Protocol: corev1.ProtocolTCP}},
 				// Ready is what the membership counts as live (with a fresh
 				// heartbeat): /readyz says the runner is serving its tables.
@@ -399,10 +407,12 @@ func (r *RunnerPoolReconciler) newPod(pool *pulkav1.RunnerPool, hash string) (*c
 				RunAsNonRoot:   ptr.To(true),
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
-			NodeSelector:       t.NodeSelector,
-			Tolerations:        t.Tolerations,
-			Affinity:           t.Affinity,
-			ServiceAccountName: t.ServiceAccountName,
+			NodeSelector:              t.NodeSelector,
+			Tolerations:               t.Tolerations,
+			Affinity:                  t.Affinity,
+			TopologySpreadConstraints: t.TopologySpreadConstraints,
+			Volumes:                   volumes,
+			ServiceAccountName:        t.ServiceAccountName,
 			// A runner is replaced by a new pod (a new id) rather than
 			// restarted in place: its tables have moved meanwhile.
 			RestartPolicy: corev1.RestartPolicyNever,

@@ -241,11 +241,18 @@ func TestPoolCreatesMinRunnersAndReportsStatus(t *testing.T) {
 		s.MinRunners = 2
 		s.Template.Env = []corev1.EnvVar{{Name: "PULKA_REDIS_ADDR", Value: "redis:6379"}}
 		s.Template.NodeSelector = map[string]string{"pool": "games"}
+		s.Template.SecretMounts = []pulkav1.SecretMount{{Name: "redis-ca", SecretName: "ca", MountPath: "/etc/pulka/redis-ca"}}
 	})
 	pods := f.waitPods("rp", 2)
 	for _, pod := range pods {
 		if !metav1.IsControlledBy(&pod, p) {
 			t.Errorf("%s is not controlled by the pool", pod.Name)
+		}
+		if v := pod.Spec.Volumes; len(v) != 1 || v[0].Name != "redis-ca" || v[0].Secret == nil || v[0].Secret.SecretName != "ca" {
+			t.Errorf("%s: volumes %+v, want the secret mount's", pod.Name, v)
+		}
+		if m := pod.Spec.Containers[0].VolumeMounts; len(m) != 1 || m[0].MountPath != "/etc/pulka/redis-ca" || !m[0].ReadOnly {
+			t.Errorf("%s: mounts %+v, want /etc/pulka/redis-ca read-only", pod.Name, m)
 		}
 		if pod.Spec.NodeSelector["pool"] != "games" || pod.Spec.RestartPolicy != corev1.RestartPolicyNever {
 			t.Errorf("%s: node selector %v, restart %s", pod.Name, pod.Spec.NodeSelector, pod.Spec.RestartPolicy)
