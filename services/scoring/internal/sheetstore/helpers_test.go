@@ -59,7 +59,6 @@ func clusterClient(t *testing.T) *redis.ClusterClient {
 	return c
 }
 
-
 func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
