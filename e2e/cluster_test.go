@@ -58,7 +58,7 @@ func TestCluster_AMasterFailsOverMidGame(t *testing.T) {
 	for _, ses := range accounts {
 		start[ses.Player.ID], _ = s.balance(t, ses.Player.ID)
 	}
-	const stake = 200
+	const stake = 100
 	coins := seatPlayers(t, s, tableSpec{japanese: true, target: 11, stake: stake, moveTime: time.Minute, name: "e2e failover coins"}, accounts, &coinID)
 	for _, c := range classic {
 		c.autoPlay(classicID, true)
