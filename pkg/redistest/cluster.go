@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -247,17 +249,23 @@ func (c *Cluster) MasterOf(ctx context.Context, key string) (*Server, error) {
 	for _, s := range c.Running() {
 		a := redis.NewClient(&redis.Options{Addr: s.Addr(), PoolSize: 1, MaxRetries: -1})
 		slot, err := a.ClusterKeySlot(ctx, key).Result()
-		var slots []redis.ClusterSlot
+		var shards []redis.ClusterShard
 		if err == nil {
-			slots, err = a.ClusterSlots(ctx).Result()
+			shards, err = a.ClusterShards(ctx).Result()
 		}
 		_ = a.Close()
 		if err != nil {
 			continue
 		}
-		for _, r := range slots {
-			if int64(r.Start) <= slot && slot <= int64(r.End) && len(r.Nodes) > 0 {
-				if m := c.byAddr(r.Nodes[0].Addr); m != nil && m.running() {
+		for _, sh := range shards {
+			if !slices.ContainsFunc(sh.Slots, func(r redis.SlotRange) bool { return r.Start <= slot && slot <= r.End }) {
+				continue
+			}
+			for _, n := range sh.Nodes {
+				if n.Role != "master" || n.Health != "online" {
+					continue
+				}
+				if m := c.byAddr(net.JoinHostPort(n.IP, strconv.FormatInt(n.Port, 10))); m != nil && m.running() {
 					return m, nil
 				}
 			}
@@ -313,7 +321,7 @@ func (c *Cluster) Failover(ctx context.Context, key string) (killed, promoted *S
 			return errors.New("the killed master still serves the slot")
 		}
 		if r, err := role(ctx, m); err != nil || r != "master" {
-			return fmt.Errorf("node %s is not master yet (%s, %v)", m.Addr(), r, err)
+			return fmt.Errorf("node %s is not master yet (%s): %w", m.Addr(), r, err)
 		}
 		promoted = m
 		return nil
