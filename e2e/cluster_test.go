@@ -40,7 +40,9 @@ func TestCluster_TheSuiteOnAThreeMasterCluster(t *testing.T) {
 
 // TestCluster_AMasterFailsOverMidGame: a classic game of four players and
 // a Japanese coin match are under way when the master of the classic
-// table's slot is SIGKILLed; its replica takes over, and both games finish
+// table's slot is SIGKILLed (once its replica has every write it
+// acknowledged: redistest's Failover); the replica takes over, and both
+// games finish
 // with nothing lost: every command the players sent is in the log once
 // and no move was the server's, the log replays purely, the sheet equals
 // the replay, and the coin match pays its pot once.

@@ -342,12 +342,28 @@ func (l redisLogger) Printf(ctx context.Context, format string, v ...interface{}
 // failover). A reload is one CLUSTER SLOTS, asked only while commands flow.
 const clusterReload = time.Second
 
+// clusterRetries and clusterMaxBackoff let a cluster client ride out a
+// failover: a command whose master died (a refused dial, EOF, CLUSTERDOWN) is
+// tried again for about seven seconds in all — the replica's promotion takes
+// cluster-node-timeout plus about a second, and clusterReload more to learn
+// of it — instead of failing after go-redis's default three quick tries, when
+// a player's move, say, would be refused. go-redis retries exactly these
+// errors by default already; this only makes its tries last long enough for
+// a failover.
+const (
+	clusterRetries    = 24
+	clusterMaxBackoff = 500 * time.Millisecond
+)
+
 // newRedisClient is redis.NewUniversalClient with a cluster client's
-// topology reloaded every clusterReload.
+// topology reloaded every clusterReload and its commands retried across a
+// failover.
 func newRedisClient(o *redis.UniversalOptions) redis.UniversalClient {
 	if o.MasterName == "" && (len(o.Addrs) > 1 || o.IsClusterMode) {
 		co := o.Cluster()
 		co.ClusterStateReloadInterval = clusterReload
+		co.MaxRedirects = clusterRetries
+		co.MaxRetryBackoff = clusterMaxBackoff
 		return redis.NewClusterClient(co)
 	}
 	return redis.NewUniversalClient(o)

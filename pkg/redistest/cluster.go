@@ -303,9 +303,20 @@ func role(ctx context.Context, s *Server) (string, error) {
 // and waits until one of its replicas has taken over and the cluster is ok
 // again. It returns the killed node (to Restart: it comes back as a
 // replica of the new master) and the new master.
+//
+// Just before the kill it pauses the master's writes (CLIENT PAUSE WRITE:
+// the clients' writes wait, unanswered) until its replicas have everything
+// it acknowledged, so the failover loses nothing: a test checks the
+// services across a failover, not Redis's asynchronous replication, which
+// can lose the last milliseconds of writes (docs/operations.md). The writes
+// the pause held are never executed; their clients get an error and retry on
+// the new master.
 func (c *Cluster) Failover(ctx context.Context, key string) (killed, promoted *Server, err error) {
 	old, err := c.MasterOf(ctx, key)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.drainReplication(ctx, old); err != nil {
 		return nil, nil, err
 	}
 	old.Kill()
@@ -334,6 +345,43 @@ func (c *Cluster) Failover(ctx context.Context, key string) (killed, promoted *S
 		return old, promoted, err
 	}
 	return old, promoted, nil
+}
+
+// drainReplication pauses m's writes and waits until every replica of m has
+// m's whole replication stream (its offset is m's master_repl_offset).
+func (c *Cluster) drainReplication(ctx context.Context, m *Server) error {
+	a := redis.NewClient(&redis.Options{Addr: m.Addr(), PoolSize: 1, MaxRetries: -1})
+	defer a.Close()
+	pause := (2*NodeTimeout + c.timeout).Milliseconds()
+	if err := a.Do(ctx, "CLIENT", "PAUSE", pause, "WRITE").Err(); err != nil {
+		return fmt.Errorf("pause the writes of %s: %w", m.Addr(), err)
+	}
+	return c.until(func() error {
+		info, err := a.Info(ctx, "replication").Result()
+		if err != nil {
+			return err
+		}
+		var offset string
+		var replicas []string
+		for _, line := range strings.Split(info, "\n") {
+			line = strings.TrimSpace(line)
+			if v, ok := strings.CutPrefix(line, "master_repl_offset:"); ok {
+				offset = v
+			}
+			if strings.HasPrefix(line, "slave") && strings.Contains(line, "offset=") {
+				replicas = append(replicas, line)
+			}
+		}
+		if len(replicas) == 0 {
+			return fmt.Errorf("master %s has no replica to take over", m.Addr())
+		}
+		for _, r := range replicas {
+			if !strings.Contains(r+",", ",offset="+offset+",") {
+				return fmt.Errorf("replica %s is behind offset %s", r, offset)
+			}
+		}
+		return nil
+	})
 }
 
 // Stop closes every client made by Client/NewClient and stops every node.
