@@ -157,7 +157,11 @@ func auditClean(t *testing.T, w *walletclient.Client, id string) {
 // their place; the coins are conserved.
 func TestCoins_FourAccountsPlayAClassicCoinGame(t *testing.T) {
 	t.Parallel()
-	s := shared
+	playClassicCoinGame(t, shared)
+}
+
+// playClassicCoinGame is TestCoins_FourAccountsPlayAClassicCoinGame on the stack s.
+func playClassicCoinGame(t *testing.T, s *stack) {
 	w := walletOf(t, s)
 	var tableID string
 	s.dumpOnFailure(t, &tableID)

@@ -80,7 +80,11 @@ func checkAllMovesByPlayers(t *testing.T, log []logEntry, clients []*client) {
 // the logged moves; no frame leaks a card.
 func TestClassic_FourPlayersPlayAStandardGameToTheEnd(t *testing.T) {
 	t.Parallel()
-	s := shared
+	playClassicGame(t, shared)
+}
+
+// playClassicGame is TestClassic_FourPlayersPlayAStandardGameToTheEnd on the stack s.
+func playClassicGame(t *testing.T, s *stack) {
 	var tableID string
 	s.dumpOnFailure(t, &tableID)
 	sessions := []session{s.register(t), s.guest(t), s.register(t), s.guest(t)}
@@ -113,7 +117,11 @@ func TestClassic_FourPlayersPlayAStandardGameToTheEnd(t *testing.T) {
 // frame shows a face-down card or the opponent's hand.
 func TestJapanese_TwoPlayersPlayAWholeMatch(t *testing.T) {
 	t.Parallel()
-	s := shared
+	playJapaneseMatch(t, shared)
+}
+
+// playJapaneseMatch is TestJapanese_TwoPlayersPlayAWholeMatch on the stack s.
+func playJapaneseMatch(t *testing.T, s *stack) {
 	var tableID string
 	s.dumpOnFailure(t, &tableID)
 	sessions := []session{s.guest(t), s.register(t)}

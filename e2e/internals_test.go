@@ -20,10 +20,10 @@ import (
 // Lobby keys.
 const (
 	// lobbyKeysPattern matches every key of the lobby.
-	lobbyKeysPattern = "pulka:lobby:*"
+	lobbyKeysPattern = "pulka:{lobby}:*"
 	// lobbyCreateRatePrefix + a player id counts the player's recent
 	// table creations.
-	lobbyCreateRatePrefix = "pulka:lobby:rate:create:"
+	lobbyCreateRatePrefix = "pulka:{lobby}:rate:create:"
 )
 
 func scoringGameKey(tableID, gameID, part string) string {

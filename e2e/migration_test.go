@@ -29,7 +29,13 @@ func owner(s *stack, tableID string) string {
 // cuts in two, is played to a plan that gives seat 0 its premia).
 func TestMigration_SIGKILLOfTheOwnerMidHand_TheGameFinishesOnTheOtherRunner(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, "kill", 2)
+	killOwnerMidHand(t, startStack(t, "kill", 2))
+}
+
+// killOwnerMidHand is
+// TestMigration_SIGKILLOfTheOwnerMidHand_TheGameFinishesOnTheOtherRunner on
+// the stack s (of two runners at least; other tables may move too).
+func killOwnerMidHand(t *testing.T, s *stack) {
 	var tableID string
 	s.dumpOnFailure(t, &tableID)
 	sessions := []session{s.guest(t), s.guest(t), s.guest(t), s.guest(t)}

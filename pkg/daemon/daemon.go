@@ -189,7 +189,7 @@ func Run(ctx context.Context, opts Options, run RunFunc) (err error) {
 	if err != nil {
 		return err
 	}
-	rdb := redis.NewUniversalClient(ropts)
+	rdb := newRedisClient(ropts)
 	if rerr := tel.Registerer().Register(newPoolCollector(rdb)); rerr != nil {
 		_ = rdb.Close()
 		return fmt.Errorf("daemon: redis pool metrics: %w", rerr)
@@ -333,4 +333,38 @@ type redisLogger struct{ log *slog.Logger }
 
 func (l redisLogger) Printf(ctx context.Context, format string, v ...interface{}) {
 	l.log.WarnContext(ctx, fmt.Sprintf(format, v...), "component", "go-redis")
+}
+
+// clusterReload bounds how long a cluster client keeps sending a slot's
+// commands to a master that died: go-redis retries the dead node until it
+// reloads the topology, which it does on a MOVED or once this interval
+// passed (its default is a minute — a minute of failed commands after every
+// failover). A reload is one CLUSTER SLOTS, asked only while commands flow.
+const clusterReload = time.Second
+
+// clusterRetries and clusterMaxBackoff let a cluster client ride out a
+// failover: a command whose master died (a refused dial, EOF, CLUSTERDOWN) is
+// tried again for about seven seconds in all — the replica's promotion takes
+// cluster-node-timeout plus about a second, and clusterReload more to learn
+// of it — instead of failing after go-redis's default three quick tries, when
+// a player's move, say, would be refused. go-redis retries exactly these
+// errors by default already; this only makes its tries last long enough for
+// a failover.
+const (
+	clusterRetries    = 24
+	clusterMaxBackoff = 500 * time.Millisecond
+)
+
+// newRedisClient is redis.NewUniversalClient with a cluster client's
+// topology reloaded every clusterReload and its commands retried across a
+// failover.
+func newRedisClient(o *redis.UniversalOptions) redis.UniversalClient {
+	if o.MasterName == "" && (len(o.Addrs) > 1 || o.IsClusterMode) {
+		co := o.Cluster()
+		co.ClusterStateReloadInterval = clusterReload
+		co.MaxRedirects = clusterRetries
+		co.MaxRetryBackoff = clusterMaxBackoff
+		return redis.NewClusterClient(co)
+	}
+	return redis.NewUniversalClient(o)
 }

@@ -9,7 +9,9 @@
 //     variables (Flags, Base, Config) and validate it;
 //   - set up logs, traces and metrics (pkg/telemetry);
 //   - connect to Redis (one node, or a cluster when several addresses are
-//     given or -redis-cluster is set);
+//     given or -redis-cluster is set; a cluster client reloads the slot map
+//     every second, so it finds a failed-over master's replica within a
+//     second of its promotion);
 //   - serve the admin endpoints on their own port: /healthz (the process is
 //     alive), /readyz (every readiness check passes and the service is not
 //     shutting down; Redis PING is always one of the checks) and /metrics;

@@ -9,12 +9,14 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -181,5 +183,40 @@ func TestRedisOptions_TLSChecksTheServersCertificate(t *testing.T) {
 		if err == nil {
 			t.Errorf("%s connected", name)
 		}
+	}
+}
+
+// With several addresses the daemon's client is a cluster client, and it
+// finds a failed-over master's replica within seconds of the promotion
+// (go-redis's own topology reload comes once a minute).
+func TestRun_ClusterClientFollowsAFailover(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, 1)
+	addrs := cl.Addrs()
+	cfg := daemon.Base{RedisAddr: strings.Join(addrs, ","), AdminAddr: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second}
+	err := daemon.Run(context.Background(), daemon.Options{Name: "t", Config: cfg, LogWriter: io.Discard},
+		func(ctx context.Context, d *daemon.Daemon) error {
+			if _, ok := d.Redis.(*redis.ClusterClient); !ok {
+				return fmt.Errorf("client %T, want a cluster client", d.Redis)
+			}
+			if err := d.Redis.Set(ctx, "k", "v", 0).Err(); err != nil {
+				return err
+			}
+			if _, _, err := cl.Failover(ctx, "k"); err != nil {
+				return err
+			}
+			promoted := time.Now()
+			for {
+				err := d.Redis.Set(ctx, "k", "after", 0).Err()
+				if err == nil {
+					return nil
+				}
+				if time.Since(promoted) > 10*time.Second {
+					return fmt.Errorf("no write 10s after the promotion: %w", err)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -4,7 +4,7 @@
 //     LobbyCommandResult on this gateway instance's reply stream;
 //   - View keeps a local copy of the public table list: it loads the lobby's
 //     snapshot (a LobbyView) and then applies the LobbyUpdates of
-//     pulka:lobby:view after its version, reloading when it sees a gap, and
+//     pulka:{lobby}:view after its version, reloading when it sees a gap, and
 //     tells subscribers what changed so they can push it to WebSocket
 //     clients;
 //   - Fetch reads any table's summary by id, private ones included (a

@@ -5,20 +5,29 @@ package lobbyclient
 // the lobby writes the read models (SnapshotKey, SummaryKey) and the view,
 // start and reply streams. Its working keys (tables, counters, limits) are
 // its own (services/lobby/internal/store) and are not named here.
+//
+// The keys the lobby's commit writes together — its working keys, the view
+// and start streams, the snapshot and the summaries — share the hash tag
+// Tag, so that on Redis Cluster they live in one slot (a script may only
+// touch one slot). The command and reply streams are read and written one
+// at a time and keep their own slots.
 const (
+	// Tag is the hash tag of the lobby's slot.
+	Tag = "{lobby}"
+
 	// CommandStream carries LobbyCommands from gateways (and runners) to
 	// the lobby.
 	CommandStream = "pulka:lobby:cmd"
 	// ViewStream carries LobbyUpdates, one per change of the public list,
 	// with versions 1, 2, 3, … in stream order.
-	ViewStream = "pulka:lobby:view"
+	ViewStream = "pulka:" + Tag + ":view"
 	// SnapshotKey holds the latest LobbyView the lobby wrote.
-	SnapshotKey = "pulka:lobby:snapshot"
+	SnapshotKey = "pulka:" + Tag + ":snapshot"
 	// TableStartStream carries TableStarted messages for the assigner.
-	TableStartStream = "pulka:tables:start"
+	TableStartStream = "pulka:" + Tag + ":tables:start"
 
 	replyPrefix   = "pulka:lobby:reply:"
-	summaryPrefix = "pulka:lobby:summary:"
+	summaryPrefix = "pulka:" + Tag + ":summary:"
 )
 
 // ReplyStream is the stream the lobby answers a gateway instance on.

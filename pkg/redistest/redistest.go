@@ -29,6 +29,9 @@ type config struct {
 	args         []string
 	startTimeout time.Duration
 	cluster      bool
+	// member is a node of a multi-node cluster (StartCluster): started in
+	// cluster mode, its slots given by the cluster, not by startProcess.
+	member bool
 }
 
 // WithArgs appends redis-server command-line arguments, e.g.
@@ -177,7 +180,7 @@ func (s *Server) startProcess() error {
 		<-exited
 		return err
 	}
-	if s.cfg.cluster {
+	if s.cfg.cluster && !s.cfg.member {
 		if err := s.assignAllSlots(exited); err != nil {
 			_ = cmd.Process.Kill()
 			<-exited

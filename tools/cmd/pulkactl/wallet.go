@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -29,7 +30,7 @@ a problem.
 func runWallet(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("wallet", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("redis", "localhost:6379", "the Redis the wallet service uses")
+	addr := fs.String("redis", "localhost:6379", "the Redis the wallet service uses: host:port, or a comma-separated list of Redis Cluster nodes")
 	timeout := fs.Duration("timeout", time.Minute, "how long to wait for the report")
 	fs.Usage = func() {
 		_, _ = io.WriteString(fs.Output(), walletHelp)
@@ -44,7 +45,9 @@ func runWallet(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	if fs.NArg() != 1 || fs.Arg(0) != "audit" {
 		return usageError(errors.New("wallet: the only subcommand is audit"))
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: *addr})
+	// Several addresses make a cluster client (as PULKA_REDIS_ADDR does for
+	// the services): the wallet's streams are spread over the slots.
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: strings.Split(*addr, ",")})
 	defer func() { _ = rdb.Close() }()
 	c := walletclient.NewClient(rdb, walletclient.Options{Timeout: *timeout})
 	ctx, cancel := context.WithCancel(ctx)

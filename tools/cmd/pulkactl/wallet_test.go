@@ -30,3 +30,15 @@ func TestWallet_AuditWithoutAWalletTimesOut(t *testing.T) {
 		t.Fatalf("want a timeout, got %v", err)
 	}
 }
+
+// On a Redis Cluster, -redis lists its nodes: the audit's command reaches
+// the wallet's stream on whichever node owns it (a one-node client would get
+// MOVED), and without a wallet it times out the same way.
+func TestWallet_AuditOnAClusterReachesTheWalletsStream(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, 0)
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), []string{"wallet", "-redis", strings.Join(cl.Addrs(), ","), "-timeout", (300 * time.Millisecond).String(), "audit"}, nil, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "no reply from the wallet") {
+		t.Fatalf("want a timeout, got %v", err)
+	}
+}

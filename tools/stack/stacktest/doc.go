@@ -9,7 +9,10 @@
 //     the processes pulka-local would run, wired the same way) with a
 //     redis-server of the stack's own (pkg/redistest) on free loopback
 //     ports, for tests that look at a process — its log, its /metrics — or
-//     kill, restart or add one (Stack.Start), or restart Redis;
+//     kill, restart or add one (Stack.Start), or restart Redis; with
+//     Options.Cluster the Redis is a multi-node Redis Cluster
+//     (redistest.LaunchCluster) whose every node each service is given, and
+//     Stack.RedisCluster fails a master over;
 //   - StartLocal and SharedLocal run pulka-local itself, which starts its
 //     own Redis and services, for tests of what a person runs.
 //

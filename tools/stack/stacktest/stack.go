@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -50,6 +51,21 @@ type Options struct {
 	// the processes of each service, by binary: a test's timers and limits.
 	// They come after the plan's and the harness's, so they win.
 	Settings map[string][]string
+	// Cluster, when it has masters, runs the stack on a real multi-node
+	// Redis Cluster (redistest.LaunchCluster) instead of one redis-server:
+	// every service is given every node's address (PULKA_REDIS_ADDR as a
+	// list), which makes its client a cluster client.
+	Cluster Cluster
+}
+
+// Cluster is the shape of a stack's Redis Cluster.
+type Cluster struct {
+	// Masters is the number of masters (at least 3 for a real cluster; 0:
+	// one redis-server, no cluster).
+	Masters int
+	// Replicas is the number of replicas of each master: at least 1 for a
+	// test that fails a master over.
+	Replicas int
 }
 
 // Stack is Redis and every service, each process started by the harness.
@@ -59,8 +75,9 @@ type Stack struct {
 	bin      string
 	wiring   stack.Wiring
 	settings map[string][]string
-	redis    *redistest.Server
-	rdb      *redis.Client
+	redis    *redistest.Server  // nil on a cluster
+	cluster  *redistest.Cluster // nil on one server
+	rdb      redis.UniversalClient
 
 	mu      sync.Mutex
 	procs   []*Process
@@ -116,15 +133,27 @@ func New(o Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, err := redistest.Launch()
-	if err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("stacktest: %w", err)
-	}
 	s := &Stack{
-		name: o.Name, dir: dir, bin: bin, redis: srv, rdb: srv.NewClient(),
-		wiring: stack.Wiring{RedisAddr: srv.Addr(), Secret: secret, LogLevel: "info", ShutdownTimeout: shutdownTimeout},
+		name: o.Name, dir: dir, bin: bin,
+		wiring: stack.Wiring{Secret: secret, LogLevel: "info", ShutdownTimeout: shutdownTimeout},
 		count:  map[string]int{},
+	}
+	if o.Cluster.Masters > 0 {
+		cl, err := redistest.LaunchCluster(o.Cluster.Masters, o.Cluster.Replicas)
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, fmt.Errorf("stacktest: %w", err)
+		}
+		s.cluster, s.rdb = cl, cl.NewClient()
+		s.wiring.RedisAddr = strings.Join(cl.Addrs(), ",")
+	} else {
+		srv, err := redistest.Launch()
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, fmt.Errorf("stacktest: %w", err)
+		}
+		s.redis, s.rdb = srv, srv.NewClient()
+		s.wiring.RedisAddr = srv.Addr()
 	}
 	s.settings = oneAddress()
 	for b, env := range o.Settings {
@@ -251,11 +280,17 @@ func (s *Stack) URL() string {
 }
 
 // Redis is a client of the stack's Redis (closed with the stack), for the
-// checks that look at what an operator sees.
-func (s *Stack) Redis() *redis.Client { return s.rdb }
+// checks that look at what an operator sees: a cluster client on a
+// cluster.
+func (s *Stack) Redis() redis.UniversalClient { return s.rdb }
 
-// RedisServer is the stack's redis-server, to kill or restart it.
+// RedisServer is the stack's redis-server, to kill or restart it; nil on a
+// cluster (see RedisCluster).
 func (s *Stack) RedisServer() *redistest.Server { return s.redis }
+
+// RedisCluster is the stack's Redis Cluster, to fail a master over; nil on
+// one redis-server.
+func (s *Stack) RedisCluster() *redistest.Cluster { return s.cluster }
 
 // Processes are every process the stack started, in order, stopped or
 // killed ones too.
@@ -313,7 +348,12 @@ func (s *Stack) Close(keepLogs bool) {
 		stopAll(true)
 		stopAll(false)
 		_ = s.rdb.Close()
-		s.redis.Stop()
+		if s.redis != nil {
+			s.redis.Stop()
+		}
+		if s.cluster != nil {
+			s.cluster.Stop()
+		}
 		if keepLogs || os.Getenv(EnvKeepLogs) != "" {
 			fmt.Fprintf(os.Stderr, "stacktest: the %s stack's logs are in %s\n", s.name, s.dir)
 			return

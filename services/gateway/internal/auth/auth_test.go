@@ -487,3 +487,31 @@ func TestHasher_BusyIsCountedAndSlotsShow(t *testing.T) {
 		t.Fatalf("InFlight = %d after release", h.InFlight())
 	}
 }
+
+// On a real three-master Redis Cluster, registration and the login limits
+// work: the limit script's keys share one slot.
+func TestLoginGuard_WorksOnAMultiNodeCluster(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, 0)
+	rdb := cl.Client(t)
+	ctx := context.Background()
+	a, err := NewAccounts(ctx, rdb, testHasher(), time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Register(ctx, "Tamar", "right-password"); err != nil {
+		t.Fatal(err)
+	}
+	g := NewLoginGuard(a, rdb, limits(100, 2, 100), nil)
+	for i := range 2 {
+		if _, err := g.Login(ctx, "Tamar", "wrong", "10.0.0.1"); !errors.Is(err, ErrInvalidCredentials) {
+			t.Fatalf("attempt %d: %v", i, err)
+		}
+	}
+	var rl *RateLimitedError
+	if _, err := g.Login(ctx, "Tamar", "right-password", "10.0.0.1"); !errors.As(err, &rl) {
+		t.Fatalf("after 2 failures: %v, want a rate limit", err)
+	}
+	if _, err := g.Login(ctx, "Tamar", "right-password", "10.0.0.2"); err != nil {
+		t.Fatalf("from another address: %v", err)
+	}
+}

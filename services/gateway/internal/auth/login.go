@@ -89,10 +89,15 @@ return {0, 0}`)
 
 var scopes = [...]string{1: ScopeIP, 2: ScopeAccountIP, 3: ScopeAccount}
 
+// loginKeys are attemptScript's KEYS. They share the hash tag {login} so
+// that on Redis Cluster the script finds them in one slot: an address and an
+// account have nothing else in common. (Before the tag they were
+// pulka:ratelimit:login:… and pulka:login:known:…; counters and known
+// addresses of the old names are forgotten at the upgrade.)
 func loginKeys(account, ip string) []string {
-	const p = "pulka:ratelimit:login:"
+	const p = "pulka:ratelimit:{login}:"
 	return []string{p + "ip:" + ip, p + "account-ip:" + account + ":" + ip, p + "account:" + account,
-		"pulka:login:known:" + account + ":" + ip}
+		"pulka:{login}:known:" + account + ":" + ip}
 }
 
 // Login authenticates username/password for a client at ip (its address

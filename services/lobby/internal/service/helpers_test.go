@@ -161,7 +161,7 @@ func (e *env) fetch(id string) *lobbyv1.TableSummary {
 	return s
 }
 
-// starts returns every TableStarted on pulka:tables:start.
+// starts returns every TableStarted on lobbyclient.TableStartStream.
 func (e *env) starts() []*lobbyv1.TableStarted {
 	e.t.Helper()
 	msgs, err := e.rdb.XRange(context.Background(), lobbyclient.TableStartStream, "-", "+").Result()

@@ -106,7 +106,7 @@ func TestCreate_InvalidSettingsAreRefusedAndChangeNothing(t *testing.T) {
 			}
 		})
 	}
-	keys, _ := e.rdb.Keys(context.Background(), "pulka:lobby:table:*").Result()
+	keys, _ := e.rdb.Keys(context.Background(), "pulka:{lobby}:table:*").Result()
 	if len(keys) != 0 || e.lobbyState().GetVersion() != 0 {
 		t.Fatalf("refused creations left tables %v / version %d", keys, e.lobbyState().GetVersion())
 	}
@@ -385,7 +385,7 @@ func TestDuplicateCommand_HasOneEffect(t *testing.T) {
 	if !r.GetAccepted() {
 		t.Fatal(r)
 	}
-	keys, _ := e.rdb.Keys(context.Background(), "pulka:lobby:table:*").Result()
+	keys, _ := e.rdb.Keys(context.Background(), "pulka:{lobby}:table:*").Result()
 	if len(keys) != 1 {
 		t.Fatalf("%d tables after a repeated create", len(keys))
 	}

@@ -428,7 +428,7 @@ func TestCoins_ARetriedCreationMakesOneTableOnOneHold(t *testing.T) {
 	if got := strings.Join(w.kinds(), ","); got != "hold u-host" {
 		t.Fatalf("the wallet applied %s", got)
 	}
-	keys, _ := e.rdb.Keys(context.Background(), "pulka:lobby:table:*").Result()
+	keys, _ := e.rdb.Keys(context.Background(), "pulka:{lobby}:table:*").Result()
 	if len(keys) != 1 {
 		t.Fatalf("tables %v; want one", keys)
 	}

@@ -1,31 +1,35 @@
 package store
 
+import "github.com/pulka/pulka/pkg/lobbyclient"
+
 // The lobby's working keys: only this package (and the service's tests)
 // names them. The names other services use — the command, reply, view and
 // start streams, the snapshot and the table summaries — are the lobby's
-// contract, in pkg/lobbyclient. None is under a hash tag: the commit script
-// touches several of them (and the contract's) at once, so the lobby needs
-// them in one Redis (or, on Cluster, one slot — see docs/lobby.md).
+// contract, in pkg/lobbyclient. Every one is under the lobby's hash tag
+// (lobbyclient.Tag): the commit script touches several of them (and the
+// contract's) at once, so on Redis Cluster they must share one slot (see
+// docs/lobby.md).
 const (
 	// ConsumerGroup is the lobby's consumer group on lobbyclient.CommandStream.
 	ConsumerGroup = "lobby"
 	// MetaKey is a hash: version (of the last LobbyUpdate), stream_id (its
 	// view-stream entry) and snapshot_version (of lobbyclient.SnapshotKey).
-	MetaKey = "pulka:lobby:meta"
+	MetaKey = "pulka:" + lobbyclient.Tag + ":meta"
 	// ListedKey is a hash: table id → TableSummary of every listed table.
-	ListedKey = "pulka:lobby:listed"
+	ListedKey = "pulka:" + lobbyclient.Tag + ":listed"
 	// IdleKey is a sorted set: waiting table id → the moment (Unix ms) it
 	// expires unless something changes it first.
-	IdleKey = "pulka:lobby:idle"
+	IdleKey = "pulka:" + lobbyclient.Tag + ":idle"
 	// HeldPrefix + a player id is the set of waiting tables the player
 	// hosts or sits at (their count is limited).
-	HeldPrefix = "pulka:lobby:held:"
+	HeldPrefix = "pulka:" + lobbyclient.Tag + ":held:"
 
-	tablePrefix    = "pulka:lobby:table:"
-	stakersPrefix  = "pulka:lobby:stakers:"
-	creatingPrefix = "pulka:lobby:creating:"
-	ratePrefix     = "pulka:lobby:rate:"
-	resultPrefix   = "pulka:lobby:done:"
+	tablePrefix    = "pulka:" + lobbyclient.Tag + ":table:"
+	stakersPrefix  = "pulka:" + lobbyclient.Tag + ":stakers:"
+	creatingPrefix = "pulka:" + lobbyclient.Tag + ":creating:"
+	ratePrefix     = "pulka:" + lobbyclient.Tag + ":rate:"
+	resultPrefix   = "pulka:" + lobbyclient.Tag + ":done:"
+	forwardPrefix  = "pulka:" + lobbyclient.Tag + ":forward:"
 )
 
 // Fields of a table's hash (TableKey).
@@ -47,6 +51,13 @@ func TableKey(tableID string) string { return tablePrefix + tableID }
 // ResultKey holds the first LobbyCommandResult of a command id, so that a
 // repeated command gets the same answer and is not applied twice.
 func ResultKey(commandID string) string { return resultPrefix + commandID }
+
+// ForwardKey is a hash (table: the table id, data: the tablev1.Command)
+// holding the command a commit forwards to a table,
+// from the commit until it is on the table's command stream: that
+// stream is in the table's slot, not the lobby's, so the commit script
+// cannot append to it (see Store.Commit).
+func ForwardKey(commandID string) string { return forwardPrefix + commandID }
 
 // StakersKey is the set of players the lobby asked the wallet to hold a
 // stake for at a coin table (written before each hold): at the table's

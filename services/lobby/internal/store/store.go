@@ -30,7 +30,7 @@ type Config struct {
 	// ViewMaxLen is the approximate length the view stream is trimmed to.
 	// It must hold the updates written between two snapshots.
 	ViewMaxLen int64
-	// StartMaxLen trims pulka:tables:start; the assigner must consume
+	// StartMaxLen trims lobbyclient.TableStartStream; the assigner must consume
 	// faster than this many starts pile up.
 	StartMaxLen int64
 	// ForwardMaxLen trims a table's command stream when the lobby appends.
@@ -66,6 +66,8 @@ type Store struct {
 	prop propagation.TextMapPropagator
 	// replies answers on the gateways' reply streams.
 	replies *streams.Replier
+	// forwards appends forwarded commands to tables' command streams.
+	forwards *streams.Publisher
 }
 
 // New makes a store; zero fields of cfg take DefaultConfig's values.
@@ -87,6 +89,7 @@ func New(rdb redis.UniversalClient, cfg Config) *Store {
 		}
 	}
 	return &Store{rdb: rdb, cfg: cfg, prop: propagation.TraceContext{},
+		forwards: streams.NewPublisher(rdb, streams.WithMaxLen(cfg.ForwardMaxLen)),
 		replies: streams.NewReplier(rdb, streams.NewPublisher(rdb, streams.WithMaxLen(cfg.ReplyMaxLen)),
 			lobbyclient.ReplyStream(""), cfg.ReplyTTL)}
 }
@@ -132,6 +135,17 @@ func (s *Store) Result(ctx context.Context, commandID string) (*lobbyv1.LobbyCom
 	if err := proto.Unmarshal(b, &r); err != nil {
 		return nil, false, fmt.Errorf("result of %s: %w", commandID, err)
 	}
+	// A forward still waiting (see forward) goes out with the repeat.
+	fwd, err := s.rdb.HMGet(ctx, ForwardKey(commandID), "table", "data").Result()
+	if err != nil {
+		return nil, false, fmt.Errorf("result of %s: %w", commandID, err)
+	}
+	if table, _ := fwd[0].(string); table != "" {
+		data, _ := fwd[1].(string)
+		if err := s.forward(ctx, commandID, table, []byte(data)); err != nil {
+			return nil, false, err
+		}
+	}
 	return &r, true, nil
 }
 
@@ -157,7 +171,7 @@ type Change struct {
 	ExpectRevision int64
 	// List says how the public list changes.
 	List ListOp
-	// Started is appended to pulka:tables:start when set.
+	// Started is appended to lobbyclient.TableStartStream when set.
 	Started *lobbyv1.TableStarted
 	// Forward is appended to the table's command stream when set.
 	Forward *tablev1.Command
@@ -187,22 +201,28 @@ type Committed struct {
 }
 
 // commitScript: see the package doc. KEYS: 1 result, 2 table, 3 meta,
-// 4 listed, 5 view stream, 6 start stream, 7 forward stream (or any key),
-// 8 the idle deadlines (IdleKey), 9 the table's summary read model
-// (lobbyclient.SummaryKey).
+// 4 listed, 5 view stream, 6 start stream, 7 the command's forward
+// (ForwardKey), 8 the idle deadlines (IdleKey), 9 the table's summary read
+// model (lobbyclient.SummaryKey) — all in the lobby's slot.
 // ARGV: 1 result bytes, 2 result ttl ms, 3 write table (0/1), 4 expected
 // revision, 5 summary, 6 password hash, 7 table ttl ms (0 = keep), 8 list op
 // (""/"upsert"/"remove"), 9 table id, 10 update bytes (version left out),
 // 11 start bytes, 12 forward bytes, 13 view maxlen, 14 start maxlen,
-// 15 forward maxlen, 16 traceparent, 17 tracestate, 18 members
+// 15 unused, 16 traceparent, 17 tracestate, 18 members
 // (space-separated), 19 waiting limit (0 = none), 20 idle deadline ms
 // (0 = not waiting), 21 HeldPrefix.
 //
-// The held sets are named from player ids inside the script: the lobby
-// runs on one Redis (see docs/lobby.md, Redis Cluster).
+// The held sets are named from player ids inside the script: they share the
+// lobby's hash tag, so they are in its slot on Redis Cluster too.
+//
+// A duplicate returns the stored result and the command's forward if it is
+// still waiting (a lobby that died between the commit and the append).
 var commitScript = redis.NewScript(`
 local prev = redis.call('GET', KEYS[1])
-if prev then return {'dup', prev} end
+if prev then
+  local f = redis.call('HMGET', KEYS[7], 'table', 'data')
+  return {'dup', prev, f[1] or '', f[2] or ''}
+end
 local rev = 0
 local old, new = {}, {}
 if ARGV[3] == '1' then
@@ -277,10 +297,10 @@ if ARGV[11] ~= '' then
   redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[14], '*', unpack(fields(ARGV[11])))
 end
 if ARGV[12] ~= '' then
-  redis.call('XADD', KEYS[7], 'MAXLEN', '~', ARGV[15], '*', unpack(fields(ARGV[12])))
-  -- A forward may go to a table's command stream, which the runner's Tailer
-  -- follows: ring its bell (streams.Bell: the stream's key).
-  redis.call('PUBLISH', KEYS[7], '')
+  -- The table's command stream is in the table's slot: the forward waits
+  -- here until Commit appended it there.
+  redis.call('HSET', KEYS[7], 'table', ARGV[9], 'data', ARGV[12])
+  redis.call('PEXPIRE', KEYS[7], ARGV[2])
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return {'ok', tostring(version), tostring(rev)}
@@ -325,9 +345,7 @@ func (s *Store) Commit(ctx context.Context, c Change) (Committed, error) {
 			return Committed{}, fmt.Errorf("commit %s: %w", c.CommandID, err)
 		}
 	}
-	forwardKey := TableKey(tableID)
 	if c.Forward != nil {
-		forwardKey = streams.TableCommands(tableID)
 		if forward, err = proto.Marshal(c.Forward); err != nil {
 			return Committed{}, fmt.Errorf("commit %s: %w", c.CommandID, err)
 		}
@@ -336,7 +354,7 @@ func (s *Store) Commit(ctx context.Context, c Change) (Committed, error) {
 	s.prop.Inject(ctx, carrier)
 	keys := []string{
 		ResultKey(c.CommandID), TableKey(tableID), MetaKey,
-		ListedKey, lobbyclient.ViewStream, lobbyclient.TableStartStream, forwardKey,
+		ListedKey, lobbyclient.ViewStream, lobbyclient.TableStartStream, ForwardKey(c.CommandID),
 		IdleKey, lobbyclient.SummaryKey(tableID),
 	}
 	for _, m := range c.Members {
@@ -364,6 +382,11 @@ func (s *Store) Commit(ctx context.Context, c Change) (Committed, error) {
 		if err := proto.Unmarshal([]byte(res[1]), &prev); err != nil {
 			return Committed{}, fmt.Errorf("commit %s: stored result: %w", c.CommandID, err)
 		}
+		if len(res) == 4 && res[3] != "" {
+			if err := s.forward(ctx, c.CommandID, res[2], []byte(res[3])); err != nil {
+				return Committed{}, err
+			}
+		}
 		return Committed{Duplicate: &prev}, nil
 	case len(res) >= 2 && res[0] == "limit":
 		return Committed{}, fmt.Errorf("%w: %s already holds %d waiting tables", domain.ErrTooManyWaiting, res[1], c.WaitingLimit)
@@ -372,9 +395,29 @@ func (s *Store) Commit(ctx context.Context, c Change) (Committed, error) {
 	case len(res) == 3 && res[0] == "ok":
 		v, _ := strconv.ParseUint(res[1], 10, 64)
 		r, _ := strconv.ParseInt(res[2], 10, 64)
+		if forward != nil {
+			if err := s.forward(ctx, c.CommandID, tableID, forward); err != nil {
+				return Committed{}, err
+			}
+		}
 		return Committed{Version: v, Revision: r}, nil
 	}
 	return Committed{}, fmt.Errorf("commit %s: unexpected reply %q", c.CommandID, res)
+}
+
+// forward appends a committed command's forward (a tablev1.Command) to its
+// table's command stream, then drops it from ForwardKey. A lobby that dies
+// in between leaves it there: the command's redelivery finds its result
+// (Commit's duplicate, or Result) and appends it then. The runner dedupes
+// table commands by command id, so an append made twice is harmless.
+func (s *Store) forward(ctx context.Context, commandID, tableID string, data []byte) error {
+	if _, err := s.forwards.Publish(ctx, streams.Entry{Stream: streams.TableCommands(tableID), Data: data}); err != nil {
+		return fmt.Errorf("forward of %s to table %s: %w", commandID, tableID, err)
+	}
+	if err := s.rdb.Del(ctx, ForwardKey(commandID)).Err(); err != nil {
+		return fmt.Errorf("forward of %s: %w", commandID, err)
+	}
+	return nil
 }
 
 // stakersTTL bounds a coin table's stakers set: it is read when the table
@@ -525,7 +568,17 @@ return 1
 // how many it wrote.
 func (s *Store) PublishSummaries(ctx context.Context) (int, error) {
 	n := 0
-	iter := s.rdb.Scan(ctx, 0, tablePrefix+"*", 1000).Iterator()
+	// SCAN walks one node: on Redis Cluster, the master of the lobby's slot,
+	// where every table key is.
+	var scanner redis.Cmdable = s.rdb
+	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
+		m, err := cc.MasterForKey(ctx, MetaKey)
+		if err != nil {
+			return 0, fmt.Errorf("publish summaries: %w", err)
+		}
+		scanner = m
+	}
+	iter := scanner.Scan(ctx, 0, tablePrefix+"*", 1000).Iterator()
 	for iter.Next(ctx) {
 		key := iter.Val()
 		tableID := strings.TrimPrefix(key, tablePrefix)

@@ -191,6 +191,13 @@ func TestWallet_MatchesTheModelOnCluster(t *testing.T) {
 	runModel(t, srv.ClusterClient(t), 7, 400)
 }
 
+// And on a real cluster of three masters: the accounts and pots of one run
+// spread over every master, so a settlement's steps run on different nodes.
+func TestWallet_MatchesTheModelOnAMultiNodeCluster(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, 0)
+	runModel(t, cl.Client(t), 11, 400)
+}
+
 func runModel(t *testing.T, rdb redis.UniversalClient, seed uint64, steps int) {
 	ctx := context.Background()
 	if err := rdb.FlushAll(ctx).Err(); err != nil {

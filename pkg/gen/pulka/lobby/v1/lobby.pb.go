@@ -10,14 +10,14 @@
 //
 //   pulka:lobby:cmd               stream  LobbyCommand, from gateways and runners
 //   pulka:lobby:reply:<instance>  stream  LobbyCommandResult, to the gateway instance that asked
-//   pulka:lobby:view              stream  LobbyUpdate, one per change of the public list
-//   pulka:lobby:snapshot          string  LobbyView, the public list at a version
-//   pulka:lobby:summary:<table>   string  TableSummary of one table, listed or private, by id;
+//   pulka:{lobby}:view            stream  LobbyUpdate, one per change of the public list
+//   pulka:{lobby}:snapshot        string  LobbyView, the public list at a version
+//   pulka:{lobby}:summary:<table> string  TableSummary of one table, listed or private, by id;
 //                                         it expires with the table
-//   pulka:tables:start            stream  TableStarted, for the assigner
+//   pulka:{lobby}:tables:start    stream  TableStarted, for the assigner
 //
 // Stream entries carry the message in field `data` (pkg/streams). Every other
-// pulka:lobby:* key is the lobby's own state, which no other service reads.
+// pulka:{lobby}:* key is the lobby's own state, which no other service reads.
 
 package lobbyv1
 
@@ -1554,7 +1554,7 @@ func (*LobbyUpdate_TableUpserted) isLobbyUpdate_Change() {}
 
 func (*LobbyUpdate_TableRemoved) isLobbyUpdate_Change() {}
 
-// TableStarted is one entry of the stream pulka:tables:start: the seats of a
+// TableStarted is one entry of the stream pulka:{lobby}:tables:start: the seats of a
 // table are full and its game must begin. The lobby appends it exactly once
 // per table, in the same atomic step that marks the table as playing; the
 // table-runner's assigner consumes it (consumer group) and gives the table an
