@@ -12,7 +12,11 @@ import (
 
 // The match measures the bot levels in seeded self-play (docs/benchmarks.md,
 // "Bots (issue 23)"): go test ./pkg/classic -run TestBotMatch -botmatch.games 10000 -v
-var matchGames = flag.Int("botmatch.games", 0, "games per line-up in TestBotMatch (0: a short check)")
+var (
+	matchGames    = flag.Int("botmatch.games", 0, "games per line-up in TestBotMatch (0: a short check)")
+	matchRollouts = flag.Int("botmatch.rollouts", classic.StrongRollouts, "the strong bot's budget in TestBotMatch")
+	matchOnly     = flag.Bool("botmatch.mixed", false, "TestBotMatch plays only the strong-vs-baseline line-up")
+)
 
 // seatStats adds up what one kind of player did.
 type seatStats struct {
@@ -108,7 +112,7 @@ func TestBotMatch(t *testing.T) {
 		}
 	}
 	strong := func(seed uint64) classic.Player {
-		return classic.StrongBot{Seed: seed, Rollouts: classic.StrongRollouts}
+		return classic.StrongBot{Seed: seed, Rollouts: *matchRollouts}
 	}
 	var mixedStrong, mixedBase, allStrong, allBase seatStats
 	var cpu []time.Duration
@@ -128,7 +132,7 @@ func TestBotMatch(t *testing.T) {
 				mixedBase.add(&sheet, s, place[s])
 			}
 		}
-		if short && i >= 4 {
+		if (short && i >= 4) || *matchOnly {
 			continue
 		}
 		for s := range classic.Seats {

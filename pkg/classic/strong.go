@@ -53,15 +53,32 @@ func ParseLevel(s string) (Level, error) {
 }
 
 // BotFor returns the player of level l (the default level's for an invalid
-// one).
-func BotFor(l Level) Player {
+// one) for a table of the default scoring rules.
+func BotFor(l Level) Player { return BotForRules(l, ScoreRules{}) }
+
+// BotForRules returns the player of level l for a table scored by r.
+func BotForRules(l Level, r ScoreRules) Player {
 	switch l {
 	case LevelEasy:
 		return Bot{}
 	case LevelStrong:
-		return StrongBot{Rollouts: StrongRollouts}
+		return StrongBot{Rollouts: StrongRollouts, Rules: r}
 	}
-	return StrongBot{Rollouts: NormalRollouts}
+	return StrongBot{Rollouts: NormalRollouts, Rules: r}
+}
+
+// ScoreRules are what the strong bot must know of the table's score sheet
+// (package scoring keeps the sheet; it imports this package, so the table
+// hands the bot these few numbers). The zero value is the default table:
+// khishti 200, premia and moshla on.
+type ScoreRules struct {
+	// Khishti is the khishti penalty by cards dealt (a positive number);
+	// zero means 200.
+	Khishti [MaxCards + 1]int
+	// NoPremia: nobody earns the premia (so there is no moshla either).
+	NoPremia bool
+	// NoMoshla: a premia costs the others nothing.
+	NoMoshla bool
 }
 
 // StrongBot plays to make its bid exactly by flat Monte Carlo over the
@@ -81,6 +98,7 @@ func BotFor(l Level) Player {
 type StrongBot struct {
 	Seed     uint64
 	Rollouts int
+	Rules    ScoreRules
 }
 
 // Choose picks seat's move.
@@ -120,7 +138,7 @@ func (b StrongBot) choosePlay(g *Game, seat int) Move {
 	samples := max(b.budget()/len(cands), 1)
 	var total [maxCandidates]float64
 	s := newSampler(g, seat, b.Seed)
-	ev := newEvaluator(g, seat)
+	ev := newEvaluator(g, seat, &b.Rules)
 	var sim Game
 	for range samples {
 		world := s.sample()
@@ -196,7 +214,7 @@ func (b StrongBot) chooseBid(g *Game, seat int) int {
 	samples := max(b.budget()/nc, 1)
 	var total [MaxCards + 1]float64
 	s := newSampler(g, seat, b.Seed)
-	ev := newEvaluator(g, seat)
+	ev := newEvaluator(g, seat, &b.Rules)
 	var sim Game
 	for range samples {
 		world := s.sample()
@@ -242,7 +260,21 @@ type sampler struct {
 	unseen cards.Set
 	size   [Seats + 1]int       // cards to deal to each other seat; [Seats] is the stock
 	allow  [Seats + 1]cards.Set // cards each may hold
+	// explain: the other seats whose bids a world should explain (while
+	// their whole hand is still known to be in it: bidding, or the first
+	// trick), each with the card it has put on the trick (NoCard if none).
+	explain [Seats]bool
+	onTrick [Seats]cards.Card
+	any     bool
 }
+
+// Worlds drawn per world kept when bids are explained: the kept one is
+// drawn among them in proportion to how well they explain the bids.
+const drawsPerWorld = 6
+
+// bidSpread is how far (in tricks) a bid may stray from what the baseline
+// would estimate for a hand before the hand becomes unlikely.
+const bidSpread = 0.8
 
 func newSampler(g *Game, seat int, seed uint64) *sampler {
 	s := &sampler{g: g, seat: seat, rng: cards.NewRNG(viewHash(g, seat, seed), 0x5eed)}
@@ -256,6 +288,17 @@ func newSampler(g *Game, seat int, seed uint64) *sampler {
 		}
 	}
 	s.size[Seats], s.allow[Seats] = left, s.unseen // the undealt stock of small hands
+	if g.trickNo == 0 {
+		for o := range Seats {
+			s.onTrick[o] = cards.NoCard
+			if o != seat && g.bids[o] != noBid {
+				s.explain[o], s.any = true, true
+			}
+		}
+		for i := range int(g.nPlayed) {
+			s.onTrick[(int(g.leader)+i)%Seats] = g.trickCards[i]
+		}
+	}
 	// What the current trick shows.
 	led := g.ledSuit
 	for i := 1; i < int(g.nPlayed); i++ {
@@ -276,14 +319,34 @@ func newSampler(g *Game, seat int, seed uint64) *sampler {
 	return s
 }
 
-// sample returns a copy of the game with the hidden cards dealt anew.
+// sample returns a copy of the game with the hidden cards dealt anew; with
+// bids to explain, hands that explain them are likelier (the bidders'
+// strength shows in their bids).
 func (s *sampler) sample() Game {
 	w := *s.g
 	w.local = false // a simulation never deals the next hand
 	var hands [Seats + 1]cards.Set
-	for try := 0; ; try++ {
-		if s.deal(&hands, try < 8) {
-			break
+	s.draw(&hands)
+	if s.any {
+		var cand [drawsPerWorld][Seats + 1]cards.Set
+		var weight [drawsPerWorld]float64
+		sum := 0.0
+		for k := range cand {
+			if k == 0 {
+				cand[k] = hands
+			} else {
+				s.draw(&cand[k])
+			}
+			weight[k] = s.likelihood(&cand[k])
+			sum += weight[k]
+		}
+		r := float64(s.rng.Uint64()>>11) / (1 << 53) * sum
+		for k := range cand {
+			if r < weight[k] || k == len(cand)-1 {
+				hands = cand[k]
+				break
+			}
+			r -= weight[k]
 		}
 	}
 	for o := range Seats {
@@ -292,6 +355,54 @@ func (s *sampler) sample() Game {
 		}
 	}
 	return w
+}
+
+func (s *sampler) draw(hands *[Seats + 1]cards.Set) {
+	for try := 0; ; try++ {
+		if s.deal(hands, try < 8) {
+			return
+		}
+	}
+}
+
+// likelihood is how well the hands explain the bids made: for each bidder,
+// a bell of the distance between its bid and the baseline's estimate for
+// its hand as it was when it bid. (A rational bell, not math.Exp: the same
+// numbers on every machine.)
+func (s *sampler) likelihood(hands *[Seats + 1]cards.Set) float64 {
+	g := s.g
+	l := 1.0
+	for o := range Seats {
+		if !s.explain[o] {
+			continue
+		}
+		h := hands[o]
+		if c := s.onTrick[o]; c != cards.NoCard {
+			h = h.With(c)
+		}
+		d := (estimateAt(g, h, o) - float64(g.bids[o])) / bidSpread
+		l /= 1 + d*d*d*d
+	}
+	return l
+}
+
+// estimateAt is the baseline's estimate for seat o holding h when it bid:
+// the bids before its own, the seats after it.
+func estimateAt(g *Game, h cards.Set, o int) float64 {
+	n := g.CardsDealt()
+	dealer := g.Dealer()
+	f := handFeatures(h, g.trump, g.turned, o == (dealer+1)%Seats)
+	for s := (dealer + 1) % Seats; s != o; s = (s + 1) % Seats {
+		if g.bids[s] > 0 {
+			f[featBidsBefore] += float64(g.bids[s])
+		}
+	}
+	f[featBiddersLeft] = float64((dealer - o + Seats) % Seats)
+	e := 0.0
+	for i, w := range bidWeights[n] {
+		e += w * f[i]
+	}
+	return min(max(e, 0), float64(n))
 }
 
 // deal deals the unseen cards, the most constrained first, each to a seat
@@ -399,13 +510,27 @@ type evaluator struct {
 	course [Seats]bool
 	best   [Seats]int // each seat's best hand score in the pulka so far
 	rival  int        // the one other seat on course while this seat is not; -1 if none
+	// khishti is what a khishti costs the seat: the table's penalty and
+	// khishtiMargin.
+	khishti int
 }
+
+// khishtiMargin makes the bot shy of a khishti beyond its penalty: it is
+// the missed hand people remember, and a bid of one that fails often also
+// breaks the course of the next hands' plans. Measured in self-play
+// (docs/benchmarks.md): it lowers the khishti rate without costing score.
+const khishtiMargin = 200
 
 // courseKeep is a rough chance of making one more hand exactly.
 const courseKeep = 0.65
 
-func newEvaluator(g *Game, seat int) evaluator {
+func newEvaluator(g *Game, seat int, rules *ScoreRules) evaluator {
 	e := evaluator{seat: seat, hand: int(g.hand), cards: g.CardsDealt(), keep: 1, rival: -1}
+	e.khishti = rules.Khishti[e.cards]
+	if e.khishti <= 0 {
+		e.khishti = 200
+	}
+	e.khishti += khishtiMargin
 	first, end := g.variant.PulkaHands(g.variant.PulkaOf(int(g.hand)))
 	for range end - int(g.hand) - 1 {
 		e.keep *= courseKeep
@@ -423,7 +548,10 @@ func newEvaluator(g *Game, seat int) evaluator {
 			e.best[s] = max(e.best[s], handPoints(n, int(r.bids[s]), int(r.tricks[s])))
 		}
 	}
-	if !e.course[seat] {
+	if rules.NoPremia {
+		e.course = [Seats]bool{}
+	}
+	if !e.course[seat] && !rules.NoMoshla {
 		for s := range Seats {
 			if s != seat && e.course[s] {
 				if e.rival >= 0 {
@@ -443,6 +571,9 @@ func (e *evaluator) value(r handRecord) float64 {
 	bid, took := int(r.bids[me]), int(r.tricks[me])
 	p := handPoints(e.cards, bid, took)
 	v := float64(p)
+	if bid > 0 && took == 0 {
+		v = -float64(e.khishti)
+	}
 	if e.course[me] && bid == took {
 		v += e.keep * float64(max(e.best[me], p)) // the premia, if the rest of the pulka goes well
 	}
@@ -457,9 +588,8 @@ func (e *evaluator) value(r handRecord) float64 {
 	return v
 }
 
-// handPoints is a hand's score as the bot counts it: rules.md's table with
-// the default khishti of 200 (the bot does not know the table's setting;
-// the sheet, in package scoring, does the real counting).
+// handPoints is a hand's score as the bot counts it, the khishti left at
+// zero (the evaluator prices it; package scoring does the real counting).
 func handPoints(n, bid, took int) int {
 	switch {
 	case took == bid && bid == n:
@@ -467,7 +597,7 @@ func handPoints(n, bid, took int) int {
 	case took == bid:
 		return 50 * (bid + 1)
 	case bid >= 1 && took == 0:
-		return -200
+		return 0
 	}
 	return 10 * took
 }

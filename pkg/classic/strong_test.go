@@ -180,11 +180,11 @@ func TestEvaluator_PremiaRules(t *testing.T) {
 		wantCourse bool
 	}{
 		{"an exact bid on course is worth more than its points (the premia)", 0, made, 101, 1000, -1, true},
-		{"a khishti on course costs the penalty only", 0, missed, -200, -200, -1, true},
+		{"a khishti on course costs the penalty and the margin", 0, missed, -200 - khishtiMargin, -200 - khishtiMargin, -1, true},
 		{"off course with the only seat on course making it: its premia costs this seat a moshla", 1, made, -1000, 99, 0, false},
 		{"off course, the seat on course breaks: plain points", 1, missed, 10 * 2, 10 * 2, 0, false},
 	} {
-		e := newEvaluator(g, tc.seat)
+		e := newEvaluator(g, tc.seat, &ScoreRules{})
 		if e.rival != tc.wantRival || e.course[tc.seat] != tc.wantCourse {
 			t.Errorf("%s: rival %d course %v, want %d %v", tc.rule, e.rival, e.course[tc.seat], tc.wantRival, tc.wantCourse)
 		}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/pulka/pulka/pkg/classic"
 	"github.com/pulka/pulka/pkg/japanese"
+	"github.com/pulka/pulka/pkg/scoring"
+	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
 // TestClassicBot_PlaysAtTheTablesLevel_TimeoutsAtTheStrongLevel: a bot seat
@@ -13,6 +15,7 @@ import (
 // player whose time runs out gets the strong bot's move, whatever the
 // table's level.
 func TestClassicBot_PlaysAtTheTablesLevel_TimeoutsAtTheStrongLevel(t *testing.T) {
+	def := botRules(scoring.DefaultSettings())
 	for _, tc := range []struct {
 		rule  string
 		level classic.Level
@@ -20,15 +23,29 @@ func TestClassicBot_PlaysAtTheTablesLevel_TimeoutsAtTheStrongLevel(t *testing.T)
 		want  classic.Player
 	}{
 		{"an easy table's bot is the baseline", classic.LevelEasy, true, classic.Bot{}},
-		{"a normal table's bot is the normal strong bot", classic.LevelNormal, true, classic.BotFor(classic.LevelNormal)},
-		{"a strong table's bot is the strong bot", classic.LevelStrong, true, classic.BotFor(classic.LevelStrong)},
-		{"a timed-out player gets the strong bot at an easy table", classic.LevelEasy, false, classic.BotFor(classic.LevelStrong)},
+		{"a normal table's bot is the normal strong bot", classic.LevelNormal, true, classic.BotForRules(classic.LevelNormal, def)},
+		{"a strong table's bot is the strong bot", classic.LevelStrong, true, classic.BotForRules(classic.LevelStrong, def)},
+		{"a timed-out player gets the strong bot at an easy table", classic.LevelEasy, false, classic.BotForRules(classic.LevelStrong, def)},
 		{"a table from before levels keeps the baseline bot, so its log replays", 0, true, classic.Bot{}},
 		{"a table from before levels keeps the baseline timer move, so its log replays", 0, false, classic.Bot{}},
 	} {
-		if got := classicBot(tc.level, tc.bot); got != tc.want {
+		if got := classicBot(tc.level, tc.bot, scoring.DefaultSettings()); got != tc.want {
 			t.Errorf("%s: %#v, want %#v", tc.rule, got, tc.want)
 		}
+	}
+}
+
+// TestBotRules_TellTheBotTheTablesSheet: the strong bot prices a khishti
+// and the premia as the table scores them.
+func TestBotRules_TellTheBotTheTablesSheet(t *testing.T) {
+	s := scoring.DefaultSettings()
+	s.Khishti, s.Premia, s.Moshla = scoring.KhishtiPerCard, false, false
+	r := botRules(s)
+	if r.Khishti[9] != 900 || r.Khishti[1] != 100 || !r.NoPremia || !r.NoMoshla {
+		t.Fatalf("per-card khishti, no premia or moshla: %+v", r)
+	}
+	if d := botRules(scoring.DefaultSettings()); d.Khishti[5] != 200 || d.NoPremia || d.NoMoshla {
+		t.Fatalf("default sheet: %+v", d)
 	}
 }
 
@@ -49,9 +66,9 @@ func TestClassicBot_TheTableMovesItsBotsAtItsLevel(t *testing.T) {
 			if seat < 0 {
 				t.Fatalf("level %v: nobody to move", level)
 			}
-			p := classic.BotFor(level)
+			p := classic.BotForRules(level, botRules(s.Classic))
 			if seat == 0 {
-				p = classic.BotFor(classic.LevelStrong) // Ana never moves: her timer runs out
+				p = classic.BotForRules(classic.LevelStrong, botRules(s.Classic)) // Ana never moves: her timer runs out
 			}
 			want, _ := p.Choose(&e.g, seat)
 			g := e.g
@@ -118,5 +135,33 @@ func withoutBotLevel(t *Table) {
 		e.level = 0
 	case *japaneseEngine:
 		e.level = 0
+	}
+}
+
+// TestBotLevel_SurvivesASnapshot: a restored table's bots play at the
+// level the table was created with (a replay makes the same moves).
+func TestBotLevel_SurvivesASnapshot(t *testing.T) {
+	for _, s := range []tablesettings.Settings{classicSet(classic.Standard, 0), japaneseSet(21)} {
+		for _, level := range []classic.Level{0, classic.LevelEasy, classic.LevelNormal, classic.LevelStrong} {
+			if s.Game == tablesettings.Japanese && level != 0 && level != classic.LevelStrong {
+				continue
+			}
+			s.BotLevel = level
+			h := newHarness(t, s, 3, humans(s.Game.Seats()))
+			r, err := Restore(state(t, h.t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got classic.Level
+			switch e := r.eng.(type) {
+			case *classicEngine:
+				got = e.level
+			case *japaneseEngine:
+				got = e.level
+			}
+			if got != level || r.set.BotLevel != level {
+				t.Errorf("%v level %v: restored as %v (settings %v)", s.Game, level, got, r.set.BotLevel)
+			}
+		}
 	}
 }

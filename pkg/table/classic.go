@@ -25,14 +25,23 @@ type classicPlayer interface {
 // (their own would have been a person's best). A table without a level was
 // created before there were levels: it keeps the baseline everywhere, so
 // its logged moves replay the same.
-func classicBot(level classic.Level, bot bool) classicPlayer {
+func classicBot(level classic.Level, bot bool, rules scoring.Settings) classicPlayer {
 	switch {
 	case level == 0:
 		return classic.Bot{}
 	case !bot:
-		return classic.BotFor(classic.LevelStrong)
+		level = classic.LevelStrong
 	}
-	return classic.BotFor(level)
+	return classic.BotForRules(level, botRules(rules))
+}
+
+// botRules is what the strong bot must know of the table's sheet.
+func botRules(s scoring.Settings) classic.ScoreRules {
+	r := classic.ScoreRules{NoPremia: !s.Premia, NoMoshla: !s.Moshla}
+	for n := 1; n <= classic.MaxCards; n++ {
+		r.Khishti[n] = s.Khishti.Penalty(n)
+	}
+	return r
 }
 
 type classicEngine struct {
@@ -145,7 +154,7 @@ func classicMove(seat int, cmd *tablev1.Command) (classic.Move, error) {
 
 func (e *classicEngine) serverMove(b *batch, bot bool) error {
 	seat := e.g.ToMove()
-	m, ok := classicBot(e.level, bot).Choose(&e.g, seat)
+	m, ok := classicBot(e.level, bot, e.set).Choose(&e.g, seat)
 	if !ok {
 		return fmt.Errorf("no move for seat %d", seat)
 	}

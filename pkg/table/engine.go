@@ -62,9 +62,9 @@ func newEngine(s tablesettings.Settings) (engine, error) {
 func emptyEngine(s tablesettings.Settings) (engine, error) {
 	switch s.Game {
 	case tablesettings.Classic:
-		return &classicEngine{set: s.Classic}, nil
+		return &classicEngine{set: s.Classic, level: s.BotLevel}, nil
 	case tablesettings.Japanese:
-		return &japaneseEngine{}, nil
+		return &japaneseEngine{level: s.BotLevel}, nil
 	}
 	return nil, fmt.Errorf("%w: unknown game %d", ErrBadSnapshot, uint8(s.Game))
 }
