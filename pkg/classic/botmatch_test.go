@@ -46,6 +46,9 @@ func (s *seatStats) add(sheet *scoring.Sheet, seat int, place float64) {
 
 func (s *seatStats) log(t *testing.T, name string) {
 	t.Helper()
+	if s.games == 0 {
+		return
+	}
 	t.Logf("  %-8s exact bids %5.1f%%  khishti %4.2f%% of hands  premia %.2f/game  final score %6.0f  placing %.2f",
 		name, 100*float64(s.exact)/float64(s.hands), 100*float64(s.khishti)/float64(s.hands),
 		float64(s.premia)/float64(s.games), s.score/float64(s.games), s.place/float64(s.games))
@@ -114,8 +117,11 @@ func TestBotMatch(t *testing.T) {
 	strong := func(seed uint64) classic.Player {
 		return classic.StrongBot{Seed: seed, Rollouts: *matchRollouts}
 	}
-	var mixedStrong, mixedBase, allStrong, allBase seatStats
+	var mixedStrong, mixedBase, allStrong, allBase, mixedNormal, normalsBase seatStats
 	var cpu []time.Duration
+	if short {
+		t.Logf("a short check; the measure: -botmatch.games 10000")
+	}
 	for i := range games {
 		seed := uint64(i)*104729 + 11
 		hero := i % classic.Seats
@@ -134,6 +140,15 @@ func TestBotMatch(t *testing.T) {
 		}
 		if (short && i >= 4) || *matchOnly {
 			continue
+		}
+		players[hero] = classic.BotFor(classic.LevelNormal)
+		sheet, place = playMatch(t, seed, players, nil, [classic.Seats]bool{})
+		for s := range classic.Seats {
+			if s == hero {
+				mixedNormal.add(&sheet, s, place[s])
+			} else {
+				normalsBase.add(&sheet, s, place[s])
+			}
 		}
 		for s := range classic.Seats {
 			players[s] = strong(seed + uint64(s))
@@ -154,6 +169,9 @@ func TestBotMatch(t *testing.T) {
 	t.Logf("strong vs three baseline:")
 	mixedStrong.log(t, "strong")
 	mixedBase.log(t, "baseline")
+	t.Logf("normal vs three baseline:")
+	mixedNormal.log(t, "normal")
+	normalsBase.log(t, "baseline")
 	t.Logf("four strong:")
 	allStrong.log(t, "strong")
 	t.Logf("four baseline:")

@@ -26,8 +26,8 @@ const LevelDefault = LevelNormal
 // Rollout budgets per decision (a hard cap: the CPU a move costs follows
 // from it, never from a clock, so a replayed table makes the same moves).
 const (
-	NormalRollouts = 64
-	StrongRollouts = 384
+	NormalRollouts = 48
+	StrongRollouts = 256
 )
 
 var levelNames = [...]string{"", "easy", "normal", "strong"}

@@ -194,6 +194,46 @@ func TestEvaluator_PremiaRules(t *testing.T) {
 	}
 }
 
+// TestEvaluator_TheTablesSheet: the bot prices what the table's sheet
+// writes — its khishti penalty, and no course or rival when the premia or
+// the moshla is off.
+func TestEvaluator_TheTablesSheet(t *testing.T) {
+	g := build(t, position{hand: 2, dealer: 3, trump: cards.Clubs,
+		hands: [Seats]string{"AH 8D 7S", "7C JD 9S", "KH QS 8S", "QH JH 6D"}})
+	g.results[0] = handRecord{bids: [Seats]int8{1, 0, 1, 1}, tricks: [Seats]int8{1, 0, 0, 0}}
+	g.results[1] = handRecord{bids: [Seats]int8{1, 0, 0, 0}, tricks: [Seats]int8{1, 1, 0, 0}}
+	khishti := handRecord{bids: [Seats]int8{1, 1, 0, 0}, tricks: [Seats]int8{0, 2, 1, 0}}
+	var perCard ScoreRules
+	for n := range perCard.Khishti {
+		perCard.Khishti[n] = 100 * n
+	}
+	for _, tc := range []struct {
+		rule      string
+		rules     ScoreRules
+		seat      int
+		wantCost  int
+		onCourse  bool
+		wantRival int
+	}{
+		{"the default table: khishti 200, premia and moshla on", ScoreRules{}, 0, 200 + khishtiMargin, true, -1},
+		{"a per-card khishti in a three-card hand is 300", perCard, 0, 300 + khishtiMargin, true, -1},
+		{"no premia: nobody is on course", ScoreRules{NoPremia: true}, 0, 200 + khishtiMargin, false, -1},
+		{"no premia: nobody is worth breaking", ScoreRules{NoPremia: true}, 1, 200 + khishtiMargin, false, -1},
+		{"no moshla: the one on course costs the others nothing", ScoreRules{NoMoshla: true}, 1, 200 + khishtiMargin, false, -1},
+		{"moshla on: the one on course is the rival", ScoreRules{}, 1, 200 + khishtiMargin, false, 0},
+	} {
+		e := newEvaluator(g, tc.seat, &tc.rules)
+		if e.khishti != tc.wantCost || e.course[tc.seat] != tc.onCourse || e.rival != tc.wantRival {
+			t.Errorf("%s: khishti %d course %v rival %d", tc.rule, e.khishti, e.course[tc.seat], e.rival)
+		}
+		if tc.seat == 0 {
+			if v := e.value(khishti); v != -float64(tc.wantCost) {
+				t.Errorf("%s: a khishti is worth %.0f, want %d", tc.rule, v, -tc.wantCost)
+			}
+		}
+	}
+}
+
 func TestStrongBot_DucksWhenItHasEnough(t *testing.T) {
 	g := build(t, position{hand: 1, dealer: 3, trump: cards.Clubs,
 		hands: [Seats]string{"9H 8D", "AH 7H", "KH QS", "QH JD"}, bids: [Seats]int8{1, 0, 0, 0}})
