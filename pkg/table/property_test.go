@@ -54,9 +54,12 @@ func newDriver(tb testing.TB, seed uint64) *driver {
 	}
 	// Every bot level, and none (a table from before levels); from the seed,
 	// not rng, so the drivers' random streams stay what they were.
-	if s.Game == tablesettings.Classic {
+	switch {
+	case raceOn && s.Game == tablesettings.Classic:
+		s.BotLevel = classic.Level(seed % 2) // none or easy: the baseline
+	case s.Game == tablesettings.Classic:
 		s.BotLevel = classic.Level(seed % 4)
-	} else if seed%2 == 1 {
+	case !raceOn && seed%2 == 1:
 		s.BotLevel = classic.LevelStrong
 	}
 	s.MoveTimeout = time.Duration(1+rng.IntN(30)) * time.Second
