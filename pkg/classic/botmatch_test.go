@@ -65,10 +65,10 @@ func playMatch(t *testing.T, seed uint64, players [classic.Seats]classic.Player,
 	evs := make([]classic.Event, 0, 16)
 	for !g.Over() {
 		seat := g.ToMove()
-		start := time.Now()
+		start := threadCPU()
 		m, ok := players[seat].Choose(g, seat)
 		if timed[seat] && cpu != nil {
-			*cpu = append(*cpu, time.Since(start))
+			*cpu = append(*cpu, threadCPU()-start)
 		}
 		if !ok {
 			t.Fatalf("seed %d: seat %d to move but its player says not", seed, seat)
@@ -118,7 +118,8 @@ func TestBotMatch(t *testing.T) {
 		return classic.StrongBot{Seed: seed, Rollouts: *matchRollouts}
 	}
 	var mixedStrong, mixedBase, allStrong, allBase, mixedNormal, normalsBase seatStats
-	var cpu []time.Duration
+	defer lockThread()()
+	var cpu, cpuNormal []time.Duration
 	if short {
 		t.Logf("a short check; the measure: -botmatch.games 10000")
 	}
@@ -142,7 +143,7 @@ func TestBotMatch(t *testing.T) {
 			continue
 		}
 		players[hero] = classic.BotFor(classic.LevelNormal)
-		sheet, place = playMatch(t, seed, players, nil, [classic.Seats]bool{})
+		sheet, place = playMatch(t, seed, players, &cpuNormal, [classic.Seats]bool{hero == 0, hero == 1, hero == 2, hero == 3})
 		for s := range classic.Seats {
 			if s == hero {
 				mixedNormal.add(&sheet, s, place[s])
@@ -176,10 +177,15 @@ func TestBotMatch(t *testing.T) {
 	allStrong.log(t, "strong")
 	t.Logf("four baseline:")
 	allBase.log(t, "baseline")
-	sort.Slice(cpu, func(i, j int) bool { return cpu[i] < cpu[j] })
-	if n := len(cpu); n > 0 {
-		t.Logf("strong bot time per move (wall, one goroutine): p50 %v p99 %v max %v over %d moves",
-			cpu[n/2], cpu[n*99/100], cpu[n-1], n)
+	for _, c := range []struct {
+		name  string
+		moves []time.Duration
+	}{{"strong", cpu}, {"normal", cpuNormal}} {
+		sort.Slice(c.moves, func(i, j int) bool { return c.moves[i] < c.moves[j] })
+		if n := len(c.moves); n > 0 {
+			t.Logf("%s bot per move (%s): p50 %v p99 %v max %v over %d moves",
+				c.name, cpuClock, c.moves[n/2], c.moves[n*99/100], c.moves[n-1], n)
+		}
 	}
 	if mixedStrong.score/float64(mixedStrong.games) <= mixedBase.score/float64(mixedBase.games) {
 		t.Errorf("the strong bot does not outscore the baseline in mixed games")
