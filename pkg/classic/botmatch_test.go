@@ -183,8 +183,12 @@ func TestBotMatch(t *testing.T) {
 	}{{"strong", cpu}, {"normal", cpuNormal}} {
 		sort.Slice(c.moves, func(i, j int) bool { return c.moves[i] < c.moves[j] })
 		if n := len(c.moves); n > 0 {
-			t.Logf("%s bot per move (%s): p50 %v p99 %v max %v over %d moves",
-				c.name, cpuClock, c.moves[n/2], c.moves[n*99/100], c.moves[n-1], n)
+			var sum time.Duration
+			for _, d := range c.moves {
+				sum += d
+			}
+			t.Logf("%s bot per move (%s): mean %v p50 %v p99 %v max %v over %d moves",
+				c.name, cpuClock, sum/time.Duration(n), c.moves[n/2], c.moves[n*99/100], c.moves[n-1], n)
 		}
 	}
 	if mixedStrong.score/float64(mixedStrong.games) <= mixedBase.score/float64(mixedBase.games) {

@@ -139,13 +139,14 @@ func (b StrongBot) choosePlay(g *Game, seat int) Move {
 	var total [maxCandidates]float64
 	s := newSampler(g, seat, b.Seed)
 	ev := newEvaluator(g, seat, &b.Rules)
-	var sim Game
 	for range samples {
 		world := s.sample()
 		for i, m := range cands {
-			sim = world
-			sim.mustApply(m)
-			total[i] += ev.value(sim.rollout(ev.hand))
+			r, ok := playout(world, m, ev.hand)
+			if !ok {
+				return base // a bug in the simulation: the baseline's move is legal
+			}
+			total[i] += ev.value(r)
 		}
 	}
 	// The baseline's own move wins ties: it is the human-looking choice.
@@ -215,13 +216,14 @@ func (b StrongBot) chooseBid(g *Game, seat int) int {
 	var total [MaxCards + 1]float64
 	s := newSampler(g, seat, b.Seed)
 	ev := newEvaluator(g, seat, &b.Rules)
-	var sim Game
 	for range samples {
 		world := s.sample()
 		for i := range nc {
-			sim = world
-			sim.mustApply(BidMove(seat, cands[i]))
-			total[i] += ev.value(sim.rollout(ev.hand))
+			r, ok := playout(world, BidMove(seat, cands[i]), ev.hand)
+			if !ok {
+				return cands[0] // a bug in the simulation: this bid is legal
+			}
+			total[i] += ev.value(r)
 		}
 	}
 	best := 0 // the candidate nearest the estimate wins ties
@@ -233,22 +235,22 @@ func (b StrongBot) chooseBid(g *Game, seat int) int {
 	return cands[best]
 }
 
-// mustApply applies a move the caller knows is legal.
-func (g *Game) mustApply(m Move) {
+// playout plays m in a copy of world, then hand h to its end with the
+// baseline for every seat (bidding included), and returns the bids and
+// tricks of the hand. ok is false only if the engine refused a simulated
+// move, which would be a bug: the caller then falls back on a legal move.
+func playout(world Game, m Move, h int) (_ handRecord, ok bool) {
+	g := &world
 	var evs [16]Event
-	if _, err := g.Apply(m, evs[:0]); err != nil {
-		panic(fmt.Sprintf("classic: simulated move %v: %v", m, err)) // a bug in the bot, never input
+	for {
+		if _, err := g.Apply(m, evs[:0]); err != nil {
+			return handRecord{}, false
+		}
+		if int(g.hand) != h || g.phase < PhaseTrump || g.phase > PhasePlay {
+			return g.results[h], true
+		}
+		m, _ = Bot{}.Choose(g, g.ToMove())
 	}
-}
-
-// rollout plays the current hand h to its end with the baseline for every
-// seat (bidding included) and returns the bids and tricks of the hand.
-func (g *Game) rollout(h int) handRecord {
-	for int(g.hand) == h && g.phase >= PhaseTrump && g.phase <= PhasePlay {
-		m, _ := Bot{}.Choose(g, g.ToMove())
-		g.mustApply(m)
-	}
-	return g.results[h]
 }
 
 // sampler deals the cards a seat cannot see in ways consistent with what it

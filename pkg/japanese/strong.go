@@ -1,10 +1,6 @@
 package japanese
 
-import (
-	"fmt"
-
-	"github.com/pulka/pulka/pkg/cards"
-)
+import "github.com/pulka/pulka/pkg/cards"
 
 // StrongRollouts is StrongBot's default budget: the playouts one decision
 // may run, a hard CPU cap that never depends on a clock.
@@ -47,13 +43,14 @@ func (b StrongBot) Choose(g *Game, seat int) (Move, bool) {
 	base, _ := Bot{}.Choose(g, seat)
 	s := newSampler(g, seat, b.Seed)
 	var total [MaxLegal]float64
-	var sim Game
 	for range samples {
 		world := s.sample()
 		for i, m := range cands {
-			sim = world
-			sim.mustApply(m)
-			total[i] += sim.rollout(&world, seat)
+			v, ok := playout(&world, m, seat)
+			if !ok {
+				return base, true // a bug in the simulation: the baseline's move is legal
+			}
+			total[i] += v
 		}
 	}
 	best := 0
@@ -89,23 +86,26 @@ func dropSecondJoker(ms []Move) []Move {
 	return out
 }
 
-func (g *Game) mustApply(m Move) {
-	var evs [24]Event
-	if _, err := g.Apply(m, evs[:0]); err != nil {
-		panic(fmt.Sprintf("japanese: simulated move %v: %v", m, err)) // a bug in the bot, never input
-	}
-}
-
 // matchBonus is what ending the match is worth, in tricks of difference.
 const matchBonus = 6
 
-// rollout plays the current hand to its end with the baseline and returns
-// what it gained seat over the opponent since from: the difference of the
-// points scored, and matchBonus for the match won or lost.
-func (g *Game) rollout(from *Game, seat int) float64 {
-	for g.phase == PhasePlay && g.hand == from.hand {
-		m, _ := Bot{}.Choose(g, g.ToMove())
-		g.mustApply(m)
+// playout plays m in a copy of from, then the hand to its end with the
+// baseline, and returns what it gained seat over the opponent: the
+// difference of the points scored, and matchBonus for the match won or
+// lost. ok is false only if the engine refused a simulated move (a bug:
+// the caller falls back on a legal move).
+func playout(from *Game, m Move, seat int) (_ float64, ok bool) {
+	w := *from
+	g := &w
+	var evs [24]Event
+	for {
+		if _, err := g.Apply(m, evs[:0]); err != nil {
+			return 0, false
+		}
+		if g.phase != PhasePlay || g.hand != from.hand {
+			break
+		}
+		m, _ = Bot{}.Choose(g, g.ToMove())
 	}
 	v := float64(int(g.scores[seat])-int(from.scores[seat])) - float64(int(g.scores[1-seat])-int(from.scores[1-seat]))
 	if g.phase == PhaseOver {
@@ -115,7 +115,7 @@ func (g *Game) rollout(from *Game, seat int) float64 {
 			v -= matchBonus
 		}
 	}
-	return v
+	return v, true
 }
 
 // sampler deals the cards a seat cannot see: the opponent's hand and the
