@@ -86,7 +86,9 @@ type ScoreRules struct {
 // among the other seats (and the undealt stock) in ways consistent with
 // what its seat has seen — hand sizes, the cards played, the suits a seat
 // showed it lacks in the current trick, the highest card a 'highest' joker
-// forced — plays the hand out with the baseline policy for every seat, and
+// forced, and (while the bidders' whole hands are out) the bids they made,
+// which make hands that explain them likelier — plays the hand out with the
+// baseline policy for every seat, and
 // keeps the move whose outcomes score best for it, the premia included
 // (its own course, and breaking the one other seat still on course).
 //
