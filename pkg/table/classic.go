@@ -20,13 +20,35 @@ type classicPlayer interface {
 	Choose(g *classic.Game, seat int) (classic.Move, bool)
 }
 
-// classicBot is the server's classic player: the engine's baseline bot.
-func classicBot() classicPlayer { return classic.Bot{} }
+// classicBot is the server's classic player: a bot seat plays at the
+// table's level, a player whose time ran out gets the strong bot's move
+// (their own would have been a person's best). A table without a level was
+// created before there were levels: it keeps the baseline everywhere, so
+// its logged moves replay the same.
+func classicBot(level classic.Level, bot bool, rules scoring.Settings) classicPlayer {
+	switch {
+	case level == 0:
+		return classic.Bot{}
+	case !bot:
+		level = classic.LevelStrong
+	}
+	return classic.BotForRules(level, botRules(rules))
+}
+
+// botRules is what the strong bot must know of the table's sheet.
+func botRules(s scoring.Settings) classic.ScoreRules {
+	r := classic.ScoreRules{NoPremia: !s.Premia, NoMoshla: !s.Moshla}
+	for n := 1; n <= classic.MaxCards; n++ {
+		r.Khishti[n] = s.Khishti.Penalty(n)
+	}
+	return r
+}
 
 type classicEngine struct {
-	g   classic.Game
-	set scoring.Settings
-	buf []classic.Event
+	g     classic.Game
+	set   scoring.Settings
+	level classic.Level // the bot seats' level; 0: a table from before levels
+	buf   []classic.Event
 }
 
 func newClassicEngine(s tablesettings.Settings) (*classicEngine, error) {
@@ -34,7 +56,7 @@ func newClassicEngine(s tablesettings.Settings) (*classicEngine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadSettings, err)
 	}
-	return &classicEngine{g: *g, set: s.Classic, buf: make([]classic.Event, 0, 16)}, nil
+	return &classicEngine{g: *g, set: s.Classic, level: s.BotLevel, buf: make([]classic.Event, 0, 16)}, nil
 }
 
 func (e *classicEngine) toMove() int { return e.g.ToMove() }
@@ -130,9 +152,9 @@ func classicMove(seat int, cmd *tablev1.Command) (classic.Move, error) {
 	return classic.Move{}, ErrMalformed
 }
 
-func (e *classicEngine) serverMove(b *batch) error {
+func (e *classicEngine) serverMove(b *batch, bot bool) error {
 	seat := e.g.ToMove()
-	m, ok := classicBot().Choose(&e.g, seat)
+	m, ok := classicBot(e.level, bot, e.set).Choose(&e.g, seat)
 	if !ok {
 		return fmt.Errorf("no move for seat %d", seat)
 	}

@@ -28,8 +28,10 @@ type engine interface {
 	// command plays seat's move; an error is a broken rule and changes
 	// nothing.
 	command(b *batch, seat int, cmd *tablev1.Command) error
-	// serverMove plays the baseline bot's move for the seat to move.
-	serverMove(b *batch) error
+	// serverMove plays the server's move for the seat to move: a bot
+	// seat's (bot: at the table's bot level) or, when a player's time ran
+	// out, the strong bot's.
+	serverMove(b *batch, bot bool) error
 	// end ends the game as lost by seat (Japanese: resign, or forfeit).
 	end(b *batch, seat int, forfeit bool) error
 	// view fills what seat (-1: a watcher) may see into v, whose Seats
@@ -60,9 +62,9 @@ func newEngine(s tablesettings.Settings) (engine, error) {
 func emptyEngine(s tablesettings.Settings) (engine, error) {
 	switch s.Game {
 	case tablesettings.Classic:
-		return &classicEngine{set: s.Classic}, nil
+		return &classicEngine{set: s.Classic, level: s.BotLevel}, nil
 	case tablesettings.Japanese:
-		return &japaneseEngine{}, nil
+		return &japaneseEngine{level: s.BotLevel}, nil
 	}
 	return nil, fmt.Errorf("%w: unknown game %d", ErrBadSnapshot, uint8(s.Game))
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/cards/cardpb"
+	"github.com/pulka/pulka/pkg/classic"
 	"github.com/pulka/pulka/pkg/fairdeal"
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
@@ -13,8 +14,9 @@ import (
 )
 
 type japaneseEngine struct {
-	g   japanese.Game
-	buf []japanese.Event
+	g     japanese.Game
+	level classic.Level // 0: a table from before levels; else strong
+	buf   []japanese.Event
 }
 
 func newJapaneseEngine(s tablesettings.Settings) (*japaneseEngine, error) {
@@ -22,7 +24,7 @@ func newJapaneseEngine(s tablesettings.Settings) (*japaneseEngine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadSettings, err)
 	}
-	return &japaneseEngine{g: *g, buf: make([]japanese.Event, 0, 16)}, nil
+	return &japaneseEngine{g: *g, level: s.BotLevel, buf: make([]japanese.Event, 0, 16)}, nil
 }
 
 func (e *japaneseEngine) toMove() int { return e.g.ToMove() }
@@ -107,9 +109,16 @@ func japaneseMove(seat int, cmd *tablev1.Command) (japanese.Move, error) {
 	return japanese.Move{}, ErrMalformed
 }
 
-func (e *japaneseEngine) serverMove(b *batch) error {
+// serverMove is the move of a player whose time ran out (no bot sits at
+// a Japanese table): the strong bot's, or the baseline's at a table from
+// before levels (its logged moves replay the same).
+func (e *japaneseEngine) serverMove(b *batch, _ bool) error {
 	seat := e.g.ToMove()
-	m, ok := japanese.Bot{}.Choose(&e.g, seat)
+	var p japanese.Player = japanese.StrongBot{}
+	if e.level == 0 {
+		p = japanese.Bot{}
+	}
+	m, ok := p.Choose(&e.g, seat)
 	if !ok {
 		return fmt.Errorf("no move for seat %d", seat)
 	}

@@ -52,6 +52,16 @@ func newDriver(tb testing.TB, seed uint64) *driver {
 		s = japaneseSet([]int{11, 15, 21, 31}[rng.IntN(4)])
 		seats = humans(2)
 	}
+	// Every bot level, and none (a table from before levels); from the seed,
+	// not rng, so the drivers' random streams stay what they were.
+	switch {
+	case raceOn && s.Game == tablesettings.Classic:
+		s.BotLevel = classic.Level(seed % 2) // none or easy: the baseline
+	case s.Game == tablesettings.Classic:
+		s.BotLevel = classic.Level(seed % 4)
+	case !raceOn && seed%2 == 1:
+		s.BotLevel = classic.LevelStrong
+	}
 	s.MoveTimeout = time.Duration(1+rng.IntN(30)) * time.Second
 	s.ReconnectGrace = time.Duration(1+rng.IntN(90)) * time.Second
 	// The driver sends client seeds itself, or lets the deadline deal.

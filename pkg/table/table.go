@@ -330,7 +330,7 @@ func (t *Table) runDue(b *batch) {
 			t.schedule(b)
 		case moveDue:
 			b.byServer = true
-			if err := t.eng.serverMove(b); err != nil {
+			if err := t.eng.serverMove(b, t.seats[t.eng.toMove()].mode != seatHuman); err != nil {
 				b.fail(fmt.Errorf("table: server move: %w", err))
 			}
 			b.byServer = false

@@ -84,6 +84,13 @@ type Settings struct {
 	Game Game
 	// Classic: variant, khishti, premia, moshla, rest docked.
 	Classic scoring.Settings
+	// BotLevel is how well the server's bots play: a classic table's bots in
+	// empty seats play at it, and a player whose time runs out gets a
+	// classic.LevelStrong move (a Japanese table's level is always strong:
+	// bots never sit there). 0 is a table created before there were levels:
+	// it keeps the baseline everywhere, so its logs replay the same. The
+	// lobby always writes a level.
+	BotLevel classic.Level
 	// JapaneseTarget: 11, 15, 21 or 31; 0 means 21.
 	JapaneseTarget int
 	// MoveTimeout is the time a player has for one move; 0 means
@@ -133,6 +140,9 @@ func (s Settings) WithDefaults() (Settings, error) {
 		if err := s.Classic.Validate(); err != nil {
 			return s, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
+		if s.BotLevel != 0 && !s.BotLevel.Valid() {
+			return s, fmt.Errorf("%w: bot level %d", ErrInvalid, uint8(s.BotLevel))
+		}
 		s.JapaneseTarget = 0
 	case Japanese:
 		if s.JapaneseTarget == 0 {
@@ -142,6 +152,9 @@ func (s Settings) WithDefaults() (Settings, error) {
 			return s, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 		s.Classic = scoring.Settings{}
+		if s.BotLevel != 0 && s.BotLevel != classic.LevelStrong {
+			return s, fmt.Errorf("%w: bot level %v on a Japanese table (strong or none)", ErrInvalid, s.BotLevel)
+		}
 	default:
 		return s, fmt.Errorf("%w: unknown game %d", ErrInvalid, uint8(s.Game))
 	}
@@ -185,8 +198,18 @@ func FromProto(ts *lobbyv1.TableSettings) (Settings, error) {
 			return s, err
 		}
 		s.Classic = r
+		l, ok := BotLevelFromProto(ts.GetBotLevel())
+		if !ok {
+			return s, fmt.Errorf("%w: bot level %v", ErrInvalid, ts.GetBotLevel())
+		}
+		s.BotLevel = l
 	case Japanese:
 		s.JapaneseTarget = int(ts.GetJapaneseTarget())
+		l, ok := BotLevelFromProto(ts.GetBotLevel())
+		if !ok {
+			return s, fmt.Errorf("%w: bot level %v", ErrInvalid, ts.GetBotLevel())
+		}
+		s.BotLevel = l
 	}
 	return s.WithDefaults()
 }
@@ -201,8 +224,10 @@ func (s Settings) Proto() *lobbyv1.TableSettings {
 	switch s.Game {
 	case Classic:
 		ClassicRulesToProto(ts, s.Classic)
+		ts.BotLevel = lobbyv1.BotLevel(s.BotLevel)
 	case Japanese:
 		JapaneseRulesToProto(ts, uint32(s.JapaneseTarget))
+		ts.BotLevel = lobbyv1.BotLevel(s.BotLevel)
 	}
 	return ts
 }
@@ -245,6 +270,20 @@ func KhishtiFromProto(k lobbyv1.KhishtiPenalty) (_ scoring.Khishti, ok bool) {
 		return 0, false
 	}
 	r := scoring.Khishti(k - 1)
+	return r, r.Valid()
+}
+
+// BotLevelFromProto is the bot level l names: 0 for "unspecified" (the
+// default level); ok is false for every value that names none. The wire
+// value is classic.Level's.
+func BotLevelFromProto(l lobbyv1.BotLevel) (_ classic.Level, ok bool) {
+	if l == lobbyv1.BotLevel_BOT_LEVEL_UNSPECIFIED {
+		return 0, true
+	}
+	if l < 0 || l > 255 {
+		return 0, false
+	}
+	r := classic.Level(l)
 	return r, r.Valid()
 }
 

@@ -21,13 +21,19 @@ func everyRules() []Settings {
 	for _, v := range []classic.Variant{classic.Standard, classic.Nines} {
 		for _, k := range []scoring.Khishti{scoring.Khishti200, scoring.Khishti500, scoring.Khishti100, scoring.KhishtiPerCard} {
 			for flags := range 8 {
-				out = append(out, ClassicSettings(scoring.Settings{Variant: v, Khishti: k,
-					Premia: flags&1 != 0, Moshla: flags&2 != 0, RestDocked: flags&4 != 0}))
+				c := ClassicSettings(scoring.Settings{Variant: v, Khishti: k,
+					Premia: flags&1 != 0, Moshla: flags&2 != 0, RestDocked: flags&4 != 0})
+				c.BotLevel = classic.Level(flags % 4) // 0: the default level
+				out = append(out, c)
 			}
 		}
 	}
-	for _, target := range []int{11, 15, 21, 31} {
-		out = append(out, JapaneseSettings(target))
+	for i, target := range []int{11, 15, 21, 31} {
+		j := JapaneseSettings(target)
+		if i%2 == 1 {
+			j.BotLevel = classic.LevelStrong // a Japanese table's only level
+		}
+		out = append(out, j)
 	}
 	for i := range out {
 		out[i].MoveTimeout = time.Duration(5+i) * time.Second
@@ -52,7 +58,7 @@ func TestSettings_ProtoRoundTripOfEveryRuleSetFillsTheTablesFields(t *testing.T)
 	// The table's part of the settings, each field written by some rule set;
 	// stake, visibility and password are the lobby's.
 	want := []protoreflect.Name{"game", "classic_variant", "khishti", "premia", "moshla", "rest_docked",
-		"japanese_target", "move_time", "reconnect_grace"}
+		"japanese_target", "move_time", "reconnect_grace", "bot_level"}
 	var got []protoreflect.Name
 	for n := range set {
 		got = append(got, n)
@@ -107,6 +113,46 @@ func TestClassicRulesFromProto_RefusesValuesThatNameNone(t *testing.T) {
 		}
 		if _, err := FromProto(ts); !errors.Is(err, ErrInvalid) {
 			t.Errorf("FromProto, variant %d khishti %d: %v; want ErrInvalid", tc.variant, tc.khishti, err)
+		}
+	}
+}
+
+// A bot level: unspecified is a table from before levels (kept 0), easy,
+// normal and strong are themselves, anything else is refused; a Japanese
+// table (whose seats bots never fill) has strong or none.
+func TestBotLevelFromProto_MapsEveryLevelAndRefusesTheRest(t *testing.T) {
+	for _, tc := range []struct {
+		wire lobbyv1.BotLevel
+		want classic.Level
+		ok   bool
+	}{
+		{lobbyv1.BotLevel_BOT_LEVEL_UNSPECIFIED, 0, true},
+		{lobbyv1.BotLevel_BOT_LEVEL_EASY, classic.LevelEasy, true},
+		{lobbyv1.BotLevel_BOT_LEVEL_NORMAL, classic.LevelNormal, true},
+		{lobbyv1.BotLevel_BOT_LEVEL_STRONG, classic.LevelStrong, true},
+		{4, 0, false},
+		{-1, 0, false},
+		{257, 0, false},
+	} {
+		got, ok := BotLevelFromProto(tc.wire)
+		if ok != tc.ok || (ok && got != tc.want) {
+			t.Errorf("BotLevelFromProto(%d) = %v, %v; want %v, %v", tc.wire, got, ok, tc.want, tc.ok)
+		}
+		ts := ClassicSettings(scoring.DefaultSettings()).Proto()
+		ts.BotLevel = tc.wire
+		s, err := FromProto(ts)
+		if tc.ok != (err == nil) || (tc.ok && s.BotLevel != tc.want) {
+			t.Errorf("FromProto with bot level %d: %+v, %v", tc.wire, s, err)
+		}
+		if !tc.ok && !errors.Is(err, ErrInvalid) {
+			t.Errorf("FromProto with bot level %d: %v, want ErrInvalid", tc.wire, err)
+		}
+	}
+	for _, l := range []classic.Level{classic.LevelEasy, classic.LevelNormal, 4} {
+		j := JapaneseSettings(21)
+		j.BotLevel = l
+		if _, err := j.WithDefaults(); !errors.Is(err, ErrInvalid) {
+			t.Errorf("a Japanese table with bot level %v: %v, want ErrInvalid", l, err)
 		}
 	}
 }

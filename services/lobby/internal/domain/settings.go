@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/pulka/pulka/pkg/classic"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	"github.com/pulka/pulka/pkg/japanese"
 	"github.com/pulka/pulka/pkg/payout"
@@ -57,6 +58,11 @@ type Settings struct {
 	Game tablesettings.Game
 	// Classic holds the classic scoring rules (zero for Japanese).
 	Classic scoring.Settings
+	// BotLevel is how well the server's bots play: the creator's choice for
+	// the bots in empty classic seats (unspecified is classic.LevelDefault,
+	// written out so the description shows it); always strong at a Japanese
+	// table, whose seats bots never fill (it names the move-timer bot).
+	BotLevel classic.Level
 	// JapaneseTarget is 11, 15, 21 or 31 (zero for classic).
 	JapaneseTarget uint32
 	Visibility     Visibility
@@ -134,6 +140,14 @@ func parseClassic(p *lobbyv1.TableSettings, s *Settings) error {
 	if p.GetJapaneseTarget() != 0 {
 		return invalid("japanese_target", "applies to Japanese tables only")
 	}
+	l, ok := tablesettings.BotLevelFromProto(p.GetBotLevel())
+	if !ok {
+		return invalid("bot_level", "must be easy, normal or strong")
+	}
+	if l == 0 {
+		l = classic.LevelDefault
+	}
+	s.BotLevel = l
 	s.Classic = r
 	if err := s.Classic.Validate(); err != nil {
 		return invalid("classic", err.Error())
@@ -155,7 +169,10 @@ func parseJapanese(p *lobbyv1.TableSettings, s *Settings) error {
 		return invalid("moshla", "applies to classic tables only")
 	case p.GetRestDocked():
 		return invalid("rest_docked", "applies to classic tables only")
+	case p.GetBotLevel() != lobbyv1.BotLevel_BOT_LEVEL_UNSPECIFIED && p.GetBotLevel() != lobbyv1.BotLevel_BOT_LEVEL_STRONG:
+		return invalid("bot_level", "a Japanese table has no bots in its seats: leave it unset (strong)")
 	}
+	s.BotLevel = classic.LevelStrong
 	t := p.GetJapaneseTarget()
 	if t == 0 {
 		t = japanese.DefaultTarget
@@ -225,8 +242,10 @@ func (s Settings) Proto() *lobbyv1.TableSettings {
 	switch s.Game {
 	case tablesettings.Classic:
 		tablesettings.ClassicRulesToProto(p, s.Classic)
+		p.BotLevel = lobbyv1.BotLevel(s.BotLevel)
 	case tablesettings.Japanese:
 		tablesettings.JapaneseRulesToProto(p, s.JapaneseTarget)
+		p.BotLevel = lobbyv1.BotLevel(s.BotLevel)
 	}
 	switch s.Visibility {
 	case Public:

@@ -24,6 +24,7 @@ func classicSettings(mut ...func(*lobbyv1.TableSettings)) *lobbyv1.TableSettings
 		Khishti:        lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_200,
 		Premia:         true, Moshla: true, RestDocked: true,
 		Visibility: lobbyv1.TableVisibility_TABLE_VISIBILITY_PUBLIC,
+		BotLevel:   lobbyv1.BotLevel_BOT_LEVEL_NORMAL,
 	}
 	for _, m := range mut {
 		m(s)
@@ -36,6 +37,7 @@ func japaneseSettings(mut ...func(*lobbyv1.TableSettings)) *lobbyv1.TableSetting
 		Game:           lobbyv1.Game_GAME_JAPANESE,
 		JapaneseTarget: 21,
 		Visibility:     lobbyv1.TableVisibility_TABLE_VISIBILITY_PUBLIC,
+		BotLevel:       lobbyv1.BotLevel_BOT_LEVEL_STRONG,
 	}
 	for _, m := range mut {
 		m(s)
@@ -62,13 +64,15 @@ func TestParseSettings_EveryClassicCombinationIsAccepted(t *testing.T) {
 					p := classicSettings(func(s *lobbyv1.TableSettings) {
 						s.ClassicVariant, s.Khishti, s.Visibility = pv, pk, vis
 						s.Premia, s.Moshla, s.RestDocked = flags&1 != 0, flags&2 != 0, flags&4 != 0
+						s.BotLevel = lobbyv1.BotLevel(1 + flags%3)
 					})
 					got, err := ParseSettings(p, false)
 					if err != nil {
 						t.Fatalf("%v: %v", p, err)
 					}
 					want := scoring.Settings{Variant: v, Khishti: k, Premia: flags&1 != 0, Moshla: flags&2 != 0, RestDocked: flags&4 != 0}
-					if got.Game != tablesettings.Classic || got.Classic != want || got.Seats() != 4 {
+					if got.Game != tablesettings.Classic || got.Classic != want || got.Seats() != 4 ||
+						got.BotLevel != classic.Level(1+flags%3) {
 						t.Fatalf("%v: got %+v", p, got)
 					}
 					// The stored form is complete and reads back the same.
@@ -96,6 +100,32 @@ func TestParseSettings_JapaneseTargets(t *testing.T) {
 	got, err := ParseSettings(japaneseSettings(func(s *lobbyv1.TableSettings) { s.JapaneseTarget = 0 }), false)
 	if err != nil || got.JapaneseTarget != japanese.DefaultTarget {
 		t.Errorf("unset target: got %d, %v; want the default 21", got.JapaneseTarget, err)
+	}
+}
+
+// The bot level is the creator's choice for a classic table; unspecified is
+// classic.LevelDefault (normal), written into the description.
+func TestParseSettings_BotLevelDefaultsToNormalAndIsDescribed(t *testing.T) {
+	got, err := ParseSettings(classicSettings(func(s *lobbyv1.TableSettings) { s.BotLevel = 0 }), false)
+	if err != nil || got.BotLevel != classic.LevelDefault || classic.LevelDefault != classic.LevelNormal {
+		t.Fatalf("unset bot level: %v, %v; want normal", got.BotLevel, err)
+	}
+	if d := got.Proto().GetBotLevel(); d != lobbyv1.BotLevel_BOT_LEVEL_NORMAL {
+		t.Fatalf("the description says bot level %v, want normal", d)
+	}
+	for l, want := range map[lobbyv1.BotLevel]classic.Level{
+		lobbyv1.BotLevel_BOT_LEVEL_EASY: classic.LevelEasy, lobbyv1.BotLevel_BOT_LEVEL_NORMAL: classic.LevelNormal,
+		lobbyv1.BotLevel_BOT_LEVEL_STRONG: classic.LevelStrong,
+	} {
+		got, err := ParseSettings(classicSettings(func(s *lobbyv1.TableSettings) { s.BotLevel = l }), false)
+		if err != nil || got.BotLevel != want || got.Proto().GetBotLevel() != l {
+			t.Errorf("bot level %v: %v, %v", l, got.BotLevel, err)
+		}
+	}
+	// A Japanese table's only bot is the move timer's: strong.
+	if got, err := ParseSettings(japaneseSettings(), false); err != nil || got.BotLevel != classic.LevelStrong ||
+		got.Proto().GetBotLevel() != lobbyv1.BotLevel_BOT_LEVEL_STRONG {
+		t.Errorf("a Japanese table has bot level %v (%v), want strong", got.BotLevel, err)
 	}
 }
 
@@ -151,6 +181,10 @@ func TestParseSettings_InvalidSettingsNameTheirField(t *testing.T) {
 		{"japanese with premia", japaneseSettings(func(s *lobbyv1.TableSettings) { s.Premia = true }), "premia"},
 		{"japanese with moshla", japaneseSettings(func(s *lobbyv1.TableSettings) { s.Moshla = true }), "moshla"},
 		{"japanese with restDocked", japaneseSettings(func(s *lobbyv1.TableSettings) { s.RestDocked = true }), "rest_docked"},
+		{"unknown bot level", classicSettings(func(s *lobbyv1.TableSettings) { s.BotLevel = 4 }), "bot_level"},
+		{"negative bot level", classicSettings(func(s *lobbyv1.TableSettings) { s.BotLevel = -1 }), "bot_level"},
+		{"wrapping bot level", classicSettings(func(s *lobbyv1.TableSettings) { s.BotLevel = 257 }), "bot_level"},
+		{"japanese with bot level easy", japaneseSettings(func(s *lobbyv1.TableSettings) { s.BotLevel = lobbyv1.BotLevel_BOT_LEVEL_EASY }), "bot_level"},
 		{"no visibility", classicSettings(func(s *lobbyv1.TableSettings) { s.Visibility = 0 }), "visibility"},
 		{"unknown visibility", classicSettings(func(s *lobbyv1.TableSettings) { s.Visibility = 7 }), "visibility"},
 		{"unknown stake kind", classicSettings(func(s *lobbyv1.TableSettings) { s.Stake = &lobbyv1.Stake{} }), "stake"},
@@ -195,6 +229,7 @@ func TestSettings_ProtoRoundTripCoversEveryField(t *testing.T) {
 			s.ClassicVariant, s.Khishti = lobbyv1.ClassicVariant_CLASSIC_VARIANT_NINES, lobbyv1.KhishtiPenalty_KHISHTI_PENALTY_PER_CARD
 			s.Visibility, s.HasPassword, s.Stake = lobbyv1.TableVisibility_TABLE_VISIBILITY_PRIVATE, true, coins(50, 30, 20, 0)
 			s.MoveTime, s.ReconnectGrace = durationpb.New(30*time.Second), durationpb.New(2*time.Minute)
+			s.BotLevel = lobbyv1.BotLevel_BOT_LEVEL_STRONG
 		}),
 		classicSettings(func(s *lobbyv1.TableSettings) { s.Premia, s.Stake = false, free }),
 		japaneseSettings(func(s *lobbyv1.TableSettings) {
@@ -268,7 +303,7 @@ func TestSettings_TheTableReadsTheRulesTheLobbyWrites(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the table refuses %v: %v", s.Proto(), err)
 		}
-		want := tablesettings.Settings{Classic: s.Classic, JapaneseTarget: int(s.JapaneseTarget),
+		want := tablesettings.Settings{Classic: s.Classic, BotLevel: s.BotLevel, JapaneseTarget: int(s.JapaneseTarget),
 			MoveTimeout: s.MoveTime, ReconnectGrace: s.ReconnectGrace, BotDelay: tablesettings.DefaultBotDelay,
 			SeedTimeout: tablesettings.DefaultSeedTimeout}
 		want.Game = tablesettings.Classic

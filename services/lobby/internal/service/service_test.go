@@ -28,6 +28,7 @@ func TestCreate_EverySettingIsStoredComplete(t *testing.T) {
 				cases = append(cases, classic(func(s *lobbyv1.TableSettings) {
 					s.ClassicVariant, s.Khishti = v, k
 					s.Premia, s.Moshla, s.RestDocked = flags&1 != 0, flags&2 != 0, flags&4 != 0
+					s.BotLevel = lobbyv1.BotLevel(flags % 4) // 0: unset, stored as the default
 					if flags%2 == 1 {
 						private(s)
 					}
@@ -54,6 +55,14 @@ func TestCreate_EverySettingIsStoredComplete(t *testing.T) {
 		want := proto.CloneOf(s)
 		want.HasPassword = pw != ""
 		want.Stake = freeStake
+		switch want.GetGame() {
+		case lobbyv1.Game_GAME_CLASSIC:
+			if want.GetBotLevel() == lobbyv1.BotLevel_BOT_LEVEL_UNSPECIFIED {
+				want.BotLevel = lobbyv1.BotLevel_BOT_LEVEL_NORMAL // the default, written into the description
+			}
+		case lobbyv1.Game_GAME_JAPANESE:
+			want.BotLevel = lobbyv1.BotLevel_BOT_LEVEL_STRONG // the move timer's bot
+		}
 		got := e.fetch(r.GetTableId())
 		if !proto.Equal(got.GetSettings(), want) {
 			t.Fatalf("case %d stored settings:\n got %v\nwant %v", i, got.GetSettings(), want)

@@ -247,6 +247,64 @@ func (TableVisibility) EnumDescriptor() ([]byte, []int) {
 	return file_pulka_lobby_v1_settings_proto_rawDescGZIP(), []int{3}
 }
 
+// BotLevel is how well a table's bots play (pkg/classic's Level; the wire
+// value is the same number).
+type BotLevel int32
+
+const (
+	// Not set: the default, normal.
+	BotLevel_BOT_LEVEL_UNSPECIFIED BotLevel = 0
+	// The baseline bot: one rule of thumb per move.
+	BotLevel_BOT_LEVEL_EASY BotLevel = 1
+	// Plays each move out a few dozen times over guesses of the hidden cards.
+	BotLevel_BOT_LEVEL_NORMAL BotLevel = 2
+	// The same with a few hundred playouts per move; plays for the premia.
+	BotLevel_BOT_LEVEL_STRONG BotLevel = 3
+)
+
+// Enum value maps for BotLevel.
+var (
+	BotLevel_name = map[int32]string{
+		0: "BOT_LEVEL_UNSPECIFIED",
+		1: "BOT_LEVEL_EASY",
+		2: "BOT_LEVEL_NORMAL",
+		3: "BOT_LEVEL_STRONG",
+	}
+	BotLevel_value = map[string]int32{
+		"BOT_LEVEL_UNSPECIFIED": 0,
+		"BOT_LEVEL_EASY":        1,
+		"BOT_LEVEL_NORMAL":      2,
+		"BOT_LEVEL_STRONG":      3,
+	}
+)
+
+func (x BotLevel) Enum() *BotLevel {
+	p := new(BotLevel)
+	*p = x
+	return p
+}
+
+func (x BotLevel) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (BotLevel) Descriptor() protoreflect.EnumDescriptor {
+	return file_pulka_lobby_v1_settings_proto_enumTypes[4].Descriptor()
+}
+
+func (BotLevel) Type() protoreflect.EnumType {
+	return &file_pulka_lobby_v1_settings_proto_enumTypes[4]
+}
+
+func (x BotLevel) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use BotLevel.Descriptor instead.
+func (BotLevel) EnumDescriptor() ([]byte, []int) {
+	return file_pulka_lobby_v1_settings_proto_rawDescGZIP(), []int{4}
+}
+
 // TableSettings is everything chosen when a table is created. It is shown in
 // the table description before anyone sits down and never changes afterwards.
 // Every field is explicit on the wire: the creating client (or the lobby's
@@ -282,8 +340,16 @@ type TableSettings struct {
 	// Time a dropped player has to reconnect before a bot takes the seat
 	// (classic) or the match is lost (Japanese); zero means the server's default.
 	ReconnectGrace *durationpb.Duration `protobuf:"bytes,12,opt,name=reconnect_grace,json=reconnectGrace,proto3" json:"reconnect_grace,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// How well the server's bots play. Classic: the creator's choice for the
+	// bots that fill empty seats; unspecified means the default,
+	// BOT_LEVEL_NORMAL. Japanese: always BOT_LEVEL_STRONG (no bot sits there).
+	// The lobby writes the level into the table description. A player's move
+	// made when their time runs out is played at BOT_LEVEL_STRONG. A table
+	// stored without a level was created before levels: the runner keeps the
+	// baseline bot everywhere there, so its logged moves replay the same.
+	BotLevel      BotLevel `protobuf:"varint,13,opt,name=bot_level,json=botLevel,proto3,enum=pulka.lobby.v1.BotLevel" json:"bot_level,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TableSettings) Reset() {
@@ -398,6 +464,13 @@ func (x *TableSettings) GetReconnectGrace() *durationpb.Duration {
 		return x.ReconnectGrace
 	}
 	return nil
+}
+
+func (x *TableSettings) GetBotLevel() BotLevel {
+	if x != nil {
+		return x.BotLevel
+	}
+	return BotLevel_BOT_LEVEL_UNSPECIFIED
 }
 
 // Stake is what each player puts in to sit at a table. It is a oneof so that
@@ -591,7 +664,7 @@ var File_pulka_lobby_v1_settings_proto protoreflect.FileDescriptor
 
 const file_pulka_lobby_v1_settings_proto_rawDesc = "" +
 	"\n" +
-	"\x1dpulka/lobby/v1/settings.proto\x12\x0epulka.lobby.v1\x1a\x1egoogle/protobuf/duration.proto\"\xc3\x04\n" +
+	"\x1dpulka/lobby/v1/settings.proto\x12\x0epulka.lobby.v1\x1a\x1egoogle/protobuf/duration.proto\"\xfa\x04\n" +
 	"\rTableSettings\x12(\n" +
 	"\x04game\x18\x01 \x01(\x0e2\x14.pulka.lobby.v1.GameR\x04game\x12G\n" +
 	"\x0fclassic_variant\x18\x02 \x01(\x0e2\x1e.pulka.lobby.v1.ClassicVariantR\x0eclassicVariant\x128\n" +
@@ -608,7 +681,8 @@ const file_pulka_lobby_v1_settings_proto_rawDesc = "" +
 	"\x05stake\x18\n" +
 	" \x01(\v2\x15.pulka.lobby.v1.StakeR\x05stake\x126\n" +
 	"\tmove_time\x18\v \x01(\v2\x19.google.protobuf.DurationR\bmoveTime\x12B\n" +
-	"\x0freconnect_grace\x18\f \x01(\v2\x19.google.protobuf.DurationR\x0ereconnectGrace\"s\n" +
+	"\x0freconnect_grace\x18\f \x01(\v2\x19.google.protobuf.DurationR\x0ereconnectGrace\x125\n" +
+	"\tbot_level\x18\r \x01(\x0e2\x18.pulka.lobby.v1.BotLevelR\bbotLevel\"s\n" +
 	"\x05Stake\x12/\n" +
 	"\x04free\x18\x01 \x01(\v2\x19.pulka.lobby.v1.FreeStakeH\x00R\x04free\x121\n" +
 	"\x05coins\x18\x02 \x01(\v2\x19.pulka.lobby.v1.CoinStakeH\x00R\x05coinsB\x06\n" +
@@ -634,7 +708,12 @@ const file_pulka_lobby_v1_settings_proto_rawDesc = "" +
 	"\x0fTableVisibility\x12 \n" +
 	"\x1cTABLE_VISIBILITY_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17TABLE_VISIBILITY_PUBLIC\x10\x01\x12\x1c\n" +
-	"\x18TABLE_VISIBILITY_PRIVATE\x10\x02B7Z5github.com/pulka/pulka/pkg/gen/pulka/lobby/v1;lobbyv1b\x06proto3"
+	"\x18TABLE_VISIBILITY_PRIVATE\x10\x02*e\n" +
+	"\bBotLevel\x12\x19\n" +
+	"\x15BOT_LEVEL_UNSPECIFIED\x10\x00\x12\x12\n" +
+	"\x0eBOT_LEVEL_EASY\x10\x01\x12\x14\n" +
+	"\x10BOT_LEVEL_NORMAL\x10\x02\x12\x14\n" +
+	"\x10BOT_LEVEL_STRONG\x10\x03B7Z5github.com/pulka/pulka/pkg/gen/pulka/lobby/v1;lobbyv1b\x06proto3"
 
 var (
 	file_pulka_lobby_v1_settings_proto_rawDescOnce sync.Once
@@ -648,34 +727,36 @@ func file_pulka_lobby_v1_settings_proto_rawDescGZIP() []byte {
 	return file_pulka_lobby_v1_settings_proto_rawDescData
 }
 
-var file_pulka_lobby_v1_settings_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_pulka_lobby_v1_settings_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
 var file_pulka_lobby_v1_settings_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_pulka_lobby_v1_settings_proto_goTypes = []any{
 	(Game)(0),                   // 0: pulka.lobby.v1.Game
 	(ClassicVariant)(0),         // 1: pulka.lobby.v1.ClassicVariant
 	(KhishtiPenalty)(0),         // 2: pulka.lobby.v1.KhishtiPenalty
 	(TableVisibility)(0),        // 3: pulka.lobby.v1.TableVisibility
-	(*TableSettings)(nil),       // 4: pulka.lobby.v1.TableSettings
-	(*Stake)(nil),               // 5: pulka.lobby.v1.Stake
-	(*FreeStake)(nil),           // 6: pulka.lobby.v1.FreeStake
-	(*CoinStake)(nil),           // 7: pulka.lobby.v1.CoinStake
-	(*durationpb.Duration)(nil), // 8: google.protobuf.Duration
+	(BotLevel)(0),               // 4: pulka.lobby.v1.BotLevel
+	(*TableSettings)(nil),       // 5: pulka.lobby.v1.TableSettings
+	(*Stake)(nil),               // 6: pulka.lobby.v1.Stake
+	(*FreeStake)(nil),           // 7: pulka.lobby.v1.FreeStake
+	(*CoinStake)(nil),           // 8: pulka.lobby.v1.CoinStake
+	(*durationpb.Duration)(nil), // 9: google.protobuf.Duration
 }
 var file_pulka_lobby_v1_settings_proto_depIdxs = []int32{
-	0, // 0: pulka.lobby.v1.TableSettings.game:type_name -> pulka.lobby.v1.Game
-	1, // 1: pulka.lobby.v1.TableSettings.classic_variant:type_name -> pulka.lobby.v1.ClassicVariant
-	2, // 2: pulka.lobby.v1.TableSettings.khishti:type_name -> pulka.lobby.v1.KhishtiPenalty
-	3, // 3: pulka.lobby.v1.TableSettings.visibility:type_name -> pulka.lobby.v1.TableVisibility
-	5, // 4: pulka.lobby.v1.TableSettings.stake:type_name -> pulka.lobby.v1.Stake
-	8, // 5: pulka.lobby.v1.TableSettings.move_time:type_name -> google.protobuf.Duration
-	8, // 6: pulka.lobby.v1.TableSettings.reconnect_grace:type_name -> google.protobuf.Duration
-	6, // 7: pulka.lobby.v1.Stake.free:type_name -> pulka.lobby.v1.FreeStake
-	7, // 8: pulka.lobby.v1.Stake.coins:type_name -> pulka.lobby.v1.CoinStake
-	9, // [9:9] is the sub-list for method output_type
-	9, // [9:9] is the sub-list for method input_type
-	9, // [9:9] is the sub-list for extension type_name
-	9, // [9:9] is the sub-list for extension extendee
-	0, // [0:9] is the sub-list for field type_name
+	0,  // 0: pulka.lobby.v1.TableSettings.game:type_name -> pulka.lobby.v1.Game
+	1,  // 1: pulka.lobby.v1.TableSettings.classic_variant:type_name -> pulka.lobby.v1.ClassicVariant
+	2,  // 2: pulka.lobby.v1.TableSettings.khishti:type_name -> pulka.lobby.v1.KhishtiPenalty
+	3,  // 3: pulka.lobby.v1.TableSettings.visibility:type_name -> pulka.lobby.v1.TableVisibility
+	6,  // 4: pulka.lobby.v1.TableSettings.stake:type_name -> pulka.lobby.v1.Stake
+	9,  // 5: pulka.lobby.v1.TableSettings.move_time:type_name -> google.protobuf.Duration
+	9,  // 6: pulka.lobby.v1.TableSettings.reconnect_grace:type_name -> google.protobuf.Duration
+	4,  // 7: pulka.lobby.v1.TableSettings.bot_level:type_name -> pulka.lobby.v1.BotLevel
+	7,  // 8: pulka.lobby.v1.Stake.free:type_name -> pulka.lobby.v1.FreeStake
+	8,  // 9: pulka.lobby.v1.Stake.coins:type_name -> pulka.lobby.v1.CoinStake
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_pulka_lobby_v1_settings_proto_init() }
@@ -692,7 +773,7 @@ func file_pulka_lobby_v1_settings_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pulka_lobby_v1_settings_proto_rawDesc), len(file_pulka_lobby_v1_settings_proto_rawDesc)),
-			NumEnums:      4,
+			NumEnums:      5,
 			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   0,

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pulka/lobby/v1/settings.proto.
  */
 export const file_pulka_lobby_v1_settings: GenFile = /*@__PURE__*/
-  fileDesc("Ch1wdWxrYS9sb2JieS92MS9zZXR0aW5ncy5wcm90bxIOcHVsa2EubG9iYnkudjEivgMKDVRhYmxlU2V0dGluZ3MSIgoEZ2FtZRgBIAEoDjIULnB1bGthLmxvYmJ5LnYxLkdhbWUSNwoPY2xhc3NpY192YXJpYW50GAIgASgOMh4ucHVsa2EubG9iYnkudjEuQ2xhc3NpY1ZhcmlhbnQSLwoHa2hpc2h0aRgDIAEoDjIeLnB1bGthLmxvYmJ5LnYxLktoaXNodGlQZW5hbHR5Eg4KBnByZW1pYRgEIAEoCBIOCgZtb3NobGEYBSABKAgSEwoLcmVzdF9kb2NrZWQYBiABKAgSFwoPamFwYW5lc2VfdGFyZ2V0GAcgASgNEjMKCnZpc2liaWxpdHkYCCABKA4yHy5wdWxrYS5sb2JieS52MS5UYWJsZVZpc2liaWxpdHkSFAoMaGFzX3Bhc3N3b3JkGAkgASgIEiQKBXN0YWtlGAogASgLMhUucHVsa2EubG9iYnkudjEuU3Rha2USLAoJbW92ZV90aW1lGAsgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjIKD3JlY29ubmVjdF9ncmFjZRgMIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiJmCgVTdGFrZRIpCgRmcmVlGAEgASgLMhkucHVsa2EubG9iYnkudjEuRnJlZVN0YWtlSAASKgoFY29pbnMYAiABKAsyGS5wdWxrYS5sb2JieS52MS5Db2luU3Rha2VIAEIGCgRraW5kIgsKCUZyZWVTdGFrZSIzCglDb2luU3Rha2USDgoGYW1vdW50GAEgASgDEhYKDnBheW91dF9wZXJjZW50GAIgAygNKkEKBEdhbWUSFAoQR0FNRV9VTlNQRUNJRklFRBAAEhAKDEdBTUVfQ0xBU1NJQxABEhEKDUdBTUVfSkFQQU5FU0UQAipqCg5DbGFzc2ljVmFyaWFudBIfChtDTEFTU0lDX1ZBUklBTlRfVU5TUEVDSUZJRUQQABIcChhDTEFTU0lDX1ZBUklBTlRfU1RBTkRBUkQQARIZChVDTEFTU0lDX1ZBUklBTlRfTklORVMQAiqaAQoOS2hpc2h0aVBlbmFsdHkSHwobS0hJU0hUSV9QRU5BTFRZX1VOU1BFQ0lGSUVEEAASFwoTS0hJU0hUSV9QRU5BTFRZXzIwMBABEhcKE0tISVNIVElfUEVOQUxUWV81MDAQAhIXChNLSElTSFRJX1BFTkFMVFlfMTAwEAMSHAoYS0hJU0hUSV9QRU5BTFRZX1BFUl9DQVJEEAQqbgoPVGFibGVWaXNpYmlsaXR5EiAKHFRBQkxFX1ZJU0lCSUxJVFlfVU5TUEVDSUZJRUQQABIbChdUQUJMRV9WSVNJQklMSVRZX1BVQkxJQxABEhwKGFRBQkxFX1ZJU0lCSUxJVFlfUFJJVkFURRACQjdaNWdpdGh1Yi5jb20vcHVsa2EvcHVsa2EvcGtnL2dlbi9wdWxrYS9sb2JieS92MTtsb2JieXYxYgZwcm90bzM", [file_google_protobuf_duration]);
+  fileDesc("Ch1wdWxrYS9sb2JieS92MS9zZXR0aW5ncy5wcm90bxIOcHVsa2EubG9iYnkudjEi6wMKDVRhYmxlU2V0dGluZ3MSIgoEZ2FtZRgBIAEoDjIULnB1bGthLmxvYmJ5LnYxLkdhbWUSNwoPY2xhc3NpY192YXJpYW50GAIgASgOMh4ucHVsa2EubG9iYnkudjEuQ2xhc3NpY1ZhcmlhbnQSLwoHa2hpc2h0aRgDIAEoDjIeLnB1bGthLmxvYmJ5LnYxLktoaXNodGlQZW5hbHR5Eg4KBnByZW1pYRgEIAEoCBIOCgZtb3NobGEYBSABKAgSEwoLcmVzdF9kb2NrZWQYBiABKAgSFwoPamFwYW5lc2VfdGFyZ2V0GAcgASgNEjMKCnZpc2liaWxpdHkYCCABKA4yHy5wdWxrYS5sb2JieS52MS5UYWJsZVZpc2liaWxpdHkSFAoMaGFzX3Bhc3N3b3JkGAkgASgIEiQKBXN0YWtlGAogASgLMhUucHVsa2EubG9iYnkudjEuU3Rha2USLAoJbW92ZV90aW1lGAsgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjIKD3JlY29ubmVjdF9ncmFjZRgMIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIrCglib3RfbGV2ZWwYDSABKA4yGC5wdWxrYS5sb2JieS52MS5Cb3RMZXZlbCJmCgVTdGFrZRIpCgRmcmVlGAEgASgLMhkucHVsa2EubG9iYnkudjEuRnJlZVN0YWtlSAASKgoFY29pbnMYAiABKAsyGS5wdWxrYS5sb2JieS52MS5Db2luU3Rha2VIAEIGCgRraW5kIgsKCUZyZWVTdGFrZSIzCglDb2luU3Rha2USDgoGYW1vdW50GAEgASgDEhYKDnBheW91dF9wZXJjZW50GAIgAygNKkEKBEdhbWUSFAoQR0FNRV9VTlNQRUNJRklFRBAAEhAKDEdBTUVfQ0xBU1NJQxABEhEKDUdBTUVfSkFQQU5FU0UQAipqCg5DbGFzc2ljVmFyaWFudBIfChtDTEFTU0lDX1ZBUklBTlRfVU5TUEVDSUZJRUQQABIcChhDTEFTU0lDX1ZBUklBTlRfU1RBTkRBUkQQARIZChVDTEFTU0lDX1ZBUklBTlRfTklORVMQAiqaAQoOS2hpc2h0aVBlbmFsdHkSHwobS0hJU0hUSV9QRU5BTFRZX1VOU1BFQ0lGSUVEEAASFwoTS0hJU0hUSV9QRU5BTFRZXzIwMBABEhcKE0tISVNIVElfUEVOQUxUWV81MDAQAhIXChNLSElTSFRJX1BFTkFMVFlfMTAwEAMSHAoYS0hJU0hUSV9QRU5BTFRZX1BFUl9DQVJEEAQqbgoPVGFibGVWaXNpYmlsaXR5EiAKHFRBQkxFX1ZJU0lCSUxJVFlfVU5TUEVDSUZJRUQQABIbChdUQUJMRV9WSVNJQklMSVRZX1BVQkxJQxABEhwKGFRBQkxFX1ZJU0lCSUxJVFlfUFJJVkFURRACKmUKCEJvdExldmVsEhkKFUJPVF9MRVZFTF9VTlNQRUNJRklFRBAAEhIKDkJPVF9MRVZFTF9FQVNZEAESFAoQQk9UX0xFVkVMX05PUk1BTBACEhQKEEJPVF9MRVZFTF9TVFJPTkcQA0I3WjVnaXRodWIuY29tL3B1bGthL3B1bGthL3BrZy9nZW4vcHVsa2EvbG9iYnkvdjE7bG9iYnl2MWIGcHJvdG8z", [file_google_protobuf_duration]);
 
 /**
  * TableSettings is everything chosen when a table is created. It is shown in
@@ -115,6 +115,19 @@ export type TableSettings = Message<"pulka.lobby.v1.TableSettings"> & {
    * @generated from field: google.protobuf.Duration reconnect_grace = 12;
    */
   reconnectGrace?: Duration | undefined;
+
+  /**
+   * How well the server's bots play. Classic: the creator's choice for the
+   * bots that fill empty seats; unspecified means the default,
+   * BOT_LEVEL_NORMAL. Japanese: always BOT_LEVEL_STRONG (no bot sits there).
+   * The lobby writes the level into the table description. A player's move
+   * made when their time runs out is played at BOT_LEVEL_STRONG. A table
+   * stored without a level was created before levels: the runner keeps the
+   * baseline bot everywhere there, so its logged moves replay the same.
+   *
+   * @generated from field: pulka.lobby.v1.BotLevel bot_level = 13;
+   */
+  botLevel: BotLevel;
 };
 
 /**
@@ -362,4 +375,46 @@ export enum TableVisibility {
  */
 export const TableVisibilitySchema: GenEnum<TableVisibility> = /*@__PURE__*/
   enumDesc(file_pulka_lobby_v1_settings, 3);
+
+/**
+ * BotLevel is how well a table's bots play (pkg/classic's Level; the wire
+ * value is the same number).
+ *
+ * @generated from enum pulka.lobby.v1.BotLevel
+ */
+export enum BotLevel {
+  /**
+   * Not set: the default, normal.
+   *
+   * @generated from enum value: BOT_LEVEL_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The baseline bot: one rule of thumb per move.
+   *
+   * @generated from enum value: BOT_LEVEL_EASY = 1;
+   */
+  EASY = 1,
+
+  /**
+   * Plays each move out a few dozen times over guesses of the hidden cards.
+   *
+   * @generated from enum value: BOT_LEVEL_NORMAL = 2;
+   */
+  NORMAL = 2,
+
+  /**
+   * The same with a few hundred playouts per move; plays for the premia.
+   *
+   * @generated from enum value: BOT_LEVEL_STRONG = 3;
+   */
+  STRONG = 3,
+}
+
+/**
+ * Describes the enum pulka.lobby.v1.BotLevel.
+ */
+export const BotLevelSchema: GenEnum<BotLevel> = /*@__PURE__*/
+  enumDesc(file_pulka_lobby_v1_settings, 4);
 

@@ -1,0 +1,14 @@
+//go:build !linux
+
+package japanese
+
+import "time"
+
+var start = time.Now()
+
+// threadCPU falls back to wall time where there is no per-thread CPU clock.
+func threadCPU() time.Duration { return time.Since(start) }
+
+func lockThread() func() { return func() {} }
+
+const cpuClock = "wall time"
