@@ -145,5 +145,6 @@ function emptySettingsJapanese() {
     stake: { kind: 'free' as const },
     moveTime: null,
     reconnectGrace: null,
+    botLevel: null,
   };
 }

@@ -30,7 +30,12 @@ export interface TableSettings {
   moveTime: number | null;
   /** Seconds of reconnect grace; null for the server's default. */
   reconnectGrace: number | null;
+  /** How well the table's bots play; null when the table does not say
+   * (made before levels, or the server's default). */
+  botLevel: BotLevel | null;
 }
+
+export type BotLevel = 'easy' | 'normal' | 'strong';
 
 export type Phase = 'waiting' | 'choose_trump' | 'bid' | 'play' | 'game_over' | 'none';
 

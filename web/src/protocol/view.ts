@@ -17,6 +17,7 @@ import {
   type TableSummary as WireTableSummary,
 } from '../gen/pulka/lobby/v1/lobby_pb';
 import {
+  BotLevel,
   ClassicVariant,
   Game as WireGame,
   KhishtiPenalty,
@@ -139,6 +140,7 @@ export function settingsOf(s: WireSettings | undefined): TableSettings {
   const variant = s ? word(ClassicVariant, s.classicVariant, 'CLASSIC_VARIANT_') : '';
   const kh = s ? word(KhishtiPenalty, s.khishti, 'KHISHTI_PENALTY_') : '';
   const stake = s?.stake?.kind;
+  const level = s ? word(BotLevel, s.botLevel, 'BOT_LEVEL_') : '';
   return {
     game: game === 'classic' || game === 'japanese' ? game : null,
     variant: variant === 'standard' || variant === 'nines' ? variant : null,
@@ -153,6 +155,7 @@ export function settingsOf(s: WireSettings | undefined): TableSettings {
     stake: stake?.case === 'free' ? { kind: 'free' } : stake?.case === 'coins' ? { kind: 'coins', amount: num(stake.value.amount), payout: [...stake.value.payoutPercent] } : { kind: 'unknown' },
     moveTime: seconds(s?.moveTime),
     reconnectGrace: seconds(s?.reconnectGrace),
+    botLevel: level === 'easy' || level === 'normal' || level === 'strong' ? level : null,
   };
 }
 
@@ -172,6 +175,7 @@ export function settingsJson(s: TableSettings): JsonValue {
     out.premia = s.premia;
     out.moshla = s.moshla;
     out.rest_docked = s.restDocked;
+    if (s.botLevel !== null) out.bot_level = `BOT_LEVEL_${s.botLevel.toUpperCase()}`;
   }
   if (s.moveTime !== null) out.move_time = `${s.moveTime}s`;
   if (s.reconnectGrace !== null) out.reconnect_grace = `${s.reconnectGrace}s`;

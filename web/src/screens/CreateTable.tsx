@@ -5,9 +5,9 @@ import { useState } from 'preact/hooks';
 import { t } from '../i18n';
 import type { Store } from '../app/store';
 import { navigate, tablePath } from '../app/router';
-import type { Khishti, TableSettings } from '../protocol/types';
+import type { BotLevel, Khishti, TableSettings } from '../protocol/types';
 import { ApiError } from '../protocol/api';
-import { describeRules, errorText, khishtiName } from '../ui/text';
+import { botLevelName, describeRules, errorText, khishtiName } from '../ui/text';
 import { Dialog } from '../ui/Dialog';
 import { CoinNote } from '../ui/Chrome';
 
@@ -25,11 +25,13 @@ export function defaultSettings(): TableSettings {
     stake: { kind: 'free' },
     moveTime: null,
     reconnectGrace: null,
+    botLevel: 'normal',
   };
 }
 
 const KHISHTIS: Khishti[] = ['200', '500', '100', 'per-card'];
 const TARGETS = [11, 15, 21, 31];
+const BOT_LEVELS: BotLevel[] = ['easy', 'normal', 'strong'];
 
 export function CreateTable({ store, onClose }: { store: Store; onClose: () => void }) {
   const guest = store.session.value?.player.guest ?? true;
@@ -107,6 +109,10 @@ export function CreateTable({ store, onClose }: { store: Store; onClose: () => v
                 />
                 {t('opt_rest_docked')}
               </label>
+            </fieldset>
+            <fieldset>
+              <legend>{t('field_bot_level')}</legend>
+              {BOT_LEVELS.map((l) => radio('bot-level', l, s.botLevel ?? 'normal', botLevelName(l), (v) => set({ botLevel: v })))}
             </fieldset>
           </>
         ) : (

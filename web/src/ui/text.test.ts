@@ -7,7 +7,7 @@ function settings(over: Partial<TableSettings>): TableSettings {
   return {
     game: 'classic', variant: 'standard', khishti: '200', premia: true, moshla: true, restDocked: false,
     japaneseTarget: 0, visibility: 'public', hasPassword: false, stake: { kind: 'free' }, moveTime: null,
-    reconnectGrace: null, ...over,
+    reconnectGrace: null, botLevel: null, ...over,
   };
 }
 
@@ -44,5 +44,15 @@ describe('payoutText: the pot as the lobby describes it', () => {
   it('is written in every language', () => {
     setLang('ru');
     expect(payoutText(settings({ stake: { kind: 'coins', amount: 10, payout: [50, 30, 20, 0] } }))).toContain('1-е место 50 %');
+  });
+});
+
+describe('describeRules: the bots\' level', () => {
+  beforeEach(() => setLang('en'));
+  afterEach(() => setLang('en'));
+
+  it('says how the bots play when the table says so, and nothing when it does not', () => {
+    expect(describeRules(settings({ botLevel: 'strong' }))).toContain('Bots in empty seats play strong.');
+    expect(describeRules(settings({})).join(' ')).not.toContain('Bots in empty seats');
   });
 });

@@ -5,7 +5,7 @@
 
 import { t, type MsgKey } from '../i18n';
 import { isJoker, JOKER1, rankOf, suitOf, type Card, type Suit } from '../protocol/cards';
-import type { BotReason, GameEndReason, Khishti, RejectReason, TableSettings, Trump } from '../protocol/types';
+import type { BotLevel, BotReason, GameEndReason, Khishti, RejectReason, TableSettings, Trump } from '../protocol/types';
 
 const SUIT_KEYS: Record<Suit, MsgKey> = { S: 'suit_S', H: 'suit_H', D: 'suit_D', C: 'suit_C' };
 const SUIT_GEN_KEYS: Record<Suit, MsgKey> = { S: 'suit_gen_S', H: 'suit_gen_H', D: 'suit_gen_D', C: 'suit_gen_C' };
@@ -68,6 +68,11 @@ export function payoutText(s: TableSettings): string {
   return `${share} ${forfeit}`;
 }
 
+/** A bot level's name. */
+export function botLevelName(l: BotLevel): string {
+  return t(l === 'easy' ? 'bot_level_easy' : l === 'strong' ? 'bot_level_strong' : 'bot_level_normal');
+}
+
 /** The table's rules as short sentences, shown before anyone sits down. */
 export function describeRules(s: TableSettings): string[] {
   const out: string[] = [];
@@ -82,6 +87,7 @@ export function describeRules(s: TableSettings): string[] {
       if (!s.moshla) out.push(t('desc_no_moshla'));
       else out.push(s.restDocked ? t('desc_moshla_docked') : t('desc_moshla_not_docked'));
     }
+    if (s.botLevel !== null) out.push(t('desc_bot_level', { level: botLevelName(s.botLevel) }));
   }
   out.push(stakeText(s));
   if (s.stake.kind === 'coins') out.push(payoutText(s));
