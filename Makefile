@@ -184,20 +184,22 @@ chart-readme: helm-bin ## Regenerate charts/pulka/README.md with helm-docs from 
 
 # A fresh clone on the same machine (CI) reuses what an earlier build made: buf
 # alone takes minutes to build on two cores. The cache key is the pinned
-# versions themselves (tools/codegen/go.sum, GOLANGCI_LINT_VERSION).
+# versions themselves (tools/codegen/go.mod and go.sum, GOLANGCI_LINT_VERSION);
+# the prerequisites are order-only, since a fresh clone's files are always
+# newer than the cache's binaries.
 TOOL_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/pulka
-TOOLS_KEY  := $(shell sha256sum tools/codegen/go.sum 2>/dev/null | cut -c1-16)
+TOOLS_KEY  := $(shell cat tools/codegen/go.mod tools/codegen/go.sum 2>/dev/null | sha256sum | cut -c1-16)
 TOOLS_DIR  := $(TOOL_CACHE)/tools-$(TOOLS_KEY)
 
-$(TOOLS_DIR)/buf: tools/codegen/go.mod tools/codegen/go.sum
+$(TOOLS_DIR)/buf: | tools/codegen/go.mod tools/codegen/go.sum
 	@mkdir -p $(TOOLS_DIR)
 	@echo "building buf into $(TOOLS_DIR) (first time takes minutes)"; cd tools/codegen && GOWORK=off $(GO) build -o $@.tmp github.com/bufbuild/buf/cmd/buf && mv $@.tmp $@
 
-$(TOOLS_DIR)/protoc-gen-go: tools/codegen/go.mod tools/codegen/go.sum
+$(TOOLS_DIR)/protoc-gen-go: | tools/codegen/go.mod tools/codegen/go.sum
 	@mkdir -p $(TOOLS_DIR)
 	cd tools/codegen && GOWORK=off $(GO) build -o $@.tmp google.golang.org/protobuf/cmd/protoc-gen-go && mv $@.tmp $@
 
-$(TOOLS_DIR)/controller-gen: tools/codegen/go.mod tools/codegen/go.sum
+$(TOOLS_DIR)/controller-gen: | tools/codegen/go.mod tools/codegen/go.sum
 	@mkdir -p $(TOOLS_DIR)
 	cd tools/codegen && GOWORK=off $(GO) build -o $@.tmp sigs.k8s.io/controller-tools/cmd/controller-gen && mv $@.tmp $@
 
