@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { en, type MsgKey } from './en';
-import { lang, LANGS, MESSAGES, setLang, t } from './index';
+import { isPlural, lang, LANGS, MESSAGES, pluralForms, setLang, t } from './index';
 
 const KEYS = Object.keys(en) as MsgKey[];
 const SRC = join(import.meta.dirname, '..');
@@ -16,7 +16,7 @@ function sources(dir: string): string[] {
 }
 
 function placeholders(s: string): string[] {
-  return [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1] ?? '').sort();
+  return [...new Set([...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1] ?? ''))].sort();
 }
 
 describe('translations', () => {
@@ -32,6 +32,33 @@ describe('translations', () => {
   it.each(LANGS)('%s keeps the placeholders of every message', (l) => {
     const wrong = KEYS.filter((k) => placeholders(MESSAGES[l][k]).join() !== placeholders(en[k]).join());
     expect(wrong).toEqual([]);
+  });
+
+  it.each(LANGS)('%s has exactly its plural categories in every plural message, each with {n}', (l) => {
+    const want = [...new Intl.PluralRules(l).resolvedOptions().pluralCategories].sort().join();
+    const wrong = KEYS.filter((k) => {
+      const msg = MESSAGES[l][k];
+      if (isPlural(en[k]) !== isPlural(msg)) return true;
+      if (!isPlural(msg)) return false;
+      const forms = pluralForms(msg);
+      return [...forms.keys()].sort().join() !== want || [...forms.values()].some((f) => !f.includes('{n}') || placeholders(f).join() !== placeholders(en[k]).join());
+    });
+    expect(wrong).toEqual([]);
+  });
+
+  it('chooses the plural form by the language’s rules', () => {
+    setLang('en');
+    expect(t('n_cards', { n: 1 })).toBe('1 card');
+    expect(t('n_cards', { n: 9 })).toBe('9 cards');
+    expect(t('your_hand', { n: 1 })).toBe('Your hand, 1 card');
+    expect(t('hand_info', { n: 1, cards: t('n_cards', { n: 1 }), pulka: 'Pulka 1' })).toBe('Hand 1 · 1 card · Pulka 1');
+    setLang('ru');
+    expect([1, 2, 5, 11, 21, 22, 25].map((n) => t('n_cards', { n }))).toEqual(['1 карта', '2 карты', '5 карт', '11 карт', '21 карта', '22 карты', '25 карт']);
+    expect(t('timer_left', { n: 3 })).toBe('осталось 3 секунды');
+    setLang('tr');
+    expect(t('n_cards', { n: 5 })).toBe('5 kart');
+    setLang('ka');
+    expect(t('n_cards', { n: 5 })).toBe('5 კარტი');
   });
 
   it('uses every key somewhere in the app', () => {

@@ -87,7 +87,7 @@ export function describeRules(s: TableSettings): string[] {
   if (s.stake.kind === 'coins') out.push(payoutText(s));
   out.push(s.visibility === 'public' ? t('desc_public') : t('desc_private'));
   if (s.hasPassword) out.push(t('desc_password'));
-  if (s.moveTime !== null) out.push(t('desc_move_time', { s: s.moveTime }));
+  if (s.moveTime !== null) out.push(t('desc_move_time', { n: s.moveTime }));
   return out;
 }
 

@@ -152,7 +152,7 @@ describe('the classic table', () => {
     const { root } = draw(classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' }));
     expect(byTestId(root, 'card-AS').getAttribute('aria-label')).toBe('ace of spades');
     expect(byTestId(root, 'card-KH').getAttribute('aria-disabled')).toBe('true');
-    expect(byTestId(root, 'seat-0').getAttribute('aria-label')).toBe('Nino, you, dealer, bid 1, tricks: 0, to move');
+    expect(byTestId(root, 'seat-0').getAttribute('aria-label')).toBe('Nino, you, dealer, bid 1, 0 tricks taken, to move');
     expect(byTestId(root, 'played-1').querySelector('[role="img"]')?.getAttribute('aria-label')).toBe('Giorgi: queen of spades');
   });
 });

@@ -43,7 +43,7 @@ export function ClassicTable({ s, send, serverNow, online, onCourse, header }: T
     <div class="table classic" data-testid="classic-table">
       {header}
       <div class="table-info" aria-live="off">
-        <span data-testid="hand-info">{t('hand_info', { n: s.handIndex + 1, cards: s.cardsPerSeat, pulka: pulkaName(s.pulkaIndex) })}</span>
+        <span data-testid="hand-info">{t('hand_info', { n: s.handIndex + 1, cards: t('n_cards', { n: s.cardsPerSeat }), pulka: pulkaName(s.pulkaIndex) })}</span>
         <TrumpBadge trump={s.trump} turned={s.turnedCard} />
       </div>
       <div class="felt">
