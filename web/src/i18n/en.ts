@@ -153,6 +153,8 @@ export const en = {
   turned_card: 'The turned card',
   dealer: 'dealer',
   declarer: 'declarer',
+  dealer_chip: 'D',
+  declarer_chip: 'T',
   bid: 'Bid',
   tricks: 'Tricks',
   seat_bid: 'bid {n}',

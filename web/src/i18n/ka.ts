@@ -154,6 +154,8 @@ export const ka: Record<MsgKey, string> = {
   turned_card: 'ამობრუნებული კარტი',
   dealer: 'დამრიგებელი',
   declarer: 'კოზირის ამრჩევი',
+  dealer_chip: 'დ',
+  declarer_chip: 'კ',
   bid: 'თქმა',
   tricks: 'წაღებები',
   seat_bid: 'თქვა {n}',

@@ -154,6 +154,8 @@ export const ru: Record<MsgKey, string> = {
   turned_card: 'Открытая карта',
   dealer: 'сдающий',
   declarer: 'выбирает козырь',
+  dealer_chip: 'С',
+  declarer_chip: 'К',
   bid: 'Заказ',
   tricks: 'Взятки',
   seat_bid: 'заказ {n}',

@@ -154,6 +154,8 @@ export const tr: Record<MsgKey, string> = {
   turned_card: 'Açılan kart',
   dealer: 'dağıtan',
   declarer: 'kozu seçen',
+  dealer_chip: 'D',
+  declarer_chip: 'K',
   bid: 'Söz',
   tricks: 'Löveler',
   seat_bid: 'söz {n}',

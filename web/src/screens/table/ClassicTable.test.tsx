@@ -36,6 +36,13 @@ describe('the classic table', () => {
     expect(byTestId(root, 'hand-info').textContent).toBe('Hand 5 · 5 cards · Pulka I');
   });
 
+  it('writes the dealer chip as a letter of the player’s language (issue 22, rough edge 3)', () => {
+    setLang('ka');
+    const { root } = draw(classicDealing());
+    expect(byTestId(root, 'dealer-0').textContent).toBe('დ');
+    expect(byTestId(root, 'dealer-0').getAttribute('title')).toBe('დამრიგებელი');
+  });
+
   it('disables the dealer’s forbidden bid and says why', () => {
     const { root, send } = draw(classicDealing());
     // 2 + 1 + 0 bid by the others: the dealer may not bid 2 of 5.

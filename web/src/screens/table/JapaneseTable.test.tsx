@@ -37,6 +37,15 @@ describe('the Japanese table', () => {
     expect(send).toHaveBeenCalledWith({ type: 'trump', suit: 'none' });
   });
 
+  it('marks the declarer with a letter every font has, in the player’s language (issue 22, rough edge 3)', () => {
+    const { root } = draw({ ...dealt(), dealerSeat: 1 });
+    const chip = byTestId(root, 'dealer-1');
+    expect(chip.textContent).toBe('T');
+    expect(chip.getAttribute('title')).toBe('declarer');
+    setLang('ru');
+    expect(draw({ ...dealt(), dealerSeat: 1 }).root.querySelector('[data-testid="dealer-1"]')?.textContent).toBe('К');
+  });
+
   it('shows both players’ columns: face-up cards and face-down backs', () => {
     const { root } = draw(dealt());
     const theirs = byTestId(root, 'columns-1');

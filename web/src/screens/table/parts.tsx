@@ -68,7 +68,8 @@ export function SeatBox({
         <span class={`seat-name${onCourse === false ? ' off-course' : ''}`}>{name}</span>
         {dealer && (
           <span class="chip dealer" title={japanese ? t('declarer') : t('dealer')} data-testid={`dealer-${seat}`}>
-            {japanese ? 'Ⓓ' : 'D'}
+            {/* A letter of the language (the chip is round already): a symbol such as Ⓓ is missing from common fonts. */}
+            {japanese ? t('declarer_chip') : t('dealer_chip')}
           </span>
         )}
       </div>
