@@ -10,6 +10,7 @@ export const en = {
   close: 'Close',
   cancel: 'Cancel',
   guest: 'guest',
+  guest_name: 'Guest-{n}',
   you: 'you',
   sign_out: 'Sign out',
   balance: '{n} Domino Coin',
@@ -83,6 +84,7 @@ export const en = {
   seat_free: 'free',
   seat_n: 'Seat {n}',
   bot: 'bot',
+  bot_name: 'Bot {n}',
   table_default_name: 'Joker table',
   table_open_sit: 'Rules and seats',
   table_open_watch: 'Watch',
@@ -196,6 +198,7 @@ export const en = {
   joker_give_aria: 'Give away in {suit}',
   joker_1: 'the first joker',
   joker_2: 'the second joker',
+  joker_face: 'JOKER',
 
   suit_S: 'Spades',
   suit_H: 'Hearts',

@@ -69,9 +69,12 @@ describe('translations', () => {
     expect(unused).toEqual([]);
   });
 
+  // Words that are the language's own and happen to be spelt as in English.
+  const SAME_WORD: Partial<Record<string, MsgKey[]>> = { tr: ['joker_face'] };
+
   it('translates the other languages (they are not copies of English)', () => {
     for (const l of LANGS.filter((x) => x !== 'en')) {
-      const same = KEYS.filter((k) => MESSAGES[l][k] === en[k] && /[a-z]{4,}/i.test(en[k]));
+      const same = KEYS.filter((k) => MESSAGES[l][k] === en[k] && /[a-z]{4,}/i.test(en[k]) && !SAME_WORD[l]?.includes(k));
       // Brand and coin names stay as they are; a handful at most.
       expect(same.length, `${l}: ${same.join(', ')}`).toBeLessThanOrEqual(4);
     }

@@ -11,6 +11,7 @@ export const ka: Record<MsgKey, string> = {
   close: 'დახურვა',
   cancel: 'გაუქმება',
   guest: 'სტუმარი',
+  guest_name: 'სტუმარი-{n}',
   you: 'თქვენ',
   sign_out: 'გასვლა',
   balance: '{n} დომინო ქოინი',
@@ -84,6 +85,7 @@ export const ka: Record<MsgKey, string> = {
   seat_free: 'თავისუფალი',
   seat_n: 'ადგილი {n}',
   bot: 'ბოტი',
+  bot_name: 'ბოტი {n}',
   table_default_name: 'ჯოკერის მაგიდა',
   table_open_sit: 'წესები და ადგილები',
   table_open_watch: 'ყურება',
@@ -197,6 +199,7 @@ export const ka: Record<MsgKey, string> = {
   joker_give_aria: 'გატანება: {suit}',
   joker_1: 'პირველი ჯოკერი',
   joker_2: 'მეორე ჯოკერი',
+  joker_face: 'ჯოკერი',
 
   suit_S: 'ყვავი',
   suit_H: 'გული',

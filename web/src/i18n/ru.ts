@@ -11,6 +11,7 @@ export const ru: Record<MsgKey, string> = {
   close: 'Закрыть',
   cancel: 'Отмена',
   guest: 'гость',
+  guest_name: 'Гость-{n}',
   you: 'вы',
   sign_out: 'Выйти',
   balance: '{n} Domino Coin',
@@ -84,6 +85,7 @@ export const ru: Record<MsgKey, string> = {
   seat_free: 'свободно',
   seat_n: 'Место {n}',
   bot: 'бот',
+  bot_name: 'Бот {n}',
   table_default_name: 'Стол джокера',
   table_open_sit: 'Правила и места',
   table_open_watch: 'Смотреть',
@@ -197,6 +199,7 @@ export const ru: Record<MsgKey, string> = {
   joker_give_aria: 'Отдать в масти: {suit}',
   joker_1: 'первый джокер',
   joker_2: 'второй джокер',
+  joker_face: 'ДЖОКЕР',
 
   suit_S: 'Пики',
   suit_H: 'Червы',

@@ -11,6 +11,7 @@ export const tr: Record<MsgKey, string> = {
   close: 'Kapat',
   cancel: 'Vazgeç',
   guest: 'misafir',
+  guest_name: 'Misafir-{n}',
   you: 'siz',
   sign_out: 'Çıkış',
   balance: '{n} Domino Coin',
@@ -84,6 +85,7 @@ export const tr: Record<MsgKey, string> = {
   seat_free: 'boş',
   seat_n: '{n}. yer',
   bot: 'bot',
+  bot_name: 'Bot {n}',
   table_default_name: 'Joker masası',
   table_open_sit: 'Kurallar ve yerler',
   table_open_watch: 'İzle',
@@ -197,6 +199,7 @@ export const tr: Record<MsgKey, string> = {
   joker_give_aria: 'Ver: {suit}',
   joker_1: 'birinci joker',
   joker_2: 'ikinci joker',
+  joker_face: 'JOKER',
 
   suit_S: 'Maça',
   suit_H: 'Kupa',

@@ -12,7 +12,7 @@ import { ownedSeat, type TableState } from '../game/state';
 import { buildSheetModel, type LiveHand } from '../sheet/model';
 import { ScoreSheet, type SheetVerify } from '../sheet/ScoreSheet';
 import { formatPoints } from '../sheet/notation';
-import { describeRules, endText, errorText, gameName } from '../ui/text';
+import { describeRules, endText, errorText, gameName, playerName } from '../ui/text';
 import { Dialog } from '../ui/Dialog';
 import { Avatar } from '../ui/Avatar';
 import { ClassicTable } from './table/ClassicTable';
@@ -326,7 +326,7 @@ function WaitingRoom({ store, session }: { store: Store; session: TableSession }
             <li key={seat.index} data-testid={`wr-seat-${seat.index}`}>
               {seat.playerId || seat.bot ? (
                 <>
-                  <Avatar name={seat.name} id={seat.playerId} bot={seat.bot} /> {seat.bot ? t('bot') : seat.name}
+                  <Avatar name={playerName(seat.name)} id={seat.playerId} bot={seat.bot} /> {seat.bot ? t('bot') : playerName(seat.name)}
                   {seat.playerId === me && <strong> ({t('you')})</strong>}
                 </>
               ) : (

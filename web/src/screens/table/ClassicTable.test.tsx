@@ -43,6 +43,12 @@ describe('the classic table', () => {
     expect(byTestId(root, 'dealer-0').getAttribute('title')).toBe('დამრიგებელი');
   });
 
+  it('writes the joker’s face in the player’s language (issue 22, rough edge 10)', () => {
+    setLang('ru');
+    const { root } = draw(classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' }));
+    expect(byTestId(root, 'card-JK1').textContent).toContain('ДЖОКЕР');
+  });
+
   it('disables the dealer’s forbidden bid and says why', () => {
     const { root, send } = draw(classicDealing());
     // 2 + 1 + 0 bid by the others: the dealer may not bid 2 of 5.

@@ -9,7 +9,7 @@ import type { Notice, Rejection, SeatState, TableState } from '../../game/state'
 import { Avatar } from '../../ui/Avatar';
 import { CardBack, CardButton, CardView } from '../../ui/Card';
 import { Timer } from '../../ui/Timer';
-import { botText, cardName, rejectText, SUIT_SYMBOL, trumpName } from '../../ui/text';
+import { botText, cardName, playerName, rejectText, SUIT_SYMBOL, trumpName } from '../../ui/text';
 import { formatPoints } from '../../sheet/notation';
 import { useTick } from '../../ui/hooks';
 
@@ -22,7 +22,7 @@ export function seatName(s: TableState, seat: number): string {
   const p = s.seats[seat]?.player;
   if (!p) return t('seat_n', { n: seat + 1 });
   if (p.bot && !p.name) return t('bot');
-  return p.name || t('seat_n', { n: seat + 1 });
+  return p.name ? playerName(p.name) : t('seat_n', { n: seat + 1 });
 }
 
 export function SeatBox({
