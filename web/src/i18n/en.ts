@@ -315,6 +315,7 @@ export const en = {
 
   game_over: 'Game over',
   end_completed: 'Every hand has been played.',
+  end_target_reached: '{name} reached {target} points and wins the match.',
   end_resigned: 'A player resigned.',
   end_forfeited: 'A player did not come back in time.',
   end_aborted: 'The game was stopped; nobody wins.',

@@ -316,6 +316,7 @@ export const ka: Record<MsgKey, string> = {
 
   game_over: 'თამაში დასრულდა',
   end_completed: 'ყველა ხელი ითამაშა.',
+  end_target_reached: '{name} მიაღწია {target} ქულას და მოიგო მატჩი.',
   end_resigned: 'მოთამაშე დანებდა.',
   end_forfeited: 'მოთამაშე დროულად არ დაბრუნდა.',
   end_aborted: 'თამაში შეწყდა; არავინ იგებს.',

@@ -316,6 +316,7 @@ export const ru: Record<MsgKey, string> = {
 
   game_over: 'Игра окончена',
   end_completed: 'Все раздачи сыграны.',
+  end_target_reached: '{name} набирает {target} очков и выигрывает матч.',
   end_resigned: 'Игрок сдался.',
   end_forfeited: 'Игрок не вернулся вовремя.',
   end_aborted: 'Игра остановлена; победителя нет.',

@@ -316,6 +316,7 @@ export const tr: Record<MsgKey, string> = {
 
   game_over: 'Oyun bitti',
   end_completed: 'Tüm eller oynandı.',
+  end_target_reached: '{name} {target} puana ulaştı ve maçı kazandı.',
   end_resigned: 'Bir oyuncu pes etti.',
   end_forfeited: 'Bir oyuncu zamanında dönmedi.',
   end_aborted: 'Oyun durduruldu; kazanan yok.',

@@ -12,12 +12,12 @@ import { ownedSeat, type TableState } from '../game/state';
 import { buildSheetModel, type LiveHand } from '../sheet/model';
 import { ScoreSheet, type SheetVerify } from '../sheet/ScoreSheet';
 import { formatPoints } from '../sheet/notation';
-import { describeRules, endText, errorText, gameName, playerName } from '../ui/text';
+import { describeRules, errorText, gameName, playerName } from '../ui/text';
 import { Dialog } from '../ui/Dialog';
 import { Avatar } from '../ui/Avatar';
 import { ClassicTable } from './table/ClassicTable';
 import { JapaneseTable } from './table/JapaneseTable';
-import { seatName } from './table/parts';
+import { endSentence, leaveOffered, seatName } from './table/parts';
 import { FairDealDialog } from './table/FairDeal';
 import { revealedHands } from '../fairdeal/hands';
 import { CoinNote } from '../ui/Chrome';
@@ -84,7 +84,7 @@ function Game({ store, session, s }: { store: Store; session: TableSession; s: T
             {t('fair_verify')}
           </button>
         )}
-        {s.yourSeat !== null && s.phase !== 'game_over' && (
+        {leaveOffered(s) && (
           <button type="button" class="danger" onClick={() => setConfirmLeave(true)} data-testid="leave-game">
             {japanese ? t('resign') : t('leave')}
           </button>
@@ -173,7 +173,7 @@ function GameEnd({
   };
   return (
     <Dialog title={t('game_over')} onClose={() => navigate('/')} wide testid="game-end">
-      <p>{endText(end.reason)}</p>
+      <p data-testid="end-reason">{endSentence(s)}</p>
       <ol class="placings" data-testid="placings">
         {end.placings.map((p) => (
           <li key={p.seat} class={p.seat === s.yourSeat ? 'you' : ''} data-testid={`placing-${p.seat}`}>

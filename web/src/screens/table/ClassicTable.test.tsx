@@ -5,6 +5,7 @@ import type { TableState } from '../../game/state';
 import { byTestId, click, mount } from '../../testing/render';
 import { classicDealing, classicFollowing, play } from '../../testing/tables';
 import { ClassicTable } from './ClassicTable';
+import { endSentence, leaveOffered } from './parts';
 
 function draw(s: TableState, online = true) {
   const send = vi.fn<(m: Move) => boolean>(() => true);
@@ -154,6 +155,20 @@ describe('the classic table', () => {
     expect(root.querySelector('[data-testid="bid-panel"]')).toBeNull();
     click(byTestId(root, 'retake-seat'));
     expect(send).toHaveBeenCalledWith({ type: 'sit', seat: 0 });
+  });
+
+  it('offers Leave no more once a bot plays your seat (issue 22, rough edge 9)', () => {
+    const s = classicDealing();
+    expect(leaveOffered(s)).toBe(true);
+    const left = play(s, [{ player_left: { seat: 0, player_id: 'p0' } }, { seat_taken_by_bot: { seat: 0, reason: 'BOT_REASON_PLAYER_LEFT' } }]);
+    expect(leaveOffered({ ...left, yourSeat: 0 })).toBe(false);
+    const { root } = draw({ ...left, yourSeat: 0 });
+    expect(byTestId(root, 'retake-seat')).toBeTruthy();
+  });
+
+  it('ends a classic game as before: every hand played', () => {
+    const s = play(classicDealing(), [{ game_ended: { reason: 'GAME_END_REASON_COMPLETED', placings: [{ place: 1, seat: 2, score: '2380' }] } }]);
+    expect(endSentence(s)).toBe('Every hand has been played.');
   });
 
   it('keeps moves disabled while the connection is down', () => {

@@ -5,6 +5,7 @@ import type { TableState } from '../../game/state';
 import { byTestId, click, mount } from '../../testing/render';
 import { japaneseStarted, play } from '../../testing/tables';
 import { JapaneseTable } from './JapaneseTable';
+import { endSentence, leaveOffered } from './parts';
 
 function draw(s: TableState) {
   const send = vi.fn<(m: Move) => boolean>(() => true);
@@ -44,6 +45,18 @@ describe('the Japanese table', () => {
     expect(chip.getAttribute('title')).toBe('declarer');
     setLang('ru');
     expect(draw({ ...dealt(), dealerSeat: 1 }).root.querySelector('[data-testid="dealer-1"]')?.textContent).toBe('К');
+  });
+
+  it('ends a played-out match saying who reached the target (issue 22, rough edge 6)', () => {
+    const s = play(dealt(), [
+      { game_ended: { reason: 'GAME_END_REASON_COMPLETED', placings: [{ place: 1, seat: 1, score: '21' }, { place: 2, seat: 0, score: '14' }] } },
+    ]);
+    expect(endSentence(s)).toBe('Giorgi reached 21 points and wins the match.');
+    const resigned = play(dealt(), [
+      { game_ended: { reason: 'GAME_END_REASON_RESIGNED', placings: [{ place: 1, seat: 1, score: '3' }, { place: 2, seat: 0, score: '5' }] } },
+    ]);
+    expect(endSentence(resigned)).toBe('A player resigned.');
+    expect(leaveOffered(s)).toBe(false);
   });
 
   it('shows both players’ columns: face-up cards and face-down backs', () => {

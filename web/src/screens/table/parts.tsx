@@ -5,11 +5,11 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { t } from '../../i18n';
 import type { Card } from '../../protocol/cards';
 import type { PlayedCard } from '../../protocol/types';
-import type { Notice, Rejection, SeatState, TableState } from '../../game/state';
+import { seatIsBot, type Notice, type Rejection, type SeatState, type TableState } from '../../game/state';
 import { Avatar } from '../../ui/Avatar';
 import { CardBack, CardButton, CardView } from '../../ui/Card';
 import { Timer } from '../../ui/Timer';
-import { botText, cardName, playerName, rejectText, SUIT_SYMBOL, trumpName } from '../../ui/text';
+import { botText, cardName, endText, playerName, rejectText, SUIT_SYMBOL, trumpName } from '../../ui/text';
 import { formatPoints } from '../../sheet/notation';
 import { useTick } from '../../ui/hooks';
 
@@ -222,4 +222,23 @@ export function Announcer({ s, japanese }: { s: TableState; japanese: boolean })
       {text}
     </p>
   );
+}
+
+/** Why the game ended, in a sentence: a Japanese match that was played out
+ * names who reached the target (every hand being played is no end there). */
+export function endSentence(s: TableState): string {
+  const end = s.gameEnd;
+  if (!end) return '';
+  const winner = end.placings.find((p) => p.place === 1);
+  if (s.settings?.game === 'japanese' && (end.reason === 'completed' || end.reason === 'unknown') && winner) {
+    return t('end_target_reached', { name: seatName(s, winner.seat), target: s.settings.japaneseTarget });
+  }
+  return endText(end.reason);
+}
+
+/** Whether the header offers Leave (or Resign): only to a player whose seat
+ * is theirs to leave — not once a bot plays it (after Leave, or when the
+ * player did not come back), when the offer is to take the seat back. */
+export function leaveOffered(s: TableState): boolean {
+  return s.yourSeat !== null && s.phase !== 'game_over' && s.gameEnd === null && !seatIsBot(s, s.yourSeat);
 }
