@@ -87,6 +87,26 @@ describe('the classic table', () => {
     expect(send).toHaveBeenCalledWith({ type: 'play', card: 1 });
   });
 
+  it('sends a double-clicked card once, and plays again once the table moved on (issue 22, rough edge 2)', () => {
+    const s = classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' });
+    const { root, send, rerender } = draw(s);
+    click(byTestId(root, 'card-7S'));
+    click(byTestId(root, 'card-7S'));
+    click(byTestId(root, 'card-AS'));
+    expect(send).toHaveBeenCalledTimes(1);
+    expect(playable(root)).toEqual([]);
+    // Refused: the player may try again.
+    const refused = play(s, [{ visibility: { audience: 'AUDIENCE_PLAYER' }, move_rejected: { reason: 'REJECT_REASON_MUST_FOLLOW_SUIT', message: 'x' } }]);
+    rerender(<ClassicTable s={refused} send={send} serverNow={() => Date.now()} online onCourse={[null, null, null, null]} header={null} />);
+    expect(byTestId(root, 'rejection')).toBeTruthy();
+    click(byTestId(root, 'card-AS'));
+    expect(send).toHaveBeenCalledTimes(2);
+    // Taken: the refusal goes at once, not seconds later.
+    const taken = play(refused, [{ card_played: { seat: 0, card: 'CARD_ACE_OF_SPADES' } }]);
+    rerender(<ClassicTable s={taken} send={send} serverNow={() => Date.now()} online onCourse={[null, null, null, null]} header={null} />);
+    expect(root.querySelector('[data-testid="rejection"]')).toBeNull();
+  });
+
   it('asks how a following joker is meant: take or discard', () => {
     const { root, send } = draw(classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' }));
     click(byTestId(root, 'card-JK1'));
@@ -120,8 +140,11 @@ describe('the classic table', () => {
     expect(root.querySelectorAll('[data-testid="hand"] button')).toHaveLength(3);
     click(byTestId(root, 'trump-none'));
     expect(send).toHaveBeenCalledWith({ type: 'trump', suit: 'none' });
-    click(byTestId(root, 'trump-S'));
-    expect(send).toHaveBeenLastCalledWith({ type: 'trump', suit: 'S' });
+    // One choice per turn: the panel waits for the table's answer.
+    expect(root.querySelector('[data-testid="trump-panel"]')).toBeNull();
+    const again = draw(s);
+    click(byTestId(again.root, 'trump-S'));
+    expect(again.send).toHaveBeenLastCalledWith({ type: 'trump', suit: 'S' });
   });
 
   it('shows the trick as played, then who took it', () => {

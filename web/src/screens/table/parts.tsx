@@ -2,6 +2,7 @@
 // refusal message, the live announcements, and the score sheet dialog.
 
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Move } from '../../protocol/frames';
 import { t } from '../../i18n';
 import type { Card } from '../../protocol/cards';
 import type { PlayedCard } from '../../protocol/types';
@@ -172,16 +173,62 @@ export function HiddenHand({ count, label }: { count: number; label: string }) {
   );
 }
 
-/** The server's refusal, in words, for a few seconds. */
-export function RejectionAlert({ r }: { r: Rejection | null }) {
+/** Where the game is: it changes with every bid, trump, card and trick
+ * (and a refusal is not progress). */
+export function progressKey(s: TableState): string {
+  return [s.handIndex, s.phase, s.turnSeat, s.trump, s.trick.length, s.hand.length, s.lastTrick?.winner].join('/');
+}
+
+/**
+ * One move per turn: a move sent is not sent again until the table has
+ * moved on (or refused it). A double click on a card otherwise sends the
+ * card twice, and the second is refused with a false "not your turn".
+ */
+export function useOneMove(s: TableState, send: (m: Move) => boolean): { send: (m: Move) => boolean; waiting: boolean } {
+  const key = `${progressKey(s)}#${String(s.rejection?.serial ?? 0)}`;
+  // A ref, not state: both clicks of a double click run before a re-render.
+  const sentAt = useRef<string | null>(null);
+  const [, rerender] = useState(0);
+  // A move the table neither takes nor refuses (it should not happen: a
+  // move lost with the connection is sent again) frees the controls after
+  // a while rather than never.
+  useEffect(() => {
+    if (sentAt.current !== key) return undefined;
+    const h = setTimeout(() => {
+      sentAt.current = null;
+      rerender((x) => x + 1);
+    }, ONE_MOVE_WAIT_MS);
+    return () => clearTimeout(h);
+  });
+  return {
+    waiting: sentAt.current === key,
+    send: (m: Move) => {
+      if (sentAt.current === key) return false;
+      const ok = send(m);
+      if (ok) {
+        sentAt.current = key;
+        rerender((x) => x + 1);
+      }
+      return ok;
+    },
+  };
+}
+
+const ONE_MOVE_WAIT_MS = 8000;
+
+/** The server's refusal, in words, for a few seconds — and no longer once
+ * the game has moved on (a later move of yours was taken). */
+export function RejectionAlert({ r, progress }: { r: Rejection | null; progress: string }) {
   const [shown, setShown] = useState<number>(0);
+  const [at, setAt] = useState<string>(progress);
   useEffect(() => {
     if (!r) return undefined;
     setShown(r.serial);
+    setAt(progress);
     const h = setTimeout(() => setShown(0), 5000);
     return () => clearTimeout(h);
   }, [r?.serial]);
-  if (!r || shown !== r.serial) return null;
+  if (!r || shown !== r.serial || at !== progress) return null;
   return (
     <div class="rejection" role="alert" data-testid="rejection">
       {t('rejected', { why: rejectText(r.reason) })}
