@@ -107,6 +107,22 @@ describe('the classic table', () => {
     expect(root.querySelector('[data-testid="rejection"]')).toBeNull();
   });
 
+  it('plays again when the table comes back to the very place a move was sent from', () => {
+    const s = classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' });
+    const { root, send, rerender } = draw(s);
+    const again = (st: TableState) => {
+      rerender(<ClassicTable s={st} send={send} serverNow={() => Date.now()} online onCourse={[null, null, null, null]} header={null} />);
+    };
+    click(byTestId(root, 'card-7S'));
+    expect(send).toHaveBeenCalledTimes(1);
+    // The table moves on, then (as a Japanese column card can) back to a
+    // state with the same place in the game: the move was answered.
+    again({ ...s, trick: [] });
+    again(s);
+    click(byTestId(root, 'card-7S'));
+    expect(send).toHaveBeenCalledTimes(2);
+  });
+
   it('asks how a following joker is meant: take or discard', () => {
     const { root, send } = draw(classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' }));
     click(byTestId(root, 'card-JK1'));

@@ -189,6 +189,10 @@ export function useOneMove(s: TableState, send: (m: Move) => boolean): { send: (
   // A ref, not state: both clicks of a double click run before a re-render.
   const sentAt = useRef<string | null>(null);
   const [, rerender] = useState(0);
+  // Once the table moved on the move is answered. Forget it: the same place
+  // can come again (a Japanese card from a column leaves the hand's size,
+  // and the trick taken empties the trick as it was).
+  if (sentAt.current !== null && sentAt.current !== key) sentAt.current = null;
   // A move the table neither takes nor refuses (it should not happen: a
   // move lost with the connection is sent again) frees the controls after
   // a while rather than never.
