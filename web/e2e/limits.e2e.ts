@@ -88,6 +88,80 @@ test('a table that does not exist sends the player back to the lobby with the re
   expect(new URL(page.url()).pathname).toBe('/');
   await expect.poll(() => page.getByTestId('toast').textContent()).toMatch(/no such table/i);
   await shoot(page, DIR, '03-table-not-found');
+
+  // A link that cannot name a table at all (the gateway refuses the id with
+  // 400): back to the lobby too, and the table is not asked for again every
+  // 4 s for ever (issue 22, rough edge 7).
+  const asked: string[] = [];
+  page.on('request', (r) => {
+    if (new URL(r.url()).pathname.startsWith('/api/v1/tables/')) asked.push(r.url());
+  });
+  await page.goto('/t/' + encodeURIComponent('не стол ' + Date.now().toString(36)));
+  await page.getByTestId('create-table-open').waitFor({ timeout: 15_000 });
+  expect(new URL(page.url()).pathname).toBe('/');
+  await expect.poll(() => page.getByTestId('toast').textContent()).toMatch(/no such table/i);
+  const soFar = asked.length;
+  await page.waitForTimeout(9_000);
+  expect(asked.length, asked.join('\n')).toBe(soFar);
+  expect(soFar).toBeLessThanOrEqual(2);
+  expect(errors).toEqual([]);
+  await ctx.close();
+});
+
+test('a fresh page load, signed out and then signed in, logs no error in the console (issue 22, rough edge 11)', async () => {
+  const errors: string[] = [];
+  const ctx = await newContext(browser);
+  const page = await newPage(ctx, errors);
+  const logged: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') logged.push(m.text());
+  });
+  const failed: string[] = [];
+  page.on('response', (r) => {
+    if (r.status() >= 400) failed.push(`${String(r.status())} ${r.url()}`);
+  });
+  await page.goto('/');
+  await page.getByTestId('entry-submit').waitFor();
+  await page.getByTestId('entry-submit').click();
+  await page.getByTestId('create-table-open').waitFor();
+  await page.reload();
+  await page.getByTestId('create-table-open').waitFor();
+  expect({ logged, failed }).toEqual({ logged: [], failed: [] });
+  expect(errors).toEqual([]);
+  await ctx.close();
+});
+
+test('a turned joker fits its trump badge and card, at 360 px and on a desktop, in every language (issue 22, rough edge 4)', async () => {
+  const errors: string[] = [];
+  const ctx = await newContext(browser);
+  const page = await newPage(ctx, errors);
+  await page.goto('/');
+  await page.getByTestId('entry-submit').waitFor();
+  for (const size of [PHONE, { width: 1280, height: 800 }]) {
+    await page.setViewportSize(size);
+    // The markup of TrumpBadge with a turned joker (ui/Card.tsx CardView),
+    // drawn by the app's own stylesheet, with each language's word.
+    const outside = await page.evaluate((words) => {
+      const out: string[] = [];
+      for (const word of words) {
+        const badge = document.createElement('span');
+        badge.className = 'trump-badge';
+        badge.innerHTML = `<span>Trump: </span><span class="card small" role="img"><span class="card-face joker"><span class="rank">★</span><span class="suit">${word}</span></span></span><span>none</span>`;
+        document.body.prepend(badge);
+        const b = badge.getBoundingClientRect();
+        const card = badge.querySelector('.card')?.getBoundingClientRect();
+        for (const el of Array.from(badge.querySelectorAll('.card *'))) {
+          const r = el.getBoundingClientRect();
+          if (r.width === 0 && r.height === 0) continue;
+          if (!card || r.top < card.top - 0.5 || r.bottom > card.bottom + 0.5 || r.left < card.left - 0.5 || r.right > card.right + 0.5) out.push(`${word}: ${el.className} outside its card`);
+          if (r.top < b.top - 0.5 || r.bottom > b.bottom + 0.5) out.push(`${word}: ${el.className} outside the badge`);
+        }
+        badge.remove();
+      }
+      return out;
+    }, ['JOKER', 'ჯოკერი', 'ДЖОКЕР']);
+    expect(outside, `${String(size.width)} px`).toEqual([]);
+  }
   expect(errors).toEqual([]);
   await ctx.close();
 });

@@ -6,7 +6,7 @@ import { t } from './i18n';
 import type { Store } from './app/store';
 import { navigate, route, WALLET_PATH } from './app/router';
 import { ConnectionBanner, LangSwitch } from './ui/Chrome';
-import { errorText } from './ui/text';
+import { errorText, playerName } from './ui/text';
 import { Entry } from './screens/Entry';
 import { Lobby } from './screens/Lobby';
 import { TableScreen } from './screens/TableScreen';
@@ -46,7 +46,7 @@ export function App({ store }: { store: Store }) {
         <span class="spacer" />
         {session && (
           <span class="who" data-testid="who">
-            {session.player.name}
+            {playerName(session.player.name)}
             {session.player.guest ? ` (${t('guest')})` : ''}
             {!session.player.guest && (
               <>

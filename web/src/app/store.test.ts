@@ -409,6 +409,14 @@ describe('the store', () => {
     last().receive({ type: 'error', code: 'table_not_found', message: 'no such table', ref: join?.ref });
     expect(route.value).toEqual({ name: 'home' });
     expect(store.toast.value?.text).toBe('table_not_found');
+ 
+    // A link whose id the gateway refuses outright (issue 22, rough edge 7).
+    navigate('/t/%D0%BD%D0%B5%20table');
+    store.follow('не table');
+    const bad = last().frames('join').at(-1);
+    last().receive({ type: 'error', code: 'invalid_message', message: 'table may only hold printable ASCII', ref: bad?.ref });
+    expect(route.value).toEqual({ name: 'home' });
+    expect(store.toast.value?.text).toBe('table_not_found');
   });
 });
 

@@ -169,6 +169,13 @@ export class Store {
       lobbyView: (v) => this.setLobby(v),
       lobbyUpdate: (u) => this.updateLobby(u),
       error: (e, table) => {
+        // A join refused as malformed refused the table's id: a link that
+        // names no table (issue 22: it was followed and polled for ever).
+        if (e.join && e.code === 'invalid_message') {
+          this.tableGone(table);
+          this.showError('table_not_found', e.message);
+          return;
+        }
         if (TABLE_GONE.has(e.code)) this.tableGone(table);
         this.showError(e.code, e.message);
       },

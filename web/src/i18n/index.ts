@@ -43,9 +43,45 @@ export function setLang(l: Lang): void {
 
 export type Params = Record<string, string | number>;
 
-/** The message in the current language, with {name} placeholders filled. */
+const PLURAL_FORM = /^(zero|one|two|few|many|other)=/;
+
+/** Whether a message has plural forms: "one=… {n} card|other=… {n} cards",
+ * one form per category Intl.PluralRules gives its language (Russian has
+ * one, few, many and other), chosen by the number in {n}. */
+export function isPlural(msg: string): boolean {
+  return PLURAL_FORM.test(msg);
+}
+
+/** The forms of a plural message by category. */
+export function pluralForms(msg: string): Map<string, string> {
+  const forms = new Map<string, string>();
+  for (const part of msg.split('|')) {
+    const m = PLURAL_FORM.exec(part);
+    if (m?.[1]) forms.set(m[1], part.slice(m[0].length));
+  }
+  return forms;
+}
+
+const rules = new Map<Lang, Intl.PluralRules>();
+
+function pluralRules(l: Lang): Intl.PluralRules {
+  let r = rules.get(l);
+  if (!r) {
+    r = new Intl.PluralRules(l);
+    rules.set(l, r);
+  }
+  return r;
+}
+
+/** The message in the current language, with {name} placeholders filled
+ * (and, for a plural message, the form for {n}). */
 export function t(key: MsgKey, params?: Params): string {
-  const msg = MESSAGES[lang.value][key];
+  let msg: string = MESSAGES[lang.value][key];
+  if (isPlural(msg)) {
+    const forms = pluralForms(msg);
+    const n = Number(params?.n);
+    msg = forms.get(Number.isFinite(n) ? pluralRules(lang.value).select(n) : 'other') ?? forms.get('other') ?? '';
+  }
   if (!params) return msg;
   return msg.replace(/\{(\w+)\}/g, (m, k: string) => {
     const v = params[k];

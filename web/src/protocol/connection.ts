@@ -443,7 +443,12 @@ export class Connection {
     const e: ServerError = { code: w.code, message: w.message, ref };
     // An error about a followed table itself (table_gone) names it.
     let table: string | null = w.table !== '' && this.tables.has(w.table) ? w.table : null;
-    for (const [t, f] of this.tables) if (f.joinRef !== '' && f.joinRef === e.ref) table = t;
+    for (const [t, f] of this.tables) {
+      if (f.joinRef !== '' && f.joinRef === e.ref) {
+        table = t;
+        e.join = true;
+      }
+    }
     const p = this.pending.get(e.ref);
     if (p) {
       table = p.table;

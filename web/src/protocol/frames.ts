@@ -92,4 +92,6 @@ export interface ServerError {
   code: string;
   message: string;
   ref: string;
+  /** The error answers a join (the table's id itself may be what was refused). */
+  join?: true;
 }

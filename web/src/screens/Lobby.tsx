@@ -6,7 +6,7 @@ import { t } from '../i18n';
 import type { Store } from '../app/store';
 import { navigate, tablePath } from '../app/router';
 import type { TableSummary } from '../protocol/types';
-import { describeRules, gameName, stakeText } from '../ui/text';
+import { describeRules, gameName, playerName, stakeText } from '../ui/text';
 import { Avatar } from '../ui/Avatar';
 import { CoinNote } from '../ui/Chrome';
 import { CreateTable } from './CreateTable';
@@ -128,7 +128,7 @@ function TableRow({ table }: { table: TableSummary }) {
           <li key={seat.index} class={seat.playerId || seat.bot ? 'taken' : 'free'}>
             {seat.playerId || seat.bot ? (
               <>
-                <Avatar name={seat.name} id={seat.playerId} bot={seat.bot} /> {seat.bot ? t('bot') : seat.name}
+                <Avatar name={playerName(seat.name)} id={seat.playerId} bot={seat.bot} /> {seat.bot ? t('bot') : playerName(seat.name)}
               </>
             ) : (
               t('seat_free')

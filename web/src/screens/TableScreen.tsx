@@ -12,12 +12,12 @@ import { ownedSeat, type TableState } from '../game/state';
 import { buildSheetModel, type LiveHand } from '../sheet/model';
 import { ScoreSheet, type SheetVerify } from '../sheet/ScoreSheet';
 import { formatPoints } from '../sheet/notation';
-import { describeRules, endText, errorText, gameName } from '../ui/text';
+import { describeRules, errorText, gameName, playerName } from '../ui/text';
 import { Dialog } from '../ui/Dialog';
 import { Avatar } from '../ui/Avatar';
 import { ClassicTable } from './table/ClassicTable';
 import { JapaneseTable } from './table/JapaneseTable';
-import { seatName } from './table/parts';
+import { endSentence, leaveOffered, seatName } from './table/parts';
 import { FairDealDialog } from './table/FairDeal';
 import { revealedHands } from '../fairdeal/hands';
 import { CoinNote } from '../ui/Chrome';
@@ -62,13 +62,31 @@ function Game({ store, session, s }: { store: Store; session: TableSession; s: T
   const onCourse = s.seats.map((_, i) => (premia && sheet ? (sheet.totals.find((x) => x.seat === i)?.onCourse ?? null) : null));
   const send = (m: Parameters<Store['move']>[1]) => store.move(session.id, m);
   const title = session.summary.value?.name || t('table_default_name');
+  // The table's name (and stake) are the lobby's, not the game's: after a
+  // reload straight into a game nothing brought them, so ask once.
+  const known = session.summary.value !== null;
+  useEffect(() => {
+    if (known) return undefined;
+    let stop = false;
+    store.api
+      .table(session.id)
+      .then((sm) => {
+        if (!stop && session.summary.value === null) session.summary.value = sm;
+      })
+      .catch(() => {
+        // The default name stays; the game goes on.
+      });
+    return () => {
+      stop = true;
+    };
+  }, [store, session, known]);
 
   const header = (
     <header class="table-head">
       <button type="button" class="link" onClick={() => navigate('/')} data-testid="back-to-lobby">
         ← {t('lobby_title')}
       </button>
-      <h1>{title}</h1>
+      <h1 data-testid="table-title">{title}</h1>
       <div class="table-actions">
         <button type="button" onClick={() => setSheetOpen(true)} data-testid="open-sheet" aria-haspopup="dialog">
           {t('sheet_button')}
@@ -84,7 +102,7 @@ function Game({ store, session, s }: { store: Store; session: TableSession; s: T
             {t('fair_verify')}
           </button>
         )}
-        {s.yourSeat !== null && s.phase !== 'game_over' && (
+        {leaveOffered(s) && (
           <button type="button" class="danger" onClick={() => setConfirmLeave(true)} data-testid="leave-game">
             {japanese ? t('resign') : t('leave')}
           </button>
@@ -173,7 +191,7 @@ function GameEnd({
   };
   return (
     <Dialog title={t('game_over')} onClose={() => navigate('/')} wide testid="game-end">
-      <p>{endText(end.reason)}</p>
+      <p data-testid="end-reason">{endSentence(s)}</p>
       <ol class="placings" data-testid="placings">
         {end.placings.map((p) => (
           <li key={p.seat} class={p.seat === s.yourSeat ? 'you' : ''} data-testid={`placing-${p.seat}`}>
@@ -235,6 +253,7 @@ function WaitingRoom({ store, session }: { store: Store; session: TableSession }
   const [error, setError] = useState('');
   const [askPassword, setAskPassword] = useState<number | null>(null);
   const [password, setPassword] = useState('');
+  const [passwordError, setPasswordError] = useState('');
   const [copied, setCopied] = useState(false);
   const summary = session.summary.value;
   const me = store.session.value?.player.id ?? '';
@@ -254,11 +273,14 @@ function WaitingRoom({ store, session }: { store: Store; session: TableSession }
         if (!stop) session.summary.value = sm;
       } catch (e) {
         if (stop || !(e instanceof ApiError)) return;
-        if (e.code === 'table_not_found') {
-          // Nothing to wait for: back to the lobby, which says why.
+        // Nothing to wait for: no such table, or a link that cannot name one
+        // (400: the gateway refuses the id itself). Back to the lobby, which
+        // says why, rather than asking again every few seconds for ever.
+        if (e.code === 'table_not_found' || e.status === 400 || e.status === 404) {
           stop = true;
+          clearInterval(h);
           store.tableGone(session.id);
-          store.showError(e.code, e.message);
+          store.showError('table_not_found', e.message);
           return;
         }
         setError(errorText(e.code));
@@ -326,7 +348,7 @@ function WaitingRoom({ store, session }: { store: Store; session: TableSession }
             <li key={seat.index} data-testid={`wr-seat-${seat.index}`}>
               {seat.playerId || seat.bot ? (
                 <>
-                  <Avatar name={seat.name} id={seat.playerId} bot={seat.bot} /> {seat.bot ? t('bot') : seat.name}
+                  <Avatar name={playerName(seat.name)} id={seat.playerId} bot={seat.bot} /> {seat.bot ? t('bot') : playerName(seat.name)}
                   {seat.playerId === me && <strong> ({t('you')})</strong>}
                 </>
               ) : (
@@ -381,18 +403,45 @@ function WaitingRoom({ store, session }: { store: Store; session: TableSession }
         </p>
       )}
       {askPassword !== null && (
-        <Dialog title={t('password_title')} onClose={() => setAskPassword(null)} testid="password-prompt">
+        <Dialog
+          title={t('password_title')}
+          onClose={() => {
+            setAskPassword(null);
+            setPassword('');
+            setPasswordError('');
+          }}
+          testid="password-prompt"
+        >
           <form
             onSubmit={(e) => {
               e.preventDefault();
               const seat = askPassword;
-              setAskPassword(null);
-              void act(() => store.api.sit(session.id, seat, password));
+              setPasswordError('');
+              // The prompt stays open until the table answers: a refusal is
+              // said here, where the player is looking (on a phone the
+              // waiting room's message is below the fold), and the refused
+              // password is cleared for the next try.
+              void store.api
+                .sit(session.id, seat, password)
+                .then(async () => {
+                  setAskPassword(null);
+                  setPassword('');
+                  session.summary.value = await store.api.table(session.id);
+                })
+                .catch((err: unknown) => {
+                  setPassword('');
+                  setPasswordError(err instanceof ApiError ? errorText(err.code) : errorText('network'));
+                });
             }}
           >
+            {passwordError && (
+              <p class="form-error" role="alert" data-testid="password-error">
+                {passwordError}
+              </p>
+            )}
             <label>
               {t('field_table_password')}
-              <input type="password" autoComplete="off" value={password} onInput={(e) => setPassword((e.currentTarget).value)} data-testid="password-input" />
+              <input type="password" autoComplete="off" value={password} onInput={(e) => setPassword(e.currentTarget.value)} data-testid="password-input" />
             </label>
             <button type="submit" class="primary">
               {t('sit_here')}

@@ -4,7 +4,7 @@
 // pure function of the model (model.ts); colours always come with a mark.
 
 import { t } from '../i18n';
-import { khishtiName, pulkaName } from '../ui/text';
+import { khishtiName, playerName, pulkaName } from '../ui/text';
 import type { CellModel, Course, SheetModel } from './model';
 import { Avatar } from '../ui/Avatar';
 
@@ -52,7 +52,7 @@ export function ScoreSheet({ model, verify }: { model: SheetModel; verify?: Shee
             </th>
             {model.players.map((p) => (
               <th key={p.seat} scope="colgroup" colSpan={2} class={`player course-${p.course}`} data-testid={`sheet-player-${p.seat}`}>
-                <Avatar name={p.name} id={p.name} /> <span class="name">{p.name}</span>
+                <Avatar name={playerName(p.name)} id={p.name} /> <span class="name">{playerName(p.name)}</span>
                 {p.course === 'off' && (
                   <span class="course-mark" title={courseLabel(p.course)}>
                     {' '}✗<span class="sr-only">{courseLabel(p.course)}</span>
@@ -102,7 +102,7 @@ export function ScoreSheet({ model, verify }: { model: SheetModel; verify?: Shee
                   )}
                 </th>
                 {r.cells.map((c) => {
-                  const name = model.players[c.seat]?.name ?? '';
+                  const name = playerName(model.players[c.seat]?.name ?? '');
                   return [
                     <td key={`b${c.seat}`} class="bid" data-testid={`sheet-bid-${r.handIndex}-${c.seat}`}>
                       {c.bid}

@@ -3,6 +3,7 @@
 // accessible name ("ace of spades") and a stable data-testid ("card-AS").
 
 import { cardCode, isJoker, isRed, rankCode, suitOf, type Card } from '../protocol/cards';
+import { t } from '../i18n';
 import { cardName, SUIT_SYMBOL } from './text';
 
 function Face({ card }: { card: Card }) {
@@ -11,7 +12,7 @@ function Face({ card }: { card: Card }) {
     return (
       <span class="card-face joker" aria-hidden="true">
         <span class="rank">★</span>
-        <span class="suit">JOKER</span>
+        <span class="suit">{t('joker_face')}</span>
       </span>
     );
   }

@@ -14,7 +14,7 @@ export function Timer({ deadline, serverNow, total = 30, mine }: { deadline: num
     <span
       class={`timer${left <= 5 ? ' urgent' : ''}${mine ? ' mine' : ''}`}
       role="timer"
-      aria-label={t('timer_left', { s: left })}
+      aria-label={t('timer_left', { n: left })}
       data-testid="move-timer"
     >
       <span class="timer-bar" style={{ width: `${Math.round(frac * 100)}%` }} />

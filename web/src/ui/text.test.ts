@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { setLang } from '../i18n';
 import type { TableSettings } from '../protocol/types';
-import { describeRules, payoutText } from './text';
+import { describeRules, payoutText, playerName } from './text';
 
 function settings(over: Partial<TableSettings>): TableSettings {
   return {
@@ -54,5 +54,21 @@ describe('describeRules: the bots\' level', () => {
   it('says how the bots play when the table says so, and nothing when it does not', () => {
     expect(describeRules(settings({ botLevel: 'strong' }))).toContain('Bots in empty seats play strong.');
     expect(describeRules(settings({})).join(' ')).not.toContain('Bots in empty seats');
+  });
+});
+
+describe('playerName: the names the server makes up, in the player’s language (issue 22, rough edge 10)', () => {
+  afterEach(() => setLang('en'));
+
+  it('translates a guest’s and a bot’s name and leaves chosen names alone', () => {
+    const names = ['Guest-1234', 'Bot 2', 'nino', 'Bot2', 'Guest-x'];
+    setLang('ka');
+    expect(names.map(playerName)).toEqual(['სტუმარი-1234', 'ბოტი 2', 'nino', 'Bot2', 'Guest-x']);
+    setLang('ru');
+    expect(names.map(playerName)).toEqual(['Гость-1234', 'Бот 2', 'nino', 'Bot2', 'Guest-x']);
+    setLang('tr');
+    expect(names.map(playerName)).toEqual(['Misafir-1234', 'Bot 2', 'nino', 'Bot2', 'Guest-x']);
+    setLang('en');
+    expect(names.map(playerName)).toEqual(['Guest-1234', 'Bot 2', 'nino', 'Bot2', 'Guest-x']);
   });
 });

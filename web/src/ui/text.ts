@@ -24,6 +24,19 @@ export function trumpName(tr: Trump | null, japanese: boolean): string {
   return suitName(tr);
 }
 
+/** A player's name as people read it in their language: the names the
+ * server makes up — a guest's "Guest-1234" (pkg gateway auth) and a seat's bot
+ * "Bot 2" (the lobby) — are words of the player's language; a username can
+ * contain neither a space nor start with "guest", so no chosen name is
+ * changed. */
+export function playerName(name: string): string {
+  const guest = /^Guest-(\d+)$/.exec(name);
+  if (guest?.[1]) return t('guest_name', { n: guest[1] });
+  const bot = /^Bot (\d+)$/.exec(name);
+  if (bot?.[1]) return t('bot_name', { n: bot[1] });
+  return name;
+}
+
 export function cardName(c: Card): string {
   if (isJoker(c)) return c === JOKER1 ? t('joker_1') : t('joker_2');
   const s = suitOf(c);
@@ -93,7 +106,7 @@ export function describeRules(s: TableSettings): string[] {
   if (s.stake.kind === 'coins') out.push(payoutText(s));
   out.push(s.visibility === 'public' ? t('desc_public') : t('desc_private'));
   if (s.hasPassword) out.push(t('desc_password'));
-  if (s.moveTime !== null) out.push(t('desc_move_time', { s: s.moveTime }));
+  if (s.moveTime !== null) out.push(t('desc_move_time', { n: s.moveTime }));
   return out;
 }
 

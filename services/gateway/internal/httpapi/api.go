@@ -119,6 +119,7 @@ func Mount(engine *gin.Engine, cfg Config, d Deps) error {
 	v1.POST("/register", a.register)
 	v1.POST("/login", a.login)
 	v1.POST("/logout", a.logout)
+	v1.GET("/session", a.currentSession)
 
 	authed := v1.Group("", a.requireSession)
 	authed.GET("/me", a.me)

@@ -119,6 +119,32 @@ func (a *API) logout(c *gin.Context) {
 	c.Status(http.StatusNoContent)
 }
 
+// currentSession says whether the request carries a live session without
+// a 401: a browser asks on every fresh page load, where having none is the
+// normal case (and a 401 is an error in its console each time). 200 with
+// what /me says; 204 for no token, or one invalid, expired or revoked (its
+// cookie then cleared); a session that could not be checked fails as
+// everywhere (503), so an outage does not sign anyone out.
+func (a *API) currentSession(c *gin.Context) {
+	tok := a.requestToken(c)
+	if tok == "" {
+		c.Status(http.StatusNoContent)
+		return
+	}
+	cl, err := auth.VerifySession(c.Request.Context(), a.deps.Signer, a.deps.Revocations, tok)
+	if errors.Is(err, auth.ErrSessionUnchecked) {
+		Fail(c, err)
+		return
+	}
+	if err != nil {
+		a.setCookie(c, "", -1)
+		c.Status(http.StatusNoContent)
+		return
+	}
+	c.Set(claimsKey, cl)
+	a.me(c)
+}
+
 func (a *API) me(c *gin.Context) {
 	cl := claimsOf(c)
 	c.JSON(http.StatusOK, gin.H{

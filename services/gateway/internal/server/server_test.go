@@ -250,6 +250,26 @@ func TestAPI_GuestSessionThenMe(t *testing.T) {
 	}
 }
 
+// GET /api/v1/session is what a browser asks on a fresh page load: no
+// session is 204, never a 401 (an error in the console on every load).
+func TestAPI_SessionWithoutA401(t *testing.T) {
+	ts := startServer(t, testConfig(), nil)
+	if r := ts.do(t, "GET", "/api/v1/session", nil, nil); r.status != http.StatusNoContent {
+		t.Fatalf("session without a cookie: %d %v", r.status, r.body)
+	}
+	r := ts.do(t, "POST", "/api/v1/session/guest", nil, nil)
+	tok := r.body["token"].(string)
+	player := r.body["player"].(map[string]any)
+	byCookie := ts.do(t, "GET", "/api/v1/session", nil, map[string]string{"Cookie": "pulka_session=" + tok})
+	if byCookie.status != http.StatusOK || byCookie.body["player"].(map[string]any)["id"] != player["id"] {
+		t.Fatalf("session by cookie: %d %v", byCookie.status, byCookie.body)
+	}
+	forged := ts.do(t, "GET", "/api/v1/session", nil, map[string]string{"Cookie": "pulka_session=" + tok + "x"})
+	if forged.status != http.StatusNoContent || !strings.Contains(forged.header.Get("Set-Cookie"), "Max-Age=0") {
+		t.Fatalf("session with a forged cookie: %d %v, Set-Cookie %q", forged.status, forged.body, forged.header.Get("Set-Cookie"))
+	}
+}
+
 func TestAPI_RegisterLoginWrongPasswordAndRateLimit(t *testing.T) {
 	ts := startServer(t, testConfig(), nil)
 	cred := map[string]string{"username": "Nino", "password": "khachapuri"}

@@ -5,6 +5,7 @@ import type { TableState } from '../../game/state';
 import { byTestId, click, mount } from '../../testing/render';
 import { classicDealing, classicFollowing, play } from '../../testing/tables';
 import { ClassicTable } from './ClassicTable';
+import { endSentence, leaveOffered } from './parts';
 
 function draw(s: TableState, online = true) {
   const send = vi.fn<(m: Move) => boolean>(() => true);
@@ -34,6 +35,19 @@ describe('the classic table', () => {
     expect(byTestId(root, 'seat-0').className).toContain('turn');
     expect(byTestId(root, 'move-timer').getAttribute('role')).toBe('timer');
     expect(byTestId(root, 'hand-info').textContent).toBe('Hand 5 · 5 cards · Pulka I');
+  });
+
+  it('writes the dealer chip as a letter of the player’s language (issue 22, rough edge 3)', () => {
+    setLang('ka');
+    const { root } = draw(classicDealing());
+    expect(byTestId(root, 'dealer-0').textContent).toBe('დ');
+    expect(byTestId(root, 'dealer-0').getAttribute('title')).toBe('დამრიგებელი');
+  });
+
+  it('writes the joker’s face in the player’s language (issue 22, rough edge 10)', () => {
+    setLang('ru');
+    const { root } = draw(classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' }));
+    expect(byTestId(root, 'card-JK1').textContent).toContain('ДЖОКЕР');
   });
 
   it('disables the dealer’s forbidden bid and says why', () => {
@@ -73,6 +87,42 @@ describe('the classic table', () => {
     expect(send).toHaveBeenCalledWith({ type: 'play', card: 1 });
   });
 
+  it('sends a double-clicked card once, and plays again once the table moved on (issue 22, rough edge 2)', () => {
+    const s = classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' });
+    const { root, send, rerender } = draw(s);
+    click(byTestId(root, 'card-7S'));
+    click(byTestId(root, 'card-7S'));
+    click(byTestId(root, 'card-AS'));
+    expect(send).toHaveBeenCalledTimes(1);
+    expect(playable(root)).toEqual([]);
+    // Refused: the player may try again.
+    const refused = play(s, [{ visibility: { audience: 'AUDIENCE_PLAYER' }, move_rejected: { reason: 'REJECT_REASON_MUST_FOLLOW_SUIT', message: 'x' } }]);
+    rerender(<ClassicTable s={refused} send={send} serverNow={() => Date.now()} online onCourse={[null, null, null, null]} header={null} />);
+    expect(byTestId(root, 'rejection')).toBeTruthy();
+    click(byTestId(root, 'card-AS'));
+    expect(send).toHaveBeenCalledTimes(2);
+    // Taken: the refusal goes at once, not seconds later.
+    const taken = play(refused, [{ card_played: { seat: 0, card: 'CARD_ACE_OF_SPADES' } }]);
+    rerender(<ClassicTable s={taken} send={send} serverNow={() => Date.now()} online onCourse={[null, null, null, null]} header={null} />);
+    expect(root.querySelector('[data-testid="rejection"]')).toBeNull();
+  });
+
+  it('plays again when the table comes back to the very place a move was sent from', () => {
+    const s = classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' });
+    const { root, send, rerender } = draw(s);
+    const again = (st: TableState) => {
+      rerender(<ClassicTable s={st} send={send} serverNow={() => Date.now()} online onCourse={[null, null, null, null]} header={null} />);
+    };
+    click(byTestId(root, 'card-7S'));
+    expect(send).toHaveBeenCalledTimes(1);
+    // The table moves on, then (as a Japanese column card can) back to a
+    // state with the same place in the game: the move was answered.
+    again({ ...s, trick: [] });
+    again(s);
+    click(byTestId(root, 'card-7S'));
+    expect(send).toHaveBeenCalledTimes(2);
+  });
+
   it('asks how a following joker is meant: take or discard', () => {
     const { root, send } = draw(classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' }));
     click(byTestId(root, 'card-JK1'));
@@ -106,8 +156,11 @@ describe('the classic table', () => {
     expect(root.querySelectorAll('[data-testid="hand"] button')).toHaveLength(3);
     click(byTestId(root, 'trump-none'));
     expect(send).toHaveBeenCalledWith({ type: 'trump', suit: 'none' });
-    click(byTestId(root, 'trump-S'));
-    expect(send).toHaveBeenLastCalledWith({ type: 'trump', suit: 'S' });
+    // One choice per turn: the panel waits for the table's answer.
+    expect(root.querySelector('[data-testid="trump-panel"]')).toBeNull();
+    const again = draw(s);
+    click(byTestId(again.root, 'trump-S'));
+    expect(again.send).toHaveBeenLastCalledWith({ type: 'trump', suit: 'S' });
   });
 
   it('shows the trick as played, then who took it', () => {
@@ -143,6 +196,20 @@ describe('the classic table', () => {
     expect(send).toHaveBeenCalledWith({ type: 'sit', seat: 0 });
   });
 
+  it('offers Leave no more once a bot plays your seat (issue 22, rough edge 9)', () => {
+    const s = classicDealing();
+    expect(leaveOffered(s)).toBe(true);
+    const left = play(s, [{ player_left: { seat: 0, player_id: 'p0' } }, { seat_taken_by_bot: { seat: 0, reason: 'BOT_REASON_PLAYER_LEFT' } }]);
+    expect(leaveOffered({ ...left, yourSeat: 0 })).toBe(false);
+    const { root } = draw({ ...left, yourSeat: 0 });
+    expect(byTestId(root, 'retake-seat')).toBeTruthy();
+  });
+
+  it('ends a classic game as before: every hand played', () => {
+    const s = play(classicDealing(), [{ game_ended: { reason: 'GAME_END_REASON_COMPLETED', placings: [{ place: 1, seat: 2, score: '2380' }] } }]);
+    expect(endSentence(s)).toBe('Every hand has been played.');
+  });
+
   it('keeps moves disabled while the connection is down', () => {
     const { root } = draw(classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' }), false);
     expect(playable(root)).toEqual([]);
@@ -152,7 +219,7 @@ describe('the classic table', () => {
     const { root } = draw(classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' }));
     expect(byTestId(root, 'card-AS').getAttribute('aria-label')).toBe('ace of spades');
     expect(byTestId(root, 'card-KH').getAttribute('aria-disabled')).toBe('true');
-    expect(byTestId(root, 'seat-0').getAttribute('aria-label')).toBe('Nino, you, dealer, bid 1, tricks: 0, to move');
+    expect(byTestId(root, 'seat-0').getAttribute('aria-label')).toBe('Nino, you, dealer, bid 1, 0 tricks taken, to move');
     expect(byTestId(root, 'played-1').querySelector('[role="img"]')?.getAttribute('aria-label')).toBe('Giorgi: queen of spades');
   });
 });

@@ -13,7 +13,7 @@ import { CardView } from '../../ui/Card';
 import { Dialog } from '../../ui/Dialog';
 import { SUIT_SYMBOL, suitName, trumpName } from '../../ui/text';
 import { pulkaName } from '../../ui/text';
-import { Announcer, HandView, RejectionAlert, relative, SeatBox, seatName, TrickArea } from './parts';
+import { Announcer, HandView, progressKey, RejectionAlert, relative, SeatBox, seatName, TrickArea, useOneMove } from './parts';
 
 export interface TableProps {
   s: TableState;
@@ -25,11 +25,12 @@ export interface TableProps {
   header: preact.ComponentChildren;
 }
 
-export function ClassicTable({ s, send, serverNow, online, onCourse, header }: TableProps) {
+export function ClassicTable({ s, send: sendNow, serverNow, online, onCourse, header }: TableProps) {
   const [joker, setJoker] = useState<Card | null>(null);
+  const { send, waiting } = useOneMove(s, sendNow);
   const n = 4;
   const me = s.yourSeat;
-  const mine = yourTurn(s) && online;
+  const mine = yourTurn(s) && online && !waiting;
   const playable = mine ? playableNow(s) : [];
   const hand = sortHand(s.hand, s.trump);
   const seats = Array.from({ length: n }, (_, i) => i);
@@ -43,7 +44,7 @@ export function ClassicTable({ s, send, serverNow, online, onCourse, header }: T
     <div class="table classic" data-testid="classic-table">
       {header}
       <div class="table-info" aria-live="off">
-        <span data-testid="hand-info">{t('hand_info', { n: s.handIndex + 1, cards: s.cardsPerSeat, pulka: pulkaName(s.pulkaIndex) })}</span>
+        <span data-testid="hand-info">{t('hand_info', { n: s.handIndex + 1, cards: t('n_cards', { n: s.cardsPerSeat }), pulka: pulkaName(s.pulkaIndex) })}</span>
         <TrumpBadge trump={s.trump} turned={s.turnedCard} />
       </div>
       <div class="felt">
@@ -52,12 +53,12 @@ export function ClassicTable({ s, send, serverNow, online, onCourse, header }: T
         ))}
         <TrickArea s={s} n={n} japanese={false} />
       </div>
-      <RejectionAlert r={s.rejection} />
+      <RejectionAlert r={s.rejection} progress={progressKey(s)} />
       <div class="controls">
         {me !== null && seatIsBot(s, me) && (
           <div class="panel" data-testid="retake-panel">
             <p>{t('bot_plays_you')}</p>
-            <button type="button" class="primary" disabled={!online} onClick={() => send({ type: 'sit', seat: me })} data-testid="retake-seat">
+            <button type="button" class="primary" disabled={!online} onClick={() => sendNow({ type: 'sit', seat: me })} data-testid="retake-seat">
               {t('retake_seat')}
             </button>
           </div>

@@ -5,6 +5,7 @@ import type { TableState } from '../../game/state';
 import { byTestId, click, mount } from '../../testing/render';
 import { japaneseStarted, play } from '../../testing/tables';
 import { JapaneseTable } from './JapaneseTable';
+import { endSentence, leaveOffered } from './parts';
 
 function draw(s: TableState) {
   const send = vi.fn<(m: Move) => boolean>(() => true);
@@ -35,6 +36,27 @@ describe('the Japanese table', () => {
     expect(byTestId(root, 'trump-panel').textContent).toContain('Choose the trump, or bezi.');
     click(byTestId(root, 'trump-none'));
     expect(send).toHaveBeenCalledWith({ type: 'trump', suit: 'none' });
+  });
+
+  it('marks the declarer with a letter every font has, in the player’s language (issue 22, rough edge 3)', () => {
+    const { root } = draw({ ...dealt(), dealerSeat: 1 });
+    const chip = byTestId(root, 'dealer-1');
+    expect(chip.textContent).toBe('T');
+    expect(chip.getAttribute('title')).toBe('declarer');
+    setLang('ru');
+    expect(draw({ ...dealt(), dealerSeat: 1 }).root.querySelector('[data-testid="dealer-1"]')?.textContent).toBe('К');
+  });
+
+  it('ends a played-out match saying who reached the target (issue 22, rough edge 6)', () => {
+    const s = play(dealt(), [
+      { game_ended: { reason: 'GAME_END_REASON_COMPLETED', placings: [{ place: 1, seat: 1, score: '21' }, { place: 2, seat: 0, score: '14' }] } },
+    ]);
+    expect(endSentence(s)).toBe('Giorgi reached 21 points and wins the match.');
+    const resigned = play(dealt(), [
+      { game_ended: { reason: 'GAME_END_REASON_RESIGNED', placings: [{ place: 1, seat: 1, score: '3' }, { place: 2, seat: 0, score: '5' }] } },
+    ]);
+    expect(endSentence(resigned)).toBe('A player resigned.');
+    expect(leaveOffered(s)).toBe(false);
   });
 
   it('shows both players’ columns: face-up cards and face-down backs', () => {

@@ -9,7 +9,7 @@ import { playableNow } from '../../game/rules';
 import { yourTurn, type TableState } from '../../game/state';
 import { CardBack, CardButton, CardView } from '../../ui/Card';
 import { cardName } from '../../ui/text';
-import { Announcer, HandView, HiddenHand, RejectionAlert, relative, SeatBox, seatName, TrickArea } from './parts';
+import { Announcer, HandView, HiddenHand, progressKey, RejectionAlert, relative, SeatBox, seatName, TrickArea, useOneMove } from './parts';
 import { JokerDialog, TrumpBadge, TrumpPanel, type TableProps } from './ClassicTable';
 
 function Columns({
@@ -47,13 +47,14 @@ function Columns({
   );
 }
 
-export function JapaneseTable({ s, send, serverNow, online, header }: TableProps) {
+export function JapaneseTable({ s, send: sendNow, serverNow, online, header }: TableProps) {
   const [joker, setJoker] = useState<Card | null>(null);
+  const { send, waiting } = useOneMove(s, sendNow);
   const n = 2;
   const me = s.yourSeat;
   const other = me === null ? 1 : 1 - me;
   const bottom = me ?? 0;
-  const mine = yourTurn(s) && online;
+  const mine = yourTurn(s) && online && !waiting;
   const playable = mine ? playableNow(s) : [];
   const target = s.settings?.japaneseTarget || 21;
   const play = (c: Card) => {
@@ -81,7 +82,7 @@ export function JapaneseTable({ s, send, serverNow, online, header }: TableProps
         <Columns s={s} seat={bottom} playable={me === null ? null : playable} onPlay={play} />
         <SeatBox s={s} seat={bottom} pos={0} serverNow={serverNow} japanese />
       </div>
-      <RejectionAlert r={s.rejection} />
+      <RejectionAlert r={s.rejection} progress={progressKey(s)} />
       <div class="controls">
         {mine && s.phase === 'choose_trump' && <TrumpPanel send={send} japanese />}
         {mine && s.phase === 'play' && (

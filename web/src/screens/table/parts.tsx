@@ -2,14 +2,15 @@
 // refusal message, the live announcements, and the score sheet dialog.
 
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Move } from '../../protocol/frames';
 import { t } from '../../i18n';
 import type { Card } from '../../protocol/cards';
 import type { PlayedCard } from '../../protocol/types';
-import type { Notice, Rejection, SeatState, TableState } from '../../game/state';
+import { seatIsBot, type Notice, type Rejection, type SeatState, type TableState } from '../../game/state';
 import { Avatar } from '../../ui/Avatar';
 import { CardBack, CardButton, CardView } from '../../ui/Card';
 import { Timer } from '../../ui/Timer';
-import { botText, cardName, rejectText, SUIT_SYMBOL, trumpName } from '../../ui/text';
+import { botText, cardName, endText, playerName, rejectText, SUIT_SYMBOL, trumpName } from '../../ui/text';
 import { formatPoints } from '../../sheet/notation';
 import { useTick } from '../../ui/hooks';
 
@@ -22,7 +23,7 @@ export function seatName(s: TableState, seat: number): string {
   const p = s.seats[seat]?.player;
   if (!p) return t('seat_n', { n: seat + 1 });
   if (p.bot && !p.name) return t('bot');
-  return p.name || t('seat_n', { n: seat + 1 });
+  return p.name ? playerName(p.name) : t('seat_n', { n: seat + 1 });
 }
 
 export function SeatBox({
@@ -68,7 +69,8 @@ export function SeatBox({
         <span class={`seat-name${onCourse === false ? ' off-course' : ''}`}>{name}</span>
         {dealer && (
           <span class="chip dealer" title={japanese ? t('declarer') : t('dealer')} data-testid={`dealer-${seat}`}>
-            {japanese ? 'Ⓓ' : 'D'}
+            {/* A letter of the language (the chip is round already): a symbol such as Ⓓ is missing from common fonts. */}
+            {japanese ? t('declarer_chip') : t('dealer_chip')}
           </span>
         )}
       </div>
@@ -171,16 +173,66 @@ export function HiddenHand({ count, label }: { count: number; label: string }) {
   );
 }
 
-/** The server's refusal, in words, for a few seconds. */
-export function RejectionAlert({ r }: { r: Rejection | null }) {
+/** Where the game is: it changes with every bid, trump, card and trick
+ * (and a refusal is not progress). */
+export function progressKey(s: TableState): string {
+  return [s.handIndex, s.phase, s.turnSeat, s.trump, s.trick.length, s.hand.length, s.lastTrick?.winner].join('/');
+}
+
+/**
+ * One move per turn: a move sent is not sent again until the table has
+ * moved on (or refused it). A double click on a card otherwise sends the
+ * card twice, and the second is refused with a false "not your turn".
+ */
+export function useOneMove(s: TableState, send: (m: Move) => boolean): { send: (m: Move) => boolean; waiting: boolean } {
+  const key = `${progressKey(s)}#${String(s.rejection?.serial ?? 0)}`;
+  // A ref, not state: both clicks of a double click run before a re-render.
+  const sentAt = useRef<string | null>(null);
+  const [, rerender] = useState(0);
+  // Once the table moved on the move is answered. Forget it: the same place
+  // can come again (a Japanese card from a column leaves the hand's size,
+  // and the trick taken empties the trick as it was).
+  if (sentAt.current !== null && sentAt.current !== key) sentAt.current = null;
+  // A move the table neither takes nor refuses (it should not happen: a
+  // move lost with the connection is sent again) frees the controls after
+  // a while rather than never.
+  useEffect(() => {
+    if (sentAt.current !== key) return undefined;
+    const h = setTimeout(() => {
+      sentAt.current = null;
+      rerender((x) => x + 1);
+    }, ONE_MOVE_WAIT_MS);
+    return () => clearTimeout(h);
+  });
+  return {
+    waiting: sentAt.current === key,
+    send: (m: Move) => {
+      if (sentAt.current === key) return false;
+      const ok = send(m);
+      if (ok) {
+        sentAt.current = key;
+        rerender((x) => x + 1);
+      }
+      return ok;
+    },
+  };
+}
+
+const ONE_MOVE_WAIT_MS = 8000;
+
+/** The server's refusal, in words, for a few seconds — and no longer once
+ * the game has moved on (a later move of yours was taken). */
+export function RejectionAlert({ r, progress }: { r: Rejection | null; progress: string }) {
   const [shown, setShown] = useState<number>(0);
+  const [at, setAt] = useState<string>(progress);
   useEffect(() => {
     if (!r) return undefined;
     setShown(r.serial);
+    setAt(progress);
     const h = setTimeout(() => setShown(0), 5000);
     return () => clearTimeout(h);
   }, [r?.serial]);
-  if (!r || shown !== r.serial) return null;
+  if (!r || shown !== r.serial || at !== progress) return null;
   return (
     <div class="rejection" role="alert" data-testid="rejection">
       {t('rejected', { why: rejectText(r.reason) })}
@@ -221,4 +273,23 @@ export function Announcer({ s, japanese }: { s: TableState; japanese: boolean })
       {text}
     </p>
   );
+}
+
+/** Why the game ended, in a sentence: a Japanese match that was played out
+ * names who reached the target (every hand being played is no end there). */
+export function endSentence(s: TableState): string {
+  const end = s.gameEnd;
+  if (!end) return '';
+  const winner = end.placings.find((p) => p.place === 1);
+  if (s.settings?.game === 'japanese' && (end.reason === 'completed' || end.reason === 'unknown') && winner) {
+    return t('end_target_reached', { name: seatName(s, winner.seat), target: s.settings.japaneseTarget });
+  }
+  return endText(end.reason);
+}
+
+/** Whether the header offers Leave (or Resign): only to a player whose seat
+ * is theirs to leave — not once a bot plays it (after Leave, or when the
+ * player did not come back), when the offer is to take the seat back. */
+export function leaveOffered(s: TableState): boolean {
+  return s.yourSeat !== null && s.phase !== 'game_over' && s.gameEnd === null && !seatIsBot(s, s.yourSeat);
 }
