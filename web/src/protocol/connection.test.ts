@@ -83,6 +83,23 @@ describe('Connection', () => {
     expect(last().frames('hello')).toEqual([]);
   });
 
+  it('drops the answer to the join of a table given up meanwhile (a link the API already refused: no second toast)', () => {
+    const { c, last } = setup();
+    const errors: { code: string; join: boolean | undefined; table: string | null }[] = [];
+    c.listen({ error: (e, table) => errors.push({ code: e.code, join: e.join, table }) });
+    c.start();
+    last().open();
+    last().receive(welcome);
+    c.join('t1');
+    c.join('t2');
+    c.forget('t1');
+    last().receive({ type: 'error', code: 'invalid_message', message: 'no such id', ref: 'id1' });
+    expect(errors).toEqual([]);
+    // A followed table's join error still reaches the listener.
+    last().receive({ type: 'error', code: 'invalid_message', message: 'no such id', ref: 'id2' });
+    expect(errors).toEqual([{ code: 'invalid_message', join: true, table: 't2' }]);
+  });
+
   it('marks events before joined as replay and after it as live', () => {
     const { c, last, events, joined } = setup();
     c.start();

@@ -131,6 +131,9 @@ export class Connection {
   private ws: SocketLike | null = null;
   private readonly tables = new Map<string, Followed>();
   private readonly pending = new Map<string, Pending>();
+  /** The join refs of tables given up (forget) whose answer may still come:
+   * an error answering one is about a table nobody follows any more. */
+  private readonly forgottenJoins = new Set<string>();
   private lobby = false;
   private attempt = 0;
   private retryTimer: unknown = null;
@@ -206,6 +209,11 @@ export class Connection {
    * no unjoin goes out, as the gateway follows it no more.
    */
   forget(table: string): void {
+    const ref = this.tables.get(table)?.joinRef ?? '';
+    if (ref !== '') {
+      if (this.forgottenJoins.size >= 64) this.forgottenJoins.clear();
+      this.forgottenJoins.add(ref);
+    }
     this.tables.delete(table);
     for (const [ref, p] of this.pending) if (p.table === table) this.pending.delete(ref);
   }
@@ -440,6 +448,9 @@ export class Connection {
   }
 
   private onError(ref: string, w: WireError): void {
+    // The answer to the join of a table given up meanwhile (e.g. a link the
+    // HTTP API already said names no table): nothing to tell anyone.
+    if (ref !== '' && this.forgottenJoins.delete(ref)) return;
     const e: ServerError = { code: w.code, message: w.message, ref };
     // An error about a followed table itself (table_gone) names it.
     let table: string | null = w.table !== '' && this.tables.has(w.table) ? w.table : null;
