@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/classic"
+	"github.com/pulka/pulka/pkg/internal/threadcpu"
 	"github.com/pulka/pulka/pkg/scoring"
 )
 
@@ -65,10 +66,10 @@ func playMatch(t *testing.T, seed uint64, players [classic.Seats]classic.Player,
 	evs := make([]classic.Event, 0, 16)
 	for !g.Over() {
 		seat := g.ToMove()
-		start := threadCPU()
+		start := threadcpu.Now()
 		m, ok := players[seat].Choose(g, seat)
 		if timed[seat] && cpu != nil {
-			*cpu = append(*cpu, threadCPU()-start)
+			*cpu = append(*cpu, threadcpu.Now()-start)
 		}
 		if !ok {
 			t.Fatalf("seed %d: seat %d to move but its player says not", seed, seat)
@@ -118,7 +119,7 @@ func TestBotMatch(t *testing.T) {
 		return classic.StrongBot{Seed: seed, Rollouts: *matchRollouts}
 	}
 	var mixedStrong, mixedBase, allStrong, allBase, mixedNormal, normalsBase seatStats
-	defer lockThread()()
+	defer threadcpu.Lock()()
 	var cpu, cpuNormal []time.Duration
 	if short {
 		t.Logf("a short check; the measure: -botmatch.games 10000")
@@ -188,7 +189,7 @@ func TestBotMatch(t *testing.T) {
 				sum += d
 			}
 			t.Logf("%s bot per move (%s): mean %v p50 %v p99 %v max %v over %d moves",
-				c.name, cpuClock, sum/time.Duration(n), c.moves[n/2], c.moves[n*99/100], c.moves[n-1], n)
+				c.name, threadcpu.Clock, sum/time.Duration(n), c.moves[n/2], c.moves[n*99/100], c.moves[n-1], n)
 		}
 	}
 	if mixedStrong.score/float64(mixedStrong.games) <= mixedBase.score/float64(mixedBase.games) {

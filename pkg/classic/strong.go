@@ -132,7 +132,7 @@ const maxCandidates = 32
 func (b StrongBot) choosePlay(g *Game, seat int) Move {
 	var buf [maxCandidates]Move
 	legal := g.Legal(seat, buf[:0])
-	cands := dropSecondJoker(legal)
+	cands := cards.OneJoker(legal, func(m Move) cards.Card { return m.Card })
 	if len(cands) == 1 {
 		return cands[0]
 	}
@@ -167,28 +167,6 @@ func (b StrongBot) choosePlay(g *Game, seat int) Move {
 		}
 	}
 	return cands[best]
-}
-
-// dropSecondJoker removes the moves of the higher joker when the seat holds
-// both: the two play alike.
-func dropSecondJoker(ms []Move) []Move {
-	has1 := false
-	for _, m := range ms {
-		if m.Card == cards.Joker1 {
-			has1 = true
-			break
-		}
-	}
-	if !has1 {
-		return ms
-	}
-	out := ms[:0]
-	for _, m := range ms {
-		if m.Card != cards.Joker2 {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 // chooseBid compares the bids around the baseline's estimate by playing the

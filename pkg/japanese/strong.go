@@ -31,7 +31,7 @@ func (b StrongBot) Choose(g *Game, seat int) (Move, bool) {
 		return Bot{}.Choose(g, seat)
 	}
 	var buf [MaxLegal]Move
-	cands := dropSecondJoker(g.Legal(seat, buf[:0]))
+	cands := cards.OneJoker(g.Legal(seat, buf[:0]), func(m Move) cards.Card { return m.Card })
 	if len(cands) == 1 {
 		return cands[0], true
 	}
@@ -65,25 +65,6 @@ func (b StrongBot) Choose(g *Game, seat int) (Move, bool) {
 		}
 	}
 	return cands[best], true
-}
-
-// dropSecondJoker keeps one joker's moves when the seat holds both: they
-// play alike.
-func dropSecondJoker(ms []Move) []Move {
-	has1 := false
-	for _, m := range ms {
-		has1 = has1 || m.Card == cards.Joker1
-	}
-	if !has1 {
-		return ms
-	}
-	out := ms[:0]
-	for _, m := range ms {
-		if m.Card != cards.Joker2 {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 // matchBonus is what ending the match is worth, in tricks of difference.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/internal/threadcpu"
 )
 
 var fastStrong = StrongBot{Seed: 3, Rollouts: 24}
@@ -160,7 +161,7 @@ func TestStrongBot_Match(t *testing.T) {
 			n = 2
 		}
 	}
-	defer lockThread()()
+	defer threadcpu.Lock()()
 	var won, hands, handsWon, handsLost int
 	var cpu []time.Duration
 	buf := make([]Event, 0, 24)
@@ -171,10 +172,10 @@ func TestStrongBot_Match(t *testing.T) {
 		players[me], players[1-me] = StrongBot{Seed: seed}, Bot{}
 		for !g.Over() {
 			s := g.ToMove()
-			start := threadCPU()
+			start := threadcpu.Now()
 			m, _ := players[s].Choose(g, s)
 			if s == me {
-				cpu = append(cpu, threadCPU()-start)
+				cpu = append(cpu, threadcpu.Now()-start)
 			}
 			var err error
 			if buf, err = g.Apply(m, buf[:0]); err != nil {
@@ -199,7 +200,7 @@ func TestStrongBot_Match(t *testing.T) {
 	sort.Slice(cpu, func(i, j int) bool { return cpu[i] < cpu[j] })
 	t.Logf("strong vs baseline, %d matches to 21: won %.1f%%; hands won %.1f%%, lost %.1f%% of %d; per move (%s) p50 %v p99 %v max %v",
 		n, 100*float64(won)/float64(n), 100*float64(handsWon)/float64(hands), 100*float64(handsLost)/float64(hands), hands,
-		cpuClock, cpu[len(cpu)/2], cpu[len(cpu)*99/100], cpu[len(cpu)-1])
+		threadcpu.Clock, cpu[len(cpu)/2], cpu[len(cpu)*99/100], cpu[len(cpu)-1])
 	if *matchN >= 100 && won*2 <= n {
 		t.Errorf("the strong bot does not beat the baseline")
 	}

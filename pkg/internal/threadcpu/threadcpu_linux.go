@@ -1,6 +1,6 @@
 //go:build linux
 
-package japanese
+package threadcpu
 
 import (
 	"runtime"
@@ -14,10 +14,13 @@ import (
 // coarse for a move).
 const clockThreadCPUTime = 3
 
-// threadCPU returns the CPU time the calling goroutine's OS thread has used;
-// lockThread keeps the goroutine on one thread, so the difference around a
-// move is that move's CPU, whatever else the machine runs.
-func threadCPU() time.Duration {
+// Clock names what Now measures.
+const Clock = "CPU time of the thread, CLOCK_THREAD_CPUTIME_ID"
+
+// Now is the CPU time the calling goroutine's OS thread has used; with Lock
+// the goroutine stays on one thread, so the difference around a move is that
+// move's CPU, whatever else the machine runs.
+func Now() time.Duration {
 	var ts syscall.Timespec
 	if _, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTime, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
 		return 0
@@ -25,9 +28,9 @@ func threadCPU() time.Duration {
 	return time.Duration(ts.Nano())
 }
 
-func lockThread() func() {
+// Lock keeps the calling goroutine on its OS thread until the returned
+// function is called.
+func Lock() func() {
 	runtime.LockOSThread()
 	return runtime.UnlockOSThread
 }
-
-const cpuClock = "CPU time of the thread, CLOCK_THREAD_CPUTIME_ID"
