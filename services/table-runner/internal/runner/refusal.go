@@ -96,13 +96,13 @@ func (a *actor) markHandled(ctx context.Context, notice string) (heard int64, er
 	return res[1], nil
 }
 
-// trimSome trims the handled commands once there are trimEvery of them
-// (or at once with now).
-func (a *actor) trimSome(ctx context.Context, now bool) error {
+// trimSome trims the handled commands once there are CommandTrim of them
+// (a hand's end trims them with its snapshot: snapshotHandled).
+func (a *actor) trimSome(ctx context.Context) error {
 	if a.readPos == a.handled {
 		return nil
 	}
-	if a.untrimmed++; a.untrimmed < a.r.opt.CommandTrim && !now {
+	if a.untrimmed++; a.untrimmed < a.r.opt.CommandTrim {
 		return nil
 	}
 	_, err := a.markHandled(ctx, "")

@@ -311,7 +311,7 @@ func (a *actor) handle(ctx context.Context, m streams.Message) error {
 	if err := a.handleNew(ctx, m); err != nil {
 		return err
 	}
-	return a.trimSome(ctx, false)
+	return a.trimSome(ctx)
 }
 
 // handleNew handles an entry after the read position.
@@ -454,10 +454,8 @@ func (a *actor) step(ctx context.Context, in table.Input) error {
 		}
 	}
 	if handBoundary(evs) {
-		if err := a.snapshot(ctx); err != nil {
-			return err
-		}
-		return a.trimSome(ctx, true)
+		// The hand's snapshot and the trim of its commands, in one step.
+		return a.snapshotHandled(ctx)
 	}
 	return nil
 }
@@ -573,6 +571,31 @@ func (a *actor) snapshot(ctx context.Context) error {
 	if err != nil {
 		return a.appendFailed(ctx, err)
 	}
+	return nil
+}
+
+// snapshotHandled is snapshot and markHandled (without a notice) in one
+// round trip: at a hand's end the table writes its snapshot and trims the
+// commands it handled (docs/limits.md, the command stream's retention).
+func (a *actor) snapshotHandled(ctx context.Context) error {
+	if a.readPos == "" || a.readPos == a.handled {
+		return a.snapshot(ctx)
+	}
+	next, err := nextID(a.readPos)
+	if err != nil {
+		return err
+	}
+	b, err := a.t.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	trimmed, err := tablelog.WriteSnapshotHandled(ctx, a.r.rdb, a.lease, a.s.id,
+		tablelog.Snapshot{EventID: a.lastEv, Table: b}, tablelog.Handled{ID: a.readPos, TrimFrom: next})
+	if err != nil {
+		return a.appendFailed(ctx, err)
+	}
+	a.handled, a.untrimmed = a.readPos, 0
+	a.r.m.trimmed.Add(ctx, trimmed)
 	return nil
 }
 

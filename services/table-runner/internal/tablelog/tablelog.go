@@ -133,32 +133,57 @@ func ParseSnapshot(b []byte) (Snapshot, error) {
 	return Snapshot{}, fmt.Errorf("%w: snapshot version %d", ErrCorrupt, b[0])
 }
 
-// snapshotScript: KEYS[1]=lease KEYS[2]=snapshot; ARGV[1]=owner
-// ARGV[2]=epoch ARGV[3]=value. The same fence as streams' AppendFenced.
+// snapshotScript: KEYS[1]=lease KEYS[2]=snapshot KEYS[3]=command stream
+// KEYS[4]=handled key; ARGV[1]=owner ARGV[2]=epoch ARGV[3]=value
+// ARGV[4]=handled entry ID ("" for none) ARGV[5]=trim threshold (the ID
+// after it). The same fence as streams' AppendFenced. With a handled entry
+// it also trims the command stream through it and records it, as the
+// runner's handled step does, so that a hand's end costs one round trip
+// (the trim is issue 17's bounded retention; the snapshot was already
+// there). Returns the entries trimmed.
 var snapshotScript = redis.NewScript(`
 local cur = redis.call('HMGET', KEYS[1], 'owner', 'epoch')
 if cur[1] ~= ARGV[1] or cur[2] ~= ARGV[2] then
   return redis.error_reply('STALEEPOCH lease is ' .. tostring(cur[2]) .. ':' .. tostring(cur[1]))
 end
 redis.call('SET', KEYS[2], ARGV[3])
-return 1
+local trimmed = 0
+if ARGV[4] ~= '' then
+  trimmed = redis.call('XTRIM', KEYS[3], 'MINID', ARGV[5])
+  redis.call('SET', KEYS[4], ARGV[4])
+end
+return trimmed
 `)
+
+// Handled is a command stream position to record with a snapshot: the
+// entry handled last (ID), and TrimFrom, the ID right after it, below
+// which the handled commands are trimmed. The zero value records nothing.
+type Handled struct{ ID, TrimFrom string }
 
 // WriteSnapshot stores s as tableID's snapshot if lease is still current;
 // otherwise the error wraps streams.ErrStaleEpoch and nothing is written.
 func WriteSnapshot(ctx context.Context, rdb redis.Scripter, lease streams.Lease, tableID string, s Snapshot) error {
+	_, err := WriteSnapshotHandled(ctx, rdb, lease, tableID, s, Handled{})
+	return err
+}
+
+// WriteSnapshotHandled is WriteSnapshot that also, in the same step, trims
+// the table's command stream through h.ID and records h.ID as handled
+// (when h.ID is set). It returns the entries trimmed.
+func WriteSnapshotHandled(ctx context.Context, rdb redis.Scripter, lease streams.Lease, tableID string, s Snapshot, h Handled) (int64, error) {
 	v, err := s.MarshalBinary()
 	if err != nil {
-		return fmt.Errorf("tablelog: snapshot of %s: %w", tableID, err)
+		return 0, fmt.Errorf("tablelog: snapshot of %s: %w", tableID, err)
 	}
-	err = snapshotScript.Run(ctx, rdb, []string{lease.Key, streams.TableSnapshot(tableID)}, lease.Owner, lease.Epoch, v).Err()
+	keys := []string{lease.Key, streams.TableSnapshot(tableID), streams.TableCommands(tableID), HandledKey(tableID)}
+	trimmed, err := snapshotScript.Run(ctx, rdb, keys, lease.Owner, lease.Epoch, v, h.ID, h.TrimFrom).Int64()
 	if err != nil {
 		if redis.HasErrorPrefix(err, "STALEEPOCH") {
-			return fmt.Errorf("tablelog: snapshot of %s: %w: %w", tableID, streams.ErrStaleEpoch, err)
+			return 0, fmt.Errorf("tablelog: snapshot of %s: %w: %w", tableID, streams.ErrStaleEpoch, err)
 		}
-		return fmt.Errorf("tablelog: snapshot of %s: %w", tableID, err)
+		return 0, fmt.Errorf("tablelog: snapshot of %s: %w", tableID, err)
 	}
-	return nil
+	return trimmed, nil
 }
 
 // Step is one logged step: a genesis or an input, with the events it

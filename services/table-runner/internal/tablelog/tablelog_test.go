@@ -9,6 +9,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -209,6 +211,61 @@ func TestWriteSnapshot_IsFencedByTheLease(t *testing.T) {
 	}
 	if n, _ := w.rdb.Exists(ctx, streams.TableSnapshot("t1")).Result(); n != 0 {
 		t.Fatal("a stale owner wrote the snapshot")
+	}
+}
+
+// TestWriteSnapshotHandled_TrimsAndRecordsInTheSameStep: a hand's end
+// writes the snapshot, trims the command stream through the handled entry
+// and records it, in one fenced script; a stale owner does none of it.
+func TestWriteSnapshotHandled_TrimsAndRecordsInTheSameStep(t *testing.T) {
+	ctx := context.Background()
+	w := newWriter(t)
+	cmds := streams.TableCommands("t1")
+	var ids []string
+	for i := range 5 {
+		id, err := w.rdb.XAdd(ctx, &redis.XAddArgs{Stream: cmds, Values: []any{"n", i}}).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	// Through the third command: the two after it stay.
+	ms, seq, _ := strings.Cut(ids[2], "-")
+	n, _ := strconv.ParseUint(seq, 10, 64)
+	next := ms + "-" + strconv.FormatUint(n+1, 10)
+	trimmed, err := WriteSnapshotHandled(ctx, w.rdb, w.lease, "t1", Snapshot{EventID: w.last, Table: w.state()}, Handled{ID: ids[2], TrimFrom: next})
+	if err != nil || trimmed != 3 {
+		t.Fatalf("WriteSnapshotHandled = %d, %v; want 3 trimmed", trimmed, err)
+	}
+	left, _ := w.rdb.XRange(ctx, cmds, "-", "+").Result()
+	if len(left) != 2 || left[0].ID != ids[3] {
+		t.Fatalf("commands left %v; want the last two", left)
+	}
+	if got, _ := w.rdb.Get(ctx, HandledKey("t1")).Result(); got != ids[2] {
+		t.Fatalf("handled = %q, want %q", got, ids[2])
+	}
+	if st, err := Restore(ctx, w.rdb, "t1"); err != nil || !st.FromSnapshot || st.EventID != w.last {
+		t.Fatalf("Restore after the step: from snapshot %t at %q, %v; want the snapshot at %q", st.FromSnapshot, st.EventID, err, w.last)
+	}
+	// No handled entry: the snapshot alone, nothing trimmed.
+	if trimmed, err := WriteSnapshotHandled(ctx, w.rdb, w.lease, "t1", Snapshot{EventID: w.last, Table: w.state()}, Handled{}); err != nil || trimmed != 0 {
+		t.Fatalf("WriteSnapshotHandled without a position = %d, %v", trimmed, err)
+	}
+	if n, _ := w.rdb.XLen(ctx, cmds).Result(); n != 2 {
+		t.Fatalf("%d commands left; a snapshot alone trimmed", n)
+	}
+	if _, err := streams.NewLeases(w.rdb, time.Minute).Takeover(ctx, streams.TableLease("t1"), "other"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = WriteSnapshotHandled(ctx, w.rdb, w.lease, "t1", Snapshot{EventID: "9-9", Table: w.state()}, Handled{ID: ids[4], TrimFrom: ids[4] + "1"})
+	if !errors.Is(err, streams.ErrStaleEpoch) {
+		t.Fatalf("a stale owner's step = %v, want ErrStaleEpoch", err)
+	}
+	if n, _ := w.rdb.XLen(ctx, cmds).Result(); n != 2 {
+		t.Fatalf("a stale owner trimmed: %d commands left", n)
+	}
+	if got, _ := w.rdb.Get(ctx, HandledKey("t1")).Result(); got != ids[2] {
+		t.Fatalf("a stale owner recorded handled %q", got)
 	}
 }
 
