@@ -9,6 +9,12 @@
 # that load generator instead (a build whose client protocol differs needs its own).
 # LOADRUN_GOGC=N runs the services (not the load generator) with GOGC=N, LOADRUN_GOMAXPROCS=N
 # with GOMAXPROCS=N; LOADRUN_GEN_GOMAXPROCS=N runs the load generator with GOMAXPROCS=N.
+# LOADRUN_CLUSTER="M R" runs the services on a Redis Cluster of M masters with R replicas
+# each (pulka-local -cluster-masters M -cluster-replicas R); redis-server's CPU is then the
+# sum over every node, and its command statistics are the first node's.
+# LOADRUN_LOCAL_FLAGS="..." adds pulka-local flags (e.g. "-redis 127.0.0.1:6390" for a Redis you
+# started with the settings to measure, such as appendfsync always); LOADRUN_REDIS_PIDS="pid ..."
+# names that Redis's processes for the CPU figures.
 # LOADRUN_CPU_TIMELINE=1 also prints each process's CPU per second of the window.
 # LOADRUN_PROFILE=1 also writes CPU profiles of the gateway, the runner and the load
 # generator over the window to $LOADRUN_OUT (default tmp/loadrun): go tool pprof bin/gateway tmp/loadrun/gateway.prof
@@ -23,12 +29,15 @@ stack_start "$port" ${LOADRUN_GOMAXPROCS:+GOMAXPROCS=$LOADRUN_GOMAXPROCS} GOGC="
   PULKA_RUNNER_BOT_DELAY=1ms PULKA_WS_RATE=1000 PULKA_WS_BURST=1000 PULKA_SIGNUPS_PER_IP=1000000 \
   PULKA_WS_PER_IP=1000000 PULKA_CONN_PER_IP=1000000 PULKA_LOBBY_CREATES_PER_MINUTE=1000000
 pids() { pgrep -P "$local_pid" -f "$1" | head -1; }
-cpu() { awk '{print $14+$15}' /proc/"$1"/stat; }
+# CPU ticks and system calls are summed over a space-separated list of pids
+# (every node of a Redis Cluster).
+cpu() { local n=0 x; for x in $1; do n=$((n + $(awk '{print $14+$15}' /proc/"$x"/stat))); done; echo "$n"; }
 # read and write system calls of a process so far (all its threads): a count
 # of I/O per move that does not move with the machine's speed as CPU does.
-sysc() { awk '/^sysc[rw]:/{n+=$2} END{print n}' /proc/"$1"/io; }
+sysc() { local n=0 x; for x in $1; do n=$((n + $(awk '/^sysc[rw]:/{n+=$2} END{print n}' /proc/"$x"/io))); done; echo "$n"; }
 declare -A pid
-for p in gateway table-runner scoring lobby redis-server; do pid[$p]=$(pids "$p"); done
+for p in gateway table-runner scoring lobby; do pid[$p]=$(pids "$p"); done
+pid[redis-server]=${LOADRUN_REDIS_PIDS:-$(pgrep -P "$local_pid" -f redis-server | tr '\n' ' ')}
 gen_flags=()
 [ -n "${LOADRUN_PROFILE:-}" ] && gen_flags=(--cpuprofile "$out/pulkactl.prof")
 env ${LOADRUN_GEN_GOMAXPROCS:+GOMAXPROCS=$LOADRUN_GEN_GOMAXPROCS} "${LOADRUN_GEN:-bin/pulkactl}" load --server http://127.0.0.1:$port "${gen_flags[@]}" "$@" >"$out/load.txt" 2>&1 &

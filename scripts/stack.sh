@@ -11,7 +11,13 @@
 stack_start() {
   local port=$1; shift
   local bin=${LOADRUN_BIN:-bin}
-  env "$@" "$bin/pulka-local" -bin-dir "$(realpath "$bin")" \
+  local cluster=()
+  # shellcheck disable=SC2206 # "M R": two words on purpose
+  [ -n "${LOADRUN_CLUSTER:-}" ] && cluster=($LOADRUN_CLUSTER) && cluster=(-cluster-masters "${cluster[0]}" -cluster-replicas "${cluster[1]:-0}")
+  local extra=()
+  # shellcheck disable=SC2206 # flags split on spaces on purpose
+  [ -n "${LOADRUN_LOCAL_FLAGS:-}" ] && extra=($LOADRUN_LOCAL_FLAGS)
+  env "$@" "$bin/pulka-local" "${cluster[@]}" "${extra[@]}" -bin-dir "$(realpath "$bin")" \
     -addr "127.0.0.1:$port" -runners 1 -raw-logs >"$out/local.log" 2>&1 &
   local_pid=$!
   trap 'kill $local_pid 2>/dev/null; wait $local_pid 2>/dev/null || true' EXIT

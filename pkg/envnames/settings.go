@@ -43,6 +43,9 @@ const (
 const (
 	// LobbyName is the lobby process's consumer name in its group.
 	LobbyName = "PULKA_LOBBY_NAME"
+	// LobbyCreatesPerMinute is how many tables one player may create per
+	// minute (docs/limits.md, "Lobby"); a load test lifts it.
+	LobbyCreatesPerMinute = "PULKA_LOBBY_CREATES_PER_MINUTE"
 )
 
 // ConsumerSuffix follows a service's prefix in the name of its consumer

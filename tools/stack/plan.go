@@ -58,6 +58,8 @@ func (p Process) ReadyURL() string { return "http://" + p.Admin + "/readyz" }
 type Wiring struct {
 	// RedisAddr is the Redis every service uses.
 	RedisAddr string
+	// RedisCluster says RedisAddr is a node of a Redis Cluster.
+	RedisCluster bool
 	// Addr is where the gateway serves the API, the WebSocket and the web
 	// client (host:port).
 	Addr string
@@ -84,6 +86,9 @@ func (w Wiring) Process(binary string, n int, admin string) Process {
 		daemon.EnvRedisAddr + "=" + w.RedisAddr,
 		daemon.EnvAdminAddr + "=" + admin,
 		daemon.EnvLogLevel + "=" + w.LogLevel,
+	}
+	if w.RedisCluster {
+		p.Env = append(p.Env, daemon.EnvRedisCluster+"=true")
 	}
 	if w.ShutdownTimeout > 0 {
 		p.Env = append(p.Env, daemon.EnvShutdownTimeout+"="+w.ShutdownTimeout.String())

@@ -17,6 +17,7 @@ import (
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
+	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
 	"github.com/pulka/pulka/pkg/wire"
 )
 
@@ -151,6 +152,21 @@ func (a *API) Sit(ctx context.Context, table string, seat int, password, key str
 		body["password"] = password
 	}
 	return a.do(ctx, http.MethodPost, "/api/v1/tables/"+url.PathEscape(table)+"/sit", body, key, nil)
+}
+
+// Balance is the Domino Coin balance of the session's account. A wallet not
+// opened yet answers an *APIError with Code "wallet_opening" (503): the
+// gateway opens it when the account registers, asynchronously.
+func (a *API) Balance(ctx context.Context) (*walletv1.Balance, error) {
+	var raw json.RawMessage
+	if err := a.do(ctx, http.MethodGet, "/api/v1/me/wallet", nil, "", &raw); err != nil {
+		return nil, err
+	}
+	var b walletv1.Balance
+	if err := protojson.Unmarshal(raw, &b); err != nil {
+		return nil, fmt.Errorf("wsclient: balance: %w", err)
+	}
+	return &b, nil
 }
 
 // FillBots fills the empty seats of a classic table with bots (host only).

@@ -28,6 +28,14 @@ type Config struct {
 	BinDir string
 	// Redis is an existing Redis to use; empty: start one.
 	Redis string
+	// RedisCluster says Redis is a node of a Redis Cluster: the launcher
+	// and every service use cluster clients (PULKA_REDIS_CLUSTER).
+	RedisCluster bool
+	// ClusterMasters, when positive, starts a Redis Cluster of that many
+	// masters (each with ClusterReplicas replicas) on loopback ports
+	// instead of one redis-server: to try Pulka, or measure it, on a
+	// cluster (pkg/redistest.LaunchCluster).
+	ClusterMasters, ClusterReplicas int
 	// EmbeddedRedis starts the in-process Redis-compatible server even when
 	// redis-server is on PATH.
 	EmbeddedRedis bool
@@ -59,7 +67,12 @@ const (
 	DefaultReadyTimeout = time.Minute
 	DefaultStopTimeout  = 15 * time.Second
 	maxRunners          = 8
+	maxClusterMasters   = 9
+	maxClusterReplicas  = 2
 )
+
+// clusterMode says the services' Redis is a Redis Cluster.
+func (c Config) clusterMode() bool { return c.RedisCluster || c.ClusterMasters > 0 }
 
 // parseConfig reads the flags. exe is the launcher's own path (for the
 // default BinDir). It returns flag.ErrHelp after printing the usage for -h.
@@ -76,6 +89,9 @@ func parseConfig(args []string, exe string, output io.Writer) (Config, error) {
 	fs.StringVar(&c.Addr, "addr", DefaultAddr, "gateway listen address (the web client and the API)")
 	fs.StringVar(&c.BinDir, "bin-dir", filepath.Dir(exe), "directory of the service binaries (make build puts them in bin/)")
 	fs.StringVar(&c.Redis, "redis", "", "use this Redis (host:port) instead of starting one")
+	fs.BoolVar(&c.RedisCluster, "redis-cluster", false, "-redis is a node of a Redis Cluster (the services use cluster clients)")
+	fs.IntVar(&c.ClusterMasters, "cluster-masters", 0, "start a Redis Cluster of this many masters (in memory only) instead of one redis-server")
+	fs.IntVar(&c.ClusterReplicas, "cluster-replicas", 0, "replicas of each master of -cluster-masters")
 	fs.BoolVar(&c.EmbeddedRedis, "embedded-redis", false, "use the embedded Redis-compatible server even when redis-server is installed")
 	fs.IntVar(&c.Runners, "runners", DefaultRunners, "table-runner processes (2 or more let tables move between them)")
 	fs.BoolVar(&c.AllowRunnerExit, "allow-runner-exit", false, "keep running when a table-runner ends while another is up (to watch its tables move)")
@@ -111,6 +127,18 @@ func (c Config) Validate() error {
 		if c.EmbeddedRedis {
 			bad("-redis and -embedded-redis exclude each other")
 		}
+	} else if c.RedisCluster {
+		bad("-redis-cluster needs -redis (a node of the cluster)")
+	}
+	switch {
+	case c.ClusterMasters < 0 || c.ClusterMasters > maxClusterMasters || c.ClusterReplicas < 0 || c.ClusterReplicas > maxClusterReplicas:
+		bad("-cluster-masters must be 0..%d and -cluster-replicas 0..%d", maxClusterMasters, maxClusterReplicas)
+	case c.ClusterMasters > 0 && c.ClusterMasters < 3:
+		bad("-cluster-masters: a Redis Cluster needs at least 3 masters")
+	case c.ClusterMasters > 0 && (c.Redis != "" || c.EmbeddedRedis):
+		bad("-cluster-masters excludes -redis and -embedded-redis")
+	case c.ClusterMasters == 0 && c.ClusterReplicas > 0:
+		bad("-cluster-replicas needs -cluster-masters")
 	}
 	if c.BinDir == "" {
 		bad("-bin-dir is empty")

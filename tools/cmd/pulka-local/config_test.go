@@ -86,6 +86,14 @@ func TestConfigValidate(t *testing.T) {
 		{"bad log level", func(c *Config) { c.LogLevel = "loud" }, "-log-level"},
 		{"no ready timeout", func(c *Config) { c.ReadyTimeout = 0 }, "-ready-timeout"},
 		{"stop timeout too short", func(c *Config) { c.StopTimeout = 500 * time.Millisecond }, "-stop-timeout"},
+		{"an existing cluster", func(c *Config) { c.Redis = "10.0.0.5:6379"; c.RedisCluster = true }, ""},
+		{"a cluster of its own", func(c *Config) { c.ClusterMasters = 3; c.ClusterReplicas = 1 }, ""},
+		{"cluster without redis", func(c *Config) { c.RedisCluster = true }, "-redis-cluster needs -redis"},
+		{"two masters", func(c *Config) { c.ClusterMasters = 2 }, "at least 3 masters"},
+		{"too many masters", func(c *Config) { c.ClusterMasters = 10 }, "-cluster-masters must be"},
+		{"negative replicas", func(c *Config) { c.ClusterMasters = 3; c.ClusterReplicas = -1 }, "-cluster-replicas 0.."},
+		{"cluster and redis", func(c *Config) { c.ClusterMasters = 3; c.Redis = "r:6379" }, "excludes -redis"},
+		{"replicas without masters", func(c *Config) { c.ClusterReplicas = 1 }, "-cluster-replicas needs"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

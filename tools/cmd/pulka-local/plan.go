@@ -11,10 +11,11 @@ import (
 // ready. adminPorts must hold stack.Count(cfg.Runners) ports.
 func plan(cfg Config, redisAddr, secret string, adminPorts []int) (backends []stack.Process, gateway stack.Process) {
 	w := stack.Wiring{
-		RedisAddr: redisAddr,
-		Addr:      cfg.Addr,
-		Secret:    secret,
-		LogLevel:  cfg.LogLevel,
+		RedisAddr:    redisAddr,
+		RedisCluster: cfg.clusterMode(),
+		Addr:         cfg.Addr,
+		Secret:       secret,
+		LogLevel:     cfg.LogLevel,
 		// Each service gets two thirds of the stop timeout for its own
 		// graceful shutdown, so it finishes (tables handed over, WebSockets
 		// closed) before the launcher loses patience and kills it.

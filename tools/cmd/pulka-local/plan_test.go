@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,21 @@ func TestPlan_EveryServiceGetsTheLauncherLogLevelAndStopsBeforeItIsKilled(t *tes
 		// kills it.
 		if d, err := time.ParseDuration(env[daemon.EnvShutdownTimeout]); err != nil || d <= 0 || d >= cfg.StopTimeout {
 			t.Errorf("%s: shutdown timeout %q is not within the 15s stop timeout", s.Name, env[daemon.EnvShutdownTimeout])
+		}
+	}
+}
+
+// On a Redis Cluster (one the launcher starts, or -redis-cluster) every
+// service is told to use a cluster client; on one Redis none is.
+func TestPlan_AClusterReachesEveryService(t *testing.T) {
+	for _, cfg := range []Config{{ClusterMasters: 3}, {Redis: "10.0.0.5:6379", RedisCluster: true}, {}} {
+		cfg.Runners, cfg.LogLevel, cfg.StopTimeout = 1, "info", 15*time.Second
+		backends, gw := plan(cfg, "127.0.0.1:7777", strings.Repeat("s", 64), make([]int, stack.Count(cfg.Runners)))
+		for _, s := range append(backends, gw) {
+			got := slices.Contains(s.Env, daemon.EnvRedisCluster+"=true")
+			if want := cfg.clusterMode(); got != want {
+				t.Errorf("%+v: %s has the cluster setting %t, want %t", cfg, s.Name, got, want)
+			}
 		}
 	}
 }

@@ -61,6 +61,13 @@ func startRedis(ctx context.Context, cfg Config, hs host, con *console) (*redisH
 	switch _, lookErr := hs.LookPath("redis-server"); {
 	case cfg.Redis != "":
 		h = &redisHandle{Addr: cfg.Redis, Kind: redisExisting, About: "yours (-redis)"}
+	case cfg.ClusterMasters > 0:
+		cl, err := redistest.LaunchCluster(cfg.ClusterMasters, cfg.ClusterReplicas) //nolint:contextcheck // no context in its API; bounded by its own timeouts
+		if err != nil {
+			return nil, fmt.Errorf("%w: start a Redis Cluster: %w", ErrRedis, err)
+		}
+		h = &redisHandle{Addr: cl.Addrs()[0], Kind: redisServer, stop: cl.Stop,
+			About: fmt.Sprintf("a Redis Cluster of %d masters with %d replicas each (redis-server), in memory only, gone when this stops", cfg.ClusterMasters, cfg.ClusterReplicas)}
 	case !cfg.EmbeddedRedis && lookErr == nil:
 		srv, err := redistest.Launch() //nolint:contextcheck // no context in its API; bounded by its own start timeout
 		if err != nil {
@@ -77,7 +84,7 @@ func startRedis(ctx context.Context, cfg Config, hs host, con *console) (*redisH
 		}
 		h = emb
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: h.Addr, MaxRetries: -1})
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{h.Addr}, IsClusterMode: cfg.clusterMode(), MaxRetries: -1})
 	defer rdb.Close()
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -113,7 +120,7 @@ func startEmbedded() (*redisHandle, error) {
 }
 
 // redisVersion reads redis_version from INFO server.
-func redisVersion(ctx context.Context, rdb *redis.Client) (string, error) {
+func redisVersion(ctx context.Context, rdb redis.UniversalClient) (string, error) {
 	info, err := rdb.Info(ctx, "server").Result()
 	if err != nil {
 		return "", err
@@ -133,7 +140,7 @@ func redisVersion(ctx context.Context, rdb *redis.Client) (string, error) {
 // stream, hash, TIME and PUBLISH commands (a bell carrying its entry), SUBSCRIBE, MULTI/EXEC,
 // and keys that expire. The
 // error names the first step that failed.
-func probeRedis(ctx context.Context, rdb *redis.Client) error {
+func probeRedis(ctx context.Context, rdb redis.UniversalClient) error {
 	var tag [6]byte
 	_, _ = rand.Read(tag[:])
 	base := "pulka-local:probe:{" + hex.EncodeToString(tag[:]) + "}:"

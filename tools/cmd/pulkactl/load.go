@@ -17,6 +17,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
 	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/tools/wsclient"
 )
@@ -27,7 +30,12 @@ Load-tests a running Pulka through its public edge: creates N tables with a
 client on every seat, each over its own WebSocket (classic: four clients;
 --bots: one client and three bots; --game japanese: two clients), and plays
 legal moves (the baseline of pulkactl play --auto) until --duration has passed
-after the warm-up. A finished game is followed by a new table.
+after the warm-up. A finished game is followed by a new table. With --stake N
+the tables are Domino Coin tables of N coins: every client registers an
+account (the gateway opens its wallet) instead of playing as a guest, and the
+run also reports game end → balances updated: from the first client's
+GameEnded to the balance frame that completes the table's settlement (every
+seat's stake settled and the whole pot paid out), by the frames' arrival.
 
   throughput  every client moves as soon as the events say it is its turn
   paced       open loop: each table gets a move slot every 1/R seconds, on a
@@ -48,6 +56,7 @@ type loadFlags struct {
 	rate                      float64
 	duration, warmup, timeout time.Duration
 	bots                      bool
+	stake                     int64
 	cpuProfile                string
 	timeline                  time.Duration
 	stagger                   time.Duration
@@ -65,6 +74,7 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs.DurationVar(&f.warmup, "warmup", 2*time.Second, "how long to play before measuring")
 	fs.StringVar(&f.game, "game", "classic", "classic or japanese")
 	fs.BoolVar(&f.bots, "bots", false, "classic: one client and three bots per table")
+	fs.Int64Var(&f.stake, "stake", 0, "Domino Coin tables of this stake (a rung of the lobby's ladder); 0: free tables")
 	fs.IntVar(&f.setupConcurrency, "setup-concurrency", 16, "tables set up at once")
 	fs.DurationVar(&f.timeout, "setup-timeout", 5*time.Minute, "how long setting up the tables may take")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write the load generator's own CPU profile of the measured window to this file")
@@ -95,6 +105,8 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return usageError(fmt.Errorf("load: --game %q: classic or japanese", f.game))
 	case f.bots && f.game != "classic":
 		return usageError(errors.New("load: --bots is for classic tables"))
+	case f.stake < 0 || (f.stake > 0 && f.bots):
+		return usageError(errors.New("load: --stake must not be negative, and coin tables have no bots (drop --bots)"))
 	case f.setupConcurrency < 1:
 		return usageError(errors.New("load: --setup-concurrency must be at least 1"))
 	case f.timeline < 0:
@@ -130,6 +142,12 @@ type loadResult struct {
 	firstError               string
 	// refusals is the gateway's error frames by code, e.g. "rate_limited 3".
 	refusals string
+	// settled is game end → balances updated at coin tables (sorted), and
+	// unsettled the coin games of the window whose settlement no client
+	// saw complete before the run ended.
+	settled   []time.Duration
+	unsettled int
+	stake     int64
 }
 
 func (r *loadResult) movesPerSecond() float64 { return float64(r.moves) / r.window.Seconds() }
@@ -204,6 +222,16 @@ func (r *loadResult) String() string {
 	if len(r.spreads) > 0 {
 		s += "of which first client's event → last client's event (the fan-out): " + tail(r.spreads) + "\n"
 	}
+	if r.stake > 0 {
+		s += fmt.Sprintf("coin tables of %d: game end → balances updated: ", r.stake)
+		if len(r.settled) > 0 {
+			s += tail(r.settled)
+		} else {
+			s += "none completed"
+		}
+		s += fmt.Sprintf("  (n=%d)", len(r.settled))
+		s += fmt.Sprintf(", %d games of the window not seen settled\n", r.unsettled)
+	}
 	for _, sl := range r.timeline {
 		s += fmt.Sprintf("  t+%-6s moves %5d  p50 %s  p99 %s  max %s\n", sl.from.String(), len(sl.latencies),
 			ms(quantile(sl.latencies, 0.50)), ms(quantile(sl.latencies, 0.99)), ms(quantile(sl.latencies, 1)))
@@ -228,6 +256,98 @@ type recorder struct {
 	refusals   map[string]int // gateway refusals by error code
 
 	rejected, refused, reconn, games, failed, lateSlots, seedsRefused atomic.Int64
+
+	// coin tables (--stake): the settlement of each table whose game ended,
+	// and the measured game end → balances updated.
+	settling map[string]*settlement
+	settled  []time.Duration
+}
+
+// settlement is what the clients of one coin table saw of its game's end
+// and its settlement: the wallet writes one ledger entry per seat for its
+// stake (STAKE_SETTLED) and one per share paid (PAYOUT), each reaching the
+// account's sockets as a balance frame.
+type settlement struct {
+	ended       time.Time // the first client's GameEnded (zero: none seen yet)
+	seats, pot  int64
+	stakes      int64 // STAKE_SETTLED entries seen
+	paid        int64 // coins of the PAYOUT entries seen
+	last        time.Time
+	done, count bool            // count: the game ended within the window
+	entries     map[string]bool // ledger entries counted (a reconnect sends the last one again)
+}
+
+// coinTable registers a coin table of seats players each staking stake.
+func (r *recorder) coinTable(table string, seats, stake int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.settling == nil {
+		r.settling = map[string]*settlement{}
+	}
+	r.settling[table] = &settlement{seats: seats, pot: seats * stake, entries: map[string]bool{}}
+}
+
+// gameEnded records a client's GameEnded at a coin table.
+func (r *recorder) gameEnded(table string, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.settling[table]
+	if st == nil {
+		return
+	}
+	if st.ended.IsZero() || at.Before(st.ended) {
+		st.ended = at
+	}
+	st.count = !r.start.IsZero() && !st.ended.Before(r.start) && (r.end.IsZero() || st.ended.Before(r.end))
+	r.settle(st)
+}
+
+// balance records a client's balance frame.
+func (r *recorder) balance(b *gatewayv1.BalanceFrame, at time.Time) {
+	e := b.GetEntry()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.settling[e.GetTableId()]
+	if st == nil || st.entries[e.GetEntryId()] {
+		return
+	}
+	st.entries[e.GetEntryId()] = true
+	switch e.GetKind() {
+	case walletv1.LedgerEntryKind_LEDGER_ENTRY_KIND_STAKE_SETTLED:
+		st.stakes++
+	case walletv1.LedgerEntryKind_LEDGER_ENTRY_KIND_PAYOUT:
+		st.paid += e.GetAvailableDelta()
+	default:
+		return
+	}
+	if at.After(st.last) {
+		st.last = at
+	}
+	r.settle(st)
+}
+
+// settle records st's latency once its game has ended and every stake is
+// settled and the whole pot paid; r.mu held.
+func (r *recorder) settle(st *settlement) {
+	if st.done || st.ended.IsZero() || st.stakes < st.seats || st.paid < st.pot {
+		return
+	}
+	st.done = true
+	if st.count {
+		r.settled = append(r.settled, st.last.Sub(st.ended))
+	}
+}
+
+// unsettled counts the coin games that ended within the window and were not
+// seen settled; r.mu held.
+func (r *recorder) unsettled() int {
+	n := 0
+	for _, st := range r.settling {
+		if st.count && !st.done {
+			n++
+		}
+	}
+	return n
 }
 
 type inflight struct {
@@ -358,7 +478,7 @@ func runLoadTest(ctx context.Context, f loadFlags, progress io.Writer) (*loadRes
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			g, err := connectGroup(setupCtx, f.server, clients, frames)
+			g, err := connectGroup(setupCtx, f.server, clients, frames, f.stake > 0)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil && setupErr == nil {
@@ -437,17 +557,24 @@ func runLoadTest(ctx context.Context, f loadFlags, progress io.Writer) (*loadRes
 	return &loadResult{lags: sorted(rec.lags), spreads: sorted(rec.spreads), timeline: timeline, stagger: f.stagger, mode: f.mode, tables: f.tables, clients: f.tables * clients, rate: f.rate, setup: setup,
 		window: window, moves: rec.moves, latencies: lat, rejected: rec.rejected.Load(), refused: rec.refused.Load(), seedsRefused: rec.seedsRefused.Load(), refusals: rec.refusalCodes(),
 		reconn: rec.reconn.Load(), games: rec.games.Load(), failed: rec.failed.Load(), lateSlots: rec.lateSlots.Load(),
-		firstError: rec.firstError}, nil
+		firstError: rec.firstError, stake: f.stake, settled: sorted(rec.settled), unsettled: rec.unsettled()}, nil
 }
 
-// connectGroup makes the guest sessions and WebSockets of one table.
-func connectGroup(ctx context.Context, server string, clients int, frames *wsclient.FrameCache) ([]seatPlayer, error) {
+// connectGroup makes the sessions and WebSockets of one table: guests, or
+// with accounts registered accounts whose wallets are open.
+func connectGroup(ctx context.Context, server string, clients int, frames *wsclient.FrameCache, accounts bool) ([]seatPlayer, error) {
 	g := make([]seatPlayer, clients)
 	for i := range g {
 		api := &wsclient.API{Server: server}
-		s, err := api.Guest(ctx)
+		var s wsclient.Session
+		var err error
+		if accounts {
+			s, err = registerWithWallet(ctx, api)
+		} else {
+			s, err = api.Guest(ctx)
+		}
 		if err != nil {
-			return g, fmt.Errorf("guest session: %w", err)
+			return g, fmt.Errorf("session: %w", err)
 		}
 		api.Token = s.Token
 		c, err := wsclient.Dial(ctx, server, wsclient.Options{Token: s.Token, Reconnect: true, Buffer: 1024, Frames: frames})
@@ -457,6 +584,29 @@ func connectGroup(ctx context.Context, server string, clients int, frames *wscli
 		g[i] = seatPlayer{api: api, conn: c}
 	}
 	return g, nil
+}
+
+// registerWithWallet registers a new account and waits until the gateway
+// has opened its Domino Coin wallet (it asks the wallet at registration).
+func registerWithWallet(ctx context.Context, api *wsclient.API) (wsclient.Session, error) {
+	s, err := api.Register(ctx, "load-"+wsclient.NewKey()[:16], "load-"+wsclient.NewKey())
+	if err != nil {
+		return s, fmt.Errorf("register: %w", err)
+	}
+	api.Token = s.Token
+	for {
+		_, err := api.Balance(ctx)
+		if err == nil {
+			return s, nil
+		}
+		var ae *wsclient.APIError
+		if !errors.As(err, &ae) || ae.Code != "wallet_opening" {
+			return s, fmt.Errorf("wallet: %w", err)
+		}
+		if err := sleepCtxErr(ctx, 50*time.Millisecond); err != nil {
+			return s, err
+		}
+	}
 }
 
 // playTables plays games at new tables with one group of clients until ctx
@@ -471,6 +621,9 @@ func playTables(ctx context.Context, f loadFlags, idx int, g []seatPlayer, rec *
 				rec.fail(err)
 			}
 			return
+		}
+		if f.stake > 0 {
+			rec.coinTable(table, int64(len(g)), f.stake)
 		}
 		err = playGame(ctx, f, g, table, rec, opened)
 		if ctx.Err() != nil {
@@ -493,6 +646,9 @@ func openTable(ctx context.Context, f loadFlags, g []seatPlayer, name string) (s
 	settings := wsclient.ClassicSettings()
 	if f.game == "japanese" {
 		settings = wsclient.JapaneseSettings(11)
+	}
+	if f.stake > 0 {
+		settings.Stake = &lobbyv1.Stake{Kind: &lobbyv1.Stake_Coins{Coins: &lobbyv1.CoinStake{Amount: f.stake}}}
 	}
 	id, err := g[0].api.CreateTable(ctx, wsclient.CreateTable{Name: name, Settings: settings, SitDown: true}, wsclient.NewKey())
 	if err != nil {
@@ -537,6 +693,9 @@ func playGame(ctx context.Context, f loadFlags, g []seatPlayer, table string, re
 						lastCause = cb
 						rec.seen(cb, fr.At)
 					}
+					if fr.Event.GetGameEnded() != nil {
+						rec.gameEnded(table, fr.At)
+					}
 					if r := fr.Event.GetMoveRejected(); r != nil {
 						// Only this generator's moves are moves: the
 						// client seeds the connection sends by itself
@@ -556,6 +715,10 @@ func playGame(ctx context.Context, f loadFlags, g []seatPlayer, table string, re
 					rec.refusedCode(fr.Err)
 				case wsclient.TypeReconnected:
 					rec.reconn.Add(1)
+				case wire.TypeBalance:
+					// The settlement of the table before this one (its
+					// frames come after its game's end) or of this one.
+					rec.balance(fr.Balance, fr.At)
 				}
 			}}
 		if slots != nil {
@@ -612,6 +775,12 @@ func pace(ctx context.Context, rate float64, stagger time.Duration, slots chan<-
 		next = next.Add(every)
 		t.Reset(time.Until(next))
 	}
+}
+
+// sleepCtxErr sleeps d, or returns ctx's error if it ends first.
+func sleepCtxErr(ctx context.Context, d time.Duration) error {
+	sleepCtx(ctx, d)
+	return ctx.Err()
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {

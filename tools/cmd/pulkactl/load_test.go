@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
+	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
 )
 
 func TestLoad_RefusesBadFlags(t *testing.T) {
@@ -22,6 +25,8 @@ func TestLoad_RefusesBadFlags(t *testing.T) {
 		{"load", "--timeline", "-1s"},
 		{"load", "--stagger", "10s"}, // throughput mode
 		{"load", "--mode", "paced", "--stagger", "-1s"},
+		{"load", "--stake", "-10"},
+		{"load", "--stake", "10", "--bots"}, // coin tables seat accounts only
 	} {
 		if _, errOut, code := runCmd(t, "", args...); code != exitUsage {
 			t.Errorf("%v: exit %d (%s), want %d", args, code, errOut, exitUsage)
@@ -167,5 +172,69 @@ func TestPace_StaggerSpreadsTheFirstSlots(t *testing.T) {
 	lo, hi := first(time.Second)
 	if hi > time.Second+slack || hi-lo < 400*time.Millisecond {
 		t.Errorf("staggered over 1s, the first slots lie in [%v, %v]", lo, hi)
+	}
+}
+
+// TestRecorder_SettlementRunsFromGameEndToItsLastBalance: at a coin table
+// the measure starts at the first client's GameEnded and ends with the
+// balance frame that completes the settlement (every stake settled, the
+// whole pot paid), whatever order the clients' goroutines report in; a
+// ledger entry sent twice (a reconnect's current balance) counts once, and
+// other tables' entries and kinds count not at all.
+func TestRecorder_SettlementRunsFromGameEndToItsLastBalance(t *testing.T) {
+	r := newRecorder()
+	t0 := time.Now()
+	r.start = t0
+	r.coinTable("t1", 2, 10)
+	frame := func(id, table string, kind walletv1.LedgerEntryKind, delta int64) *gatewayv1.BalanceFrame {
+		return &gatewayv1.BalanceFrame{Entry: &walletv1.LedgerEntry{EntryId: id, TableId: table, Kind: kind, AvailableDelta: delta}}
+	}
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	settled := walletv1.LedgerEntryKind_LEDGER_ENTRY_KIND_STAKE_SETTLED
+	paid := walletv1.LedgerEntryKind_LEDGER_ENTRY_KIND_PAYOUT
+	r.balance(frame("a1", "t1", settled, 0), at(30)) // before any GameEnded is reported
+	r.gameEnded("t1", at(20))
+	r.gameEnded("t1", at(10))                        // the earliest client's end wins
+	r.balance(frame("a1", "t1", settled, 0), at(31)) // the same entry again
+	r.balance(frame("b1", "t1", settled, 0), at(40))
+	r.balance(frame("x1", "t2", paid, 20), at(45)) // another table
+	r.balance(frame("a0", "t1", walletv1.LedgerEntryKind_LEDGER_ENTRY_KIND_HOLD, -10), at(46))
+	if len(r.settled) != 0 {
+		t.Fatalf("settled before the pot was paid: %v", r.settled)
+	}
+	r.balance(frame("a2", "t1", paid, 20), at(70))
+	if len(r.settled) != 1 || r.settled[0] != 60*time.Millisecond {
+		t.Fatalf("settled %v; want one of 60ms (the end at 10ms to the payout at 70ms)", r.settled)
+	}
+	if r.unsettled() != 0 {
+		t.Fatalf("unsettled %d", r.unsettled())
+	}
+	r.coinTable("t3", 2, 10)
+	r.gameEnded("t3", at(80))
+	if r.unsettled() != 1 {
+		t.Fatalf("a game ended and not paid: unsettled %d, want 1", r.unsettled())
+	}
+}
+
+// TestLoad_CoinTablesReportGameEndToBalances: --stake plays Domino Coin
+// tables between registered accounts through the real wallet and measures
+// each game's settlement as the players see it.
+func TestLoad_CoinTablesReportGameEndToBalances(t *testing.T) {
+	url := liveStack(t)
+	out, errOut, code := runCmd(t, "", "load", "--server", url, "--tables", "2", "--stake", "10",
+		"--duration", "8s", "--warmup", "200ms")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	moves, refused, failed := loadNumbers(t, out)
+	if moves < 30 || refused != 0 || failed != 0 {
+		t.Fatalf("moves %d, refused %d, failed tables %d:\n%s", moves, refused, failed, out)
+	}
+	m := regexp.MustCompile(`coin tables of 10: game end → balances updated: p50 [0-9.]+ ms .*\(n=([0-9]+)\)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no settlement line:\n%s", out)
+	}
+	if n, _ := strconv.Atoi(m[1]); n < 1 {
+		t.Fatalf("no game settled in the window:\n%s", out)
 	}
 }

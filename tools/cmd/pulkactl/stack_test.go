@@ -23,7 +23,11 @@ func liveStack(t *testing.T) string {
 		// no client seed (they all do) is dealt after 1s, not 3s.
 		Settings: map[string][]string{
 			stack.TableRunner: {envnames.RunnerBotDelay + "=1ms", envnames.RunnerSeedTimeout + "=1s"},
-			stack.Gateway:     {envnames.WSRate + "=1000", envnames.WSBurst + "=1000"},
+			stack.Gateway: {envnames.WSRate + "=1000", envnames.WSBurst + "=1000",
+				// The coin load registers an account per seat.
+				envnames.SignupsPerIP + "=1000"},
+			// Fast games: a table a few seconds, a new one after each.
+			stack.Lobby: {envnames.LobbyCreatesPerMinute + "=1000"},
 		},
 	}).URL
 }

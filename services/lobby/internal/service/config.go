@@ -23,7 +23,7 @@ const (
 	EnvViewMaxLen       = "PULKA_LOBBY_VIEW_MAXLEN"
 
 	EnvMaxWaiting        = "PULKA_LOBBY_MAX_WAITING"
-	EnvCreatesPerMinute  = "PULKA_LOBBY_CREATES_PER_MINUTE"
+	EnvCreatesPerMinute  = envnames.LobbyCreatesPerMinute
 	EnvGuessesPerPlayer  = "PULKA_LOBBY_GUESSES_PER_PLAYER"
 	EnvGuessesPerTable   = "PULKA_LOBBY_GUESSES_PER_TABLE"
 	EnvGuessWindow       = "PULKA_LOBBY_GUESS_WINDOW"
