@@ -2,7 +2,7 @@
 // player's id, so the same player always looks the same; bots are grey
 // and square (shapes and text only: no emoji font is needed).
 
-const COLOURS = ['#8e3b46', '#2d6a4f', '#1d4e89', '#7b2cbf', '#b5651d', '#006d77', '#6a4c93', '#9c6644'];
+const COLOURS = ['#8e3b46', '#2d6a4f', '#1d4e89', '#7b2cbf', '#a0561a', '#006d77', '#6a4c93', '#9c6644'];
 
 export function initials(name: string): string {
   const parts = name.trim().split(/\s+/).filter(Boolean);
