@@ -9,7 +9,9 @@ export function initials(name: string): string {
   const first = parts[0] ?? '';
   const last = parts.length > 1 ? (parts[parts.length - 1] ?? '') : '';
   const chars = Array.from(first).slice(0, last ? 1 : 2).join('') + Array.from(last).slice(0, 1).join('');
-  return chars.toUpperCase() || '?';
+  // Georgian stays as written: its capitals (Mtavruli) are missing from
+  // common fonts and would draw as empty boxes.
+  return Array.from(chars, (c) => (/[\u10A0-\u10FF\u1C90-\u1CBF\u2D00-\u2D2F]/.test(c) ? c : c.toUpperCase())).join('') || '?';
 }
 
 export function colourOf(key: string): string {

@@ -92,7 +92,6 @@ export function CardButton({
     <button
       type="button"
       class={`card${playable ? ' playable' : ''}${dim ? ' illegal' : ''}${selected ? ' selected' : ''}`}
-      aria-label={cardName(card)}
       aria-disabled={!playable}
       aria-pressed={selected === undefined ? undefined : selected}
       data-testid={`card-${cardCode(card)}`}
@@ -103,6 +102,10 @@ export function CardButton({
       }}
     >
       <Face card={card} />
+      {/* The name as the button's text, not an aria-label: the face's letters
+          ("Q") are visible text, and a label must contain what is seen (WCAG
+          2.5.3, axe's label-content-name-mismatch). The SVG is aria-hidden. */}
+      <span class="sr-only">{cardName(card)}</span>
     </button>
   );
 }

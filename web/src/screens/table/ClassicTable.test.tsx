@@ -235,7 +235,9 @@ describe('the classic table', () => {
 
   it('labels seats and cards for screen readers', () => {
     const { root } = draw(classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' }));
-    expect(byTestId(root, 'card-AS').getAttribute('aria-label')).toBe('ace of spades');
+    // The name is the button's text for screen readers (the face's SVG is aria-hidden).
+    expect(byTestId(root, 'card-AS').querySelector('.sr-only')?.textContent).toBe('ace of spades');
+    expect(byTestId(root, 'card-AS').querySelector('svg')?.getAttribute('aria-hidden')).toBe('true');
     expect(byTestId(root, 'card-KH').getAttribute('aria-disabled')).toBe('true');
     expect(byTestId(root, 'seat-0').getAttribute('aria-label')).toBe('Nino, you, dealer, bid 1, 0 tricks taken, to move');
     expect(byTestId(root, 'played-1').querySelector('[role="img"]')?.getAttribute('aria-label')).toBe('Giorgi: queen of spades');

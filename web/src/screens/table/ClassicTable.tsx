@@ -96,7 +96,7 @@ export function ClassicTable({ s, send: sendNow, serverNow, online, onCourse, he
 
 export function TrumpBadge({ trump, turned, japanese = false }: { trump: Trump | null; turned: Card | null; japanese?: boolean }) {
   return (
-    <span class="trump-badge" data-testid="trump" aria-label={t('trump_is', { trump: trumpName(trump, japanese) })}>
+    <span class="trump-badge" role="group" data-testid="trump" aria-label={t('trump_is', { trump: trumpName(trump, japanese) })}>
       <span aria-hidden="true">{t('trump')}: </span>
       {turned !== null && <CardView key={turned} card={turned} small label={t('turned_card')} />}
       <span aria-hidden="true" class={trump === 'H' || trump === 'D' ? 'red' : ''}>

@@ -134,7 +134,7 @@ export function TrickArea({ s, n, japanese }: { s: TableState; n: number; japane
   const showing: PlayedCard[] = s.trick.length > 0 ? s.trick : (s.lastTrick?.cards ?? []);
   const winner = s.trick.length === 0 ? (s.lastTrick?.winner ?? null) : null;
   return (
-    <div class={`trick${winner !== null ? ` won-${side(relative(winner, s.yourSeat, n), n)}` : ''}`} aria-label={t('trick')} data-testid="trick">
+    <div class={`trick${winner !== null ? ` won-${side(relative(winner, s.yourSeat, n), n)}` : ''}`} role="group" aria-label={t('trick')} data-testid="trick">
       {showing.map((p) => (
         <div
           key={p.card}
