@@ -6,7 +6,8 @@
 // The screens are reached on the real stack: entry, lobby, create-table
 // dialog, waiting room, a classic table while bidding and while a trick is
 // played, the score sheet, the leave dialog, a Japanese table and the end
-// of a game.
+// of a game. The classic table also shows that its cards animate, and that
+// nothing does when the system asks for reduced motion.
 
 import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -150,6 +151,26 @@ test('every classic screen fits a 360 px phone and passes axe in ka, en, ru and 
     timeout: 30_000,
   });
   await check(page, '06-classic-play');
+
+  // Motion: a reload draws the table anew, and its cards animate in (the
+  // turned trump turns over, the hand is dealt); under prefers-reduced-motion
+  // nothing animates at all.
+  await ctx.addInitScript(() => {
+    const w = window as unknown as { __animations: number };
+    w.__animations = 0;
+    document.addEventListener('animationstart', () => w.__animations++, true);
+  });
+  const animations = () => page.evaluate(() => (window as unknown as { __animations: number }).__animations);
+  await page.emulateMedia({ reducedMotion: 'no-preference' });
+  await page.reload();
+  await page.getByTestId('trump').waitFor();
+  await expect.poll(animations, { timeout: 5_000 }).toBeGreaterThan(0);
+  await page.emulateMedia({ reducedMotion: 'reduce' });
+  await page.reload();
+  await page.getByTestId('trump').waitFor();
+  await page.waitForTimeout(1_000);
+  expect(await animations(), 'CSS animations under prefers-reduced-motion').toBe(0);
+  await page.emulateMedia({ reducedMotion: 'no-preference' });
 
   await page.getByTestId('leave-game').click();
   await page.getByTestId('confirm-leave').waitFor();
