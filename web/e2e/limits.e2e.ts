@@ -139,14 +139,19 @@ test('a turned joker fits its trump badge and card, at 360 px and on a desktop, 
   await page.getByTestId('entry-submit').waitFor();
   for (const size of [PHONE, { width: 1280, height: 800 }]) {
     await page.setViewportSize(size);
-    // The markup of TrumpBadge with a turned joker (ui/Card.tsx CardView),
+    // The markup of TrumpBadge with a turned joker (ui/Card.tsx CardView,
+    // its SVG face from ui/CardArt.tsx: the word is the one part that
+    // changes with the language, fitted to its width by textLength),
     // drawn by the app's own stylesheet, with each language's word.
     const outside = await page.evaluate((words) => {
       const out: string[] = [];
       for (const word of words) {
         const badge = document.createElement('span');
         badge.className = 'trump-badge';
-        badge.innerHTML = `<span>Trump: </span><span class="card small" role="img"><span class="card-face joker"><span class="rank">★</span><span class="suit">${word}</span></span></span><span>none</span>`;
+        badge.innerHTML =
+          `<span>Trump: </span><span class="card small" role="img"><svg class="card-svg" viewBox="0 0 100 140" aria-hidden="true">` +
+          `<rect x="1" y="1" width="98" height="138" rx="8" fill="#fff"/><text x="50" y="128" font-size="12" font-weight="700" text-anchor="middle" ` +
+          `textLength="48" lengthAdjust="spacingAndGlyphs">${word}</text></svg></span><span>none</span>`;
         document.body.prepend(badge);
         const b = badge.getBoundingClientRect();
         const card = badge.querySelector('.card')?.getBoundingClientRect();

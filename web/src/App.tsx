@@ -11,6 +11,7 @@ import { Entry } from './screens/Entry';
 import { Lobby } from './screens/Lobby';
 import { TableScreen } from './screens/TableScreen';
 import { Wallet } from './screens/Wallet';
+import { CardSprite } from './ui/CardArt';
 
 function Toast({ store }: { store: Store }) {
   const toast = store.toast.value;
@@ -38,6 +39,7 @@ export function App({ store }: { store: Store }) {
   const balance = store.balance.value;
   return (
     <div class="app">
+      <CardSprite />
       <a class="skip" href="#main">
         {t('skip_to_main')}
       </a>

@@ -19,6 +19,7 @@ import { classicFollowing, japaneseStarted, play } from '../testing/tables';
 import { Lobby } from '../screens/Lobby';
 import { Entry } from '../screens/Entry';
 import { Dialog } from '../ui/Dialog';
+import { CardSprite } from '../ui/CardArt';
 import pulkasIandII from '../sheet/testdata/seed-pulkas-I-II.json';
 
 const q = new URLSearchParams(location.search);
@@ -97,4 +98,11 @@ function view() {
 }
 
 const root = document.getElementById('app');
-if (root) render(view(), root);
+if (root)
+  render(
+    <>
+      <CardSprite />
+      {view()}
+    </>,
+    root,
+  );

@@ -17,7 +17,7 @@ import { Dialog } from '../ui/Dialog';
 import { Avatar } from '../ui/Avatar';
 import { ClassicTable } from './table/ClassicTable';
 import { JapaneseTable } from './table/JapaneseTable';
-import { endSentence, leaveOffered, seatName } from './table/parts';
+import { endSentence, leaveOffered, seatName, SoundSwitch } from './table/parts';
 import { FairDealDialog } from './table/FairDeal';
 import { revealedHands } from '../fairdeal/hands';
 import { CoinNote } from '../ui/Chrome';
@@ -57,7 +57,10 @@ function Game({ store, session, s }: { store: Store; session: TableSession; s: T
   const japanese = s.settings?.game === 'japanese';
   const sheet = session.sheet.value?.sheet ?? null;
   const names = s.seats.map((_, i) => seatName(s, i));
-  const model = () => buildSheetModel(sheet, liveHand(s), { settings: s.settings, names });
+  // The seats' player ids colour the sheet's avatars as the table's.
+  const ids = s.seats.map((x) => x.player.playerId);
+  const bots = s.seats.map((x) => x.player.bot);
+  const model = () => buildSheetModel(sheet, liveHand(s), { settings: s.settings, names, ids, bots });
   const premia = s.settings?.premia ?? false;
   const onCourse = s.seats.map((_, i) => (premia && sheet ? (sheet.totals.find((x) => x.seat === i)?.onCourse ?? null) : null));
   const send = (m: Parameters<Store['move']>[1]) => store.move(session.id, m);
@@ -88,6 +91,7 @@ function Game({ store, session, s }: { store: Store; session: TableSession; s: T
       </button>
       <h1 data-testid="table-title">{title}</h1>
       <div class="table-actions">
+        <SoundSwitch />
         <button type="button" onClick={() => setSheetOpen(true)} data-testid="open-sheet" aria-haspopup="dialog">
           {t('sheet_button')}
         </button>
@@ -190,12 +194,12 @@ function GameEnd({
     }
   };
   return (
-    <Dialog title={t('game_over')} onClose={() => navigate('/')} wide testid="game-end">
+    <Dialog title={t('game_over')} onClose={() => navigate('/')} wide testid="game-end" focusSelf>
       <p data-testid="end-reason">{endSentence(s)}</p>
       <ol class="placings" data-testid="placings">
         {end.placings.map((p) => (
           <li key={p.seat} class={p.seat === s.yourSeat ? 'you' : ''} data-testid={`placing-${p.seat}`}>
-            <span class="place">{t('place_n', { n: p.place })}</span> <Avatar name={seatName(s, p.seat)} id={p.playerId || seatName(s, p.seat)} />{' '}
+            <span class="place">{t('place_n', { n: p.place })}</span> <Avatar name={seatName(s, p.seat)} id={p.playerId || seatName(s, p.seat)} bot={s.seats[p.seat]?.player.bot} />{' '}
             <span class="name">{seatName(s, p.seat)}</span> <span class="score">{japanese ? p.score : formatPoints(p.score)}</span>
           </li>
         ))}

@@ -5,6 +5,7 @@ import { buildSheetModel } from './model';
 import { ScoreSheet } from './ScoreSheet';
 import { MINUS } from './notation';
 import { byTestId, mount } from '../testing/render';
+import { Avatar } from '../ui/Avatar';
 import threeHands from './testdata/seed-3-hands.json';
 import pulkasIandII from './testdata/seed-pulkas-I-II.json';
 
@@ -90,5 +91,25 @@ describe('ScoreSheet', () => {
     expect(b.getAttribute('aria-label')).toBe('Check the deal of hand 1');
     b.click();
     expect(opened).toEqual([0]);
+  });
+
+  it('colours each player’s avatar from their id, as the table and the end screen do, and bots grey', () => {
+    const model = buildSheetModel(sheetUpdateFromJson(threeHands).sheet, null, {
+      settings: null,
+      names: [],
+      ids: ['p-giorgi', 'p-ana', 'p-levan', ''],
+      bots: [false, false, false, true],
+    });
+    const { root } = mount(<ScoreSheet model={model} />);
+    const avatar = (seat: number) => byTestId(root, `sheet-player-${String(seat)}`).querySelector<HTMLElement>('.avatar');
+    for (const [seat, id] of [
+      [0, 'p-giorgi'],
+      [1, 'p-ana'],
+      [2, 'p-levan'],
+    ] as const) {
+      const want = mount(<Avatar name="x" id={id} />).root.querySelector<HTMLElement>('.avatar')?.style.background;
+      expect(avatar(seat)?.style.background, `seat ${String(seat)}`).toBe(want);
+    }
+    expect(avatar(3)?.className).toContain('bot');
   });
 });

@@ -42,7 +42,8 @@ export function ScoreSheet({ model, verify }: { model: SheetModel; verify?: Shee
   const japanese = model.game === 'japanese';
   const cols = model.players.length * 2 + 1;
   return (
-    <div class="sheet-paper" data-testid="score-sheet">
+    // Focusable: on a phone the paper scrolls sideways, and a keyboard must be able to scroll it too.
+    <div class="sheet-paper" data-testid="score-sheet" tabIndex={0} role="region" aria-label={t('sheet_title')}>
       <table class="sheet">
         <caption class="sr-only">{t('sheet_title')}</caption>
         <thead>
@@ -52,7 +53,7 @@ export function ScoreSheet({ model, verify }: { model: SheetModel; verify?: Shee
             </th>
             {model.players.map((p) => (
               <th key={p.seat} scope="colgroup" colSpan={2} class={`player course-${p.course}`} data-testid={`sheet-player-${p.seat}`}>
-                <Avatar name={playerName(p.name)} id={p.name} /> <span class="name">{playerName(p.name)}</span>
+                <Avatar name={playerName(p.name)} id={p.id || p.name} bot={p.bot} /> <span class="name">{playerName(p.name)}</span>
                 {p.course === 'off' && (
                   <span class="course-mark" title={courseLabel(p.course)}>
                     {' '}✗<span class="sr-only">{courseLabel(p.course)}</span>

@@ -59,7 +59,8 @@ export type Course = 'on' | 'off' | 'neutral';
 
 export interface SheetModel {
   game: 'classic' | 'japanese';
-  players: { seat: number; name: string; course: Course }[];
+  /** id: the player's id, which gives the avatar its colour (the same on the table, the sheet and the end screen). */
+  players: { seat: number; name: string; id: string; bot: boolean; course: Course }[];
   sections: SectionModel[];
   sul: { seat: number; total: string; points: number; course: Course }[];
   foot: {
@@ -105,7 +106,7 @@ function markOf(o: CellOutcome): CellModel['mark'] {
 export function buildSheetModel(
   sheet: Sheet | null,
   live: LiveHand | null,
-  fallback: { settings: TableSettings | null; names: string[] },
+  fallback: { settings: TableSettings | null; names: string[]; ids?: string[]; bots?: boolean[] },
 ): SheetModel {
   const settings = sheet?.settings.game ? sheet.settings : fallback.settings;
   const game = settings?.game === 'japanese' ? 'japanese' : 'classic';
@@ -113,6 +114,7 @@ export function buildSheetModel(
   const seats = sheet && sheet.players.length > 0 ? sheet.players.length : Math.max(fallback.names.length, game === 'japanese' ? 2 : 4);
   const name = (seat: number): string =>
     sheet?.players.find((p) => p.seat === seat)?.name || fallback.names[seat] || `${seat + 1}`;
+  const id = (seat: number): string => fallback.ids?.[seat] || sheet?.players.find((p) => p.seat === seat)?.playerId || '';
 
   const sections: SectionModel[] = [];
   for (const p of sheet?.pulkas ?? []) {
@@ -210,7 +212,7 @@ export function buildSheetModel(
   const total = game === 'japanese' ? formatWhole : formatPoints;
   return {
     game,
-    players: range(seats).map((seat) => ({ seat, name: name(seat), course: courseOf(seat) })),
+    players: range(seats).map((seat) => ({ seat, name: name(seat), id: id(seat), bot: fallback.bots?.[seat] ?? false, course: courseOf(seat) })),
     sections,
     sul: range(seats).map((seat) => {
       const points = sheet?.totals.find((x) => x.seat === seat)?.total ?? 0;

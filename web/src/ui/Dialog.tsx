@@ -11,18 +11,21 @@ export function Dialog({
   children,
   wide,
   testid,
+  focusSelf,
 }: {
   title: string;
   onClose: () => void;
   children: ComponentChildren;
   wide?: boolean;
   testid?: string;
+  /** Focus the dialog itself, not its first control: a dialog read from its top (the end of a game). */
+  focusSelf?: boolean;
 }) {
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const before = document.activeElement as HTMLElement | null;
     const el = ref.current;
-    const first = el?.querySelector<HTMLElement>('input, select, button:not(.dialog-close), [tabindex="0"]');
+    const first = focusSelf ? null : el?.querySelector<HTMLElement>('input, select, button:not(.dialog-close), [tabindex="0"]');
     (first ?? el)?.focus();
     const onKey = (e: KeyboardEvent) => {
       if (e.key === 'Escape') onClose();
@@ -32,7 +35,7 @@ export function Dialog({
       document.removeEventListener('keydown', onKey);
       before?.focus();
     };
-  }, [onClose]);
+  }, [onClose, focusSelf]);
   return (
     <div class="dialog-backdrop" onClick={(e) => e.target === e.currentTarget && onClose()}>
       <div

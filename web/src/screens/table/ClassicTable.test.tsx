@@ -28,13 +28,31 @@ describe('the classic table', () => {
     const { root } = draw(classicDealing());
     expect(byTestId(root, 'seat-1').textContent).toContain('Giorgi');
     expect(byTestId(root, 'dealer-0')).toBeTruthy();
-    expect(byTestId(root, 'seat-bid-1').textContent).toBe('2');
-    expect(byTestId(root, 'seat-bid-3').textContent).toBe('–');
-    expect(byTestId(root, 'seat-bid-0').textContent).toBe('·');
+    // Bids and tricks in words a newcomer reads (issue 22: "· /0 0" was cryptic).
+    expect(byTestId(root, 'seat-bid-1').textContent).toBe('bid 2');
+    expect(byTestId(root, 'seat-bid-3').textContent).toBe('passed');
+    expect(byTestId(root, 'seat-bid-0').textContent).toBe('no bid yet');
+    expect(byTestId(root, 'seat-tricks-1').textContent).toBe('took 0');
     expect(byTestId(root, 'trump').getAttribute('aria-label')).toBe('Trump: Diamonds');
     expect(byTestId(root, 'seat-0').className).toContain('turn');
     expect(byTestId(root, 'move-timer').getAttribute('role')).toBe('timer');
     expect(byTestId(root, 'hand-info').textContent).toBe('Hand 5 · 5 cards · Pulka I');
+  });
+
+  it('keeps your hand fully readable while you bid, and shows the others’ hands as backs with their count', () => {
+    const { root } = draw(classicDealing());
+    const cards = Array.from(byTestId(root, 'hand').querySelectorAll('button.card'));
+    expect(cards.length).toBeGreaterThan(0);
+    // Nothing is dimmed while you bid: only a move of a card dims the illegal ones.
+    expect(cards.filter((c) => c.classList.contains('illegal'))).toEqual([]);
+    expect(cards.every((c) => c.querySelector('svg.card-svg') !== null)).toBe(true);
+    for (const seat of [1, 2, 3]) {
+      const fan = byTestId(root, `seat-hand-${seat}`);
+      expect(fan.getAttribute('data-count')).toBe('5');
+      expect(fan.querySelectorAll('.card.back')).toHaveLength(5);
+      expect(fan.getAttribute('aria-label')).toMatch(/hand, 5 cards$/);
+    }
+    expect(root.querySelector('[data-testid="seat-hand-0"]')).toBeNull();
   });
 
   it('writes the dealer chip as a letter of the player’s language (issue 22, rough edge 3)', () => {
@@ -171,7 +189,7 @@ describe('the classic table', () => {
     const { root } = draw(s);
     expect(byTestId(root, 'trick').querySelectorAll('.played')).toHaveLength(4);
     expect(byTestId(root, 'trick-winner').textContent).toBe('Nino took the trick');
-    expect(byTestId(root, 'seat-tricks-0').textContent).toBe('/1');
+    expect(byTestId(root, 'seat-tricks-0').textContent).toBe('took 1');
   });
 
   it('says clearly when the server refuses a move', () => {
@@ -217,7 +235,9 @@ describe('the classic table', () => {
 
   it('labels seats and cards for screen readers', () => {
     const { root } = draw(classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' }));
-    expect(byTestId(root, 'card-AS').getAttribute('aria-label')).toBe('ace of spades');
+    // The name is the button's text for screen readers (the face's SVG is aria-hidden).
+    expect(byTestId(root, 'card-AS').querySelector('.sr-only')?.textContent).toBe('ace of spades');
+    expect(byTestId(root, 'card-AS').querySelector('svg')?.getAttribute('aria-hidden')).toBe('true');
     expect(byTestId(root, 'card-KH').getAttribute('aria-disabled')).toBe('true');
     expect(byTestId(root, 'seat-0').getAttribute('aria-label')).toBe('Nino, you, dealer, bid 1, 0 tricks taken, to move');
     expect(byTestId(root, 'played-1').querySelector('[role="img"]')?.getAttribute('aria-label')).toBe('Giorgi: queen of spades');

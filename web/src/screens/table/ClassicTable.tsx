@@ -13,7 +13,7 @@ import { CardView } from '../../ui/Card';
 import { Dialog } from '../../ui/Dialog';
 import { SUIT_SYMBOL, suitName, trumpName } from '../../ui/text';
 import { pulkaName } from '../../ui/text';
-import { Announcer, HandView, progressKey, RejectionAlert, relative, SeatBox, seatName, TrickArea, useOneMove } from './parts';
+import { Announcer, HandView, progressKey, RejectionAlert, relative, SeatBox, seatName, TrickArea, useOneMove, useTableSounds } from './parts';
 
 export interface TableProps {
   s: TableState;
@@ -28,6 +28,7 @@ export interface TableProps {
 export function ClassicTable({ s, send: sendNow, serverNow, online, onCourse, header }: TableProps) {
   const [joker, setJoker] = useState<Card | null>(null);
   const { send, waiting } = useOneMove(s, sendNow);
+  useTableSounds(s);
   const n = 4;
   const me = s.yourSeat;
   const mine = yourTurn(s) && online && !waiting;
@@ -41,7 +42,7 @@ export function ClassicTable({ s, send: sendNow, serverNow, online, onCourse, he
   };
 
   return (
-    <div class="table classic" data-testid="classic-table">
+    <div class={`table classic phase-${s.phase}`} data-testid="classic-table">
       {header}
       <div class="table-info" aria-live="off">
         <span data-testid="hand-info">{t('hand_info', { n: s.handIndex + 1, cards: t('n_cards', { n: s.cardsPerSeat }), pulka: pulkaName(s.pulkaIndex) })}</span>
@@ -95,9 +96,9 @@ export function ClassicTable({ s, send: sendNow, serverNow, online, onCourse, he
 
 export function TrumpBadge({ trump, turned, japanese = false }: { trump: Trump | null; turned: Card | null; japanese?: boolean }) {
   return (
-    <span class="trump-badge" data-testid="trump" aria-label={t('trump_is', { trump: trumpName(trump, japanese) })}>
+    <span class="trump-badge" role="group" data-testid="trump" aria-label={t('trump_is', { trump: trumpName(trump, japanese) })}>
       <span aria-hidden="true">{t('trump')}: </span>
-      {turned !== null && <CardView card={turned} small label={t('turned_card')} />}
+      {turned !== null && <CardView key={turned} card={turned} small label={t('turned_card')} />}
       <span aria-hidden="true" class={trump === 'H' || trump === 'D' ? 'red' : ''}>
         {trump === null ? '…' : trump === 'none' ? trumpName(trump, japanese) : SUIT_SYMBOL[trump]}
       </span>

@@ -9,7 +9,7 @@ import { playableNow } from '../../game/rules';
 import { yourTurn, type TableState } from '../../game/state';
 import { CardBack, CardButton, CardView } from '../../ui/Card';
 import { cardName } from '../../ui/text';
-import { Announcer, HandView, HiddenHand, progressKey, RejectionAlert, relative, SeatBox, seatName, TrickArea, useOneMove } from './parts';
+import { Announcer, HandView, HiddenHand, progressKey, RejectionAlert, relative, SeatBox, seatName, TrickArea, useOneMove, useTableSounds } from './parts';
 import { JokerDialog, TrumpBadge, TrumpPanel, type TableProps } from './ClassicTable';
 
 function Columns({
@@ -50,6 +50,7 @@ function Columns({
 export function JapaneseTable({ s, send: sendNow, serverNow, online, header }: TableProps) {
   const [joker, setJoker] = useState<Card | null>(null);
   const { send, waiting } = useOneMove(s, sendNow);
+  useTableSounds(s);
   const n = 2;
   const me = s.yourSeat;
   const other = me === null ? 1 : 1 - me;
@@ -66,7 +67,7 @@ export function JapaneseTable({ s, send: sendNow, serverNow, online, header }: T
   const score = (seat: number) => s.seats[seat]?.score ?? 0;
 
   return (
-    <div class="table japanese" data-testid="japanese-table">
+    <div class={`table japanese phase-${s.phase}`} data-testid="japanese-table">
       {header}
       <div class="table-info">
         <span class="match-score" data-testid="match-score">

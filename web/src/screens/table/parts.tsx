@@ -6,9 +6,10 @@ import type { Move } from '../../protocol/frames';
 import { t } from '../../i18n';
 import type { Card } from '../../protocol/cards';
 import type { PlayedCard } from '../../protocol/types';
-import { seatIsBot, type Notice, type Rejection, type SeatState, type TableState } from '../../game/state';
+import { seatIsBot, yourTurn, type Notice, type Rejection, type SeatState, type TableState } from '../../game/state';
 import { Avatar } from '../../ui/Avatar';
-import { CardBack, CardButton, CardView } from '../../ui/Card';
+import { CardButton, CardView, FannedBacks } from '../../ui/Card';
+import { play, setSound, soundFor, soundOn } from '../../ui/sound';
 import { Timer } from '../../ui/Timer';
 import { botText, cardName, endText, playerName, rejectText, SUIT_SYMBOL, trumpName } from '../../ui/text';
 import { formatPoints } from '../../sheet/notation';
@@ -24,6 +25,16 @@ export function seatName(s: TableState, seat: number): string {
   if (!p) return t('seat_n', { n: seat + 1 });
   if (p.bot && !p.name) return t('bot');
   return p.name ? playerName(p.name) : t('seat_n', { n: seat + 1 });
+}
+
+/** The words under a seat's name: the bid ("bid 3", "passed", "no bid yet")
+ * and the tricks taken ("took 1"), so a newcomer reads them at once. */
+export function seatWords(bid: number | null, tricks: number, japanese: boolean): { bid: string | null; tricks: string } {
+  if (japanese) return { bid: null, tricks: t('seat_tricks', { n: tricks }) };
+  return {
+    bid: bid === null ? t('seat_no_bid') : bid === 0 ? t('seat_passed') : t('seat_bid', { n: bid }),
+    tricks: t('seat_took', { n: tricks }),
+  };
 }
 
 export function SeatBox({
@@ -49,21 +60,25 @@ export function SeatBox({
   const you = seat === s.yourSeat;
   const dealer = s.dealerSeat === seat && s.phase !== 'waiting';
   const graceLeft = x.graceDeadline !== null ? Math.max(0, Math.ceil((x.graceDeadline - serverNow()) / 1000)) : null;
-  const bidText = x.bid === null ? '·' : x.bid === 0 ? '–' : String(x.bid);
+  const words = seatWords(x.bid, x.tricks, japanese);
+  const course = onCourse === true ? t('sheet_on_course') : onCourse === false ? t('sheet_off_course') : '';
   const label = [
     name,
     you ? t('you') : '',
     dealer ? (japanese ? t('declarer') : t('dealer')) : '',
     !japanese && x.bid !== null ? (x.bid === 0 ? t('seat_passed') : t('seat_bid', { n: x.bid })) : '',
     t('seat_tricks', { n: x.tricks }),
+    course,
     x.away ? t('away') : '',
     x.player.bot ? t('bot') : '',
     turn ? t('their_turn') : '',
   ]
     .filter(Boolean)
     .join(', ');
+  // Opponents' cards as backs (classic; the Japanese table draws its own).
+  const fan = !japanese && !you && x.handSize > 0 && s.phase !== 'game_over';
   return (
-    <section class={`seat pos-${pos}${turn ? ' turn' : ''}${you ? ' you' : ''}${x.away ? ' away' : ''}`} aria-label={label} data-testid={`seat-${seat}`}>
+    <section class={`seat pos-${pos}${turn ? ' turn' : ''}${you ? ' you' : ''}${x.away ? ' away' : ''}${x.player.bot ? ' bot' : ''}`} aria-label={label} data-testid={`seat-${seat}`}>
       <div class="seat-id">
         <Avatar name={name} id={x.player.playerId || name} bot={x.player.bot} />
         <span class={`seat-name${onCourse === false ? ' off-course' : ''}`}>{name}</span>
@@ -74,19 +89,25 @@ export function SeatBox({
           </span>
         )}
       </div>
-      <div class="seat-stats">
-        {!japanese && (
-          <span class="bid" data-testid={`seat-bid-${seat}`} title={t('bid')}>
-            {bidText}
+      <div class="seat-stats" aria-hidden="true">
+        {words.bid !== null && (
+          <span class={`bid${x.bid === null ? ' none' : ''}`} data-testid={`seat-bid-${seat}`}>
+            {words.bid}
           </span>
         )}
-        <span class="tricks" data-testid={`seat-tricks-${seat}`} title={t('tricks')}>
-          {japanese ? x.tricks : `/${x.tricks}`}
+        <span class="tricks" data-testid={`seat-tricks-${seat}`}>
+          {words.tricks}
         </span>
-        <span class={`score${onCourse === true ? ' on-course' : onCourse === false ? ' off-course' : ''}`} data-testid={`seat-score-${seat}`}>
+        <span
+          class={`score${onCourse === true ? ' on-course' : onCourse === false ? ' off-course' : ''}`}
+          data-testid={`seat-score-${seat}`}
+          title={course || undefined}
+        >
           {japanese ? x.score : formatPoints(x.score)}
+          {onCourse === true ? ' ✓' : onCourse === false ? ' ✗' : ''}
         </span>
       </div>
+      {fan && <FannedBacks count={x.handSize} label={t('their_hand', { name, n: x.handSize })} testid={`seat-hand-${seat}`} />}
       {x.player.bot && (
         <span class="marker bot-marker" data-testid={`bot-marker-${seat}`}>
           {x.botReason && x.botReason !== 'filled' ? botText(x.botReason) : t('bot')}
@@ -102,14 +123,24 @@ export function SeatBox({
   );
 }
 
+/** Which side of the table a seat's place is on (b, l, t, r), for the motion of its cards. */
+export function side(pos: number, n: number): 'b' | 'l' | 't' | 'r' {
+  if (n === 2) return pos === 0 ? 'b' : 't';
+  return (['b', 'l', 't', 'r'] as const)[pos % 4] ?? 'b';
+}
+
 /** The cards in the middle: the trick being played or, until the next card, the last one and who took it. */
 export function TrickArea({ s, n, japanese }: { s: TableState; n: number; japanese: boolean }) {
   const showing: PlayedCard[] = s.trick.length > 0 ? s.trick : (s.lastTrick?.cards ?? []);
   const winner = s.trick.length === 0 ? (s.lastTrick?.winner ?? null) : null;
   return (
-    <div class="trick" aria-label={t('trick')} data-testid="trick">
+    <div class={`trick${winner !== null ? ` won-${side(relative(winner, s.yourSeat, n), n)}` : ''}`} role="group" aria-label={t('trick')} data-testid="trick">
       {showing.map((p) => (
-        <div key={p.card} class={`played pos-${relative(p.seat, s.yourSeat, n)}${winner === p.seat ? ' winner' : ''}`} data-testid={`played-${p.seat}`}>
+        <div
+          key={p.card}
+          class={`played pos-${relative(p.seat, s.yourSeat, n)} in-${side(relative(p.seat, s.yourSeat, n), n)}${winner === p.seat ? ' winner' : ''}`}
+          data-testid={`played-${p.seat}`}
+        >
           <CardView card={p.card} label={`${seatName(s, p.seat)}: ${cardName(p.card)}${p.joker ? ` (${jokerText(p, japanese)})` : ''}`} />
           {p.joker && (
             <span class="joker-decl" aria-hidden="true">
@@ -156,20 +187,46 @@ export function HandView({ cards, playable, onPlay, disabled }: { cards: Card[];
   };
   return (
     <div class={`hand${cards.length > 9 ? ' many' : ''}`} role="group" aria-label={t('your_hand', { n: cards.length })} ref={ref} onKeyDown={onKey} data-testid="hand">
-      {cards.map((c) => (
-        <CardButton key={c} card={c} playable={!disabled && playable.includes(c)} dim={!disabled && !playable.includes(c)} onPlay={onPlay} />
+      {cards.map((c, i) => (
+        <CardButton key={c} card={c} index={i} playable={!disabled && playable.includes(c)} dim={!disabled && !playable.includes(c)} onPlay={onPlay} />
       ))}
     </div>
   );
 }
 
+/** The other player's hand (Japanese): backs, fanned, with the count. */
 export function HiddenHand({ count, label }: { count: number; label: string }) {
   return (
-    <div class="hidden-hand" role="img" aria-label={label}>
-      {Array.from({ length: Math.min(count, 18) }, (_, i) => (
-        <CardBack key={i} small />
-      ))}
+    <div class="hidden-hand" data-testid="hidden-hand">
+      <FannedBacks count={count} label={label} />
     </div>
+  );
+}
+
+/** Plays the sound of what just happened (when sounds are on): a card, a
+ * trick taken, the game's end, and the start of your own turn. */
+export function useTableSounds(s: TableState): void {
+  const mine = yourTurn(s);
+  const prev = useRef<{ notice: Notice | null; mine: boolean }>({ notice: s.notice, mine });
+  useEffect(() => {
+    const turnStarted = mine && !prev.current.mine;
+    const fresh = s.notice !== prev.current.notice ? s.notice : null;
+    if (fresh || turnStarted) play(soundFor(fresh, turnStarted));
+    prev.current = { notice: s.notice, mine };
+  });
+}
+
+/** The sounds switch of the table's header (off until the player turns it on; remembered). */
+export function SoundSwitch() {
+  const on = soundOn.value;
+  return (
+    <button type="button" class={`sound-switch${on ? ' on' : ''}`} aria-pressed={on} title={t('sound_toggle')} onClick={() => setSound(!on)} data-testid="sound-switch">
+      <svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true">
+        <path d="M3 9h4l5-4v14l-5-4H3z" fill="currentColor" />
+        {on ? <path d="M15 8c2 2 2 6 0 8M18 5c4 4 4 10 0 14" fill="none" stroke="currentColor" stroke-width="2" /> : <path d="M15 9l6 6m0-6-6 6" stroke="currentColor" stroke-width="2" />}
+      </svg>
+      <span class="sr-only">{t('sound_toggle')}</span>
+    </button>
   );
 }
 
