@@ -349,10 +349,17 @@ func TestBotMatch(t *testing.T) {
 	if !cfg.short {
 		cfg.progressEvery = max(cfg.games/20, 100)
 		cfg.progress = func(done int, m *matchTotals) {
-			t.Logf("after %d games (%v): strong+3 baseline: strong %.1f%% exact, %.2f%% khishti, %.0f points vs the baseline's %.0f; four strong: %.1f%% exact, %.2f%% khishti",
-				done, time.Since(start).Round(time.Second), pct(m.mixedStrong.exact, m.mixedStrong.hands), pct(m.mixedStrong.khishti, m.mixedStrong.hands),
-				avg(m.mixedStrong.score, m.mixedStrong.games), avg(m.mixedBase.score, m.mixedBase.games),
-				pct(m.allStrong.exact, m.allStrong.hands), pct(m.allStrong.khishti, m.allStrong.hands))
+			var b strings.Builder
+			if cfg.mixed {
+				fmt.Fprintf(&b, "; strong + 3 baseline: strong %.1f%% exact, %.2f%% khishti, %.0f points vs the baseline's %.0f",
+					pct(m.mixedStrong.exact, m.mixedStrong.hands), pct(m.mixedStrong.khishti, m.mixedStrong.hands),
+					avg(m.mixedStrong.score, m.mixedStrong.games), avg(m.mixedBase.score, m.mixedBase.games))
+			}
+			if cfg.strong {
+				fmt.Fprintf(&b, "; four strong: %.1f%% exact, %.2f%% khishti",
+					pct(m.allStrong.exact, m.allStrong.hands), pct(m.allStrong.khishti, m.allStrong.hands))
+			}
+			t.Logf("after %d games (%v)%s", done, time.Since(start).Round(time.Second), b.String())
 		}
 	}
 	m, cpu, err := runMatches(cfg)
