@@ -32,6 +32,34 @@ func TestStrongBot_IsDeterministicFromItsSeed(t *testing.T) {
 	}
 }
 
+// TestStrongBot_RolloutsAreItsHardCap: a decision never runs more playouts
+// than its budget (each playout at most the rest of one hand), whatever the
+// position, so the CPU a move costs has a ceiling that no clock decides; and
+// an unset budget is StrongRollouts.
+func TestStrongBot_RolloutsAreItsHardCap(t *testing.T) {
+	states, _ := recordGame(t, 17)
+	for _, b := range []StrongBot{{Seed: 1, Rollouts: 40}, {Seed: 2}} {
+		most := 0
+		for j := range states {
+			g := &states[j]
+			m, n := b.decide(g, g.ToMove())
+			if n > b.budget() {
+				t.Fatalf("move %d (%v): %d playouts, budget %d", j, m, n, b.budget())
+			}
+			most = max(most, n)
+		}
+		want := b.Rollouts
+		if want == 0 {
+			want = StrongRollouts
+		}
+		// The budget is spent, not just bounded: at least half of it on the
+		// busiest decision (rounding down per candidate loses the rest).
+		if b.budget() != want || most < want/2 {
+			t.Fatalf("budget %d (want %d); the busiest decision ran %d playouts", b.budget(), want, most)
+		}
+	}
+}
+
 func TestStrongBot_SaysNotMyTurn(t *testing.T) {
 	g := newGame(t, 1, Standard)
 	if _, ok := fastStrong.Choose(g, (g.ToMove()+1)%Seats); ok {

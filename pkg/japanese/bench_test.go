@@ -7,7 +7,7 @@ import (
 // benchPositions walks a baseline-vs-baseline match and keeps every position
 // with the move the bot makes there, so the benchmarks cover trump choices,
 // leads, answers, column plays, trick and hand ends.
-func benchPositions(b *testing.B) ([]Game, []Move) {
+func benchPositions(b testing.TB) ([]Game, []Move) {
 	g, err := New(2024, Settings{})
 	if err != nil {
 		b.Fatal(err)

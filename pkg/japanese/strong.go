@@ -27,13 +27,21 @@ func (b StrongBot) Choose(g *Game, seat int) (Move, bool) {
 	if seat < 0 || seat != g.ToMove() {
 		return Move{}, false
 	}
+	m, _ := b.decide(g, seat)
+	return m, true
+}
+
+// decide is seat's move and the playouts it cost: never more than the
+// budget, or one per candidate when there are more candidates.
+func (b StrongBot) decide(g *Game, seat int) (Move, int) {
 	if g.phase == PhaseTrump {
-		return Bot{}.Choose(g, seat)
+		m, _ := Bot{}.Choose(g, seat)
+		return m, 0
 	}
 	var buf [MaxLegal]Move
 	cands := cards.OneJoker(g.Legal(seat, buf[:0]), func(m Move) cards.Card { return m.Card })
 	if len(cands) == 1 {
-		return cands[0], true
+		return cands[0], 0
 	}
 	budget := b.Rollouts
 	if budget <= 0 {
@@ -48,7 +56,7 @@ func (b StrongBot) Choose(g *Game, seat int) (Move, bool) {
 		for i, m := range cands {
 			v, ok := playout(&world, m, seat)
 			if !ok {
-				return base, true // a bug in the simulation: the baseline's move is legal
+				return base, 0 // a bug in the simulation: the baseline's move is legal
 			}
 			total[i] += v
 		}
@@ -64,7 +72,7 @@ func (b StrongBot) Choose(g *Game, seat int) (Move, bool) {
 			best = i
 		}
 	}
-	return cands[best], true
+	return cands[best], samples * len(cands)
 }
 
 // matchBonus is what ending the match is worth, in tricks of difference.

@@ -148,6 +148,34 @@ func TestSampler_KeepsEveryCountAndEverySeenCard(t *testing.T) {
 	}
 }
 
+// TestStrongBot_RolloutsAreItsHardCap: a decision never runs more playouts
+// than its budget (each at most the rest of one hand), so the CPU a move
+// costs has a ceiling no clock decides; an unset budget is StrongRollouts.
+func TestStrongBot_RolloutsAreItsHardCap(t *testing.T) {
+	pos, _ := benchPositions(t)
+	pos = pos[:min(len(pos), 120)]
+	for _, b := range []StrongBot{{Seed: 1, Rollouts: 40}, {Seed: 2}} {
+		budget := b.Rollouts
+		if budget == 0 {
+			budget = StrongRollouts
+		}
+		most := 0
+		for j := range pos {
+			g := &pos[j]
+			m, n := b.decide(g, g.ToMove())
+			if n > budget {
+				t.Fatalf("position %d (%v): %d playouts, budget %d", j, m, n, budget)
+			}
+			most = max(most, n)
+		}
+		// The budget is spent, not just bounded: at least half of it on the
+		// busiest decision (rounding down per candidate loses the rest).
+		if most < budget/2 {
+			t.Fatalf("budget %d: the busiest decision ran %d playouts", budget, most)
+		}
+	}
+}
+
 var matchN = flag.Int("botmatch.matches", 0, "matches in TestStrongBot_Match (0: a short check)")
 
 // TestStrongBot_Match plays seeded matches of the strong bot against the

@@ -30,12 +30,13 @@ Load-tests a running Pulka through its public edge: creates N tables with a
 client on every seat, each over its own WebSocket (classic: four clients;
 --bots: one client and three bots; --game japanese: two clients), and plays
 legal moves (the baseline of pulkactl play --auto) until --duration has passed
-after the warm-up. A finished game is followed by a new table. With --stake N
-the tables are Domino Coin tables of N coins: every client registers an
-account (the gateway opens its wallet) instead of playing as a guest, and the
-run also reports game end → balances updated: from the first client's
-GameEnded to the balance frame that completes the table's settlement (every
-seat's stake settled and the whole pot paid out), by the frames' arrival.
+after the warm-up. --bot-level chooses the bots' level (issue 23: measure
+the runner with --bot-level strong). A finished game is followed by a new table.
+With --stake N the tables are Domino Coin tables of N coins: every client
+registers an account (the gateway opens its wallet) instead of playing as a
+guest, and the run also reports game end → balances updated: from the first
+client's GameEnded to the balance frame that completes the table's settlement
+(every seat's stake settled and the whole pot paid out), by the frames' arrival.
 
   throughput  every client moves as soon as the events say it is its turn
   paced       open loop: each table gets a move slot every 1/R seconds, on a
@@ -56,6 +57,7 @@ type loadFlags struct {
 	rate                      float64
 	duration, warmup, timeout time.Duration
 	bots                      bool
+	botLevel                  string // "" (the server's default), easy, normal or strong
 	stake                     int64
 	cpuProfile                string
 	timeline                  time.Duration
@@ -74,6 +76,7 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs.DurationVar(&f.warmup, "warmup", 2*time.Second, "how long to play before measuring")
 	fs.StringVar(&f.game, "game", "classic", "classic or japanese")
 	fs.BoolVar(&f.bots, "bots", false, "classic: one client and three bots per table")
+	fs.StringVar(&f.botLevel, "bot-level", "", "with --bots: the tables' bot level, easy, normal or strong (default: the server's)")
 	fs.Int64Var(&f.stake, "stake", 0, "Domino Coin tables of this stake (a rung of the lobby's ladder); 0: free tables")
 	fs.IntVar(&f.setupConcurrency, "setup-concurrency", 16, "tables set up at once")
 	fs.DurationVar(&f.timeout, "setup-timeout", 5*time.Minute, "how long setting up the tables may take")
@@ -105,6 +108,10 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return usageError(fmt.Errorf("load: --game %q: classic or japanese", f.game))
 	case f.bots && f.game != "classic":
 		return usageError(errors.New("load: --bots is for classic tables"))
+	case f.botLevel != "" && !f.bots:
+		return usageError(errors.New("load: --bot-level needs --bots"))
+	case f.botLevel != "" && botLevels[f.botLevel] == lobbyv1.BotLevel_BOT_LEVEL_UNSPECIFIED:
+		return usageError(fmt.Errorf("load: --bot-level %q: easy, normal or strong", f.botLevel))
 	case f.stake < 0 || (f.stake > 0 && f.bots):
 		return usageError(errors.New("load: --stake must not be negative, and coin tables have no bots (drop --bots)"))
 	case f.setupConcurrency < 1:
@@ -640,10 +647,17 @@ func playTables(ctx context.Context, f loadFlags, idx int, g []seatPlayer, rec *
 	}
 }
 
+// botLevels are --bot-level's words; the wire's levels are pkg/classic's.
+var botLevels = map[string]lobbyv1.BotLevel{
+	"easy": lobbyv1.BotLevel_BOT_LEVEL_EASY, "normal": lobbyv1.BotLevel_BOT_LEVEL_NORMAL,
+	"strong": lobbyv1.BotLevel_BOT_LEVEL_STRONG,
+}
+
 // openTable creates a table with the first client and seats the others (or
 // bots), which starts the game.
 func openTable(ctx context.Context, f loadFlags, g []seatPlayer, name string) (string, error) {
 	settings := wsclient.ClassicSettings()
+	settings.BotLevel = botLevels[f.botLevel]
 	if f.game == "japanese" {
 		settings = wsclient.JapaneseSettings(11)
 	}

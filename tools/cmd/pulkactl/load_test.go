@@ -21,6 +21,8 @@ func TestLoad_RefusesBadFlags(t *testing.T) {
 		{"load", "--duration", "0s"},
 		{"load", "--game", "poker"},
 		{"load", "--game", "japanese", "--bots"},
+		{"load", "--bot-level", "strong"}, // no --bots
+		{"load", "--bots", "--bot-level", "hard"},
 		{"load", "extra"},
 		{"load", "--timeline", "-1s"},
 		{"load", "--stagger", "10s"}, // throughput mode
@@ -133,7 +135,7 @@ func TestLoad_ThroughputPlaysEveryTableThroughTheStack(t *testing.T) {
 func TestLoad_PacedSendsOnItsScheduleWhateverTheAnswers(t *testing.T) {
 	url := liveStack(t)
 	out, errOut, code := runCmd(t, "", "load", "--server", url, "--tables", "2", "--mode", "paced", "--rate", "10",
-		"--duration", "3s", "--warmup", "500ms", "--bots")
+		"--duration", "3s", "--warmup", "500ms", "--bots", "--bot-level", "strong")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
