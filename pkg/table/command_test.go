@@ -10,6 +10,7 @@ import (
 	"github.com/pulka/pulka/pkg/classic"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/tablesettings"
+	"github.com/pulka/pulka/pkg/wire"
 )
 
 func TestLeave_ClassicBotTakesTheSeatUntilThePlayerSitsAgain(t *testing.T) {
@@ -43,7 +44,7 @@ func TestLeave_ClassicBotTakesTheSeatUntilThePlayerSitsAgain(t *testing.T) {
 				t.Fatalf("sitting in another's seat: %v", err)
 			}
 			evs = h.mustCmd(player(mover), sitCmd(mover))
-			if got := kinds(evs); len(got) != 1 || got[0] != "player_seated" || TimerOf(evs[0]).GetSeat() != uint32(mover) {
+			if got := kinds(evs); len(got) != 1 || got[0] != "player_seated" || wire.TimerOf(evs[0]).GetSeat() != uint32(mover) {
 				t.Fatalf("sit: %v, want player_seated with the player's timer", got)
 			}
 			if _, err := h.cmd(player(mover), sitCmd(mover)); !errors.Is(err, ErrSeatUnavailable) {

@@ -13,6 +13,7 @@ import (
 	"github.com/pulka/pulka/pkg/fairdeal"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/tablesettings"
+	"github.com/pulka/pulka/pkg/wire"
 )
 
 func seedCmd(hand uint32, seed []byte) *tablev1.Command {
@@ -141,7 +142,7 @@ func TestSeeding_TheDeadlineDealsWithoutTheMissingSeeds(t *testing.T) {
 		t.Fatalf("dealt before the deadline: %v", kinds(evs))
 	}
 	evs := h.tick(t0.Add(tablesettings.DefaultSeedTimeout))
-	if got := kinds(evs); got[0] != "hand_started" || TimerOf(evs[len(evs)-1]) == nil {
+	if got := kinds(evs); got[0] != "hand_started" || wire.TimerOf(evs[len(evs)-1]) == nil {
 		t.Fatalf("at the deadline: %v, want the deal and the first move timer", got)
 	}
 	sd, _ := h.t.CurrentSeeds()

@@ -375,15 +375,6 @@ func (t *Table) schedule(b *batch) {
 	b.add(public(), &tablev1.Event{Event: &tablev1.Event_TimerStarted{TimerStarted: timer}})
 }
 
-// TimerOf returns the move timer ev started: its timer field, or ev itself
-// when it is a timer_started event; nil when it started none.
-func TimerOf(ev *tablev1.Event) *tablev1.TimerStarted {
-	if t := ev.GetTimer(); t != nil {
-		return t
-	}
-	return ev.GetTimerStarted()
-}
-
 // rescheduleIf reschedules when seat s is to move: who plays it changed.
 func (t *Table) rescheduleIf(b *batch, s int) {
 	if t.eng.toMove() == s {

@@ -8,6 +8,7 @@ import (
 	"github.com/pulka/pulka/pkg/classic"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/tablesettings"
+	"github.com/pulka/pulka/pkg/wire"
 )
 
 func TestNew_StartEventsNumberedWithVisibility(t *testing.T) {
@@ -44,7 +45,7 @@ func TestNew_StartEventsNumberedWithVisibility(t *testing.T) {
 		}
 	}
 	for _, e := range h.start[:len(want)-1] {
-		if TimerOf(e) != nil {
+		if wire.TimerOf(e) != nil {
 			t.Errorf("%s carries a timer", kindOf(e))
 		}
 	}
@@ -123,7 +124,7 @@ func TestMoveTimer_ExpiryMakesExactlyOneMoveAndTheNextIsThePlayers(t *testing.T)
 			if moves, seat := serverMoves(evs); moves != 1 || seat != late {
 				t.Fatalf("timer expiry made %d server moves (seat %d), want 1 for seat %d: %v", moves, seat, late, kinds(evs))
 			}
-			if ts, ok := find(evs, TimerOf); !ok ||
+			if ts, ok := find(evs, wire.TimerOf); !ok ||
 				int(ts.GetSeat()) != h.t.eng.toMove() || !ts.GetDeadline().AsTime().Equal(deadline.Add(s.MoveTimeout)) {
 				t.Fatalf("no new timer for the next seat: %v", kinds(evs))
 			}
@@ -137,7 +138,7 @@ func TestMoveTimer_ExpiryMakesExactlyOneMoveAndTheNextIsThePlayers(t *testing.T)
 				seat := h.t.eng.toMove()
 				evs = h.mustCmd(player(seat), legalCommands(h.t, seat)[0])
 			}
-			if ts, ok := find(evs, TimerOf); !ok || int(ts.GetSeat()) != late {
+			if ts, ok := find(evs, wire.TimerOf); !ok || int(ts.GetSeat()) != late {
 				t.Fatalf("the late seat got no timer: %v", kinds(evs))
 			}
 			h.now = h.now.Add(time.Second)
