@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"sync"
 	"testing"
@@ -131,21 +132,21 @@ func (p *premiaPlanner) failed() string {
 }
 
 // dealtKey reads the shuffle key of hand h, dealt and not yet revealed,
-// from the table's log: the table the log replays to holds its seeds.
+// from the table's log: the table the log replays to (table-runner replay)
+// holds its seeds.
 func dealtKey(rdb redis.UniversalClient, tableID string, h int) (fairdeal.Key, error) {
-	log, err := readLog(context.Background(), rdb, tableID)
+	r, err := replayLog(context.Background(), rdb, tableID, true)
 	if err != nil {
 		return fairdeal.Key{}, err
 	}
-	tb, err := replayTable(log)
-	if err != nil {
-		return fairdeal.Key{}, err
+	if r.Hand == nil || int(*r.Hand) != h || !r.Dealt {
+		return fairdeal.Key{}, fmt.Errorf("hand %d is not the table's dealt hand (%+v)", h, r)
 	}
-	sd, ok := tb.CurrentSeeds()
-	if !ok || int(sd.Hand.Index) != h || !sd.Dealt {
-		return fairdeal.Key{}, fmt.Errorf("hand %d is not the table's dealt hand (%+v, dealt %v)", h, sd.Hand, sd.Dealt)
+	var k fairdeal.Key
+	if n, err := hex.Decode(k[:], []byte(r.DealtKey)); err != nil || n != len(k) {
+		return fairdeal.Key{}, fmt.Errorf("hand %d: key %q: %v", h, r.DealtKey, err)
 	}
-	return sd.Key()
+	return k, nil
 }
 
 // wsMove is the rules engine's move as a client sends it.

@@ -12,11 +12,11 @@ import (
 
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/cards/cardpb"
-	"github.com/pulka/pulka/pkg/wire"
 
+	runnerv1 "github.com/pulka/pulka/pkg/gen/pulka/runner/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/streams"
-	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/wire"
 )
 
 // isMove accepts the events that are moves of the game.
@@ -95,10 +95,10 @@ func TestTimer_ExpiryMakesExactlyOneServerMove(t *testing.T) {
 		}
 		// The move opens its step, and that step is a tick at or after the
 		// deadline (the runner's clock, logged).
-		if e.Input == nil || e.Input.Kind != table.InputTick {
+		if e.Input == nil || e.Input.GetKind() != runnerv1.InputKind_INPUT_KIND_TICK {
 			t.Errorf("the timer move is not a logged tick step: %s", describe(e.ID, e.Ev))
-		} else if e.Input.At.Before(deadline) {
-			t.Errorf("the tick at %v is before the deadline %v", e.Input.At, deadline)
+		} else if at := e.Input.GetAt().AsTime(); at.Before(deadline) {
+			t.Errorf("the tick at %v is before the deadline %v", at, deadline)
 		}
 		if late := e.Ev.GetOccurredAt().AsTime().Sub(deadline); late > time.Second {
 			t.Logf("the server moved %v after the deadline (a loaded machine?)", late)
