@@ -30,7 +30,7 @@ import (
 )
 
 // goldenRoot is pkg/golden's directory from this package's.
-const goldenRoot = "../golden"
+const goldenRoot = "../../../../pkg/golden"
 
 // How many games each set has: what the tests that read them played
 // themselves when they could (pkg/wire: 40 random games for the events and

@@ -12,7 +12,7 @@ import (
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	"github.com/pulka/pulka/pkg/scoring"
-	"github.com/pulka/pulka/pkg/sheets"
+	"github.com/pulka/pulka/services/scoring/internal/sheets"
 )
 
 func classicSettings(v lobbyv1.ClassicVariant) *lobbyv1.TableSettings {

@@ -22,14 +22,14 @@ import (
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	"github.com/pulka/pulka/pkg/golden"
 	"github.com/pulka/pulka/pkg/scoring"
-	"github.com/pulka/pulka/pkg/sheets"
 	"github.com/pulka/pulka/pkg/tablesettings"
+	"github.com/pulka/pulka/services/scoring/internal/sheets"
 )
 
 var update = flag.Bool("update", false, "rewrite pkg/golden's sheets")
 
 // goldenRoot is pkg/golden's directory from this package's.
-const goldenRoot = "../golden"
+const goldenRoot = "../../../../pkg/golden"
 
 // goldenPremiaGames is how many premia games there are, besides the
 // benchmark's (premiaBench).
