@@ -142,10 +142,15 @@ func dealtKey(rdb redis.UniversalClient, tableID string, h int) (fairdeal.Key, e
 	if r.Hand == nil || int(*r.Hand) != h || !r.Dealt {
 		return fairdeal.Key{}, fmt.Errorf("hand %d is not the table's dealt hand (%+v)", h, r)
 	}
-	var k fairdeal.Key
-	if n, err := hex.Decode(k[:], []byte(r.DealtKey)); err != nil || n != len(k) {
-		return fairdeal.Key{}, fmt.Errorf("hand %d: key %q: %v", h, r.DealtKey, err)
+	b, err := hex.DecodeString(r.DealtKey)
+	if err != nil {
+		return fairdeal.Key{}, fmt.Errorf("hand %d: key %q: %w", h, r.DealtKey, err)
 	}
+	var k fairdeal.Key
+	if len(b) != len(k) {
+		return fairdeal.Key{}, fmt.Errorf("hand %d: a key of %d bytes", h, len(b))
+	}
+	copy(k[:], b)
 	return k, nil
 }
 

@@ -81,7 +81,7 @@ func TestGolden(t *testing.T) {
 		if files := golden.Games(golden.SetWireNamed, golden.KindSheets); !slices.Equal(files, named) {
 			t.Errorf("golden %s has the sheets of %v, the games with scoring inputs are %v", golden.SetWireNamed, files, named)
 		}
-		want := append(premia, premiaBench)
+		want := slices.Concat(premia, []string{premiaBench})
 		slices.Sort(want)
 		if files := golden.Games(golden.SetPremia, golden.KindSheets); !slices.Equal(files, want) {
 			t.Errorf("golden %s has the sheets of %v, the games made here are %v", golden.SetPremia, files, want)
