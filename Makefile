@@ -33,8 +33,9 @@ demo: build ## Play one classic game of four bots in the terminal and print its 
 # The checks come first, quickest first, so a stale go.mod, a broken contract
 # or a lint finding fails in seconds to minutes rather than after the
 # long Go tests. -timeout 20m bounds a package's test binary, not a test: the
-# race-built property tests of pkg/table play hundreds of games (5-6 min on a
-# loaded 2-core machine), and Go's default of 10 min is too close.
+# race-built property tests of services/table-runner/internal/table play
+# hundreds of games (5-6 min on a loaded 2-core machine), and Go's default of
+# 10 min is too close.
 .PHONY: test
 test: tidy-check breaking check-generated standalone lint test-deps web web-test ## Run every check and test: tidy-check, breaking, check-generated, standalone, lint, then Go (with -race) in every module (the operator's and the Helm chart's against a real kube-apiserver and etcd, built once by scripts/envtest-bins.sh; the chart's with helm from scripts/helm-bin.sh), a short fuzz of every fuzz target, the web client's unit and browser tests.
 	@assets=$$(scripts/envtest-bins.sh) || { echo "test: the operator's envtest binaries could not be built (scripts/envtest-bins.sh, above)" >&2; exit 1; }; \

@@ -14,7 +14,7 @@ import (
 
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/streams"
-	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/tools/stack/stacktest"
 )
 
@@ -52,7 +52,7 @@ func TestAbuse_SeatedPlayerRefusalSpamLeavesTheLogAlone(t *testing.T) {
 	honestTable = honest.table
 	hs := spam[0].awaitEvent(0, 15*time.Second, spamTable, "the first hand", func(ev *tablev1.Event) bool { return ev.GetHandStarted() != nil })
 	declarer := int(hs.ev.GetHandStarted().GetDealerSeat())
-	spam[declarer].awaitEvent(0, 10*time.Second, spamTable, "the declarer's timer", func(ev *tablev1.Event) bool { return table.TimerOf(ev) != nil })
+	spam[declarer].awaitEvent(0, 10*time.Second, spamTable, "the declarer's timer", func(ev *tablev1.Event) bool { return wire.TimerOf(ev) != nil })
 	spammer := spam[1-declarer] // never their turn: the declarer does not move
 
 	honest.c.awaitEvent(0, 15*time.Second, honestTable, "the honest table's first hand", func(ev *tablev1.Event) bool { return ev.GetHandStarted() != nil })

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"sync"
 	"testing"
@@ -131,21 +132,26 @@ func (p *premiaPlanner) failed() string {
 }
 
 // dealtKey reads the shuffle key of hand h, dealt and not yet revealed,
-// from the table's log: the table the log replays to holds its seeds.
+// from the table's log: the table the log replays to (table-runner replay)
+// holds its seeds.
 func dealtKey(rdb redis.UniversalClient, tableID string, h int) (fairdeal.Key, error) {
-	log, err := readLog(context.Background(), rdb, tableID)
+	r, err := replayLog(context.Background(), rdb, tableID, true)
 	if err != nil {
 		return fairdeal.Key{}, err
 	}
-	tb, err := replayTable(log)
+	if r.Hand == nil || int(*r.Hand) != h || !r.Dealt {
+		return fairdeal.Key{}, fmt.Errorf("hand %d is not the table's dealt hand (%+v)", h, r)
+	}
+	b, err := hex.DecodeString(r.DealtKey)
 	if err != nil {
-		return fairdeal.Key{}, err
+		return fairdeal.Key{}, fmt.Errorf("hand %d: key %q: %w", h, r.DealtKey, err)
 	}
-	sd, ok := tb.CurrentSeeds()
-	if !ok || int(sd.Hand.Index) != h || !sd.Dealt {
-		return fairdeal.Key{}, fmt.Errorf("hand %d is not the table's dealt hand (%+v, dealt %v)", h, sd.Hand, sd.Dealt)
+	var k fairdeal.Key
+	if len(b) != len(k) {
+		return fairdeal.Key{}, fmt.Errorf("hand %d: a key of %d bytes", h, len(b))
 	}
-	return sd.Key()
+	copy(k[:], b)
+	return k, nil
 }
 
 // wsMove is the rules engine's move as a client sends it.

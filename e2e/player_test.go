@@ -13,7 +13,6 @@ import (
 	"github.com/pulka/pulka/pkg/cards"
 	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
-	"github.com/pulka/pulka/pkg/table"
 	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/tools/wsclient"
 )
@@ -57,7 +56,7 @@ func newSeatModel(table, player string, seed uint64) *seatModel {
 
 func (sm *seatModel) observe(ev *tablev1.Event) {
 	sm.m.Apply(ev)
-	if table.TimerOf(ev) != nil {
+	if wire.TimerOf(ev) != nil {
 		sm.turnSeq = ev.GetSeq()
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
-	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/wire"
 )
 
 // dropMidHand lets c auto-play until `cards` cards of hand `hand` are on the
@@ -53,7 +53,7 @@ func (s *stack) aloneWithBots(t *testing.T, name string, tableID *string) (sessi
 // came before it).
 func waitingFor(log []logEntry, seat uint32) bool {
 	for i := len(log) - 1; i >= 0; i-- {
-		if ts := table.TimerOf(log[i].Ev); ts != nil {
+		if ts := wire.TimerOf(log[i].Ev); ts != nil {
 			return ts.GetSeat() == seat
 		}
 		switch log[i].Ev.GetEvent().(type) {

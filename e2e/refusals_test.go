@@ -13,9 +13,10 @@ import (
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/cards/cardpb"
 
+	runnerv1 "github.com/pulka/pulka/pkg/gen/pulka/runner/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/streams"
-	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/wire"
 )
 
 // isMove accepts the events that are moves of the game.
@@ -73,7 +74,7 @@ func TestTimer_ExpiryMakesExactlyOneServerMove(t *testing.T) {
 	for _, e := range log {
 		// A move may carry the next timer (Event.timer): the move is
 		// checked against the timer before it, then the new one runs.
-		next := table.TimerOf(e.Ev)
+		next := wire.TimerOf(e.Ev)
 		if !isMove(e.Ev) {
 			if next != nil {
 				timer = next
@@ -94,10 +95,10 @@ func TestTimer_ExpiryMakesExactlyOneServerMove(t *testing.T) {
 		}
 		// The move opens its step, and that step is a tick at or after the
 		// deadline (the runner's clock, logged).
-		if e.Input == nil || e.Input.Kind != table.InputTick {
+		if e.Input == nil || e.Input.GetKind() != runnerv1.InputKind_INPUT_KIND_TICK {
 			t.Errorf("the timer move is not a logged tick step: %s", describe(e.ID, e.Ev))
-		} else if e.Input.At.Before(deadline) {
-			t.Errorf("the tick at %v is before the deadline %v", e.Input.At, deadline)
+		} else if at := e.Input.GetAt().AsTime(); at.Before(deadline) {
+			t.Errorf("the tick at %v is before the deadline %v", at, deadline)
 		}
 		if late := e.Ev.GetOccurredAt().AsTime().Sub(deadline); late > time.Second {
 			t.Logf("the server moved %v after the deadline (a loaded machine?)", late)
@@ -226,7 +227,7 @@ func TestRefusals_ChangeNothingButAPrivateRejection(t *testing.T) {
 	hs := clients[0].awaitEvent(0, 15*time.Second, tableID, "the first hand", func(ev *tablev1.Event) bool { return ev.GetHandStarted() != nil })
 	declarer := int(hs.ev.GetHandStarted().GetDealerSeat())
 	d, o := clients[declarer], clients[1-declarer]
-	d.awaitEvent(0, 10*time.Second, tableID, "the declarer's timer", func(ev *tablev1.Event) bool { return table.TimerOf(ev) != nil })
+	d.awaitEvent(0, 10*time.Second, tableID, "the declarer's timer", func(ev *tablev1.Event) bool { return wire.TimerOf(ev) != nil })
 
 	expectRefused(t, s, tableID, refusal{name: "trump out of turn", from: o,
 		msg: map[string]any{"type": "trump", "suit": "H"}, reasons: []tablev1.RejectReason{tablev1.RejectReason_REJECT_REASON_NOT_YOUR_TURN}})
@@ -244,7 +245,7 @@ func TestRefusals_ChangeNothingButAPrivateRejection(t *testing.T) {
 	d.awaitEvent(from, 10*time.Second, tableID, "trump chosen", func(ev *tablev1.Event) bool { return ev.GetTrumpChosen() != nil })
 	// Wait for the declarer's next timer: the step (trump, the rest of the
 	// deal, the timer) is complete in the log.
-	d.awaitEvent(from, 10*time.Second, tableID, "the timer after trump", func(ev *tablev1.Event) bool { return table.TimerOf(ev) != nil })
+	d.awaitEvent(from, 10*time.Second, tableID, "the timer after trump", func(ev *tablev1.Event) bool { return wire.TimerOf(ev) != nil })
 	afterTrump, _ := s.Redis().XLen(ctx, streams.TableEvents(tableID)).Result()
 	from = d.len()
 	d.send(trump)
@@ -284,7 +285,7 @@ func TestRefusals_ChangeNothingButAPrivateRejection(t *testing.T) {
 		return ev.GetCardPlayed() != nil && cardpb.FromCard(ev.GetCardPlayed().GetCard()) == lead
 	})
 	o.awaitEvent(0, 10*time.Second, tableID, "the follower's timer", func(ev *tablev1.Event) bool {
-		ts := table.TimerOf(ev)
+		ts := wire.TimerOf(ev)
 		return ts != nil && int(ts.GetSeat()) == 1-declarer && ts.GetPhase() == tablev1.Phase_PHASE_PLAY
 	})
 	om := o.model(tableID)

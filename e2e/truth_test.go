@@ -1,9 +1,14 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,29 +20,49 @@ import (
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/classic"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
+	runnerv1 "github.com/pulka/pulka/pkg/gen/pulka/runner/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/japanese"
 	"github.com/pulka/pulka/pkg/scoring"
 	"github.com/pulka/pulka/pkg/streams"
-	"github.com/pulka/pulka/pkg/table"
 	"github.com/pulka/pulka/tools/record"
+	stackplan "github.com/pulka/pulka/tools/stack"
+	"github.com/pulka/pulka/tools/stack/stacktest"
 )
 
-// Header fields of the runner's log (services/table-runner/internal/tablelog,
-// docs/table-runner.md "The log"): the first entry of each step carries it.
-const (
-	headerInput   = "input"
-	headerGenesis = "genesis"
-)
+// headerInput is the header field of the runner's log
+// (services/table-runner/internal/tablelog, docs/table-runner.md "The log")
+// on the first entry of each step that applied an input: the input.
+const headerInput = "input"
 
 // logEntry is one entry of a table's event stream: the event as the runner
-// wrote it, and on the first entry of a step the step itself.
+// wrote it, and on the first entry of a step the input it applied.
 type logEntry struct {
-	ID      string
-	Ev      *tablev1.Event
-	Input   *table.Input
-	Genesis []byte
+	ID    string
+	Ev    *tablev1.Event
+	Input *runnerv1.Input
+}
+
+// inputVersion is the first byte of the runner's logged inputs: the
+// framing of pulka.runner.v1.Input (proto/pulka/runner/v1/input.proto) the
+// runners of this tree write, before the message's length as a uvarint.
+const inputVersion = 3
+
+// decodeInput reads a step's "input" header by its contract.
+func decodeInput(b []byte) (*runnerv1.Input, error) {
+	if len(b) == 0 || b[0] != inputVersion {
+		return nil, fmt.Errorf("an input of %d bytes is not of version %d", len(b), inputVersion)
+	}
+	n, k := binary.Uvarint(b[1:])
+	if k <= 0 || n != uint64(len(b)-1-k) {
+		return nil, errors.New("the input's length does not match its data")
+	}
+	in := &runnerv1.Input{}
+	if err := proto.Unmarshal(b[1+k:], in); err != nil {
+		return nil, err
+	}
+	return in, nil
 }
 
 // readLog reads a table's whole event stream.
@@ -55,14 +80,9 @@ func readLog(ctx context.Context, rdb redis.UniversalClient, tableID string) ([]
 				return nil, fmt.Errorf("event %s: %w", m.ID, err)
 			}
 			if in, ok := m.Header[headerInput]; ok {
-				input, err := table.UnmarshalInput([]byte(in))
-				if err != nil {
+				if e.Input, err = decodeInput([]byte(in)); err != nil {
 					return nil, fmt.Errorf("input at %s: %w", m.ID, err)
 				}
-				e.Input = &input
-			}
-			if g, ok := m.Header[headerGenesis]; ok {
-				e.Genesis = []byte(g)
 			}
 			out = append(out, e)
 		}
@@ -123,7 +143,7 @@ func logTail(ctx context.Context, rdb redis.UniversalClient, tableID string, n i
 	for _, e := range log {
 		step := ""
 		if e.Input != nil {
-			step = " <" + e.Input.Kind.String() + ">"
+			step = " <" + e.Input.GetKind().String() + ">"
 		}
 		fmt.Fprintf(&b, "  %s%s\n", describe(e.ID, e.Ev), step)
 	}
@@ -277,55 +297,54 @@ func truth(rec *record.Record) ([]handTruth, error) {
 	return hands, nil
 }
 
-// replayLog checks the log as the table-runner's restore would use it:
-// the genesis restored and every logged input re-applied in one process
-// yield exactly the logged events (the epoch, which only says who wrote
-// an event, and the trace aside). So the game a crash interrupted is the
-// game a no-crash run of the same inputs gives, event for event.
-func replayLog(log []logEntry) error {
-	_, err := replayTable(log)
-	return err
+// replayed is what `table-runner replay` says a table's log replays to
+// (services/table-runner/internal/replay's Result).
+type replayed struct {
+	Steps    int     `json:"steps"`
+	Events   int     `json:"events"`
+	Seq      uint64  `json:"seq"`
+	Over     bool    `json:"over"`
+	Hand     *uint32 `json:"hand"`
+	Dealt    bool    `json:"dealt"`
+	DealtKey string  `json:"dealt_key"`
 }
 
-// replayTable is replayLog that returns the table the log replays to.
-func replayTable(log []logEntry) (*table.Table, error) {
-	if len(log) == 0 || log[0].Genesis == nil {
-		return nil, errors.New("the log does not start with the genesis")
-	}
-	tb, err := table.Restore(log[0].Genesis)
+// replayLog checks tableID's log in the Redis rdb is a client of as the
+// table-runner's restore uses it: `table-runner replay` restores the
+// genesis and applies every logged input again in one process, which must
+// yield exactly the logged events (the epoch, which only says who wrote an
+// event, aside). So the game a crash interrupted is the game a no-crash run
+// of the same inputs gives, event for event. With dealtKey the result
+// carries the dealt hand's key, which only the server could know.
+func replayLog(ctx context.Context, rdb redis.UniversalClient, tableID string, dealtKey bool) (replayed, error) {
+	var r replayed
+	bin, err := stacktest.Binaries()
 	if err != nil {
-		return nil, fmt.Errorf("restore the genesis: %w", err)
+		return r, err
 	}
-	i := 1
-	for i < len(log) && log[i].Input == nil {
-		i++
+	args := []string{"replay", "-table", tableID}
+	switch c := rdb.(type) {
+	case *redis.Client:
+		args = append(args, "-redis-addr", c.Options().Addr)
+	case *redis.ClusterClient:
+		args = append(args, "-redis-addr", strings.Join(c.Options().Addrs, ","), "-redis-cluster")
+	default:
+		return r, fmt.Errorf("replay: a Redis client of type %T", rdb)
 	}
-	for i < len(log) {
-		step := log[i]
-		evs, err := tb.Apply(*step.Input)
-		var rej *table.RejectError
-		if err != nil && !errors.As(err, &rej) {
-			return nil, fmt.Errorf("step at %s (%s): %w", step.ID, step.Input.Kind, err)
-		}
-		for j, ev := range evs {
-			if i+j >= len(log) || (j > 0 && log[i+j].Input != nil) {
-				return nil, fmt.Errorf("step at %s: the replay gives %d events, the log has fewer", step.ID, len(evs))
-			}
-			got, want := proto.Clone(ev).(*tablev1.Event), proto.Clone(log[i+j].Ev).(*tablev1.Event)
-			got.Epoch, want.Epoch, got.Trace, want.Trace = 0, 0, nil, nil
-			if !proto.Equal(got, want) {
-				return nil, fmt.Errorf("step at %s, event %d:\nreplay %s\nlog    %s", step.ID, j, describe("", got), describe(log[i+j].ID, want))
-			}
-		}
-		if len(evs) == 0 {
-			return nil, fmt.Errorf("step at %s (%s) replays to nothing", step.ID, step.Input.Kind)
-		}
-		i += len(evs)
-		if i < len(log) && log[i].Input == nil {
-			return nil, fmt.Errorf("step at %s: the log has more events than the replay's %d", step.ID, len(evs))
-		}
+	if dealtKey {
+		args = append(args, "-dealt-key")
 	}
-	return tb, nil
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, stackplan.TableRunner), args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return r, fmt.Errorf("%s: %w: %s", cmd, err, stderr.Bytes())
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		return r, fmt.Errorf("%s printed %q: %w", cmd, out, err)
+	}
+	return r, nil
 }
 
 // cellRow is one seat's cell of a sheet row, in whole points.

@@ -47,7 +47,7 @@ type finished struct {
 func verifyGame(t *testing.T, s *stack, tableID string, clients []*client) *finished {
 	t.Helper()
 	log := mustReadLog(t, s.Redis(), tableID)
-	if err := replayLog(log); err != nil {
+	if _, err := replayLog(context.Background(), s.Redis(), tableID, false); err != nil {
 		t.Fatalf("the log does not replay purely: %v", err)
 	}
 	rec, err := record.FromEvents(publicEvents(log))
@@ -267,8 +267,8 @@ func checkStandings(t *testing.T, fs *scoringv1.FinalStandings, totals []int64, 
 func commandSteps(log []logEntry) map[string]int {
 	out := map[string]int{}
 	for _, e := range log {
-		if e.Input != nil && e.Input.Command != nil {
-			out[e.Input.Command.GetCommandId()]++
+		if e.Input.GetCommand() != nil {
+			out[e.Input.GetCommand().GetCommandId()]++
 		}
 	}
 	return out

@@ -216,6 +216,17 @@ func Event(table, id string, ev *tablev1.Event) *gatewayv1.ServerFrame {
 	return &gatewayv1.ServerFrame{Frame: &gatewayv1.ServerFrame_Event{Event: &gatewayv1.EventFrame{Table: table, Id: id, Event: ev}}}
 }
 
+// TimerOf returns the move timer a table event started: its timer field, or
+// the event itself when it is a timer_started event (the table sends one
+// only when no public event of the step can carry the timer); nil when it
+// started none. Every reader of a table's events (clients, tests) asks it.
+func TimerOf(ev *tablev1.Event) *tablev1.TimerStarted {
+	if t := ev.GetTimer(); t != nil {
+		return t
+	}
+	return ev.GetTimerStarted()
+}
+
 // Sheet is the frame of a score-sheet update of a table's game, for every
 // client of the table. The trace context, which stays between services, is
 // cleared from u.

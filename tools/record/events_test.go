@@ -1,156 +1,80 @@
 package record_test
 
 import (
-	"errors"
-	"fmt"
-	"math/rand/v2"
-	"strconv"
 	"testing"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/pulka/pulka/pkg/classic"
-	"github.com/pulka/pulka/pkg/fairdeal"
+	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
-	"github.com/pulka/pulka/pkg/scoring"
-	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/golden"
 	"github.com/pulka/pulka/pkg/tablesettings"
 	"github.com/pulka/pulka/tools/record"
 )
 
-// playedTable is a game played through pkg/table: the public events, as
-// any watcher receives them, and its final placings.
+// playedTable is a game played by the runner's table: the public events,
+// as any watcher receives them, and its final placings.
 type playedTable struct {
 	public   []*tablev1.Event
 	game     tablesettings.Game
 	placings []*tablev1.Placing
 }
 
-// playTable plays a whole game at a table: bots (classic) and humans who
-// never move themselves (the move timer plays for them, a server move),
-// who send their client seed or not (the seed deadline deals without it)
-// and who, in a Japanese match, may resign.
-func playTable(tb testing.TB, seed uint64, japaneseGame bool) playedTable {
+// recordedTable reads game name of pkg/golden's golden.SetRecord: a whole
+// game at a table of bots (classic) and humans who never move themselves
+// (the move timer plays for them, a server move), who send their client
+// seed or not (the seed deadline deals without it) and who, in a Japanese
+// match, may resign.
+func recordedTable(tb testing.TB, name string) playedTable {
 	tb.Helper()
-	rng := rand.New(rand.NewPCG(seed, 7))
-	var s tablesettings.Settings
-	var seats []table.SeatInfo
-	if japaneseGame {
-		s = tablesettings.JapaneseSettings([]int{11, 15, 21, 31}[rng.IntN(4)])
-		seats = []table.SeatInfo{{PlayerID: "p0", Name: "Ana"}, {PlayerID: "p1", Name: "Levan"}}
-	} else {
-		v := classic.Standard
-		if rng.IntN(2) == 0 {
-			v = classic.Nines
-		}
-		s = tablesettings.ClassicSettings(scoring.Settings{Variant: v, Khishti: scoring.KhishtiPerCard, Premia: true, Moshla: rng.IntN(2) == 0, RestDocked: true})
-		for i := range classic.Seats {
-			if rng.IntN(2) == 0 {
-				seats = append(seats, table.SeatInfo{Name: "bot", Bot: true})
-			} else {
-				seats = append(seats, table.SeatInfo{PlayerID: "p" + strconv.Itoa(i), Name: "P" + strconv.Itoa(i)})
-			}
-		}
-	}
-	s.BotDelay = 0
-	entropy := func() table.Entropy {
-		var e table.Entropy
-		for i := range e {
-			e[i] = byte(rng.Uint32())
-		}
-		return e
-	}
-	now := time.Unix(1_800_000_000, 0)
-	tb0, evs, err := table.New("t"+strconv.FormatUint(seed, 36), fmt.Sprintf("%032x", seed), s, seats, now, entropy())
+	evs, err := golden.Events(golden.SetRecord, name, golden.KindPublicEvents)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p := playedTable{game: s.Game}
-	keep := func(evs []*tablev1.Event) {
-		for _, e := range evs {
-			if e.GetVisibility().GetAudience() == tablev1.Audience_AUDIENCE_PUBLIC {
-				p.public = append(p.public, e)
-			}
-			if g := e.GetGameEnded(); g != nil {
-				p.placings = g.GetPlacings()
-			}
+	p := playedTable{public: evs, game: tablesettings.Classic}
+	for _, e := range evs {
+		if gs := e.GetGameStarted(); gs != nil && gs.GetSettings().GetGame() == lobbyv1.Game_GAME_JAPANESE {
+			p.game = tablesettings.Japanese
+		}
+		if g := e.GetGameEnded(); g != nil {
+			p.placings = g.GetPlacings()
 		}
 	}
-	keep(evs)
-	ms := now.UnixMilli()
-	apply := func(in table.Input) {
-		in.Entropy = entropy()
-		evs, err := tb0.Apply(in)
-		var rej *table.RejectError
-		if err != nil && !errors.As(err, &rej) {
-			tb.Fatalf("game %d: %v", seed, err)
-		}
-		keep(evs)
-	}
-	command := func(player string, c *tablev1.Command) {
-		ms++
-		c.CommandId, c.PlayerId, c.TableId = "c"+strconv.FormatInt(ms, 10), player, tb0.ID()
-		apply(table.CommandInput(c, strconv.FormatInt(ms, 10)+"-0", now))
-	}
-	for step := 0; step < 5000 && !tb0.Over(); step++ {
-		if hs, ok := tb0.CurrentSeeds(); ok && !hs.Dealt && rng.IntN(3) > 0 {
-			for _, si := range seats {
-				if si.PlayerID != "" && rng.IntN(4) > 0 {
-					var c fairdeal.ClientSeed
-					for j := range c {
-						c[j] = byte(rng.Uint32())
-					}
-					command(si.PlayerID, &tablev1.Command{Command: &tablev1.Command_ClientSeed{
-						ClientSeed: &tablev1.ClientSeedCommand{HandIndex: hs.Hand.Index, Seed: c[:]}}})
-				}
-			}
-		}
-		if japaneseGame && rng.IntN(400) == 0 {
-			command(seats[rng.IntN(2)].PlayerID, &tablev1.Command{Command: &tablev1.Command_Resign{Resign: &tablev1.ResignCommand{}}})
-			continue
-		}
-		at, ok := tb0.NextDeadline()
-		if !ok {
-			tb.Fatalf("game %d: not over and nothing to wait for", seed)
-		}
-		if at.After(now) {
-			now = at
-		}
-		apply(table.Tick(now))
-	}
-	if !tb0.Over() {
-		tb.Fatalf("game %d did not end", seed)
+	if len(p.placings) == 0 {
+		tb.Fatalf("game %s did not end", name)
 	}
 	return p
 }
 
 // TestFromEvents_ATablesPublicEventsReplayAndVerify: for many games played
-// through pkg/table (bots, server moves, client seeds sent and missing,
+// by the runner's table (bots, server moves, client seeds sent and missing,
 // resignations), the record FromEvents builds from the public events alone
 // verifies hand by hand (every commitment, every re-deal), replays to the
 // end, and its final scores are the table's; a tampered event (a server
 // seed, a client seed, a card) fails.
 func TestFromEvents_ATablesPublicEventsReplayAndVerify(t *testing.T) {
-	games := 300
-	if testing.Short() {
-		games = 60
+	names := golden.Games(golden.SetRecord, golden.KindPublicEvents)
+	if len(names) < 60 {
+		t.Fatalf("pkg/golden has %d record games, want 60", len(names))
 	}
-	hands := 0
-	for g := range games {
-		p := playTable(t, uint64(1000+g), g%3 == 2)
+	hands, japaneseGames := 0, 0
+	for g, name := range names {
+		p := recordedTable(t, name)
+		if p.game == tablesettings.Japanese {
+			japaneseGames++
+		}
 		rec, err := record.FromEvents(p.public)
 		if err != nil {
-			t.Fatalf("game %d: %v", g, err)
+			t.Fatalf("game %s: %v", name, err)
 		}
 		reps, err := record.Verify(rec)
 		if err != nil || len(reps) == 0 || len(reps) != len(rec.Hands) {
-			t.Fatalf("game %d: verify: %d hands of %d: %v", g, len(reps), len(rec.Hands), err)
+			t.Fatalf("game %s: verify: %d hands of %d: %v", name, len(reps), len(rec.Hands), err)
 		}
 		hands += len(reps)
 		res, err := record.Replay(rec)
 		if err != nil || !res.Over {
-			t.Fatalf("game %d: replay (over %v): %v", g, res != nil && res.Over, err)
+			t.Fatalf("game %s: replay (over %v): %v", name, res != nil && res.Over, err)
 		}
 		for _, pl := range p.placings {
 			var got int64
@@ -160,14 +84,17 @@ func TestFromEvents_ATablesPublicEventsReplayAndVerify(t *testing.T) {
 				got = int64(res.Scores[pl.GetSeat()])
 			}
 			if got != pl.GetScore() {
-				t.Fatalf("game %d: seat %d: the record replays to %d, the table ended on %d", g, pl.GetSeat(), got, pl.GetScore())
+				t.Fatalf("game %s: seat %d: the record replays to %d, the table ended on %d", name, pl.GetSeat(), got, pl.GetScore())
 			}
 		}
 		if g < 8 {
 			checkTampering(t, g, p.public)
 		}
 	}
-	t.Logf("%d games, %d hands verified from their public events", games, hands)
+	if japaneseGames == 0 || japaneseGames == len(names) {
+		t.Errorf("%d of %d games Japanese: the games do not test both", japaneseGames, len(names))
+	}
+	t.Logf("%d games, %d hands verified from their public events", len(names), hands)
 }
 
 // checkTampering changes one event of a copy of the game's events at a

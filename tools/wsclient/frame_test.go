@@ -1,6 +1,7 @@
 package wsclient
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -9,43 +10,33 @@ import (
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
 
-	"github.com/pulka/pulka/pkg/classic"
-	"github.com/pulka/pulka/pkg/fairdeal"
-	"github.com/pulka/pulka/pkg/scoring"
-	"github.com/pulka/pulka/pkg/table"
-	"github.com/pulka/pulka/pkg/tablesettings"
+	"github.com/pulka/pulka/pkg/golden"
 	"github.com/pulka/pulka/pkg/wire"
 )
 
 // gameFrames returns the event frames of the start of a classic game as the
-// gateway writes them.
+// gateway writes them: the events of a golden game (pkg/golden) up to its
+// first move — the game created and its first hand dealt at the seed
+// deadline, nobody having sent a client seed.
 func gameFrames(tb testing.TB) [][]byte {
 	tb.Helper()
-	seats := make([]table.SeatInfo, 4)
-	for i := range seats {
-		seats[i] = table.SeatInfo{PlayerID: "p" + string(rune('0'+i)), Name: "Player"}
-	}
-	t, evs, err := table.New("t1", "g1", tablesettings.ClassicSettings(scoring.Settings{Variant: classic.Standard, Khishti: scoring.Khishti200}),
-		seats, time.Unix(1700000000, 0), table.Entropy(fairdeal.LocalKey(7, 0)))
+	evs, err := golden.Events(golden.SetModel, "classic-standard-1", golden.KindEvents)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	// Nobody sends a client seed: the first hand is dealt at its deadline.
-	at, _ := t.NextDeadline()
-	tick := table.Tick(at)
-	tick.Entropy = table.Entropy(fairdeal.LocalKey(7, 1))
-	dealt, err := t.Apply(tick)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	evs = append(evs, dealt...)
 	var out [][]byte
 	for i, ev := range evs {
-		f, err := wire.Encode(wire.Event("t1", "1700000000000-"+string(rune('0'+i)), ev), wire.Binary)
+		if ev.GetBidMade() != nil || ev.GetTrumpChosen() != nil {
+			break
+		}
+		f, err := wire.Encode(wire.Event("t1", "1700000000000-"+strconv.Itoa(i), ev), wire.Binary)
 		if err != nil {
 			tb.Fatal(err)
 		}
 		out = append(out, f)
+	}
+	if len(out) < 4 {
+		tb.Fatalf("%d events before the first move", len(out))
 	}
 	return out
 }

@@ -3,34 +3,35 @@ package wsclient
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"testing"
-	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/classic"
 	"github.com/pulka/pulka/pkg/fairdeal"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/golden"
 	"github.com/pulka/pulka/pkg/japanese"
-	"github.com/pulka/pulka/pkg/scoring"
-	"github.com/pulka/pulka/pkg/table"
-	"github.com/pulka/pulka/pkg/tablesettings"
 	"github.com/pulka/pulka/pkg/wire"
+	"github.com/pulka/pulka/tools/record"
 )
 
-// shadow is the rules engine a test plays alongside the table, dealt the
-// same keys (read from the table, as only the server could) and given the
-// same moves, as the oracle of the legal moves.
+// shadow is the rules engine a test plays alongside the table's game, dealt
+// the same keys (proved by the game's reveals) and given the same moves, as
+// the oracle of the legal moves.
 type shadow interface {
 	legal(seat int) []string
 	apply(seat int, m Move) error
 	awaitingDeal() bool
+	hand() int
 	deal(k fairdeal.Key) error
 }
 
 type classicShadow struct{ g *classic.Game }
 
 func (s classicShadow) awaitingDeal() bool { return s.g.AwaitingDeal() }
+func (s classicShadow) hand() int          { return s.g.HandIndex() }
 func (s classicShadow) deal(k fairdeal.Key) error {
 	_, err := s.g.Deal(k, nil)
 	return err
@@ -89,6 +90,7 @@ func fromClassic(m classic.Move) Move {
 type japaneseShadow struct{ g *japanese.Game }
 
 func (s japaneseShadow) awaitingDeal() bool { return s.g.AwaitingDeal() }
+func (s japaneseShadow) hand() int          { return s.g.Hand() }
 func (s japaneseShadow) deal(k fairdeal.Key) error {
 	_, err := s.g.Deal(k, nil)
 	return err
@@ -138,115 +140,93 @@ func visibleTo(ev *tablev1.Event, seat int, player string) bool {
 	return false
 }
 
-// playThrough plays a whole game at a pkg/table table whose every seat is
-// a player with a Model fed only what the gateway would send that seat.
-// pick chooses among the model's legal moves. At every turn the model's
-// legal moves must equal the engine's, and the table must accept the pick.
-func playThrough(t *testing.T, settings tablesettings.Settings, seed uint64, sh shadow, pick func(m *Model, legal []Move) Move) (moves int) {
+// playThrough replays game name of pkg/golden's golden.SetModel — a whole
+// game played by the runner's table, whose every seat is a player sending
+// one of the engine's legal moves — into a Model per seat, each fed only
+// what the gateway sends that seat. Before every move, exactly the moving
+// seat's model must be to move, its legal moves must equal the engine's
+// (the shadow, dealt the keys the game's own reveals prove), the move made
+// must be one of them, and Choose must pick one of them too. The table
+// refuses none of the moves, and every model sees the end.
+func playThrough(t *testing.T, name string, sh shadow) (moves int) {
 	t.Helper()
-	n := 4
-	if settings.Game == tablesettings.Japanese {
-		n = 2
-	}
-	seats := make([]table.SeatInfo, n)
-	models := make([]*Model, n)
-	for s := range seats {
-		p := "p" + strconv.Itoa(s)
-		seats[s] = table.SeatInfo{PlayerID: p, Name: p}
-		models[s] = NewModel("t1", p)
-	}
-	now := time.Unix(1_800_000_000, 0)
-	tb, evs, err := table.New("t1", "g1", settings, seats, now, table.Entropy(fairdeal.LocalKey(seed, 0)))
+	evs, err := golden.Events(golden.SetModel, name, golden.KindEvents)
 	if err != nil {
 		t.Fatal(err)
 	}
-	inputs := 0
-	apply := func(in table.Input) ([]*tablev1.Event, error) {
-		inputs++
-		in.Entropy = table.Entropy(fairdeal.LocalKey(seed, uint32(inputs)))
-		return tb.Apply(in)
-	}
-	// The shadow is dealt each hand the table deals.
-	dealShadow := func() {
-		if sd, ok := tb.CurrentSeeds(); ok && sd.Dealt && sh.awaitingDeal() {
-			k, err := sd.Key()
-			if err == nil {
-				err = sh.deal(k)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+	var public []*tablev1.Event
+	for _, ev := range evs {
+		if ev.GetVisibility().GetAudience() == tablev1.Audience_AUDIENCE_PUBLIC {
+			public = append(public, ev)
 		}
 	}
-	feed := func(evs []*tablev1.Event) {
-		defer dealShadow()
-		for _, ev := range evs {
-			if r := ev.GetMoveRejected(); r != nil {
-				t.Fatalf("the table refused a move the model listed: %v", r)
-			}
+	rec, err := record.FromEvents(public)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var models []*Model
+	for _, sp := range evs[0].GetGameStarted().GetSeats() {
+		models = append(models, NewModel("t1", sp.GetPlayerId()))
+	}
+	if len(models) < 2 {
+		t.Fatalf("game %s does not start with its seats: %v", name, evs[0])
+	}
+	for i, ev := range evs {
+		if r := ev.GetMoveRejected(); r != nil {
+			t.Fatalf("event %d: the table refused a move: %v", i, r)
+		}
+		if seat, ok := moveSeat(ev); ok {
+			mover := -1
 			for s, m := range models {
-				if visibleTo(ev, s, m.PlayerID) {
-					m.Apply(ev)
+				if m.MyTurn() {
+					if mover >= 0 {
+						t.Fatalf("event %d: seats %d and %d both think they are to move", i, mover, s)
+					}
+					mover = s
 				}
 			}
-		}
-	}
-	feed(evs)
-	for step := 0; step < 5000 && !tb.Over(); step++ {
-		mover := -1
-		for s, m := range models {
-			if m.MyTurn() {
-				if mover >= 0 {
-					t.Fatalf("step %d: seats %d and %d both think they are to move", step, mover, s)
-				}
-				mover = s
+			if mover != seat {
+				t.Fatalf("event %d: seat %d moves, the models say seat %d is to move", i, seat, mover)
 			}
-		}
-		if mover < 0 {
-			// A hand waits for its client seeds (nobody here sends any):
-			// it is dealt at the seed deadline.
-			if next, ok := tb.NextDeadline(); ok && sh.awaitingDeal() {
-				now = next
-				evs, err := apply(table.Tick(now))
+			if sh.awaitingDeal() {
+				k, err := rec.HandKey(sh.hand())
+				if err == nil {
+					err = sh.deal(k)
+				}
 				if err != nil {
-					t.Fatal(err)
+					t.Fatalf("event %d: deal hand %d: %v", i, sh.hand(), err)
 				}
-				feed(evs)
-				continue
 			}
-			t.Fatalf("step %d: no model is to move, yet the game goes on", step)
+			m := models[mover]
+			legal := m.Legal()
+			got := make([]string, len(legal))
+			for k, mv := range legal {
+				got[k] = mv.String()
+			}
+			want := sh.legal(mover)
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("event %d, seat %d (phase %v, trick %v, hand %v): model lists %v, the engine %v",
+					i, mover, m.Phase, m.Trick, m.Hand, got, want)
+			}
+			if mv, ok := m.Choose(); !ok || !slices.Contains(got, mv.String()) {
+				t.Fatalf("event %d, seat %d: Choose picks %v (%v), not one of %v", i, mover, mv, ok, got)
+			}
+			k := slices.IndexFunc(legal, func(mv Move) bool { return made(mv, ev) })
+			if k < 0 {
+				t.Fatalf("event %d: seat %d made %v, not one of the model's moves %v", i, mover, ev, got)
+			}
+			if err := sh.apply(mover, legal[k]); err != nil {
+				t.Fatalf("event %d: shadow engine refused %v: %v", i, legal[k], err)
+			}
+			moves++
 		}
-		m := models[mover]
-		legal := m.Legal()
-		got := make([]string, len(legal))
-		for i, mv := range legal {
-			got[i] = mv.String()
+		for s, m := range models {
+			if visibleTo(ev, s, m.PlayerID) {
+				m.Apply(ev)
+			}
 		}
-		want := sh.legal(mover)
-		slices.Sort(got)
-		slices.Sort(want)
-		if !slices.Equal(got, want) {
-			t.Fatalf("step %d, seat %d (phase %v, trick %v, hand %v): model lists %v, the engine %v",
-				step, mover, m.Phase, m.Trick, m.Hand, got, want)
-		}
-		mv := pick(m, legal)
-		if err := sh.apply(mover, mv); err != nil {
-			t.Fatalf("step %d: shadow engine refused %v: %v", step, mv, err)
-		}
-		cmd, err := commandOf(mv, "t1", m.PlayerID, fmt.Sprintf("k%d", step))
-		if err != nil {
-			t.Fatal(err)
-		}
-		now = now.Add(time.Second)
-		evs, err := apply(table.CommandInput(cmd, fmt.Sprintf("%d-0", step+1), now))
-		if err != nil {
-			t.Fatalf("step %d: %v", step, err)
-		}
-		feed(evs)
-		moves++
-	}
-	if !tb.Over() {
-		t.Fatal("the game did not end")
 	}
 	for s, m := range models {
 		if !m.Over || m.End == nil {
@@ -259,43 +239,48 @@ func playThrough(t *testing.T, settings tablesettings.Settings, seed uint64, sh 
 	return moves
 }
 
-// commandOf is the table command the gateway makes of a move.
-func commandOf(mv Move, tableID, player, key string) (*tablev1.Command, error) {
-	m, err := MoveCommand(tableID, mv)
+// moveSeat is the seat whose move ev is (a bid, a trump chosen, a card
+// played), ok false for other events.
+func moveSeat(ev *tablev1.Event) (seat int, ok bool) {
+	switch e := ev.GetEvent().(type) {
+	case *tablev1.Event_BidMade:
+		return int(e.BidMade.GetSeat()), true
+	case *tablev1.Event_TrumpChosen:
+		return int(e.TrumpChosen.GetSeat()), true
+	case *tablev1.Event_CardPlayed:
+		return int(e.CardPlayed.GetSeat()), true
+	}
+	return -1, false
+}
+
+// made reports whether ev is move mv, as the gateway sends it, made: the
+// same bid, trump, or card with the same joker declaration.
+func made(mv Move, ev *tablev1.Event) bool {
+	tc, err := MoveCommand("t1", mv)
 	if err != nil {
-		return nil, err
+		return false
 	}
-	m.Cmd = key
-	return wire.Command(m, player, wire.CommandID(player, key))
-}
-
-func chooseBaseline(m *Model, _ []Move) Move {
-	mv, ok := m.Choose()
-	if !ok {
-		panic("Choose found no move on the seat's turn")
+	switch e := ev.GetEvent().(type) {
+	case *tablev1.Event_BidMade:
+		return tc.GetBid() != nil && tc.GetBid().GetTricks() == e.BidMade.GetTricks()
+	case *tablev1.Event_TrumpChosen:
+		return tc.GetTrump() != nil && tc.GetTrump().GetTrump() == e.TrumpChosen.GetTrump()
+	case *tablev1.Event_CardPlayed:
+		p := tc.GetPlay()
+		return p != nil && p.GetCard() == e.CardPlayed.GetCard() && proto.Equal(p.GetDeclaration(), e.CardPlayed.GetDeclaration())
 	}
-	return mv
-}
-
-func pickRandom(seed uint64) func(*Model, []Move) Move {
-	rng := cards.NewRNG(seed, 7)
-	return func(_ *Model, legal []Move) Move { return legal[rng.IntN(len(legal))] }
+	return false
 }
 
 func TestModel_LegalMovesEqualTheClassicEngineOverWholeGames(t *testing.T) {
-	for seed := uint64(1); seed <= 6; seed++ {
+	for seed := 1; seed <= 6; seed++ {
 		for _, v := range []classic.Variant{classic.Standard, classic.Nines} {
-			pick := chooseBaseline
-			if seed%2 == 0 {
-				pick = pickRandom(seed) // random moves reach jokers led and discarded
-			}
 			t.Run(fmt.Sprintf("%v/seed%d", v, seed), func(t *testing.T) {
-				s := tablesettings.ClassicSettings(scoring.Settings{Variant: v, Khishti: scoring.Khishti200})
 				g, err := classic.NewLive(classic.Settings{Variant: v})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if n := playThrough(t, s, seed, classicShadow{g}, pick); n < 100 {
+				if n := playThrough(t, fmt.Sprintf("classic-%v-%d", v, seed), classicShadow{g}); n < 100 {
 					t.Fatalf("only %d moves in a whole game", n)
 				}
 			})
@@ -304,18 +289,13 @@ func TestModel_LegalMovesEqualTheClassicEngineOverWholeGames(t *testing.T) {
 }
 
 func TestModel_LegalMovesEqualTheJapaneseEngineOverWholeMatches(t *testing.T) {
-	for seed := uint64(1); seed <= 6; seed++ {
-		pick := chooseBaseline
-		if seed%2 == 0 {
-			pick = pickRandom(seed)
-		}
+	for seed := 1; seed <= 6; seed++ {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
-			s := tablesettings.JapaneseSettings(11)
 			g, err := japanese.NewLive(japanese.Settings{Target: 11})
 			if err != nil {
 				t.Fatal(err)
 			}
-			playThrough(t, s, seed, japaneseShadow{g}, pick)
+			playThrough(t, fmt.Sprintf("japanese-%d", seed), japaneseShadow{g})
 		})
 	}
 }

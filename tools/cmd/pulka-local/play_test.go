@@ -29,7 +29,12 @@ const (
 // other seats with bots (PULKA_RUNNER_BOT_DELAY=1ms) and plays its own seat
 // by itself over the WebSocket, as pulkactl play --create classic --bots
 // --auto does. The game must end as completed after its 24 hands and be
-// scored whole (checkGame).
+// scored whole (checkGame), and the player's client seed must have been
+// taken for every hand: hand 0's in a seed frame, every later hand's,
+// committed a hand ahead, riding on a move — whose acceptance reaches the
+// player before the echo of that move, and which the player must not take
+// for a new turn and answer with a second move (the table would refuse it:
+// checkGame counts refusals).
 func playClassicWithBots(t *testing.T, base string) {
 	ctx, cancel := context.WithTimeout(context.Background(), gameTimeout)
 	defer cancel()
@@ -47,6 +52,9 @@ func playClassicWithBots(t *testing.T, base string) {
 	}
 	played := time.Since(started)
 	end, sheet := checkGame(ctx, t, base, table, 4, host)
+	if host.seedsTaken != standardHands {
+		t.Errorf("%d of the player's client seeds taken, want %d (one per hand)", host.seedsTaken, standardHands)
+	}
 	if end.GetHandsPlayed() != standardHands {
 		t.Errorf("%d hands played, want %d", end.GetHandsPlayed(), standardHands)
 	}
@@ -121,6 +129,9 @@ type seat struct {
 	otherTables int
 	// sheet is the highest version of the table's sheet received.
 	sheet *scoringv1.SheetUpdate
+	// seedsTaken counts the seat's client seeds the table took, sent alone
+	// (client_seed_accepted) or riding on a move (seed_accepted).
+	seedsTaken int
 }
 
 // newSeat starts a guest session and connects it to the gateway.
@@ -183,6 +194,9 @@ func (s *seat) see(f wsclient.Frame) {
 			s.gameStarted = true
 		case ev.GetHandEnded() != nil:
 			s.handsEnded++
+		case ev.GetClientSeedAccepted() != nil && int(ev.GetClientSeedAccepted().GetSeat()) == s.m.MySeat,
+			ev.GetSeedAccepted() != nil && int(ev.GetSeedAccepted().GetSeat()) == s.m.MySeat:
+			s.seedsTaken++
 		case ev.GetMoveRejected() != nil:
 			s.refused = append(s.refused, ev.GetMoveRejected().GetMessage())
 		}

@@ -21,9 +21,9 @@ import (
 
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	"github.com/pulka/pulka/pkg/scoringclient"
-	"github.com/pulka/pulka/pkg/sheets"
 	"github.com/pulka/pulka/pkg/streams"
 	"github.com/pulka/pulka/pkg/telemetry"
+	"github.com/pulka/pulka/services/scoring/internal/sheets"
 	"github.com/pulka/pulka/services/scoring/internal/sheetstore"
 )
 

@@ -15,8 +15,8 @@ import (
 	"github.com/pulka/pulka/pkg/redistest"
 	"github.com/pulka/pulka/pkg/scoring"
 	"github.com/pulka/pulka/pkg/scoringclient"
-	"github.com/pulka/pulka/pkg/sheets"
 	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/services/scoring/internal/sheets"
 	"github.com/pulka/pulka/services/scoring/internal/sheetstore"
 )
 

@@ -1,7 +1,7 @@
 // Package runner is the table-runner service: it owns live tables.
 //
 // Each table the assignment gives this runner has one goroutine that owns
-// its pkg/table state. A single shared reader (a streams.Tailer over every
+// its table state (internal/table). A single shared reader (a streams.Tailer over every
 // owned table's command stream, reading the streams whose bell rang) hands entries to the
 // tables' bounded inboxes; a full inbox switches that table to catch-up
 // (the reader stops following its stream; the table reads its backlog from

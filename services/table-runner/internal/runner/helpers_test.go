@@ -25,8 +25,9 @@ import (
 	"github.com/pulka/pulka/pkg/redistest"
 	"github.com/pulka/pulka/pkg/scoringclient"
 	"github.com/pulka/pulka/pkg/streams"
-	"github.com/pulka/pulka/pkg/table"
 	"github.com/pulka/pulka/pkg/tablesettings"
+	"github.com/pulka/pulka/pkg/wire"
+	"github.com/pulka/pulka/services/table-runner/internal/table"
 	"github.com/pulka/pulka/services/table-runner/internal/tablelog"
 )
 
@@ -239,7 +240,7 @@ func isKind(kind string) func(*tablev1.Event) bool {
 
 // hasTimer matches an event that starts a move timer: a timer_started of
 // its own, or the timer riding on the step's last public event.
-func hasTimer(e *tablev1.Event) bool { return table.TimerOf(e) != nil }
+func hasTimer(e *tablev1.Event) bool { return wire.TimerOf(e) != nil }
 
 // checkLog proves the invariants of a table's log: the whole log replays
 // purely (byte for byte); the genesis is what table.New makes from the

@@ -9,7 +9,7 @@ import (
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/fairdeal"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
-	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/services/table-runner/internal/table"
 	"github.com/pulka/pulka/services/table-runner/internal/tablelog"
 )
 

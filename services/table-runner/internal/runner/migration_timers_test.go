@@ -29,7 +29,7 @@ import (
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/japanese"
 	"github.com/pulka/pulka/pkg/streams"
-	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/table-runner/internal/tablelog"
 )
 
@@ -237,7 +237,7 @@ func lastTimer(t *testing.T, rdb redis.UniversalClient, tableID string) (*tablev
 	var timer *tablev1.TimerStarted
 	var at loggedEvent
 	for _, e := range allEvents(t, rdb, tableID) {
-		if tm := table.TimerOf(e.ev); tm != nil {
+		if tm := wire.TimerOf(e.ev); tm != nil {
 			timer, at = tm, e
 		}
 	}
@@ -317,10 +317,10 @@ func moveTimerSurvivesTheMove(t *testing.T, how leaving) {
 	// The next move is a player's again, with a full timer from the server
 	// move; the player makes it and it is theirs.
 	next := move
-	if table.TimerOf(move.ev) == nil {
-		next = waitEvent(t, p.rdb, id, move.id, 5*time.Second, "the next timer", func(e *tablev1.Event) bool { return table.TimerOf(e) != nil })
+	if wire.TimerOf(move.ev) == nil {
+		next = waitEvent(t, p.rdb, id, move.id, 5*time.Second, "the next timer", func(e *tablev1.Event) bool { return wire.TimerOf(e) != nil })
 	}
-	nt := table.TimerOf(next.ev)
+	nt := wire.TimerOf(next.ev)
 	if got := nt.GetDeadline().AsTime().Sub(at); got != migTimer {
 		t.Fatalf("the next timer runs %v from the server move, want %v", got, migTimer)
 	}
@@ -378,7 +378,7 @@ func TestRunner_ClassicReconnectGraceSurvivesAnOwnerCrashAndGivesTheSeatToABotAt
 	ts := withGrace(classicStart(id, 5, "alice"), migTimer)
 	place(t, p.rdb, ts, "a")
 	mine := waitEvent(t, p.rdb, id, "0", 10*time.Second, "alice's turn", func(e *tablev1.Event) bool {
-		tm := table.TimerOf(e)
+		tm := wire.TimerOf(e)
 		return tm != nil && tm.GetSeat() == 0
 	})
 	away := awayNow(t, p.rdb, id, "alice", mine.id)

@@ -11,8 +11,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/pulka/pulka/pkg/table"
 	"github.com/pulka/pulka/pkg/tablesettings"
+	"github.com/pulka/pulka/services/table-runner/internal/table"
 )
 
 // Options configure a Runner. Zero values take the defaults below.

@@ -17,8 +17,8 @@ import (
 	"github.com/pulka/pulka/pkg/daemon"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/streams"
-	"github.com/pulka/pulka/pkg/table"
 	"github.com/pulka/pulka/pkg/telemetry"
+	"github.com/pulka/pulka/services/table-runner/internal/table"
 	"github.com/pulka/pulka/services/table-runner/internal/tablelog"
 )
 

@@ -18,7 +18,8 @@ import (
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/lobbyclient"
 	"github.com/pulka/pulka/pkg/streams"
-	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/wire"
+	"github.com/pulka/pulka/services/table-runner/internal/table"
 	"github.com/pulka/pulka/services/table-runner/internal/tablelog"
 )
 
@@ -111,7 +112,7 @@ func TestRunner_RefusalSpamIsAnsweredNotLoggedAndNotReplayed(t *testing.T) {
 	const spam = 10000
 	// The player whose timer is not running: every play of theirs is
 	// refused (the other one does not move).
-	wrong := ts.GetSeats()[1-table.TimerOf(before.ev).GetSeat()].GetPlayerId()
+	wrong := ts.GetSeats()[1-wire.TimerOf(before.ev).GetSeat()].GetPlayerId()
 	pub := streams.NewPublisher(rdb)
 	for i := 0; i < spam; i += 500 {
 		batch := make([]streams.Entry, 0, 500)
@@ -288,7 +289,7 @@ func TestRunner_CatchUpAcrossItsOwnTrimsLosesNothingAndReportsNothing(t *testing
 	ts := japaneseStart("j1", 5, 11, "alice", "bob")
 	place(t, rdb, ts, "r1")
 	first := waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", hasTimer)
-	wrong := ts.GetSeats()[1-table.TimerOf(first.ev).GetSeat()].GetPlayerId()
+	wrong := ts.GetSeats()[1-wire.TimerOf(first.ev).GetSeat()].GetPlayerId()
 	waitFor(t, 5*time.Second, "the reader to follow the new table", func() bool {
 		_, ok := r.tailer.Position(streams.TableCommands("j1"))
 		return ok

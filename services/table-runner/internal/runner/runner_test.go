@@ -14,7 +14,7 @@ import (
 	"github.com/pulka/pulka/pkg/japanese"
 	"github.com/pulka/pulka/pkg/scoring"
 	"github.com/pulka/pulka/pkg/streams"
-	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/pkg/wire"
 )
 
 func TestRunner_ClassicGameOfFourBotsFinishesAndEqualsAPureReplay(t *testing.T) {
@@ -208,8 +208,8 @@ func TestRunner_TimerExpiryMakesExactlyOneServerMove(t *testing.T) {
 	startRunner(t, rdb, testOptions("r1"))
 	ts := withMoveTime(japaneseStart("j1", 9, 11, "alice", "bob"), 300*time.Millisecond)
 	place(t, rdb, ts, "r1")
-	first := waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", func(e *tablev1.Event) bool { return table.TimerOf(e) != nil })
-	deadline := table.TimerOf(first.ev).GetDeadline().AsTime()
+	first := waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", func(e *tablev1.Event) bool { return wire.TimerOf(e) != nil })
+	deadline := wire.TimerOf(first.ev).GetDeadline().AsTime()
 	move := waitEvent(t, rdb, "j1", first.id, 5*time.Second, "the timer's move", byServer)
 	if at := move.ev.GetOccurredAt().AsTime(); at.Before(deadline) || at.After(deadline.Add(200*time.Millisecond)) {
 		t.Fatalf("the timer's move happened at %v, deadline %v", at, deadline)
@@ -218,8 +218,8 @@ func TestRunner_TimerExpiryMakesExactlyOneServerMove(t *testing.T) {
 	// new timer ran out, never two for one deadline.
 	// (The move itself may carry the next timer.)
 	next := move
-	if table.TimerOf(move.ev) == nil {
-		next = waitEvent(t, rdb, "j1", move.id, 5*time.Second, "the next timer", func(e *tablev1.Event) bool { return table.TimerOf(e) != nil })
+	if wire.TimerOf(move.ev) == nil {
+		next = waitEvent(t, rdb, "j1", move.id, 5*time.Second, "the next timer", func(e *tablev1.Event) bool { return wire.TimerOf(e) != nil })
 	}
 	n := 0
 	for _, e := range eventsAfter(t, rdb, "j1", first.id) {

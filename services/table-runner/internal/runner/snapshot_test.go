@@ -15,7 +15,7 @@ import (
 
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/streams"
-	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/services/table-runner/internal/table"
 	"github.com/pulka/pulka/services/table-runner/internal/tablelog"
 )
 

@@ -25,7 +25,7 @@ func stakeOf(ts *lobbyv1.TableStarted) int64 {
 }
 
 // loadStake reads the table's stake from its start (assign.StartKey, kept
-// while the table lives): the table's state (pkg/table) carries the game's
+// while the table lives): the table's state (internal/table) carries the game's
 // rules, not what the seats cost, so a restored table learns it here.
 func (a *actor) loadStake(ctx context.Context) error {
 	raw, err := a.r.rdb.Get(ctx, assign.StartKey(a.s.id)).Bytes()

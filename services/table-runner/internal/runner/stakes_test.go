@@ -13,9 +13,9 @@ import (
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	walletv1 "github.com/pulka/pulka/pkg/gen/pulka/wallet/v1"
 	"github.com/pulka/pulka/pkg/streams"
-	"github.com/pulka/pulka/pkg/table"
 	"github.com/pulka/pulka/pkg/tablesettings"
 	"github.com/pulka/pulka/pkg/walletclient"
+	"github.com/pulka/pulka/services/table-runner/internal/table"
 )
 
 func withStake(ts *lobbyv1.TableStarted, coins int64) *lobbyv1.TableStarted {

@@ -31,7 +31,7 @@ import (
 	runnerv1 "github.com/pulka/pulka/pkg/gen/pulka/runner/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/streams"
-	"github.com/pulka/pulka/pkg/table"
+	"github.com/pulka/pulka/services/table-runner/internal/table"
 )
 
 // Header fields of event entries (see the package doc).

@@ -23,8 +23,8 @@ import (
 	"github.com/pulka/pulka/pkg/redistest"
 	"github.com/pulka/pulka/pkg/scoring"
 	"github.com/pulka/pulka/pkg/streams"
-	"github.com/pulka/pulka/pkg/table"
 	"github.com/pulka/pulka/pkg/tablesettings"
+	"github.com/pulka/pulka/services/table-runner/internal/table"
 )
 
 var t0 = time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -318,7 +318,7 @@ func entropy(n int) table.Entropy {
 	return table.Entropy(fairdeal.LocalKey(77, uint32(n)))
 }
 
-// legacyLog is pkg/table's testdata/log-*.json.gz: a table's log as a
+// legacyLog is internal/table's testdata/log-*.json.gz: a table's log as a
 // runner of before the protobuf formats wrote it (snapshot versions 3 to 5,
 // input version 2), with the events it logged.
 type legacyLog struct {
@@ -434,11 +434,11 @@ func TestRestore_ALogOfTheOldFormatsRestoresAfterTheUpgrade(t *testing.T) {
 	}
 }
 
-// readLegacyLog reads a fixture of pkg/table (the table's tests write and
+// readLegacyLog reads a fixture of internal/table (the table's tests write and
 // explain them).
 func readLegacyLog(tb testing.TB, name string) legacyLog {
 	tb.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "..", "..", "pkg", "table", "testdata", name))
+	f, err := os.Open(filepath.Join("..", "table", "testdata", name))
 	if err != nil {
 		tb.Fatal(err)
 	}

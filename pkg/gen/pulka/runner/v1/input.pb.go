@@ -23,7 +23,7 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// InputKind says what an Input carries (pkg/table's InputKind, same numbers).
+// InputKind says what an Input carries (the runner's table.InputKind, same numbers).
 type InputKind int32
 
 const (
@@ -88,7 +88,7 @@ func (InputKind) EnumDescriptor() ([]byte, []int) {
 // first event stream entry of the events it caused (header "input",
 // docs/table-runner.md). The table is deterministic, so the state after a
 // step is the state before it with this input applied; a restoring runner
-// re-applies it (pkg/table's MarshalInput and UnmarshalInput). Durable: see
+// re-applies it (the runner's table.MarshalInput and UnmarshalInput). Durable: see
 // the package comment in snapshot.proto.
 //
 // Framing: the header value is a version byte, 3, then the message's length

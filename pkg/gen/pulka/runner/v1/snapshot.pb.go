@@ -234,7 +234,7 @@ func (JapanesePhase) EnumDescriptor() ([]byte, []int) {
 	return file_pulka_runner_v1_snapshot_proto_rawDescGZIP(), []int{2}
 }
 
-// TableSnapshot is a table's whole state (pkg/table's Table.MarshalBinary):
+// TableSnapshot is a table's whole state (the runner's Table.MarshalBinary):
 // with the inputs logged after it, it rebuilds the table exactly. It is the
 // genesis header of a table's log and, inside a SnapshotRecord, the value of
 // the table's snapshot key.
