@@ -586,7 +586,7 @@ func TestNodeLost(t *testing.T) {
 		return nil
 	})
 
-	eventually(t, "two NodeLost migrations in the status and as Events", 10*time.Second, func() error {
+	eventually(t, "two NodeLost migrations in the status, and an Event", 10*time.Second, func() error {
 		var p pulkav1.RunnerPool
 		if err := c.Get(ctx, client.ObjectKeyFromObject(pool), &p); err != nil {
 			return err
@@ -598,16 +598,15 @@ func TestNodeLost(t *testing.T) {
 		if err := c.List(ctx, &evs, client.InNamespace(ns)); err != nil {
 			return err
 		}
-		n := 0
+		// The recorder folds like events of one object into a series, so
+		// the two moves may be one Event: count them in the status and
+		// the metric.
 		for _, e := range evs.Items {
 			if e.Reason == "TableMigrated" && strings.Contains(e.Note, "NodeLost") {
-				n++
+				return nil
 			}
 		}
-		if n != 2 {
-			return fmt.Errorf("%d TableMigrated events for NodeLost", n)
-		}
-		return nil
+		return fmt.Errorf("no TableMigrated event for NodeLost among %d", len(evs.Items))
 	})
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(ctx, &rm); err != nil {
