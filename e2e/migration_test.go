@@ -99,10 +99,33 @@ func killOwnerMidHand(t *testing.T, s *stack) {
 
 	// The kill happened in the middle of a hand, and a higher epoch wrote
 	// everything after it.
-	var lastOld, firstNew *logEntry
-	oldEpoch := g.log[0].Ev.GetEpoch()
-	for i := range g.log {
-		e := &g.log[i]
+	lastOld, firstNew := epochHandover(t, g.log)
+	oldEpoch := lastOld.Ev.GetEpoch()
+	if now := owner(s, tableID); now == victim {
+		t.Errorf("the table is still assigned to the killed runner %s", victim)
+	}
+	recovered := firstNew.Ev.GetOccurredAt().AsTime()
+	t.Logf("SIGKILL → first event of the new owner (epoch %d → %d): %v", oldEpoch, firstNew.Ev.GetEpoch(),
+		recovered.Sub(killedAt).Round(time.Millisecond))
+
+	// Scoring stored each hand once: 16 hands of nines, one sheet per
+	// version, one standings entry (checked by verifyGame).
+	n, err := s.Redis().HLen(context.Background(), scoringHandsKey(tableID, g.gameID)).Result()
+	if err != nil || n != 16 {
+		t.Errorf("scoring stored %d hands (err %v), want 16", n, err)
+	}
+}
+
+// epochHandover checks that a table's log changed owner once, in the middle
+// of a hand: the first owner's epoch wrote a prefix of the log, a higher
+// epoch everything after it (no event of the old owner after the new
+// owner's first: the fence held), and the old owner's last event ended no
+// hand. It returns the old owner's last event and the new owner's first.
+func epochHandover(t *testing.T, log []logEntry) (lastOld, firstNew *logEntry) {
+	t.Helper()
+	oldEpoch := log[0].Ev.GetEpoch()
+	for i := range log {
+		e := &log[i]
 		switch {
 		case e.Ev.GetEpoch() < oldEpoch:
 			t.Errorf("epoch went back: %s", describe(e.ID, e.Ev))
@@ -119,19 +142,7 @@ func killOwnerMidHand(t *testing.T, s *stack) {
 		t.Fatalf("every event has the first epoch %d: the table never moved", oldEpoch)
 	}
 	if k := kind(lastOld.Ev); k == "hand_ended" || k == "pulka_ended" || k == "game_ended" {
-		t.Errorf("the kill was not mid-hand: the old owner's last event is %s", describe(lastOld.ID, lastOld.Ev))
+		t.Errorf("the fault was not mid-hand: the old owner's last event is %s", describe(lastOld.ID, lastOld.Ev))
 	}
-	if now := owner(s, tableID); now == victim {
-		t.Errorf("the table is still assigned to the killed runner %s", victim)
-	}
-	recovered := firstNew.Ev.GetOccurredAt().AsTime()
-	t.Logf("SIGKILL → first event of the new owner (epoch %d → %d): %v", oldEpoch, firstNew.Ev.GetEpoch(),
-		recovered.Sub(killedAt).Round(time.Millisecond))
-
-	// Scoring stored each hand once: 16 hands of nines, one sheet per
-	// version, one standings entry (checked by verifyGame).
-	n, err := s.Redis().HLen(context.Background(), scoringHandsKey(tableID, g.gameID)).Result()
-	if err != nil || n != 16 {
-		t.Errorf("scoring stored %d hands (err %v), want 16", n, err)
-	}
+	return lastOld, firstNew
 }

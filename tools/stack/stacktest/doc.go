@@ -12,7 +12,12 @@
 //     kill, restart or add one (Stack.Start), or restart Redis; with
 //     Options.Cluster the Redis is a multi-node Redis Cluster
 //     (redistest.LaunchCluster) whose every node each service is given, and
-//     Stack.RedisCluster fails a master over;
+//     Stack.RedisCluster fails a master over; a stack of no runners
+//     (Options.Runners 0) leaves them to the test, which starts each with
+//     Stack.StartRunner (the runner of a pod an operator created, with the
+//     pod's environment, in the pod's network namespace), and
+//     Stack.StartProgram runs a program that is not a service of the stack
+//     (the operator) beside it;
 //   - StartLocal and SharedLocal run pulka-local itself, which starts its
 //     own Redis and services, for tests of what a person runs.
 //

@@ -33,14 +33,16 @@ type Process struct {
 	once    sync.Once
 }
 
-// start runs p's binary from bin with env appended to the test binary's
-// environment, its output going to logPath.
-func start(p stack.Process, bin, logPath string) (*Process, error) {
+// start runs p's binary from bin (under the command line wrap, when
+// given) with env appended to the test binary's environment, its output
+// going to logPath.
+func start(p stack.Process, bin string, wrap []string, logPath string) (*Process, error) {
 	log, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(filepath.Join(bin, p.Binary))
+	args := append(slices.Clone(wrap), filepath.Join(bin, p.Binary))
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = slices.Concat(os.Environ(), p.Env)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = procAttr()

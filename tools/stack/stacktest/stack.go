@@ -45,7 +45,9 @@ type Options struct {
 	// Name tells the stack apart in log lines and in the name of its log
 	// directory.
 	Name string
-	// Runners is the number of table runners (at least 1).
+	// Runners is the number of table runners the stack starts; 0 leaves
+	// them to the test (StartRunner): the runners of the pods an operator
+	// created, say, which it assigns the tables to.
 	Runners int
 	// Settings are more settings (NAME=value, names from pkg/envnames) of
 	// the processes of each service, by binary: a test's timers and limits.
@@ -115,8 +117,8 @@ func Shared(t testing.TB, name string, o Options) *Stack {
 // loopback ports, and waits until each is ready. The caller closes it, or
 // Main does after the tests.
 func New(o Options) (*Stack, error) {
-	if o.Runners < 1 {
-		return nil, fmt.Errorf("stacktest: %d runners: a stack needs at least one", o.Runners)
+	if o.Runners < 0 {
+		return nil, fmt.Errorf("stacktest: %d runners", o.Runners)
 	}
 	if o.Name == "" {
 		o.Name = "stack"
@@ -202,12 +204,18 @@ func (s *Stack) Start(binary string) (*Process, error) {
 func (s *Stack) startReady(binaries ...string) ([]*Process, error) {
 	var started []*Process
 	for _, b := range binaries {
-		p, err := s.start(b)
+		p, err := s.start(b, extra{})
 		if err != nil {
 			return nil, err
 		}
 		started = append(started, p)
 	}
+	return s.awaitReady(started)
+}
+
+// awaitReady waits until every process of started is ready (at once: a
+// process that dies is reported as soon as it does).
+func (s *Stack) awaitReady(started []*Process) ([]*Process, error) {
 	errc := make(chan error, len(started))
 	for _, p := range started {
 		go func() {
@@ -237,12 +245,86 @@ func (s *Stack) startReady(binaries ...string) ([]*Process, error) {
 	return started, nil
 }
 
+// RunnerSpec is a table runner a test starts itself (StartRunner): the
+// runner of a pod, say, which a test playing the kubelet runs the way the
+// pod's container would run.
+type RunnerSpec struct {
+	// ID is the runner's id (what the assignment names as a table's
+	// owner): the pod's name.
+	ID string
+	// Env are more settings, after the stack's and the test's for every
+	// runner (Options.Settings): the pod's environment.
+	Env []string
+	// Wrap is a command line the binary is run under, its path appended
+	// ("ip netns exec NAME": the runner in the pod's network namespace);
+	// the wrapper must exec the binary, so the process is the runner.
+	Wrap []string
+	// AdminHost is the address its admin server listens on and is asked
+	// for readiness at (the pod's IP); empty: 127.0.0.1.
+	AdminHost string
+	// AdminPort is its admin server's port; 0: a free port of this host.
+	AdminPort int
+}
+
+// StartRunner starts a table runner as spec says and waits until it is
+// ready: a runner that is a member of the assignment.
+func (s *Stack) StartRunner(spec RunnerSpec) (*Process, error) {
+	if spec.ID == "" {
+		return nil, errors.New("stacktest: a runner needs an id")
+	}
+	return s.startOne(stack.TableRunner, extra{id: spec.ID, env: spec.Env, wrap: spec.Wrap,
+		adminHost: spec.AdminHost, adminPort: spec.AdminPort})
+}
+
+// StartProgram starts a program that is not one of the stack's services —
+// the operator, which runs only beside a Kubernetes API server — from
+// path, with the settings every service gets (the stack's Redis, an admin
+// server on a free port, the log level) and env after them, and waits
+// until its /readyz says it is ready. The stack stops it with the others.
+func (s *Stack) StartProgram(path string, env []string) (*Process, error) {
+	return s.startOne(filepath.Base(path), extra{dir: filepath.Dir(path), env: env})
+}
+
+func (s *Stack) startOne(binary string, x extra) (*Process, error) {
+	p, err := s.start(binary, x)
+	if err != nil {
+		return nil, err
+	}
+	started, err := s.awaitReady([]*Process{p})
+	if err != nil {
+		return nil, err
+	}
+	return started[0], nil
+}
+
+// extra is what a test chose of one process beyond the stack's settings
+// (StartRunner, StartProgram); its zero value is a service process as the
+// stack runs it.
+type extra struct {
+	dir       string // the binary's directory ("": the stack's binaries)
+	id        string // a runner's id ("": the plan's)
+	env       []string
+	wrap      []string
+	adminHost string
+	adminPort int
+}
+
 // start runs the next process of binary: the plan's settings, the
-// harness's, then the test's.
-func (s *Stack) start(binary string) (*Process, error) {
+// harness's, the test's for every process of binary, then x's.
+func (s *Stack) start(binary string, x extra) (*Process, error) {
 	ports, err := stack.FreePorts(2)
 	if err != nil {
 		return nil, err
+	}
+	adminHost, dir := "127.0.0.1", s.bin
+	if x.adminHost != "" {
+		adminHost = x.adminHost
+	}
+	if x.adminPort != 0 {
+		ports[0] = x.adminPort
+	}
+	if x.dir != "" {
+		dir = x.dir
 	}
 	s.mu.Lock()
 	if s.closed {
@@ -256,9 +338,14 @@ func (s *Stack) start(binary string) (*Process, error) {
 	if binary == stack.Gateway {
 		w.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
 	}
-	p := w.Process(binary, n, net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])))
+	p := w.Process(binary, n, net.JoinHostPort(adminHost, strconv.Itoa(ports[0])))
 	p.Env = slices.Concat(p.Env, s.settings[binary])
-	proc, err := start(p, s.bin, filepath.Join(s.dir, p.Name+".log"))
+	if x.id != "" {
+		p.ID = x.id
+		p.Env = append(p.Env, envnames.RunnerID+"="+x.id)
+	}
+	p.Env = append(p.Env, x.env...)
+	proc, err := start(p, dir, x.wrap, filepath.Join(s.dir, p.Name+".log"))
 	if err != nil {
 		return nil, err
 	}

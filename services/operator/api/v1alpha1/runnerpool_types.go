@@ -149,8 +149,8 @@ type Migrations struct {
 	// Count is the number of tables moved since the pool was created.
 	// +optional
 	Count int64 `json:"count"`
-	// LastReason is why the last table moved (PodDeleted, NotReady,
-	// HeartbeatExpired, Draining).
+	// LastReason is why the last table moved (PodDeleted, PodFailed,
+	// NodeLost, NotReady, HeartbeatExpired, Draining, PodGone).
 	// +optional
 	LastReason string `json:"lastReason,omitempty"`
 	// LastTime is when the last table moved.

@@ -174,6 +174,13 @@ func (r *RunnerPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 			continue
 		}
 		if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
+			if load[p.Name] > 0 {
+				// Kept until its tables have moved: the assigner tells
+				// why a runner was lost from its pod (PodFailed); a pod
+				// deleted first would leave it only "gone". A replacement
+				// is made meanwhile (the failed pod is not active).
+				continue
+			}
 			log.Info("deleting a finished runner pod", "pod", p.Name, "phase", p.Status.Phase)
 			r.Recorder.Eventf(&pool, p, corev1.EventTypeWarning, "RunnerFailed", "Delete",
 				"runner pod %s is %s; its tables move", p.Name, p.Status.Phase)

@@ -16,13 +16,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"testing"
+	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -90,6 +95,54 @@ func Start() (*Env, error) {
 		return nil, err
 	}
 	return &Env{Config: cfg, Client: c, Scheme: s, env: env}, nil
+}
+
+// Main is the TestMain of a package whose tests use the API server: it
+// starts it into *env, runs the tests, stops it, and returns the exit code.
+// controller-runtime's own log is dropped (the tests look at what the
+// operator writes to the API server, Redis and its metrics).
+//
+//	var env *kubetest.Env
+//
+//	func TestMain(m *testing.M) { os.Exit(kubetest.Main(m, &env)) }
+func Main(m *testing.M, env **Env) int {
+	ctrl.SetLogger(logr.Discard())
+	e, err := Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	*env = e
+	code := m.Run()
+	if err := e.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "kubetest: stop the API server:", err)
+	}
+	return code
+}
+
+// AwaitPods waits until ns holds exactly n pods (the operator creates a
+// pool's pods a few at a time) and returns them, sorted by name; it gives up
+// after within, with the count it saw last.
+func (e *Env) AwaitPods(ctx context.Context, ns string, n int, within time.Duration) ([]corev1.Pod, error) {
+	deadline := time.Now().Add(within)
+	for {
+		var l corev1.PodList
+		if err := e.Client.List(ctx, &l, client.InNamespace(ns)); err != nil {
+			return nil, err
+		}
+		if len(l.Items) == n {
+			slices.SortFunc(l.Items, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+			return l.Items, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("kubetest: %d pods in %s after %v, want %d", len(l.Items), ns, within, n)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // Stop stops the API server and etcd.

@@ -9,9 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/protobuf/proto"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/pulka/pulka/pkg/assign"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
@@ -51,18 +49,7 @@ func TestPlacementRate(t *testing.T) {
 	}
 	startReplica(t, operator.Config{Pool: ns + "/rp", LeaseNamespace: ns, LeaseDuration: 2 * time.Second,
 		AssignLeaderTTL: 3 * time.Second, Reconcile: 500 * time.Millisecond}, "op", srv)
-	var pods []corev1.Pod
-	eventually(t, "pods", 20*time.Second, func() error {
-		var l corev1.PodList
-		if err := c.List(ctx, &l, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		if len(l.Items) != 4 {
-			return fmt.Errorf("%d", len(l.Items))
-		}
-		pods = l.Items
-		return nil
-	})
+	pods := awaitPods(t, ns, 4)
 	ids := []string{}
 	for i := range pods {
 		if err := env.SetReady(ctx, &pods[i], true); err != nil {

@@ -40,7 +40,7 @@ type migrations struct {
 
 func newMigrations(pool client.ObjectKey, reasons Reasoner, rec recorder.EventRecorder, mp metric.MeterProvider) (*migrations, error) {
 	c, err := mp.Meter("github.com/pulka/pulka/services/operator").Int64Counter("pulka.operator.migrations",
-		metric.WithDescription("Tables the operator moved off a runner, by reason (PodDeleted, PodFailed, NotReady, HeartbeatExpired, Draining, PodGone)."))
+		metric.WithDescription("Tables the operator moved off a runner, by reason (PodDeleted, PodFailed, NodeLost, NotReady, HeartbeatExpired, Draining, PodGone)."))
 	if err != nil {
 		return nil, err
 	}

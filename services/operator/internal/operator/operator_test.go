@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -18,7 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/pulka/pulka/pkg/assign"
@@ -31,17 +29,7 @@ import (
 
 var env *kubetest.Env
 
-func TestMain(m *testing.M) {
-	ctrl.SetLogger(logr.Discard())
-	var err error
-	if env, err = kubetest.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = env.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(kubetest.Main(m, &env)) }
 
 // createPool makes the pool "rp" in ns the tests assign for: runners of
 // up to 10 tables, replicas of them, heartbeats of heartbeat and a grace
@@ -62,6 +50,16 @@ func createPool(t *testing.T, ns string, replicas int32, heartbeat, grace time.D
 		t.Fatal(err)
 	}
 	return pool
+}
+
+// awaitPods waits for the n pods of ns the operator creates.
+func awaitPods(t *testing.T, ns string, n int) []corev1.Pod {
+	t.Helper()
+	pods, err := env.AwaitPods(context.Background(), ns, n, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pods
 }
 
 func eventually(t *testing.T, what string, within time.Duration, cond func() error) {
@@ -173,18 +171,7 @@ func TestLeaderAssignsAndStandbyTakesOver(t *testing.T) {
 	// except for the runners in cut.
 	beats := assign.NewHeartbeats(rdb, 300*time.Millisecond)
 	cut := map[string]bool{}
-	var pods []corev1.Pod
-	eventually(t, "two runner pods", 20*time.Second, func() error {
-		var l corev1.PodList
-		if err := c.List(ctx, &l, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		if len(l.Items) != 2 {
-			return fmt.Errorf("%d pods", len(l.Items))
-		}
-		pods = l.Items
-		return nil
-	})
+	pods := awaitPods(t, ns, 2)
 	for i := range pods {
 		if err := env.SetReady(ctx, &pods[i], true); err != nil {
 			t.Fatal(err)
@@ -380,18 +367,7 @@ func TestMigrationTriggers(t *testing.T) {
 		LeaseDuration: 2 * time.Second, AssignLeaderTTL: 600 * time.Millisecond, Reconcile: 100 * time.Millisecond},
 		"op", srv, sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
 
-	var pods []corev1.Pod
-	eventually(t, "three runner pods", 20*time.Second, func() error {
-		var l corev1.PodList
-		if err := c.List(ctx, &l, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		if len(l.Items) != 3 {
-			return fmt.Errorf("%d pods", len(l.Items))
-		}
-		pods = l.Items
-		return nil
-	})
+	pods := awaitPods(t, ns, 3)
 	ids := make([]string, len(pods))
 	for i := range pods {
 		ids[i] = pods[i].Name
@@ -516,5 +492,150 @@ func TestMigrationTriggers(t *testing.T) {
 	}
 	if _, ok := durations["PodDeleted"]; !ok {
 		t.Errorf("no duration of the PodDeleted migration: %v", durations)
+	}
+}
+
+// A node lost: the pods on it stop being live once their Node has been
+// NotReady or Unknown for the grace — a kubelet gone silent, while its pods
+// still say Ready (on a cluster they turn NotReady only when the node
+// lifecycle controller gives up on the node, some 40 s later) — and at once
+// when the Node is deleted. Their tables move, each migration an Event and
+// a metric with the reason NodeLost.
+func TestNodeLost(t *testing.T) {
+	ctx := context.Background()
+	ns, err := env.Namespace(ctx, "node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	c := env.Client
+	pool := createPool(t, ns, 3, 300*time.Millisecond, 1500*time.Millisecond)
+	reader := sdkmetric.NewManualReader()
+	startReplicaMetered(t, operator.Config{Pool: ns + "/rp", LeaseNamespace: ns, LeaderElect: false,
+		LeaseDuration: 2 * time.Second, AssignLeaderTTL: 600 * time.Millisecond, Reconcile: 100 * time.Millisecond},
+		"op", srv, sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+
+	// A node for each pod, Ready, the pod bound to it as the scheduler
+	// would, Ready and beating.
+	pods := awaitPods(t, ns, 3)
+	nodes := make([]*corev1.Node, len(pods))
+	ids := make([]string, len(pods))
+	for i := range pods {
+		nodes[i] = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-node-%d", ns, i)}}
+		if err := c.Create(ctx, nodes[i]); err != nil {
+			t.Fatal(err)
+		}
+		setNodeReady(t, nodes[i], corev1.ConditionTrue)
+		b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pods[i].Name},
+			Target: corev1.ObjectReference{Kind: "Node", Name: nodes[i].Name}}
+		if err := c.SubResource("binding").Create(ctx, &pods[i], b); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(&pods[i]), &pods[i]); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.SetReady(ctx, &pods[i], true); err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = pods[i].Name
+	}
+	beatRunners(t, assign.NewHeartbeats(rdb, 300*time.Millisecond), ids...)
+	store := assign.NewStore(rdb)
+	silent, gone, healthy := ids[0], ids[1], ids[2]
+	for tb, r := range map[string]string{"t-silent": silent, "t-gone": gone} {
+		if ok, err := store.Add(ctx, streams.Lease{}, tb, r); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+	}
+	owner := func(tb string) string {
+		o, _, _ := store.Owner(ctx, tb)
+		return o
+	}
+
+	// The kubelet of the first node goes silent: its Ready turns Unknown.
+	// Within the grace the table stays; then it moves to the least-loaded
+	// live runner, the healthy one.
+	unknownAt := time.Now()
+	setNodeReady(t, nodes[0], corev1.ConditionUnknown)
+	time.Sleep(700 * time.Millisecond)
+	if o := owner("t-silent"); o != silent {
+		t.Fatalf("t-silent moved to %q within the grace", o)
+	}
+	eventually(t, "t-silent moved off the lost node", 10*time.Second, func() error {
+		if o := owner("t-silent"); o != healthy {
+			return fmt.Errorf("owner %q", o)
+		}
+		return nil
+	})
+	if waited := time.Since(unknownAt); waited < 1400*time.Millisecond {
+		t.Errorf("moved after %v, before the 1.5 s grace", waited)
+	}
+	if !isPodReady(c, ns, silent) {
+		t.Error("the pod on the lost node is no longer Ready: this was not a node loss only the Node tells")
+	}
+
+	// The second Node is deleted: its pod's table moves at once.
+	if err := c.Delete(ctx, nodes[1]); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "t-gone moved off the deleted node", 10*time.Second, func() error {
+		if o := owner("t-gone"); o != healthy {
+			return fmt.Errorf("owner %q", o)
+		}
+		return nil
+	})
+
+	eventually(t, "two NodeLost migrations in the status, and an Event", 10*time.Second, func() error {
+		var p pulkav1.RunnerPool
+		if err := c.Get(ctx, client.ObjectKeyFromObject(pool), &p); err != nil {
+			return err
+		}
+		if m := p.Status.Migrations; m.Count != 2 || m.LastReason != "NodeLost" {
+			return fmt.Errorf("migrations %+v", m)
+		}
+		var evs eventsv1.EventList
+		if err := c.List(ctx, &evs, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		// The recorder folds like events of one object into a series, so
+		// the two moves may be one Event: count them in the status and
+		// the metric.
+		for _, e := range evs.Items {
+			if e.Reason == "TableMigrated" && strings.Contains(e.Note, "NodeLost") {
+				return nil
+			}
+		}
+		return fmt.Errorf("no TableMigrated event for NodeLost among %d", len(evs.Items))
+	})
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(ctx, &rm); err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if d, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == "pulka.operator.migrations" {
+				for _, p := range d.DataPoints {
+					r, _ := p.Attributes.Value("reason")
+					counts[r.AsString()] += p.Value
+				}
+			}
+		}
+	}
+	if counts["NodeLost"] != 2 || len(counts) != 1 {
+		t.Errorf("pulka.operator.migrations by reason: %v, want NodeLost 2", counts)
+	}
+}
+
+// setNodeReady plays a node's kubelet (or, for Unknown, the node
+// lifecycle controller once the kubelet went silent): the Ready condition.
+func setNodeReady(t *testing.T, node *corev1.Node, status corev1.ConditionStatus) {
+	t.Helper()
+	now := metav1.Now()
+	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status,
+		LastHeartbeatTime: now, LastTransitionTime: now}}
+	if err := env.Client.Status().Update(context.Background(), node); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -84,18 +84,7 @@ func TestRealRunnerPartitioned(t *testing.T) {
 	pool := createPool(t, ns, 2, 600*time.Millisecond, time.Second)
 	startReplica(t, operator.Config{Pool: ns + "/rp", LeaseNamespace: ns, LeaderElect: false,
 		LeaseDuration: 2 * time.Second, AssignLeaderTTL: 600 * time.Millisecond, Reconcile: 100 * time.Millisecond}, "op", srv)
-	var pods []corev1.Pod
-	eventually(t, "two runner pods", 20*time.Second, func() error {
-		var l corev1.PodList
-		if err := c.List(ctx, &l, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		if len(l.Items) != 2 {
-			return fmt.Errorf("%d pods", len(l.Items))
-		}
-		pods = l.Items
-		return nil
-	})
+	pods := awaitPods(t, ns, 2)
 	cutOff, other := pods[0].Name, pods[1].Name
 
 	// The runner of the first pod lives in the namespace; only its pod is

@@ -9,6 +9,11 @@
 //     its node drained — the runner hands its tables over on SIGTERM, and
 //     the assigner moves whatever is left),
 //   - is not failed or finished,
+//   - is on a node that is there and Ready, or has been NotReady or Unknown
+//     for less than the same grace (a node lost — its kubelet silent, the
+//     machine gone, the Node deleted — is told by the Node at once, where
+//     its pods would only turn NotReady once the node lifecycle controller
+//     gave up on it, some 40 s later),
 //
 // and its runner's Redis heartbeat is fresh: a Ready pod cut off from Redis
 // cannot append to its tables, so its tables move (the lease takeover fences
@@ -27,6 +32,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/pulka/pulka/pkg/assign"
@@ -42,12 +48,15 @@ const (
 	ReasonHeartbeatExpired = "HeartbeatExpired"
 	ReasonDraining         = "Draining"
 	ReasonPodGone          = "PodGone"
+	ReasonNodeLost         = "NodeLost"
 )
 
 // Heartbeats is the Redis half of the membership (assign.Heartbeats).
 type Heartbeats interface {
 	Members(ctx context.Context) ([]assign.Member, error)
 }
+
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 
 // Membership lists one RunnerPool's runners.
 type Membership struct {
@@ -97,6 +106,10 @@ func (m *Membership) Members(ctx context.Context) ([]assign.Member, error) {
 	}
 	now := m.now()
 	grace := pool.Spec.NotReadyGrace.Duration
+	nodes, err := m.lostNodes(ctx, &pods, now, grace)
+	if err != nil {
+		return nil, err
+	}
 	capacity := int(pool.Spec.TablesPerRunner)
 	reasons := make(map[string]string, len(pods.Items))
 	lost := make(map[string]time.Time)
@@ -113,6 +126,8 @@ func (m *Membership) Members(ctx context.Context) ([]assign.Member, error) {
 			reason = ReasonPodDeleted
 		case p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded:
 			reason = ReasonPodFailed
+		case nodeLost(nodes, p.Spec.NodeName):
+			reason = ReasonNodeLost
 		case !ReadyWithin(p, now, grace):
 			reason = ReasonNotReady
 		case !beating || !b.Ready:
@@ -127,7 +142,9 @@ func (m *Membership) Members(ctx context.Context) ([]assign.Member, error) {
 			}
 		}
 		reasons[p.Name] = reason
-		if reason != "" {
+		if reason == ReasonNodeLost {
+			lost[p.Name] = nodes[p.Spec.NodeName]
+		} else if reason != "" {
 			lost[p.Name] = lostAt(p, reason)
 		}
 		out = append(out, member)
@@ -160,6 +177,55 @@ func (m *Membership) Members(ctx context.Context) ([]assign.Member, error) {
 	m.reasons, m.lost = reasons, lost
 	m.mu.Unlock()
 	return out, nil
+}
+
+// lostNodes reads the nodes the pods are on and returns those lost: gone
+// (zero time: since this process first saw it so), or not Ready for grace
+// (since the Ready condition turned). The reads go to the manager's cache,
+// which watches the Nodes, so a node's turn is seen within a watch event.
+func (m *Membership) lostNodes(ctx context.Context, pods *corev1.PodList, now time.Time, grace time.Duration) (map[string]time.Time, error) {
+	lost := map[string]time.Time{}
+	seen := map[string]bool{}
+	for i := range pods.Items {
+		name := pods.Items[i].Spec.NodeName
+		if name == "" || seen[name] {
+			continue
+		}
+		seen[name] = true
+		var node corev1.Node
+		if err := m.c.Get(ctx, client.ObjectKey{Name: name}, &node); err != nil {
+			if apierrors.IsNotFound(err) {
+				lost[name] = time.Time{}
+				continue
+			}
+			return nil, fmt.Errorf("podmembership: node %s: %w", name, err)
+		}
+		// The second more of ReadyWithin: LastTransitionTime is cut down
+		// to the second.
+		if at, ok := nodeNotReadySince(&node); ok && now.Sub(at) >= grace+time.Second {
+			lost[name] = at
+		}
+	}
+	return lost, nil
+}
+
+// nodeLost reports whether the node named is among lost.
+func nodeLost(lost map[string]time.Time, node string) bool {
+	_, ok := lost[node]
+	return node != "" && ok
+}
+
+// nodeNotReadySince is when node's Ready condition turned False or
+// Unknown; ok is false while it is Ready. A node that reports no Ready
+// condition (one just registered) counts as Ready: its pods' own readiness
+// and heartbeats tell.
+func nodeNotReadySince(node *corev1.Node) (at time.Time, ok bool) {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue {
+			return c.LastTransitionTime.Time, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // lostAt is when the pod stopped being live for reason, as far as the pod

@@ -2,7 +2,6 @@ package podmembership_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -20,16 +19,7 @@ import (
 
 var env *kubetest.Env
 
-func TestMain(m *testing.M) {
-	var err error
-	if env, err = kubetest.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = env.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(kubetest.Main(m, &env)) }
 
 // Each row is one way a runner stops being live, with the pod and the
 // heartbeat as the API server and Redis really hold them.
@@ -139,6 +129,39 @@ func TestMembersLiveOnlyWhenPodAndHeartbeatAgree(t *testing.T) {
 
 	beat(beats, "ghost") // a heartbeat with no pod
 
+	// Pods Ready and beating on nodes: one Ready, one NotReady for 1 s of
+	// the 5 s grace (a blip), one Unknown for 10 s (its kubelet silent:
+	// lost), and one on a Node that is gone.
+	mkNode := func(name string, status corev1.ConditionStatus, since time.Time) string {
+		t.Helper()
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + name}}
+		if err := c.Create(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status,
+			LastTransitionTime: metav1.NewTime(since), LastHeartbeatTime: metav1.NewTime(since)}}
+		if err := c.Status().Update(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		return n.Name
+	}
+	for pod, node := range map[string]string{
+		"on-ok":   mkNode("ok", corev1.ConditionTrue, now),
+		"on-blip": mkNode("blip", corev1.ConditionFalse, now.Add(-time.Second)),
+		"on-down": mkNode("down", corev1.ConditionUnknown, now.Add(-10*time.Second)),
+		"on-gone": ns + "-gone",
+	} {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pod, Labels: map[string]string{pulkav1.PoolLabel: "rp"}},
+			Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "r", Image: "runner"}}},
+		}
+		if err := c.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		ready(p, true, now)
+		beat(beats, pod)
+	}
+
 	time.Sleep(300 * time.Millisecond) // the short heartbeat runs out
 	m := podmembership.New(c, client.ObjectKeyFromObject(pool), beats, nil)
 	members, err := m.Members(ctx)
@@ -164,6 +187,10 @@ func TestMembersLiveOnlyWhenPodAndHeartbeatAgree(t *testing.T) {
 		{"failed", false, false, podmembership.ReasonPodFailed},
 		{"deleted", false, false, podmembership.ReasonPodDeleted},
 		{"ghost", false, false, podmembership.ReasonPodGone},
+		{"on-ok", true, false, ""},
+		{"on-blip", true, false, ""},
+		{"on-down", false, false, podmembership.ReasonNodeLost},
+		{"on-gone", false, false, podmembership.ReasonNodeLost},
 	} {
 		mb, ok := got[tc.id]
 		if !ok {
@@ -191,6 +218,8 @@ func TestMembersLiveOnlyWhenPodAndHeartbeatAgree(t *testing.T) {
 		{"deleted", now},
 		{"cut-off", time.Now()},
 		{"ghost", time.Now()},
+		{"on-down", now.Add(-10 * time.Second)},
+		{"on-gone", time.Now()},
 	} {
 		at, ok := m.LostSince(tc.id)
 		if d := at.Sub(tc.near).Abs(); !ok || d > 2*time.Second {
@@ -200,31 +229,32 @@ func TestMembersLiveOnlyWhenPodAndHeartbeatAgree(t *testing.T) {
 	if _, ok := m.LostSince("live"); ok {
 		t.Error("live: has a lost time")
 	}
-	if len(members) != 10 {
-		t.Errorf("%d members, want 10", len(members))
+	if len(members) != 14 {
+		t.Errorf("%d members, want 14", len(members))
 	}
 
 	// The same Plan as the Redis membership: every table of a runner that is
 	// not live, or draining, moves to a live one; the blip keeps its table.
 	owners := map[string]string{"t-live": "live", "t-blip": "blip", "t-cut": "cut-off", "t-down": "down",
-		"t-drain": "draining", "t-deleted": "deleted", "t-ghost": "ghost"}
+		"t-drain": "draining", "t-deleted": "deleted", "t-ghost": "ghost",
+		"t-on-ok": "on-ok", "t-on-blip": "on-blip", "t-on-down": "on-down", "t-on-gone": "on-gone"}
 	moves, unplaced := assign.Plan(members, owners)
 	if len(unplaced) != 0 {
 		t.Errorf("unplaced %v", unplaced)
 	}
 	moved := map[string]string{}
 	for _, mv := range moves {
-		if mv.To != "live" && mv.To != "blip" {
+		if mv.To != "live" && mv.To != "blip" && mv.To != "on-ok" && mv.To != "on-blip" {
 			t.Errorf("%s moved to %s, not a live runner", mv.Table, mv.To)
 		}
 		moved[mv.Table] = mv.From
 	}
-	for _, tb := range []string{"t-cut", "t-down", "t-drain", "t-deleted", "t-ghost"} {
+	for _, tb := range []string{"t-cut", "t-down", "t-drain", "t-deleted", "t-ghost", "t-on-down", "t-on-gone"} {
 		if _, ok := moved[tb]; !ok {
 			t.Errorf("%s (owner %s) did not move", tb, owners[tb])
 		}
 	}
-	for _, tb := range []string{"t-live", "t-blip"} {
+	for _, tb := range []string{"t-live", "t-blip", "t-on-ok", "t-on-blip"} {
 		if _, ok := moved[tb]; ok {
 			t.Errorf("%s moved off a live runner", tb)
 		}
