@@ -387,6 +387,27 @@ func (c *client) find(pred func(*frame) bool) *frame {
 	return nil
 }
 
+// awaitHand waits for the start of table's hand of that index (from 0).
+func (c *client) awaitHand(timeout time.Duration, table string, index uint32, what string) *frame {
+	c.t.Helper()
+	return c.awaitEvent(0, timeout, table, what, func(ev *tablev1.Event) bool {
+		return ev.GetHandStarted() != nil && ev.GetHandStarted().GetHandIndex() == index
+	})
+}
+
+// awaitCards waits until n cards of table have been played after the
+// event of index from: mid-hand, for a fault that must hit a hand in play.
+func (c *client) awaitCards(from int, timeout time.Duration, table string, n int, what string) *frame {
+	c.t.Helper()
+	played := 0
+	return c.awaitEvent(from, timeout, table, what, func(ev *tablev1.Event) bool {
+		if ev.GetCardPlayed() != nil {
+			played++
+		}
+		return played == n
+	})
+}
+
 // awaitEvent waits for an event of table from index from on that pred
 // accepts.
 func (c *client) awaitEvent(from int, timeout time.Duration, table, what string, pred func(*tablev1.Event) bool) *frame {

@@ -342,19 +342,11 @@ func TestCoins_SIGKILLOfTheRunnerMidGamePaysOnce(t *testing.T) {
 		c.autoPlay(tableID, true)
 	}
 	c := clients[0]
-	second := c.awaitEvent(0, 30*time.Second, tableID, "the second hand", func(ev *tablev1.Event) bool {
-		return ev.GetHandStarted() != nil && ev.GetHandStarted().GetHandIndex() == 1
-	})
+	second := c.awaitHand(30*time.Second, tableID, 1, "the second hand")
 	leaver := sessions[3]
 	clients[3].autoPlay(tableID, false)
 	s.mustCall(t, http.StatusOK, http.MethodPost, "/api/v1/tables/"+tableID+"/leave", leaver.Token, nil, nil)
-	played := 0
-	c.awaitEvent(second.N, 30*time.Second, tableID, "ten cards of the second hand", func(ev *tablev1.Event) bool {
-		if ev.GetCardPlayed() != nil {
-			played++
-		}
-		return played == 10
-	})
+	c.awaitCards(second.N, 30*time.Second, tableID, 10, "ten cards of the second hand")
 	victim := owner(s, tableID)
 	proc := s.Runner(victim)
 	if proc == nil {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/pulka/pulka/pkg/assign"
 	"github.com/pulka/pulka/pkg/cards"
-	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 )
 
 // owner is the runner the assignment names for the table ("" if none yet).
@@ -55,16 +54,8 @@ func killOwnerMidHand(t *testing.T, s *stack) {
 
 	// Mid-hand: the second hand's tenth card.
 	c := clients[0]
-	second := c.awaitEvent(0, 30*time.Second, tableID, "the second hand", func(ev *tablev1.Event) bool {
-		return ev.GetHandStarted() != nil && ev.GetHandStarted().GetHandIndex() == 1
-	})
-	played := 0
-	c.awaitEvent(second.N, 30*time.Second, tableID, "ten cards of the second hand", func(ev *tablev1.Event) bool {
-		if ev.GetCardPlayed() != nil {
-			played++
-		}
-		return played == 10
-	})
+	second := c.awaitHand(30*time.Second, tableID, 1, "the second hand")
+	c.awaitCards(second.N, 30*time.Second, tableID, 10, "ten cards of the second hand")
 	victim := owner(s, tableID)
 	proc := s.Runner(victim)
 	if proc == nil {

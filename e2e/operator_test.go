@@ -186,16 +186,8 @@ func faultMidHand(t *testing.T, o *operatorStack, f fault) time.Duration {
 		c.autoPlay(tableID, true)
 	}
 	c := clients[0]
-	second := c.awaitEvent(0, 60*time.Second, tableID, "the second hand", func(ev *tablev1.Event) bool {
-		return ev.GetHandStarted() != nil && ev.GetHandStarted().GetHandIndex() == 1
-	})
-	played := 0
-	c.awaitEvent(second.N, 30*time.Second, tableID, "ten cards of the second hand", func(ev *tablev1.Event) bool {
-		if ev.GetCardPlayed() != nil {
-			played++
-		}
-		return played == 10
-	})
+	second := c.awaitHand(60*time.Second, tableID, 1, "the second hand")
+	c.awaitCards(second.N, 30*time.Second, tableID, 10, "ten cards of the second hand")
 	victim := owner(s, tableID)
 	if o.kl.runner(victim) == nil {
 		t.Fatalf("the table's owner %q is not the runner of a pod", victim)

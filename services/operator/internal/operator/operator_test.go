@@ -349,23 +349,33 @@ func beatRunners(t *testing.T, beats *assign.Heartbeats, ids ...string) *runners
 	return r
 }
 
-// Two more ways a runner is lost, each a migration with its reason: its pod
-// NotReady past the grace (not before), and its pod being deleted (the
-// kubelet still terminating it: a finalizer stands in for the grace period).
-func TestMigrationTriggers(t *testing.T) {
-	ctx := context.Background()
-	ns, err := env.Namespace(ctx, "mig")
+// meteredPool makes a namespace named after prefix with a pool of three
+// runners (heartbeat 300 ms, NotReady grace 1.5 s) and one operator replica
+// on a Redis of its own, whose metrics reader it returns: the setting of the
+// tests that count migrations by reason.
+func meteredPool(t *testing.T, prefix string) (string, *redistest.Server, *pulkav1.RunnerPool, *sdkmetric.ManualReader) {
+	t.Helper()
+	ns, err := env.Namespace(context.Background(), prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := redistest.Start(t)
-	rdb := srv.Client(t)
-	c := env.Client
 	pool := createPool(t, ns, 3, 300*time.Millisecond, 1500*time.Millisecond)
 	reader := sdkmetric.NewManualReader()
 	startReplicaMetered(t, operator.Config{Pool: ns + "/rp", LeaseNamespace: ns, LeaderElect: false,
 		LeaseDuration: 2 * time.Second, AssignLeaderTTL: 600 * time.Millisecond, Reconcile: 100 * time.Millisecond},
 		"op", srv, sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+	return ns, srv, pool, reader
+}
+
+// Two more ways a runner is lost, each a migration with its reason: its pod
+// NotReady past the grace (not before), and its pod being deleted (the
+// kubelet still terminating it: a finalizer stands in for the grace period).
+func TestMigrationTriggers(t *testing.T) {
+	ctx := context.Background()
+	ns, srv, pool, reader := meteredPool(t, "mig")
+	rdb := srv.Client(t)
+	c := env.Client
 
 	pods := awaitPods(t, ns, 3)
 	ids := make([]string, len(pods))
@@ -503,18 +513,9 @@ func TestMigrationTriggers(t *testing.T) {
 // a metric with the reason NodeLost.
 func TestNodeLost(t *testing.T) {
 	ctx := context.Background()
-	ns, err := env.Namespace(ctx, "node")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := redistest.Start(t)
+	ns, srv, pool, reader := meteredPool(t, "node")
 	rdb := srv.Client(t)
 	c := env.Client
-	pool := createPool(t, ns, 3, 300*time.Millisecond, 1500*time.Millisecond)
-	reader := sdkmetric.NewManualReader()
-	startReplicaMetered(t, operator.Config{Pool: ns + "/rp", LeaseNamespace: ns, LeaderElect: false,
-		LeaseDuration: 2 * time.Second, AssignLeaderTTL: 600 * time.Millisecond, Reconcile: 100 * time.Millisecond},
-		"op", srv, sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
 
 	// A node for each pod, Ready, the pod bound to it as the scheduler
 	// would, Ready and beating.
