@@ -563,15 +563,8 @@ func (a *actor) effects(ctx context.Context, evs []*tablev1.Event) error {
 
 // snapshot writes the table's state with the last event it includes.
 func (a *actor) snapshot(ctx context.Context) error {
-	b, err := a.t.MarshalBinary()
-	if err != nil {
-		return err
-	}
-	err = tablelog.WriteSnapshot(ctx, a.r.rdb, a.lease, a.s.id, tablelog.Snapshot{EventID: a.lastEv, Table: b})
-	if err != nil {
-		return a.appendFailed(ctx, err)
-	}
-	return nil
+	_, err := a.writeSnapshot(ctx, tablelog.Handled{})
+	return err
 }
 
 // snapshotHandled is snapshot and markHandled (without a notice) in one
@@ -585,18 +578,28 @@ func (a *actor) snapshotHandled(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b, err := a.t.MarshalBinary()
+	trimmed, err := a.writeSnapshot(ctx, tablelog.Handled{ID: a.readPos, TrimFrom: next})
 	if err != nil {
 		return err
-	}
-	trimmed, err := tablelog.WriteSnapshotHandled(ctx, a.r.rdb, a.lease, a.s.id,
-		tablelog.Snapshot{EventID: a.lastEv, Table: b}, tablelog.Handled{ID: a.readPos, TrimFrom: next})
-	if err != nil {
-		return a.appendFailed(ctx, err)
 	}
 	a.handled, a.untrimmed = a.readPos, 0
 	a.r.m.trimmed.Add(ctx, trimmed)
 	return nil
+}
+
+// writeSnapshot writes the table's snapshot, and with h.ID set the command
+// stream position it handled (tablelog.WriteSnapshotHandled); it returns the
+// command entries trimmed.
+func (a *actor) writeSnapshot(ctx context.Context, h tablelog.Handled) (int64, error) {
+	b, err := a.t.MarshalBinary()
+	if err != nil {
+		return 0, err
+	}
+	trimmed, err := tablelog.WriteSnapshotHandled(ctx, a.r.rdb, a.lease, a.s.id, tablelog.Snapshot{EventID: a.lastEv, Table: b}, h)
+	if err != nil {
+		return 0, a.appendFailed(ctx, err)
+	}
+	return trimmed, nil
 }
 
 // catchUp reads the table's command backlog from Redis — everything after
