@@ -88,8 +88,22 @@ fi
 echo "browser-test: Pulka is running at http://localhost:$PORT (log: $LOG)"
 
 status=0
-(cd "$ROOT/web" && PULKA_E2E_BASE_URL="http://localhost:$PORT" PULKA_E2E_OUT="$OUT" npm run --silent test:browser -- "$@") || status=$?
+(cd "$ROOT/web" && PULKA_E2E_BASE_URL="http://localhost:$PORT" PULKA_E2E_OUT="$OUT" npm run --silent test:browser -- \
+  --reporter=default --reporter=json --outputFile.json="$OUT/vitest.json" "$@") || status=$?
 if [ "$status" != 0 ]; then
+  # CI keeps only the end of the output: name the failed tests and their
+  # first lines here, after Vitest's own report.
+  node -e '
+    const r = JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8"));
+    for (const f of r.testResults ?? []) {
+      for (const t of f.assertionResults ?? []) {
+        if (t.status !== "failed") continue;
+        console.error(`browser-test: FAILED ${f.name.replace(/.*\/e2e\//, "")} > ${t.fullName}`);
+        for (const m of t.failureMessages ?? []) console.error("  " + m.split("\n").slice(0, 6).join("\n  "));
+      }
+      if (f.status === "failed" && !(f.assertionResults ?? []).some((t) => t.status === "failed"))
+        console.error(`browser-test: FAILED ${f.name} (outside a test): ${(f.message ?? "").split("\n")[0]}`);
+    }' "$OUT/vitest.json" || true
   echo "browser-test: failed; the last lines of the services' log ($LOG):" >&2
   tail -n 30 "$LOG" >&2
 fi
