@@ -177,6 +177,8 @@ func TestRunner_IllegalMoveIsRejectedToTheSenderOnlyAndChangesNothing(t *testing
 	d := newJDriver(t, rdb, ts)
 	notices := listenNotices(t, rdb, "j1")
 	before := waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", hasTimer)
+	before = waitEvent(t, rdb, "j1", before.id, 5*time.Second, "the first player's legal moves",
+		func(e *tablev1.Event) bool { return e.GetLegalMoves() != nil })
 	d.sync()
 	wrong := 1 - d.g.ToMove()
 	bad := send(t, rdb, "j1", d.players[wrong], playCmd(8))

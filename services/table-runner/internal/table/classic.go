@@ -399,3 +399,26 @@ func (e *classicEngine) unmarshal(b []byte) error {
 	}
 	return nil
 }
+
+func (e *classicEngine) legal(seat int) *tablev1.LegalMoves {
+	var buf [32]classic.Move
+	lm := &tablev1.LegalMoves{Seat: uint32(seat), Phase: e.phase()}
+	for _, m := range e.g.Legal(seat, buf[:0]) {
+		switch m.Kind {
+		case classic.MoveTrump:
+			lm.Trumps = append(lm.Trumps, cardpb.Suit(m.Suit))
+		case classic.MoveBid:
+			lm.Bids = append(lm.Bids, uint32(m.Bid))
+		case classic.MovePlay:
+			var d *tablev1.JokerDeclaration
+			if m.Card.IsJoker() {
+				d = &tablev1.JokerDeclaration{Action: jokerAction(m.Joker)}
+				if m.Joker == classic.JokerHighest || m.Joker == classic.JokerGive { // only a led joker names a suit
+					d.Suit = cardpb.Suit(m.Suit)
+				}
+			}
+			lm.Plays = addPlay(lm.Plays, m.Card, d)
+		}
+	}
+	return lm
+}

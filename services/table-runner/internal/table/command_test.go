@@ -44,8 +44,9 @@ func TestLeave_ClassicBotTakesTheSeatUntilThePlayerSitsAgain(t *testing.T) {
 				t.Fatalf("sitting in another's seat: %v", err)
 			}
 			evs = h.mustCmd(player(mover), sitCmd(mover))
-			if got := kinds(evs); len(got) != 1 || got[0] != "player_seated" || wire.TimerOf(evs[0]).GetSeat() != uint32(mover) {
-				t.Fatalf("sit: %v, want player_seated with the player's timer", got)
+			if got := kinds(evs); len(got) != 2 || got[0] != "player_seated" || wire.TimerOf(evs[0]).GetSeat() != uint32(mover) ||
+				evs[1].GetLegalMoves().GetSeat() != uint32(mover) {
+				t.Fatalf("sit: %v, want player_seated with the player's timer, then its legal moves", got)
 			}
 			if _, err := h.cmd(player(mover), sitCmd(mover)); !errors.Is(err, ErrSeatUnavailable) {
 				t.Fatalf("sitting twice: %v", err)

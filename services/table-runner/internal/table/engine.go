@@ -34,6 +34,9 @@ type engine interface {
 	serverMove(b *batch, bot bool) error
 	// end ends the game as lost by seat (Japanese: resign, or forfeit).
 	end(b *batch, seat int, forfeit bool) error
+	// legal is every move seat may make now (it must be seat's turn), as
+	// the engine's Legal lists them.
+	legal(seat int) *tablev1.LegalMoves
 	// view fills what seat (-1: a watcher) may see into v, whose Seats
 	// exist already.
 	view(seat int, v *tablev1.TableView)

@@ -285,3 +285,21 @@ func (e *japaneseEngine) view(seat int, tv *tablev1.TableView) {
 func (e *japaneseEngine) marshal() ([]byte, error) { return e.g.MarshalBinary() }
 
 func (e *japaneseEngine) unmarshal(b []byte) error { return e.g.UnmarshalBinary(b) }
+
+func (e *japaneseEngine) legal(seat int) *tablev1.LegalMoves {
+	var buf [32]japanese.Move
+	lm := &tablev1.LegalMoves{Seat: uint32(seat), Phase: e.phase()}
+	for _, m := range e.g.Legal(seat, buf[:0]) {
+		switch m.Kind {
+		case japanese.KindTrump:
+			lm.Trumps = append(lm.Trumps, cardpb.Suit(m.Suit))
+		case japanese.KindPlay:
+			var d *tablev1.JokerDeclaration
+			if m.Card.IsJoker() {
+				d = japaneseJoker(m.Suit)
+			}
+			lm.Plays = addPlay(lm.Plays, m.Card, d)
+		}
+	}
+	return lm
+}

@@ -36,6 +36,9 @@ func fullRingTable(tb testing.TB) (*harness, []string) {
 	// No client seeds: every id in the ring is one of sent (hands are dealt
 	// at their seed deadlines).
 	h := newHarnessSeeding(tb, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 7, humans(4), false)
+	// The fixtures are of a table from before legal moves (its first hand
+	// waits for its seed deadline: nobody has moved yet).
+	h.t.legal = false
 	var sent []string
 	send := func(from string, c *tablev1.Command) {
 		c.CommandId, c.PlayerId, c.TableId = benchCommandID(len(sent)), from, h.t.ID()
@@ -356,6 +359,14 @@ func TestSnapshot_FullRingFixtureLoadsAndReencodesTheSame(t *testing.T) {
 	}
 	path := filepath.Join("testdata", "full-ring-v6.snapshot")
 	h, sent := fullRingTable(t)
+	// A table restored from the fixtures sends no legal moves
+	// (TableSnapshot.legal_moves unset), to the end of its game; a table
+	// that sends them says so, and keeps saying it.
+	h.t.legal = true
+	if again, err := Restore(state(t, h.t)); err != nil || !again.legal {
+		t.Fatalf("a table sending legal moves restores without them: %v", err)
+	}
+	h.t.legal = false
 	if *updateFixtures {
 		if err := os.WriteFile(path, state(t, h.t), 0o644); err != nil {
 			t.Fatal(err)

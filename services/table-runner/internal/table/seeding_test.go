@@ -142,8 +142,8 @@ func TestSeeding_TheDeadlineDealsWithoutTheMissingSeeds(t *testing.T) {
 		t.Fatalf("dealt before the deadline: %v", kinds(evs))
 	}
 	evs := h.tick(t0.Add(tablesettings.DefaultSeedTimeout))
-	if got := kinds(evs); got[0] != "hand_started" || wire.TimerOf(evs[len(evs)-1]) == nil {
-		t.Fatalf("at the deadline: %v, want the deal and the first move timer", got)
+	if got := kinds(evs); got[0] != "hand_started" || wire.TimerOf(evs[len(evs)-2]) == nil || got[len(got)-1] != "legal_moves" {
+		t.Fatalf("at the deadline: %v, want the deal, the first move timer and its legal moves", got)
 	}
 	sd, _ := h.t.CurrentSeeds()
 	want := []fairdeal.ClientSeed{fairdeal.NoClientSeed, fairdeal.NoClientSeed, fairdeal.ClientSeed(seedBytes(7)), fairdeal.NoClientSeed}
@@ -294,7 +294,7 @@ func withSeed(c *tablev1.Command, hand uint32, seed []byte) *tablev1.Command {
 // moves.
 func TestSeeding_SeedsRideOnMovesAndTheNextHandIsDealtAsTheHandBeforeEnds(t *testing.T) {
 	h := newHarness(t, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 5, humans(4))
-	last := h.start[len(h.start)-1].GetHandCommitted()
+	last := h.start[len(h.start)-2].GetHandCommitted() // before the first bidder's legal moves
 	if last.GetHandIndex() != 1 || last.GetSeedDeadline() != nil || len(last.GetAwaitedSeats()) != 4 {
 		t.Fatalf("the start's last event %v, want hand 1 committed ahead, every seat awaited, no deadline", last)
 	}

@@ -158,7 +158,7 @@ func (t *Table) snapshot() *runnerv1.TableSnapshot {
 		Seats: make([]*runnerv1.Seat, len(t.seats)), Seq: t.seq, MoveDeadline: timestamp(t.actAt),
 		LastEntryId: t.last.String(), RecentCommandIds: make([]string, t.recent.n),
 		CurrentHand: t.seedingProto(&t.sd), NextHand: t.seedingProto(&t.nx),
-		LegacyTimerEvents: t.ownTimers, LegacySeedAfterHand: !t.ahead,
+		LegacyTimerEvents: t.ownTimers, LegacySeedAfterHand: !t.ahead, LegalMoves: t.legal,
 	}
 	for i := range t.seats {
 		st := &t.seats[i]
@@ -280,7 +280,7 @@ func readSnapshotProto(data []byte) (*Table, error) {
 		return nil, badSnapshot("timers as events of their own with hands committed ahead")
 	}
 	t := &Table{id: m.GetTableId(), gameID: m.GetGameId(), set: s, seq: m.GetSeq(),
-		ownTimers: m.GetLegacyTimerEvents(), ahead: !m.GetLegacySeedAfterHand()}
+		ownTimers: m.GetLegacyTimerEvents(), ahead: !m.GetLegacySeedAfterHand(), legal: m.GetLegalMoves()}
 	if t.actAt, err = unixNano(m.GetMoveDeadline()); err != nil {
 		return nil, badSnapshot("move deadline: %w", err)
 	}

@@ -67,6 +67,11 @@ type Table struct {
 	// hand when the hand before it ends, to the end of its game, so that
 	// its logged input replays to the events it had.
 	ahead bool
+	// legal: each player to move is sent its legal moves (a LegalMoves
+	// event after the event carrying its timer). A table restored from a
+	// snapshot of before them sends none, to the end of its game, so that
+	// its logged input replays to the events it had.
+	legal bool
 }
 
 // batch collects the events of one Apply and stamps them.
@@ -122,7 +127,7 @@ func New(id, gameID string, s tablesettings.Settings, seats []SeatInfo, now time
 	if len(seats) != set.Game.Seats() {
 		return nil, nil, fmt.Errorf("%w: %d seats, %v has %d", ErrBadSeats, len(seats), set.Game, set.Game.Seats())
 	}
-	t := &Table{id: id, gameID: gameID, set: set, seats: make([]seat, len(seats)), ahead: true}
+	t := &Table{id: id, gameID: gameID, set: set, seats: make([]seat, len(seats)), ahead: true, legal: true}
 	for i, si := range seats {
 		switch {
 		case si.Bot && set.Game == tablesettings.Japanese:
@@ -370,9 +375,14 @@ func (t *Table) schedule(b *batch) {
 	// events of a game, which every gateway and client handle one by one.
 	if n := len(b.evs); !t.ownTimers && n > 0 && b.evs[n-1].GetVisibility().GetAudience() == tablev1.Audience_AUDIENCE_PUBLIC && b.evs[n-1].Timer == nil {
 		b.evs[n-1].Timer = timer
-		return
+	} else {
+		b.add(public(), &tablev1.Event{Event: &tablev1.Event_TimerStarted{TimerStarted: timer}})
 	}
-	b.add(public(), &tablev1.Event{Event: &tablev1.Event_TimerStarted{TimerStarted: timer}})
+	// The player's moves follow its timer, to it alone: clients offer these
+	// and re-implement no rule.
+	if t.legal {
+		b.add(toSeat(s), &tablev1.Event{Event: &tablev1.Event_LegalMoves{LegalMoves: t.eng.legal(s)}})
+	}
 }
 
 // rescheduleIf reschedules when seat s is to move: who plays it changed.

@@ -16,10 +16,11 @@ func TestNew_StartEventsNumberedWithVisibility(t *testing.T) {
 	got := kinds(h.start)
 	// The hand is committed, the four clients' seeds arrive, then it is
 	// dealt and the next hand committed ahead; the first bidder's timer
-	// rides on that last public event (Event.timer).
+	// rides on that last public event (Event.timer), and the bidder's
+	// legal moves follow, to it alone.
 	want := []string{"game_started", "hand_committed", "client_seed_accepted", "client_seed_accepted",
 		"client_seed_accepted", "client_seed_accepted", "hand_started", "dealt", "dealt", "dealt", "dealt", "trump_turned",
-		"hand_committed"}
+		"hand_committed", "legal_moves"}
 	if len(got) != len(want) {
 		t.Fatalf("start events %v, want %v", got, want)
 	}
@@ -35,6 +36,11 @@ func TestNew_StartEventsNumberedWithVisibility(t *testing.T) {
 			if aud != tablev1.Audience_AUDIENCE_SEAT || e.GetVisibility().GetSeat() != d.GetSeat() || len(d.GetCards()) != 1 {
 				t.Errorf("dealt %v with visibility %v", d, e.GetVisibility())
 			}
+		} else if l := e.GetLegalMoves(); l != nil {
+			if aud != tablev1.Audience_AUDIENCE_SEAT || e.GetVisibility().GetSeat() != l.GetSeat() || l.GetSeat() != uint32(h.t.eng.toMove()) ||
+				l.GetPhase() != tablev1.Phase_PHASE_BID || len(l.GetBids()) == 0 {
+				t.Errorf("legal_moves %v with visibility %v", l, e.GetVisibility())
+			}
 		} else if a := e.GetClientSeedAccepted(); a != nil {
 			// Only the seat's own player needs to know its seed was taken.
 			if aud != tablev1.Audience_AUDIENCE_SEAT || e.GetVisibility().GetSeat() != a.GetSeat() {
@@ -44,12 +50,12 @@ func TestNew_StartEventsNumberedWithVisibility(t *testing.T) {
 			t.Errorf("event %s visibility %v, want public", got[i], e.GetVisibility())
 		}
 	}
-	for _, e := range h.start[:len(want)-1] {
+	for _, e := range h.start[:len(want)-2] {
 		if wire.TimerOf(e) != nil {
 			t.Errorf("%s carries a timer", kindOf(e))
 		}
 	}
-	ts := h.start[len(want)-1].GetTimer()
+	ts := h.start[len(want)-2].GetTimer()
 	if !ts.GetDeadline().AsTime().Equal(t0.Add(tablesettings.DefaultMoveTimeout)) || ts.GetPhase() != tablev1.Phase_PHASE_BID {
 		t.Errorf("timer %v", ts)
 	}

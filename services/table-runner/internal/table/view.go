@@ -25,6 +25,9 @@ func (t *Table) View(seat int) *tablev1.TableView {
 		v.YourSeat = &ys
 	}
 	t.eng.view(seat, v)
+	if t.legal && seat >= 0 && seat == t.eng.toMove() && t.seats[seat].mode == seatHuman {
+		v.Legal = t.eng.legal(seat)
+	}
 	if t.actAt != 0 {
 		v.Deadline = timestamppb.New(time.Unix(0, t.actAt))
 	}

@@ -296,8 +296,13 @@ type TableSnapshot struct {
 	// hand ahead: a table first written by a version 3 or 4 snapshot keeps
 	// doing so to the end of its game.
 	LegacySeedAfterHand bool `protobuf:"varint,16,opt,name=legacy_seed_after_hand,json=legacySeedAfterHand,proto3" json:"legacy_seed_after_hand,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// The table sends each player to move its legal moves (a LegalMoves event
+	// after the event carrying its timer). A table first written by a runner
+	// from before LegalMoves lacks it and sends none to the end of its game,
+	// so that its log replays to the events it had.
+	LegalMoves    bool `protobuf:"varint,17,opt,name=legal_moves,json=legalMoves,proto3" json:"legal_moves,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TableSnapshot) Reset() {
@@ -449,6 +454,13 @@ func (x *TableSnapshot) GetLegacyTimerEvents() bool {
 func (x *TableSnapshot) GetLegacySeedAfterHand() bool {
 	if x != nil {
 		return x.LegacySeedAfterHand
+	}
+	return false
+}
+
+func (x *TableSnapshot) GetLegalMoves() bool {
+	if x != nil {
+		return x.LegalMoves
 	}
 	return false
 }
@@ -1506,7 +1518,7 @@ var File_pulka_runner_v1_snapshot_proto protoreflect.FileDescriptor
 
 const file_pulka_runner_v1_snapshot_proto_rawDesc = "" +
 	"\n" +
-	"\x1epulka/runner/v1/snapshot.proto\x12\x0fpulka.runner.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bpulka/common/v1/cards.proto\x1a\x1dpulka/lobby/v1/settings.proto\x1a\x1cpulka/table/v1/command.proto\x1a\x1apulka/table/v1/event.proto\"\xaa\x06\n" +
+	"\x1epulka/runner/v1/snapshot.proto\x12\x0fpulka.runner.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bpulka/common/v1/cards.proto\x1a\x1dpulka/lobby/v1/settings.proto\x1a\x1cpulka/table/v1/command.proto\x1a\x1apulka/table/v1/event.proto\"\xcb\x06\n" +
 	"\rTableSnapshot\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\x12\x17\n" +
 	"\agame_id\x18\x02 \x01(\tR\x06gameId\x129\n" +
@@ -1524,7 +1536,9 @@ const file_pulka_runner_v1_snapshot_proto_rawDesc = "" +
 	"\fcurrent_hand\x18\r \x01(\v2\x1c.pulka.runner.v1.HandSeedingR\vcurrentHand\x129\n" +
 	"\tnext_hand\x18\x0e \x01(\v2\x1c.pulka.runner.v1.HandSeedingR\bnextHand\x12.\n" +
 	"\x13legacy_timer_events\x18\x0f \x01(\bR\x11legacyTimerEvents\x123\n" +
-	"\x16legacy_seed_after_hand\x18\x10 \x01(\bR\x13legacySeedAfterHandB\b\n" +
+	"\x16legacy_seed_after_hand\x18\x10 \x01(\bR\x13legacySeedAfterHand\x12\x1f\n" +
+	"\vlegal_moves\x18\x11 \x01(\bR\n" +
+	"legalMovesB\b\n" +
 	"\x06engine\"\xb8\x01\n" +
 	"\x04Seat\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12!\n" +

@@ -432,6 +432,7 @@ type Event struct {
 	//	*Event_HandCommitted
 	//	*Event_ClientSeedAccepted
 	//	*Event_HandRevealed
+	//	*Event_LegalMoves
 	Event isEvent_Event `protobuf_oneof:"event"`
 	// The move timer this event started, if it started one: whose move it is
 	// now, what they must do and until when. A client applies it after the
@@ -777,6 +778,15 @@ func (x *Event) GetHandRevealed() *HandRevealed {
 	return nil
 }
 
+func (x *Event) GetLegalMoves() *LegalMoves {
+	if x != nil {
+		if x, ok := x.Event.(*Event_LegalMoves); ok {
+			return x.LegalMoves
+		}
+	}
+	return nil
+}
+
 func (x *Event) GetTimer() *TimerStarted {
 	if x != nil {
 		return x.Timer
@@ -923,6 +933,13 @@ type Event_HandRevealed struct {
 	HandRevealed *HandRevealed `protobuf:"bytes,35,opt,name=hand_revealed,json=handRevealed,proto3,oneof"`
 }
 
+type Event_LegalMoves struct {
+	// The moves the seat to move may make now (private to that seat),
+	// computed by the rules engine: what clients offer, so that none of
+	// them re-implements a rule.
+	LegalMoves *LegalMoves `protobuf:"bytes,37,opt,name=legal_moves,json=legalMoves,proto3,oneof"`
+}
+
 func (*Event_GameStarted) isEvent_Event() {}
 
 func (*Event_PlayerSeated) isEvent_Event() {}
@@ -972,6 +989,8 @@ func (*Event_HandCommitted) isEvent_Event() {}
 func (*Event_ClientSeedAccepted) isEvent_Event() {}
 
 func (*Event_HandRevealed) isEvent_Event() {}
+
+func (*Event_LegalMoves) isEvent_Event() {}
 
 // Visibility says who may receive an event.
 type Visibility struct {
@@ -3050,8 +3069,11 @@ type TableView struct {
 	NextCommitted *HandCommitted `protobuf:"bytes,17,opt,name=next_committed,json=nextCommitted,proto3" json:"next_committed,omitempty"`
 	// The awaited seats of next_committed whose client seed was accepted.
 	NextSeededSeats []uint32 `protobuf:"varint,18,rep,packed,name=next_seeded_seats,json=nextSeededSeats,proto3" json:"next_seeded_seats,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The viewer's legal moves when it is the viewer's turn and a player (not
+	// a bot) plays its seat, as LegalMoves events say them; unset otherwise.
+	Legal         *LegalMoves `protobuf:"bytes,19,opt,name=legal,proto3" json:"legal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TableView) Reset() {
@@ -3210,6 +3232,163 @@ func (x *TableView) GetNextSeededSeats() []uint32 {
 	return nil
 }
 
+func (x *TableView) GetLegal() *LegalMoves {
+	if x != nil {
+		return x.Legal
+	}
+	return nil
+}
+
+// LegalMoves is everything the seat to move may do now, as the rules engine
+// (pkg/classic, pkg/japanese) computes it: the follow rule, the dealer's
+// forbidden bid and the joker's declarations live there and nowhere else.
+// The table sends it to that seat alone (AUDIENCE_SEAT) right after the
+// event that carries the seat's move timer, whenever a player (not a bot)
+// is to move, and puts it in that seat's TableView. A move outside it is
+// refused. A table restored from a snapshot written before LegalMoves
+// existed sends none until its game ends (docs/protocol.md).
+type LegalMoves struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The seat to move.
+	Seat uint32 `protobuf:"varint,1,opt,name=seat,proto3" json:"seat,omitempty"`
+	// What it must do: PHASE_CHOOSE_TRUMP, PHASE_BID or PHASE_PLAY.
+	Phase Phase `protobuf:"varint,2,opt,name=phase,proto3,enum=pulka.table.v1.Phase" json:"phase,omitempty"`
+	// PHASE_CHOOSE_TRUMP: the trumps it may choose, SUIT_NONE meaning no
+	// trump (classic) or bezi (Japanese).
+	Trumps []v1.Suit `protobuf:"varint,3,rep,packed,name=trumps,proto3,enum=pulka.common.v1.Suit" json:"trumps,omitempty"`
+	// PHASE_BID: the bids it may make, smallest first (the dealer's
+	// forbidden bid left out).
+	Bids []uint32 `protobuf:"varint,4,rep,packed,name=bids,proto3" json:"bids,omitempty"`
+	// PHASE_PLAY: the cards it may play, in card order (Japanese: face-up
+	// column cards included when it may play them).
+	Plays         []*LegalPlay `protobuf:"bytes,5,rep,name=plays,proto3" json:"plays,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LegalMoves) Reset() {
+	*x = LegalMoves{}
+	mi := &file_pulka_table_v1_event_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LegalMoves) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LegalMoves) ProtoMessage() {}
+
+func (x *LegalMoves) ProtoReflect() protoreflect.Message {
+	mi := &file_pulka_table_v1_event_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LegalMoves.ProtoReflect.Descriptor instead.
+func (*LegalMoves) Descriptor() ([]byte, []int) {
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *LegalMoves) GetSeat() uint32 {
+	if x != nil {
+		return x.Seat
+	}
+	return 0
+}
+
+func (x *LegalMoves) GetPhase() Phase {
+	if x != nil {
+		return x.Phase
+	}
+	return Phase_PHASE_UNSPECIFIED
+}
+
+func (x *LegalMoves) GetTrumps() []v1.Suit {
+	if x != nil {
+		return x.Trumps
+	}
+	return nil
+}
+
+func (x *LegalMoves) GetBids() []uint32 {
+	if x != nil {
+		return x.Bids
+	}
+	return nil
+}
+
+func (x *LegalMoves) GetPlays() []*LegalPlay {
+	if x != nil {
+		return x.Plays
+	}
+	return nil
+}
+
+// LegalPlay is one card the seat may play.
+type LegalPlay struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The card.
+	Card v1.Card `protobuf:"varint,1,opt,name=card,proto3,enum=pulka.common.v1.Card" json:"card,omitempty"`
+	// A joker: each declaration it may be played with (classic: take and
+	// discard when following, highest and give in each suit when leading;
+	// Japanese: take when following, highest in each suit when leading).
+	// Empty for any other card.
+	Declarations  []*JokerDeclaration `protobuf:"bytes,2,rep,name=declarations,proto3" json:"declarations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LegalPlay) Reset() {
+	*x = LegalPlay{}
+	mi := &file_pulka_table_v1_event_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LegalPlay) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LegalPlay) ProtoMessage() {}
+
+func (x *LegalPlay) ProtoReflect() protoreflect.Message {
+	mi := &file_pulka_table_v1_event_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LegalPlay.ProtoReflect.Descriptor instead.
+func (*LegalPlay) Descriptor() ([]byte, []int) {
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *LegalPlay) GetCard() v1.Card {
+	if x != nil {
+		return x.Card
+	}
+	return v1.Card(0)
+}
+
+func (x *LegalPlay) GetDeclarations() []*JokerDeclaration {
+	if x != nil {
+		return x.Declarations
+	}
+	return nil
+}
+
 // ViewSynced gives one player the whole current view. The events after it
 // apply on top of it.
 type ViewSynced struct {
@@ -3222,7 +3401,7 @@ type ViewSynced struct {
 
 func (x *ViewSynced) Reset() {
 	*x = ViewSynced{}
-	mi := &file_pulka_table_v1_event_proto_msgTypes[33]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3234,7 +3413,7 @@ func (x *ViewSynced) String() string {
 func (*ViewSynced) ProtoMessage() {}
 
 func (x *ViewSynced) ProtoReflect() protoreflect.Message {
-	mi := &file_pulka_table_v1_event_proto_msgTypes[33]
+	mi := &file_pulka_table_v1_event_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3247,7 +3426,7 @@ func (x *ViewSynced) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ViewSynced.ProtoReflect.Descriptor instead.
 func (*ViewSynced) Descriptor() ([]byte, []int) {
-	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{33}
+	return file_pulka_table_v1_event_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ViewSynced) GetView() *TableView {
@@ -3261,7 +3440,7 @@ var File_pulka_table_v1_event_proto protoreflect.FileDescriptor
 
 const file_pulka_table_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x1apulka/table/v1/event.proto\x12\x0epulka.table.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bpulka/common/v1/cards.proto\x1a\x1bpulka/common/v1/trace.proto\x1a\x1dpulka/lobby/v1/settings.proto\x1a\x1cpulka/table/v1/command.proto\"\xdd\x10\n" +
+	"\x1apulka/table/v1/event.proto\x12\x0epulka.table.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bpulka/common/v1/cards.proto\x1a\x1bpulka/common/v1/trace.proto\x1a\x1dpulka/lobby/v1/settings.proto\x1a\x1cpulka/table/v1/command.proto\"\x9c\x11\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x17\n" +
@@ -3308,7 +3487,9 @@ const file_pulka_table_v1_event_proto_rawDesc = "" +
 	"viewSynced\x12F\n" +
 	"\x0ehand_committed\x18! \x01(\v2\x1d.pulka.table.v1.HandCommittedH\x00R\rhandCommitted\x12V\n" +
 	"\x14client_seed_accepted\x18\" \x01(\v2\".pulka.table.v1.ClientSeedAcceptedH\x00R\x12clientSeedAccepted\x12C\n" +
-	"\rhand_revealed\x18# \x01(\v2\x1c.pulka.table.v1.HandRevealedH\x00R\fhandRevealed\x122\n" +
+	"\rhand_revealed\x18# \x01(\v2\x1c.pulka.table.v1.HandRevealedH\x00R\fhandRevealed\x12=\n" +
+	"\vlegal_moves\x18% \x01(\v2\x1a.pulka.table.v1.LegalMovesH\x00R\n" +
+	"legalMoves\x122\n" +
 	"\x05timer\x18  \x01(\v2\x1c.pulka.table.v1.TimerStartedR\x05timer\x12G\n" +
 	"\rseed_accepted\x18$ \x01(\v2\".pulka.table.v1.ClientSeedAcceptedR\fseedAcceptedB\a\n" +
 	"\x05event\"s\n" +
@@ -3460,7 +3641,7 @@ const file_pulka_table_v1_event_proto_rawDesc = "" +
 	"\thand_size\x18\x06 \x01(\rR\bhandSize\x12=\n" +
 	"\x0fcolumns_face_up\x18\a \x03(\x0e2\x15.pulka.common.v1.CardR\rcolumnsFaceUp\x12*\n" +
 	"\x11columns_face_down\x18\b \x03(\bR\x0fcolumnsFaceDownB\x06\n" +
-	"\x04_bid\"\xcc\x06\n" +
+	"\x04_bid\"\xfe\x06\n" +
 	"\tTableView\x129\n" +
 	"\bsettings\x18\x01 \x01(\v2\x1d.pulka.lobby.v1.TableSettingsR\bsettings\x12.\n" +
 	"\x05seats\x18\x02 \x03(\v2\x18.pulka.table.v1.SeatViewR\x05seats\x12 \n" +
@@ -3484,9 +3665,20 @@ const file_pulka_table_v1_event_proto_rawDesc = "" +
 	"\tcommitted\x18\x0f \x01(\v2\x1d.pulka.table.v1.HandCommittedR\tcommitted\x12!\n" +
 	"\fseeded_seats\x18\x10 \x03(\rR\vseededSeats\x12D\n" +
 	"\x0enext_committed\x18\x11 \x01(\v2\x1d.pulka.table.v1.HandCommittedR\rnextCommitted\x12*\n" +
-	"\x11next_seeded_seats\x18\x12 \x03(\rR\x0fnextSeededSeatsB\f\n" +
+	"\x11next_seeded_seats\x18\x12 \x03(\rR\x0fnextSeededSeats\x120\n" +
+	"\x05legal\x18\x13 \x01(\v2\x1a.pulka.table.v1.LegalMovesR\x05legalB\f\n" +
 	"\n" +
-	"_your_seat\";\n" +
+	"_your_seat\"\xc1\x01\n" +
+	"\n" +
+	"LegalMoves\x12\x12\n" +
+	"\x04seat\x18\x01 \x01(\rR\x04seat\x12+\n" +
+	"\x05phase\x18\x02 \x01(\x0e2\x15.pulka.table.v1.PhaseR\x05phase\x12-\n" +
+	"\x06trumps\x18\x03 \x03(\x0e2\x15.pulka.common.v1.SuitR\x06trumps\x12\x12\n" +
+	"\x04bids\x18\x04 \x03(\rR\x04bids\x12/\n" +
+	"\x05plays\x18\x05 \x03(\v2\x19.pulka.table.v1.LegalPlayR\x05plays\"|\n" +
+	"\tLegalPlay\x12)\n" +
+	"\x04card\x18\x01 \x01(\x0e2\x15.pulka.common.v1.CardR\x04card\x12D\n" +
+	"\fdeclarations\x18\x02 \x03(\v2 .pulka.table.v1.JokerDeclarationR\fdeclarations\";\n" +
 	"\n" +
 	"ViewSynced\x12-\n" +
 	"\x04view\x18\x01 \x01(\v2\x19.pulka.table.v1.TableViewR\x04view*a\n" +
@@ -3547,7 +3739,7 @@ func file_pulka_table_v1_event_proto_rawDescGZIP() []byte {
 }
 
 var file_pulka_table_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_pulka_table_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_pulka_table_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_pulka_table_v1_event_proto_goTypes = []any{
 	(Audience)(0),                 // 0: pulka.table.v1.Audience
 	(BotReason)(0),                // 1: pulka.table.v1.BotReason
@@ -3587,18 +3779,20 @@ var file_pulka_table_v1_event_proto_goTypes = []any{
 	(*PlayedCard)(nil),            // 35: pulka.table.v1.PlayedCard
 	(*SeatView)(nil),              // 36: pulka.table.v1.SeatView
 	(*TableView)(nil),             // 37: pulka.table.v1.TableView
-	(*ViewSynced)(nil),            // 38: pulka.table.v1.ViewSynced
-	(*timestamppb.Timestamp)(nil), // 39: google.protobuf.Timestamp
-	(*v1.TraceContext)(nil),       // 40: pulka.common.v1.TraceContext
-	(*v11.TableSettings)(nil),     // 41: pulka.lobby.v1.TableSettings
-	(v1.Card)(0),                  // 42: pulka.common.v1.Card
-	(v1.Suit)(0),                  // 43: pulka.common.v1.Suit
-	(*JokerDeclaration)(nil),      // 44: pulka.table.v1.JokerDeclaration
+	(*LegalMoves)(nil),            // 38: pulka.table.v1.LegalMoves
+	(*LegalPlay)(nil),             // 39: pulka.table.v1.LegalPlay
+	(*ViewSynced)(nil),            // 40: pulka.table.v1.ViewSynced
+	(*timestamppb.Timestamp)(nil), // 41: google.protobuf.Timestamp
+	(*v1.TraceContext)(nil),       // 42: pulka.common.v1.TraceContext
+	(*v11.TableSettings)(nil),     // 43: pulka.lobby.v1.TableSettings
+	(v1.Card)(0),                  // 44: pulka.common.v1.Card
+	(v1.Suit)(0),                  // 45: pulka.common.v1.Suit
+	(*JokerDeclaration)(nil),      // 46: pulka.table.v1.JokerDeclaration
 }
 var file_pulka_table_v1_event_proto_depIdxs = []int32{
-	39, // 0: pulka.table.v1.Event.occurred_at:type_name -> google.protobuf.Timestamp
+	41, // 0: pulka.table.v1.Event.occurred_at:type_name -> google.protobuf.Timestamp
 	6,  // 1: pulka.table.v1.Event.visibility:type_name -> pulka.table.v1.Visibility
-	40, // 2: pulka.table.v1.Event.trace:type_name -> pulka.common.v1.TraceContext
+	42, // 2: pulka.table.v1.Event.trace:type_name -> pulka.common.v1.TraceContext
 	11, // 3: pulka.table.v1.Event.game_started:type_name -> pulka.table.v1.GameStarted
 	12, // 4: pulka.table.v1.Event.player_seated:type_name -> pulka.table.v1.PlayerSeated
 	13, // 5: pulka.table.v1.Event.player_left:type_name -> pulka.table.v1.PlayerLeft
@@ -3620,54 +3814,61 @@ var file_pulka_table_v1_event_proto_depIdxs = []int32{
 	31, // 21: pulka.table.v1.Event.pulka_ended:type_name -> pulka.table.v1.PulkaEnded
 	33, // 22: pulka.table.v1.Event.game_ended:type_name -> pulka.table.v1.GameEnded
 	34, // 23: pulka.table.v1.Event.move_rejected:type_name -> pulka.table.v1.MoveRejected
-	38, // 24: pulka.table.v1.Event.view_synced:type_name -> pulka.table.v1.ViewSynced
+	40, // 24: pulka.table.v1.Event.view_synced:type_name -> pulka.table.v1.ViewSynced
 	8,  // 25: pulka.table.v1.Event.hand_committed:type_name -> pulka.table.v1.HandCommitted
 	9,  // 26: pulka.table.v1.Event.client_seed_accepted:type_name -> pulka.table.v1.ClientSeedAccepted
 	10, // 27: pulka.table.v1.Event.hand_revealed:type_name -> pulka.table.v1.HandRevealed
-	25, // 28: pulka.table.v1.Event.timer:type_name -> pulka.table.v1.TimerStarted
-	9,  // 29: pulka.table.v1.Event.seed_accepted:type_name -> pulka.table.v1.ClientSeedAccepted
-	0,  // 30: pulka.table.v1.Visibility.audience:type_name -> pulka.table.v1.Audience
-	39, // 31: pulka.table.v1.HandCommitted.seed_deadline:type_name -> google.protobuf.Timestamp
-	41, // 32: pulka.table.v1.GameStarted.settings:type_name -> pulka.lobby.v1.TableSettings
-	7,  // 33: pulka.table.v1.GameStarted.seats:type_name -> pulka.table.v1.SeatPlayer
-	7,  // 34: pulka.table.v1.PlayerSeated.seat:type_name -> pulka.table.v1.SeatPlayer
-	1,  // 35: pulka.table.v1.SeatTakenByBot.reason:type_name -> pulka.table.v1.BotReason
-	39, // 36: pulka.table.v1.PlayerAway.grace_deadline:type_name -> google.protobuf.Timestamp
-	42, // 37: pulka.table.v1.Dealt.cards:type_name -> pulka.common.v1.Card
-	42, // 38: pulka.table.v1.TrumpTurned.card:type_name -> pulka.common.v1.Card
-	43, // 39: pulka.table.v1.TrumpTurned.trump:type_name -> pulka.common.v1.Suit
-	43, // 40: pulka.table.v1.TrumpChosen.trump:type_name -> pulka.common.v1.Suit
-	42, // 41: pulka.table.v1.ColumnsDealt.face_up:type_name -> pulka.common.v1.Card
-	42, // 42: pulka.table.v1.ColumnCardRevealed.card:type_name -> pulka.common.v1.Card
-	2,  // 43: pulka.table.v1.TimerStarted.phase:type_name -> pulka.table.v1.Phase
-	39, // 44: pulka.table.v1.TimerStarted.deadline:type_name -> google.protobuf.Timestamp
-	42, // 45: pulka.table.v1.CardPlayed.card:type_name -> pulka.common.v1.Card
-	44, // 46: pulka.table.v1.CardPlayed.declaration:type_name -> pulka.table.v1.JokerDeclaration
-	28, // 47: pulka.table.v1.HandEnded.results:type_name -> pulka.table.v1.SeatHandResult
-	30, // 48: pulka.table.v1.PulkaEnded.results:type_name -> pulka.table.v1.SeatPulkaResult
-	3,  // 49: pulka.table.v1.GameEnded.reason:type_name -> pulka.table.v1.GameEndReason
-	32, // 50: pulka.table.v1.GameEnded.placings:type_name -> pulka.table.v1.Placing
-	4,  // 51: pulka.table.v1.MoveRejected.reason:type_name -> pulka.table.v1.RejectReason
-	42, // 52: pulka.table.v1.PlayedCard.card:type_name -> pulka.common.v1.Card
-	44, // 53: pulka.table.v1.PlayedCard.declaration:type_name -> pulka.table.v1.JokerDeclaration
-	7,  // 54: pulka.table.v1.SeatView.player:type_name -> pulka.table.v1.SeatPlayer
-	42, // 55: pulka.table.v1.SeatView.columns_face_up:type_name -> pulka.common.v1.Card
-	41, // 56: pulka.table.v1.TableView.settings:type_name -> pulka.lobby.v1.TableSettings
-	36, // 57: pulka.table.v1.TableView.seats:type_name -> pulka.table.v1.SeatView
-	42, // 58: pulka.table.v1.TableView.your_hand:type_name -> pulka.common.v1.Card
-	2,  // 59: pulka.table.v1.TableView.phase:type_name -> pulka.table.v1.Phase
-	43, // 60: pulka.table.v1.TableView.trump:type_name -> pulka.common.v1.Suit
-	42, // 61: pulka.table.v1.TableView.turned_card:type_name -> pulka.common.v1.Card
-	35, // 62: pulka.table.v1.TableView.trick:type_name -> pulka.table.v1.PlayedCard
-	39, // 63: pulka.table.v1.TableView.deadline:type_name -> google.protobuf.Timestamp
-	8,  // 64: pulka.table.v1.TableView.committed:type_name -> pulka.table.v1.HandCommitted
-	8,  // 65: pulka.table.v1.TableView.next_committed:type_name -> pulka.table.v1.HandCommitted
-	37, // 66: pulka.table.v1.ViewSynced.view:type_name -> pulka.table.v1.TableView
-	67, // [67:67] is the sub-list for method output_type
-	67, // [67:67] is the sub-list for method input_type
-	67, // [67:67] is the sub-list for extension type_name
-	67, // [67:67] is the sub-list for extension extendee
-	0,  // [0:67] is the sub-list for field type_name
+	38, // 28: pulka.table.v1.Event.legal_moves:type_name -> pulka.table.v1.LegalMoves
+	25, // 29: pulka.table.v1.Event.timer:type_name -> pulka.table.v1.TimerStarted
+	9,  // 30: pulka.table.v1.Event.seed_accepted:type_name -> pulka.table.v1.ClientSeedAccepted
+	0,  // 31: pulka.table.v1.Visibility.audience:type_name -> pulka.table.v1.Audience
+	41, // 32: pulka.table.v1.HandCommitted.seed_deadline:type_name -> google.protobuf.Timestamp
+	43, // 33: pulka.table.v1.GameStarted.settings:type_name -> pulka.lobby.v1.TableSettings
+	7,  // 34: pulka.table.v1.GameStarted.seats:type_name -> pulka.table.v1.SeatPlayer
+	7,  // 35: pulka.table.v1.PlayerSeated.seat:type_name -> pulka.table.v1.SeatPlayer
+	1,  // 36: pulka.table.v1.SeatTakenByBot.reason:type_name -> pulka.table.v1.BotReason
+	41, // 37: pulka.table.v1.PlayerAway.grace_deadline:type_name -> google.protobuf.Timestamp
+	44, // 38: pulka.table.v1.Dealt.cards:type_name -> pulka.common.v1.Card
+	44, // 39: pulka.table.v1.TrumpTurned.card:type_name -> pulka.common.v1.Card
+	45, // 40: pulka.table.v1.TrumpTurned.trump:type_name -> pulka.common.v1.Suit
+	45, // 41: pulka.table.v1.TrumpChosen.trump:type_name -> pulka.common.v1.Suit
+	44, // 42: pulka.table.v1.ColumnsDealt.face_up:type_name -> pulka.common.v1.Card
+	44, // 43: pulka.table.v1.ColumnCardRevealed.card:type_name -> pulka.common.v1.Card
+	2,  // 44: pulka.table.v1.TimerStarted.phase:type_name -> pulka.table.v1.Phase
+	41, // 45: pulka.table.v1.TimerStarted.deadline:type_name -> google.protobuf.Timestamp
+	44, // 46: pulka.table.v1.CardPlayed.card:type_name -> pulka.common.v1.Card
+	46, // 47: pulka.table.v1.CardPlayed.declaration:type_name -> pulka.table.v1.JokerDeclaration
+	28, // 48: pulka.table.v1.HandEnded.results:type_name -> pulka.table.v1.SeatHandResult
+	30, // 49: pulka.table.v1.PulkaEnded.results:type_name -> pulka.table.v1.SeatPulkaResult
+	3,  // 50: pulka.table.v1.GameEnded.reason:type_name -> pulka.table.v1.GameEndReason
+	32, // 51: pulka.table.v1.GameEnded.placings:type_name -> pulka.table.v1.Placing
+	4,  // 52: pulka.table.v1.MoveRejected.reason:type_name -> pulka.table.v1.RejectReason
+	44, // 53: pulka.table.v1.PlayedCard.card:type_name -> pulka.common.v1.Card
+	46, // 54: pulka.table.v1.PlayedCard.declaration:type_name -> pulka.table.v1.JokerDeclaration
+	7,  // 55: pulka.table.v1.SeatView.player:type_name -> pulka.table.v1.SeatPlayer
+	44, // 56: pulka.table.v1.SeatView.columns_face_up:type_name -> pulka.common.v1.Card
+	43, // 57: pulka.table.v1.TableView.settings:type_name -> pulka.lobby.v1.TableSettings
+	36, // 58: pulka.table.v1.TableView.seats:type_name -> pulka.table.v1.SeatView
+	44, // 59: pulka.table.v1.TableView.your_hand:type_name -> pulka.common.v1.Card
+	2,  // 60: pulka.table.v1.TableView.phase:type_name -> pulka.table.v1.Phase
+	45, // 61: pulka.table.v1.TableView.trump:type_name -> pulka.common.v1.Suit
+	44, // 62: pulka.table.v1.TableView.turned_card:type_name -> pulka.common.v1.Card
+	35, // 63: pulka.table.v1.TableView.trick:type_name -> pulka.table.v1.PlayedCard
+	41, // 64: pulka.table.v1.TableView.deadline:type_name -> google.protobuf.Timestamp
+	8,  // 65: pulka.table.v1.TableView.committed:type_name -> pulka.table.v1.HandCommitted
+	8,  // 66: pulka.table.v1.TableView.next_committed:type_name -> pulka.table.v1.HandCommitted
+	38, // 67: pulka.table.v1.TableView.legal:type_name -> pulka.table.v1.LegalMoves
+	2,  // 68: pulka.table.v1.LegalMoves.phase:type_name -> pulka.table.v1.Phase
+	45, // 69: pulka.table.v1.LegalMoves.trumps:type_name -> pulka.common.v1.Suit
+	39, // 70: pulka.table.v1.LegalMoves.plays:type_name -> pulka.table.v1.LegalPlay
+	44, // 71: pulka.table.v1.LegalPlay.card:type_name -> pulka.common.v1.Card
+	46, // 72: pulka.table.v1.LegalPlay.declarations:type_name -> pulka.table.v1.JokerDeclaration
+	37, // 73: pulka.table.v1.ViewSynced.view:type_name -> pulka.table.v1.TableView
+	74, // [74:74] is the sub-list for method output_type
+	74, // [74:74] is the sub-list for method input_type
+	74, // [74:74] is the sub-list for extension type_name
+	74, // [74:74] is the sub-list for extension extendee
+	0,  // [0:74] is the sub-list for field type_name
 }
 
 func init() { file_pulka_table_v1_event_proto_init() }
@@ -3702,6 +3903,7 @@ func file_pulka_table_v1_event_proto_init() {
 		(*Event_HandCommitted)(nil),
 		(*Event_ClientSeedAccepted)(nil),
 		(*Event_HandRevealed)(nil),
+		(*Event_LegalMoves)(nil),
 	}
 	file_pulka_table_v1_event_proto_msgTypes[21].OneofWrappers = []any{}
 	file_pulka_table_v1_event_proto_msgTypes[31].OneofWrappers = []any{}
@@ -3712,7 +3914,7 @@ func file_pulka_table_v1_event_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pulka_table_v1_event_proto_rawDesc), len(file_pulka_table_v1_event_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   34,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
