@@ -243,4 +243,3 @@ func TestLegalMoves_ATableFromBeforeThemSendsNone(t *testing.T) {
 		t.Fatalf("a table from before legal moves sent some: %v", kinds(evs))
 	}
 }
-
