@@ -369,6 +369,16 @@ func ParseJoker(d JokerDecl) (*tablev1.JokerDeclaration, error) {
 	return out, nil
 }
 
+// JokerWords is d in the words ParseJoker reads: the action in lower case
+// and, for a led joker, its suit's letter.
+func JokerWords(d *tablev1.JokerDeclaration) *JokerDecl {
+	w := &JokerDecl{Action: strings.ToLower(strings.TrimPrefix(d.GetAction().String(), "JOKER_ACTION_"))}
+	if s, ok := cardpb.FromSuit(d.GetSuit()); ok && s.Valid() {
+		w.Suit = s.String()
+	}
+	return w
+}
+
 // ParseCard reads a card as players write it ("AS", "10H", "th", "JK1") or as
 // its protobuf enum name ("CARD_ACE_OF_SPADES").
 func ParseCard(s string) (cards.Card, error) {

@@ -73,12 +73,14 @@ type Model struct {
 	// Over: the game ended; End says how.
 	Over bool
 	End  *tablev1.GameEnded
+	// LegalMoves is what the table last said the seat may do (it sends
+	// them after the event with the seat's timer); nil once whose turn it is
+	// changed.
+	LegalMoves *tablev1.LegalMoves
 	// Rejected is the last move of this player the table refused.
 	Rejected *tablev1.MoveRejected
 	// LastSeq is the seq of the last event applied.
 	LastSeq uint64
-
-	playedThisHand bool
 }
 
 // NewModel is the model of table as player sees it, before any event.
@@ -114,7 +116,7 @@ func (m *Model) seats(n int) {
 }
 
 func (m *Model) startHand() {
-	m.Hand, m.Trick, m.playedThisHand = 0, nil, false
+	m.Hand, m.Trick = 0, nil
 	m.Trump, m.TrumpKnown, m.TurnedCard = cards.NoSuit, false, cards.NoCard
 	for s := range m.Bids {
 		m.Bids[s], m.Tricks[s] = -1, 0
@@ -171,7 +173,7 @@ func (m *Model) Apply(ev *tablev1.Event) bool {
 		m.Trump, m.TrumpKnown = cardpb.FromSuit(e.TrumpTurned.GetTrump())
 	case *tablev1.Event_TrumpChosen:
 		m.Trump, m.TrumpKnown = cardpb.FromSuit(e.TrumpChosen.GetTrump())
-		m.Turn = -1
+		m.Turn, m.LegalMoves = -1, nil
 	case *tablev1.Event_ColumnsDealt:
 		if s := e.ColumnsDealt.GetSeat(); m.valid(s) {
 			up := e.ColumnsDealt.GetFaceUp()
@@ -198,7 +200,7 @@ func (m *Model) Apply(ev *tablev1.Event) bool {
 		if s := e.BidMade.GetSeat(); m.valid(s) {
 			m.Bids[s] = int(e.BidMade.GetTricks())
 		}
-		m.Turn = -1
+		m.Turn, m.LegalMoves = -1, nil
 	case *tablev1.Event_TimerStarted:
 		m.timer(e.TimerStarted)
 	case *tablev1.Event_CardPlayed:
@@ -218,7 +220,7 @@ func (m *Model) Apply(ev *tablev1.Event) bool {
 		}
 		m.Trick = nil
 	case *tablev1.Event_GameEnded:
-		m.Over, m.End, m.Turn, m.Phase = true, e.GameEnded, -1, tablev1.Phase_PHASE_GAME_OVER
+		m.Over, m.End, m.Turn, m.Phase, m.LegalMoves = true, e.GameEnded, -1, tablev1.Phase_PHASE_GAME_OVER, nil
 	case *tablev1.Event_MoveRejected:
 		if ev.GetVisibility().GetAudience() == tablev1.Audience_AUDIENCE_PUBLIC {
 			break
@@ -226,6 +228,10 @@ func (m *Model) Apply(ev *tablev1.Event) bool {
 		m.Rejected = e.MoveRejected
 	case *tablev1.Event_ViewSynced:
 		m.sync(e.ViewSynced.GetView())
+	case *tablev1.Event_LegalMoves:
+		if int(e.LegalMoves.GetSeat()) == m.MySeat {
+			m.LegalMoves = e.LegalMoves
+		}
 	}
 	if t := ev.GetTimer(); t != nil {
 		m.timer(t) // after the event, as a timer_started that followed it
@@ -234,7 +240,7 @@ func (m *Model) Apply(ev *tablev1.Event) bool {
 }
 
 func (m *Model) timer(t *tablev1.TimerStarted) {
-	m.Turn, m.Phase = int(t.GetSeat()), t.GetPhase()
+	m.Turn, m.Phase, m.LegalMoves = int(t.GetSeat()), t.GetPhase(), nil
 	m.Deadline = t.GetDeadline().AsTime()
 }
 
@@ -263,14 +269,11 @@ func (m *Model) columnGone(s, col uint32, up bool) {
 
 func (m *Model) played(p *tablev1.CardPlayed) {
 	s, c := int(p.GetSeat()), cardpb.FromCard(p.GetCard())
-	m.Turn = -1
+	m.Turn, m.LegalMoves = -1, nil
 	if p.Column != nil {
 		m.columnGone(p.GetSeat(), p.GetColumn(), true)
 	} else if s == m.MySeat {
 		m.Hand = m.Hand.Without(c)
-	}
-	if s == m.MySeat {
-		m.playedThisHand = true
 	}
 	m.Trick = append(m.Trick, Played{Seat: s, Card: c, Joker: p.GetDeclaration()})
 }
@@ -286,14 +289,12 @@ func (m *Model) sync(v *tablev1.TableView) {
 		m.MySeat = int(v.GetYourSeat())
 	}
 	m.startHand()
-	tricks := 0
 	for s, sv := range v.GetSeats() {
 		m.Seats[s] = SeatInfo{PlayerID: sv.GetPlayer().GetPlayerId(), Name: sv.GetPlayer().GetDisplayName(), Bot: sv.GetPlayer().GetBot()}
 		if sv.Bid != nil {
 			m.Bids[s] = int(sv.GetBid())
 		}
 		m.Tricks[s] = int(sv.GetTricks())
-		tricks += m.Tricks[s]
 		m.Points[s] = sv.GetScore()
 		if up := sv.GetColumnsFaceUp(); len(up) > 0 {
 			m.Columns[s], m.FaceDown[s] = make([]cards.Card, len(up)), make([]bool, len(up))
@@ -308,128 +309,57 @@ func (m *Model) sync(v *tablev1.TableView) {
 	m.HandIndex, m.CardsPerSeat, m.Dealer = int(v.GetHandIndex()), int(v.GetCardsPerSeat()), int(v.GetDealerSeat())
 	m.Trump, m.TrumpKnown = cardpb.FromSuit(v.GetTrump())
 	m.TurnedCard = cardpb.FromCard(v.GetTurnedCard())
-	m.playedThisHand = tricks > 0
 	for _, p := range v.GetTrick() {
-		s := int(p.GetSeat())
-		m.Trick = append(m.Trick, Played{Seat: s, Card: cardpb.FromCard(p.GetCard()), Joker: p.GetDeclaration()})
-		if s == m.MySeat {
-			m.playedThisHand = true
-		}
+		m.Trick = append(m.Trick, Played{Seat: int(p.GetSeat()), Card: cardpb.FromCard(p.GetCard()), Joker: p.GetDeclaration()})
 	}
 	m.Over = m.Phase == tablev1.Phase_PHASE_GAME_OVER
-	m.Turn = -1
+	m.Turn, m.LegalMoves = -1, nil
 	switch m.Phase {
 	case tablev1.Phase_PHASE_CHOOSE_TRUMP, tablev1.Phase_PHASE_BID, tablev1.Phase_PHASE_PLAY:
 		m.Turn = int(v.GetTurnSeat())
 		m.Deadline = v.GetDeadline().AsTime()
 	}
+	m.LegalMoves = v.GetLegal()
 }
 
-// Playable is the set of cards the seat may play now (empty when it is not
-// its turn to play): the follow rules of pkg/classic and pkg/japanese on
-// what the seat sees. A card led by a joker names the suit to follow (and,
-// 'highest', that only the highest card of it may be played); without that
-// suit trump must be played if held; jokers may always be played.
+// Playable is the set of cards the seat may play now, from its legal moves
+// (empty when it is not its turn to play).
 func (m *Model) Playable() cards.Set {
+	var set cards.Set
 	if !m.MyTurn() || m.Phase != tablev1.Phase_PHASE_PLAY {
 		return 0
 	}
-	avail := m.Hand
-	if m.Japanese() && m.playedThisHand {
-		// Face-up column cards count from the seat's second card of a hand.
-		for _, c := range m.Columns[m.MySeat] {
-			if c.Valid() {
-				avail = avail.With(c)
-			}
-		}
+	for _, p := range m.LegalMoves.GetPlays() {
+		set = set.With(cardpb.FromCard(p.GetCard()))
 	}
-	if len(m.Trick) == 0 {
-		return avail
-	}
-	lead := m.Trick[0]
-	jokers := avail.Jokers()
-	led, highest := lead.Card.Suit(), false
-	if lead.Card.IsJoker() {
-		led, _ = cardpb.FromSuit(lead.Joker.GetSuit())
-		highest = lead.Joker.GetAction() == tablev1.JokerAction_JOKER_ACTION_HIGHEST
-	}
-	if of := avail.OfSuit(led); of != 0 {
-		if highest {
-			return jokers | of.Highest().Bit()
-		}
-		return jokers | of
-	}
-	if m.TrumpKnown {
-		if tr := avail.OfSuit(m.Trump); tr != 0 {
-			return jokers | tr
-		}
-	}
-	return avail
+	return set
 }
 
-// ForbiddenBid is the bid the seat may not make now (the dealer's bid that
-// would make the bids total the cards dealt), -1 when none is.
-func (m *Model) ForbiddenBid() int {
-	if m.MySeat != m.Dealer {
-		return -1
-	}
-	rest := 0
-	for s, b := range m.Bids {
-		if s != m.MySeat && b > 0 {
-			rest += b
-		}
-	}
-	if f := m.CardsPerSeat - rest; f >= 0 {
-		return f
-	}
-	return -1
-}
-
-// Legal lists every legal move of the seat now (nothing when it is not its
-// turn). A joker is listed once per declaration: classic take and discard
-// when following, highest and give in each suit when leading; Japanese take
-// when following, highest in each suit when leading.
+// Legal lists every legal move of the seat now, as the table sent them
+// (LegalMoves): nothing when it is not its turn, and nothing at a table
+// from before legal moves, which sends none (the table then decides alone).
+// A joker is listed once per declaration.
 func (m *Model) Legal() []Move {
-	if !m.MyTurn() {
+	lm := m.LegalMoves
+	if !m.MyTurn() || lm == nil || int(lm.GetSeat()) != m.MySeat {
 		return nil
 	}
 	var out []Move
-	switch m.Phase {
-	case tablev1.Phase_PHASE_CHOOSE_TRUMP:
-		for _, s := range cards.Suits {
+	for _, t := range lm.GetTrumps() {
+		if s, ok := cardpb.FromSuit(t); ok {
 			out = append(out, Move{Kind: MoveTrump, Suit: s})
 		}
-		out = append(out, Move{Kind: MoveTrump, Suit: cards.NoSuit})
-	case tablev1.Phase_PHASE_BID:
-		f := m.ForbiddenBid()
-		for b := 0; b <= m.CardsPerSeat; b++ {
-			if b != f {
-				out = append(out, Move{Kind: MoveBid, Tricks: b})
-			}
+	}
+	for _, b := range lm.GetBids() {
+		out = append(out, Move{Kind: MoveBid, Tricks: int(b)})
+	}
+	for _, p := range lm.GetPlays() {
+		c := cardpb.FromCard(p.GetCard())
+		if len(p.GetDeclarations()) == 0 {
+			out = append(out, Move{Kind: MovePlay, Card: c})
 		}
-	case tablev1.Phase_PHASE_PLAY:
-		lead := len(m.Trick) == 0
-		for set := m.Playable(); set != 0; set &= set - 1 {
-			c := set.Lowest()
-			switch {
-			case !c.IsJoker():
-				out = append(out, Move{Kind: MovePlay, Card: c})
-			case lead:
-				actions := []string{"highest", "give"}
-				if m.Japanese() {
-					actions = actions[:1]
-				}
-				for _, a := range actions {
-					for _, s := range cards.Suits {
-						out = append(out, Move{Kind: MovePlay, Card: c, Joker: &wire.JokerDecl{Action: a, Suit: s.String()}})
-					}
-				}
-			case m.Japanese():
-				out = append(out, Move{Kind: MovePlay, Card: c, Joker: &wire.JokerDecl{Action: "take"}})
-			default:
-				out = append(out, Move{Kind: MovePlay, Card: c, Joker: &wire.JokerDecl{Action: "take"}},
-					Move{Kind: MovePlay, Card: c, Joker: &wire.JokerDecl{Action: "discard"}})
-			}
+		for _, d := range p.GetDeclarations() {
+			out = append(out, Move{Kind: MovePlay, Card: c, Joker: wire.JokerWords(d)})
 		}
 	}
 	return out

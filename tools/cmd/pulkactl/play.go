@@ -291,7 +291,8 @@ func typed(ctx context.Context, conn *wsclient.Conn, m *wsclient.Model, line str
 		fmt.Fprintln(stdout, "it is not your turn")
 		return false, nil
 	}
-	if !slices.ContainsFunc(m.Legal(), func(l wsclient.Move) bool { return l.String() == mv.String() }) {
+	// A table from before legal moves sends none: the table alone decides.
+	if legal := m.Legal(); len(legal) > 0 && !slices.ContainsFunc(legal, func(l wsclient.Move) bool { return l.String() == mv.String() }) {
 		fmt.Fprintf(stdout, "%s is not legal now; legal: %s\n", mv, legalText(m))
 		return false, nil
 	}
@@ -313,23 +314,29 @@ func legalText(m *wsclient.Model) string {
 	return strings.Join(b, ", ")
 }
 
-// hint is the short form of what may be typed now.
+// hint is the short form of what may be typed now: the moves the table
+// sent, shortened.
 func hint(m *wsclient.Model) string {
+	var words []string
+	for _, mv := range m.Legal() {
+		switch mv.Kind {
+		case wsclient.MoveTrump:
+			words = append(words, strings.TrimPrefix(mv.String(), "trump "))
+		case wsclient.MoveBid:
+			words = append(words, strings.TrimPrefix(mv.String(), "bid "))
+		case wsclient.MovePlay:
+			if w := mv.Card.String(); !slices.Contains(words, w) {
+				words = append(words, w)
+			}
+		}
+	}
 	switch m.Phase {
 	case tablev1.Phase_PHASE_CHOOSE_TRUMP:
-		return "trump S|H|D|C|none"
+		return "trump " + strings.Join(words, "|")
 	case tablev1.Phase_PHASE_BID:
-		h := fmt.Sprintf("bid 0..%d", m.CardsPerSeat)
-		if f := m.ForbiddenBid(); f >= 0 && f <= m.CardsPerSeat {
-			h += fmt.Sprintf(", not %d", f)
-		}
-		return h
+		return "bid " + strings.Join(words, "|")
 	}
-	var cs []string
-	for set := m.Playable(); set != 0; set &= set - 1 {
-		cs = append(cs, set.Lowest().String())
-	}
-	return "play " + strings.Join(cs, "|")
+	return "play " + strings.Join(words, "|")
 }
 
 // name is how seat s is shown to the model's player.
