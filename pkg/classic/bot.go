@@ -22,8 +22,7 @@ func (Bot) Choose(g *Game, seat int) (Move, bool) {
 	}
 	switch g.phase {
 	case PhaseTrump:
-		_, first, _ := deal(g.key, MaxCards, g.Dealer())
-		return TrumpMove(seat, ChooseTrumpFor(first[seat])), true
+		return TrumpMove(seat, ChooseTrumpFor(g.firstCards(seat))), true
 	case PhaseBid:
 		return BidMove(seat, chooseBid(g, seat)), true
 	}
@@ -32,6 +31,16 @@ func (Bot) Choose(g *Game, seat int) (Move, bool) {
 		return k.lead(), true
 	}
 	return k.follow(), true
+}
+
+// firstCards is the three cards the trump chooser of a nine-card hand has
+// looked at.
+func (g *Game) firstCards(seat int) cards.Set {
+	if g.seatOnly {
+		return g.hands[seat]
+	}
+	_, first, _ := deal(g.key, MaxCards, g.Dealer())
+	return first[seat]
 }
 
 // ChooseTrumpFor is the baseline's trump from the first three cards: the

@@ -23,6 +23,7 @@ var (
 	ErrBadTrump            = errors.New("trump is one of the four suits or no trump")
 	ErrBadSettings         = errors.New("classic: invalid settings")
 	ErrBadState            = errors.New("classic: invalid saved game")
+	ErrBadView             = errors.New("classic: a view no game in play can show")
 )
 
 // MoveError is why Apply rejected a move. Hand and Trick are 0-based indexes

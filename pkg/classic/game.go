@@ -104,6 +104,10 @@ type Game struct {
 	ledSuit    cards.Suit
 	trickCards [Seats]cards.Card // in order of play; NoCard when empty
 	trickJoker [Seats]JokerMode
+
+	// seatOnly: a game made by FromView from one seat's view. It has no
+	// key: the cards a seat has looked at are its hand.
+	seatOnly bool
 }
 
 // New starts a local game — self play, bots' simulations, tests, the
