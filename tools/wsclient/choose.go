@@ -1,142 +1,254 @@
 package wsclient
 
 import (
-	"github.com/pulka/pulka/pkg/cards"
+	"errors"
+	"fmt"
+
 	"github.com/pulka/pulka/pkg/cards/cardpb"
+	"github.com/pulka/pulka/pkg/classic"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+	"github.com/pulka/pulka/pkg/japanese"
+	"github.com/pulka/pulka/pkg/tablesettings"
+	"github.com/pulka/pulka/pkg/wire"
 )
 
-// Choose picks one of Legal's moves with a simple, deterministic baseline:
-// trump is the longest suit held; the bid counts aces, high trumps and
-// jokers; in play a seat that still wants tricks plays its strongest card
-// (a joker takes) and otherwise its weakest (a joker discards or gives).
-// It is meant to keep games going in tools and tests, not to play well;
-// ok is false when the seat has no move now.
+// Choose picks the seat's move with the engine's baseline bot (classic.Bot,
+// japanese.Bot) — the one the server seats at its tables — run on a game
+// made from what the seat was sent (classic.FromView, japanese.FromView),
+// so the Go clients hold no bot of their own. It is meant to keep games
+// going in tools and tests. The move is always one of Legal's; ok is false
+// when the seat has no move now (not its turn, or the table sent no legal
+// moves yet).
 func (m *Model) Choose() (Move, bool) {
 	legal := m.Legal()
 	if len(legal) == 0 {
 		return Move{}, false
 	}
-	switch m.Phase {
-	case tablev1.Phase_PHASE_CHOOSE_TRUMP:
-		best, n := cards.NoSuit, 0
-		for _, s := range cards.Suits {
-			if k := m.Hand.OfSuit(s).Len(); k > n {
-				best, n = s, k
+	mv, err := m.botMove()
+	if err == nil {
+		for _, l := range legal {
+			if l.String() == mv.String() {
+				return l, true
 			}
 		}
-		return Move{Kind: MoveTrump, Suit: best}, true
-	case tablev1.Phase_PHASE_BID:
-		want := m.estimate()
-		best := legal[0]
-		for _, mv := range legal {
-			if abs(mv.Tricks-want) < abs(best.Tricks-want) {
-				best = mv
+	}
+	// A model that missed part of the hand (joined after a trimmed history)
+	// can disagree with the table: the table's list decides.
+	return legal[0], true
+}
+
+// botMove is the engine bot's move for the seat.
+func (m *Model) botMove() (Move, error) {
+	set, err := tablesettings.FromProto(m.Settings)
+	if err != nil {
+		return Move{}, err
+	}
+	if set.Game == tablesettings.Japanese {
+		v, err := m.japaneseView(set.JapaneseTarget)
+		if err != nil {
+			return Move{}, err
+		}
+		g, err := japanese.FromView(v)
+		if err != nil {
+			return Move{}, err
+		}
+		jm, ok := japanese.Bot{}.Choose(g, m.MySeat)
+		if !ok {
+			return Move{}, errNoBotMove
+		}
+		switch jm.Kind {
+		case japanese.KindTrump:
+			return Move{Kind: MoveTrump, Suit: jm.Suit}, nil
+		case japanese.KindPlay:
+			mv := Move{Kind: MovePlay, Card: jm.Card}
+			if jm.Card.IsJoker() {
+				mv.Joker = &wire.JokerDecl{Action: "take"}
+				if jm.Suit.Valid() {
+					mv.Joker = &wire.JokerDecl{Action: "highest", Suit: jm.Suit.String()}
+				}
+			}
+			return mv, nil
+		}
+		return Move{}, errNoBotMove
+	}
+	g, err := classic.FromView(m.classicView(set.Classic.Variant))
+	if err != nil {
+		return Move{}, err
+	}
+	cm, ok := classic.Bot{}.Choose(g, m.MySeat)
+	if !ok {
+		return Move{}, errNoBotMove
+	}
+	switch cm.Kind {
+	case classic.MoveTrump:
+		return Move{Kind: MoveTrump, Suit: cm.Suit}, nil
+	case classic.MoveBid:
+		return Move{Kind: MoveBid, Tricks: int(cm.Bid)}, nil
+	case classic.MovePlay:
+		mv := Move{Kind: MovePlay, Card: cm.Card}
+		if cm.Card.IsJoker() {
+			mv.Joker = &wire.JokerDecl{Action: cm.Joker.String()}
+			if cm.Joker == classic.JokerHighest || cm.Joker == classic.JokerGive {
+				mv.Joker.Suit = cm.Suit.String()
 			}
 		}
-		return best, true
+		return mv, nil
 	}
-	wants := m.wantsTricks()
-	var best Move
-	found := false
-	for _, mv := range legal {
-		if mv.Joker != nil {
-			continue
-		}
-		if !found || (wants && stronger(mv.Card, best.Card, m.Trump)) || (!wants && stronger(best.Card, mv.Card, m.Trump)) {
-			best, found = mv, true
-		}
-	}
-	// A joker only when nothing else is left, or to take a wanted trick.
-	for _, mv := range legal {
-		if mv.Joker == nil {
-			continue
-		}
-		a := mv.Joker.Action
-		switch {
-		case !found && !wants && (a == "discard" || a == "give"):
-		case !found && (a == "take" || (a == "highest" && wants)):
-		case wants && a == "take" && !m.winsNow(best.Card):
-		default:
-			continue
-		}
-		return mv, true
-	}
-	if !found {
-		return legal[0], true
-	}
-	return best, true
+	return Move{}, errNoBotMove
 }
 
-// estimate is a rough trick count of the hand.
-func (m *Model) estimate() int {
-	n := m.Hand.Jokers().Len()
-	for set := m.Hand &^ cards.Jokers; set != 0; set &= set - 1 {
-		c := set.Lowest()
-		if c.Rank() == cards.Ace || (m.TrumpKnown && c.Suit() == m.Trump && c.Rank() >= cards.Queen) {
-			n++
-		}
-	}
-	return min(n, m.CardsPerSeat)
-}
+var errNoBotMove = errors.New("wsclient: the bot has no move")
 
-// wantsTricks: classic — fewer tricks than bid; Japanese — always.
-func (m *Model) wantsTricks() bool {
-	if m.Japanese() || m.MySeat < 0 || m.MySeat >= len(m.Bids) {
-		return true
+// classicView is what the seat knows, as classic.View says it.
+func (m *Model) classicView(variant classic.Variant) classic.View {
+	v := classic.View{
+		Seat: m.MySeat, Variant: variant, Hands: variant.Hands(), Hand: m.HandIndex, Cards: m.CardsPerSeat,
+		Dealer: m.Dealer, Phase: classicPhase(m.Phase), ToMove: m.Turn, Forbidden: -1,
+		MyCards: m.Hand.Cards(), Played: m.handPlayed.Cards(), Results: m.results,
 	}
-	return m.Tricks[m.MySeat] < m.Bids[m.MySeat]
-}
-
-// winsNow reports whether c would beat every card on the trick so far: a
-// taking or leading joker on it wins, a trump beats the led suit, a card of
-// another suit never wins.
-func (m *Model) winsNow(c cards.Card) bool {
-	if !c.Valid() || len(m.Trick) == 0 {
-		return c.Valid()
-	}
-	led := m.Trick[0].Card.Suit()
-	if m.Trick[0].Card.IsJoker() {
-		led, _ = cardpb.FromSuit(m.Trick[0].Joker.GetSuit())
-	}
-	trump := cards.NoSuit
 	if m.TrumpKnown {
-		trump = m.Trump
+		v.Trump = "NT"
+		if m.Trump.Valid() {
+			v.Trump = m.Trump.String()
+		}
 	}
-	if c.Suit() != led && (c.Suit() != trump || !trump.Valid()) {
-		return false
+	if m.TurnedCard.Valid() {
+		t := m.TurnedCard
+		v.Turned = &t
 	}
-	for _, p := range m.Trick {
+	done := 0
+	for s := range classic.Seats {
+		if s < len(m.Bids) {
+			v.Bids[s], v.Tricks[s] = m.Bids[s], m.Tricks[s]
+			done += m.Tricks[s]
+		}
+	}
+	// The first trick's leader is the seat after the dealer; a later one,
+	// with nothing on the table yet, is the seat to move.
+	v.TrickNo, v.Leader = done, (m.Dealer+1)%classic.Seats
+	if v.Phase == classic.PhasePlay && len(m.Trick) == 0 {
+		v.Leader = m.Turn
+	}
+	for i, p := range m.Trick {
+		if i == 0 {
+			v.Leader = p.Seat
+		}
+		pc := classic.PlayedCard{Seat: p.Seat, Card: p.Card}
 		if p.Card.IsJoker() {
-			a := p.Joker.GetAction()
-			if a != tablev1.JokerAction_JOKER_ACTION_DISCARD && a != tablev1.JokerAction_JOKER_ACTION_GIVE {
-				return false
+			pc.Joker = classicJoker(p.Joker.GetAction())
+			if s, ok := cardpb.FromSuit(p.Joker.GetSuit()); ok && s.Valid() {
+				pc.Suit = s.String()
 			}
-			continue
 		}
-		if p.Card.Suit() == c.Suit() && p.Card.Rank() > c.Rank() {
-			return false
-		}
-		if p.Card.Suit() == trump && c.Suit() != trump {
-			return false
+		v.Trick = append(v.Trick, pc)
+	}
+	for s := range classic.Seats {
+		switch v.Phase {
+		case classic.PhaseTrump:
+			v.HandSizes[s] = 3
+		case classic.PhaseBid:
+			v.HandSizes[s] = m.CardsPerSeat
+		default:
+			v.HandSizes[s] = m.CardsPerSeat - done
+			if (s-v.Leader+classic.Seats)%classic.Seats < len(m.Trick) {
+				v.HandSizes[s]--
+			}
 		}
 	}
-	return true
+	return v
 }
 
-// stronger orders cards for the baseline: trumps above other suits, then
-// by rank.
-func stronger(a, b cards.Card, trump cards.Suit) bool {
-	at, bt := a.Suit() == trump && trump.Valid(), b.Suit() == trump && trump.Valid()
-	if at != bt {
-		return at
+func classicPhase(p tablev1.Phase) classic.Phase {
+	switch p {
+	case tablev1.Phase_PHASE_CHOOSE_TRUMP:
+		return classic.PhaseTrump
+	case tablev1.Phase_PHASE_BID:
+		return classic.PhaseBid
+	case tablev1.Phase_PHASE_PLAY:
+		return classic.PhasePlay
 	}
-	return a.Rank() > b.Rank()
+	return classic.PhaseOver
 }
 
-func abs(x int) int {
-	if x < 0 {
-		return -x
+func classicJoker(a tablev1.JokerAction) classic.JokerMode {
+	switch a {
+	case tablev1.JokerAction_JOKER_ACTION_TAKE:
+		return classic.JokerTake
+	case tablev1.JokerAction_JOKER_ACTION_DISCARD:
+		return classic.JokerDiscard
+	case tablev1.JokerAction_JOKER_ACTION_HIGHEST:
+		return classic.JokerHighest
+	case tablev1.JokerAction_JOKER_ACTION_GIVE:
+		return classic.JokerGive
 	}
-	return x
+	return classic.JokerNone
+}
+
+// japaneseView is what the seat knows, as japanese.View says it.
+func (m *Model) japaneseView(target int) (japanese.View, error) {
+	if target == 0 {
+		target = japanese.DefaultTarget
+	}
+	if m.MySeat < 0 || m.MySeat >= japanese.Seats || len(m.Tricks) != japanese.Seats {
+		return japanese.View{}, fmt.Errorf("wsclient: seat %d of a Japanese table", m.MySeat)
+	}
+	v := japanese.View{
+		Seat: m.MySeat, Hand: m.HandIndex, Phase: japanese.PhasePlay, Declarer: m.Dealer, ToMove: m.Turn,
+		Leader: m.Turn, MyCards: m.Hand.Cards(), Target: target, Winner: -1,
+	}
+	if m.Phase == tablev1.Phase_PHASE_CHOOSE_TRUMP {
+		v.Phase = japanese.PhaseTrump
+	}
+	if m.TrumpKnown {
+		v.Trump = "bezi"
+		if m.Trump.Valid() {
+			v.Trump = m.Trump.String()
+		}
+	}
+	gone := m.handPlayed
+	for i, p := range m.Trick {
+		if i == 0 {
+			v.Leader = p.Seat
+		}
+		tc := japanese.TrickCard{Seat: p.Seat, Card: p.Card}
+		if s, ok := cardpb.FromSuit(p.Joker.GetSuit()); ok && s.Valid() && i == 0 && p.Card.IsJoker() {
+			tc.Named = s.String()
+		}
+		v.CurrentTrick = append(v.CurrentTrick, tc)
+		gone = gone.Without(p.Card)
+	}
+	v.Played = gone.Cards()
+	for s := range japanese.Seats {
+		v.Tricks[s], v.Scores[s] = m.Tricks[s], int(m.Points[s])
+		v.Trick += m.Tricks[s]
+	}
+	for s := range japanese.Seats {
+		onTable := 0
+		v.Columns[s] = []japanese.ColumnView{}
+		for c, up := range m.Columns[s] {
+			if up.Valid() {
+				v.Columns[s] = append(v.Columns[s], japanese.ColumnView{Column: c, Up: up})
+			}
+			if up.Valid() || m.FaceDown[s][c] {
+				onTable += boolInt(up.Valid()) + boolInt(m.FaceDown[s][c])
+			}
+		}
+		// Every card a seat has not played is in its hand or on its columns.
+		left := japanese.TricksPerHand - v.Trick
+		for _, p := range m.Trick {
+			if p.Seat == s {
+				left--
+			}
+		}
+		v.HandSizes[s] = left - onTable
+	}
+	v.HandSizes[m.MySeat] = m.Hand.Len()
+	return v, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/cards/cardpb"
+	"github.com/pulka/pulka/pkg/classic"
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/wire"
@@ -81,6 +82,12 @@ type Model struct {
 	Rejected *tablev1.MoveRejected
 	// LastSeq is the seq of the last event applied.
 	LastSeq uint64
+
+	// handPlayed is every card played this hand, the trick on the table
+	// included; results the classic hands finished (what the engine's bot
+	// is given, classicView).
+	handPlayed cards.Set
+	results    []classic.HandResult
 }
 
 // NewModel is the model of table as player sees it, before any event.
@@ -116,7 +123,7 @@ func (m *Model) seats(n int) {
 }
 
 func (m *Model) startHand() {
-	m.Hand, m.Trick = 0, nil
+	m.Hand, m.Trick, m.handPlayed = 0, nil, 0
 	m.Trump, m.TrumpKnown, m.TurnedCard = cards.NoSuit, false, cards.NoCard
 	for s := range m.Bids {
 		m.Bids[s], m.Tricks[s] = -1, 0
@@ -142,7 +149,7 @@ func (m *Model) Apply(ev *tablev1.Event) bool {
 		m.Settings = e.GameStarted.GetSettings()
 		m.Seats, m.Bids, m.Tricks, m.Points, m.Columns, m.FaceDown = nil, nil, nil, nil, nil, nil
 		m.seats(len(e.GameStarted.GetSeats()))
-		m.MySeat, m.Over, m.End = -1, false, nil
+		m.MySeat, m.Over, m.End, m.results = -1, false, nil, nil
 		for _, sp := range e.GameStarted.GetSeats() {
 			m.seat(sp)
 		}
@@ -213,10 +220,17 @@ func (m *Model) Apply(ev *tablev1.Event) bool {
 			}
 		}
 	case *tablev1.Event_HandEnded:
+		hr := classic.HandResult{Cards: m.CardsPerSeat}
 		for _, r := range e.HandEnded.GetResults() {
 			if m.valid(r.GetSeat()) {
 				m.Points[r.GetSeat()] += r.GetPoints() + r.GetPenalty()
 			}
+			if s := r.GetSeat(); s < classic.Seats {
+				hr.Bids[s], hr.Tricks[s] = int(r.GetBid()), int(r.GetTricks())
+			}
+		}
+		if !m.Japanese() {
+			m.results = append(m.results, hr)
 		}
 		m.Trick = nil
 	case *tablev1.Event_GameEnded:
@@ -276,6 +290,7 @@ func (m *Model) played(p *tablev1.CardPlayed) {
 		m.Hand = m.Hand.Without(c)
 	}
 	m.Trick = append(m.Trick, Played{Seat: s, Card: c, Joker: p.GetDeclaration()})
+	m.handPlayed = m.handPlayed.With(c)
 }
 
 // sync replaces everything with a ViewSynced's view.
@@ -309,8 +324,10 @@ func (m *Model) sync(v *tablev1.TableView) {
 	m.HandIndex, m.CardsPerSeat, m.Dealer = int(v.GetHandIndex()), int(v.GetCardsPerSeat()), int(v.GetDealerSeat())
 	m.Trump, m.TrumpKnown = cardpb.FromSuit(v.GetTrump())
 	m.TurnedCard = cardpb.FromCard(v.GetTurnedCard())
+	m.results = nil // a view has no past hands, nor this hand's earlier tricks
 	for _, p := range v.GetTrick() {
 		m.Trick = append(m.Trick, Played{Seat: int(p.GetSeat()), Card: cardpb.FromCard(p.GetCard()), Joker: p.GetDeclaration()})
+		m.handPlayed = m.handPlayed.With(cardpb.FromCard(p.GetCard()))
 	}
 	m.Over = m.Phase == tablev1.Phase_PHASE_GAME_OVER
 	m.Turn, m.LegalMoves = -1, nil
