@@ -402,23 +402,29 @@ func (e *classicEngine) unmarshal(b []byte) error {
 
 func (e *classicEngine) legal(seat int) *tablev1.LegalMoves {
 	var buf [32]classic.Move
-	lm := &tablev1.LegalMoves{Seat: uint32(seat), Phase: e.phase()}
+	var trumps [6]cards.Suit
+	var bids [classic.MaxCards + 1]uint32
+	var plays [32]legalPlay
+	nt, nb, np := 0, 0, 0
 	for _, m := range e.g.Legal(seat, buf[:0]) {
 		switch m.Kind {
 		case classic.MoveTrump:
-			lm.Trumps = append(lm.Trumps, cardpb.Suit(m.Suit))
+			trumps[nt] = m.Suit
+			nt++
 		case classic.MoveBid:
-			lm.Bids = append(lm.Bids, uint32(m.Bid))
+			bids[nb] = uint32(m.Bid)
+			nb++
 		case classic.MovePlay:
-			var d *tablev1.JokerDeclaration
+			p := legalPlay{card: m.Card}
 			if m.Card.IsJoker() {
-				d = &tablev1.JokerDeclaration{Action: jokerAction(m.Joker)}
+				p.hasDecl, p.action = true, jokerAction(m.Joker)
 				if m.Joker == classic.JokerHighest || m.Joker == classic.JokerGive { // only a led joker names a suit
-					d.Suit = cardpb.Suit(m.Suit)
+					p.suit = cardpb.Suit(m.Suit)
 				}
 			}
-			lm.Plays = addPlay(lm.Plays, m.Card, d)
+			plays[np] = p
+			np++
 		}
 	}
-	return lm
+	return buildLegal(seat, e.phase(), trumps[:nt], bids[:nb], plays[:np])
 }

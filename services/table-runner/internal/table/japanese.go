@@ -221,10 +221,16 @@ func (e *japaneseEngine) convert(b *batch, evs []japanese.Event) {
 // japaneseJoker is how a Japanese joker is meant: a led one names a suit
 // and demands the highest, an answering one always takes.
 func japaneseJoker(named cards.Suit) *tablev1.JokerDeclaration {
+	a, s := japaneseJokerAction(named)
+	return &tablev1.JokerDeclaration{Action: a, Suit: s}
+}
+
+// japaneseJokerAction is japaneseJoker's declaration as its two fields.
+func japaneseJokerAction(named cards.Suit) (tablev1.JokerAction, commonv1.Suit) {
 	if named.Valid() {
-		return &tablev1.JokerDeclaration{Action: tablev1.JokerAction_JOKER_ACTION_HIGHEST, Suit: cardpb.Suit(named)}
+		return tablev1.JokerAction_JOKER_ACTION_HIGHEST, cardpb.Suit(named)
 	}
-	return &tablev1.JokerDeclaration{Action: tablev1.JokerAction_JOKER_ACTION_TAKE}
+	return tablev1.JokerAction_JOKER_ACTION_TAKE, 0
 }
 
 func (e *japaneseEngine) view(seat int, tv *tablev1.TableView) {
@@ -287,19 +293,24 @@ func (e *japaneseEngine) marshal() ([]byte, error) { return e.g.MarshalBinary() 
 func (e *japaneseEngine) unmarshal(b []byte) error { return e.g.UnmarshalBinary(b) }
 
 func (e *japaneseEngine) legal(seat int) *tablev1.LegalMoves {
-	var buf [32]japanese.Move
-	lm := &tablev1.LegalMoves{Seat: uint32(seat), Phase: e.phase()}
+	var buf [japanese.MaxLegal]japanese.Move
+	var trumps [6]cards.Suit
+	var plays [japanese.MaxLegal]legalPlay
+	nt, np := 0, 0
 	for _, m := range e.g.Legal(seat, buf[:0]) {
 		switch m.Kind {
 		case japanese.KindTrump:
-			lm.Trumps = append(lm.Trumps, cardpb.Suit(m.Suit))
+			trumps[nt] = m.Suit
+			nt++
 		case japanese.KindPlay:
-			var d *tablev1.JokerDeclaration
+			p := legalPlay{card: m.Card}
 			if m.Card.IsJoker() {
-				d = japaneseJoker(m.Suit)
+				p.hasDecl = true
+				p.action, p.suit = japaneseJokerAction(m.Suit)
 			}
-			lm.Plays = addPlay(lm.Plays, m.Card, d)
+			plays[np] = p
+			np++
 		}
 	}
-	return lm
+	return buildLegal(seat, e.phase(), trumps[:nt], nil, plays[:np])
 }

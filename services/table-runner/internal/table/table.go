@@ -85,6 +85,9 @@ type batch struct {
 	seeds    int     // server seeds drawn from it so far
 	evs      []*tablev1.Event
 	err      error // an internal failure (never a rule): Apply returns it
+	// stamp is at as the events' occurred_at, one for all of them: nothing
+	// changes an event's time once it is made.
+	stamp *timestamppb.Timestamp
 }
 
 func (b *batch) add(vis *tablev1.Visibility, e *tablev1.Event) {
@@ -92,7 +95,10 @@ func (b *batch) add(vis *tablev1.Visibility, e *tablev1.Event) {
 	e.Seq = b.t.seq
 	e.TableId = b.t.id
 	e.GameId = b.t.gameID
-	e.OccurredAt = timestamppb.New(time.Unix(0, b.at))
+	if b.stamp == nil {
+		b.stamp = timestamppb.New(time.Unix(0, b.at))
+	}
+	e.OccurredAt = b.stamp
 	e.Visibility = vis
 	e.CausedBy = b.causedBy
 	e.CommandEntryId = b.entry
