@@ -1,10 +1,11 @@
 import { act } from 'preact/test-utils';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { setLang } from '../../i18n';
+import { parseCode } from '../../protocol/cards';
 import type { Move } from '../../protocol/frames';
 import { LIST_WAIT_MS } from '../../game/moves';
-import type { TableState } from '../../game/state';
-import { legalCard, legalJoker, legalMoves } from '../../testing/events';
+import { emptyTable, type TableState } from '../../game/state';
+import { classicSettings, legalCard, legalJoker, legalMoves, seatsOf } from '../../testing/events';
 import { byTestId, click, mount } from '../../testing/render';
 import { classicDealing, classicFollowing, play } from '../../testing/tables';
 import { ClassicTable } from './ClassicTable';
@@ -209,6 +210,117 @@ describe('the classic table', () => {
     const again = draw(s);
     click(byTestId(again.root, 'trump-S'));
     expect(again.send).toHaveBeenLastCalledWith({ type: 'trump', suit: 'S' });
+  });
+
+  it('offers exactly the bids the server lists, and says why only of the dealer’s one left out', () => {
+    const s = play(classicDealing(), [{ timer_started: { phase: 'PHASE_BID', deadline: deadline() } }, legalMoves({ phase: 'PHASE_BID', bids: [0, 4] })]);
+    const { root, send } = draw(s);
+    expect(enabled(root, 'bid-panel')).toEqual(['bid-pass', 'bid-4']);
+    expect(root.querySelector('[data-testid="forbidden-bid"]')).toBeNull();
+    document.body.dispatchEvent(new KeyboardEvent('keydown', { key: '3', bubbles: true }));
+    expect(send).not.toHaveBeenCalled();
+    document.body.dispatchEvent(new KeyboardEvent('keydown', { key: '4', bubbles: true }));
+    expect(send).toHaveBeenCalledWith({ type: 'bid', tricks: 4 });
+  });
+
+  it('offers exactly the cards the server lists: the client second-guesses no rule', () => {
+    // Not what the follow rule gives after a led queen of spades: the list decides.
+    const { root, send } = draw(classicFollowing([legalCard('CARD_KING_OF_HEARTS')]));
+    expect(playable(root)).toEqual(['card-KH']);
+    click(byTestId(root, 'card-AS'));
+    expect(send).not.toHaveBeenCalled();
+    click(byTestId(root, 'card-KH'));
+    expect(send).toHaveBeenCalledWith({ type: 'play', card: parseCode('KH') });
+  });
+
+  it('offers a joker exactly the declarations listed, and plays one with a single declaration at once', () => {
+    const { root, send } = draw(classicFollowing([legalJoker('CARD_JOKER_1', 'take', 'highest-D'), legalCard('CARD_ACE_OF_SPADES')]));
+    click(byTestId(root, 'card-JK1'));
+    const dialog = byTestId(document.body, 'joker-dialog');
+    expect(buttons(dialog).filter((b) => b?.startsWith('joker-'))).toEqual(['joker-take', 'joker-highest-D']);
+    click(byTestId(dialog, 'joker-highest-D'));
+    expect(send).toHaveBeenCalledWith({ type: 'play', card: 0, joker: { action: 'highest', suit: 'D' } });
+
+    document.body.innerHTML = '';
+    const one = draw(classicFollowing([legalJoker('CARD_JOKER_1', 'discard')]));
+    click(byTestId(one.root, 'card-JK1'));
+    expect(document.querySelector('[data-testid="joker-dialog"]')).toBeNull();
+    expect(one.send).toHaveBeenCalledWith({ type: 'play', card: 0, joker: { action: 'discard' } });
+  });
+
+  it('offers nothing at your move until its list has come, on a table that sends lists', () => {
+    const waiting = play(classicDealing(), [
+      { bid_made: { tricks: 1 } },
+      { card_played: { seat: 1, card: 'CARD_QUEEN_OF_SPADES' } },
+      { card_played: { seat: 2, card: 'CARD_EIGHT_OF_SPADES' } },
+      { card_played: { seat: 3, card: 'CARD_NINE_OF_SPADES' }, timer: { phase: 'PHASE_PLAY', deadline: deadline() } },
+    ]);
+    const { root, rerender, send } = draw(waiting);
+    expect(playable(root)).toEqual([]);
+    expect(root.querySelector('[data-testid="your-move"]')).toBeNull();
+    const listed = play(waiting, [legalMoves({ phase: 'PHASE_PLAY', plays: [legalCard('CARD_SEVEN_OF_SPADES')] })]);
+    rerender(<ClassicTable s={listed} send={send} serverNow={() => Date.now()} online onCourse={[null, null, null, null]} header={null} />);
+    expect(playable(root)).toEqual(['card-7S']);
+  });
+
+  describe('on a table that sends no lists (restored from before legal moves)', () => {
+    /** Your bid on such a table: its timer was followed by no list. */
+    const unlisted = () =>
+      play({ ...emptyTable('t1'), yourSeat: 0 }, [
+        { game_started: { settings: classicSettings, seats: seatsOf(['Nino', 'Giorgi', 'Ana', 'Levan']) } },
+        { hand_started: { hand_index: 4, cards_per_seat: 5, dealer_seat: 3 } },
+        { dealt: { cards: ['CARD_ACE_OF_SPADES', 'CARD_SEVEN_OF_SPADES', 'CARD_KING_OF_HEARTS', 'CARD_NINE_OF_DIAMONDS', 'CARD_JOKER_1'] } },
+        { trump_turned: { card: 'CARD_SIX_OF_DIAMONDS', trump: 'SUIT_DIAMONDS' }, timer: { phase: 'PHASE_BID', deadline: deadline() } },
+        { player_away: { seat: 2, player_id: 'p2' } },
+      ]);
+
+    it('offers every bid, every card and every declaration, and lets the server refuse', () => {
+      const s = unlisted();
+      expect(s.sendsLegal).toBe(false);
+      const { root, send } = draw(s);
+      expect(enabled(root, 'bid-panel')).toEqual(['bid-pass', 'bid-1', 'bid-2', 'bid-3', 'bid-4', 'bid-5']);
+      click(byTestId(root, 'bid-2'));
+      expect(send).toHaveBeenCalledWith({ type: 'bid', tricks: 2 });
+
+      document.body.innerHTML = '';
+      const playing = play(s, [
+        { bid_made: { tricks: 2 } },
+        { bid_made: { seat: 1, tricks: 1 } },
+        { bid_made: { seat: 2 } },
+        { bid_made: { seat: 3, tricks: 1 }, timer: { phase: 'PHASE_PLAY', deadline: deadline() } },
+      ]);
+      const p = draw(playing);
+      expect(playable(p.root)).toEqual(['card-JK1', 'card-9D', 'card-AS', 'card-7S', 'card-KH']);
+      click(byTestId(p.root, 'card-JK1'));
+      const dialog = byTestId(document.body, 'joker-dialog');
+      expect(buttons(dialog).filter((b) => b?.startsWith('joker-'))).toHaveLength(10);
+    });
+
+    it('waits a moment for the list at the first move it sees, then offers everything', () => {
+      vi.useFakeTimers();
+      try {
+        // The first move this page sees: not yet known whether the table sends lists.
+        const first = play({ ...emptyTable('t1'), yourSeat: 0 }, [
+          { game_started: { settings: classicSettings, seats: seatsOf(['Nino', 'Giorgi', 'Ana', 'Levan']) } },
+          { hand_started: { hand_index: 4, cards_per_seat: 5, dealer_seat: 3 } },
+          { dealt: { cards: ['CARD_ACE_OF_SPADES', 'CARD_SEVEN_OF_SPADES', 'CARD_KING_OF_HEARTS', 'CARD_NINE_OF_DIAMONDS', 'CARD_JOKER_1'] } },
+          { trump_turned: { card: 'CARD_SIX_OF_DIAMONDS', trump: 'SUIT_DIAMONDS' }, timer: { phase: 'PHASE_BID', deadline: deadline() } },
+        ]);
+        expect(first.sendsLegal).toBeNull();
+        const { root } = draw(first);
+        expect(root.querySelector('[data-testid="bid-panel"]')).toBeNull();
+        void act(() => {
+          vi.advanceTimersByTime(LIST_WAIT_MS - 1);
+        });
+        expect(root.querySelector('[data-testid="bid-panel"]')).toBeNull();
+        void act(() => {
+          vi.advanceTimersByTime(1);
+        });
+        expect(enabled(root, 'bid-panel')).toEqual(['bid-pass', 'bid-1', 'bid-2', 'bid-3', 'bid-4', 'bid-5']);
+      } finally {
+        vi.useRealTimers();
+      }
+    });
   });
 
   it('shows the trick as played, then who took it', () => {

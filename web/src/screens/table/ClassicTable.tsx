@@ -101,7 +101,9 @@ export function TrumpBadge({ trump, turned, japanese = false }: { trump: Trump |
 function BidPanel({ s, moves, send }: { s: TableState; moves: LegalMoves; send: (m: Move) => boolean }) {
   const bids = Array.from({ length: s.cardsPerSeat + 1 }, (_, i) => i);
   const allowed = (b: number) => moves.bids.includes(b);
-  const forbidden = bidsLeftOut(moves, s.cardsPerSeat)[0] ?? null;
+  // The engine leaves one bid out, the dealer's forbidden one: say why.
+  const out = bidsLeftOut(moves, s.cardsPerSeat);
+  const forbidden = out.length === 1 ? (out[0] ?? null) : null;
   // Keyboard play: a digit bids (outside form fields).
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {

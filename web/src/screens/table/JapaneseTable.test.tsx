@@ -123,6 +123,23 @@ describe('the Japanese table', () => {
     expect(view.send).toHaveBeenCalledWith({ type: 'play', card: 26 });
   });
 
+  it('answers a lead with a joker at once when its list gives it one declaration (take)', () => {
+    const s = play(dealt(), [
+      { card_played: { seat: 1, card: 'CARD_SEVEN_OF_DIAMONDS', column: 0 } },
+      { card_played: { card: 'CARD_SIX_OF_HEARTS' } },
+      { trick_won: { trick_index: 0, tricks_taken: [1, 0] } },
+      { card_played: { card: 'CARD_EIGHT_OF_CLUBS' } },
+      { card_played: { seat: 1, card: 'CARD_NINE_OF_DIAMONDS', column: 2 } },
+      { trick_won: { trick_index: 1, seat: 1, tricks_taken: [1, 1] } },
+      { card_played: { seat: 1, card: 'CARD_TEN_OF_DIAMONDS', column: 3 }, timer: { phase: 'PHASE_PLAY', deadline: deadline() } },
+      legalMoves({ phase: 'PHASE_PLAY', plays: [legalJoker('CARD_JOKER_1', 'take'), legalCard('CARD_KING_OF_DIAMONDS'), legalCard('CARD_ACE_OF_DIAMONDS')] }),
+    ]);
+    const { root, send } = draw(s);
+    click(byTestId(root, 'card-JK1'));
+    expect(document.querySelector('[data-testid="joker-dialog"]')).toBeNull();
+    expect(send).toHaveBeenCalledWith({ type: 'play', card: 0, joker: { action: 'take' } });
+  });
+
   it('names a suit when leading a joker', () => {
     const s = play(dealt(), [
       { card_played: { seat: 1, card: 'CARD_SEVEN_OF_DIAMONDS', column: 0 } },
