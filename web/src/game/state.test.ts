@@ -428,8 +428,13 @@ describe('your legal moves (LegalMoves: the server’s list, what the screens of
     const theirs = run(startClassic(), [{ hand_started: { cards_per_seat: 1, dealer_seat: 3 } }, { timer_started: { seat: 2, phase: 'PHASE_BID', deadline } }]);
     expect(theirs.legalDue).toBe(false);
     expect(run(theirs, [{ bid_made: { seat: 2 } }]).sendsLegal).toBeNull();
-    // A table known to send lists keeps doing so.
+    // A table known to send lists keeps doing so, in its next game too.
     const known = run(run(s, [bids]), [{ bid_made: { tricks: 2 }, timer: { seat: 1, phase: 'PHASE_PLAY', deadline } }]);
     expect(run(known, [{ timer_started: { phase: 'PHASE_PLAY', deadline } }, { player_back: { seat: 1, player_id: 'p1' } }]).sendsLegal).toBe(true);
+    const again = { game_started: { settings: classicSettings, seats: seatsOf(['Nino', 'Giorgi', 'Ana', 'Levan']) } };
+    expect(run(known, [again]).sendsLegal).toBe(true);
+    // One that sent none did so to the end of its game: the next may send them.
+    const none = run(s, [{ bid_made: { tricks: 2 } }]);
+    expect(run(none, [again]).sendsLegal).toBeNull();
   });
 });

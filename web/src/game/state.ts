@@ -273,11 +273,16 @@ function legalAfter(before: TableState, after: TableState, ev: TableEvent): Pick
   if (b.kind === 'move_rejected' || b.kind === 'unknown') return { legal: before.legal, sendsLegal: before.sendsLegal, legalDue: before.legalDue };
   const ends = ENDS_LEGAL.has(b.kind) || ev.timer !== null;
   const timer = ev.timer ?? (b.kind === 'timer_started' ? b : null);
+  let sendsLegal = before.sendsLegal;
+  // The list follows the event carrying your timer at once: anything else
+  // there means the table sends none.
+  if (before.legalDue && sendsLegal === null) sendsLegal = false;
+  // A table that sent none did so to the end of its game (restored from
+  // before legal moves); its next game may send them.
+  if (b.kind === 'game_started' && sendsLegal === false) sendsLegal = null;
   return {
     legal: ends ? null : before.legal,
-    // The list follows the event carrying your timer at once: anything
-    // else there means the table sends none.
-    sendsLegal: before.legalDue && before.sendsLegal === null ? false : before.sendsLegal,
+    sendsLegal,
     legalDue: timer !== null && timer.seat === after.yourSeat && !seatIsBot(after, timer.seat),
   };
 }
