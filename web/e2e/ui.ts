@@ -79,6 +79,10 @@ export async function playUntilEnd(page: Page, opts: PlayOptions, count: PlayCou
         rejections: (window as unknown as { __e2e?: { rejections: string[] } }).__e2e?.rejections ?? [],
         announced: document.querySelector('[data-testid="announcer"]')?.textContent ?? '',
         hand: document.querySelector('[data-testid="hand-info"]')?.textContent ?? '',
+        yourMove: document.querySelector('[data-testid="your-move"]')?.textContent ?? '',
+        cards: Array.from(document.querySelectorAll<HTMLElement>('button.card')).map((c) => `${c.dataset.testid ?? ''}${c.dataset.playable === 'true' ? '*' : ''}`),
+        dialog: document.querySelector('[data-testid="joker-dialog"]') !== null,
+        status: document.querySelector('[data-testid="connection-banner"]')?.textContent ?? '',
       }))
       .catch(() => null);
     throw new Error(`playing failed after ${JSON.stringify(count)}; the screen: ${JSON.stringify(said)}`, { cause: e });
@@ -117,9 +121,13 @@ async function play(page: Page, opts: PlayOptions, count: PlayCount): Promise<'e
         // Cards in a hand overlap: click the corner that is always visible.
         await page.locator(`button[data-testid="card-${code}"]`).click({ position: { x: 7, y: 12 } });
         if (code.startsWith('JK')) {
-          // A joker asks how it is meant, unless it can only mean one thing.
+          // A joker asks how it is meant, unless its list of legal moves
+          // gives it one declaration: then it is sent at once, and the
+          // joker is no longer playable (sent, then taken). Not "gone from
+          // the page": a joker that was the hand's last card can be dealt
+          // again in the next hand, in the very step that ends this one.
           await page.waitForFunction(
-            (c) => document.querySelector('[data-testid="joker-dialog"]') !== null || document.querySelector(`button[data-testid="card-${c}"]`) === null,
+            (c) => document.querySelector('[data-testid="joker-dialog"]') !== null || document.querySelector(`button[data-testid="card-${c}"][data-playable="true"]`) === null,
             code,
             { polling: 'raf', timeout: waitMs },
           );

@@ -91,7 +91,7 @@ function view() {
       return <App store={store} />;
     }
     default: {
-      const s = classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' });
+      const s = classicFollowing();
       return <ClassicTable s={s} send={send} serverNow={now} online onCourse={[false, true, true, false]} header={header('საღამოს ჯოკერი')} />;
     }
   }

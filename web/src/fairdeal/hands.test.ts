@@ -184,6 +184,7 @@ describe('a view after a resync', () => {
     seededSeats: [],
     nextCommitted: null,
     nextSeededSeats: [],
+    legal: null,
   };
   const synced = (v: Partial<TableView>) => ev({ kind: 'view_synced', view: { ...base, ...v } });
   const commitment = (hand: number, waiting: boolean, awaitedSeats = [0, 1]) => ({ handIndex: hand, commitment: hex(hand + 1), seedDeadline: waiting ? deadline : null, awaitedSeats });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cardCode, parseCode } from '../protocol/cards';
-import { classicSettings, japaneseSettings, seatsOf, wireEvent } from '../testing/events';
+import { classicSettings, japaneseSettings, legalCard, legalJoker, legalMoves, seatsOf, wireEvent } from '../testing/events';
 import { applyEvent, emptyTable, yourTurn, type TableState } from './state';
 
 const run = (s: TableState, bodies: Record<string, unknown>[], live = true) => bodies.reduce((st, b) => applyEvent(st, wireEvent(b), live), s);
@@ -291,5 +291,150 @@ describe('finding your seat', () => {
   it('stays a watcher when the seating does not name you', () => {
     const s = run(emptyTable('t1', 'p9'), [{ game_started: { settings: classicSettings, seats: seatsOf(['Nino', 'Giorgi', 'Ana', 'Levan']) } }]);
     expect(s.yourSeat).toBeNull();
+  });
+});
+
+describe('your legal moves (LegalMoves: the server’s list, what the screens offer)', () => {
+  const deadline = '2023-11-14T22:13:50Z';
+  const toMe = { phase: 'PHASE_BID', deadline };
+  const bidding = (): TableState =>
+    run(startClassic(), [
+      { hand_started: { cards_per_seat: 3, dealer_seat: 0 } },
+      { dealt: { cards: ['CARD_ACE_OF_SPADES', 'CARD_SEVEN_OF_HEARTS', 'CARD_JOKER_1'] } },
+      { trump_turned: { card: 'CARD_SIX_OF_HEARTS', trump: 'SUIT_HEARTS' }, timer: { seat: 1, phase: 'PHASE_BID', deadline } },
+      { bid_made: { seat: 1, tricks: 1 }, timer: { seat: 2, phase: 'PHASE_BID', deadline } },
+      { bid_made: { seat: 2, tricks: 1 }, timer: { seat: 3, phase: 'PHASE_BID', deadline } },
+      { bid_made: { seat: 3 }, timer: toMe },
+    ]);
+  const bids = legalMoves({ phase: 'PHASE_BID', bids: [0, 2, 3] });
+
+  it('are set by the list of your move, decoded', () => {
+    const s = run(bidding(), [bids]);
+    expect(s.legal).toEqual({ seat: 0, phase: 'bid', trumps: [], bids: [0, 2, 3], plays: [] });
+    expect(s.sendsLegal).toBe(true);
+    const playing = run(s, [
+      { bid_made: { tricks: 2 }, timer: { phase: 'PHASE_PLAY', deadline } },
+      legalMoves({
+        phase: 'PHASE_PLAY',
+        plays: [legalJoker('CARD_JOKER_1', 'highest-S', 'give-H'), legalCard('CARD_SEVEN_OF_HEARTS')],
+      }),
+    ]);
+    expect(playing.legal).toEqual({
+      seat: 0,
+      phase: 'play',
+      trumps: [],
+      bids: [],
+      plays: [
+        {
+          card: parseCode('JK1'),
+          declarations: [
+            { action: 'highest', suit: 'S' },
+            { action: 'give', suit: 'H' },
+          ],
+        },
+        { card: parseCode('7H'), declarations: [] },
+      ],
+    });
+    const trumps = run(startClassic(), [
+      { hand_started: { hand_index: 8, cards_per_seat: 9, dealer_seat: 3 } },
+      { dealt: { cards: ['CARD_ACE_OF_SPADES'] }, timer: { phase: 'PHASE_CHOOSE_TRUMP', deadline } },
+      legalMoves({ phase: 'PHASE_CHOOSE_TRUMP', trumps: ['SUIT_SPADES', 'SUIT_NONE'] }),
+    ]);
+    expect(trumps.legal).toMatchObject({ phase: 'choose_trump', trumps: ['S', 'none'] });
+  });
+
+  it('are set by a replayed list as by a live one', () => {
+    expect(run(bidding(), [bids], false).legal).toEqual(run(bidding(), [bids]).legal);
+  });
+
+  it('take no list of another seat', () => {
+    const s = run(bidding(), [{ visibility: { audience: 'AUDIENCE_SEAT', seat: 2 }, legal_moves: { seat: 2, phase: 'PHASE_BID', bids: [1] } }]);
+    expect(s.legal).toBeNull();
+  });
+
+  it('end with the next move or move timer, whoever makes it', () => {
+    const listed = run(bidding(), [bids]);
+    const ends: [string, Record<string, unknown>][] = [
+      ['your bid taken', { bid_made: { tricks: 2 } }],
+      ['a bid the server made for you', { bid_made: { tricks: 2, by_server: true } }],
+      ['a move timer for another seat', { timer_started: { seat: 1, phase: 'PHASE_BID', deadline } }],
+      ['a move timer for you', { timer_started: { phase: 'PHASE_BID', deadline } }],
+      ['a trump chosen', { trump_chosen: { seat: 1, trump: 'SUIT_SPADES' } }],
+      ['a card played', { card_played: { seat: 1, card: 'CARD_EIGHT_OF_SPADES' } }],
+      ['a trick taken', { trick_won: { trick_index: 0, seat: 1, tricks_taken: [0, 1, 0, 0] } }],
+      ['the hand’s end', { hand_ended: { results: [] } }],
+      ['a new hand', { hand_started: { hand_index: 1, cards_per_seat: 4, dealer_seat: 1 } }],
+      ['the game’s end', { game_ended: { reason: 'GAME_END_REASON_RESIGNED' } }],
+      ['an event that carries a move timer', { player_seated: { seat: { seat: 1, player_id: 'p1', display_name: 'Giorgi' } }, timer: { seat: 1, phase: 'PHASE_BID', deadline } }],
+    ];
+    for (const [what, body] of ends) expect(run(listed, [body]).legal, what).toBeNull();
+  });
+
+  it('stay through what does not change whose move it is: a refusal, presence, the deal’s seeds', () => {
+    const listed = run(bidding(), [bids]);
+    const stays: [string, Record<string, unknown>][] = [
+      ['a refusal', { visibility: { audience: 'AUDIENCE_PLAYER' }, move_rejected: { reason: 'REJECT_REASON_DEALER_BID_FORBIDDEN', message: 'x' } }],
+      ['a player away', { player_away: { seat: 2, player_id: 'p2', grace_deadline: deadline } }],
+      ['a player back', { player_back: { seat: 2, player_id: 'p2' } }],
+      ['a bot for another seat', { seat_taken_by_bot: { seat: 2, reason: 'BOT_REASON_PLAYER_LEFT' } }],
+      ['a hand committed ahead', { hand_committed: { hand_index: 1, commitment: 'AAAA' } }],
+      ['a seed accepted', { client_seed_accepted: { hand_index: 1, seat: 2 } }],
+    ];
+    for (const [what, body] of stays) {
+      const s = run(listed, [body]);
+      expect(s.legal, what).toEqual(listed.legal);
+      expect(s.sendsLegal, what).toBe(true);
+    }
+  });
+
+  it('are set again by a view’s resync, and only by it', () => {
+    const view = (legal: Record<string, unknown> | undefined, turn = 0) => ({
+      visibility: { audience: 'AUDIENCE_SEAT' },
+      view_synced: {
+        view: {
+          settings: classicSettings,
+          seats: seatsOf(['Nino', 'Giorgi', 'Ana', 'Levan']).map((player) => ({ player })),
+          your_seat: 0,
+          your_hand: ['CARD_ACE_OF_SPADES', 'CARD_SEVEN_OF_HEARTS', 'CARD_JOKER_1'],
+          phase: 'PHASE_BID',
+          cards_per_seat: 3,
+          turn_seat: turn,
+          ...(legal ? { legal } : {}),
+        },
+      },
+    });
+    const synced = run(bidding(), [view({ phase: 'PHASE_BID', bids: [1, 3] })]);
+    expect(synced.legal).toEqual({ seat: 0, phase: 'bid', trumps: [], bids: [1, 3], plays: [] });
+    expect(synced.sendsLegal).toBe(true);
+    // A view replaces the list: one without a list at another seat's move
+    // leaves none, and says nothing of whether the table sends lists.
+    const others = run(run(bidding(), [bids]), [view(undefined, 2)]);
+    expect(others.legal).toBeNull();
+    expect(others.sendsLegal).toBe(true);
+    // At your move a table that sends lists puts yours in the view: one
+    // without is from a table that sends none.
+    expect(run(bidding(), [view(undefined)]).sendsLegal).toBe(false);
+  });
+
+  it('learn that a table sends no lists when your move timer is followed by anything else', () => {
+    // A table restored from a snapshot of before legal moves.
+    const s = bidding();
+    expect(s).toMatchObject({ legal: null, sendsLegal: null, legalDue: true });
+    expect(run(s, [{ player_away: { seat: 2, player_id: 'p2', grace_deadline: deadline } }]).sendsLegal).toBe(false);
+    expect(run(s, [{ bid_made: { tricks: 2 } }]).sendsLegal).toBe(false);
+    // A refusal is no history: it says nothing.
+    expect(run(s, [{ visibility: { audience: 'AUDIENCE_PLAYER' }, move_rejected: { reason: 'REJECT_REASON_WRONG_PHASE' } }])).toMatchObject({ sendsLegal: null, legalDue: true });
+    // Another seat's timer is followed by no list of yours.
+    const theirs = run(startClassic(), [{ hand_started: { cards_per_seat: 1, dealer_seat: 3 } }, { timer_started: { seat: 2, phase: 'PHASE_BID', deadline } }]);
+    expect(theirs.legalDue).toBe(false);
+    expect(run(theirs, [{ bid_made: { seat: 2 } }]).sendsLegal).toBeNull();
+    // A table known to send lists keeps doing so, in its next game too.
+    const known = run(run(s, [bids]), [{ bid_made: { tricks: 2 }, timer: { seat: 1, phase: 'PHASE_PLAY', deadline } }]);
+    expect(run(known, [{ timer_started: { phase: 'PHASE_PLAY', deadline } }, { player_back: { seat: 1, player_id: 'p1' } }]).sendsLegal).toBe(true);
+    const again = { game_started: { settings: classicSettings, seats: seatsOf(['Nino', 'Giorgi', 'Ana', 'Levan']) } };
+    expect(run(known, [again]).sendsLegal).toBe(true);
+    // One that sent none did so to the end of its game: the next may send them.
+    const none = run(s, [{ bid_made: { tricks: 2 } }]);
+    expect(run(none, [again]).sendsLegal).toBeNull();
   });
 });

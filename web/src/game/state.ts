@@ -7,6 +7,7 @@ import { isJoker, type Card } from '../protocol/cards';
 import type {
   EventBody,
   GameEndReason,
+  LegalMoves,
   Phase,
   Placing,
   PlayedCard,
@@ -95,6 +96,25 @@ export interface TableState {
   /** The id of the last event applied: what a resume sends. */
   lastEventId: string;
   /**
+   * Your legal moves for the move that is yours now, as the server's last
+   * LegalMoves (or a view) said them: what the screens offer (game/moves.ts).
+   * null when it is not your move, or the list for it has not come yet. Any
+   * later move or move timer ends it: the server sends a fresh list with
+   * each of your turns.
+   */
+  legal: LegalMoves | null;
+  /**
+   * Whether this table sends its players their legal moves: true once one
+   * came (or a view carried one), false once a move timer of yours was
+   * followed by anything but them (a table restored from a snapshot of
+   * before legal moves sends none to the end of its game), null while not
+   * known. A table that sends them keeps doing so.
+   */
+  sendsLegal: boolean | null;
+  /** The last event gave you a move timer: your legal moves are the next
+   * event, if the table sends them (docs/protocol.md). */
+  legalDue: boolean;
+  /**
    * Who owns each seat: the player seated there, kept while a bot plays it
    * for them, so a player whose seat a bot took can still find it (the
    * gateway then counts them as a watcher).
@@ -131,6 +151,9 @@ export function emptyTable(tableId: string, me = ''): TableState {
     notice: null,
     lastEventId: '',
     owners: [],
+    legal: null,
+    sendsLegal: null,
+    legalDue: false,
   };
 }
 
@@ -194,6 +217,10 @@ export function fromView(tableId: string, v: TableView, prev?: TableState): Tabl
   s.gameEnd = v.phase === 'game_over' ? (prev?.gameEnd ?? null) : null;
   s.rejection = prev?.rejection ?? null;
   s.owners = v.seats.map((sv, i) => sv.player.playerId || prev?.owners[i] || '');
+  // The view carries your legal moves whenever it is your move; one
+  // without them at your move is from a table that sends none.
+  s.legal = v.legal;
+  s.sendsLegal = v.legal !== null ? true : yourTurn(s) ? false : (prev?.sendsLegal ?? null);
   return s;
 }
 
@@ -212,9 +239,52 @@ function next(seat: number, n: number): number {
 export function applyEvent(s: TableState, ev: TableEvent, live = true): TableState {
   let out = applyBody(s, ev.body, live);
   if (ev.timer) out = applyBody(out, ev.timer, live);
+  out = { ...out, ...legalAfter(s, out, ev) };
   out.lastEventId = ev.id || s.lastEventId;
   if (ev.gameId) out.gameId = ev.gameId;
   return out;
+}
+
+/**
+ * The events that end your legal moves: a move (yours taken, or another
+ * seat's), a trick taken, a hand or game begun or ended; and any move
+ * timer, which the turn's fresh list follows. (A bot given your seat plays
+ * it: it is no longer your move to make, and taking the seat back starts
+ * your timer again.)
+ */
+const ENDS_LEGAL: ReadonlySet<EventBody['kind']> = new Set([
+  'game_started',
+  'hand_started',
+  'trump_chosen',
+  'bid_made',
+  'card_played',
+  'trick_won',
+  'hand_ended',
+  'game_ended',
+  'timer_started',
+]);
+
+/** Your legal moves after event ev took the table from before to after (which applyBody made). */
+function legalAfter(before: TableState, after: TableState, ev: TableEvent): Pick<TableState, 'legal' | 'sendsLegal' | 'legalDue'> {
+  const b = ev.body;
+  // applyBody set them (legal_moves, view_synced); a refusal, which is
+  // no history, or an event this client does not know changes nothing.
+  if (b.kind === 'legal_moves' || b.kind === 'view_synced') return { legal: after.legal, sendsLegal: after.sendsLegal, legalDue: false };
+  if (b.kind === 'move_rejected' || b.kind === 'unknown') return { legal: before.legal, sendsLegal: before.sendsLegal, legalDue: before.legalDue };
+  const ends = ENDS_LEGAL.has(b.kind) || ev.timer !== null;
+  const timer = ev.timer ?? (b.kind === 'timer_started' ? b : null);
+  let sendsLegal = before.sendsLegal;
+  // The list follows the event carrying your timer at once: anything else
+  // there means the table sends none.
+  if (before.legalDue && sendsLegal === null) sendsLegal = false;
+  // A table that sent none did so to the end of its game (restored from
+  // before legal moves); its next game may send them.
+  if (b.kind === 'game_started' && sendsLegal === false) sendsLegal = null;
+  return {
+    legal: ends ? null : before.legal,
+    sendsLegal,
+    legalDue: timer !== null && timer.seat === after.yourSeat && !seatIsBot(after, timer.seat),
+  };
 }
 
 function applyBody(s: TableState, b: EventBody, live: boolean): TableState {
@@ -430,6 +500,12 @@ function applyBody(s: TableState, b: EventBody, live: boolean): TableState {
       return { ...s, rejection: { reason: b.reason, message: b.message, serial: (s.rejection?.serial ?? 0) + 1 } };
     case 'view_synced':
       return fromView(s.tableId, b.view, s);
+    case 'legal_moves':
+      // Private to the seat to move (sent to no one else); while the
+      // client does not know its seat yet (a replay before the join's
+      // answer) it is kept, as it can only be for that seat.
+      if (s.yourSeat !== null && b.legal.seat !== s.yourSeat) return s;
+      return { ...s, legal: b.legal, sendsLegal: true };
     case 'hand_committed':
     case 'client_seed_accepted':
     case 'hand_revealed':

@@ -54,6 +54,29 @@ export interface JokerDecl {
   suit: Suit | null;
 }
 
+/** One card the seat may play, with each declaration a joker may be played with (empty for any other card). */
+export interface LegalPlay {
+  card: Card;
+  declarations: JokerDecl[];
+}
+
+/**
+ * The moves the seat to move may make now (pulka.table.v1.LegalMoves), as
+ * the rules engine computes them: what the screens offer, so that no rule
+ * of the game is written in the client.
+ */
+export interface LegalMoves {
+  seat: number;
+  /** What it must do: choose_trump, bid or play. */
+  phase: Phase;
+  /** choose_trump: the trumps it may choose ('none': no trump, or bezi). */
+  trumps: Trump[];
+  /** bid: the bids it may make, smallest first (the dealer's forbidden bid left out). */
+  bids: number[];
+  /** play: the cards it may play (Japanese: face-up column cards included when allowed). */
+  plays: LegalPlay[];
+}
+
 export interface PlayedCard {
   seat: number;
   card: Card;
@@ -102,6 +125,9 @@ export interface TableView {
   nextCommitted: HandCommitment | null;
   /** The awaited seats of nextCommitted whose seed was accepted. */
   nextSeededSeats: number[];
+  /** Your legal moves when it is your move (and not a bot's); null otherwise,
+   * and on a table that sends none (restored from before legal moves). */
+  legal: LegalMoves | null;
 }
 
 /**
@@ -184,6 +210,8 @@ export type EventBody =
   | { kind: 'game_ended'; reason: GameEndReason; placings: Placing[] }
   | { kind: 'move_rejected'; reason: RejectReason; message: string }
   | { kind: 'view_synced'; view: TableView }
+  // Private to the seat to move, right after the event carrying its timer.
+  | { kind: 'legal_moves'; legal: LegalMoves }
   // The commit–reveal deal (docs/fair-play.md). Bytes are lower-case hex
   // here (base64 on the wire); "" when absent.
   | ({ kind: 'hand_committed' } & HandCommitment)

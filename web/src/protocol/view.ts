@@ -39,6 +39,7 @@ import {
   RejectReason as WireRejectReason,
   type Event as WireEvent,
   type HandCommitted,
+  type LegalMoves as WireLegalMoves,
   type PlayedCard as WirePlayedCard,
   type SeatPlayer as WireSeatPlayer,
   type TableView as WireTableView,
@@ -51,6 +52,7 @@ import type {
   HandCommitment,
   HandOutcome,
   JokerDecl,
+  LegalMoves,
   LobbyUpdate,
   LobbyView,
   Phase,
@@ -211,6 +213,31 @@ export function phaseOf(p: WirePhase): Phase {
   return 'none';
 }
 
+/**
+ * A seat's legal moves. A trump or card the client does not know is left
+ * out (it could not be offered anyway), and so is a joker declaration it
+ * cannot read; a joker whose every declaration is unreadable keeps none.
+ */
+export function legalOf(l: WireLegalMoves): LegalMoves {
+  const trumps: Trump[] = [];
+  for (const w of l.trumps) {
+    const t = trumpOf(w);
+    if (t !== null) trumps.push(t);
+  }
+  const plays: LegalMoves['plays'] = [];
+  for (const p of l.plays) {
+    const card = cardOf(p.card);
+    if (card === null) continue;
+    const declarations: JokerDecl[] = [];
+    for (const d of p.declarations) {
+      const j = jokerDecl(d);
+      if (j) declarations.push(j);
+    }
+    plays.push({ card, declarations });
+  }
+  return { seat: l.seat, phase: phaseOf(l.phase), trumps, bids: [...l.bids], plays };
+}
+
 function handCommitment(h: HandCommitted): HandCommitment {
   return { handIndex: h.handIndex, commitment: hex(h.commitment), seedDeadline: time(h.seedDeadline), awaitedSeats: [...h.awaitedSeats] };
 }
@@ -253,6 +280,7 @@ export function viewOf(v: WireTableView | undefined): TableView {
     seededSeats: [...(v?.seededSeats ?? [])],
     nextCommitted: v?.nextCommitted ? handCommitment(v.nextCommitted) : null,
     nextSeededSeats: [...(v?.nextSeededSeats ?? [])],
+    legal: v?.legal ? legalOf(v.legal) : null,
   };
 }
 
@@ -339,6 +367,8 @@ export function eventBody(e: WireEvent): EventBody {
       return { kind: 'view_synced', view: viewOf(ev.value.view) };
     case 'handCommitted':
       return { kind: 'hand_committed', ...handCommitment(ev.value) };
+    case 'legalMoves':
+      return { kind: 'legal_moves', legal: legalOf(ev.value) };
     case 'clientSeedAccepted':
       return { kind: 'client_seed_accepted', handIndex: ev.value.handIndex, seat: ev.value.seat };
     case 'handRevealed':

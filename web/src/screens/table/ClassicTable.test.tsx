@@ -1,7 +1,11 @@
+import { act } from 'preact/test-utils';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { setLang } from '../../i18n';
+import { parseCode } from '../../protocol/cards';
 import type { Move } from '../../protocol/frames';
-import type { TableState } from '../../game/state';
+import { LIST_WAIT_MS } from '../../game/moves';
+import { emptyTable, type TableState } from '../../game/state';
+import { classicSettings, legalCard, legalJoker, legalMoves, seatsOf } from '../../testing/events';
 import { byTestId, click, mount } from '../../testing/render';
 import { classicDealing, classicFollowing, play } from '../../testing/tables';
 import { ClassicTable } from './ClassicTable';
@@ -12,6 +16,13 @@ function draw(s: TableState, online = true) {
   const m = mount(<ClassicTable s={s} send={send} serverNow={() => Date.now()} online={online} onCourse={[null, null, null, null]} header={null} />);
   return { ...m, send };
 }
+
+const deadline = () => new Date(Date.now() + 20000).toISOString();
+const enabled = (root: HTMLElement, panel: string) =>
+  Array.from(byTestId(root, panel).querySelectorAll<HTMLButtonElement>('button'))
+    .filter((b) => !b.disabled)
+    .map((b) => b.dataset.testid);
+const buttons = (root: ParentNode) => Array.from(root.querySelectorAll<HTMLElement>('button[data-testid]')).map((b) => b.dataset.testid);
 
 const playable = (root: HTMLElement) =>
   Array.from(root.querySelectorAll<HTMLElement>('[data-testid="hand"] button'))
@@ -64,7 +75,7 @@ describe('the classic table', () => {
 
   it('writes the joker’s face in the player’s language (issue 22, rough edge 10)', () => {
     setLang('ru');
-    const { root } = draw(classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' }));
+    const { root } = draw(classicFollowing());
     expect(byTestId(root, 'card-JK1').textContent).toContain('ДЖОКЕР');
   });
 
@@ -90,7 +101,7 @@ describe('the classic table', () => {
   });
 
   it('sorts your hand and lets only legal cards be played', () => {
-    const { root, send } = draw(classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' }));
+    const { root, send } = draw(classicFollowing());
     expect(Array.from(root.querySelectorAll<HTMLElement>('[data-testid="hand"] button')).map((b) => b.dataset.testid)).toEqual([
       'card-JK1',
       'card-9D',
@@ -106,7 +117,7 @@ describe('the classic table', () => {
   });
 
   it('sends a double-clicked card once, and plays again once the table moved on (issue 22, rough edge 2)', () => {
-    const s = classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' });
+    const s = classicFollowing();
     const { root, send, rerender } = draw(s);
     click(byTestId(root, 'card-7S'));
     click(byTestId(root, 'card-7S'));
@@ -126,7 +137,7 @@ describe('the classic table', () => {
   });
 
   it('plays again when the table comes back to the very place a move was sent from', () => {
-    const s = classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' });
+    const s = classicFollowing();
     const { root, send, rerender } = draw(s);
     const again = (st: TableState) => {
       rerender(<ClassicTable s={st} send={send} serverNow={() => Date.now()} online onCourse={[null, null, null, null]} header={null} />);
@@ -142,7 +153,7 @@ describe('the classic table', () => {
   });
 
   it('asks how a following joker is meant: take or discard', () => {
-    const { root, send } = draw(classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' }));
+    const { root, send } = draw(classicFollowing());
     click(byTestId(root, 'card-JK1'));
     const dialog = byTestId(document.body, 'joker-dialog');
     expect(dialog.querySelector('[data-testid="joker-highest-S"]')).toBeNull();
@@ -152,15 +163,33 @@ describe('the classic table', () => {
   });
 
   it('asks a leading joker for highest or give and a suit', () => {
-    let s = play(classicDealing(), [
-      { bid_made: { tricks: 1 } },
-      { timer_started: { phase: 'PHASE_PLAY', deadline: new Date(Date.now() + 20000).toISOString() } },
+    const s = play(classicDealing(), [
+      { bid_made: { tricks: 1 }, timer: { phase: 'PHASE_PLAY', deadline: deadline() } },
+      legalMoves({
+        phase: 'PHASE_PLAY',
+        plays: [
+          legalJoker('CARD_JOKER_1', 'highest-S', 'highest-H', 'highest-D', 'highest-C', 'give-S', 'give-H', 'give-D', 'give-C'),
+          legalCard('CARD_SEVEN_OF_SPADES'),
+          legalCard('CARD_ACE_OF_SPADES'),
+          legalCard('CARD_KING_OF_HEARTS'),
+          legalCard('CARD_NINE_OF_DIAMONDS'),
+        ],
+      }),
     ]);
-    s = { ...s, turnSeat: 0 };
     const { root, send } = draw(s);
     click(byTestId(root, 'card-JK1'));
     const dialog = byTestId(document.body, 'joker-dialog');
     expect(dialog.querySelector('[data-testid="joker-take"]')).toBeNull();
+    expect(buttons(dialog).filter((b) => b?.startsWith('joker-'))).toEqual([
+      'joker-highest-S',
+      'joker-highest-H',
+      'joker-highest-D',
+      'joker-highest-C',
+      'joker-give-S',
+      'joker-give-H',
+      'joker-give-D',
+      'joker-give-C',
+    ]);
     click(byTestId(dialog, 'joker-give-H'));
     expect(send).toHaveBeenCalledWith({ type: 'play', card: 0, joker: { action: 'give', suit: 'H' } });
   });
@@ -168,9 +197,11 @@ describe('the classic table', () => {
   it('lets the seat after the dealer choose trump on three cards in a nine-card hand', () => {
     const s = play(classicDealing(), [
       { hand_started: { hand_index: 8, pulka_index: 1, cards_per_seat: 9, dealer_seat: 3 } },
-      { dealt: { cards: ['CARD_ACE_OF_SPADES', 'CARD_KING_OF_SPADES', 'CARD_JOKER_1'] } },
+      { dealt: { cards: ['CARD_ACE_OF_SPADES', 'CARD_KING_OF_SPADES', 'CARD_JOKER_1'] }, timer: { phase: 'PHASE_CHOOSE_TRUMP', deadline: deadline() } },
+      legalMoves({ phase: 'PHASE_CHOOSE_TRUMP', trumps: ['SUIT_SPADES', 'SUIT_HEARTS', 'SUIT_DIAMONDS', 'SUIT_CLUBS', 'SUIT_NONE'] }),
     ]);
     const { root, send } = draw(s);
+    expect(enabled(root, 'trump-panel')).toEqual(['trump-S', 'trump-H', 'trump-D', 'trump-C', 'trump-none']);
     expect(root.querySelectorAll('[data-testid="hand"] button')).toHaveLength(3);
     click(byTestId(root, 'trump-none'));
     expect(send).toHaveBeenCalledWith({ type: 'trump', suit: 'none' });
@@ -181,8 +212,119 @@ describe('the classic table', () => {
     expect(again.send).toHaveBeenLastCalledWith({ type: 'trump', suit: 'S' });
   });
 
+  it('offers exactly the bids the server lists, and says why only of the dealer’s one left out', () => {
+    const s = play(classicDealing(), [{ timer_started: { phase: 'PHASE_BID', deadline: deadline() } }, legalMoves({ phase: 'PHASE_BID', bids: [0, 4] })]);
+    const { root, send } = draw(s);
+    expect(enabled(root, 'bid-panel')).toEqual(['bid-pass', 'bid-4']);
+    expect(root.querySelector('[data-testid="forbidden-bid"]')).toBeNull();
+    document.body.dispatchEvent(new KeyboardEvent('keydown', { key: '3', bubbles: true }));
+    expect(send).not.toHaveBeenCalled();
+    document.body.dispatchEvent(new KeyboardEvent('keydown', { key: '4', bubbles: true }));
+    expect(send).toHaveBeenCalledWith({ type: 'bid', tricks: 4 });
+  });
+
+  it('offers exactly the cards the server lists: the client second-guesses no rule', () => {
+    // Not what the follow rule gives after a led queen of spades: the list decides.
+    const { root, send } = draw(classicFollowing([legalCard('CARD_KING_OF_HEARTS')]));
+    expect(playable(root)).toEqual(['card-KH']);
+    click(byTestId(root, 'card-AS'));
+    expect(send).not.toHaveBeenCalled();
+    click(byTestId(root, 'card-KH'));
+    expect(send).toHaveBeenCalledWith({ type: 'play', card: parseCode('KH') });
+  });
+
+  it('offers a joker exactly the declarations listed, and plays one with a single declaration at once', () => {
+    const { root, send } = draw(classicFollowing([legalJoker('CARD_JOKER_1', 'take', 'highest-D'), legalCard('CARD_ACE_OF_SPADES')]));
+    click(byTestId(root, 'card-JK1'));
+    const dialog = byTestId(document.body, 'joker-dialog');
+    expect(buttons(dialog).filter((b) => b?.startsWith('joker-'))).toEqual(['joker-take', 'joker-highest-D']);
+    click(byTestId(dialog, 'joker-highest-D'));
+    expect(send).toHaveBeenCalledWith({ type: 'play', card: 0, joker: { action: 'highest', suit: 'D' } });
+
+    document.body.innerHTML = '';
+    const one = draw(classicFollowing([legalJoker('CARD_JOKER_1', 'discard')]));
+    click(byTestId(one.root, 'card-JK1'));
+    expect(document.querySelector('[data-testid="joker-dialog"]')).toBeNull();
+    expect(one.send).toHaveBeenCalledWith({ type: 'play', card: 0, joker: { action: 'discard' } });
+  });
+
+  it('offers nothing at your move until its list has come, on a table that sends lists', () => {
+    const waiting = play(classicDealing(), [
+      { bid_made: { tricks: 1 } },
+      { card_played: { seat: 1, card: 'CARD_QUEEN_OF_SPADES' } },
+      { card_played: { seat: 2, card: 'CARD_EIGHT_OF_SPADES' } },
+      { card_played: { seat: 3, card: 'CARD_NINE_OF_SPADES' }, timer: { phase: 'PHASE_PLAY', deadline: deadline() } },
+    ]);
+    const { root, rerender, send } = draw(waiting);
+    expect(playable(root)).toEqual([]);
+    expect(root.querySelector('[data-testid="your-move"]')).toBeNull();
+    const listed = play(waiting, [legalMoves({ phase: 'PHASE_PLAY', plays: [legalCard('CARD_SEVEN_OF_SPADES')] })]);
+    rerender(<ClassicTable s={listed} send={send} serverNow={() => Date.now()} online onCourse={[null, null, null, null]} header={null} />);
+    expect(playable(root)).toEqual(['card-7S']);
+  });
+
+  describe('on a table that sends no lists (restored from before legal moves)', () => {
+    /** Your bid on such a table: its timer was followed by no list. */
+    const unlisted = () =>
+      play({ ...emptyTable('t1'), yourSeat: 0 }, [
+        { game_started: { settings: classicSettings, seats: seatsOf(['Nino', 'Giorgi', 'Ana', 'Levan']) } },
+        { hand_started: { hand_index: 4, cards_per_seat: 5, dealer_seat: 3 } },
+        { dealt: { cards: ['CARD_ACE_OF_SPADES', 'CARD_SEVEN_OF_SPADES', 'CARD_KING_OF_HEARTS', 'CARD_NINE_OF_DIAMONDS', 'CARD_JOKER_1'] } },
+        { trump_turned: { card: 'CARD_SIX_OF_DIAMONDS', trump: 'SUIT_DIAMONDS' }, timer: { phase: 'PHASE_BID', deadline: deadline() } },
+        { player_away: { seat: 2, player_id: 'p2' } },
+      ]);
+
+    it('offers every bid, every card and every declaration, and lets the server refuse', () => {
+      const s = unlisted();
+      expect(s.sendsLegal).toBe(false);
+      const { root, send } = draw(s);
+      expect(enabled(root, 'bid-panel')).toEqual(['bid-pass', 'bid-1', 'bid-2', 'bid-3', 'bid-4', 'bid-5']);
+      click(byTestId(root, 'bid-2'));
+      expect(send).toHaveBeenCalledWith({ type: 'bid', tricks: 2 });
+
+      document.body.innerHTML = '';
+      const playing = play(s, [
+        { bid_made: { tricks: 2 } },
+        { bid_made: { seat: 1, tricks: 1 } },
+        { bid_made: { seat: 2 } },
+        { bid_made: { seat: 3, tricks: 1 }, timer: { phase: 'PHASE_PLAY', deadline: deadline() } },
+      ]);
+      const p = draw(playing);
+      expect(playable(p.root)).toEqual(['card-JK1', 'card-9D', 'card-AS', 'card-7S', 'card-KH']);
+      click(byTestId(p.root, 'card-JK1'));
+      const dialog = byTestId(document.body, 'joker-dialog');
+      expect(buttons(dialog).filter((b) => b?.startsWith('joker-'))).toHaveLength(10);
+    });
+
+    it('waits a moment for the list at the first move it sees, then offers everything', () => {
+      vi.useFakeTimers();
+      try {
+        // The first move this page sees: not yet known whether the table sends lists.
+        const first = play({ ...emptyTable('t1'), yourSeat: 0 }, [
+          { game_started: { settings: classicSettings, seats: seatsOf(['Nino', 'Giorgi', 'Ana', 'Levan']) } },
+          { hand_started: { hand_index: 4, cards_per_seat: 5, dealer_seat: 3 } },
+          { dealt: { cards: ['CARD_ACE_OF_SPADES', 'CARD_SEVEN_OF_SPADES', 'CARD_KING_OF_HEARTS', 'CARD_NINE_OF_DIAMONDS', 'CARD_JOKER_1'] } },
+          { trump_turned: { card: 'CARD_SIX_OF_DIAMONDS', trump: 'SUIT_DIAMONDS' }, timer: { phase: 'PHASE_BID', deadline: deadline() } },
+        ]);
+        expect(first.sendsLegal).toBeNull();
+        const { root } = draw(first);
+        expect(root.querySelector('[data-testid="bid-panel"]')).toBeNull();
+        void act(() => {
+          vi.advanceTimersByTime(LIST_WAIT_MS - 1);
+        });
+        expect(root.querySelector('[data-testid="bid-panel"]')).toBeNull();
+        void act(() => {
+          vi.advanceTimersByTime(1);
+        });
+        expect(enabled(root, 'bid-panel')).toEqual(['bid-pass', 'bid-1', 'bid-2', 'bid-3', 'bid-4', 'bid-5']);
+      } finally {
+        vi.useRealTimers();
+      }
+    });
+  });
+
   it('shows the trick as played, then who took it', () => {
-    const s = play(classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' }), [
+    const s = play(classicFollowing(), [
       { card_played: { card: 'CARD_ACE_OF_SPADES' } },
       { trick_won: { trick_index: 0, tricks_taken: [1, 0, 0, 0] } },
     ]);
@@ -193,7 +335,7 @@ describe('the classic table', () => {
   });
 
   it('says clearly when the server refuses a move', () => {
-    const s = play(classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' }), [
+    const s = play(classicFollowing(), [
       { visibility: { audience: 'AUDIENCE_PLAYER' }, move_rejected: { reason: 'REJECT_REASON_MUST_FOLLOW_SUIT', message: 'x' } },
     ]);
     const { root } = draw(s);
@@ -229,12 +371,12 @@ describe('the classic table', () => {
   });
 
   it('keeps moves disabled while the connection is down', () => {
-    const { root } = draw(classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' }), false);
+    const { root } = draw(classicFollowing(), false);
     expect(playable(root)).toEqual([]);
   });
 
   it('labels seats and cards for screen readers', () => {
-    const { root } = draw(classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' }));
+    const { root } = draw(classicFollowing());
     // The name is the button's text for screen readers (the face's SVG is aria-hidden).
     expect(byTestId(root, 'card-AS').querySelector('.sr-only')?.textContent).toBe('ace of spades');
     expect(byTestId(root, 'card-AS').querySelector('svg')?.getAttribute('aria-hidden')).toBe('true');

@@ -5,15 +5,15 @@
 import { useEffect, useState } from 'preact/hooks';
 import { t } from '../../i18n';
 import { isJoker, sortHand, SUITS, type Card, type Suit } from '../../protocol/cards';
-import type { JokerAction, Trump } from '../../protocol/types';
+import type { JokerAction, JokerDecl, LegalMoves, Trump } from '../../protocol/types';
 import type { Move } from '../../protocol/frames';
-import { forbiddenBid, playableNow } from '../../game/rules';
+import { bidsLeftOut, declarationsFor, playableCards, playMove } from '../../game/moves';
 import { seatIsBot, yourTurn, type TableState } from '../../game/state';
 import { CardView } from '../../ui/Card';
 import { Dialog } from '../../ui/Dialog';
 import { SUIT_SYMBOL, suitName, trumpName } from '../../ui/text';
 import { pulkaName } from '../../ui/text';
-import { Announcer, HandView, progressKey, RejectionAlert, relative, SeatBox, seatName, TrickArea, useOneMove, useTableSounds } from './parts';
+import { Announcer, HandView, progressKey, RejectionAlert, relative, SeatBox, seatName, TrickArea, useMoves, useOneMove, useTableSounds } from './parts';
 
 export interface TableProps {
   s: TableState;
@@ -26,20 +26,18 @@ export interface TableProps {
 }
 
 export function ClassicTable({ s, send: sendNow, serverNow, online, onCourse, header }: TableProps) {
-  const [joker, setJoker] = useState<Card | null>(null);
   const { send, waiting } = useOneMove(s, sendNow);
   useTableSounds(s);
   const n = 4;
   const me = s.yourSeat;
-  const mine = yourTurn(s) && online && !waiting;
-  const playable = mine ? playableNow(s) : [];
+  // What you may do comes from the server's list of your legal moves
+  // (null until it has come): nothing is offered without it.
+  const moves = useMoves(s);
+  const mine = yourTurn(s) && online && !waiting && moves !== null;
+  const offer = mine ? moves : null;
+  const { joker, play, choose, close } = useJoker(offer, send, false);
   const hand = sortHand(s.hand, s.trump);
   const seats = Array.from({ length: n }, (_, i) => i);
-
-  const play = (c: Card) => {
-    if (isJoker(c)) setJoker(c);
-    else send({ type: 'play', card: c });
-  };
 
   return (
     <div class={`table classic phase-${s.phase}`} data-testid="classic-table">
@@ -64,8 +62,8 @@ export function ClassicTable({ s, send: sendNow, serverNow, online, onCourse, he
             </button>
           </div>
         )}
-        {mine && s.phase === 'bid' && <BidPanel s={s} send={send} />}
-        {mine && s.phase === 'choose_trump' && <TrumpPanel send={send} japanese={false} />}
+        {offer !== null && s.phase === 'bid' && <BidPanel s={s} moves={offer} send={send} />}
+        {offer !== null && s.phase === 'choose_trump' && <TrumpPanel moves={offer} send={send} japanese={false} />}
         {!mine && me !== null && s.phase !== 'game_over' && s.turnSeat !== null && s.phase !== 'none' && (
           <p class="waiting-for" data-testid="waiting-for">
             {t('waiting_for', { name: seatName(s, s.turnSeat) })}
@@ -77,18 +75,8 @@ export function ClassicTable({ s, send: sendNow, serverNow, online, onCourse, he
           </p>
         )}
       </div>
-      {me !== null && <HandView cards={hand} playable={playable} onPlay={play} disabled={!mine || s.phase !== 'play'} />}
-      {joker !== null && (
-        <JokerDialog
-          leading={s.trick.length === 0}
-          japanese={false}
-          onClose={() => setJoker(null)}
-          onChoose={(action, suit) => {
-            setJoker(null);
-            send({ type: 'play', card: joker, joker: suit ? { action, suit } : { action } });
-          }}
-        />
-      )}
+      {me !== null && <HandView cards={hand} playable={playableCards(offer)} onPlay={play} disabled={!mine || s.phase !== 'play'} />}
+      {joker !== null && <JokerDialog declarations={joker.declarations} japanese={false} onClose={close} onChoose={choose} />}
       <Announcer s={s} japanese={false} />
     </div>
   );
@@ -106,21 +94,27 @@ export function TrumpBadge({ trump, turned, japanese = false }: { trump: Trump |
   );
 }
 
-function BidPanel({ s, send }: { s: TableState; send: (m: Move) => boolean }) {
-  const me = s.yourSeat ?? 0;
-  const forbidden = forbiddenBid(s, me);
+/**
+ * The bids: 0 to the cards dealt, those the list of your legal moves
+ * leaves out disabled (the dealer's forbidden bid), with why.
+ */
+function BidPanel({ s, moves, send }: { s: TableState; moves: LegalMoves; send: (m: Move) => boolean }) {
   const bids = Array.from({ length: s.cardsPerSeat + 1 }, (_, i) => i);
+  const allowed = (b: number) => moves.bids.includes(b);
+  // The engine leaves one bid out, the dealer's forbidden one: say why.
+  const out = bidsLeftOut(moves, s.cardsPerSeat);
+  const forbidden = out.length === 1 ? (out[0] ?? null) : null;
   // Keyboard play: a digit bids (outside form fields).
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (e.ctrlKey || e.metaKey || e.altKey || !/^[0-9]$/.test(e.key)) return;
       if (e.target instanceof HTMLElement && e.target.closest('input, select, textarea, [role="dialog"]')) return;
       const n = Number(e.key);
-      if (n <= s.cardsPerSeat && n !== forbidden) send({ type: 'bid', tricks: n });
+      if (moves.bids.includes(n)) send({ type: 'bid', tricks: n });
     };
     document.addEventListener('keydown', onKey);
     return () => document.removeEventListener('keydown', onKey);
-  }, [s.cardsPerSeat, forbidden, send]);
+  }, [moves, send]);
   return (
     <div class="panel bid-panel" role="group" aria-label={t('bid_prompt')} data-testid="bid-panel">
       <p>{t('bid_prompt')}</p>
@@ -129,7 +123,7 @@ function BidPanel({ s, send }: { s: TableState; send: (m: Move) => boolean }) {
           <button
             key={b}
             type="button"
-            disabled={b === forbidden}
+            disabled={!allowed(b)}
             aria-label={b === 0 ? t('bid_pass') : t('bid_n', { n: b })}
             aria-describedby={b === forbidden ? 'forbidden-bid-why' : undefined}
             data-testid={`bid-${b === 0 ? 'pass' : b}`}
@@ -148,17 +142,26 @@ function BidPanel({ s, send }: { s: TableState; send: (m: Move) => boolean }) {
   );
 }
 
-export function TrumpPanel({ send, japanese }: { send: (m: Move) => boolean; japanese: boolean }) {
+/** The trumps (four suits and no trump, or bezi), those the list of your legal moves leaves out disabled. */
+export function TrumpPanel({ moves, send, japanese }: { moves: LegalMoves; send: (m: Move) => boolean; japanese: boolean }) {
   return (
     <div class="panel trump-panel" role="group" aria-label={t('trump_prompt')} data-testid="trump-panel">
       <p>{japanese ? t('trump_prompt_japanese') : t('trump_prompt')}</p>
       <div class="trump-buttons">
         {SUITS.map((su) => (
-          <button key={su} type="button" class={su === 'H' || su === 'D' ? 'red' : ''} aria-label={suitName(su)} data-testid={`trump-${su}`} onClick={() => send({ type: 'trump', suit: su })}>
+          <button
+            key={su}
+            type="button"
+            class={su === 'H' || su === 'D' ? 'red' : ''}
+            disabled={!moves.trumps.includes(su)}
+            aria-label={suitName(su)}
+            data-testid={`trump-${su}`}
+            onClick={() => send({ type: 'trump', suit: su })}
+          >
             {SUIT_SYMBOL[su]}
           </button>
         ))}
-        <button type="button" data-testid="trump-none" onClick={() => send({ type: 'trump', suit: 'none' })}>
+        <button type="button" disabled={!moves.trumps.includes('none')} data-testid="trump-none" onClick={() => send({ type: 'trump', suit: 'none' })}>
           {japanese ? t('trump_bezi') : t('trump_none')}
         </button>
       </div>
@@ -167,61 +170,106 @@ export function TrumpPanel({ send, japanese }: { send: (m: Move) => boolean; jap
 }
 
 /**
- * How a joker is meant. Following: take or discard. Leading (classic): the
- * others' highest of a suit, or give the trick away in a suit. Japanese
- * jokers always take; a led one names the suit.
+ * Playing a card: a joker with more than one declaration allowed asks
+ * which (the dialog), one with a single declaration (a Japanese joker
+ * answering a lead takes) is played with it at once. The dialog closes when
+ * the move stops being yours.
+ */
+export function useJoker(
+  moves: LegalMoves | null,
+  send: (m: Move) => boolean,
+  japanese: boolean,
+): { joker: { card: Card; declarations: JokerDecl[] } | null; play: (c: Card) => void; choose: (d: JokerDecl) => void; close: () => void } {
+  const [card, setCard] = useState<Card | null>(null);
+  useEffect(() => {
+    if (moves === null) setCard(null);
+  }, [moves]);
+  const declarations = card === null ? [] : declarationsFor(moves, card, japanese);
+  return {
+    joker: card !== null && declarations.length > 0 ? { card, declarations } : null,
+    play: (c: Card) => {
+      if (!isJoker(c)) {
+        send(playMove(c));
+        return;
+      }
+      const ds = declarationsFor(moves, c, japanese);
+      const only = ds.length === 1 ? ds[0] : undefined;
+      if (only) send(playMove(c, only));
+      else setCard(c);
+    },
+    choose: (d: JokerDecl) => {
+      const c = card;
+      setCard(null);
+      if (c !== null) send(playMove(c, d));
+    },
+    close: () => setCard(null),
+  };
+}
+
+/**
+ * How a joker is meant, among the declarations the list of your legal
+ * moves gives it: following, take or discard (a Japanese joker only
+ * takes); leading, the others' highest of a suit, or give the trick away
+ * in a suit (a Japanese one names the suit).
  */
 export function JokerDialog({
-  leading,
+  declarations,
   japanese,
   onChoose,
   onClose,
 }: {
-  leading: boolean;
+  declarations: JokerDecl[];
   japanese: boolean;
-  onChoose: (a: JokerAction, suit?: Suit) => void;
+  onChoose: (d: JokerDecl) => void;
   onClose: () => void;
 }) {
-  const suitButtons = (action: JokerAction, label: (s: string) => string) =>
-    SUITS.map((su) => (
+  const plain = (action: JokerAction) => declarations.find((d) => d.action === action && d.suit === null);
+  const suited = (action: JokerAction) => declarations.filter((d): d is JokerDecl & { suit: Suit } => d.action === action && d.suit !== null);
+  const take = plain('take');
+  const discard = plain('discard');
+  const highest = suited('highest');
+  const give = suited('give');
+  const suitButtons = (ds: (JokerDecl & { suit: Suit })[], label: (s: string) => string) =>
+    ds.map((d) => (
       <button
-        key={`${action}-${su}`}
+        key={`${d.action}-${d.suit}`}
         type="button"
-        class={su === 'H' || su === 'D' ? 'red' : ''}
-        aria-label={label(suitName(su))}
-        data-testid={`joker-${action}-${su}`}
-        onClick={() => onChoose(action, su)}
+        class={d.suit === 'H' || d.suit === 'D' ? 'red' : ''}
+        aria-label={label(suitName(d.suit))}
+        data-testid={`joker-${d.action}-${d.suit}`}
+        onClick={() => onChoose(d)}
       >
-        {SUIT_SYMBOL[su]}
+        {SUIT_SYMBOL[d.suit]}
       </button>
     ));
   return (
     <Dialog title={t('joker_title')} onClose={onClose} testid="joker-dialog">
-      {!leading ? (
-        japanese ? (
-          <div class="joker-choices">
-            <button type="button" class="primary" data-testid="joker-take" onClick={() => onChoose('take')}>
+      {(take || discard) && (
+        <div class="joker-choices">
+          {take && (
+            <button type="button" class="primary" data-testid="joker-take" onClick={() => onChoose(take)}>
               {t('joker_take_long')}
             </button>
-          </div>
-        ) : (
-          <div class="joker-choices">
-            <button type="button" class="primary" data-testid="joker-take" onClick={() => onChoose('take')}>
-              {t('joker_take_long')}
-            </button>
-            <button type="button" data-testid="joker-discard" onClick={() => onChoose('discard')}>
+          )}
+          {discard && (
+            <button type="button" data-testid="joker-discard" onClick={() => onChoose(discard)}>
               {t('joker_discard_long')}
             </button>
-          </div>
-        )
-      ) : (
+          )}
+        </div>
+      )}
+      {(highest.length > 0 || give.length > 0) && (
         <div class="joker-choices lead">
-          <p>{japanese ? t('joker_name_suit') : t('joker_highest_long')}</p>
-          <div class="suit-row">{suitButtons('highest', (su) => t('joker_highest_aria', { suit: su }))}</div>
-          {!japanese && (
+          {highest.length > 0 && (
+            <>
+              <p>{japanese ? t('joker_name_suit') : t('joker_highest_long')}</p>
+              <div class="suit-row">{suitButtons(highest, (su) => t('joker_highest_aria', { suit: su }))}</div>
+            </>
+          )}
+          {give.length > 0 && (
             <>
               <p>{t('joker_give_long')}</p>
-              <div class="suit-row">{suitButtons('give', (su) => t('joker_give_aria', { suit: su }))}</div>
+              <div class="suit-row">{suitButtons(give, (su) => t('joker_give_aria', { suit: su }))}</div>
             </>
           )}
         </div>

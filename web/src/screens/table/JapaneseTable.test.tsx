@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { setLang } from '../../i18n';
 import type { Move } from '../../protocol/frames';
 import type { TableState } from '../../game/state';
+import { legalCard, legalJoker, legalMoves } from '../../testing/events';
 import { byTestId, click, mount } from '../../testing/render';
 import { japaneseStarted, play } from '../../testing/tables';
 import { JapaneseTable } from './JapaneseTable';
@@ -24,6 +25,21 @@ function dealt(): TableState {
   ]);
 }
 
+/** Every card but the joker you may lead after your first card: hand and face-up columns (dealt()). */
+const leadable = [
+  'CARD_ACE_OF_SPADES',
+  'CARD_KING_OF_SPADES',
+  'CARD_SEVEN_OF_HEARTS',
+  'CARD_EIGHT_OF_CLUBS',
+  'CARD_NINE_OF_CLUBS',
+  'CARD_TEN_OF_CLUBS',
+  'CARD_ACE_OF_HEARTS',
+  'CARD_KING_OF_DIAMONDS',
+  'CARD_QUEEN_OF_SPADES',
+  'CARD_JACK_OF_HEARTS',
+  'CARD_ACE_OF_DIAMONDS',
+].map(legalCard);
+
 describe('the Japanese table', () => {
   beforeEach(() => setLang('en'));
   afterEach(() => {
@@ -31,9 +47,14 @@ describe('the Japanese table', () => {
   });
 
   it('offers the declarer the four suits and bezi', () => {
-    const s = play(japaneseStarted(), [], true);
-    const { root, send } = draw({ ...s, dealerSeat: 0, turnSeat: 0 });
+    const s = play(japaneseStarted(), [
+      { timer_started: { phase: 'PHASE_CHOOSE_TRUMP', deadline: deadline() } },
+      legalMoves({ phase: 'PHASE_CHOOSE_TRUMP', trumps: ['SUIT_SPADES', 'SUIT_HEARTS', 'SUIT_DIAMONDS', 'SUIT_CLUBS', 'SUIT_NONE'] }),
+    ]);
+    const { root, send } = draw(s);
     expect(byTestId(root, 'trump-panel').textContent).toContain('Choose the trump, or bezi.');
+    const enabled = Array.from(byTestId(root, 'trump-panel').querySelectorAll<HTMLButtonElement>('button:not([disabled])')).map((b) => b.dataset.testid);
+    expect(enabled).toEqual(['trump-S', 'trump-H', 'trump-D', 'trump-C', 'trump-none']);
     click(byTestId(root, 'trump-none'));
     expect(send).toHaveBeenCalledWith({ type: 'trump', suit: 'none' });
   });
@@ -72,6 +93,9 @@ describe('the Japanese table', () => {
     let s = play(dealt(), [
       { card_played: { seat: 1, card: 'CARD_SEVEN_OF_DIAMONDS', column: 0 } },
       { timer_started: { phase: 'PHASE_PLAY', deadline: deadline() } },
+      // The engine's answer to a led diamond: no diamond in the hand, whose
+      // first card this is, so a trump (or the joker).
+      legalMoves({ phase: 'PHASE_PLAY', plays: [legalJoker('CARD_JOKER_1', 'take'), legalCard('CARD_SIX_OF_HEARTS'), legalCard('CARD_SEVEN_OF_HEARTS')] }),
     ]);
     let view = draw(s);
     // No diamond in the hand, trump (hearts) in the hand: the column's diamonds may not be used yet.
@@ -88,6 +112,8 @@ describe('the Japanese table', () => {
       { trick_won: { trick_index: 1, seat: 1, tricks_taken: [1, 1] } },
       { card_played: { seat: 1, card: 'CARD_EIGHT_OF_DIAMONDS', column: 1 } },
       { timer_started: { phase: 'PHASE_PLAY', deadline: deadline() } },
+      // Now the face-up column diamonds follow suit.
+      legalMoves({ phase: 'PHASE_PLAY', plays: [legalJoker('CARD_JOKER_1', 'take'), legalCard('CARD_KING_OF_DIAMONDS'), legalCard('CARD_ACE_OF_DIAMONDS')] }),
     ]);
     view = draw(s);
     expect(byTestId(view.root, 'card-KD').dataset.playable).toBe('true');
@@ -97,17 +123,36 @@ describe('the Japanese table', () => {
     expect(view.send).toHaveBeenCalledWith({ type: 'play', card: 26 });
   });
 
-  it('names a suit when leading a joker', () => {
+  it('answers a lead with a joker at once when its list gives it one declaration (take)', () => {
     const s = play(dealt(), [
       { card_played: { seat: 1, card: 'CARD_SEVEN_OF_DIAMONDS', column: 0 } },
       { card_played: { card: 'CARD_SIX_OF_HEARTS' } },
       { trick_won: { trick_index: 0, tricks_taken: [1, 0] } },
-      { timer_started: { phase: 'PHASE_PLAY', deadline: deadline() } },
+      { card_played: { card: 'CARD_EIGHT_OF_CLUBS' } },
+      { card_played: { seat: 1, card: 'CARD_NINE_OF_DIAMONDS', column: 2 } },
+      { trick_won: { trick_index: 1, seat: 1, tricks_taken: [1, 1] } },
+      { card_played: { seat: 1, card: 'CARD_TEN_OF_DIAMONDS', column: 3 }, timer: { phase: 'PHASE_PLAY', deadline: deadline() } },
+      legalMoves({ phase: 'PHASE_PLAY', plays: [legalJoker('CARD_JOKER_1', 'take'), legalCard('CARD_KING_OF_DIAMONDS'), legalCard('CARD_ACE_OF_DIAMONDS')] }),
+    ]);
+    const { root, send } = draw(s);
+    click(byTestId(root, 'card-JK1'));
+    expect(document.querySelector('[data-testid="joker-dialog"]')).toBeNull();
+    expect(send).toHaveBeenCalledWith({ type: 'play', card: 0, joker: { action: 'take' } });
+  });
+
+  it('names a suit when leading a joker', () => {
+    const s = play(dealt(), [
+      { card_played: { seat: 1, card: 'CARD_SEVEN_OF_DIAMONDS', column: 0 } },
+      { card_played: { card: 'CARD_SIX_OF_HEARTS' } },
+      { trick_won: { trick_index: 0, tricks_taken: [1, 0] }, timer: { phase: 'PHASE_PLAY', deadline: deadline() } },
+      legalMoves({ phase: 'PHASE_PLAY', plays: [legalJoker('CARD_JOKER_1', 'highest-S', 'highest-H', 'highest-D', 'highest-C'), ...leadable] }),
     ]);
     const { root, send } = draw(s);
     click(byTestId(root, 'card-JK1'));
     const dialog = byTestId(document.body, 'joker-dialog');
     expect(dialog.querySelector('[data-testid="joker-give-S"]')).toBeNull();
+    expect(dialog.querySelector('[data-testid="joker-take"]')).toBeNull();
+    expect(dialog.textContent).toContain('Name the suit');
     click(byTestId(dialog, 'joker-highest-C'));
     expect(send).toHaveBeenCalledWith({ type: 'play', card: 0, joker: { action: 'highest', suit: 'C' } });
   });

@@ -2,15 +2,14 @@
 // shown, face-down ones as backs), the trump choice with bezi, the joker
 // lead naming a suit, and the match score against the target.
 
-import { useState } from 'preact/hooks';
 import { t } from '../../i18n';
-import { isJoker, sortHand, type Card } from '../../protocol/cards';
-import { playableNow } from '../../game/rules';
+import { sortHand, type Card } from '../../protocol/cards';
+import { playableCards } from '../../game/moves';
 import { yourTurn, type TableState } from '../../game/state';
 import { CardBack, CardButton, CardView } from '../../ui/Card';
 import { cardName } from '../../ui/text';
-import { Announcer, HandView, HiddenHand, progressKey, RejectionAlert, relative, SeatBox, seatName, TrickArea, useOneMove, useTableSounds } from './parts';
-import { JokerDialog, TrumpBadge, TrumpPanel, type TableProps } from './ClassicTable';
+import { Announcer, HandView, HiddenHand, progressKey, RejectionAlert, relative, SeatBox, seatName, TrickArea, useMoves, useOneMove, useTableSounds } from './parts';
+import { JokerDialog, TrumpBadge, TrumpPanel, useJoker, type TableProps } from './ClassicTable';
 
 function Columns({
   s,
@@ -48,22 +47,21 @@ function Columns({
 }
 
 export function JapaneseTable({ s, send: sendNow, serverNow, online, header }: TableProps) {
-  const [joker, setJoker] = useState<Card | null>(null);
   const { send, waiting } = useOneMove(s, sendNow);
   useTableSounds(s);
   const n = 2;
   const me = s.yourSeat;
   const other = me === null ? 1 : 1 - me;
   const bottom = me ?? 0;
-  const mine = yourTurn(s) && online && !waiting;
-  const playable = mine ? playableNow(s) : [];
+  // What you may do comes from the server's list of your legal moves
+  // (null until it has come): the cards of your hand and face-up columns
+  // it names, a joker with its declarations.
+  const moves = useMoves(s);
+  const mine = yourTurn(s) && online && !waiting && moves !== null;
+  const offer = mine ? moves : null;
+  const playable = playableCards(offer);
+  const { joker, play, choose, close } = useJoker(offer, send, true);
   const target = s.settings?.japaneseTarget || 21;
-  const play = (c: Card) => {
-    if (isJoker(c)) {
-      if (s.trick.length === 0) setJoker(c);
-      else send({ type: 'play', card: c, joker: { action: 'take' } });
-    } else send({ type: 'play', card: c });
-  };
   const score = (seat: number) => s.seats[seat]?.score ?? 0;
 
   return (
@@ -85,7 +83,7 @@ export function JapaneseTable({ s, send: sendNow, serverNow, online, header }: T
       </div>
       <RejectionAlert r={s.rejection} progress={progressKey(s)} />
       <div class="controls">
-        {mine && s.phase === 'choose_trump' && <TrumpPanel send={send} japanese />}
+        {offer !== null && s.phase === 'choose_trump' && <TrumpPanel moves={offer} send={send} japanese />}
         {mine && s.phase === 'play' && (
           <p class="your-move" data-testid="your-move">
             {s.tricksPlayed === 0 && s.playedThisHand[bottom] !== true ? t('your_move_first_card') : t('your_move_play')}
@@ -96,17 +94,7 @@ export function JapaneseTable({ s, send: sendNow, serverNow, online, header }: T
         )}
       </div>
       {me !== null && <HandView cards={sortHand(s.hand, s.trump)} playable={playable} onPlay={play} disabled={!mine || s.phase !== 'play'} />}
-      {joker !== null && (
-        <JokerDialog
-          leading
-          japanese
-          onClose={() => setJoker(null)}
-          onChoose={(_a, suit) => {
-            setJoker(null);
-            if (suit) send({ type: 'play', card: joker, joker: { action: 'highest', suit } });
-          }}
-        />
-      )}
+      {joker !== null && <JokerDialog declarations={joker.declarations} japanese onClose={close} onChoose={choose} />}
       <Announcer s={s} japanese />
     </div>
   );

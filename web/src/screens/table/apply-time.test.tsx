@@ -19,7 +19,7 @@ describe('table event to screen', () => {
 
   it('applies and draws an event in well under a frame (16 ms)', () => {
     setLang('ka');
-    const base = classicFollowing({ card: 'CARD_QUEEN_OF_SPADES' });
+    const base = classicFollowing();
     const state = signal<TableState>(base);
     function Live() {
       return <ClassicTable s={state.value} send={() => true} serverNow={() => Date.now()} online onCourse={[true, false, null, null]} header={null} />;

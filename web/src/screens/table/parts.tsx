@@ -5,7 +5,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Move } from '../../protocol/frames';
 import { t } from '../../i18n';
 import type { Card } from '../../protocol/cards';
-import type { PlayedCard } from '../../protocol/types';
+import type { LegalMoves, PlayedCard } from '../../protocol/types';
+import { awaitingList, LIST_WAIT_MS, movesNow } from '../../game/moves';
 import { seatIsBot, yourTurn, type Notice, type Rejection, type SeatState, type TableState } from '../../game/state';
 import { Avatar } from '../../ui/Avatar';
 import { CardButton, CardView, FannedBacks } from '../../ui/Card';
@@ -276,6 +277,24 @@ export function useOneMove(s: TableState, send: (m: Move) => boolean): { send: (
 }
 
 const ONE_MOVE_WAIT_MS = 8000;
+
+/**
+ * The moves to offer you now (game/moves.ts movesNow): the server's list
+ * for your move. On a table not yet known to send lists, a list that has
+ * not followed your timer within LIST_WAIT_MS is taken for none, and
+ * everything is offered (the server refuses what the rules forbid).
+ */
+export function useMoves(s: TableState): LegalMoves | null {
+  const key = progressKey(s);
+  const awaiting = awaitingList(s);
+  const [overdueAt, setOverdueAt] = useState<string | null>(null);
+  useEffect(() => {
+    if (!awaiting) return undefined;
+    const h = setTimeout(() => setOverdueAt(key), LIST_WAIT_MS);
+    return () => clearTimeout(h);
+  }, [awaiting, key]);
+  return movesNow(s, overdueAt === key);
+}
 
 /** The server's refusal, in words, for a few seconds — and no longer once
  * the game has moved on (a later move of yours was taken). */
