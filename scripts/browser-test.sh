@@ -6,7 +6,8 @@
 # gateway serving the web client), runs the tests against it, and stops
 # everything again, also when a test fails or the run is interrupted.
 #
-# Environment: PULKA_E2E_SEED repeats a run's random choices; PULKA_E2E_DEBUG=1
+# Environment: PULKA_E2E_MEASURE=1 holds the timings to their goals (a quiet
+# machine: measure.e2e.ts's p99 under 16 ms); PULKA_E2E_SEED repeats a run's random choices; PULKA_E2E_DEBUG=1
 # logs every WebSocket frame; PULKA_E2E_OUT moves the screenshots and
 # numbers (default web/e2e/out); extra arguments go to Vitest (a file name
 # filter, e.g. scripts/browser-test.sh lobby).
