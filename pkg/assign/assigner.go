@@ -104,6 +104,8 @@ type Assigner struct {
 	log     *slog.Logger
 
 	leader atomic.Bool
+	// wake asks the leader for a pass now (Wake); one pending is enough.
+	wake chan struct{}
 
 	mu     sync.Mutex
 	lease  streams.Lease
@@ -122,6 +124,7 @@ func NewAssigner(rdb redis.UniversalClient, members Membership, store *Store, op
 	a := &Assigner{
 		rdb: rdb, members: members, store: store, opt: opt, log: opt.Logger,
 		leaders: streams.NewLeases(rdb, opt.LeaderTTL), tables: streams.NewLeases(rdb, opt.TableLeaseTTL),
+		wake: make(chan struct{}, 1),
 	}
 	m := opt.MeterProvider.Meter("github.com/pulka/pulka/pkg/assign")
 	var err error
@@ -146,6 +149,19 @@ func NewAssigner(rdb redis.UniversalClient, members Membership, store *Store, op
 		return nil, err
 	}
 	return a, nil
+}
+
+// Wake asks for a pass now rather than at the next timed one: the
+// membership changed in a way it can tell (the operator calls it on every
+// event of the pool's pods: one turned NotReady, was deleted, became Ready).
+// It never blocks; wake-ups that come while one is pending are one pass. An
+// assigner that does not lead ignores it (its first pass as leader comes at
+// once anyway).
+func (a *Assigner) Wake() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
 }
 
 // IsLeader reports whether this assigner currently leads.
@@ -220,6 +236,9 @@ func (a *Assigner) lead(ctx context.Context, l streams.Lease) (stop func()) {
 			case <-lctx.Done():
 				return
 			case <-t.C:
+			case <-a.wake:
+				// t.Reset below drops the timer's pending tick (Go 1.23
+				// timers), so a wake-up costs no second pass.
 			}
 			_, next, err := a.reconcile(lctx)
 			if err != nil && lctx.Err() == nil {
@@ -348,7 +367,12 @@ const expirySlack = 2 * time.Millisecond
 // or less when a member's liveness runs out sooner (next is when, zero for
 // none). A partitioned runner's heartbeat thus moves its tables at the
 // moment it expires, not up to an interval later; a runner that beats in
-// time only costs a pass that finds nothing to move.
+// time only costs a pass that finds nothing to move. Every expiry is caught
+// so when each member is seen live by a pass before its first deadline: a
+// pass comes at least every interval, which is shorter than the heartbeat
+// TTL with the defaults (500 ms, 3 s), and at once on Wake (the operator
+// wakes it when a runner's pod turns Ready, which its probe does only after
+// a heartbeat).
 func (a *Assigner) nextPass(next time.Time) time.Duration {
 	if next.IsZero() {
 		return a.opt.Interval

@@ -475,3 +475,62 @@ func TestAssigner_PassRunsWhenAHeartbeatExpiresNotAtTheNextInterval(t *testing.T
 		t.Fatalf("moved %v after the heartbeat expired, want within 150ms", late)
 	}
 }
+
+// switchMembers is a Membership whose answer the test changes.
+type switchMembers struct {
+	mu sync.Mutex
+	ms []Member
+}
+
+func (s *switchMembers) Members(context.Context) ([]Member, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.ms), nil
+}
+
+func (s *switchMembers) set(ms ...Member) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ms = ms
+}
+
+// Wake makes the leader pass at once (the operator calls it on its pods'
+// events): a runner the membership now says is dead loses its table
+// without waiting for the interval, 10 s here.
+func TestAssigner_WakeRunsAPassAtOnce(t *testing.T) {
+	ctx := context.Background()
+	rdb := newRedis(t)
+	s := NewStore(rdb)
+	if ok, err := s.Add(ctx, streams.Lease{}, "t1", "a"); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	mem := &switchMembers{}
+	mem.set(live("a", "b")...)
+	a, err := NewAssigner(rdb, mem, s, AssignerOptions{ID: "x", Interval: 10 * time.Second, LeaderTTL: 600 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	defer func() { stop(); <-done }()
+	go func() { defer close(done); _ = a.Run(rctx) }()
+	for limit := time.Now().Add(2 * time.Second); !a.IsLeader(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(limit) {
+			t.Fatal("no leader")
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // the first pass, which moves nothing
+	mem.set(Member{ID: "a"}, Member{ID: "b", Ready: true})
+	woken := time.Now()
+	a.Wake()
+	for {
+		if o, _, _ := s.Owner(ctx, "t1"); o == "b" {
+			break
+		}
+		if time.Since(woken) > 2*time.Second {
+			t.Fatal("t1 still on a 2 s after Wake (interval 10 s)")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Logf("Wake → table moved: %v", time.Since(woken).Round(time.Millisecond))
+}
