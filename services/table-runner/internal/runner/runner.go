@@ -331,6 +331,17 @@ func (r *Runner) sync(ctx context.Context) {
 			s.cancel(errMoved)
 		}
 	}
+	// A table's back-off belongs to its assignment here: once the table
+	// is elsewhere, forget it. A partitioned runner's stale copy of a table
+	// ends fenced (a failure, backed off); when the table is moved back
+	// here later — the assigner took the lease over for this runner — it
+	// must open at once, not after a back-off that grew with every fault.
+	for id := range r.notBefore {
+		if !mine[id] {
+			delete(r.notBefore, id)
+			delete(r.failures, id)
+		}
+	}
 }
 
 // startLocked starts table id's goroutine under parent. r.mu is held.
