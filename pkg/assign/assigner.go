@@ -29,7 +29,9 @@ type AssignerOptions struct {
 	// every third of it. A dead leader is replaced within about this time.
 	LeaderTTL time.Duration
 	// Interval is how often the leader reconciles the assignment with the
-	// membership (default 500 ms).
+	// membership (default 500 ms) at the longest: a pass also runs the
+	// moment a live member's liveness runs out (Member.LiveFor), so a
+	// heartbeat's expiry is acted on at once, whatever the interval.
 	Interval time.Duration
 	// TableLeaseTTL is the TTL of the table lease the leader takes over for
 	// a table's new owner (default 10 s, as the runners' leases).
@@ -83,10 +85,12 @@ func (o AssignerOptions) withDefaults() AssignerOptions {
 //
 //   - it consumes the start stream (consumer group StartGroup) and places
 //     each new table on the least-loaded live runner (PlaceNew);
-//   - every Interval it runs Plan over the membership and the assignment and
-//     moves the tables of dead or draining runners, first taking over each
-//     table's lease for the new owner (a new epoch: the old owner is fenced
-//     from that moment), then recording the move.
+//   - every Interval, and as soon as a live member's heartbeat or grace
+//     runs out (Member.LiveFor), it runs Plan over the membership and the
+//     assignment and moves the tables of dead or draining runners, first
+//     taking over each table's lease for the new owner (a new epoch: the old
+//     owner is fenced from that moment), then recording the move, which
+//     rings the new owner's bell (RunnerBell) so it opens the table at once.
 //
 // Every assignment write is fenced by the leader lease in the same script,
 // so a paused former leader cannot overwrite the current leader's moves.
@@ -100,6 +104,8 @@ type Assigner struct {
 	log     *slog.Logger
 
 	leader atomic.Bool
+	// wake asks the leader for a pass now (Wake); one pending is enough.
+	wake chan struct{}
 
 	mu     sync.Mutex
 	lease  streams.Lease
@@ -118,6 +124,7 @@ func NewAssigner(rdb redis.UniversalClient, members Membership, store *Store, op
 	a := &Assigner{
 		rdb: rdb, members: members, store: store, opt: opt, log: opt.Logger,
 		leaders: streams.NewLeases(rdb, opt.LeaderTTL), tables: streams.NewLeases(rdb, opt.TableLeaseTTL),
+		wake: make(chan struct{}, 1),
 	}
 	m := opt.MeterProvider.Meter("github.com/pulka/pulka/pkg/assign")
 	var err error
@@ -142,6 +149,19 @@ func NewAssigner(rdb redis.UniversalClient, members Membership, store *Store, op
 		return nil, err
 	}
 	return a, nil
+}
+
+// Wake asks for a pass now rather than at the next timed one: the
+// membership changed in a way it can tell (the operator calls it on every
+// event of the pool's pods: one turned NotReady, was deleted, became Ready).
+// It never blocks; wake-ups that come while one is pending are one pass. An
+// assigner that does not lead ignores it (its first pass as leader comes at
+// once anyway).
+func (a *Assigner) Wake() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
 }
 
 // IsLeader reports whether this assigner currently leads.
@@ -209,17 +229,22 @@ func (a *Assigner) lead(ctx context.Context, l streams.Lease) (stop func()) {
 	}()
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(a.opt.Interval)
+		t := time.NewTimer(0)
 		defer t.Stop()
 		for {
-			if _, err := a.Reconcile(lctx); err != nil && lctx.Err() == nil {
-				a.log.Warn("assign: reconcile", "err", err)
-			}
 			select {
 			case <-lctx.Done():
 				return
 			case <-t.C:
+			case <-a.wake:
+				// t.Reset below drops the timer's pending tick (Go 1.23
+				// timers), so a wake-up costs no second pass.
 			}
+			_, next, err := a.reconcile(lctx)
+			if err != nil && lctx.Err() == nil {
+				a.log.Warn("assign: reconcile", "err", err)
+			}
+			t.Reset(a.nextPass(next))
 		}
 	}()
 	return func() {
@@ -334,17 +359,50 @@ func (a *Assigner) remember(table, runner string) {
 	a.owners = next
 }
 
+// expirySlack is added to a member's LiveFor when the next pass is timed by
+// it: the deadlines are whole milliseconds.
+const expirySlack = 2 * time.Millisecond
+
+// nextPass is how long the leader waits before its next pass: the interval,
+// or less when a member's liveness runs out sooner (next is when, zero for
+// none). A partitioned runner's heartbeat thus moves its tables at the
+// moment it expires, not up to an interval later; a runner that beats in
+// time only costs a pass that finds nothing to move. Every expiry is caught
+// so when each member is seen live by a pass before its first deadline: a
+// pass comes at least every interval, which is shorter than the heartbeat
+// TTL with the defaults (500 ms, 3 s), and at once on Wake (the operator
+// wakes it when a runner's pod turns Ready, which its probe does only after
+// a heartbeat).
+func (a *Assigner) nextPass(next time.Time) time.Duration {
+	if next.IsZero() {
+		return a.opt.Interval
+	}
+	return max(0, min(a.opt.Interval, time.Until(next)))
+}
+
 // Reconcile runs one pass: members and assignment in, Plan, and each move
 // applied (lease takeover for the new owner, then the fenced record). It
 // returns how many tables moved.
 func (a *Assigner) Reconcile(ctx context.Context) (int, error) {
+	n, _, err := a.reconcile(ctx)
+	return n, err
+}
+
+// reconcile is Reconcile, also returning when the first live member's
+// liveness runs out as this pass saw it (NextExpiry, from the moment the
+// membership answered; zero when none has a known end).
+func (a *Assigner) reconcile(ctx context.Context) (int, time.Time, error) {
 	members, err := a.members.Members(ctx)
 	if err != nil {
-		return 0, err
+		return 0, time.Time{}, err
+	}
+	var next time.Time
+	if d, ok := NextExpiry(members); ok {
+		next = time.Now().Add(d + expirySlack)
 	}
 	owners, err := a.store.Owners(ctx)
 	if err != nil {
-		return 0, err
+		return 0, next, err
 	}
 	a.mu.Lock()
 	a.owners = owners
@@ -383,5 +441,5 @@ func (a *Assigner) Reconcile(ctx context.Context) (int, error) {
 			}
 		}
 	}
-	return n, errors.Join(errs...)
+	return n, next, errors.Join(errs...)
 }

@@ -28,7 +28,12 @@
 //     tables of the lobby's start stream with PlaceNew, and reconciling with
 //     Plan, taking over each moved table's lease for its new owner so the old
 //     owner is fenced first. It works with any Membership, so the operator can
-//     run it too.
+//     run it too. Its passes come at least every interval and, besides, at
+//     the soonest end of a live member's liveness (Member.LiveFor: its
+//     heartbeat's deadline; NextExpiry) and on Wake;
+//   - every placement and move rings the runners' bells (RunnerBell), so a
+//     runner that watches its own (Store.Watch) opens a table moved to it
+//     at once rather than at its next poll of its set.
 //
 // docs/table-runner.md describes the keys and the timing.
 package assign

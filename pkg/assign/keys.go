@@ -29,6 +29,14 @@ func RunnerTablesKey(runner string) string {
 	return streams.KeyPrefix + ":{assign}:runner:" + runner
 }
 
+// RunnerBell is the Pub/Sub channel rung (with an empty message) each time
+// a table is placed on runner, moved to it or moved away from it: the name
+// of its set (RunnerTablesKey; channels and keys are separate namespaces).
+// It is a wake-up, not the truth: the runner then reads its set, and still
+// reads it every poll interval, so a bell lost in a reconnect only delays a
+// table to the next poll (Store.Watch).
+func RunnerBell(runner string) string { return RunnerTablesKey(runner) }
+
 // StartKey holds a table's TableStarted (the seats, settings and the random
 // game id the game is created from; no seed: every hand's server seed is
 // drawn by the table-runner when the hand is committed) until its game is

@@ -3,6 +3,7 @@ package assign
 import (
 	"cmp"
 	"slices"
+	"time"
 )
 
 // Member is one table-runner as the membership source sees it.
@@ -16,6 +17,12 @@ type Member struct {
 	Draining bool
 	// Capacity is the most tables it may own; 0 means no limit.
 	Capacity int
+	// LiveFor is how long, from the snapshot, a Ready member stays Ready if
+	// nothing else happens: until its heartbeat's deadline, or the end of
+	// a grace it is within (pod or node NotReady); 0 when no end is known.
+	// Plan ignores it; the Assigner runs its next pass when the first one
+	// runs out (NextExpiry) instead of waiting for its interval.
+	LiveFor time.Duration
 }
 
 // Move is one change of ownership decided by Plan. From is "" for a table
@@ -108,4 +115,17 @@ func leastLoaded(slots []*slot) *slot {
 		}
 	}
 	return best
+}
+
+// NextExpiry is the shortest LiveFor among the Ready members: the soonest a
+// member can stop being live without anyone telling (a heartbeat that is not
+// renewed, a grace that runs out). ok is false when no member has a known
+// end.
+func NextExpiry(members []Member) (d time.Duration, ok bool) {
+	for _, m := range members {
+		if m.Ready && m.LiveFor > 0 && (!ok || m.LiveFor < d) {
+			d, ok = m.LiveFor, true
+		}
+	}
+	return d, ok
 }

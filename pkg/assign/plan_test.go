@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+	"time"
 )
 
 func live(ids ...string) []Member {
@@ -142,5 +143,37 @@ func BenchmarkPlan_10kTablesOneDeadRunner(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Plan(members, owners)
+	}
+}
+
+func TestNextExpiry_IsTheSoonestEndOfALiveMember(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		members []Member
+		want    time.Duration
+		ok      bool
+	}{
+		{"no members: no end", nil, 0, false},
+		{"no member with a known end", live("a", "b"), 0, false},
+		{"the soonest of the live members", []Member{
+			{ID: "a", Ready: true, LiveFor: 2 * time.Second},
+			{ID: "b", Ready: true, LiveFor: 700 * time.Millisecond},
+			{ID: "c", Ready: true},
+		}, 700 * time.Millisecond, true},
+		{"a member that is not live has ended already: it does not count", []Member{
+			{ID: "a", Ready: true, LiveFor: 2 * time.Second},
+			{ID: "dead", LiveFor: time.Millisecond},
+		}, 2 * time.Second, true},
+		{"a draining member's end counts (its tables may still be moving)", []Member{
+			{ID: "a", Ready: true, LiveFor: 2 * time.Second},
+			{ID: "d", Ready: true, Draining: true, LiveFor: time.Second},
+		}, time.Second, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, ok := NextExpiry(tc.members)
+			if d != tc.want || ok != tc.ok {
+				t.Fatalf("NextExpiry = %v, %v; want %v, %v", d, ok, tc.want, tc.ok)
+			}
+		})
 	}
 }

@@ -128,6 +128,12 @@ func (h *Heartbeats) Members(ctx context.Context) ([]Member, error) {
 			return nil, fmt.Errorf("assign: members: deadline %q of %s", ds, id)
 		}
 		m := Member{ID: id, Ready: int64(deadline) > now}
+		if m.Ready {
+			// In Redis time, so the clocks of the runners and the
+			// assigner need not agree: the reader counts from when it
+			// got the reply, a little after now, so never early.
+			m.LiveFor = time.Duration(int64(deadline)-now) * time.Millisecond
+		}
 		capS, drain, _ := strings.Cut(info, ",")
 		m.Capacity, _ = strconv.Atoi(capS)
 		m.Draining = drain == "1"
@@ -161,7 +167,9 @@ var ErrConflict = errors.New("assign: the table's owner changed meanwhile")
 // KEYS[4]=to set; ARGV[1]=leader owner ("" = unfenced) ARGV[2]=leader epoch
 // ARGV[3]=table ARGV[4]=from ("" = no owner / not assigned) ARGV[5]=to ("" =
 // unplaced) ARGV[6]=create ("1": the table may be new; "0": it must exist).
-// Returns 1 when moved, 0 when the current owner was not ARGV[4].
+// Returns 1 when moved, 0 when the current owner was not ARGV[4]. A move
+// rings the bells of both runners (RunnerBell: the channel is the set's
+// key), after its writes, so a runner woken by it reads its new set.
 var moveScript = redis.NewScript(`
 if ARGV[1] ~= '' then
   local cur = redis.call('HMGET', KEYS[1], 'owner', 'epoch')
@@ -180,6 +188,8 @@ if cur ~= ARGV[4] then return 0 end
 if cur ~= '' then redis.call('SREM', KEYS[3], ARGV[3]) end
 redis.call('HSET', KEYS[2], ARGV[3], ARGV[5])
 if ARGV[5] ~= '' then redis.call('SADD', KEYS[4], ARGV[3]) end
+if cur ~= '' then redis.call('PUBLISH', KEYS[3], '') end
+if ARGV[5] ~= '' then redis.call('PUBLISH', KEYS[4], '') end
 return 1
 `)
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,6 +49,10 @@ func TestHeartbeats_MemberIsReadyUntilItsTTLRunsOut(t *testing.T) {
 	if !a.Ready || a.Capacity != 7 || a.Draining || !b.Ready || !b.Draining {
 		t.Fatalf("members = %+v, want a ready with capacity 7 and b ready draining", ms)
 	}
+	// LiveFor is what is left of the TTL, by Redis's clock.
+	if a.LiveFor <= 0 || a.LiveFor > 300*time.Millisecond || b.LiveFor <= 0 || b.LiveFor > 300*time.Millisecond {
+		t.Fatalf("members = %+v, want each live for at most the 300ms TTL", ms)
+	}
 	time.Sleep(400 * time.Millisecond)
 	if err := h.Beat(ctx, Member{ID: "b"}); err != nil {
 		t.Fatal(err)
@@ -57,6 +62,9 @@ func TestHeartbeats_MemberIsReadyUntilItsTTLRunsOut(t *testing.T) {
 	b, _ = member(ms, "b")
 	if !okA || a.Ready || !b.Ready || b.Draining {
 		t.Fatalf("members = %+v, want a known but not ready (no beat for longer than the TTL), b ready", ms)
+	}
+	if a.LiveFor != 0 {
+		t.Fatalf("a is not live but LiveFor = %v", a.LiveFor)
 	}
 	if err := h.Leave(ctx, "b"); err != nil {
 		t.Fatal(err)
@@ -314,4 +322,215 @@ func TestAssigner_TableWithoutARunnerIsPlacedWhenOneAppears(t *testing.T) {
 	if ts, _ := s.TablesOf(ctx, "a"); !slices.Equal(ts, []string{"t1"}) {
 		t.Fatalf("tables of a = %v", ts)
 	}
+}
+
+// A placement or a move rings the bell of each runner it concerns, after
+// its writes, so a runner woken by it reads its new set; a change that did
+// not happen (a compare-and-set that failed) rings nobody.
+func TestStore_MoveRingsTheBellsOfBothRunners(t *testing.T) {
+	ctx := context.Background()
+	rdb := newRedis(t)
+	s := NewStore(rdb)
+	type ring struct {
+		runner string
+		tables []string
+	}
+	rings := make(chan ring, 16)
+	wctx, stop := context.WithCancel(ctx)
+	var done sync.WaitGroup
+	for _, r := range []string{"a", "b"} {
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			_ = s.Watch(wctx, r, func() {
+				ts, _ := s.TablesOf(ctx, r)
+				slices.Sort(ts)
+				rings <- ring{r, ts}
+			})
+		}()
+	}
+	defer func() { stop(); done.Wait() }()
+	next := func(what string) ring {
+		t.Helper()
+		select {
+		case g := <-rings:
+			return g
+		case <-time.After(2 * time.Second):
+			t.Fatalf("no bell: %s", what)
+		}
+		return ring{}
+	}
+	// The subscriptions' own wake-ups (a bell may have rung unheard before).
+	subscribed := map[string]bool{}
+	for len(subscribed) < 2 {
+		subscribed[next("subscribed").runner] = true
+	}
+
+	if ok, err := s.Add(ctx, streams.Lease{}, "t1", "a"); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if g := next("placed on a"); g.runner != "a" || !slices.Equal(g.tables, []string{"t1"}) {
+		t.Fatalf("bell %+v, want a's, with t1 in its set already", g)
+	}
+	if ok, err := s.Move(ctx, streams.Lease{}, "t1", "a", "b"); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	got := map[string][]string{}
+	for range 2 {
+		g := next("moved from a to b")
+		got[g.runner] = g.tables
+	}
+	if len(got["a"]) != 0 || !slices.Equal(got["b"], []string{"t1"}) || len(got) != 2 {
+		t.Fatalf("bells %v, want a's (without t1) and b's (with t1)", got)
+	}
+	if ok, err := s.Move(ctx, streams.Lease{}, "t1", "a", "b"); err != nil || ok {
+		t.Fatalf("a stale move = %v, %v; want refused", ok, err)
+	}
+	select {
+	case g := <-rings:
+		t.Fatalf("a refused move rang %+v", g)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+// The leader does not wait for its interval to act on a heartbeat that
+// ran out: its pass comes when the first live runner's deadline passes
+// (Member.LiveFor), so a runner cut off from Redis loses its table within
+// milliseconds of its heartbeat's expiry. The interval here is 10 s: an
+// assigner that only ran every interval would not move the table for 10 s.
+func TestAssigner_PassRunsWhenAHeartbeatExpiresNotAtTheNextInterval(t *testing.T) {
+	ctx := context.Background()
+	rdb := newRedis(t)
+	const ttl = 300 * time.Millisecond
+	h := NewHeartbeats(rdb, ttl)
+	s := NewStore(rdb)
+	if ok, err := s.Add(ctx, streams.Lease{}, "t1", "a"); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	var done sync.WaitGroup
+	defer func() { stop(); done.Wait() }()
+	done.Add(1)
+	go func() { // b stays live
+		defer done.Done()
+		for rctx.Err() == nil {
+			_ = h.Beat(rctx, Member{ID: "b"})
+			sleep(rctx, ttl/3)
+		}
+	}()
+	for _, id := range []string{"a", "b"} {
+		if err := h.Beat(ctx, Member{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := NewAssigner(rdb, h, s, AssignerOptions{ID: "x", Interval: 10 * time.Second, LeaderTTL: 600 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done.Add(1)
+	go func() { defer done.Done(); _ = a.Run(rctx) }()
+	deadline := time.Now().Add(2 * time.Second)
+	for !a.IsLeader() {
+		if time.Now().After(deadline) {
+			t.Fatal("no leader")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// a beats a while longer, then is cut off: its heartbeat runs out at
+	// its deadline, which Redis's clock tells.
+	for range 4 {
+		if err := h.Beat(ctx, Member{ID: "a"}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(ttl / 3)
+	}
+	pipe := rdb.Pipeline()
+	score := pipe.ZScore(ctx, RunnersKey, "a")
+	now := pipe.Time(ctx)
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	expires := time.Now().Add(time.UnixMilli(int64(score.Val())).Sub(now.Val()))
+	var moved time.Time
+	for limit := expires.Add(3 * time.Second); moved.IsZero(); {
+		if o, _, err := s.Owner(ctx, "t1"); err != nil {
+			t.Fatal(err)
+		} else if o != "a" {
+			if o != "b" {
+				t.Fatalf("t1 moved to %q, want b", o)
+			}
+			moved = time.Now()
+		}
+		if time.Now().After(limit) {
+			t.Fatalf("t1 still on a %v after its heartbeat expired (interval 10 s)", time.Since(expires))
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	late := moved.Sub(expires)
+	t.Logf("heartbeat expired → table moved: %v", late.Round(time.Millisecond))
+	if late < -5*time.Millisecond {
+		t.Fatalf("moved %v before the heartbeat expired", -late)
+	}
+	if late > 150*time.Millisecond {
+		t.Fatalf("moved %v after the heartbeat expired, want within 150ms", late)
+	}
+}
+
+// switchMembers is a Membership whose answer the test changes.
+type switchMembers struct {
+	mu sync.Mutex
+	ms []Member
+}
+
+func (s *switchMembers) Members(context.Context) ([]Member, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.ms), nil
+}
+
+func (s *switchMembers) set(ms ...Member) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ms = ms
+}
+
+// Wake makes the leader pass at once (the operator calls it on its pods'
+// events): a runner the membership now says is dead loses its table
+// without waiting for the interval, 10 s here.
+func TestAssigner_WakeRunsAPassAtOnce(t *testing.T) {
+	ctx := context.Background()
+	rdb := newRedis(t)
+	s := NewStore(rdb)
+	if ok, err := s.Add(ctx, streams.Lease{}, "t1", "a"); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	mem := &switchMembers{}
+	mem.set(live("a", "b")...)
+	a, err := NewAssigner(rdb, mem, s, AssignerOptions{ID: "x", Interval: 10 * time.Second, LeaderTTL: 600 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	defer func() { stop(); <-done }()
+	go func() { defer close(done); _ = a.Run(rctx) }()
+	for limit := time.Now().Add(2 * time.Second); !a.IsLeader(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(limit) {
+			t.Fatal("no leader")
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // the first pass, which moves nothing
+	mem.set(Member{ID: "a"}, Member{ID: "b", Ready: true})
+	woken := time.Now()
+	a.Wake()
+	for {
+		if o, _, _ := s.Owner(ctx, "t1"); o == "b" {
+			break
+		}
+		if time.Since(woken) > 2*time.Second {
+			t.Fatal("t1 still on a 2 s after Wake (interval 10 s)")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Logf("Wake → table moved: %v", time.Since(woken).Round(time.Millisecond))
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -134,7 +135,9 @@ func (c *Config) NewManager(restCfg *rest.Config, rdb redis.UniversalClient, mp 
 		}
 		// A RunnableFunc runs only on the elected replica; the assigner's
 		// own Redis lease still fences its writes should two ever overlap.
-		if err := mgr.Add(manager.RunnableFunc(asg.Run)); err != nil {
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			return runAssigner(ctx, mgr.GetCache(), pool, asg)
+		})); err != nil {
 			return nil, err
 		}
 	}
@@ -142,6 +145,37 @@ func (c *Config) NewManager(restCfg *rest.Config, rdb redis.UniversalClient, mp 
 		return nil, fmt.Errorf("operator: reconciler: %w", err)
 	}
 	return mgr, nil
+}
+
+// runAssigner runs asg, waking it on every event of the pool's pods: a pod
+// turning Ready starts a runner's heartbeat being timed (the assigner's
+// passes come at each live runner's expiry, so it must have seen the runner
+// live once), and a pod deleted, failed or turning NotReady is acted on at
+// once instead of at the next pass. The informer's cache is updated before
+// its handlers are called, so the pass reads what the event told.
+func runAssigner(ctx context.Context, c cache.Cache, pool client.ObjectKey, asg *assign.Assigner) error {
+	inf, err := c.GetInformer(ctx, &corev1.Pod{})
+	if err != nil {
+		return fmt.Errorf("operator: pod informer: %w", err)
+	}
+	mine := func(obj any) bool {
+		p, ok := obj.(*corev1.Pod)
+		// A tombstone (a deletion the watch missed) may be anyone's: wake.
+		return !ok || (p.Namespace == pool.Namespace && p.Labels[pulkav1.PoolLabel] == pool.Name)
+	}
+	reg, err := inf.AddEventHandler(toolscache.FilteringResourceEventHandler{
+		FilterFunc: mine,
+		Handler: toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    func(any) { asg.Wake() },
+			UpdateFunc: func(any, any) { asg.Wake() },
+			DeleteFunc: func(any) { asg.Wake() },
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("operator: pod events: %w", err)
+	}
+	defer func() { _ = inf.RemoveEventHandler(reg) }()
+	return asg.Run(ctx)
 }
 
 // serviceAccountNamespace is where a pod finds its own namespace.

@@ -106,7 +106,7 @@ func (m *Membership) Members(ctx context.Context) ([]assign.Member, error) {
 	}
 	now := m.now()
 	grace := pool.Spec.NotReadyGrace.Duration
-	nodes, err := m.lostNodes(ctx, &pods, now, grace)
+	nodes, nodeEnds, err := m.lostNodes(ctx, &pods, now, grace)
 	if err != nil {
 		return nil, err
 	}
@@ -134,6 +134,10 @@ func (m *Membership) Members(ctx context.Context) ([]assign.Member, error) {
 			reason = ReasonHeartbeatExpired
 		default:
 			member.Ready = true
+			// The assigner's next pass comes when the first of these
+			// runs out: the heartbeat's deadline, the pod's or the
+			// node's NotReady grace.
+			member.LiveFor = soonest(b.LiveFor, graceLeft(p, now, grace), nodeEnds[p.Spec.NodeName].Sub(now))
 		}
 		if _, draining := p.Annotations[pulkav1.DrainingAnnotation]; draining || b.Draining {
 			member.Draining = true
@@ -181,10 +185,12 @@ func (m *Membership) Members(ctx context.Context) ([]assign.Member, error) {
 
 // lostNodes reads the nodes the pods are on and returns those lost: gone
 // (zero time: since this process first saw it so), or not Ready for grace
-// (since the Ready condition turned). The reads go to the manager's cache,
-// which watches the Nodes, so a node's turn is seen within a watch event.
-func (m *Membership) lostNodes(ctx context.Context, pods *corev1.PodList, now time.Time, grace time.Duration) (map[string]time.Time, error) {
-	lost := map[string]time.Time{}
+// (since the Ready condition turned); and, for the nodes not Ready but
+// still within the grace, when it ends. The reads go to the manager's
+// cache, which watches the Nodes, so a node's turn is seen within a watch
+// event.
+func (m *Membership) lostNodes(ctx context.Context, pods *corev1.PodList, now time.Time, grace time.Duration) (lost, ends map[string]time.Time, err error) {
+	lost, ends = map[string]time.Time{}, map[string]time.Time{}
 	seen := map[string]bool{}
 	for i := range pods.Items {
 		name := pods.Items[i].Spec.NodeName
@@ -198,15 +204,41 @@ func (m *Membership) lostNodes(ctx context.Context, pods *corev1.PodList, now ti
 				lost[name] = time.Time{}
 				continue
 			}
-			return nil, fmt.Errorf("podmembership: node %s: %w", name, err)
+			return nil, nil, fmt.Errorf("podmembership: node %s: %w", name, err)
 		}
 		// The second more of ReadyWithin: LastTransitionTime is cut down
 		// to the second.
-		if at, ok := nodeNotReadySince(&node); ok && now.Sub(at) >= grace+time.Second {
-			lost[name] = at
+		if at, ok := nodeNotReadySince(&node); ok {
+			if end := at.Add(grace + time.Second); now.Before(end) {
+				ends[name] = end
+			} else {
+				lost[name] = at
+			}
 		}
 	}
-	return lost, nil
+	return lost, ends, nil
+}
+
+// graceLeft is how long a NotReady pod that ReadyWithin counts Ready still
+// has of its grace; 0 for a Ready pod (no end known).
+func graceLeft(p *corev1.Pod, now time.Time, grace time.Duration) time.Duration {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status != corev1.ConditionTrue && !c.LastTransitionTime.IsZero() {
+			return max(0, c.LastTransitionTime.Add(grace+time.Second).Sub(now))
+		}
+	}
+	return 0
+}
+
+// soonest is the shortest of the positive durations ds; 0 when none is.
+func soonest(ds ...time.Duration) time.Duration {
+	var out time.Duration
+	for _, d := range ds {
+		if d > 0 && (out == 0 || d < out) {
+			out = d
+		}
+	}
+	return out
 }
 
 // nodeLost reports whether the node named is among lost.

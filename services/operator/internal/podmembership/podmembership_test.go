@@ -207,6 +207,26 @@ func TestMembersLiveOnlyWhenPodAndHeartbeatAgree(t *testing.T) {
 			t.Errorf("%s: capacity %d, want the pool's 7 tables per runner", tc.id, mb.Capacity)
 		}
 	}
+	// How long each live member stays live if nothing changes (the
+	// assigner's next pass comes when the first runs out): the heartbeat's
+	// minute, or what is left of a NotReady grace of 5 s (plus the second
+	// the API server cuts from the transition time) on the pod or its node.
+	for _, tc := range []struct {
+		id       string
+		min, max time.Duration
+	}{
+		{"live", 30 * time.Second, time.Minute},
+		{"on-ok", 30 * time.Second, time.Minute},
+		{"blip", 3 * time.Second, 6 * time.Second},
+		{"on-blip", 3 * time.Second, 6 * time.Second},
+		{"draining", 30 * time.Second, time.Minute},
+		{"cut-off", 0, 0},
+		{"down", 0, 0},
+	} {
+		if lf := got[tc.id].LiveFor; lf < tc.min || lf > tc.max {
+			t.Errorf("%s: live for %v, want %v–%v", tc.id, lf, tc.min, tc.max)
+		}
+	}
 	// Since when each was lost: from the pod where it says, else when the
 	// membership first saw it (the heartbeat's end is not on the pod).
 	for _, tc := range []struct {

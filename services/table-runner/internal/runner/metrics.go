@@ -11,6 +11,7 @@ type metrics struct {
 	apply      metric.Float64Histogram
 	restores   metric.Int64Counter
 	fenced     metric.Int64Counter
+	woken      metric.Int64Counter
 	rejections metric.Int64Counter
 	inboxFull  metric.Int64Counter
 	malformed  metric.Int64Counter
@@ -54,6 +55,10 @@ func newMetrics(mp metric.MeterProvider, r *Runner) (*metrics, error) {
 	}
 	if out.fenced, err = m.Int64Counter("pulka.runner.fenced",
 		metric.WithDescription("Writes refused because another runner holds a newer lease epoch of the table.")); err != nil {
+		return nil, err
+	}
+	if out.woken, err = m.Int64Counter("pulka.runner.assignment.woken",
+		metric.WithDescription("Times the assignment's bell (a table placed on or moved to or from this runner) made the runner read its tables before its next poll.")); err != nil {
 		return nil, err
 	}
 	if out.rejections, err = m.Int64Counter("pulka.runner.rejections",

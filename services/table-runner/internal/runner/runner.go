@@ -197,7 +197,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	loop(r.opt.HeartbeatTTL/3, r.beat)
 	loop(r.opt.LeaseTTL/3, r.renew)
-	loop(r.opt.PollInterval, r.sync)
+	r.followAssignment(ctx, &loops)
 	if r.asg != nil {
 		loops.Add(1)
 		go func() { defer loops.Done(); _ = r.asg.Run(ctx) }()
@@ -263,6 +263,43 @@ func (r *Runner) renew(ctx context.Context) {
 	}
 }
 
+// followAssignment runs sync every poll interval and whenever the
+// assignment rings this runner's bell (assign.Store.Watch: a table placed
+// on it, moved to it or away), so a table moved here is opened at once
+// rather than at the next poll. The bell is only a wake-up: sync reads the
+// set either way, and the poll goes on for a bell that was lost.
+func (r *Runner) followAssignment(ctx context.Context, loops *sync.WaitGroup) {
+	wake := make(chan struct{}, 1)
+	ring := func() {
+		select {
+		case wake <- struct{}{}:
+		default: // a sync is due already; it reads the set after this bell
+		}
+	}
+	loops.Add(2)
+	go func() {
+		defer loops.Done()
+		if err := r.store.Watch(ctx, r.opt.ID, ring); err != nil {
+			r.log.Warn("runner: watch the assignment (polling only)", "err", err)
+		}
+	}()
+	go func() {
+		defer loops.Done()
+		t := time.NewTicker(r.opt.PollInterval)
+		defer t.Stop()
+		for {
+			r.sync(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			case <-wake:
+				r.m.woken.Add(ctx, 1)
+			}
+		}
+	}()
+}
+
 // sync opens the tables newly assigned to this runner and stops those
 // assigned elsewhere.
 func (r *Runner) sync(ctx context.Context) {
@@ -292,6 +329,17 @@ func (r *Runner) sync(ctx context.Context) {
 	for id, s := range r.slots {
 		if !mine[id] {
 			s.cancel(errMoved)
+		}
+	}
+	// A table's back-off belongs to its assignment here: once the table
+	// is elsewhere, forget it. A partitioned runner's stale copy of a table
+	// ends fenced (a failure, backed off); when the table is moved back
+	// here later — the assigner took the lease over for this runner — it
+	// must open at once, not after a back-off that grew with every fault.
+	for id := range r.notBefore {
+		if !mine[id] {
+			delete(r.notBefore, id)
+			delete(r.failures, id)
 		}
 	}
 }
