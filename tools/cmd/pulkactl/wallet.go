@@ -29,8 +29,9 @@ hops reads the settled games still in Redis's streams (after a load with
 payout took, from the stream entries each hop appended (an entry's ID is
 Redis's clock in milliseconds): scoring (the runner's GameEnded input to
 the final standings), forward (the standings to the table's command
-shard), collect (to the first STAKE_SETTLED ledger entry), pay (to the last
-PAYOUT), close (to the GameSettled). The gateway's hop, the last payout to
+shard; 0 for a wallet that settles them where it reads them), collect (to
+the first STAKE_SETTLED ledger entry), pay (to the last PAYOUT), close (to
+the GameSettled). The gateway's hop, the last payout to
 the balance frame, is what pulkactl load reports less these.
 
 `

@@ -22,8 +22,8 @@ import (
 // each took, handler and wait together, without any service's help.
 var hopNames = []string{
 	"scoring",    // the runner's GameEnded input → scoring's FinalStandings
-	"forward",    // the standings → the SettleGame forwarded to the table's command shard
-	"collect",    // the SettleGame → the first STAKE_SETTLED ledger entry
+	"forward",    // the standings → the SettleGame forwarded to the table's command shard (0: none)
+	"collect",    // the SettleGame (or the standings) → the first STAKE_SETTLED ledger entry
 	"pay",        // the first STAKE_SETTLED → the last PAYOUT ledger entry
 	"close",      // the last PAYOUT → the table's GameSettled
 	"end→ledger", // the whole way in Redis: GameEnded input → last PAYOUT
@@ -202,6 +202,11 @@ func collectHops(ctx context.Context, rdb redis.UniversalClient) ([]gameHops, er
 	}
 	var out []gameHops
 	for _, g := range byGame {
+		if g.at[2] == 0 && g.at[1] != 0 {
+			// A wallet that settles the standings where it reads them
+			// forwards nothing: collect then counts from the standings.
+			g.at[2] = g.at[1]
+		}
 		if !slices.Contains(g.at[:], 0) {
 			out = append(out, *g)
 		}
