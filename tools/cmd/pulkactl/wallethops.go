@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 
 	"github.com/redis/go-redis/v9"
@@ -66,7 +67,8 @@ func runWalletHops(ctx context.Context, rdb redis.UniversalClient, stdout io.Wri
 				slow++
 			}
 		}
-		q := func(p float64) int64 { return d[min(len(d)-1, int(p*float64(len(d))))] }
+		// Nearest rank: the smallest value with at least p of them at or below it.
+		q := func(p float64) int64 { return d[max(0, int(math.Ceil(p*float64(len(d))))-1)] }
 		_, _ = fmt.Fprintf(stdout, "%-11s %7d %7d %7d %7d %7.1f %7d\n", name, q(0.5), q(0.9), q(0.99), d[len(d)-1],
 			float64(sum)/float64(len(d)), slow)
 	}
