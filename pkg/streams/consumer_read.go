@@ -193,8 +193,13 @@ func (c *Consumer) dispatch(ctx context.Context, stream string, xm redis.XMessag
 	case <-ctx.Done():
 		return false
 	}
+	m := toMessage(stream, xm, deliveries)
+	key := stream
+	if c.cfg.orderKey != nil {
+		key = c.cfg.orderKey(m)
+	}
 	select {
-	case c.work[workerOf(stream, len(c.work))] <- toMessage(stream, xm, deliveries):
+	case c.work[workerOf(key, len(c.work))] <- m:
 		return true
 	case <-ctx.Done():
 		<-c.slots
@@ -202,8 +207,9 @@ func (c *Consumer) dispatch(ctx context.Context, stream string, xm redis.XMessag
 	}
 }
 
-// workerOf picks the worker of a stream (FNV-1a of its name), so one
-// stream's messages are handled in order by one worker.
+// workerOf picks the worker of an order key, by default the stream (FNV-1a
+// of its name), so one stream's (one key's) messages are handled in order
+// by one worker.
 func workerOf(stream string, workers int) int {
 	h := uint32(2166136261)
 	for i := 0; i < len(stream); i++ {

@@ -123,6 +123,61 @@ func TestConsumer_HandlesEachStreamInOrder(t *testing.T) {
 	eventually(t, 10*time.Second, "all handled", func() bool { return n.Load() == tables*per })
 }
 
+// With WithOrderKey one stream's messages about different subjects run in
+// parallel, and each subject's still in stream order: subject a's first
+// handler waits until a message of b has been handled, which by stream (one
+// worker for the stream) could never happen.
+func TestConsumer_OrderKeyRunsOneStreamsKeysInParallelEachInOrder(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := ctxT(t)
+	const stream, per = "pulka:test:subjects", 30
+	var entries []streams.Entry
+	for i := 0; i < per; i++ {
+		for _, k := range []string{"a", "b", "c"} {
+			entries = append(entries, streams.Entry{Stream: stream, Data: []byte(strconv.Itoa(i)), Header: map[string]string{"k": k}})
+		}
+	}
+	if _, err := streams.NewPublisher(rdb).PublishBatch(ctx, entries); err != nil {
+		t.Fatal(err)
+	}
+	bHandled := make(chan struct{})
+	var once sync.Once
+	var mu sync.Mutex
+	last := map[string]int{}
+	var n atomic.Int64
+	// Workers 8: a, b and c hash to different workers (checked below), so
+	// a's wait for b can end.
+	c := streams.NewConsumer(rdb, "g", "c1", func(ctx context.Context, m streams.Message) error {
+		k := m.Header["k"]
+		v, _ := strconv.Atoi(string(m.Data))
+		if k == "a" && v == 0 {
+			select {
+			case <-bHandled:
+			case <-time.After(5 * time.Second):
+				t.Error("a's handler waited 5 s for a message of b: the stream's messages ran one at a time")
+			}
+		}
+		if k == "b" {
+			once.Do(func() { close(bHandled) })
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if prev, ok := last[k]; (ok && v != prev+1) || (!ok && v != 0) {
+			t.Errorf("key %s: got %d after %d", k, v, prev)
+		}
+		last[k] = v
+		n.Add(1)
+		return nil
+	}, fast(streams.WithWorkers(8), streams.WithCount(5), streams.WithOrderKey(func(m streams.Message) string { return m.Header["k"] }))...)
+	if err := c.Add(ctx, stream); err != nil {
+		t.Fatal(err)
+	}
+	runConsumer(t, c)
+	eventually(t, 10*time.Second, "all handled", func() bool { return n.Load() == 3*per })
+	eventually(t, 5*time.Second, "all acknowledged", func() bool { return pendingCount(t, rdb, stream, "g") == 0 })
+}
+
 // The scenario of invariant 4: a consumer dies after its effect but before
 // its ack. Another consumer must reclaim the message once it has been idle
 // for the configured time, and the effect must still have happened once.

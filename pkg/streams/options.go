@@ -31,6 +31,7 @@ type settings struct {
 	count        int64
 	block        time.Duration
 	workers      int
+	orderKey     func(Message) string
 	maxInFlight  int
 	startID      string
 	pollInterval time.Duration
@@ -204,13 +205,29 @@ func WithBlock(d time.Duration) Option {
 }
 
 // WithWorkers sets how many handlers run at once. Messages of one stream
-// always go to the same worker, so they are handled in stream order.
+// (or of one order key: WithOrderKey) always go to the same worker, so they
+// are handled in stream order.
 func WithWorkers(n int) Option {
 	return func(s *settings) {
 		if n > 0 {
 			s.workers = n
 		}
 	}
+}
+
+// WithOrderKey makes a Consumer order messages by key(m) instead of by
+// stream: messages with the same key go to the same worker and are handled
+// in stream order, messages with different keys run in parallel on the
+// other workers. It is for a stream whose entries are about independent
+// subjects — one stream of every table's inputs, say — which by stream
+// would be handled one at a time, each message waiting for every handler
+// before it whatever its subject. key runs on the reading goroutine, so it
+// must be quick (a header field, or one field of the payload); a message
+// whose key it cannot tell may return its stream. Acknowledgements and
+// reclaims work by message ID, so handlers finishing out of stream order
+// changes nothing else.
+func WithOrderKey(key func(m Message) string) Option {
+	return func(s *settings) { s.orderKey = key }
 }
 
 // WithMaxInFlight bounds read-but-unacknowledged messages held in memory.

@@ -11,7 +11,7 @@ import (
 	"github.com/pulka/pulka/pkg/redistest"
 )
 
-func TestWallet_OnlyAuditIsASubcommand(t *testing.T) {
+func TestWallet_OnlyAuditAndHopsAreSubcommands(t *testing.T) {
 	var out, errOut bytes.Buffer
 	err := run(context.Background(), []string{"wallet", "pay"}, nil, &out, &errOut)
 	var ee *ExitError

@@ -20,15 +20,30 @@ type Config struct {
 	// ConsumerGroup: the group on HandsStream every replica joins, this
 	// replica's name, reclaim and dead-letter settings.
 	daemon.ConsumerGroup
+	// Workers handle inputs in parallel (one table's in order: OrderKey).
+	Workers int
 
 	// Store tunes retention: game TTL, dedupe TTLs, stream lengths, history.
 	Store sheetstore.WriterOptions
+}
+
+// DefaultWorkers is how many inputs a replica handles at once. Each input
+// is a few round trips to Redis, mostly waiting (with appendfsync always,
+// for the disk): more in flight share Redis's fsyncs and event-loop turns.
+const DefaultWorkers = 32
+
+// ConsumerOptions are the consumer's options from the configuration: the
+// group's reclaim and dead-letter settings, the workers, and the order by
+// table (OrderKey).
+func (c *Config) ConsumerOptions() []streams.Option {
+	return append(c.Options(), streams.WithWorkers(c.Workers), streams.WithOrderKey(OrderKey))
 }
 
 // RegisterFlags declares the flags.
 func (c *Config) RegisterFlags(f *daemon.Flags) {
 	c.Base.RegisterFlags(f)
 	c.ConsumerGroup.RegisterFlags(f, envnames.ScoringPrefix, "scoring", scoringclient.HandsStream, streams.DefaultMaxDeliveries)
+	f.Int(&c.Workers, "workers", "PULKA_SCORING_WORKERS", DefaultWorkers, "inputs handled in parallel (one table's in order)")
 	f.Duration(&c.Store.GameTTL, "game-ttl", "PULKA_SCORING_GAME_TTL", sheetstore.DefaultGameTTL,
 		"how long a game's inputs and live sheet are kept after their last change")
 	f.Duration(&c.Store.DedupeTTL, "dedupe-ttl", "PULKA_SCORING_DEDUPE_TTL", sheetstore.DefaultDedupeTTL,
@@ -50,6 +65,9 @@ func (c *Config) Validate() error {
 	errs := append([]error{c.Base.Validate()}, c.ConsumerGroup.Validate()...)
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{daemon.ErrConfig}, args...)...))
+	}
+	if c.Workers < 1 {
+		bad("workers %d must be at least 1", c.Workers)
 	}
 	for name, d := range map[string]time.Duration{
 		"game-ttl": c.Store.GameTTL, "dedupe-ttl": c.Store.DedupeTTL, "standings-dedupe-ttl": c.Store.StandingsDedupeTTL,

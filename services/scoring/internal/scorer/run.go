@@ -20,7 +20,7 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 	// Handlers are short; half the shutdown budget is plenty for the last
 	// ones, and leaves the rest for closing Redis and flushing telemetry.
 	grace := min(streams.DefaultShutdownGrace, c.ShutdownTimeout/2)
-	consumer := streams.NewConsumer(d.Redis, c.Group, c.Consumer, s.Handle, append(c.Options(),
+	consumer := streams.NewConsumer(d.Redis, c.Group, c.Consumer, s.Handle, append(c.ConsumerOptions(),
 		streams.WithLogger(d.Logger), streams.WithTracerProvider(tel.TracerProvider),
 		streams.WithMeterProvider(tel.MeterProvider), streams.WithPropagator(tel.Propagator),
 		streams.WithShutdownGrace(grace))...)

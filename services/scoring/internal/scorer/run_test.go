@@ -50,6 +50,7 @@ func TestConfig_Validate(t *testing.T) {
 		{"zero game ttl", map[string]string{"PULKA_SCORING_GAME_TTL": "0s"}, nil, "game-ttl"},
 		{"negative history ttl", nil, []string{"-history-ttl=-1h"}, "history-ttl"},
 		{"no history", nil, []string{"-history-per-player=0"}, "history-per-player"},
+		{"no workers", nil, []string{"-workers=0"}, "workers 0"},
 		{"bad base too", nil, []string{"-redis-addr=", "-group="}, "redis-addr"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/pulka/pulka/pkg/daemon"
@@ -29,24 +28,16 @@ func (c *Config) Run(ctx context.Context, d *daemon.Daemon) error {
 	}
 	w := New(d.Redis, Options{SignupGrant: c.SignupGrant, DailyBonus: c.DailyBonus, Location: loc,
 		PotTTL: c.PotTTL, Logger: d.Logger, Flushers: store.DefaultFlushers, StalePotAge: c.StalePotAge}, m)
-	// Replies are kept short; forwarded standings go to command shards,
-	// trimmed as the senders trim them.
-	retention := func(stream string) int64 {
-		if strings.HasPrefix(stream, walletclient.ReplyStream("")) {
-			return walletclient.DefaultReplyMaxLen
-		}
-		return walletclient.DefaultCommandMaxLen
-	}
-	pub := streams.NewPublisher(d.Redis, streams.WithRetention(retention),
+	// Replies are kept short.
+	pub := streams.NewPublisher(d.Redis, streams.WithMaxLen(walletclient.DefaultReplyMaxLen),
 		streams.WithTracerProvider(tel.TracerProvider), streams.WithMeterProvider(tel.MeterProvider))
 	batcher := pub.NewBatcher(ctx, 256, 2)
-	h := &Handler{w: w, pub: batcher,
-		replies: streams.NewReplier(d.Redis, batcher, walletclient.ReplyStream(""), ReplyTTL)}
+	h := &Handler{w: w, replies: streams.NewReplier(d.Redis, batcher, walletclient.ReplyStream(""), ReplyTTL)}
 	grace := min(streams.DefaultShutdownGrace, c.ShutdownTimeout/2)
 	consumer := streams.NewConsumer(d.Redis, c.Group, c.Consumer, h.Handle, append(c.Options(),
 		streams.WithLogger(d.Logger), streams.WithTracerProvider(tel.TracerProvider),
 		streams.WithMeterProvider(tel.MeterProvider), streams.WithPropagator(tel.Propagator),
-		streams.WithWorkers(c.Workers), streams.WithShutdownGrace(grace))...)
+		streams.WithWorkers(c.Workers), streams.WithOrderKey(OrderKey), streams.WithShutdownGrace(grace))...)
 
 	d.Started()
 	if c.AuditInterval > 0 {

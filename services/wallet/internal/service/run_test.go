@@ -138,6 +138,17 @@ func TestRun_SettlesFromScoringsStandingsUnderTheDaemon(t *testing.T) {
 		t.Fatalf("ana %v", b)
 	}
 	waitFor(t, func() bool { n, _ := rdb.XLen(ctx, walletclient.SettledStream("j1")).Result(); return n == 1 })
+	// Settled where they were read: no SettleGame went to a command shard
+	// (a hop of its own, once).
+	for _, shard := range walletclient.CommandStreams() {
+		msgs, _ := rdb.XRange(ctx, shard, "-", "+").Result()
+		for _, m := range msgs {
+			cmd := &walletv1.WalletCommand{}
+			if s, _ := m.Values[streams.FieldData].(string); proto.Unmarshal([]byte(s), cmd) == nil && cmd.GetSettleGame() != nil {
+				t.Fatalf("the standings were forwarded to %s", shard)
+			}
+		}
+	}
 	entries, _, err := walletclient.Ledger(ctx, rdb, "beso", "", 10)
 	if err != nil || len(entries) != 4 || entries[2].GetKind() != walletv1.LedgerEntryKind_LEDGER_ENTRY_KIND_STAKE_SETTLED ||
 		entries[3].GetKind() != walletv1.LedgerEntryKind_LEDGER_ENTRY_KIND_PAYOUT ||
@@ -163,6 +174,29 @@ func TestRun_SettlesFromScoringsStandingsUnderTheDaemon(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the wallet did not stop")
+	}
+}
+
+// Standings take their table's command shard as order key, so that a
+// settlement runs after (or before) that table's other commands, never
+// beside them; commands keep their shard's order.
+func TestOrderKey_StandingsTakeTheirTablesShard(t *testing.T) {
+	data, _ := proto.Marshal(&scoringv1.FinalStandings{TableId: "j1", GameId: "g1"})
+	cmd, _ := proto.Marshal(&walletv1.WalletCommand{CommandId: "x"})
+	for _, tc := range []struct {
+		name string
+		m    streams.Message
+		want string
+	}{
+		{"standings: the table's shard", streams.Message{Stream: scoringclient.StandingsStream, Data: data}, walletclient.CommandStreamForTable("j1")},
+		{"unreadable standings: their stream", streams.Message{Stream: scoringclient.StandingsStream, Data: []byte{0xff}}, scoringclient.StandingsStream},
+		{"a command: its shard", streams.Message{Stream: walletclient.CommandStream(7), Data: cmd}, walletclient.CommandStream(7)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := OrderKey(tc.m); got != tc.want {
+				t.Fatalf("OrderKey = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
 
