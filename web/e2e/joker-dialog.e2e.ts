@@ -272,7 +272,14 @@ function leave(seats: WsSeat[]): void {
 test('the classic joker dialog, led and followed, speaks ka, en, ru and tr and fits a 360 px phone', async () => {
   const errors: string[] = [];
   // Nines: all 36 cards are dealt in every hand, so both jokers are in play.
-  const { guests, table, seats } = await scriptedTable(4, 'Joker dialog', { game: 'GAME_CLASSIC', classic_variant: 'CLASSIC_VARIANT_NINES' });
+  const { guests, table, seats } = await scriptedTable(4, 'Joker dialog', {
+    game: 'GAME_CLASSIC',
+    classic_variant: 'CLASSIC_VARIANT_NINES',
+    khishti: 'KHISHTI_PENALTY_200',
+    premia: true,
+    moshla: true,
+    rest_docked: true,
+  });
   let problems: string[];
   try {
     problems = await drive(guests, seats, table, ['classic-lead', 'classic-follow'], false, errors);
