@@ -12,7 +12,7 @@ import type { Browser } from 'playwright-core';
 import { parseWireCard, parseWireSuit, cardCode, wireCardName, type Card, type Suit } from '../src/protocol/cards';
 import { launch, newContext, newPage, shoot } from './harness';
 import { planHand, type HandPlan, type Style, type Trump } from './plan';
-import { compareSheet, n, readScreenSheet, type RawSheet } from './sheet';
+import { compareSheet, n, readScreenSheet, type RawSheet, type ScreenSheet } from './sheet';
 import { body, createTable, kindOf, newGuest, sit, tableStatus, WsSeat, type RawEvent } from './scripted';
 import { rejections } from './ui';
 
@@ -68,6 +68,39 @@ function chooseBids(plan: HandPlan, hand: number, dealer: number, cards: number,
 function emptySeat(plan: HandPlan): number | null {
   const i = plan.tricks.findIndex((t, seat) => seat !== PREMIA_SEAT && t === 0);
   return i < 0 ? null : i;
+}
+
+/** Pulka I of nines is hands 1–4: its premia, moshla and strikes are written after hand index 3. */
+const PULKA_END = 3;
+const LIVE = '[data-testid="sheet-dialog"] [data-testid="score-sheet"]';
+
+interface Marks {
+  struck: string[];
+  premia: string[];
+  moshla: string[];
+}
+
+/** The struck cells ("hand-seat") and the premia and moshla entries ("pulka-seat") on the screen. */
+function marks(screen: ScreenSheet): Marks {
+  const keys = (o: Record<string, unknown>, f: (k: string) => boolean) => Object.keys(o).filter(f).sort();
+  return {
+    struck: keys(screen.cells, (k) => screen.cells[k]?.struck === true),
+    premia: keys(screen.sigma, (k) => screen.sigma[k]?.extraKind === 'premia'),
+    moshla: keys(screen.sigma, (k) => screen.sigma[k]?.extraKind === 'moshla'),
+  };
+}
+
+/** The same, as the server's sheet has them. */
+function marksOf(sheet: RawSheet): Marks {
+  const out: Marks = { struck: [], premia: [], moshla: [] };
+  for (const p of sheet.pulkas ?? []) {
+    for (const h of p.hands ?? []) for (const c of h.cells ?? []) if (c.struck === true) out.struck.push(`${String(n(h.hand_index))}-${String(n(c.seat))}`);
+    for (const t of p.totals ?? []) {
+      if (n(t.premia) !== 0) out.premia.push(`${String(n(p.pulka_index))}-${String(n(t.seat))}`);
+      else if (n(t.moshla) !== 0) out.moshla.push(`${String(n(p.pulka_index))}-${String(n(t.seat))}`);
+    }
+  }
+  return { struck: out.struck.sort(), premia: out.premia.sort(), moshla: out.moshla.sort() };
 }
 
 function cardsOf(evs: RawEvent[], seat: number): Card[] {
@@ -173,15 +206,39 @@ test('the sheet screen shows the server’s numbers, colours, strikes, premia, m
   const seats = await Promise.all(guests.map((g) => WsSeat.open(g, table)));
   try {
     const needs = { khishti: true };
+    const p0 = seats[0] as WsSeat;
     for (let h = 0; h < 5; h++) {
+      if (h === PULKA_END) {
+        // The sheet is opened before pulka I's last hand and stays open:
+        // no premia, moshla or strike yet (they are written when the pulka ends).
+        await p0.until(() => (p0.sheet?.sheet.pulkas?.[0]?.hands?.length ?? 0) === PULKA_END, `the sheet after hand ${String(PULKA_END)}`);
+        await page.getByTestId('open-sheet').click();
+        await page.locator(LIVE).waitFor();
+        await expect.poll(async () => compareSheet(p0.sheet?.sheet ?? {}, await readScreenSheet(page, LIVE), { game: 'classic', over: false }), { timeout: 10_000 }).toEqual([]);
+        expect(marks(await readScreenSheet(page, LIVE)), 'the sheet before pulka I ends').toEqual({ struck: [], premia: [], moshla: [] });
+      }
       const plan = await playHand(seats, h, needs);
+      if (h === PULKA_END) {
+        // Live, on the sheet left open: the premia, the moshla and the struck
+        // hands appear as the pulka ends, without reopening anything.
+        await p0.until(() => p0.sheet?.sheet.pulkas?.[0]?.finished === true, 'pulka I to be finished on the sheet');
+        const want = marksOf(p0.sheet?.sheet ?? {});
+        // What the scripted pulka I is for: otherwise agreeing would prove little.
+        expect(want.premia).toEqual(['0-0']);
+        expect(want.moshla).toEqual(['0-1', '0-2', '0-3']);
+        expect(want.struck).toHaveLength(3);
+        await expect.poll(async () => marks(await readScreenSheet(page, LIVE)), { timeout: 10_000 }).toEqual(want);
+        expect(compareSheet(p0.sheet?.sheet ?? {}, await readScreenSheet(page, LIVE), { game: 'classic', over: false })).toEqual([]);
+        await shoot(page, DIR, '00-sheet-live-premia');
+        await page.keyboard.press('Escape');
+        await page.getByTestId('sheet-dialog').waitFor({ state: 'detached' });
+      }
       const ended = body(seats[0]?.handEvents(h).find((e) => kindOf(e) === 'hand_ended') as RawEvent);
       const results = (ended.results as { seat?: number; tricks?: number }[] | undefined) ?? [];
       for (const r of results) expect(n(r.tricks), `hand ${String(h + 1)} seat ${String(n(r.seat))}'s tricks`).toBe(plan.tricks[n(r.seat)]);
     }
     // Hand 6: its trump is chosen first (by the seat after the dealer), then
     // the seats before seat 0 bid from Node and seat 0 bids on its screen.
-    const p0 = seats[0] as WsSeat;
     await p0.until(() => p0.handEvents(5).length > 0, 'hand 6');
     const dealer = n(body(p0.handEvents(5)[0] as RawEvent).dealer_seat as number | undefined);
     const chooser = (dealer + 1) % 4;

@@ -42,6 +42,8 @@ export class TableSession {
   /** The lobby's summary (seats, settings) before and around the game. */
   readonly summary = signal<TableSummary | null>(null);
   readonly joined = signal(false);
+  /** Whether the last event applied was live, not replayed after a (re)join: only live ones sound. */
+  readonly live = signal(true);
   /** Each hand's commit–reveal deal as this client saw it (fairdeal/hands.ts). */
   readonly fair = signal<FairState>(emptyFair());
 
@@ -68,6 +70,7 @@ export class TableSession {
     batch(() => {
       this.state.value = s;
       this.fair.value = fs;
+      this.live.value = live;
     });
     // Replayed history waits for the join's end (joinedAgain): its hands
     // are mostly long dealt.

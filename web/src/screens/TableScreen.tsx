@@ -115,7 +115,7 @@ function Game({ store, session, s }: { store: Store; session: TableSession; s: T
     </header>
   );
 
-  const props = { s, send, serverNow: () => store.serverNow(), online, onCourse, header };
+  const props = { s, send, serverNow: () => store.serverNow(), online, onCourse, header, live: session.live.value };
   return (
     <>
       {japanese ? <JapaneseTable {...props} /> : <ClassicTable {...props} />}

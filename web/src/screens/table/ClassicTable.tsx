@@ -23,11 +23,13 @@ export interface TableProps {
   /** Premia course per seat from the score sheet (null: unknown). */
   onCourse: (boolean | null)[];
   header: preact.ComponentChildren;
+  /** The last event was live, not replayed after a (re)join (a reload replays the game: no burst of sounds). */
+  live?: boolean;
 }
 
-export function ClassicTable({ s, send: sendNow, serverNow, online, onCourse, header }: TableProps) {
+export function ClassicTable({ s, send: sendNow, serverNow, online, onCourse, header, live }: TableProps) {
   const { send, waiting } = useOneMove(s, sendNow);
-  useTableSounds(s);
+  useTableSounds(s, live ?? true);
   const n = 4;
   const me = s.yourSeat;
   // What you may do comes from the server's list of your legal moves

@@ -46,9 +46,9 @@ function Columns({
   );
 }
 
-export function JapaneseTable({ s, send: sendNow, serverNow, online, header }: TableProps) {
+export function JapaneseTable({ s, send: sendNow, serverNow, online, header, live }: TableProps) {
   const { send, waiting } = useOneMove(s, sendNow);
-  useTableSounds(s);
+  useTableSounds(s, live ?? true);
   const n = 2;
   const me = s.yourSeat;
   const other = me === null ? 1 : 1 - me;

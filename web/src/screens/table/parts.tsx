@@ -205,14 +205,15 @@ export function HiddenHand({ count, label }: { count: number; label: string }) {
 }
 
 /** Plays the sound of what just happened (when sounds are on): a card, a
- * trick taken, the game's end, and the start of your own turn. */
-export function useTableSounds(s: TableState): void {
+ * trick taken, the game's end, and the start of your own turn; nothing for
+ * the history replayed after a (re)join (live false). */
+export function useTableSounds(s: TableState, live = true): void {
   const mine = yourTurn(s);
   const prev = useRef<{ notice: Notice | null; mine: boolean }>({ notice: s.notice, mine });
   useEffect(() => {
     const turnStarted = mine && !prev.current.mine;
     const fresh = s.notice !== prev.current.notice ? s.notice : null;
-    if (fresh || turnStarted) play(soundFor(fresh, turnStarted));
+    if (live && (fresh || turnStarted)) play(soundFor(fresh, turnStarted));
     prev.current = { notice: s.notice, mine };
   });
 }
