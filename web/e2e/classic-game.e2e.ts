@@ -144,8 +144,11 @@ test('a guest plays a whole standard game against three bots by clicking, and th
   console.log('classic game: event to screen', JSON.stringify(summary));
   saveJSON('apply-times.json', summary);
   expect(drawn.length).toBeGreaterThan(500);
-  // The goal: one event applied and drawn within a frame (16 ms).
+  // The goal: one event applied and drawn within a frame (16 ms) — the
+  // median always; the p99 when measuring on a quiet machine
+  // (PULKA_E2E_MEASURE=1: on two shared cores the p99 is the scheduler's).
   expect(summary.domUpdatedMs.p50).toBeLessThan(16);
+  if (process.env.PULKA_E2E_MEASURE === '1') expect(summary.domUpdatedMs.p99, 'p99 of frame arrival → DOM changed').toBeLessThan(16);
   await ctx.close();
 });
 
