@@ -9,6 +9,7 @@ import (
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/cards/cardpb"
 	"github.com/pulka/pulka/pkg/classic"
+	"github.com/pulka/pulka/pkg/classic/classicpb"
 	"github.com/pulka/pulka/pkg/fairdeal"
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
@@ -166,15 +167,9 @@ func playOf(p *tablev1.CardPlayed, japaneseGame bool) interface{ MarshalText() (
 	}
 	m := classic.Move{Seat: int8(seat), Kind: classic.MovePlay, Card: c}
 	if c.IsJoker() {
-		switch d.GetAction() {
-		case tablev1.JokerAction_JOKER_ACTION_TAKE:
-			m.Joker = classic.JokerTake
-		case tablev1.JokerAction_JOKER_ACTION_DISCARD:
-			m.Joker = classic.JokerDiscard
-		case tablev1.JokerAction_JOKER_ACTION_HIGHEST:
-			m.Joker, m.Suit = classic.JokerHighest, suitOf(d.GetSuit())
-		case tablev1.JokerAction_JOKER_ACTION_GIVE:
-			m.Joker, m.Suit = classic.JokerGive, suitOf(d.GetSuit())
+		m.Joker, _ = classicpb.FromJokerAction(d.GetAction())
+		if m.Joker == classic.JokerHighest || m.Joker == classic.JokerGive {
+			m.Suit = suitOf(d.GetSuit())
 		}
 	}
 	return m

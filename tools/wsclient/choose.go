@@ -6,6 +6,7 @@ import (
 
 	"github.com/pulka/pulka/pkg/cards/cardpb"
 	"github.com/pulka/pulka/pkg/classic"
+	"github.com/pulka/pulka/pkg/classic/classicpb"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/japanese"
 	"github.com/pulka/pulka/pkg/tablesettings"
@@ -103,7 +104,7 @@ var errNoBotMove = errors.New("wsclient: the bot has no move")
 func (m *Model) classicView(variant classic.Variant) classic.View {
 	v := classic.View{
 		Seat: m.MySeat, Variant: variant, Hands: variant.Hands(), Hand: m.HandIndex, Cards: m.CardsPerSeat,
-		Dealer: m.Dealer, Phase: classicPhase(m.Phase), ToMove: m.Turn, Forbidden: -1,
+		Dealer: m.Dealer, Phase: classicPhaseOf(m.Phase), ToMove: m.Turn, Forbidden: -1,
 		MyCards: m.Hand.Cards(), Played: m.handPlayed.Cards(), Results: m.results,
 	}
 	if m.TrumpKnown {
@@ -135,7 +136,7 @@ func (m *Model) classicView(variant classic.Variant) classic.View {
 		}
 		pc := classic.PlayedCard{Seat: p.Seat, Card: p.Card}
 		if p.Card.IsJoker() {
-			pc.Joker = classicJoker(p.Joker.GetAction())
+			pc.Joker, _ = classicpb.FromJokerAction(p.Joker.GetAction())
 			if s, ok := cardpb.FromSuit(p.Joker.GetSuit()); ok && s.Valid() {
 				pc.Suit = s.String()
 			}
@@ -158,30 +159,12 @@ func (m *Model) classicView(variant classic.Variant) classic.View {
 	return v
 }
 
-func classicPhase(p tablev1.Phase) classic.Phase {
-	switch p {
-	case tablev1.Phase_PHASE_CHOOSE_TRUMP:
-		return classic.PhaseTrump
-	case tablev1.Phase_PHASE_BID:
-		return classic.PhaseBid
-	case tablev1.Phase_PHASE_PLAY:
-		return classic.PhasePlay
+// classicPhaseOf is p, PhaseOver for a phase no move is made in.
+func classicPhaseOf(p tablev1.Phase) classic.Phase {
+	if ph, ok := classicpb.FromPhase(p); ok {
+		return ph
 	}
 	return classic.PhaseOver
-}
-
-func classicJoker(a tablev1.JokerAction) classic.JokerMode {
-	switch a {
-	case tablev1.JokerAction_JOKER_ACTION_TAKE:
-		return classic.JokerTake
-	case tablev1.JokerAction_JOKER_ACTION_DISCARD:
-		return classic.JokerDiscard
-	case tablev1.JokerAction_JOKER_ACTION_HIGHEST:
-		return classic.JokerHighest
-	case tablev1.JokerAction_JOKER_ACTION_GIVE:
-		return classic.JokerGive
-	}
-	return classic.JokerNone
 }
 
 // japaneseView is what the seat knows, as japanese.View says it.

@@ -6,6 +6,7 @@ import (
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/cards/cardpb"
 	"github.com/pulka/pulka/pkg/classic"
+	"github.com/pulka/pulka/pkg/classic/classicpb"
 	"github.com/pulka/pulka/pkg/fairdeal"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/scoring"
@@ -62,21 +63,7 @@ func newClassicEngine(s tablesettings.Settings) (*classicEngine, error) {
 func (e *classicEngine) toMove() int { return e.g.ToMove() }
 func (e *classicEngine) over() bool  { return e.g.Over() }
 
-func (e *classicEngine) phase() tablev1.Phase {
-	switch e.g.Phase() {
-	case classic.PhaseTrump:
-		return tablev1.Phase_PHASE_CHOOSE_TRUMP
-	case classic.PhaseBid:
-		return tablev1.Phase_PHASE_BID
-	case classic.PhasePlay:
-		return tablev1.Phase_PHASE_PLAY
-	case classic.PhaseOver:
-		return tablev1.Phase_PHASE_GAME_OVER
-	case classic.PhaseDeal:
-		return tablev1.Phase_PHASE_WAITING
-	}
-	return tablev1.Phase_PHASE_UNSPECIFIED
-}
+func (e *classicEngine) phase() tablev1.Phase { return classicpb.Phase(e.g.Phase()) }
 
 func (e *classicEngine) awaitingDeal() bool { return e.g.AwaitingDeal() }
 func (e *classicEngine) handIndex() uint32  { return uint32(e.g.HandIndex()) }
@@ -126,17 +113,8 @@ func classicMove(seat int, cmd *tablev1.Command) (classic.Move, error) {
 			return classic.PlayMove(seat, card), nil
 		}
 		d := c.PlayCard.GetDeclaration()
-		var mode classic.JokerMode
-		switch d.GetAction() {
-		case tablev1.JokerAction_JOKER_ACTION_TAKE:
-			mode = classic.JokerTake
-		case tablev1.JokerAction_JOKER_ACTION_DISCARD:
-			mode = classic.JokerDiscard
-		case tablev1.JokerAction_JOKER_ACTION_HIGHEST:
-			mode = classic.JokerHighest
-		case tablev1.JokerAction_JOKER_ACTION_GIVE:
-			mode = classic.JokerGive
-		default:
+		mode, ok := classicpb.FromJokerAction(d.GetAction())
+		if !ok {
 			return classic.Move{}, classic.ErrBadJokerDeclaration
 		}
 		suit := cards.NoSuit
@@ -212,7 +190,7 @@ func (e *classicEngine) convert(b *batch, evs []classic.Event, first cards.Set) 
 		case classic.EventPlayed:
 			cp := &tablev1.CardPlayed{Seat: uint32(ev.Seat), Card: cardpb.Card(ev.Card), ByServer: b.byServer}
 			if ev.Card.IsJoker() {
-				cp.Declaration = &tablev1.JokerDeclaration{Action: jokerAction(ev.Joker)}
+				cp.Declaration = &tablev1.JokerDeclaration{Action: classicpb.JokerAction(ev.Joker)}
 				if ev.Suit.Valid() {
 					cp.Declaration.Suit = cardpb.Suit(ev.Suit)
 				}
@@ -229,20 +207,6 @@ func (e *classicEngine) convert(b *batch, evs []classic.Event, first cards.Set) 
 			e.gameEnded(b)
 		}
 	}
-}
-
-func jokerAction(j classic.JokerMode) tablev1.JokerAction {
-	switch j {
-	case classic.JokerTake:
-		return tablev1.JokerAction_JOKER_ACTION_TAKE
-	case classic.JokerDiscard:
-		return tablev1.JokerAction_JOKER_ACTION_DISCARD
-	case classic.JokerHighest:
-		return tablev1.JokerAction_JOKER_ACTION_HIGHEST
-	case classic.JokerGive:
-		return tablev1.JokerAction_JOKER_ACTION_GIVE
-	}
-	return tablev1.JokerAction_JOKER_ACTION_UNSPECIFIED
 }
 
 // tricksAfter is every seat's tricks in hand h after a trick won: the
@@ -354,7 +318,7 @@ func (e *classicEngine) view(seat int, tv *tablev1.TableView) {
 	for _, pc := range v.Trick {
 		p := &tablev1.PlayedCard{Seat: uint32(pc.Seat), Card: cardpb.Card(pc.Card)}
 		if pc.Card.IsJoker() {
-			p.Declaration = &tablev1.JokerDeclaration{Action: jokerAction(pc.Joker)}
+			p.Declaration = &tablev1.JokerDeclaration{Action: classicpb.JokerAction(pc.Joker)}
 			if pc.Suit != "" {
 				p.Declaration.Suit = cardpb.Suit(parseTrumpText(pc.Suit))
 			}
@@ -417,7 +381,7 @@ func (e *classicEngine) legal(seat int) *tablev1.LegalMoves {
 		case classic.MovePlay:
 			p := legalPlay{card: m.Card}
 			if m.Card.IsJoker() {
-				p.hasDecl, p.action = true, jokerAction(m.Joker)
+				p.hasDecl, p.action = true, classicpb.JokerAction(m.Joker)
 				if m.Joker == classic.JokerHighest || m.Joker == classic.JokerGive { // only a led joker names a suit
 					p.suit = cardpb.Suit(m.Suit)
 				}

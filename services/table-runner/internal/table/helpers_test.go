@@ -12,6 +12,7 @@ import (
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/cards/cardpb"
 	"github.com/pulka/pulka/pkg/classic"
+	"github.com/pulka/pulka/pkg/classic/classicpb"
 	"github.com/pulka/pulka/pkg/fairdeal"
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
@@ -204,7 +205,7 @@ func classicCmd(m classic.Move) *tablev1.Command {
 	}
 	pc := &tablev1.PlayCardCommand{Card: cardpb.Card(m.Card)}
 	if m.Card.IsJoker() {
-		pc.Declaration = &tablev1.JokerDeclaration{Action: jokerAction(m.Joker)}
+		pc.Declaration = &tablev1.JokerDeclaration{Action: classicpb.JokerAction(m.Joker)}
 		if m.Joker == classic.JokerHighest || m.Joker == classic.JokerGive {
 			pc.Declaration.Suit = cardpb.Suit(m.Suit)
 		}
