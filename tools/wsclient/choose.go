@@ -88,10 +88,8 @@ func (m *Model) botMove() (Move, error) {
 	case classic.MovePlay:
 		mv := Move{Kind: MovePlay, Card: cm.Card}
 		if cm.Card.IsJoker() {
-			mv.Joker = &wire.JokerDecl{Action: cm.Joker.String()}
-			if cm.Joker == classic.JokerHighest || cm.Joker == classic.JokerGive {
-				mv.Joker.Suit = cm.Suit.String()
-			}
+			a, su := classicpb.Declare(cm.Joker, cm.Suit)
+			mv.Joker = wire.JokerWords(&tablev1.JokerDeclaration{Action: a, Suit: su})
 		}
 		return mv, nil
 	}
@@ -212,9 +210,7 @@ func (m *Model) japaneseView(target int) (japanese.View, error) {
 			if up.Valid() {
 				v.Columns[s] = append(v.Columns[s], japanese.ColumnView{Column: c, Up: up})
 			}
-			if up.Valid() || m.FaceDown[s][c] {
-				onTable += boolInt(up.Valid()) + boolInt(m.FaceDown[s][c])
-			}
+			onTable += boolInt(up.Valid()) + boolInt(m.FaceDown[s][c])
 		}
 		// Every card a seat has not played is in its hand or on its columns.
 		left := japanese.TricksPerHand - v.Trick

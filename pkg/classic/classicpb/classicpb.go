@@ -5,7 +5,10 @@
 package classicpb
 
 import (
+	"github.com/pulka/pulka/pkg/cards"
+	"github.com/pulka/pulka/pkg/cards/cardpb"
 	"github.com/pulka/pulka/pkg/classic"
+	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 )
 
@@ -23,6 +26,16 @@ func JokerAction(j classic.JokerMode) tablev1.JokerAction {
 		return tablev1.JokerAction_JOKER_ACTION_GIVE
 	}
 	return tablev1.JokerAction_JOKER_ACTION_UNSPECIFIED
+}
+
+// Declare is the contract's declaration of a joker played as j naming
+// suit: its action, and the suit only for a led joker (highest, give) —
+// SUIT_UNSPECIFIED for one that follows, whatever suit the move holds.
+func Declare(j classic.JokerMode, suit cards.Suit) (tablev1.JokerAction, commonv1.Suit) {
+	if j == classic.JokerHighest || j == classic.JokerGive {
+		return JokerAction(j), cardpb.Suit(suit)
+	}
+	return JokerAction(j), commonv1.Suit_SUIT_UNSPECIFIED
 }
 
 // FromJokerAction reads an enum declaration; ok is false for unspecified

@@ -3,7 +3,9 @@ package classicpb
 import (
 	"testing"
 
+	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/classic"
+	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 )
 
@@ -46,6 +48,25 @@ func TestPhase_ThePhasesInPlayRoundTrip(t *testing.T) {
 	for _, p := range []tablev1.Phase{tablev1.Phase_PHASE_WAITING, tablev1.Phase_PHASE_GAME_OVER, tablev1.Phase_PHASE_UNSPECIFIED, 77} {
 		if _, ok := FromPhase(p); ok {
 			t.Fatalf("%v reads as a phase in play", p)
+		}
+	}
+}
+
+// TestDeclare_OnlyALedJokerNamesASuit: highest and give carry the suit,
+// take and discard none even when the move holds one.
+func TestDeclare_OnlyALedJokerNamesASuit(t *testing.T) {
+	for _, c := range []struct {
+		j    classic.JokerMode
+		want commonv1.Suit
+	}{
+		{classic.JokerHighest, commonv1.Suit_SUIT_HEARTS},
+		{classic.JokerGive, commonv1.Suit_SUIT_HEARTS},
+		{classic.JokerTake, commonv1.Suit_SUIT_UNSPECIFIED},
+		{classic.JokerDiscard, commonv1.Suit_SUIT_UNSPECIFIED},
+	} {
+		a, s := Declare(c.j, cards.Hearts)
+		if a != JokerAction(c.j) || s != c.want {
+			t.Errorf("%v: %v %v, want %v %v", c.j, a, s, JokerAction(c.j), c.want)
 		}
 	}
 }

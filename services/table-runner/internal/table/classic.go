@@ -190,10 +190,8 @@ func (e *classicEngine) convert(b *batch, evs []classic.Event, first cards.Set) 
 		case classic.EventPlayed:
 			cp := &tablev1.CardPlayed{Seat: uint32(ev.Seat), Card: cardpb.Card(ev.Card), ByServer: b.byServer}
 			if ev.Card.IsJoker() {
-				cp.Declaration = &tablev1.JokerDeclaration{Action: classicpb.JokerAction(ev.Joker)}
-				if ev.Suit.Valid() {
-					cp.Declaration.Suit = cardpb.Suit(ev.Suit)
-				}
+				a, su := classicpb.Declare(ev.Joker, ev.Suit)
+				cp.Declaration = &tablev1.JokerDeclaration{Action: a, Suit: su}
 			}
 			b.add(public(), &tablev1.Event{Event: &tablev1.Event_CardPlayed{CardPlayed: cp}})
 		case classic.EventTrickWon:
@@ -381,10 +379,8 @@ func (e *classicEngine) legal(seat int) *tablev1.LegalMoves {
 		case classic.MovePlay:
 			p := legalPlay{card: m.Card}
 			if m.Card.IsJoker() {
-				p.hasDecl, p.action = true, classicpb.JokerAction(m.Joker)
-				if m.Joker == classic.JokerHighest || m.Joker == classic.JokerGive { // only a led joker names a suit
-					p.suit = cardpb.Suit(m.Suit)
-				}
+				p.hasDecl = true
+				p.action, p.suit = classicpb.Declare(m.Joker, m.Suit)
 			}
 			plays[np] = p
 			np++

@@ -205,10 +205,8 @@ func classicCmd(m classic.Move) *tablev1.Command {
 	}
 	pc := &tablev1.PlayCardCommand{Card: cardpb.Card(m.Card)}
 	if m.Card.IsJoker() {
-		pc.Declaration = &tablev1.JokerDeclaration{Action: classicpb.JokerAction(m.Joker)}
-		if m.Joker == classic.JokerHighest || m.Joker == classic.JokerGive {
-			pc.Declaration.Suit = cardpb.Suit(m.Suit)
-		}
+		a, su := classicpb.Declare(m.Joker, m.Suit)
+		pc.Declaration = &tablev1.JokerDeclaration{Action: a, Suit: su}
 	}
 	return &tablev1.Command{Command: &tablev1.Command_PlayCard{PlayCard: pc}}
 }
