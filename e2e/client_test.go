@@ -46,6 +46,10 @@ type frame struct {
 	wf    wsclient.Frame // as the Go client decodes it
 	ev    *tablev1.Event
 	sheet *scoringv1.SheetUpdate
+	// packed marks the LegalMoves event that rode on the event frame before
+	// it (EventFrame.legal), recorded as a frame of its own with that
+	// frame's ID, as wsclient.Conn hands it on.
+	packed bool
 }
 
 func (f *frame) String() string {
@@ -191,6 +195,14 @@ func (c *client) read(ctx context.Context, wc *wsConn) {
 		var move *gatewayv1.ClientFrame
 		if f.ev != nil {
 			move = c.observe(wc, f)
+		}
+		if f.wf.Legal != nil {
+			lf := f.wf.LegalFrame()
+			g := &frame{N: len(c.frames), Conn: wc.n, At: f.At, Type: lf.Type, Table: lf.Table, ID: f.ID, wf: lf, ev: lf.Event, packed: true}
+			c.frames = append(c.frames, g)
+			if m := c.observe(wc, g); m != nil {
+				move = m
+			}
 		}
 		if f.Type == "joined" {
 			move = c.wake(wc, f.Table)

@@ -11,6 +11,7 @@ import (
 	"github.com/pulka/pulka/pkg/cards"
 	"github.com/pulka/pulka/pkg/cards/cardpb"
 	"github.com/pulka/pulka/pkg/classic"
+	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 )
 
@@ -95,9 +96,16 @@ func stripped(ev *tablev1.Event) *tablev1.Event {
 // It returns how many event frames it checked and every problem found.
 func checkFrames(c *client, tableID string, log []logEntry, hands []handTruth) (int, []string) {
 	var problems []string
+	// An entry's packed legal moves share its ID (wire.FieldLegal).
+	posKey := func(id string, packed bool) string {
+		if packed {
+			return id + "+legal"
+		}
+		return id
+	}
 	pos := make(map[string]int, len(log))
 	for i, e := range log {
-		pos[e.ID] = i
+		pos[posKey(e.ID, e.Packed)] = i
 	}
 	seats, handAt := seating(log), handIndex(log)
 	player := c.ses.Player.ID
@@ -131,6 +139,9 @@ func checkFrames(c *client, tableID string, log []logEntry, hands []handTruth) (
 		joinFrom[j.Conn] = -1
 		if j.LastEventID != "" {
 			p, ok := pos[j.LastEventID]
+			if q, packed := pos[posKey(j.LastEventID, true)]; packed {
+				p = q // the entry's legal moves came with it
+			}
 			if !ok {
 				problems = append(problems, fmt.Sprintf("%s joined after %s, which is not in the log", c.name, j.LastEventID))
 			}
@@ -171,7 +182,7 @@ func checkFrames(c *client, tableID string, log []logEntry, hands []handTruth) (
 			continue
 		}
 		checked++
-		i, ok := pos[f.ID]
+		i, ok := pos[posKey(f.ID, f.packed)]
 		if !ok {
 			fail(f, "the event is not in the log")
 			continue
@@ -378,6 +389,49 @@ func checkTheChecker(t *testing.T, g *finished, c *client) {
 		t.Fatal("found no CardPlayed to put a hidden card in")
 	}
 	wantProblem(t, "a hidden card in a public event", hiddenCase, g, "may not know")
+
+	// Another seat's unplayed card among the legal moves riding on one of
+	// the player's event frames.
+	legalLeak := false
+	legalCase := doctored(c, func(fs []*frame) []*frame {
+		at := map[string]int{}
+		for i, e := range g.log {
+			if e.Packed {
+				at[e.ID] = i
+			}
+		}
+		for _, f := range fs {
+			i, ok := at[f.ID]
+			if !f.packed || !ok || len(f.ev.GetLegalMoves().GetPlays()) == 0 {
+				continue
+			}
+			start := i
+			for start > 0 && g.log[start].Ev.GetHandStarted() == nil {
+				start--
+			}
+			played := map[commonv1.Card]bool{}
+			for _, e := range g.log[start:i] {
+				if p := e.Ev.GetCardPlayed(); p != nil {
+					played[p.GetCard()] = true
+				}
+			}
+			for _, e := range g.log[start:i] {
+				if d := e.Ev.GetDealt(); d != nil && int(d.GetSeat()) != mySeat {
+					for _, card := range d.GetCards() {
+						if !played[card] {
+							f.ev.GetLegalMoves().GetPlays()[0].Card, legalLeak = card, true
+							return fs
+						}
+					}
+				}
+			}
+		}
+		return fs
+	})
+	if !legalLeak {
+		t.Fatal("found no legal moves on a frame to put a hidden card in")
+	}
+	wantProblem(t, "another seat's card among the player's legal moves", legalCase, g, "may not know")
 
 	// Japanese: the player's own face-down card shown before it reached
 	// the player's hand.

@@ -26,6 +26,7 @@ import (
 	"github.com/pulka/pulka/pkg/japanese"
 	"github.com/pulka/pulka/pkg/scoring"
 	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/tools/record"
 	stackplan "github.com/pulka/pulka/tools/stack"
 	"github.com/pulka/pulka/tools/stack/stacktest"
@@ -36,12 +37,15 @@ import (
 // on the first entry of each step that applied an input: the input.
 const headerInput = "input"
 
-// logEntry is one entry of a table's event stream: the event as the runner
-// wrote it, and on the first entry of a step the input it applied.
+// logEntry is one event of a table's event stream: the event as the runner
+// wrote it, and on the first entry of a step the input it applied. An
+// entry that packs a seat's legal moves (wire.FieldLegal) is two logEntries
+// with its ID, the second Packed.
 type logEntry struct {
-	ID    string
-	Ev    *tablev1.Event
-	Input *runnerv1.Input
+	ID     string
+	Ev     *tablev1.Event
+	Input  *runnerv1.Input
+	Packed bool
 }
 
 // inputVersion is the first byte of the runner's logged inputs: the
@@ -75,16 +79,20 @@ func readLog(ctx context.Context, rdb redis.UniversalClient, tableID string) ([]
 			return nil, err
 		}
 		for _, m := range msgs {
-			e := logEntry{ID: m.ID, Ev: &tablev1.Event{}}
-			if err := proto.Unmarshal(m.Data, e.Ev); err != nil {
+			ev, packed, err := wire.DecodeEventEntry(m.Data, m.Header)
+			if err != nil {
 				return nil, fmt.Errorf("event %s: %w", m.ID, err)
 			}
+			e := logEntry{ID: m.ID, Ev: ev}
 			if in, ok := m.Header[headerInput]; ok {
 				if e.Input, err = decodeInput([]byte(in)); err != nil {
 					return nil, fmt.Errorf("input at %s: %w", m.ID, err)
 				}
 			}
 			out = append(out, e)
+			if packed != nil {
+				out = append(out, logEntry{ID: m.ID, Ev: packed, Packed: true})
+			}
 		}
 		if len(msgs) < 1000 {
 			return out, nil

@@ -341,7 +341,7 @@ func (c *Conn) read(ctx context.Context, ws *websocket.Conn) error {
 			// after the seed depends on it.
 			go c.sendSeeds(ctx, seeds)
 		}
-		if !c.deliver(ctx, f) {
+		if !c.deliver(ctx, f) || (f.Legal != nil && !c.deliver(ctx, f.LegalFrame())) {
 			_ = ws.CloseNow()
 			return ctx.Err()
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -40,6 +41,9 @@ type fakeGateway struct {
 	// connection dies (no close frame).
 	gone     map[string]bool
 	goneDrop int
+	// legalEvery, when > 0, puts legal moves on every legalEvery-th event
+	// frame, as the gateway does for the seat to move.
+	legalEvery int
 
 	mu       sync.Mutex
 	conns    int
@@ -112,7 +116,12 @@ func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				}
 				ev := &tablev1.Event{Seq: uint64(i + 1), TableId: m.Table,
 					Event: &tablev1.Event_BidMade{BidMade: &tablev1.BidMade{Seat: uint32(i % 4), Tricks: 1}}}
-				if err := put(ctx, ws, wire.Event(m.Table, id, ev)); err != nil {
+				frame := wire.Event(m.Table, id, ev)
+				if g.legalEvery > 0 && (i+1)%g.legalEvery == 0 {
+					frame = wire.EventWithLegal(m.Table, id, ev, &tablev1.Event{Event: &tablev1.Event_LegalMoves{LegalMoves: &tablev1.LegalMoves{
+						Seat: uint32(i % 4), Phase: tablev1.Phase_PHASE_BID, Bids: []uint32{uint32(i)}}}})
+				}
+				if err := put(ctx, ws, frame); err != nil {
 					return
 				}
 				sent++
@@ -172,6 +181,51 @@ func TestDial_RefusedTokenIsTheGatewaysError(t *testing.T) {
 	_, err := Dial(testCtx(t), srv.URL, Options{Token: "forged"})
 	if !IsCode(err, wire.CodeUnauthorized) {
 		t.Fatalf("err = %v, want code %s", err, wire.CodeUnauthorized)
+	}
+}
+
+// TestConn_LegalMovesOnAnEventFrameFollowItAsTheirOwnEvent: the legal
+// moves riding on an event frame reach the client's programs as the
+// LegalMoves event the table's history has right after that event, with
+// no id of their own.
+func TestConn_LegalMovesOnAnEventFrameFollowItAsTheirOwnEvent(t *testing.T) {
+	g, srv := newFakeGateway(t, 6)
+	g.legalEvery = 3
+	c := dialTest(t, srv.URL, Options{})
+	ctx := testCtx(t)
+	if _, err := c.Join(ctx, "t1", ""); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for {
+		f, err := c.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Type == wire.TypeJoined {
+			break
+		}
+		if f.Type != wire.TypeEvent {
+			continue
+		}
+		switch {
+		case f.Event.GetBidMade() != nil:
+			got = append(got, "bid "+f.ID)
+		case f.Event.GetLegalMoves() != nil:
+			lm := f.Event.GetLegalMoves()
+			if f.ID != "" || f.Event.GetVisibility().GetSeat() != lm.GetSeat() || f.Event.GetVisibility().GetAudience() != tablev1.Audience_AUDIENCE_SEAT ||
+				f.Event.GetSeq() != uint64(lm.GetBids()[0])+2 || f.Event.GetTableId() != "t1" {
+				t.Fatalf("legal moves frame %+v", f)
+			}
+			got = append(got, fmt.Sprintf("legal %d", lm.GetBids()[0]))
+		}
+	}
+	want := []string{"bid 1-0", "bid 2-0", "bid 3-0", "legal 2", "bid 4-0", "bid 5-0", "bid 6-0", "legal 5"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("frames %v, want %v", got, want)
+	}
+	if last := c.LastEventID("t1"); last != "6-0" {
+		t.Fatalf("last event id %q, want 6-0", last)
 	}
 }
 

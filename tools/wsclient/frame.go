@@ -37,7 +37,11 @@ type Frame struct {
 	// Cmd is the full command id of an ack (<player id>/<key>).
 	Cmd string
 
-	Event       *tablev1.Event         // event
+	Event *tablev1.Event // event
+	// Legal is the receiver's legal moves riding on an event frame
+	// (EventFrame.legal): Conn delivers them as a LegalMoves event of
+	// their own right after it (LegalFrame).
+	Legal       *tablev1.LegalMoves
 	Sheet       *scoringv1.SheetUpdate // sheet
 	LobbyView   *lobbyv1.LobbyView     // lobby_view
 	LobbyUpdate *lobbyv1.LobbyUpdate   // lobby_update
@@ -85,7 +89,7 @@ func DecodeFrame(data []byte, at time.Time) (Frame, error) {
 	case *gatewayv1.ServerFrame_Unjoined:
 		f.Table = x.Unjoined.GetTable()
 	case *gatewayv1.ServerFrame_Event:
-		f.Table, f.ID, f.Event = x.Event.GetTable(), x.Event.GetId(), x.Event.GetEvent()
+		f.Table, f.ID, f.Event, f.Legal = x.Event.GetTable(), x.Event.GetId(), x.Event.GetEvent(), x.Event.GetLegal()
 		if f.Event == nil {
 			f.Event = &tablev1.Event{}
 		}
@@ -119,4 +123,12 @@ func serverTime(ts *timestamppb.Timestamp) time.Time {
 		return time.Time{}
 	}
 	return ts.AsTime()
+}
+
+// LegalFrame is the LegalMoves event that the legal moves on event frame f
+// stand for (wire.LegalEvent: the table's history has it right after f's
+// event, for the seat it names), as a frame of its own. It has no id (the
+// event frame's id covers both).
+func (f Frame) LegalFrame() Frame {
+	return Frame{Type: wire.TypeEvent, Table: f.Table, At: f.At, Event: wire.LegalEvent(f.Event, f.Legal)}
 }

@@ -146,6 +146,27 @@ describe('Connection', () => {
     expect(statuses).toEqual(['connecting', 'open', 'down', 'open']);
   });
 
+  it('hands on the legal moves riding on an event frame as their own event, right after it and with no id', () => {
+    const { c, last, events } = setup();
+    c.start();
+    last().open();
+    last().receive(welcome);
+    c.join('t1');
+    last().receive({ type: 'joined', ref: 'id1', table: 't1', seat: 2 });
+    last().receive({ ...ev('3-0', { bid_made: { seat: 1, tricks: 2 } }), legal: { seat: 2, phase: 'PHASE_BID', bids: [0, 2] } });
+    last().receive(ev('4-0', { bid_made: { seat: 2, tricks: 2 } }));
+    expect(events.map((e) => [e.ev.id, e.ev.body.kind, e.live])).toEqual([
+      ['3-0', 'bid_made', true],
+      ['', 'legal_moves', true],
+      ['4-0', 'bid_made', true],
+    ]);
+    expect(events[1]?.ev.body).toMatchObject({ kind: 'legal_moves', legal: { seat: 2, bids: [0, 2] } });
+    // The event the table's history has: the next seq, the host's table and moment.
+    expect(events[1]?.ev).toMatchObject({ seq: 2, tableId: 't1', timer: null, seedAccepted: null });
+    expect(events[1]?.ev.occurredAt).toBe(events[0]?.ev.occurredAt);
+    expect(c.lastEventId('t1')).toBe('4-0');
+  });
+
   it('drops an event it has already seen when a replay overlaps', () => {
     const { c, last, events } = setup();
     c.start();

@@ -29,7 +29,7 @@ import {
 import { moveFrame, seedFrame, type AttachedSeed, type Move, type ServerError } from './frames';
 import { compareStreamIds } from './streamid';
 import type { LobbyUpdate, LobbyView, Player, SheetUpdate, TableEvent } from './types';
-import { lobbyUpdateOf, lobbyViewOf, sheetUpdateOf, tableEvent } from './view';
+import { legalEvent, lobbyUpdateOf, lobbyViewOf, sheetUpdateOf, tableEvent } from './view';
 import { balanceOf, ledgerItemOf, type Balance, type LedgerItem } from '../wallet/wallet';
 
 /** How frames are written: binary protobuf, or protobuf's JSON. */
@@ -444,7 +444,10 @@ export class Connection {
     const id = e.id;
     if (id && f.lastEventId && compareStreamIds(id, f.lastEventId) <= 0) return; // seen already
     if (id) f.lastEventId = id;
-    this.listeners.event?.(e.table, tableEvent(e.table, id, e.event), !f.replaying);
+    const ev = tableEvent(e.table, id, e.event);
+    this.listeners.event?.(e.table, ev, !f.replaying);
+    // Your legal moves ride on the frame of the event they follow.
+    if (e.legal) this.listeners.event?.(e.table, legalEvent(ev, e.legal), !f.replaying);
   }
 
   private onError(ref: string, w: WireError): void {

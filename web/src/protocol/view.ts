@@ -383,6 +383,23 @@ export function eventBody(e: WireEvent): EventBody {
   return { kind: 'unknown' };
 }
 
+/**
+ * The LegalMoves event that the legal moves riding on the frame of event
+ * host (EventFrame.legal) stand for: the table's history has it right after
+ * host, in the same step, for the receiver's seat (Go: wire.LegalEvent). It
+ * has no id of its own (the frame's id covers both).
+ */
+export function legalEvent(host: TableEvent, l: WireLegalMoves): TableEvent {
+  return {
+    ...host,
+    id: '',
+    seq: host.seq + 1,
+    body: { kind: 'legal_moves', legal: legalOf(l) },
+    timer: null,
+    seedAccepted: null,
+  };
+}
+
 /** An event frame's table, id and event. */
 export function tableEvent(table: string, id: string, e: WireEvent | undefined): TableEvent {
   return {

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/periodic"
@@ -376,22 +377,17 @@ func (h *Hub) onMessage(ctx context.Context, m streams.Message) {
 		h.onSheet(ctx, f, m)
 		return
 	}
-	ev := h.decodeEvent(m.Stream, m.ID, m.Data)
-	var frame *wire.Frame
-	if ev != nil {
-		if frame = h.eventFrame(f.table, m.ID, ev); frame == nil {
-			ev = nil
-		}
-	}
+	it, ok := h.entry(f.table, m)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if streams.CompareIDs(m.ID, f.pos) <= 0 {
 		return // already folded (cannot happen with one tailer; cheap to guard)
 	}
-	f.fold(m.ID, ev)
-	if ev == nil {
+	if !ok {
+		f.fold(m.ID, nil)
 		return
 	}
+	f.fold(m.ID, it.ev)
 	var sent, withheld int64
 	span := recorded(ctx) // the tailer's span of this entry, in the event's trace
 	for s := range f.subs {
@@ -401,14 +397,16 @@ func (h *Hub) onMessage(ctx context.Context, m streams.Message) {
 				s.overflow = true
 				continue
 			}
-			s.buf = append(s.buf, item{id: m.ID, ev: ev, frame: frame})
+			s.buf = append(s.buf, it)
 		case streams.CompareIDs(m.ID, s.after) <= 0:
 			// The client's replay already covered it.
-		case visibility.Allows(ev.GetVisibility(), visibility.Viewer{PlayerID: s.player, Seat: f.seats.SeatOf(s.player)}):
-			send(s.sink, frame, span)
-			sent++
 		default:
-			withheld++
+			if frame := it.frameFor(visibility.Viewer{PlayerID: s.player, Seat: f.seats.SeatOf(s.player)}); frame != nil {
+				send(s.sink, frame, span)
+				sent++
+			} else {
+				withheld++
+			}
 		}
 	}
 	h.sent.Add(ctx, sent)
@@ -444,11 +442,17 @@ func (h *Hub) sheetFrame(table, id string, data []byte) (*wire.Frame, bool) {
 }
 
 // eventFrame is the frame of event ev (entry id of table's stream; "" for
-// a refusal), nil when it cannot be encoded (logged). Its binary encoding,
-// which nearly every client speaks, is made here, before any lock is
-// taken; JSON, for the rare debugging client, when one first needs it.
+// a refusal), nil when it cannot be encoded (logged).
 func (h *Hub) eventFrame(table, id string, ev *tablev1.Event) *wire.Frame {
-	frame := wire.NewFrame(wire.Event(table, id, ev))
+	return h.encoded(table, id, wire.Event(table, id, ev))
+}
+
+// encoded is m as a frame with its binary encoding, which nearly every
+// client speaks, made here, before any lock is taken (JSON, for the rare
+// debugging client, when one first needs it); nil when it cannot be encoded
+// (logged).
+func (h *Hub) encoded(table, id string, m *gatewayv1.ServerFrame) *wire.Frame {
+	frame := wire.NewFrame(m)
 	if _, err := frame.Bytes(wire.Binary); err != nil {
 		h.log.Error("hub: encode event", "table", table, "id", id, "err", err)
 		return nil
@@ -456,11 +460,50 @@ func (h *Hub) eventFrame(table, id string, ev *tablev1.Event) *wire.Frame {
 	return frame
 }
 
-// item is a live event held for a client whose replay is running.
+// entry decodes and frames one entry m of table's event stream; false when
+// it cannot be read or encoded (logged: it is folded as nothing, its
+// position still counts).
+func (h *Hub) entry(table string, m streams.Message) (item, bool) {
+	ev, legal, err := wire.DecodeEventEntry(m.Data, m.Header)
+	if err != nil {
+		h.log.Error("hub: undecodable table event", "stream", m.Stream, "id", m.ID, "err", err)
+		return item{}, false
+	}
+	it := item{id: m.ID, ev: ev, legal: legal}
+	if it.frame = h.eventFrame(table, m.ID, ev); it.frame == nil {
+		return item{}, false
+	}
+	if legal != nil {
+		if it.seatFrame = h.encoded(table, m.ID, wire.EventWithLegal(table, m.ID, ev, legal)); it.seatFrame == nil {
+			return item{}, false
+		}
+	}
+	return it, true
+}
+
+// item is one entry of a table's event stream, decoded and framed (held
+// for a client whose replay is running, or read by a replay).
 type item struct {
 	id    string
 	ev    *tablev1.Event
 	frame *wire.Frame
+	// legal is the LegalMoves event the entry packs after ev (nil when
+	// none), and seatFrame ev's frame with those moves: what the player of
+	// that seat gets instead of frame (wire.FieldLegal).
+	legal     *tablev1.Event
+	seatFrame *wire.Frame
+}
+
+// frameFor is the frame of the entry viewer v gets: nil when v may not see
+// its event, the frame with the packed legal moves when they are v's.
+func (it *item) frameFor(v visibility.Viewer) *wire.Frame {
+	if !visibility.Allows(it.ev.GetVisibility(), v) {
+		return nil
+	}
+	if it.legal != nil && visibility.Allows(it.legal.GetVisibility(), v) {
+		return it.seatFrame
+	}
+	return it.frame
 }
 
 // onNotice is the tailer's notice handler: a table's answer to one

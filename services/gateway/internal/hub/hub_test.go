@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -535,5 +536,89 @@ func TestSeat_AJoinAheadOfTheFeedKeepsTheSeatItReplayed(t *testing.T) {
 	}
 	if got := sub.Seat(); got != 0 {
 		t.Fatalf("Seat() = %d right after a join that replayed ana's seating, want 0", got)
+	}
+}
+
+// publishPacked appends host with next packed into its entry, as a runner
+// does with a seat's legal moves (wire.FieldLegal).
+func (e *env) publishPacked(t *testing.T, table string, host, next *tablev1.Event) string {
+	t.Helper()
+	data, err1 := proto.Marshal(host)
+	packed, err2 := proto.Marshal(next)
+	if err := errors.Join(err1, err2); err != nil {
+		t.Fatal(err)
+	}
+	id, err := e.pub.Publish(context.Background(), streams.Entry{Stream: streams.TableEvents(table), Data: data,
+		Header: map[string]string{wire.FieldLegal: string(packed)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// legalFor is seat's legal moves as the table's history has them after host.
+func legalFor(host *tablev1.Event, seat uint32) *tablev1.Event {
+	return wire.LegalEvent(host, &tablev1.LegalMoves{Seat: seat, Phase: tablev1.Phase_PHASE_BID, Bids: []uint32{0, 1, 3}})
+}
+
+// legalOn is, per event frame received, the seat whose legal moves rode on
+// it (-1: none).
+func (s *sink) legalOn() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []int
+	for _, f := range s.frames {
+		if e := f.GetEvent(); e != nil {
+			if l := e.GetLegal(); l != nil {
+				out = append(out, int(l.GetSeat()))
+			} else {
+				out = append(out, -1)
+			}
+		}
+	}
+	return out
+}
+
+// TestJoin_PackedLegalMovesReachOnlyTheirSeat: the legal moves a runner
+// packs into the entry of the public event before them ride on that seat's
+// copy of the event's frame, live and replayed, and on nobody else's; an
+// entry whose packed event is anything else reaches nobody (fail closed).
+func TestJoin_PackedLegalMovesReachOnlyTheirSeat(t *testing.T) {
+	e := newEnv(t)
+	h := e.hub(t, Options{})
+	ctx := context.Background()
+	e.publish(t, "t1", seated(0, "ana"))
+	e.publish(t, "t1", seated(1, "bob"))
+	host := bid(1)
+	e.publishPacked(t, "t1", host, legalFor(host, 0))
+	e.publishPacked(t, "t1", bid(0), dealt(0)) // not legal moves: refused whole
+	other := bid(0)
+	other.CausedBy = "another command"
+	e.publishPacked(t, "t1", bid(0), legalFor(other, 0)) // another step's: refused whole
+	want := map[string][]int{"ana": {-1, -1, 0}, "bob": {-1, -1, -1}, "watcher": {-1, -1, -1}}
+	sinks := map[string]*sink{}
+	for _, p := range []string{"ana", "bob", "watcher"} {
+		s := newSink()
+		sub, _, err := h.Join(ctx, "t1", p, "", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
+		sinks[p] = s
+		if got := s.legalOn(); !slices.Equal(got, want[p]) {
+			t.Fatalf("%s replayed: legal moves on frames %v, want %v", p, got, want[p])
+		}
+	}
+	host = bid(0)
+	e.publishPacked(t, "t1", host, legalFor(host, 1))
+	e.publish(t, "t1", bid(1))
+	want["ana"] = append(want["ana"], -1, -1)
+	want["bob"] = append(want["bob"], 1, -1)
+	want["watcher"] = append(want["watcher"], -1, -1)
+	for p, s := range sinks {
+		s.waitEvents(t, len(want[p]))
+		if got := s.legalOn(); !slices.Equal(got, want[p]) {
+			t.Fatalf("%s live: legal moves on frames %v, want %v", p, got, want[p])
+		}
 	}
 }

@@ -116,18 +116,15 @@ func (h *Hub) replay(ctx context.Context, s *Subscription, start, from string, s
 		}
 		for _, m := range msgs {
 			after = m.ID
-			ev := h.decodeEvent(m.Stream, m.ID, m.Data)
-			if ev == nil {
+			it, ok := h.entry(f.table, m)
+			if !ok {
 				continue
 			}
-			seats.Apply(ev)
+			seats.Apply(it.ev)
 			if streams.CompareIDs(m.ID, start) <= 0 {
 				continue // the client has it; folded only for the seating
 			}
-			if !visibility.Allows(ev.GetVisibility(), visibility.Viewer{PlayerID: s.player, Seat: seats.SeatOf(s.player)}) {
-				continue
-			}
-			frame := h.eventFrame(f.table, m.ID, ev)
+			frame := it.frameFor(visibility.Viewer{PlayerID: s.player, Seat: seats.SeatOf(s.player)})
 			if frame == nil {
 				continue
 			}
@@ -157,8 +154,8 @@ func (h *Hub) replay(ctx context.Context, s *Subscription, start, from string, s
 		}
 		after = it.id
 		seats.Apply(it.ev)
-		if visibility.Allows(it.ev.GetVisibility(), visibility.Viewer{PlayerID: s.player, Seat: seats.SeatOf(s.player)}) {
-			if !s.sink.Send(it.frame) {
+		if frame := it.frameFor(visibility.Viewer{PlayerID: s.player, Seat: seats.SeatOf(s.player)}); frame != nil {
+			if !s.sink.Send(frame) {
 				h.slow.Add(ctx, 1)
 				return Joined{}, ErrSlow
 			}

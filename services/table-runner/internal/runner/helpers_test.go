@@ -168,7 +168,8 @@ func bidCmd(n int) *tablev1.Command {
 	return &tablev1.Command{Command: &tablev1.Command_Bid{Bid: &tablev1.BidCommand{Tricks: uint32(n)}}}
 }
 
-// loggedEvent is one entry of a table's event stream.
+// loggedEvent is one event of a table's event stream and its entry's id (a
+// packed LegalMoves event has its host's, wire.FieldLegal).
 type loggedEvent struct {
 	id string
 	ev *tablev1.Event
@@ -181,14 +182,26 @@ func eventsAfter(t *testing.T, rdb redis.UniversalClient, tableID, after string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make([]loggedEvent, len(xs))
-	for i, x := range xs {
-		s, _ := x.Values[streams.FieldData].(string)
-		ev := &tablev1.Event{}
-		if err := proto.Unmarshal([]byte(s), ev); err != nil {
+	var out []loggedEvent
+	for _, x := range xs {
+		var data string
+		header := map[string]string{}
+		for k, v := range x.Values {
+			s, _ := v.(string)
+			if k == streams.FieldData {
+				data = s
+			} else {
+				header[k] = s
+			}
+		}
+		ev, packed, err := wire.DecodeEventEntry([]byte(data), header)
+		if err != nil {
 			t.Fatalf("event %s: %v", x.ID, err)
 		}
-		out[i] = loggedEvent{x.ID, ev}
+		out = append(out, loggedEvent{x.ID, ev})
+		if packed != nil {
+			out = append(out, loggedEvent{x.ID, packed})
+		}
 	}
 	return out
 }

@@ -176,8 +176,9 @@ func TestRunner_IllegalMoveIsRejectedToTheSenderOnlyAndChangesNothing(t *testing
 	place(t, rdb, ts, "r1")
 	d := newJDriver(t, rdb, ts)
 	notices := listenNotices(t, rdb, "j1")
-	before := waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first timer", hasTimer)
-	before = waitEvent(t, rdb, "j1", before.id, 5*time.Second, "the first player's legal moves",
+	// The first player's legal moves share the entry of the event carrying
+	// its timer (wire.FieldLegal): nothing after that entry so far.
+	before := waitEvent(t, rdb, "j1", "0", 5*time.Second, "the first player's legal moves",
 		func(e *tablev1.Event) bool { return e.GetLegalMoves() != nil })
 	d.sync()
 	wrong := 1 - d.g.ToMove()

@@ -3,7 +3,10 @@
 // snapshot, and the restore that rebuilds a table from them.
 //
 // The event stream pulka:{t:<id>}:ev holds one entry per event, data = the
-// pulka.table.v1.Event, as gateways read it. The first entry of the events
+// pulka.table.v1.Event, as gateways read it — except that the LegalMoves
+// event a table sends the seat to move after the public event carrying its
+// timer shares that event's entry (field wire.FieldLegal; wire.Packs says
+// which), so a move costs one entry, not two. The first entry of the events
 // one step produced carries the step in a header field. Gateways receive it
 // (XREAD returns whole entries) but drop it: they decode and forward only
 // the data field. It holds the step's entropy, the source of the server
@@ -31,6 +34,7 @@ import (
 	runnerv1 "github.com/pulka/pulka/pkg/gen/pulka/runner/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/streams"
+	"github.com/pulka/pulka/pkg/wire"
 	"github.com/pulka/pulka/services/table-runner/internal/table"
 )
 
@@ -64,19 +68,30 @@ func Entries(tableID string, epoch int64, input, genesis []byte, evs []*tablev1.
 		return nil, errors.New("tablelog: a step is either an input or a genesis")
 	}
 	stream := streams.TableEvents(tableID)
-	out := make([]streams.Entry, len(evs))
+	out := make([]streams.Entry, 0, len(evs))
 	for i, ev := range evs {
 		ev.Epoch = uint64(epoch)
 		data, err := deterministic.Marshal(ev)
 		if err != nil {
 			return nil, fmt.Errorf("tablelog: encode event %d: %w", ev.GetSeq(), err)
 		}
-		out[i] = streams.Entry{Stream: stream, Data: data}
+		if i > 0 && wire.Packs(evs[i-1], ev) {
+			last := &out[len(out)-1]
+			if last.Header == nil {
+				last.Header = make(map[string]string, 2)
+			}
+			last.Header[wire.FieldLegal] = string(data)
+			continue
+		}
+		out = append(out, streams.Entry{Stream: stream, Data: data})
+	}
+	if out[0].Header == nil {
+		out[0].Header = make(map[string]string, 1)
 	}
 	if input != nil {
-		out[0].Header = map[string]string{HeaderInput: string(input)}
+		out[0].Header[HeaderInput] = string(input)
 	} else {
-		out[0].Header = map[string]string{HeaderGenesis: string(genesis)}
+		out[0].Header[HeaderGenesis] = string(genesis)
 	}
 	return out, nil
 }
@@ -187,7 +202,7 @@ func WriteSnapshotHandled(ctx context.Context, rdb redis.Scripter, lease streams
 }
 
 // Step is one logged step: a genesis or an input, with the events it
-// produced and their entry IDs.
+// produced and their entry IDs (a packed event has its host's).
 type Step struct {
 	Genesis []byte
 	Input   *table.Input
@@ -222,9 +237,9 @@ func readAll(ctx context.Context, rdb redis.UniversalClient, stream, after strin
 func decodeSteps(msgs []streams.Message) ([]Step, error) {
 	var steps []Step
 	for _, m := range msgs {
-		ev := &tablev1.Event{}
-		if err := proto.Unmarshal(m.Data, ev); err != nil {
-			return nil, fmt.Errorf("%w: event %s: %w", ErrCorrupt, m.ID, err)
+		ev, packed, err := wire.DecodeEventEntry(m.Data, m.Header)
+		if err != nil {
+			return nil, fmt.Errorf("%w: entry %s: %w", ErrCorrupt, m.ID, err)
 		}
 		g, isGenesis := m.Header[HeaderGenesis]
 		in, isInput := m.Header[HeaderInput]
@@ -243,6 +258,10 @@ func decodeSteps(msgs []streams.Message) ([]Step, error) {
 		s := &steps[len(steps)-1]
 		s.Events = append(s.Events, ev)
 		s.IDs = append(s.IDs, m.ID)
+		if packed != nil {
+			s.Events = append(s.Events, packed)
+			s.IDs = append(s.IDs, m.ID)
+		}
 	}
 	return steps, nil
 }

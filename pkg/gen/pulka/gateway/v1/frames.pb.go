@@ -1176,7 +1176,15 @@ type EventFrame struct {
 	// for a refusal (a move_rejected), which is not history.
 	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
 	// The event.
-	Event         *v11.Event `protobuf:"bytes,3,opt,name=event,proto3" json:"event,omitempty"`
+	Event *v11.Event `protobuf:"bytes,3,opt,name=event,proto3" json:"event,omitempty"`
+	// The receiver's legal moves, which follow the event in the table's
+	// history (a pulka.table.v1.LegalMoves event for the seat to move, which
+	// the runner packs into the entry of the public event carrying the seat's
+	// timer): set only in the frame sent to that seat's player, never in any
+	// other receiver's copy. A client applies it as that LegalMoves event,
+	// right after event. It rides on this frame, and so shares its id, so
+	// that a client that has the event has its legal moves too.
+	Legal         *v11.LegalMoves `protobuf:"bytes,4,opt,name=legal,proto3" json:"legal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1228,6 +1236,13 @@ func (x *EventFrame) GetId() string {
 func (x *EventFrame) GetEvent() *v11.Event {
 	if x != nil {
 		return x.Event
+	}
+	return nil
+}
+
+func (x *EventFrame) GetLegal() *v11.LegalMoves {
+	if x != nil {
+		return x.Legal
 	}
 	return nil
 }
@@ -1587,12 +1602,13 @@ const file_pulka_gateway_v1_frames_proto_rawDesc = "" +
 	"\x0fhistory_trimmed\x18\x04 \x01(\bR\x0ehistoryTrimmedB\a\n" +
 	"\x05_seat\" \n" +
 	"\bUnjoined\x12\x14\n" +
-	"\x05table\x18\x01 \x01(\tR\x05table\"_\n" +
+	"\x05table\x18\x01 \x01(\tR\x05table\"\x91\x01\n" +
 	"\n" +
 	"EventFrame\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12+\n" +
-	"\x05event\x18\x03 \x01(\v2\x15.pulka.table.v1.EventR\x05event\"i\n" +
+	"\x05event\x18\x03 \x01(\v2\x15.pulka.table.v1.EventR\x05event\x120\n" +
+	"\x05legal\x18\x04 \x01(\v2\x1a.pulka.table.v1.LegalMovesR\x05legal\"i\n" +
 	"\n" +
 	"SheetFrame\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x12\x0e\n" +
@@ -1655,9 +1671,10 @@ var file_pulka_gateway_v1_frames_proto_goTypes = []any{
 	(*v1.LobbyUpdate)(nil),         // 27: pulka.lobby.v1.LobbyUpdate
 	(*timestamppb.Timestamp)(nil),  // 28: google.protobuf.Timestamp
 	(*v11.Event)(nil),              // 29: pulka.table.v1.Event
-	(*v12.SheetUpdate)(nil),        // 30: pulka.scoring.v1.SheetUpdate
-	(*v13.Balance)(nil),            // 31: pulka.wallet.v1.Balance
-	(*v13.LedgerEntry)(nil),        // 32: pulka.wallet.v1.LedgerEntry
+	(*v11.LegalMoves)(nil),         // 30: pulka.table.v1.LegalMoves
+	(*v12.SheetUpdate)(nil),        // 31: pulka.scoring.v1.SheetUpdate
+	(*v13.Balance)(nil),            // 32: pulka.wallet.v1.Balance
+	(*v13.LedgerEntry)(nil),        // 33: pulka.wallet.v1.LedgerEntry
 }
 var file_pulka_gateway_v1_frames_proto_depIdxs = []int32{
 	1,  // 0: pulka.gateway.v1.ClientFrame.hello:type_name -> pulka.gateway.v1.Hello
@@ -1689,15 +1706,16 @@ var file_pulka_gateway_v1_frames_proto_depIdxs = []int32{
 	8,  // 26: pulka.gateway.v1.Welcome.player:type_name -> pulka.gateway.v1.Player
 	28, // 27: pulka.gateway.v1.Welcome.server_time:type_name -> google.protobuf.Timestamp
 	29, // 28: pulka.gateway.v1.EventFrame.event:type_name -> pulka.table.v1.Event
-	30, // 29: pulka.gateway.v1.SheetFrame.update:type_name -> pulka.scoring.v1.SheetUpdate
-	28, // 30: pulka.gateway.v1.Pong.server_time:type_name -> google.protobuf.Timestamp
-	31, // 31: pulka.gateway.v1.BalanceFrame.balance:type_name -> pulka.wallet.v1.Balance
-	32, // 32: pulka.gateway.v1.BalanceFrame.entry:type_name -> pulka.wallet.v1.LedgerEntry
-	33, // [33:33] is the sub-list for method output_type
-	33, // [33:33] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	30, // 29: pulka.gateway.v1.EventFrame.legal:type_name -> pulka.table.v1.LegalMoves
+	31, // 30: pulka.gateway.v1.SheetFrame.update:type_name -> pulka.scoring.v1.SheetUpdate
+	28, // 31: pulka.gateway.v1.Pong.server_time:type_name -> google.protobuf.Timestamp
+	32, // 32: pulka.gateway.v1.BalanceFrame.balance:type_name -> pulka.wallet.v1.Balance
+	33, // 33: pulka.gateway.v1.BalanceFrame.entry:type_name -> pulka.wallet.v1.LedgerEntry
+	34, // [34:34] is the sub-list for method output_type
+	34, // [34:34] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_pulka_gateway_v1_frames_proto_init() }

@@ -1644,7 +1644,10 @@ export const TableViewSchema: GenMessage<TableView> = /*@__PURE__*/
  * forbidden bid and the joker's declarations live there and nowhere else.
  * The table sends it to that seat alone (AUDIENCE_SEAT) right after the
  * event that carries the seat's move timer, whenever a player (not a bot)
- * is to move, and puts it in that seat's TableView. A move outside it is
+ * is to move, and puts it in that seat's TableView. In the event stream it
+ * shares that event's entry (field "legal" beside "data", pkg/wire
+ * FieldLegal), and a gateway sends it in that seat's copy of the event's
+ * frame (pulka.gateway.v1.EventFrame.legal). A move outside it is
  * refused. A table restored from a snapshot written before LegalMoves
  * existed sends none until its game ends (docs/protocol.md).
  *
