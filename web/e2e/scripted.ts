@@ -117,12 +117,26 @@ export class WsSeat {
   private onFrame(text: string): void {
     const f = JSON.parse(text) as {
       joined?: unknown;
-      event?: { event?: RawEvent };
+      event?: { event?: RawEvent; legal?: Record<string, unknown> & { seat?: number } };
       sheet?: { update?: { version?: string; sheet?: RawSheet } };
       error?: { code?: string; message?: string };
     };
     if (f.joined) this.joined = true;
     if (f.event?.event) this.events.push(f.event.event);
+    // Your legal moves ride on the frame of the event before them: the
+    // table's legal_moves event, as wire.LegalEvent rebuilds it.
+    if (f.event?.event && f.event.legal) {
+      const h = f.event.event;
+      this.events.push({
+        seq: String(Number(h.seq ?? 0) + 1),
+        table_id: h.table_id,
+        game_id: h.game_id,
+        occurred_at: h.occurred_at,
+        caused_by: h.caused_by,
+        visibility: { audience: 'AUDIENCE_SEAT', seat: f.event.legal.seat ?? 0 },
+        legal_moves: f.event.legal,
+      });
+    }
     if (f.sheet) {
       const v = Number(f.sheet.update?.version ?? 0);
       if (!this.sheet || v > this.sheet.version) this.sheet = { version: v, sheet: f.sheet.update?.sheet ?? {} };
