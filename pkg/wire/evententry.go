@@ -1,8 +1,11 @@
 package wire
 
 import (
+	"errors"
 	"fmt"
+	"math"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -11,16 +14,16 @@ import (
 )
 
 // FieldLegal is the field of a table's event stream entry that holds, beside
-// the event in the entry's data field, the event that follows it in the
-// table's history when that is a LegalMoves event for the seat to move
-// (AUDIENCE_SEAT) after a public event: the runner packs the two into one
-// entry (see Packs), which spares every move an entry to append, read and
-// decode and the seat's client a frame. Both events keep their seqs, and the
-// table's history is the same events in the same order: only where they are
-// stored differs. The packed event is as private as its visibility says:
-// a gateway puts it only into that seat's copy of the host event's frame
-// (EventFrame.legal); a reader that does not forward events to players may
-// ignore it.
+// the event in the entry's data field, the moves of the event that follows it
+// in the table's history when that is a LegalMoves event for the seat to
+// move right after a public event (Packs): a pulka.table.v1.LegalMoves in
+// binary, and the event it stands for is LegalEvent of the entry's event and
+// those moves. The runner packs the two so, which spares every move an entry
+// to append, read and decode, and the seat's client a frame: the table's
+// history is the same events in the same order, only stored differently.
+// The moves are as private as their seat: a gateway puts them only into that
+// seat's copy of the host event's frame (EventFrame.legal, WithLegal); a
+// reader that does not forward events to players may ignore them.
 const FieldLegal = "legal"
 
 // Packs reports whether event next, which follows host in a table's history,
@@ -63,9 +66,8 @@ func LegalEvent(host *tablev1.Event, lm *tablev1.LegalMoves) *tablev1.Event {
 
 // DecodeEventEntry decodes one entry of a table's event stream: the event in
 // its data field and, when the entry packs one (FieldLegal), the event after
-// it (nil otherwise). An entry whose packed event is not one Packs allows is
-// refused: reading it as two events would route a private event on its
-// host's terms.
+// it (nil otherwise), as LegalEvent makes it. Only a public event may carry
+// a seat's moves: any other is refused (fail closed).
 func DecodeEventEntry(data []byte, header map[string]string) (ev, packed *tablev1.Event, err error) {
 	ev = &tablev1.Event{}
 	if err := proto.Unmarshal(data, ev); err != nil {
@@ -75,14 +77,94 @@ func DecodeEventEntry(data []byte, header map[string]string) (ev, packed *tablev
 	if !ok {
 		return ev, nil, nil
 	}
-	packed = &tablev1.Event{}
-	if err := proto.Unmarshal([]byte(raw), packed); err != nil {
-		return nil, nil, fmt.Errorf("wire: packed table event: %w", err)
+	if ev.GetVisibility().GetAudience() != tablev1.Audience_AUDIENCE_PUBLIC {
+		return nil, nil, errors.New("wire: legal moves packed into an event that is not public")
 	}
-	if !Packs(ev, packed) {
-		return nil, nil, fmt.Errorf("wire: a packed table event must be the legal moves of a seat that LegalEvent makes of its host")
+	lm := &tablev1.LegalMoves{}
+	if err := proto.Unmarshal([]byte(raw), lm); err != nil {
+		return nil, nil, fmt.Errorf("wire: packed legal moves: %w", err)
 	}
-	return ev, packed, nil
+	return ev, LegalEvent(ev, lm), nil
+}
+
+// LegalSeat is the seat of the legal moves lm (a pulka.table.v1.LegalMoves in
+// binary, as FieldLegal holds them), read without decoding the moves: the
+// gateway needs only the seat to route them (WithLegal takes the bytes as
+// they are).
+func LegalSeat(lm []byte) (uint32, error) {
+	var seat uint64
+	for len(lm) > 0 {
+		num, typ, n := protowire.ConsumeTag(lm)
+		if n < 0 {
+			return 0, fmt.Errorf("wire: legal moves: %w", protowire.ParseError(n))
+		}
+		lm = lm[n:]
+		if num == legalMovesSeat && typ == protowire.VarintType {
+			v, m := protowire.ConsumeVarint(lm)
+			if m < 0 {
+				return 0, fmt.Errorf("wire: legal moves: %w", protowire.ParseError(m))
+			}
+			seat, lm = v, lm[m:] // the last one counts, as in protobuf
+			continue
+		}
+		m := protowire.ConsumeFieldValue(num, typ, lm)
+		if m < 0 {
+			return 0, fmt.Errorf("wire: legal moves: %w", protowire.ParseError(m))
+		}
+		lm = lm[m:]
+	}
+	if seat > math.MaxUint32 {
+		return 0, errors.New("wire: legal moves of no seat")
+	}
+	return uint32(seat), nil
+}
+
+// The field numbers WithLegal and LegalSeat write and read
+// (frames.proto, event.proto; TestFieldNumbers holds them to the
+// descriptors).
+const (
+	serverFrameEvent = 13 // ServerFrame.event
+	eventFrameLegal  = 4  // EventFrame.legal
+	legalMovesSeat   = 1  // LegalMoves.seat
+)
+
+// WithLegal is event frame f for the seat whose legal moves lm (binary, as
+// FieldLegal holds them) ride on it: f's binary encoding with
+// EventFrame.legal appended — protobuf's encoding lets a field come last —
+// so the event is not encoded again and the moves not decoded, which was
+// most of a gateway's cost of legal moves. Its JSON, for the rare debugging
+// client, is made from the decoded moves when first asked for.
+func (f *Frame) WithLegal(lm []byte) (*Frame, error) {
+	pub, err := f.Bytes(Binary)
+	if err != nil {
+		return nil, err
+	}
+	num, typ, n := protowire.ConsumeTag(pub)
+	if n < 0 || num != serverFrameEvent || typ != protowire.BytesType {
+		return nil, errors.New("wire: legal moves ride only on an event frame")
+	}
+	inner, m := protowire.ConsumeBytes(pub[n:])
+	if m < 0 || n+m != len(pub) {
+		return nil, errors.New("wire: an event frame with more than its event")
+	}
+	size := len(inner) + protowire.SizeTag(eventFrameLegal) + protowire.SizeBytes(len(lm))
+	b := make([]byte, 0, protowire.SizeTag(serverFrameEvent)+protowire.SizeBytes(size))
+	b = protowire.AppendTag(b, serverFrameEvent, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(size))
+	b = append(b, inner...)
+	b = protowire.AppendTag(b, eventFrameLegal, protowire.BytesType)
+	b = protowire.AppendBytes(b, lm)
+	g := &Frame{mk: func() (*gatewayv1.ServerFrame, error) {
+		legal := &tablev1.LegalMoves{}
+		if err := proto.Unmarshal(lm, legal); err != nil {
+			return nil, fmt.Errorf("wire: legal moves: %w", err)
+		}
+		m := proto.Clone(f.msg).(*gatewayv1.ServerFrame)
+		m.GetEvent().Legal = legal
+		return m, nil
+	}}
+	g.encs[Binary].once.Do(func() { g.encs[Binary].b = b })
+	return g, nil
 }
 
 // EventWithLegal is the frame of event ev for the player of the seat the

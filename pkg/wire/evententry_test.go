@@ -4,10 +4,12 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/wire"
 )
@@ -97,23 +99,84 @@ func TestDecodeEventEntry(t *testing.T) {
 	if err != nil || packed != nil || !proto.Equal(ev, publicBid) {
 		t.Fatalf("a plain entry: %v %v %v", ev, packed, err)
 	}
-	ev, packed, err = wire.DecodeEventEntry(data, map[string]string{wire.FieldLegal: string(must(proto.Marshal(seatLegal))), "input": "x"})
+	lm := string(must(proto.Marshal(moves)))
+	ev, packed, err = wire.DecodeEventEntry(data, map[string]string{wire.FieldLegal: lm, "input": "x"})
 	if err != nil || !proto.Equal(ev, publicBid) || !proto.Equal(packed, seatLegal) {
-		t.Fatalf("a packed entry: %v %v %v", ev, packed, err)
+		t.Fatalf("a packed entry: %v %v %v, want the packed %v", ev, packed, err, seatLegal)
 	}
-	for name, h := range map[string]map[string]string{
-		"a packed deal": {wire.FieldLegal: string(must(proto.Marshal(with(seatLegal, func(e *tablev1.Event) {
-			e.Event = &tablev1.Event_Dealt{Dealt: &tablev1.Dealt{Seat: 2}}
-		}))))},
-		"packed moves of a later step": {wire.FieldLegal: string(must(proto.Marshal(with(seatLegal, func(e *tablev1.Event) { e.CausedBy = "other" }))))},
-		"an undecodable packing":       {wire.FieldLegal: "\xff\xff"},
-	} {
-		if _, _, err := wire.DecodeEventEntry(data, h); err == nil {
-			t.Errorf("%s: decoded, want an error", name)
-		}
+	private := must(proto.Marshal(with(publicBid, func(e *tablev1.Event) { e.Visibility = vis(tablev1.Audience_AUDIENCE_SEAT, 2) })))
+	if _, _, err := wire.DecodeEventEntry(private, map[string]string{wire.FieldLegal: lm}); err == nil {
+		t.Error("legal moves packed into a private event decoded")
+	}
+	if _, _, err := wire.DecodeEventEntry(data, map[string]string{wire.FieldLegal: "\xff\xff"}); err == nil {
+		t.Error("undecodable packed moves decoded")
 	}
 	if _, _, err := wire.DecodeEventEntry([]byte{0xff, 0xff}, nil); err == nil {
 		t.Error("an undecodable event decoded")
+	}
+}
+
+func TestLegalSeat(t *testing.T) {
+	for _, seat := range []uint32{0, 1, 3} {
+		b := must(proto.Marshal(&tablev1.LegalMoves{Phase: tablev1.Phase_PHASE_PLAY, Seat: seat, Bids: []uint32{1, 2},
+			Plays: []*tablev1.LegalPlay{{Card: 5}}}))
+		if got, err := wire.LegalSeat(b); err != nil || got != seat {
+			t.Errorf("seat %d read as %d, %v", seat, got, err)
+		}
+	}
+	for name, b := range map[string][]byte{"a truncated tag": {0xff}, "a truncated seat": {0x08, 0xff}, "a seat beyond 32 bits": {0x08, 0xff, 0xff, 0xff, 0xff, 0x1f}} {
+		if _, err := wire.LegalSeat(b); err == nil {
+			t.Errorf("%s: read", name)
+		}
+	}
+}
+
+// TestWithLegal: the spliced seat's frame is, in binary and in JSON, what
+// encoding EventWithLegal's message gives; a frame that is no event frame
+// takes no moves.
+func TestWithLegal(t *testing.T) {
+	ev := proto.Clone(publicBid).(*tablev1.Event)
+	pub := wire.NewFrame(wire.Event("t1", "1-1", ev))
+	lm := must(proto.Marshal(moves))
+	seat, err := pub.WithLegal(lm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := wire.EventWithLegal("t1", "1-1", proto.Clone(publicBid).(*tablev1.Event), seatLegal)
+	b, err := seat.Bytes(wire.Binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &gatewayv1.ServerFrame{}
+	if err := proto.Unmarshal(b, got); err != nil || !proto.Equal(got, want) {
+		t.Fatalf("binary: %v (%v), want %v", got, err, want)
+	}
+	j, err := seat.Bytes(wire.JSON)
+	wantJSON, _ := wire.Encode(want, wire.JSON)
+	if err != nil || string(j) != string(wantJSON) {
+		t.Fatalf("JSON: %s (%v), want %s", j, err, wantJSON)
+	}
+	if _, err := wire.NewFrame(wire.Ack("r", "p/k")).WithLegal(lm); err == nil {
+		t.Error("legal moves spliced into an ack")
+	}
+}
+
+// TestFieldNumbers holds the numbers WithLegal and LegalSeat use to the
+// contracts' descriptors.
+func TestFieldNumbers(t *testing.T) {
+	for _, c := range []struct {
+		m     proto.Message
+		field protoreflect.Name
+		want  protowire.Number
+	}{
+		{&gatewayv1.ServerFrame{}, "event", 13},
+		{&gatewayv1.EventFrame{}, "legal", 4},
+		{&tablev1.LegalMoves{}, "seat", 1},
+	} {
+		fd := c.m.ProtoReflect().Descriptor().Fields().ByName(c.field)
+		if fd == nil || fd.Number() != c.want {
+			t.Errorf("%s.%s: %v, want number %d (change pkg/wire/evententry.go with it)", c.m.ProtoReflect().Descriptor().FullName(), c.field, fd, c.want)
+		}
 	}
 }
 

@@ -130,7 +130,10 @@ func Encode(f *gatewayv1.ServerFrame, enc Encoding) ([]byte, error) {
 // (the hub sends one event to every client allowed to see it). Safe for
 // concurrent use; the message must not change once the frame is made.
 type Frame struct {
-	msg  *gatewayv1.ServerFrame
+	msg *gatewayv1.ServerFrame
+	// mk makes msg when the frame was made from its binary encoding
+	// (WithLegal): only its JSON encoding needs it.
+	mk   func() (*gatewayv1.ServerFrame, error)
 	encs [2]struct {
 		once sync.Once
 		b    []byte
@@ -141,13 +144,22 @@ type Frame struct {
 // NewFrame wraps m.
 func NewFrame(m *gatewayv1.ServerFrame) *Frame { return &Frame{msg: m} }
 
-// Message is the frame's message (read-only).
+// Message is the frame's message (read-only); nil for a frame made from
+// its binary encoding (WithLegal).
 func (f *Frame) Message() *gatewayv1.ServerFrame { return f.msg }
 
 // Bytes is the frame in enc.
 func (f *Frame) Bytes(enc Encoding) ([]byte, error) {
 	e := &f.encs[enc&1]
-	e.once.Do(func() { e.b, e.err = Encode(f.msg, enc) })
+	e.once.Do(func() {
+		m := f.msg
+		if m == nil {
+			if m, e.err = f.mk(); e.err != nil {
+				return
+			}
+		}
+		e.b, e.err = Encode(m, enc)
+	})
 	return e.b, e.err
 }
 

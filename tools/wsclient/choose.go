@@ -9,6 +9,7 @@ import (
 	"github.com/pulka/pulka/pkg/classic/classicpb"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/japanese"
+	"github.com/pulka/pulka/pkg/japanese/japanesepb"
 	"github.com/pulka/pulka/pkg/tablesettings"
 	"github.com/pulka/pulka/pkg/wire"
 )
@@ -63,10 +64,8 @@ func (m *Model) botMove() (Move, error) {
 		case japanese.KindPlay:
 			mv := Move{Kind: MovePlay, Card: jm.Card}
 			if jm.Card.IsJoker() {
-				mv.Joker = &wire.JokerDecl{Action: "take"}
-				if jm.Suit.Valid() {
-					mv.Joker = &wire.JokerDecl{Action: "highest", Suit: jm.Suit.String()}
-				}
+				a, su := japanesepb.Declare(jm.Suit)
+				mv.Joker = wire.JokerWords(&tablev1.JokerDeclaration{Action: a, Suit: su})
 			}
 			return mv, nil
 		}

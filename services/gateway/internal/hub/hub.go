@@ -462,23 +462,50 @@ func (h *Hub) encoded(table, id string, m *gatewayv1.ServerFrame) *wire.Frame {
 
 // entry decodes and frames one entry m of table's event stream; false when
 // it cannot be read or encoded (logged: it is folded as nothing, its
-// position still counts).
+// position still counts). A seat's legal moves packed into the entry are
+// neither decoded nor encoded again: only their seat is read, and their
+// bytes spliced into that seat's copy of the frame (wire.WithLegal).
 func (h *Hub) entry(table string, m streams.Message) (item, bool) {
-	ev, legal, err := wire.DecodeEventEntry(m.Data, m.Header)
-	if err != nil {
-		h.log.Error("hub: undecodable table event", "stream", m.Stream, "id", m.ID, "err", err)
-		return item{}, false
-	}
-	it := item{id: m.ID, ev: ev, legal: legal}
-	if it.frame = h.eventFrame(table, m.ID, ev); it.frame == nil {
-		return item{}, false
-	}
-	if legal != nil {
-		if it.seatFrame = h.encoded(table, m.ID, wire.EventWithLegal(table, m.ID, ev, legal)); it.seatFrame == nil {
+	ev, err := unmarshalEvent(m.Data)
+	if err == nil {
+		it := item{id: m.ID, ev: ev}
+		if it.frame = h.eventFrame(table, m.ID, ev); it.frame == nil {
 			return item{}, false
 		}
+		raw, packed := m.Header[wire.FieldLegal]
+		if !packed {
+			return it, true
+		}
+		if it.legal, err = legalVisibility(ev, raw); err == nil {
+			if it.seatFrame, err = it.frame.WithLegal([]byte(raw)); err == nil {
+				return it, true
+			}
+		}
 	}
-	return it, true
+	h.log.Error("hub: undecodable table event", "stream", m.Stream, "id", m.ID, "err", err)
+	return item{}, false
+}
+
+func unmarshalEvent(data []byte) (*tablev1.Event, error) {
+	ev := &tablev1.Event{}
+	if err := proto.Unmarshal(data, ev); err != nil {
+		return nil, fmt.Errorf("table event: %w", err)
+	}
+	return ev, nil
+}
+
+// legalVisibility is who may see the legal moves raw packed into host's
+// entry: their seat alone. Only a public event may carry them (fail closed,
+// as wire.DecodeEventEntry).
+func legalVisibility(host *tablev1.Event, raw string) (*tablev1.Visibility, error) {
+	if host.GetVisibility().GetAudience() != tablev1.Audience_AUDIENCE_PUBLIC {
+		return nil, errors.New("legal moves packed into an event that is not public")
+	}
+	seat, err := wire.LegalSeat([]byte(raw))
+	if err != nil {
+		return nil, err
+	}
+	return &tablev1.Visibility{Audience: tablev1.Audience_AUDIENCE_SEAT, Seat: seat}, nil
 }
 
 // item is one entry of a table's event stream, decoded and framed (held
@@ -487,10 +514,10 @@ type item struct {
 	id    string
 	ev    *tablev1.Event
 	frame *wire.Frame
-	// legal is the LegalMoves event the entry packs after ev (nil when
-	// none), and seatFrame ev's frame with those moves: what the player of
-	// that seat gets instead of frame (wire.FieldLegal).
-	legal     *tablev1.Event
+	// legal is who may see the legal moves the entry packs after ev (nil
+	// when none: wire.FieldLegal), and seatFrame ev's frame with them: what
+	// that seat's player gets instead of frame.
+	legal     *tablev1.Visibility
 	seatFrame *wire.Frame
 }
 
@@ -500,7 +527,7 @@ func (it *item) frameFor(v visibility.Viewer) *wire.Frame {
 	if !visibility.Allows(it.ev.GetVisibility(), v) {
 		return nil
 	}
-	if it.legal != nil && visibility.Allows(it.legal.GetVisibility(), v) {
+	if it.legal != nil && visibility.Allows(it.legal, v) {
 		return it.seatFrame
 	}
 	return it.frame

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/protobuf/proto"
 
+	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
@@ -499,6 +500,51 @@ func BenchmarkFanOut(b *testing.B) {
 	}
 }
 
+// BenchmarkMove is the hub's work for one player's move at a table of four
+// players and two watchers: the public event carrying the next seat's
+// timer, and that seat's legal moves: none (a table from before them), as
+// an entry of their own (the layout of session 16), or packed into the
+// event's entry (wire.FieldLegal).
+func BenchmarkMove(b *testing.B) {
+	host := bid(1)
+	host.Seq, host.TableId, host.GameId, host.CausedBy = 41, "t", "g", "p1/k"
+	plays := make([]*tablev1.LegalPlay, 9)
+	for i := range plays {
+		plays[i] = &tablev1.LegalPlay{Card: commonv1.Card(i + 1)}
+	}
+	legal := wire.LegalEvent(host, &tablev1.LegalMoves{Seat: 2, Phase: tablev1.Phase_PHASE_PLAY, Plays: plays})
+	hostData, _ := proto.Marshal(host)
+	legalData, _ := proto.Marshal(legal)
+	movesData, _ := proto.Marshal(legal.GetLegalMoves())
+	for _, layout := range []string{"none", "separate", "packed"} {
+		b.Run("legal="+layout, func(b *testing.B) {
+			srv := redistest.Start(b)
+			h := New(srv.Client(b), Options{})
+			ctx := context.Background()
+			f := &feed{table: "t", evStream: streams.TableEvents("t"), sheetStream: SheetStream("t"), pos: "0-0",
+				subs: map[*Subscription]struct{}{}, ready: make(chan struct{}), members: map[string]struct{}{},
+				seats: visibility.Seats{"p0", "p1", "p2", "p3"}}
+			h.feeds["t"], h.byStream[f.evStream] = f, f
+			for _, p := range []string{"p0", "p1", "p2", "p3", "w0", "w1"} {
+				f.subs[&Subscription{hub: h, feed: f, player: p, sink: discard{}, after: "0-0"}] = struct{}{}
+			}
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				switch layout {
+				case "packed":
+					h.onMessage(ctx, streams.Message{Stream: f.evStream, ID: fmt.Sprintf("%d-0", i+1), Data: hostData,
+						Header: map[string]string{wire.FieldLegal: string(movesData)}})
+				case "separate":
+					h.onMessage(ctx, streams.Message{Stream: f.evStream, ID: fmt.Sprintf("%d-0", i+1), Data: hostData})
+					h.onMessage(ctx, streams.Message{Stream: f.evStream, ID: fmt.Sprintf("%d-1", i+1), Data: legalData})
+				default:
+					h.onMessage(ctx, streams.Message{Stream: f.evStream, ID: fmt.Sprintf("%d-0", i+1), Data: hostData})
+				}
+			}
+		})
+	}
+}
+
 type discard struct{}
 
 func (discard) Send(f *wire.Frame) bool { _, _ = f.Bytes(wire.Binary); return true }
@@ -539,26 +585,29 @@ func TestSeat_AJoinAheadOfTheFeedKeepsTheSeatItReplayed(t *testing.T) {
 	}
 }
 
-// publishPacked appends host with next packed into its entry, as a runner
-// does with a seat's legal moves (wire.FieldLegal).
-func (e *env) publishPacked(t *testing.T, table string, host, next *tablev1.Event) string {
+// publishPacked appends host with the legal moves lm (binary) packed into
+// its entry, as a runner does (wire.FieldLegal).
+func (e *env) publishPacked(t *testing.T, table string, host *tablev1.Event, lm []byte) string {
 	t.Helper()
-	data, err1 := proto.Marshal(host)
-	packed, err2 := proto.Marshal(next)
-	if err := errors.Join(err1, err2); err != nil {
+	data, err := proto.Marshal(host)
+	if err != nil {
 		t.Fatal(err)
 	}
 	id, err := e.pub.Publish(context.Background(), streams.Entry{Stream: streams.TableEvents(table), Data: data,
-		Header: map[string]string{wire.FieldLegal: string(packed)}})
+		Header: map[string]string{wire.FieldLegal: string(lm)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return id
 }
 
-// legalFor is seat's legal moves as the table's history has them after host.
-func legalFor(host *tablev1.Event, seat uint32) *tablev1.Event {
-	return wire.LegalEvent(host, &tablev1.LegalMoves{Seat: seat, Phase: tablev1.Phase_PHASE_BID, Bids: []uint32{0, 1, 3}})
+// legalFor is seat's legal moves as a runner packs them.
+func legalFor(seat uint32) []byte {
+	b, err := proto.Marshal(&tablev1.LegalMoves{Seat: seat, Phase: tablev1.Phase_PHASE_BID, Bids: []uint32{0, 1, 3}})
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 // legalOn is, per event frame received, the seat whose legal moves rode on
@@ -582,19 +631,17 @@ func (s *sink) legalOn() []int {
 // TestJoin_PackedLegalMovesReachOnlyTheirSeat: the legal moves a runner
 // packs into the entry of the public event before them ride on that seat's
 // copy of the event's frame, live and replayed, and on nobody else's; an
-// entry whose packed event is anything else reaches nobody (fail closed).
+// entry that packs them into a private event, or packs bytes that are not
+// moves, reaches nobody (fail closed).
 func TestJoin_PackedLegalMovesReachOnlyTheirSeat(t *testing.T) {
 	e := newEnv(t)
 	h := e.hub(t, Options{})
 	ctx := context.Background()
 	e.publish(t, "t1", seated(0, "ana"))
 	e.publish(t, "t1", seated(1, "bob"))
-	host := bid(1)
-	e.publishPacked(t, "t1", host, legalFor(host, 0))
-	e.publishPacked(t, "t1", bid(0), dealt(0)) // not legal moves: refused whole
-	other := bid(0)
-	other.CausedBy = "another command"
-	e.publishPacked(t, "t1", bid(0), legalFor(other, 0)) // another step's: refused whole
+	e.publishPacked(t, "t1", bid(1), legalFor(0))
+	e.publishPacked(t, "t1", dealt(1), legalFor(1))         // a private host: refused whole
+	e.publishPacked(t, "t1", bid(0), []byte{0x08, 0xff, 0xff}) // undecodable moves: refused whole
 	want := map[string][]int{"ana": {-1, -1, 0}, "bob": {-1, -1, -1}, "watcher": {-1, -1, -1}}
 	sinks := map[string]*sink{}
 	for _, p := range []string{"ana", "bob", "watcher"} {
@@ -609,8 +656,7 @@ func TestJoin_PackedLegalMovesReachOnlyTheirSeat(t *testing.T) {
 			t.Fatalf("%s replayed: legal moves on frames %v, want %v", p, got, want[p])
 		}
 	}
-	host = bid(0)
-	e.publishPacked(t, "t1", host, legalFor(host, 1))
+	e.publishPacked(t, "t1", bid(0), legalFor(1))
 	e.publish(t, "t1", bid(1))
 	want["ana"] = append(want["ana"], -1, -1)
 	want["bob"] = append(want["bob"], 1, -1)

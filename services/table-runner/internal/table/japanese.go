@@ -10,6 +10,7 @@ import (
 	commonv1 "github.com/pulka/pulka/pkg/gen/pulka/common/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/japanese"
+	"github.com/pulka/pulka/pkg/japanese/japanesepb"
 	"github.com/pulka/pulka/pkg/tablesettings"
 )
 
@@ -221,16 +222,8 @@ func (e *japaneseEngine) convert(b *batch, evs []japanese.Event) {
 // japaneseJoker is how a Japanese joker is meant: a led one names a suit
 // and demands the highest, an answering one always takes.
 func japaneseJoker(named cards.Suit) *tablev1.JokerDeclaration {
-	a, s := japaneseJokerAction(named)
+	a, s := japanesepb.Declare(named)
 	return &tablev1.JokerDeclaration{Action: a, Suit: s}
-}
-
-// japaneseJokerAction is japaneseJoker's declaration as its two fields.
-func japaneseJokerAction(named cards.Suit) (tablev1.JokerAction, commonv1.Suit) {
-	if named.Valid() {
-		return tablev1.JokerAction_JOKER_ACTION_HIGHEST, cardpb.Suit(named)
-	}
-	return tablev1.JokerAction_JOKER_ACTION_TAKE, 0
 }
 
 func (e *japaneseEngine) view(seat int, tv *tablev1.TableView) {
@@ -306,7 +299,7 @@ func (e *japaneseEngine) legal(seat int) *tablev1.LegalMoves {
 			p := legalPlay{card: m.Card}
 			if m.Card.IsJoker() {
 				p.hasDecl = true
-				p.action, p.suit = japaneseJokerAction(m.Suit)
+				p.action, p.suit = japanesepb.Declare(m.Suit)
 			}
 			plays[np] = p
 			np++

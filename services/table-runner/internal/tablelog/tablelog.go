@@ -71,17 +71,22 @@ func Entries(tableID string, epoch int64, input, genesis []byte, evs []*tablev1.
 	out := make([]streams.Entry, 0, len(evs))
 	for i, ev := range evs {
 		ev.Epoch = uint64(epoch)
-		data, err := deterministic.Marshal(ev)
-		if err != nil {
-			return nil, fmt.Errorf("tablelog: encode event %d: %w", ev.GetSeq(), err)
-		}
 		if i > 0 && wire.Packs(evs[i-1], ev) {
+			// Only the moves: the rest of the event is its host's.
+			lm, err := deterministic.Marshal(ev.GetLegalMoves())
+			if err != nil {
+				return nil, fmt.Errorf("tablelog: encode event %d: %w", ev.GetSeq(), err)
+			}
 			last := &out[len(out)-1]
 			if last.Header == nil {
 				last.Header = make(map[string]string, 2)
 			}
-			last.Header[wire.FieldLegal] = string(data)
+			last.Header[wire.FieldLegal] = string(lm)
 			continue
+		}
+		data, err := deterministic.Marshal(ev)
+		if err != nil {
+			return nil, fmt.Errorf("tablelog: encode event %d: %w", ev.GetSeq(), err)
 		}
 		out = append(out, streams.Entry{Stream: stream, Data: data})
 	}
