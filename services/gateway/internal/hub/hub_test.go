@@ -640,7 +640,7 @@ func TestJoin_PackedLegalMovesReachOnlyTheirSeat(t *testing.T) {
 	e.publish(t, "t1", seated(0, "ana"))
 	e.publish(t, "t1", seated(1, "bob"))
 	e.publishPacked(t, "t1", bid(1), legalFor(0))
-	e.publishPacked(t, "t1", dealt(1), legalFor(1))         // a private host: refused whole
+	e.publishPacked(t, "t1", dealt(1), legalFor(1))            // a private host: refused whole
 	e.publishPacked(t, "t1", bid(0), []byte{0x08, 0xff, 0xff}) // undecodable moves: refused whole
 	want := map[string][]int{"ana": {-1, -1, 0}, "bob": {-1, -1, -1}, "watcher": {-1, -1, -1}}
 	sinks := map[string]*sink{}
