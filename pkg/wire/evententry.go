@@ -77,14 +77,26 @@ func DecodeEventEntry(data []byte, header map[string]string) (ev, packed *tablev
 	if !ok {
 		return ev, nil, nil
 	}
-	if ev.GetVisibility().GetAudience() != tablev1.Audience_AUDIENCE_PUBLIC {
-		return nil, nil, errors.New("wire: legal moves packed into an event that is not public")
+	if _, err := PackedSeat(ev, []byte(raw)); err != nil {
+		return nil, nil, err
 	}
 	lm := &tablev1.LegalMoves{}
 	if err := proto.Unmarshal([]byte(raw), lm); err != nil {
 		return nil, nil, fmt.Errorf("wire: packed legal moves: %w", err)
 	}
 	return ev, LegalEvent(ev, lm), nil
+}
+
+// PackedSeat is the seat of the legal moves lm (binary, as FieldLegal holds
+// them) packed into host's entry, read without decoding the moves (a
+// gateway needs only the seat to route them: WithLegal takes their bytes as
+// they are). Only a public event may carry a seat's moves: moves packed into
+// any other are refused (fail closed).
+func PackedSeat(host *tablev1.Event, lm []byte) (uint32, error) {
+	if host.GetVisibility().GetAudience() != tablev1.Audience_AUDIENCE_PUBLIC {
+		return 0, errors.New("wire: legal moves packed into an event that is not public")
+	}
+	return LegalSeat(lm)
 }
 
 // LegalSeat is the seat of the legal moves lm (a pulka.table.v1.LegalMoves in

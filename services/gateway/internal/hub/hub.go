@@ -15,7 +15,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 
-	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
 	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
 	"github.com/pulka/pulka/pkg/periodic"
@@ -357,8 +356,8 @@ func xdata(x redis.XMessage) []byte {
 // decodeEvent decodes an event entry; a malformed entry is logged and then
 // folded as nothing (its position still counts).
 func (h *Hub) decodeEvent(stream, id string, data []byte) *tablev1.Event {
-	ev := &tablev1.Event{}
-	if err := proto.Unmarshal(data, ev); err != nil {
+	ev, err := unmarshalEvent(data)
+	if err != nil {
 		h.log.Error("hub: undecodable table event", "stream", stream, "id", id, "err", err)
 		return nil
 	}
@@ -442,17 +441,11 @@ func (h *Hub) sheetFrame(table, id string, data []byte) (*wire.Frame, bool) {
 }
 
 // eventFrame is the frame of event ev (entry id of table's stream; "" for
-// a refusal), nil when it cannot be encoded (logged).
+// a refusal), nil when it cannot be encoded (logged). Its binary encoding,
+// which nearly every client speaks, is made here, before any lock is
+// taken; JSON, for the rare debugging client, when one first needs it.
 func (h *Hub) eventFrame(table, id string, ev *tablev1.Event) *wire.Frame {
-	return h.encoded(table, id, wire.Event(table, id, ev))
-}
-
-// encoded is m as a frame with its binary encoding, which nearly every
-// client speaks, made here, before any lock is taken (JSON, for the rare
-// debugging client, when one first needs it); nil when it cannot be encoded
-// (logged).
-func (h *Hub) encoded(table, id string, m *gatewayv1.ServerFrame) *wire.Frame {
-	frame := wire.NewFrame(m)
+	frame := wire.NewFrame(wire.Event(table, id, ev))
 	if _, err := frame.Bytes(wire.Binary); err != nil {
 		h.log.Error("hub: encode event", "table", table, "id", id, "err", err)
 		return nil
@@ -495,13 +488,10 @@ func unmarshalEvent(data []byte) (*tablev1.Event, error) {
 }
 
 // legalVisibility is who may see the legal moves raw packed into host's
-// entry: their seat alone. Only a public event may carry them (fail closed,
-// as wire.DecodeEventEntry).
+// entry: their seat alone (wire.PackedSeat refuses moves packed into an
+// event that is not public).
 func legalVisibility(host *tablev1.Event, raw string) (*tablev1.Visibility, error) {
-	if host.GetVisibility().GetAudience() != tablev1.Audience_AUDIENCE_PUBLIC {
-		return nil, errors.New("legal moves packed into an event that is not public")
-	}
-	seat, err := wire.LegalSeat([]byte(raw))
+	seat, err := wire.PackedSeat(host, []byte(raw))
 	if err != nil {
 		return nil, err
 	}
