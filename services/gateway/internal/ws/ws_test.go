@@ -849,17 +849,20 @@ func TestSlowConsumer_IsDisconnectedWithoutBlockingAFastOne(t *testing.T) {
 	fast.nextOf("joined")
 
 	// Big public events, so that the slow client's socket buffers fill up
-	// and its queue overflows, published at a pace a reading client keeps.
-	// The fast client decodes only each frame's type: decoding 22 KiB frames
-	// into maps takes milliseconds under -race on two busy cores, and the
-	// tailer hands the hub whatever arrived during its last read at once
-	// (10–20 of these frames, up to half of the 1 MiB queue): 5 frames per
-	// 10 ms, ~11 MB/s, leaves it room on a busy machine.
+	// and its queue overflows. The publisher keeps at most `window` events
+	// ahead of what the fast client has read, so the fast client's queue
+	// never holds more than `window` frames (16 × 22 KiB, well under both
+	// limits) however slow this machine is: if it is cut off anyway, or
+	// stalls, the slow client blocked it. (A fixed publishing pace flaked
+	// under -race on two busy cores: the reader fell 64 frames behind.)
+	// The fast client decodes only each frame's type: decoding 22 KiB
+	// frames into maps takes milliseconds under -race.
 	big := make([]commonv1.Card, 0, 1000)
 	for i := 0; i < cap(big); i++ {
 		big = append(big, commonv1.Card(1+i%36))
 	}
-	const n = 600
+	const n, window = 600, 16
+	var read atomic.Int64
 	got := make(chan int, 1)
 	go func() {
 		count := 0
@@ -871,17 +874,21 @@ func TestSlowConsumer_IsDisconnectedWithoutBlockingAFastOne(t *testing.T) {
 			}
 			if typ == "event" {
 				count++
+				read.Store(int64(count))
 			}
 		}
 		got <- count
 	}()
 	start := time.Now()
 	for i := 0; i < n; i++ {
+		for wait := time.Now().Add(10 * time.Second); int64(i)-read.Load() >= window; {
+			if time.Now().After(wait) {
+				t.Fatalf("fast client stalled at %d of %d published events", read.Load(), i)
+			}
+			time.Sleep(time.Millisecond)
+		}
 		ev := pub(&tablev1.Event{Event: &tablev1.Event_ColumnsDealt{ColumnsDealt: &tablev1.ColumnsDealt{FaceUp: big}}})
 		e.publish(t, "t1", ev)
-		if i%5 == 0 {
-			time.Sleep(10 * time.Millisecond)
-		}
 	}
 	if c := <-got; c != n {
 		t.Fatalf("fast client got %d of %d events", c, n)
