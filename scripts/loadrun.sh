@@ -15,6 +15,13 @@
 # LOADRUN_LOCAL_FLAGS="..." adds pulka-local flags (e.g. "-redis 127.0.0.1:6390" for a Redis you
 # started with the settings to measure, such as appendfsync always); LOADRUN_REDIS_PIDS="pid ..."
 # names that Redis's processes for the CPU figures.
+# LOADRUN_PIN="G S" pins the load generator to CPUs G and the services (pulka-local, Redis and
+# every service it starts) to CPUs S (taskset lists, e.g. "0 1"; then "1 0" for the reverse), so
+# that the generator's work does not land in the services' latency; each Go process then sees
+# only its CPUs (GOMAXPROCS follows). A Redis of LOADRUN_LOCAL_FLAGS is not pinned.
+# The report starts with the CPU model and the pinning; per process it gives the cores used,
+# the CPU per move, and the system calls per move (all of them, counted by perf when it can
+# attach; read+write from /proc/PID/io always).
 # LOADRUN_CPU_TIMELINE=1 also prints each process's CPU per second of the window.
 # LOADRUN_PROFILE=1 also writes CPU profiles of the gateway, the runner and the load
 # generator over the window to $LOADRUN_OUT (default tmp/loadrun): go tool pprof bin/gateway tmp/loadrun/gateway.prof
@@ -25,7 +32,14 @@ mkdir -p "$out"
 port=${LOADRUN_PORT:-28417}
 # shellcheck source=scripts/stack.sh
 . scripts/stack.sh
-stack_start "$port" ${LOADRUN_GOMAXPROCS:+GOMAXPROCS=$LOADRUN_GOMAXPROCS} GOGC="${LOADRUN_GOGC:-100}" \
+pin_gen=() pin_svc=()
+if [ -n "${LOADRUN_PIN:-}" ]; then
+  read -r g_cpus s_cpus <<<"$LOADRUN_PIN"
+  [ -n "${s_cpus:-}" ] || { echo "loadrun: LOADRUN_PIN=\"G S\": the generator's CPUs, then the services' (e.g. \"0 1\")" >&2; exit 2; }
+  command -v taskset >/dev/null || { echo "loadrun: LOADRUN_PIN needs taskset (util-linux)" >&2; exit 2; }
+  pin_gen=(taskset -c "$g_cpus") pin_svc=(taskset -c "$s_cpus")
+fi
+LOADRUN_PREFIX="${pin_svc[*]}" stack_start "$port" ${LOADRUN_GOMAXPROCS:+GOMAXPROCS=$LOADRUN_GOMAXPROCS} GOGC="${LOADRUN_GOGC:-100}" \
   PULKA_RUNNER_BOT_DELAY=1ms PULKA_WS_RATE=1000 PULKA_WS_BURST=1000 PULKA_SIGNUPS_PER_IP=1000000 \
   PULKA_WS_PER_IP=1000000 PULKA_CONN_PER_IP=1000000 PULKA_LOBBY_CREATES_PER_MINUTE=1000000
 pids() { pgrep -P "$local_pid" -f "$1" | head -1; }
@@ -40,7 +54,7 @@ for p in gateway table-runner scoring lobby; do pid[$p]=$(pids "$p"); done
 pid[redis-server]=${LOADRUN_REDIS_PIDS:-$(pgrep -P "$local_pid" -f redis-server | tr '\n' ' ')}
 gen_flags=()
 [ -n "${LOADRUN_PROFILE:-}" ] && gen_flags=(--cpuprofile "$out/pulkactl.prof")
-env ${LOADRUN_GEN_GOMAXPROCS:+GOMAXPROCS=$LOADRUN_GEN_GOMAXPROCS} "${LOADRUN_GEN:-bin/pulkactl}" load --server http://127.0.0.1:$port "${gen_flags[@]}" "$@" >"$out/load.txt" 2>&1 &
+"${pin_gen[@]}" env ${LOADRUN_GEN_GOMAXPROCS:+GOMAXPROCS=$LOADRUN_GEN_GOMAXPROCS} "${LOADRUN_GEN:-bin/pulkactl}" load --server http://127.0.0.1:$port "${gen_flags[@]}" "$@" >"$out/load.txt" 2>&1 &
 load_pid=$!
 # The measured window starts after the warm-up; sample CPU over its middle part.
 warm=$(printf '%s\n' "$@" | awk 'p{print; exit} /^--warmup$/{p=1}'); warm=${warm:-2s}
@@ -58,6 +72,15 @@ declare -A c0 s0; for p in "${!pid[@]}"; do c0[$p]=$(cpu "${pid[$p]}"); s0[$p]=$
 st0=$(steal)
 t0=$(date +%s.%N)
 win=$(echo "$(tosec "$dur") - 2" | bc -l)
+# Every system call of each process over the window, where perf may count them.
+perf_ok=
+if command -v perf >/dev/null && perf stat -e raw_syscalls:sys_enter -- true >/dev/null 2>&1; then
+  perf_ok=1
+  for p in "${!pid[@]}"; do
+    # shellcheck disable=SC2086 # pids separated by spaces become perf's comma list
+    perf stat -x, -e raw_syscalls:sys_enter -p "$(echo ${pid[$p]} | tr ' ' ',')" -o "$out/syscalls-$p.csv" -- sleep "$win" >/dev/null 2>&1 &
+  done
+fi
 if [ -n "${LOADRUN_PROFILE:-}" ]; then
   for svc in ${LOADRUN_PROFILE_SERVICES:-gateway table-runner}; do
     curl -fs -o "$out/$svc.prof" "http://$(stack_admin "$svc")/debug/pprof/profile?seconds=${win%.*}" &
@@ -90,16 +113,24 @@ cat "$out/load.txt"
 [ -n "${LOADRUN_CPU_TIMELINE:-}" ] && { echo "CPU per second of the window (% of one core; the window starts 1 s in):"; cat "$out/cpu-timeline.txt"; }
 hz=$(getconf CLK_TCK)
 el=$(echo "$t1 - $t0" | bc -l)
+wait_perf() { [ -z "$perf_ok" ] || sleep 0.5; }
+wait_perf
+echo "CPU model: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs; pinning: ${LOADRUN_PIN:+generator on CPUs ${g_cpus:-}, services on CPUs ${s_cpus:-}}${LOADRUN_PIN:-none}"
 echo "CPU over ${el%.*}s of the window (cores): load average $(cut -d' ' -f1-3 /proc/loadavg), stolen by the hypervisor $(echo "($st1 - $st0) / $hz / $el" | bc -l | xargs printf '%.2f')"
 rate=$(grep -o '[0-9.]* moves/s end to end' "$out/load.txt" | cut -d' ' -f1)
-echo "  process        cores  read+write syscalls per move"
-tot=0; stot=0
+echo "  process        cores  CPU µs/move  syscalls/move  read+write/move"
+tot=0; stot=0; atot=0
 for p in gateway table-runner redis-server scoring lobby pulkactl; do
   c=$(echo "(${c1[$p]} - ${c0[$p]}) / $hz / $el" | bc -l); tot=$(echo "$tot + $c" | bc -l)
   sc=$(echo "(${s1[$p]} - ${s0[$p]}) / $el / ${rate:-1}" | bc -l); stot=$(echo "$stot + $sc" | bc -l)
-  printf '  %-13s %.2f   %.2f\n' "$p" "$c" "$sc"
+  all=-
+  if [ -n "$perf_ok" ] && n=$(awk -F, '/raw_syscalls/{print $1}' "$out/syscalls-$p.csv" 2>/dev/null) && [[ $n =~ ^[0-9]+$ ]]; then
+    all=$(echo "$n / $win / ${rate:-1}" | bc -l | xargs printf '%.1f'); atot=$(echo "$atot + $all" | bc -l)
+  fi
+  printf '  %-13s %.2f   %9.1f   %12s   %14.2f\n' "$p" "$c" "$(echo "$c * 1000000 / ${rate:-1}" | bc -l)" "$all" "$sc"
 done
-printf '  %-13s %.2f   %.2f\n' total "$tot" "$stot"
+printf '  %-13s %.2f   %9.1f   %12s   %14.2f\n' total "$tot" "$(echo "$tot * 1000000 / ${rate:-1}" | bc -l)" "$([ -n "$perf_ok" ] && printf '%.1f' "$atot" || echo -)" "$stot"
+echo "  (services = total less pulkactl; syscalls/move from perf over the window, - where it could not attach)"
 raddr=$(grep -o 'redis_addr":"[^"]*' "$out/local.log" | head -1 | cut -d'"' -f3)
 redis-cli -u "redis://$raddr" INFO commandstats | tr -d '\r' | grep calls >"$out/commandstats.txt"
 echo "Redis commands over the whole run (setup included), by time spent; all in $out/commandstats.txt:"

@@ -7,7 +7,8 @@
 # default bin) on 127.0.0.1:PORT with the given environment, logging to $out/local.log,
 # stops it when the calling script exits, and returns once the gateway and the runner
 # have said where their admin servers listen and the gateway serves its page.
-# Sets local_pid.
+# LOADRUN_PREFIX (words, e.g. "taskset -c 1") runs pulka-local under that command;
+# what it starts inherits it. Sets local_pid.
 stack_start() {
   local port=$1; shift
   local bin=${LOADRUN_BIN:-bin}
@@ -17,7 +18,10 @@ stack_start() {
   local extra=()
   # shellcheck disable=SC2206 # flags split on spaces on purpose
   [ -n "${LOADRUN_LOCAL_FLAGS:-}" ] && extra=($LOADRUN_LOCAL_FLAGS)
-  env "$@" "$bin/pulka-local" "${cluster[@]}" "${extra[@]}" -bin-dir "$(realpath "$bin")" \
+  local prefix=()
+  # shellcheck disable=SC2206 # a command and its arguments, split on spaces on purpose
+  [ -n "${LOADRUN_PREFIX:-}" ] && prefix=($LOADRUN_PREFIX)
+  "${prefix[@]}" env "$@" "$bin/pulka-local" "${cluster[@]}" "${extra[@]}" -bin-dir "$(realpath "$bin")" \
     -addr "127.0.0.1:$port" -runners 1 -raw-logs >"$out/local.log" 2>&1 &
   local_pid=$!
   trap 'kill $local_pid 2>/dev/null; wait $local_pid 2>/dev/null || true' EXIT

@@ -46,7 +46,11 @@ client's GameEnded to the balance frame that completes the table's settlement
 It prints the moves per second whose events reached every client of the table,
 and the latency from a client's command (or its slot) to the moment the last
 client of the table received an event caused by it (matched by command id and
-caused_by). Only loopback servers should be targeted.
+caused_by). In paced mode a move whose command left the generator more than
+--late-after after its slot was late: the generator, not the servers, set its
+latency. When more than 1 % of the window's moves were late the run says so and
+reports no latency (pin the generator to a core of its own: scripts/loadrun.sh
+with LOADRUN_PIN). Only loopback servers should be targeted.
 
 flags:
 `
@@ -62,7 +66,13 @@ type loadFlags struct {
 	cpuProfile                string
 	timeline                  time.Duration
 	stagger                   time.Duration
+	lateAfter                 time.Duration
 }
+
+// maxLateShare is the share of a paced window's moves that may leave the
+// generator late before the run's latency says more about the generator
+// than about the servers (issue 24).
+const maxLateShare = 0.01
 
 func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	var f loadFlags
@@ -82,6 +92,7 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs.DurationVar(&f.timeout, "setup-timeout", 5*time.Minute, "how long setting up the tables may take")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write the load generator's own CPU profile of the measured window to this file")
 	fs.DurationVar(&f.stagger, "stagger", 0, "paced: each table's first move comes at a random moment within this (default: within the first 1/rate), so that tables are not all at the same point of their games (a hand's end is a burst of work)")
+	fs.DurationVar(&f.lateAfter, "late-after", time.Millisecond, "paced: a move whose command left the generator more than this after its slot was late; over 1 % late moves and the run reports no latency")
 	fs.DurationVar(&f.timeline, "timeline", 0, "also print the latency quantiles of each such slice of the window (e.g. 1s), by the moves' start: is the tail steady or a few bad seconds?")
 	fs.Usage = func() {
 		_, _ = io.WriteString(fs.Output(), loadHelp)
@@ -118,6 +129,8 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return usageError(errors.New("load: --setup-concurrency must be at least 1"))
 	case f.timeline < 0:
 		return usageError(errors.New("load: --timeline must not be negative"))
+	case f.lateAfter <= 0:
+		return usageError(errors.New("load: --late-after must be positive"))
 	case f.stagger < 0 || (f.stagger > 0 && f.mode != "paced"):
 		return usageError(errors.New("load: --stagger is for --mode paced, and not negative"))
 	}
@@ -139,6 +152,7 @@ type loadResult struct {
 	moves                     int
 	latencies                 []time.Duration // sorted
 	lags                      []time.Duration // sorted: slot to command written (paced)
+	lateAfter                 time.Duration   // a lag beyond it is a late move
 	spreads                   []time.Duration // sorted: first client's event to the last's
 	timeline                  []timeSlice     // with --timeline
 	rejected, refused, reconn int64
@@ -155,6 +169,17 @@ type loadResult struct {
 	settled   []time.Duration
 	unsettled int
 	stake     int64
+}
+
+// late counts the paced window's moves that left the generator more than
+// lateAfter after their slot, and their share of the moves.
+func (r *loadResult) late() (int, float64) {
+	if r.mode != "paced" || len(r.lags) == 0 || r.lateAfter <= 0 {
+		return 0, 0
+	}
+	// lags is sorted: the late ones are its tail.
+	n := len(r.lags) - sort.Search(len(r.lags), func(i int) bool { return r.lags[i] > r.lateAfter })
+	return n, float64(n) / float64(len(r.lags))
 }
 
 func (r *loadResult) movesPerSecond() float64 { return float64(r.moves) / r.window.Seconds() }
@@ -210,7 +235,14 @@ func (r *loadResult) String() string {
 	tail := func(d []time.Duration) string {
 		return fmt.Sprintf("p50 %s  p99 %s  p99.9 %s  max %s", ms(quantile(d, 0.50)), ms(quantile(d, 0.99)), ms(quantile(d, 0.999)), ms(quantile(d, 1)))
 	}
-	s += fmt.Sprintf("latency command → last client's event: %s  (n=%d)\n", tail(r.latencies), len(r.latencies))
+	late, lateShare := r.late()
+	trusted := lateShare <= maxLateShare
+	if trusted {
+		s += fmt.Sprintf("latency command → last client's event: %s  (n=%d)\n", tail(r.latencies), len(r.latencies))
+	} else {
+		s += fmt.Sprintf("latency not reported: the generator sent %d of %d moves (%.1f %%) more than %s after their slot, over the %.0f %% a trusted run allows; it, not the servers, set the pace (pin it to its own core: LOADRUN_PIN)\n",
+			late, len(r.lags), 100*lateShare, r.lateAfter, 100*maxLateShare)
+	}
 	s += fmt.Sprintf("refused moves %d, gateway refusals %d, reconnects %d, games finished %d, tables failed %d",
 		r.rejected, r.refused, r.reconn, r.games, r.failed)
 	if r.mode == "paced" {
@@ -226,7 +258,7 @@ func (r *loadResult) String() string {
 		// server.
 		s += "of which slot → command written (the generator's own delay): " + tail(r.lags) + "\n"
 	}
-	if len(r.spreads) > 0 {
+	if len(r.spreads) > 0 && trusted {
 		s += "of which first client's event → last client's event (the fan-out): " + tail(r.spreads) + "\n"
 	}
 	if r.stake > 0 {
@@ -240,6 +272,9 @@ func (r *loadResult) String() string {
 		s += fmt.Sprintf(", %d games of the window not seen settled\n", r.unsettled)
 	}
 	for _, sl := range r.timeline {
+		if !trusted {
+			break
+		}
 		s += fmt.Sprintf("  t+%-6s moves %5d  p50 %s  p99 %s  max %s\n", sl.from.String(), len(sl.latencies),
 			ms(quantile(sl.latencies, 0.50)), ms(quantile(sl.latencies, 0.99)), ms(quantile(sl.latencies, 1)))
 	}
@@ -561,7 +596,7 @@ func runLoadTest(ctx context.Context, f loadFlags, progress io.Writer) (*loadRes
 		return d
 	}
 	lat := sorted(rec.latencies)
-	return &loadResult{lags: sorted(rec.lags), spreads: sorted(rec.spreads), timeline: timeline, stagger: f.stagger, mode: f.mode, tables: f.tables, clients: f.tables * clients, rate: f.rate, setup: setup,
+	return &loadResult{lags: sorted(rec.lags), lateAfter: f.lateAfter, spreads: sorted(rec.spreads), timeline: timeline, stagger: f.stagger, mode: f.mode, tables: f.tables, clients: f.tables * clients, rate: f.rate, setup: setup,
 		window: window, moves: rec.moves, latencies: lat, rejected: rec.rejected.Load(), refused: rec.refused.Load(), seedsRefused: rec.seedsRefused.Load(), refusals: rec.refusalCodes(),
 		reconn: rec.reconn.Load(), games: rec.games.Load(), failed: rec.failed.Load(), lateSlots: rec.lateSlots.Load(),
 		firstError: rec.firstError, stake: f.stake, settled: sorted(rec.settled), unsettled: rec.unsettled()}, nil

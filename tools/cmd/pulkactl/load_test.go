@@ -25,6 +25,7 @@ func TestLoad_RefusesBadFlags(t *testing.T) {
 		{"load", "--bots", "--bot-level", "hard"},
 		{"load", "extra"},
 		{"load", "--timeline", "-1s"},
+		{"load", "--mode", "paced", "--late-after", "0s"},
 		{"load", "--stagger", "10s"}, // throughput mode
 		{"load", "--mode", "paced", "--stagger", "-1s"},
 		{"load", "--stake", "-10"},
@@ -74,6 +75,50 @@ func TestLoadResult_TimelineSlicesByTheMovesStart(t *testing.T) {
 	r := &loadResult{mode: "paced", timeline: sl}
 	if out := r.String(); !strings.Contains(out, "t+2s     moves     2") {
 		t.Errorf("report without the slices:\n%s", out)
+	}
+}
+
+// A paced run whose generator sent more than 1 % of its moves late reports
+// no latency (issue 24): the generator set it, not the servers.
+func TestLoadResult_LateGeneratorReportsNoLatency(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		late    int // of 1,000 moves
+		trusted bool
+	}{{"none late", 0, true}, {"1 % late is allowed", 10, true}, {"1.1 % late", 11, false}, {"all late", 1000, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			r := &loadResult{mode: "paced", lateAfter: time.Millisecond, window: time.Second, moves: 1000}
+			for i := range 1000 {
+				lag := 100 * time.Microsecond
+				if i >= 1000-c.late {
+					lag = time.Millisecond + time.Nanosecond
+				}
+				r.lags = append(r.lags, lag)
+				r.latencies = append(r.latencies, time.Duration(i+1)*time.Microsecond)
+				r.spreads = append(r.spreads, time.Microsecond)
+			}
+			r.timeline = []timeSlice{{latencies: r.latencies}}
+			if n, _ := r.late(); n != c.late {
+				t.Errorf("late() = %d, want %d", n, c.late)
+			}
+			out := r.String()
+			reported := strings.Contains(out, "latency command → last client's event: p50")
+			refused := strings.Contains(out, fmt.Sprintf("latency not reported: the generator sent %d of 1000 moves", c.late))
+			if reported != c.trusted || refused == c.trusted {
+				t.Errorf("report (trusted %v):\n%s", c.trusted, out)
+			}
+			if !c.trusted && (strings.Contains(out, "fan-out") || strings.Contains(out, "t+0s")) {
+				t.Errorf("a late run reports latencies anyway:\n%s", out)
+			}
+			if !strings.Contains(out, "the generator's own delay") {
+				t.Errorf("no generator delay line:\n%s", out)
+			}
+		})
+	}
+	// A lag of exactly --late-after is not late.
+	r := &loadResult{mode: "paced", lateAfter: time.Millisecond, lags: []time.Duration{time.Millisecond}}
+	if n, _ := r.late(); n != 0 {
+		t.Errorf("a lag of exactly --late-after counted late")
 	}
 }
 
