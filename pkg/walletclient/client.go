@@ -52,23 +52,48 @@ func decodeResult(data []byte) (string, *walletv1.WalletResult, error) {
 // Stream is the command stream cmd belongs on: its account's shard, or its
 // table's for table-wide commands.
 func Stream(cmd *walletv1.WalletCommand) string {
+	id, table := subject(cmd)
+	if table {
+		return CommandStreamForTable(id)
+	}
+	return CommandStreamForAccount(id)
+}
+
+// OrderKey is what the wallet keeps cmd in order with: the commands about
+// one account ("a:" and its id), or about one table ("t:" and its id; the
+// table's final standings too, TableOrderKey). Commands with different keys
+// may be handled in parallel even on one shard, so the wallet's parallelism
+// is its workers', not its shards'.
+func OrderKey(cmd *walletv1.WalletCommand) string {
+	id, table := subject(cmd)
+	if table {
+		return TableOrderKey(id)
+	}
+	return "a:" + id
+}
+
+// TableOrderKey is OrderKey of the commands about table.
+func TableOrderKey(table string) string { return "t:" + table }
+
+// subject is the account, or the table (table true), that cmd is about.
+func subject(cmd *walletv1.WalletCommand) (id string, table bool) {
 	switch c := cmd.GetCommand().(type) {
 	case *walletv1.WalletCommand_HoldStake:
-		return CommandStreamForAccount(c.HoldStake.GetAccountId())
+		return c.HoldStake.GetAccountId(), false
 	case *walletv1.WalletCommand_ReleaseHold:
-		return CommandStreamForAccount(c.ReleaseHold.GetAccountId())
+		return c.ReleaseHold.GetAccountId(), false
 	case *walletv1.WalletCommand_OpenAccount:
-		return CommandStreamForAccount(c.OpenAccount.GetAccountId())
+		return c.OpenAccount.GetAccountId(), false
 	case *walletv1.WalletCommand_ClaimDailyBonus:
-		return CommandStreamForAccount(c.ClaimDailyBonus.GetAccountId())
+		return c.ClaimDailyBonus.GetAccountId(), false
 	case *walletv1.WalletCommand_ForfeitStake:
-		return CommandStreamForAccount(c.ForfeitStake.GetAccountId())
+		return c.ForfeitStake.GetAccountId(), false
 	case *walletv1.WalletCommand_ReleaseTable:
-		return CommandStreamForTable(c.ReleaseTable.GetTableId())
+		return c.ReleaseTable.GetTableId(), true
 	case *walletv1.WalletCommand_SettleGame:
-		return CommandStreamForTable(c.SettleGame.GetStandings().GetTableId())
+		return c.SettleGame.GetStandings().GetTableId(), true
 	}
-	return CommandStream(0)
+	return "", false
 }
 
 // Entry encodes cmd for its command stream (for senders that publish

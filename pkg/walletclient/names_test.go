@@ -27,8 +27,15 @@ func TestNames_AnAccountIsOneSlotAndOneShard(t *testing.T) {
 	}
 	settle := &walletv1.WalletCommand{Command: &walletv1.WalletCommand_SettleGame{SettleGame: &walletv1.SettleGame{Standings: &scoringv1.FinalStandings{TableId: "t1"}}}}
 	release := &walletv1.WalletCommand{Command: &walletv1.WalletCommand_ReleaseTable{ReleaseTable: &walletv1.ReleaseTable{TableId: "t1"}}}
-	if walletclient.Stream(settle) != walletclient.Stream(release) {
+	if walletclient.Stream(settle) != walletclient.Stream(release) || walletclient.Stream(release) != walletclient.CommandStreamForTable("t1") {
 		t.Fatal("one table's commands are on different shards")
+	}
+	// The order keys: one per account, one per table (its standings' too),
+	// never the same for an account and a table of the same name.
+	if walletclient.OrderKey(hold) != "a:ana" || walletclient.OrderKey(bonus) != "a:ana" ||
+		walletclient.OrderKey(settle) != "t:t1" || walletclient.OrderKey(release) != walletclient.TableOrderKey("t1") {
+		t.Fatalf("order keys %q %q %q %q", walletclient.OrderKey(hold), walletclient.OrderKey(bonus),
+			walletclient.OrderKey(settle), walletclient.OrderKey(release))
 	}
 	seen := map[int]bool{}
 	for i := range 1000 {

@@ -19,7 +19,9 @@ type Config struct {
 	// standings every replica joins, this replica's name, reclaim and
 	// dead-letter settings.
 	daemon.ConsumerGroup
-	// Workers handle messages in parallel (one shard's in order).
+	// Workers handle messages in parallel (one account's, one table's in
+	// order: OrderKey): the wallet's operations in flight, which its
+	// throughput on an fsync-always Redis follows (docs/benchmarks.md).
 	Workers int
 
 	SignupGrant int64
@@ -44,7 +46,7 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 	// Redis failures are retried longer than scoring's: a settlement that
 	// is dead-lettered waits for the reconciliation.
 	c.ConsumerGroup.RegisterFlags(f, envnames.WalletPrefix, "wallet", "the command shards and scoring's standings", 20)
-	f.Int(&c.Workers, "workers", "PULKA_WALLET_WORKERS", 64, "messages handled in parallel (one shard's in order)")
+	f.Int(&c.Workers, "workers", "PULKA_WALLET_WORKERS", 128, "messages handled in parallel (one account's, one table's in order)")
 	f.Int64(&c.SignupGrant, "signup-grant", "PULKA_WALLET_SIGNUP_GRANT", DefaultSignupGrant, "coins a new account gets")
 	f.Int64(&c.DailyBonus, "daily-bonus", "PULKA_WALLET_DAILY_BONUS", DefaultDailyBonus, "coins of the daily bonus")
 	f.String(&c.TimeZone, "time-zone", "PULKA_WALLET_TIME_ZONE", DefaultLocation, "time zone of the daily bonus's calendar day")

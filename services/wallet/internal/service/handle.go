@@ -80,22 +80,29 @@ func settleCommand(fs *scoringv1.FinalStandings) *walletv1.WalletCommand {
 		Command: &walletv1.WalletCommand_SettleGame{SettleGame: &walletv1.SettleGame{Standings: fs}}}
 }
 
-// OrderKey is the consumer's order key: a command shard's commands keep
-// their shard's order (the stream, as by default), and scoring's standings,
-// which come on one stream for every table, take their table's shard — a
-// settlement runs on the worker of the shard that carries the table's other
-// commands (its release), in parallel with every other shard's. The
-// standings were once forwarded to that shard as a SettleGame for the same
-// reason; settling them where they are read spares that append and the
-// second read, a hop of a few milliseconds, tens under load. Standings whose
-// table it cannot read keep their stream (the handler refuses them).
+// OrderKey is the consumer's order key: the subject of the message
+// (walletclient.OrderKey) — one account's commands in their order, one
+// table's (its release, its settlement) in theirs — so that the commands of
+// different accounts run in parallel even when they share a shard, and the
+// wallet has as many operations in flight as it has workers (with one key
+// per shard it had at most CommandShards). Scoring's standings, which come
+// on one stream for every table, take their table's key, so a settlement
+// runs in order with that table's release; settling them where they are
+// read, rather than forwarding them to the table's shard first, spares an
+// append and a read. A message it cannot read keeps its stream (the handler
+// refuses it).
 func OrderKey(m streams.Message) string {
 	if m.Stream == scoringclient.StandingsStream {
 		if t, ok := scoringclient.TableOf(m.Data); ok {
-			return walletclient.CommandStreamForTable(t)
+			return walletclient.TableOrderKey(t)
 		}
+		return m.Stream
 	}
-	return m.Stream
+	var cmd walletv1.WalletCommand
+	if err := proto.Unmarshal(m.Data, &cmd); err != nil {
+		return m.Stream
+	}
+	return walletclient.OrderKey(&cmd)
 }
 
 func kindOf(cmd *walletv1.WalletCommand) string {

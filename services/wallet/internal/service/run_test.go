@@ -177,20 +177,36 @@ func TestRun_SettlesFromScoringsStandingsUnderTheDaemon(t *testing.T) {
 	}
 }
 
-// Standings take their table's command shard as order key, so that a
-// settlement runs after (or before) that table's other commands, never
-// beside them; commands keep their shard's order.
-func TestOrderKey_StandingsTakeTheirTablesShard(t *testing.T) {
-	data, _ := proto.Marshal(&scoringv1.FinalStandings{TableId: "j1", GameId: "g1"})
-	cmd, _ := proto.Marshal(&walletv1.WalletCommand{CommandId: "x"})
+// The order key is the message's subject: one account's commands in order,
+// one table's (its release and its standings) in order, and different
+// subjects in parallel even on one shard.
+func TestOrderKey_OneAccountOrOneTableInOrder(t *testing.T) {
+	enc := func(m proto.Message) []byte {
+		b, err := proto.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	standings := enc(&scoringv1.FinalStandings{TableId: "j1", GameId: "g1"})
+	hold := func(account string) []byte {
+		return enc(&walletv1.WalletCommand{CommandId: "h", Command: &walletv1.WalletCommand_HoldStake{
+			HoldStake: &walletv1.HoldStake{AccountId: account, TableId: "j1", Amount: 10}}})
+	}
+	release := enc(&walletv1.WalletCommand{CommandId: "r", Command: &walletv1.WalletCommand_ReleaseTable{
+		ReleaseTable: &walletv1.ReleaseTable{TableId: "j1"}}})
+	shard := walletclient.CommandStream(7)
 	for _, tc := range []struct {
 		name string
 		m    streams.Message
 		want string
 	}{
-		{"standings: the table's shard", streams.Message{Stream: scoringclient.StandingsStream, Data: data}, walletclient.CommandStreamForTable("j1")},
+		{"standings: their table", streams.Message{Stream: scoringclient.StandingsStream, Data: standings}, "t:j1"},
+		{"a table's release: its table, as its standings", streams.Message{Stream: shard, Data: release}, "t:j1"},
+		{"a hold: its account", streams.Message{Stream: shard, Data: hold("ana")}, "a:ana"},
+		{"another account on the same shard: its own key", streams.Message{Stream: shard, Data: hold("bob")}, "a:bob"},
 		{"unreadable standings: their stream", streams.Message{Stream: scoringclient.StandingsStream, Data: []byte{0xff}}, scoringclient.StandingsStream},
-		{"a command: its shard", streams.Message{Stream: walletclient.CommandStream(7), Data: cmd}, walletclient.CommandStream(7)},
+		{"an unreadable command: its shard", streams.Message{Stream: shard, Data: []byte{0xff}}, shard},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := OrderKey(tc.m); got != tc.want {
