@@ -115,7 +115,8 @@ hz=$(getconf CLK_TCK)
 el=$(echo "$t1 - $t0" | bc -l)
 wait_perf() { [ -z "$perf_ok" ] || sleep 0.5; }
 wait_perf
-echo "CPU model: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs; pinning: ${LOADRUN_PIN:+generator on CPUs ${g_cpus:-}, services on CPUs ${s_cpus:-}}${LOADRUN_PIN:-none}"
+pinning=none; [ -n "${LOADRUN_PIN:-}" ] && pinning="the generator on CPUs $g_cpus, the services on CPUs $s_cpus"
+echo "CPU model: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs; pinning: $pinning"
 echo "CPU over ${el%.*}s of the window (cores): load average $(cut -d' ' -f1-3 /proc/loadavg), stolen by the hypervisor $(echo "($st1 - $st0) / $hz / $el" | bc -l | xargs printf '%.2f')"
 rate=$(grep -o '[0-9.]* moves/s end to end' "$out/load.txt" | cut -d' ' -f1)
 echo "  process        cores  CPU µs/move  syscalls/move  read+write/move"
