@@ -59,7 +59,7 @@ test: tidy-check breaking check-generated standalone lint test-deps web web-test
 		if grep -nE '(^|[^[:alnum:]_.])go[[:space:]]+(func|[[:alnum:]_.]+[(])' $$d/*.go; then \
 			echo "test: $$d has a go statement (above): it must run under -race; take it out of NORACE_TEST_PKGS" >&2; exit 1; fi; \
 	done; \
-	norace=$$(go list $(NORACE_TEST_PKGS)); race=$$(go list $(TEST_PKGS) | grep -vxF "$$norace"); \
+	norace=$$($(GO) list $(NORACE_TEST_PKGS)); race=$$($(GO) list $(TEST_PKGS) | grep -vxF "$$norace"); \
 	failed=""; norace_log=$$(mktemp); \
 	echo "==> go test (no goroutines, without -race): $(NORACE_TEST_PKGS)"; \
 	$(GO) test -count=1 -timeout 20m $(NORACE_TEST_PKGS) >"$$norace_log" 2>&1 & norace_pid=$$!; \

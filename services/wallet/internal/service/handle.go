@@ -36,8 +36,8 @@ const ReplyTTL = 10 * time.Minute
 func (h *Handler) Handle(ctx context.Context, msg streams.Message) error {
 	cmd := &walletv1.WalletCommand{}
 	if msg.Stream == scoringclient.StandingsStream {
-		// Settled right here, on the worker of the table's command shard
-		// (OrderKey), as if it had come on the shard.
+		// Settled right here, on the worker of the table's order key
+		// (OrderKey), in order with the table's other commands.
 		fs := &scoringv1.FinalStandings{}
 		if err := proto.Unmarshal(msg.Data, fs); err != nil {
 			return fmt.Errorf("wallet: undecodable standings %s: %w", msg.Key(), err)
