@@ -73,12 +73,13 @@ st0=$(steal)
 t0=$(date +%s.%N)
 win=$(echo "$(tosec "$dur") - 2" | bc -l)
 # Every system call of each process over the window, where perf may count them.
-perf_ok=
+perf_ok= perf_pids=()
 if command -v perf >/dev/null && perf stat -e raw_syscalls:sys_enter -- true >/dev/null 2>&1; then
   perf_ok=1
   for p in "${!pid[@]}"; do
     # shellcheck disable=SC2086 # pids separated by spaces become perf's comma list
     perf stat -x, -e raw_syscalls:sys_enter -p "$(echo ${pid[$p]} | tr ' ' ',')" -o "$out/syscalls-$p.csv" -- sleep "$win" >/dev/null 2>&1 &
+    perf_pids+=($!)
   done
 fi
 if [ -n "${LOADRUN_PROFILE:-}" ]; then
@@ -113,8 +114,8 @@ cat "$out/load.txt"
 [ -n "${LOADRUN_CPU_TIMELINE:-}" ] && { echo "CPU per second of the window (% of one core; the window starts 1 s in):"; cat "$out/cpu-timeline.txt"; }
 hz=$(getconf CLK_TCK)
 el=$(echo "$t1 - $t0" | bc -l)
-wait_perf() { [ -z "$perf_ok" ] || sleep 0.5; }
-wait_perf
+# perf writes its counts when its window's sleep ends.
+[ ${#perf_pids[@]} -eq 0 ] || wait "${perf_pids[@]}" || true
 pinning=none; [ -n "${LOADRUN_PIN:-}" ] && pinning="the generator on CPUs $g_cpus, the services on CPUs $s_cpus"
 echo "CPU model: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs; pinning: $pinning"
 echo "CPU over ${el%.*}s of the window (cores): load average $(cut -d' ' -f1-3 /proc/loadavg), stolen by the hypervisor $(echo "($st1 - $st0) / $hz / $el" | bc -l | xargs printf '%.2f')"
