@@ -59,6 +59,7 @@ func (c *conn) lobbyLoop(ctx context.Context, v ports.LobbyView, filter *lobbyv1
 	version := v.Version()
 	seq := version
 	shown := map[string]*lobbyv1.TableSummary{}
+	shownMore := false // the More of the client's window
 	count := func(typ, reason string) {
 		c.s.m.lobbyFrames.Add(ctx, 1, metric.WithAttributes(attribute.String("type", typ), attribute.String("reason", reason)))
 	}
@@ -68,6 +69,7 @@ func (c *conn) lobbyLoop(ctx context.Context, v ports.LobbyView, filter *lobbyv1
 		for _, t := range tables {
 			shown[t.GetTableId()] = t
 		}
+		shownMore = more
 		if reason != "watch" {
 			seq++
 		}
@@ -101,7 +103,16 @@ func (c *conn) lobbyLoop(ctx context.Context, v ports.LobbyView, filter *lobbyv1
 			}
 			continue
 		}
-		tables, _ := v.Page(filter, 0, limit)
+		tables, more := v.Page(filter, 0, limit)
+		if more != shownMore {
+			// Only a lobby_view carries More: a window that gained or lost
+			// tables beyond it is sent whole, or the client would keep
+			// offering (or hiding) "more" after the last change.
+			if !sendView("more") {
+				return
+			}
+			continue
+		}
 		var updates []*lobbyv1.LobbyUpdate
 		in := make(map[string]bool, len(tables))
 		for _, t := range tables {

@@ -196,6 +196,36 @@ func TestLobby_AWatcherSeesAWindowOfTheNewestAndItsChanges(t *testing.T) {
 	}
 }
 
+// Only a lobby_view carries More: when the tables beyond the window come or
+// go without the window changing, the watcher gets a new view, or it would
+// keep offering more tables than there are (found by the flood test, which
+// met it when the last of many removals left the window as it was).
+func TestLobby_MoreFollowsTheTablesBeyondTheWindow(t *testing.T) {
+	e := newEnv(t)
+	g, lw, view := e.lobbyEnv(t, Config{LobbyWindow: 2, LobbyInterval: 10 * time.Millisecond})
+	lw.write(upsert(lobbyTable(0, lobbyv1.Game_GAME_CLASSIC)), upsert(lobbyTable(1, lobbyv1.Game_GAME_CLASSIC)),
+		upsert(lobbyTable(2, lobbyv1.Game_GAME_CLASSIC)))
+	for view.Version() != 3 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	w := &watcher{c: g.login(t, "ana")}
+	w.c.send(map[string]any{"lobby": map[string]any{"watch": true}})
+	w.readUntil(t, 5*time.Second, "the first view", func() bool { return w.views == 1 })
+	if !equal(w.ids(), newest(2, 2)) || !w.more {
+		t.Fatalf("first view %v (more %v), want the newest 2 and more", w.ids(), w.more)
+	}
+	lw.write(removal("t00000")) // beyond the window: the window stays, More goes
+	w.readUntil(t, 5*time.Second, "a view without more", func() bool { return !w.more })
+	if !equal(w.ids(), newest(2, 2)) || w.views != 2 {
+		t.Fatalf("window %v after %d views, want the same 2 tables in a second view", w.ids(), w.views)
+	}
+	lw.write(upsert(lobbyTable(0, lobbyv1.Game_GAME_CLASSIC))) // and back
+	w.readUntil(t, 5*time.Second, "a view with more", func() bool { return w.more })
+	if !equal(w.ids(), newest(2, 2)) || w.views != 3 {
+		t.Fatalf("window %v after %d views, want the same 2 tables in a third view", w.ids(), w.views)
+	}
+}
+
 func TestLobby_AWatcherChoosesAFilterAndASmallerWindow(t *testing.T) {
 	e := newEnv(t)
 	g, lw, view := e.lobbyEnv(t, Config{LobbyWindow: 10, LobbyInterval: 20 * time.Millisecond})
