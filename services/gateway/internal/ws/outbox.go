@@ -92,11 +92,22 @@ func (o *outbox) pushLazy(f []byte) error {
 		return nil
 	}
 	if o.lazy == nil {
-		o.lazy = time.AfterFunc(o.lazyWait, func() { signal(o.ready) })
+		o.lazy = time.AfterFunc(o.lazyWait, o.lazyDue)
 	} else {
 		o.lazy.Reset(o.lazyWait)
 	}
 	return nil
+}
+
+// lazyDue wakes the writer for a lazy frame whose wait is over, unless a
+// take already had it: a timer that fired as take stopped it must not
+// leave a signal for a batch that is gone.
+func (o *outbox) lazyDue() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.frames) > 0 {
+		signal(o.ready)
+	}
 }
 
 // add appends f within the bounds; o.mu is held.
@@ -137,6 +148,15 @@ func (o *outbox) take() ([][]byte, []trace.SpanContext) {
 	o.frames, o.traces, o.bytes = nil, nil, 0
 	if o.lazy != nil {
 		o.lazy.Stop() // what it would have woken the writer for is taken
+	}
+	// A push between the writer's wake-up and this take signalled again
+	// for frames taken now. Left there, that signal would wake the writer
+	// for the next lazy frame at once instead of after its wait. Every
+	// signal for queued frames is sent under o.mu, so what is drained here
+	// is only ever for frames this take has.
+	select {
+	case <-o.ready:
+	default:
 	}
 	if len(fs) > 0 {
 		signal(o.space)

@@ -85,6 +85,26 @@ func TestOutbox_LazyFrameBehindAnEagerOneGoesWithIt(t *testing.T) {
 	}
 }
 
+// The writer woke for one frame, a second was pushed before its take, and
+// the take had both: the second push's signal is for a batch that is gone,
+// and must not send the next lazy frame off at once (it did: a gateway
+// test saw an ack leave 0.5 ms after its command, with AckDelay 80 ms).
+func TestOutbox_ASignalForFramesAlreadyTakenDoesNotHurryTheNextLazyFrame(t *testing.T) {
+	o := newOutbox(8, 1<<10, time.Hour)
+	_ = o.push([]byte("joined"))
+	if !readySoon(o, time.Second) {
+		t.Fatal("an eager push did not wake the writer")
+	}
+	_ = o.push([]byte("event")) // between the wake-up and the take
+	if got := takeStrings(o); len(got) != 2 {
+		t.Fatalf("took %q, want both frames", got)
+	}
+	_ = o.pushLazy([]byte("ack"))
+	if readySoon(o, 20*time.Millisecond) {
+		t.Fatal("a lazy frame was sent off at once by a signal for frames already taken")
+	}
+}
+
 func TestOutbox_WithoutALazyWaitEveryFrameLeavesAtOnce(t *testing.T) {
 	o := newOutbox(8, 1<<10, 0)
 	_ = o.pushLazy([]byte("ack"))
