@@ -8,7 +8,9 @@
 # builds back to back with the same load generator, bin/pulkactl). LOADRUN_GEN=FILE runs
 # that load generator instead (a build whose client protocol differs needs its own).
 # LOADRUN_GOGC=N runs the services (not the load generator) with GOGC=N, LOADRUN_GOMAXPROCS=N
-# with GOMAXPROCS=N; LOADRUN_GEN_GOMAXPROCS=N runs the load generator with GOMAXPROCS=N.
+# with GOMAXPROCS=N; LOADRUN_GEN_GOMAXPROCS=N runs the load generator with GOMAXPROCS=N, and
+# LOADRUN_GEN_ENV="VAR=value ..." with those variables (e.g. "GODEBUG=gctrace=1 GOGC=400"; what
+# the runtime prints goes to the report's file, tmp/loadrun/load.txt).
 # LOADRUN_CLUSTER="M R" runs the services on a Redis Cluster of M masters with R replicas
 # each (pulka-local -cluster-masters M -cluster-replicas R); redis-server's CPU is then the
 # sum over every node, and its command statistics are the first node's.
@@ -25,6 +27,8 @@
 # LOADRUN_CPU_TIMELINE=1 also prints each process's CPU per second of the window.
 # LOADRUN_PROFILE=1 also writes CPU profiles of the gateway, the runner and the load
 # generator over the window to $LOADRUN_OUT (default tmp/loadrun): go tool pprof bin/gateway tmp/loadrun/gateway.prof
+# LOADRUN_TRACE=1 also writes the load generator's execution trace of the window's first 3 s
+# there (pulkactl.trace; go tool trace -pprof=sched tmp/loadrun/pulkactl.trace).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${LOADRUN_OUT:-tmp/loadrun}
@@ -54,7 +58,9 @@ for p in gateway table-runner scoring lobby; do pid[$p]=$(pids "$p"); done
 pid[redis-server]=${LOADRUN_REDIS_PIDS:-$(pgrep -P "$local_pid" -f redis-server | tr '\n' ' ')}
 gen_flags=()
 [ -n "${LOADRUN_PROFILE:-}" ] && gen_flags=(--cpuprofile "$out/pulkactl.prof")
-"${pin_gen[@]}" env ${LOADRUN_GEN_GOMAXPROCS:+GOMAXPROCS=$LOADRUN_GEN_GOMAXPROCS} "${LOADRUN_GEN:-bin/pulkactl}" load --server http://127.0.0.1:$port "${gen_flags[@]}" "$@" >"$out/load.txt" 2>&1 &
+[ -n "${LOADRUN_TRACE:-}" ] && gen_flags+=(--trace "$out/pulkactl.trace")
+# shellcheck disable=SC2086 # LOADRUN_GEN_ENV is a list of VAR=value words
+"${pin_gen[@]}" env ${LOADRUN_GEN_GOMAXPROCS:+GOMAXPROCS=$LOADRUN_GEN_GOMAXPROCS} ${LOADRUN_GEN_ENV:-} "${LOADRUN_GEN:-bin/pulkactl}" load --server http://127.0.0.1:$port "${gen_flags[@]}" "$@" >"$out/load.txt" 2>&1 &
 load_pid=$!
 # The measured window starts after the warm-up; sample CPU over its middle part.
 warm=$(printf '%s\n' "$@" | awk 'p{print; exit} /^--warmup$/{p=1}'); warm=${warm:-2s}

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"sort"
 	"strconv"
@@ -64,6 +65,8 @@ type loadFlags struct {
 	botLevel                  string // "" (the server's default), easy, normal or strong
 	stake                     int64
 	cpuProfile                string
+	trace                     string
+	traceFor                  time.Duration
 	timeline                  time.Duration
 	stagger                   time.Duration
 	lateAfter                 time.Duration
@@ -91,6 +94,8 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs.IntVar(&f.setupConcurrency, "setup-concurrency", 16, "tables set up at once")
 	fs.DurationVar(&f.timeout, "setup-timeout", 5*time.Minute, "how long setting up the tables may take")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write the load generator's own CPU profile of the measured window to this file")
+	fs.StringVar(&f.trace, "trace", "", "write a runtime execution trace of the load generator to this file, over the first --trace-for of the measured window (go tool trace -pprof=sched FILE: where its goroutines waited to run)")
+	fs.DurationVar(&f.traceFor, "trace-for", 3*time.Second, "how much of the measured window --trace records (a trace of thousands of connections grows fast)")
 	fs.DurationVar(&f.stagger, "stagger", 0, "paced: each table's first move comes at a random moment within this (default: within the first 1/rate), so that tables are not all at the same point of their games (a hand's end is a burst of work)")
 	fs.DurationVar(&f.lateAfter, "late-after", time.Millisecond, "paced: a move whose command left the generator more than this after its slot was late; over 1 % late moves and the run reports no latency")
 	fs.DurationVar(&f.timeline, "timeline", 0, "also print the latency quantiles of each such slice of the window (e.g. 1s), by the moves' start: is the tail steady or a few bad seconds?")
@@ -129,6 +134,8 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return usageError(errors.New("load: --setup-concurrency must be at least 1"))
 	case f.timeline < 0:
 		return usageError(errors.New("load: --timeline must not be negative"))
+	case f.traceFor <= 0:
+		return usageError(errors.New("load: --trace-for must be positive"))
 	case f.lateAfter <= 0:
 		return usageError(errors.New("load: --late-after must be positive"))
 	case f.stagger < 0 || (f.stagger > 0 && f.mode != "paced"):
@@ -572,7 +579,14 @@ func runLoadTest(ctx context.Context, f loadFlags, progress io.Writer) (*loadRes
 	if err != nil {
 		return nil, err
 	}
-	sleepCtx(ctx, f.duration)
+	stopTrace, err := startTrace(f.trace)
+	if err != nil {
+		stopProfile()
+		return nil, err
+	}
+	sleepCtx(ctx, min(f.traceFor, f.duration))
+	stopTrace()
+	sleepCtx(ctx, f.duration-min(f.traceFor, f.duration))
 	stopProfile()
 	rec.mu.Lock()
 	rec.end = time.Now()
@@ -839,6 +853,26 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 	case <-t.C:
 	case <-ctx.Done():
 	}
+}
+
+// startTrace records this process's execution trace into path ("" does
+// nothing): what ran on the generator's P while a slot waited.
+func startTrace(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	if err := trace.Start(out); err != nil {
+		_ = out.Close()
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	return func() {
+		trace.Stop()
+		_ = out.Close()
+	}, nil
 }
 
 // startCPUProfile profiles this process into path ("" does nothing): the

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -26,6 +29,7 @@ func TestLoad_RefusesBadFlags(t *testing.T) {
 		{"load", "extra"},
 		{"load", "--timeline", "-1s"},
 		{"load", "--mode", "paced", "--late-after", "0s"},
+		{"load", "--trace-for", "0s"},
 		{"load", "--stagger", "10s"}, // throughput mode
 		{"load", "--mode", "paced", "--stagger", "-1s"},
 		{"load", "--stake", "-10"},
@@ -182,10 +186,16 @@ func TestLoad_PacedSendsOnItsScheduleWhateverTheAnswers(t *testing.T) {
 	// The schedule is under test, not the latency: under -race beside other
 	// packages the generator sends some moves more than the default 1 ms
 	// late, and the report would rightly withhold its latency.
+	// It also writes its execution trace (--trace), as loadrun.sh asks.
+	traceFile := filepath.Join(t.TempDir(), "load.trace")
 	out, errOut, code := runCmd(t, "", "load", "--server", url, "--tables", "2", "--mode", "paced", "--rate", "10",
-		"--duration", "3s", "--warmup", "500ms", "--bots", "--bot-level", "strong", "--late-after", "10s")
+		"--duration", "3s", "--warmup", "500ms", "--bots", "--bot-level", "strong", "--late-after", "10s",
+		"--trace", traceFile, "--trace-for", "1s")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if tr, err := os.ReadFile(traceFile); err != nil || !bytes.HasPrefix(tr, []byte("go 1.")) || len(tr) < 1024 {
+		t.Fatalf("--trace wrote %d bytes (%.16q), err %v: want a runtime trace", len(tr), tr, err)
 	}
 	// One client per table moves at its turns only (bots take the others),
 	// so it uses fewer slots than the schedule offers but never more.
