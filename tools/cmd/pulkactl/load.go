@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"runtime/pprof"
 	"runtime/trace"
@@ -508,6 +507,10 @@ func runLoadTest(ctx context.Context, f loadFlags, progress io.Writer) (*loadRes
 	rec := newRecorder()
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	var clock *slotClock // paced: every table's slots
+	if f.mode == "paced" {
+		clock = newSlotClock(runCtx, func() { rec.lateSlots.Add(1) })
+	}
 
 	// Set up every table's clients (sessions and WebSockets) first, bounded.
 	began := time.Now()
@@ -560,7 +563,7 @@ func runLoadTest(ctx context.Context, f loadFlags, progress io.Writer) (*loadRes
 		tablesWG.Add(1)
 		go func() {
 			defer tablesWG.Done()
-			playTables(runCtx, f, i, g, rec, sync.OnceFunc(opened.Done))
+			playTables(runCtx, f, clock, i, g, rec, sync.OnceFunc(opened.Done))
 		}()
 	}
 	allOpen := make(chan struct{})
@@ -668,7 +671,7 @@ func registerWithWallet(ctx context.Context, api *wsclient.API) (wsclient.Sessio
 // playTables plays games at new tables with one group of clients until ctx
 // ends. It calls opened once its first table is open and every client has
 // joined it (or it gives up before).
-func playTables(ctx context.Context, f loadFlags, idx int, g []seatPlayer, rec *recorder, opened func()) {
+func playTables(ctx context.Context, f loadFlags, clock *slotClock, idx int, g []seatPlayer, rec *recorder, opened func()) {
 	defer opened()
 	for n := 0; ctx.Err() == nil; n++ {
 		table, err := openTable(ctx, f, g, fmt.Sprintf("load %d.%d", idx, n))
@@ -681,7 +684,7 @@ func playTables(ctx context.Context, f loadFlags, idx int, g []seatPlayer, rec *
 		if f.stake > 0 {
 			rec.coinTable(table, int64(len(g)), f.stake)
 		}
-		err = playGame(ctx, f, g, table, rec, opened)
+		err = playGame(ctx, f, clock, g, table, rec, opened)
 		if ctx.Err() != nil {
 			return // stopped mid-game: not a finished game
 		}
@@ -732,15 +735,14 @@ func openTable(ctx context.Context, f loadFlags, g []seatPlayer, name string) (s
 
 // playGame runs a Player per client until the game ends; joined is called
 // when every client has joined the table.
-func playGame(ctx context.Context, f loadFlags, g []seatPlayer, table string, rec *recorder, joined func()) error {
+func playGame(ctx context.Context, f loadFlags, clock *slotClock, g []seatPlayer, table string, rec *recorder, joined func()) error {
 	var joins atomic.Int32
-	var slots chan time.Time
-	if f.mode == "paced" {
-		slots = make(chan time.Time, 4096)
-		go pace(ctx, f.rate, f.stagger, slots, rec)
-	}
 	gameCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var slots <-chan time.Time
+	if clock != nil {
+		slots = clock.table(gameCtx, f.rate, f.stagger)
+	}
 	errs := make(chan error, len(g))
 	for _, p := range g {
 		lastCause := ""
@@ -812,32 +814,6 @@ func playGame(ctx context.Context, f loadFlags, g []seatPlayer, table string, re
 		}
 	}
 	return first
-}
-
-// pace hands out one move slot every 1/rate seconds, from a random phase so
-// that the tables do not all move at the same instant (within stagger, when
-// longer than 1/rate: tables that started together would otherwise reach
-// every hand's end together). It never waits for answers: when the table
-// falls behind, slots queue up and count from their own instants.
-func pace(ctx context.Context, rate float64, stagger time.Duration, slots chan<- time.Time, rec *recorder) {
-	every := time.Duration(float64(time.Second) / rate)
-	next := time.Now().Add(rand.N(max(every, stagger)))
-	t := time.NewTimer(time.Until(next))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		select {
-		case slots <- next:
-		default:
-			rec.lateSlots.Add(1) // over 4096 behind: the run is saturated
-		}
-		next = next.Add(every)
-		t.Reset(time.Until(next))
-	}
 }
 
 // sleepCtxErr sleeps d, or returns ctx's error if it ends first.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -202,36 +201,6 @@ func TestLoad_PacedSendsOnItsScheduleWhateverTheAnswers(t *testing.T) {
 	moves, refused, failed := loadNumbers(t, out)
 	if moves < 2 || moves > 2*10*3+2 || refused != 0 || failed != 0 {
 		t.Fatalf("moves %d (at most %d), refused %d, failed %d:\n%s", moves, 2*10*3, refused, failed, out)
-	}
-}
-
-// --stagger spreads the tables' first move slots over its length; without
-// it they all fall within the first 1/rate. (The bounds allow 50 ms for
-// starting the goroutines on a busy machine under -race.)
-func TestPace_StaggerSpreadsTheFirstSlots(t *testing.T) {
-	const slack = 50 * time.Millisecond
-	first := func(stagger time.Duration) (lo, hi time.Duration) {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		start := time.Now()
-		chans := make([]chan time.Time, 40)
-		for i := range chans {
-			chans[i] = make(chan time.Time, 1)
-			go pace(ctx, 10, stagger, chans[i], newRecorder())
-		}
-		lo = time.Hour
-		for _, c := range chans {
-			at := (<-c).Sub(start) // a slot is its scheduled instant, not when it was read
-			lo, hi = min(lo, at), max(hi, at)
-		}
-		return lo, hi
-	}
-	if lo, hi := first(0); hi > 100*time.Millisecond+slack {
-		t.Errorf("without stagger the first slots lie in [%v, %v], want within 1/rate = 100ms", lo, hi)
-	}
-	lo, hi := first(time.Second)
-	if hi > time.Second+slack || hi-lo < 400*time.Millisecond {
-		t.Errorf("staggered over 1s, the first slots lie in [%v, %v]", lo, hi)
 	}
 }
 

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package main
+
+// newWaker is the portable waker where there is no timerfd.
+func newWaker() waker { return newTimerWaker() }
