@@ -10,7 +10,8 @@
 # LOADRUN_GOGC=N runs the services (not the load generator) with GOGC=N, LOADRUN_GOMAXPROCS=N
 # with GOMAXPROCS=N; LOADRUN_GEN_GOMAXPROCS=N runs the load generator with GOMAXPROCS=N, and
 # LOADRUN_GEN_ENV="VAR=value ..." with those variables (e.g. "GODEBUG=gctrace=1 GOGC=400"; what
-# the runtime prints goes to the report's file, tmp/loadrun/load.txt).
+# the runtime prints goes to the report's file, tmp/loadrun/load.txt); LOADRUN_SVC_ENV="..." the
+# same for pulka-local and every service (their output: tmp/loadrun/local.log).
 # LOADRUN_CLUSTER="M R" runs the services on a Redis Cluster of M masters with R replicas
 # each (pulka-local -cluster-masters M -cluster-replicas R); redis-server's CPU is then the
 # sum over every node, and its command statistics are the first node's.
@@ -56,7 +57,8 @@ if [ -n "${LOADRUN_PIN:-}" ]; then
     fi
   fi
 fi
-LOADRUN_PREFIX="${pin_svc[*]}" stack_start "$port" ${LOADRUN_GOMAXPROCS:+GOMAXPROCS=$LOADRUN_GOMAXPROCS} GOGC="${LOADRUN_GOGC:-100}" \
+# shellcheck disable=SC2086 # LOADRUN_SVC_ENV is a list of VAR=value words
+LOADRUN_PREFIX="${pin_svc[*]}" stack_start "$port" ${LOADRUN_SVC_ENV:-} ${LOADRUN_GOMAXPROCS:+GOMAXPROCS=$LOADRUN_GOMAXPROCS} GOGC="${LOADRUN_GOGC:-100}" \
   PULKA_RUNNER_BOT_DELAY=1ms PULKA_WS_RATE=1000 PULKA_WS_BURST=1000 PULKA_SIGNUPS_PER_IP=1000000 \
   PULKA_WS_PER_IP=1000000 PULKA_CONN_PER_IP=1000000 PULKA_LOBBY_CREATES_PER_MINUTE=1000000
 pids() { pgrep -P "$local_pid" -f "$1" | head -1; }
@@ -87,6 +89,12 @@ pid[pulkactl]=$load_pid
 # steal: time the hypervisor ran something else while this machine wanted its
 # CPUs (/proc/stat's 8th field). A run with much of it is not comparable.
 steal() { awk '/^cpu /{print $9}' /proc/stat; }
+raddr=$(grep -o 'redis_addr":"[^"]*' "$out/local.log" | head -1 | cut -d'"' -f3)
+rcli() { redis-cli -u "redis://$raddr" "$@" | tr -d '\r'; }
+# Redis's own view of the window's tail: events over 1 ms (LATENCY) and commands over 1 ms
+# (SLOWLOG), both from here on.
+rcli CONFIG SET latency-monitor-threshold 1 >/dev/null; rcli LATENCY RESET >/dev/null
+rcli CONFIG SET slowlog-log-slower-than 1000 >/dev/null; rcli SLOWLOG RESET >/dev/null
 declare -A c0 s0; for p in "${!pid[@]}"; do c0[$p]=$(cpu "${pid[$p]}"); s0[$p]=$(sysc "${pid[$p]}"); done
 st0=$(steal)
 t0=$(date +%s.%N)
@@ -152,7 +160,9 @@ for p in gateway table-runner redis-server scoring lobby pulkactl; do
 done
 printf '  %-13s %.2f   %9.1f   %12s   %14.2f\n' total "$tot" "$(echo "$tot * 1000000 / ${rate:-1}" | bc -l)" "$([ -n "$perf_ok" ] && printf '%.1f' "$atot" || echo -)" "$stot"
 echo "  (services = total less pulkactl; syscalls/move from perf over the window, - where it could not attach)"
-raddr=$(grep -o 'redis_addr":"[^"]*' "$out/local.log" | head -1 | cut -d'"' -f3)
-redis-cli -u "redis://$raddr" INFO commandstats | tr -d '\r' | grep calls >"$out/commandstats.txt"
+rcli INFO commandstats | grep calls >"$out/commandstats.txt"
+echo "Redis over the window: events over 1 ms (LATENCY LATEST: event, last at, last ms, worst ms) and commands over 1 ms (SLOWLOG, $(rcli SLOWLOG LEN) of them):"
+rcli LATENCY LATEST | paste -sd' ' | sed 's/^/  /'
+rcli SLOWLOG GET 5 | paste -sd' ' | sed 's/^/  /'
 echo "Redis commands over the whole run (setup included), by time spent; all in $out/commandstats.txt:"
 sort -t= -k3 -n -r "$out/commandstats.txt" | head -8 | sed 's/^/  /'

@@ -329,6 +329,94 @@ func TestTailer_SweepDeliversEntriesNobodyRang(t *testing.T) {
 	eventually(t, 2*time.Second, "the swept entry", func() bool { return col.datas(s) == "raw" })
 }
 
+// The sweep reads the followed streams a part at a time, spread over its
+// interval, not all in one burst (a gateway's 2,000 streams in one pipelined
+// read held Redis for up to 10 ms every second, and every client waited),
+// and still reads every stream once an interval.
+func TestTailer_SweepReadsEveryStreamOnceAnIntervalAPartAtATime(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := ctxT(t)
+	reads := &xreadHook{}
+	rdb.AddHook(reads)
+	const n = 64
+	const every = 400 * time.Millisecond
+	tl := streams.NewTailer(rdb, newCollector().handle, streams.WithSweepInterval(every))
+	for i := range n {
+		if err := tl.Add(ctx, streams.TableEvents(fmt.Sprintf("quiet%d", i)), "0"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runConsumer(t, tl)
+	time.Sleep(every / 2) // the subscription's first read of everything is over
+	reads.reset()
+	time.Sleep(every + every/4)
+	most, seen := reads.result()
+	if most > n/3 {
+		t.Errorf("a sweep read named %d of the %d streams at once; it should read them a part at a time", most, n)
+	}
+	if seen != n {
+		t.Errorf("over one sweep interval %d of the %d streams were read, want every one", seen, n)
+	}
+}
+
+// xreadHook is a go-redis hook that notes the streams each XREAD names.
+type xreadHook struct {
+	mu   sync.Mutex
+	most int
+	seen map[string]bool
+}
+
+func (l *xreadHook) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.most, l.seen = 0, map[string]bool{}
+}
+
+func (l *xreadHook) result() (most, seen int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.most, len(l.seen)
+}
+
+func (l *xreadHook) note(cmd redis.Cmder) {
+	args := cmd.Args()
+	if len(args) == 0 || !strings.EqualFold(fmt.Sprint(args[0]), "xread") {
+		return
+	}
+	for i, a := range args {
+		if strings.EqualFold(fmt.Sprint(a), "streams") {
+			keys := args[i+1:]
+			keys = keys[:len(keys)/2]
+			l.mu.Lock()
+			l.most = max(l.most, len(keys))
+			if l.seen != nil {
+				for _, k := range keys {
+					l.seen[fmt.Sprint(k)] = true
+				}
+			}
+			l.mu.Unlock()
+			return
+		}
+	}
+}
+
+func (l *xreadHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (l *xreadHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		l.note(cmd)
+		return next(ctx, cmd)
+	}
+}
+func (l *xreadHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			l.note(c)
+		}
+		return next(ctx, cmds)
+	}
+}
+
 // A stream with more new entries than one read takes (WithCount) is read
 // again at once, not at the next bell or sweep.
 func TestTailer_ReadsABacklogLargerThanCountWithoutWaiting(t *testing.T) {
