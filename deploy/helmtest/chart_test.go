@@ -100,6 +100,41 @@ func TestRedisCAReachesEveryContainer(t *testing.T) {
 	}
 }
 
+// Every service gets its container's memory limit (the runtime holds its
+// heap under 90 % of it) and the chart's GOGC; goGC null leaves Go's default.
+func TestEveryServiceGetsItsMemoryLimitAndGOGC(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		set, gogc string
+	}{{"", "400"}, {"goGC=200", "200"}, {"goGC=null", ""}} {
+		args := []string{}
+		if tc.set != "" {
+			args = []string{"--set", tc.set}
+		}
+		idx := index(render(t, "minimal", args...))
+		envs := map[string]map[string]string{}
+		if rp := idx["RunnerPool/runners"]; rp != nil {
+			envs["RunnerPool"] = envOf(must[map[string]any](t, rp.Object, "spec", "template"))
+		}
+		for name, o := range idx {
+			if o.GetKind() == "Deployment" {
+				envs[name] = envOf(must[[]any](t, o.Object, "spec", "template", "spec", "containers")[0].(map[string]any))
+			}
+		}
+		if len(envs) < 5 {
+			t.Fatalf("%q: only %d workloads rendered", tc.set, len(envs))
+		}
+		for name, env := range envs {
+			if env["PULKA_MEMORY_LIMIT"] != "resource:limits.memory" {
+				t.Errorf("%q: %s: PULKA_MEMORY_LIMIT %q, want the container's limits.memory", tc.set, name, env["PULKA_MEMORY_LIMIT"])
+			}
+			if got, set := env["GOGC"]; got != tc.gogc || set != (tc.gogc != "") {
+				t.Errorf("%q: %s: GOGC %q (set %v), want %q", tc.set, name, got, set, tc.gogc)
+			}
+		}
+	}
+}
+
 // index finds objects by kind and name suffix (the names carry the
 // release's prefix).
 func index(objs []*unstructured.Unstructured) map[string]*unstructured.Unstructured {
@@ -143,6 +178,8 @@ func envOf(c map[string]any) map[string]string {
 			env[name] = fmt.Sprintf("secret:%v/%v", field(e, "valueFrom", "secretKeyRef", "name"), field(e, "valueFrom", "secretKeyRef", "key"))
 		case field(e, "valueFrom", "fieldRef") != nil:
 			env[name] = fmt.Sprintf("field:%v", field(e, "valueFrom", "fieldRef", "fieldPath"))
+		case field(e, "valueFrom", "resourceFieldRef") != nil:
+			env[name] = fmt.Sprintf("resource:%v", field(e, "valueFrom", "resourceFieldRef", "resource"))
 		default:
 			env[name] = ""
 		}
@@ -161,7 +198,7 @@ var (
 func knownEnvNames(t *testing.T) map[string]bool {
 	t.Helper()
 	knownOnce.Do(func() {
-		known = map[string]bool{}
+		known = map[string]bool{"GOGC": true, "GOMEMLIMIT": true} // the Go runtime's own
 		re := regexp.MustCompile(`"((?:PULKA|OTEL)_[A-Z0-9_]+|LOG_LEVEL)"`)
 		for _, dir := range []string{"pkg", "services"} {
 			_ = filepath.WalkDir(filepath.Join(repoRoot(), dir), func(path string, d fs.DirEntry, err error) error {

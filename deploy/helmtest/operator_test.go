@@ -6,12 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -82,6 +84,12 @@ func runOperator(t *testing.T, c *cluster, env *envtest.Environment, ns string) 
 			value = "127.0.0.1:0" // the kubelet's probes are not played here
 		case value == "field:metadata.name":
 			value = id
+		case value == "resource:limits.memory": // the kubelet gives bytes
+			q, err := resource.ParseQuantity(fmt.Sprint(field(container, "resources", "limits", "memory")))
+			if err != nil {
+				t.Fatalf("the operator's memory limit: %v", err)
+			}
+			value = strconv.FormatInt(q.Value(), 10)
 		case value == "secret:pulka-redis/password":
 			value = password
 		case strings.HasPrefix(value, "secret:"):

@@ -47,6 +47,7 @@ const (
 	EnvPProf              = "PULKA_PPROF"
 	EnvShutdownTimeout    = "PULKA_SHUTDOWN_TIMEOUT"
 	EnvDrainDelay         = "PULKA_DRAIN_DELAY"
+	EnvMemoryLimit        = "PULKA_MEMORY_LIMIT"
 	EnvLogLevel           = telemetry.EnvLogLevel
 	EnvOTLPEndpoint       = telemetry.EnvOTLPEndpoint
 	EnvOTLPTraces         = telemetry.EnvOTLPTracesEndpoint
@@ -129,6 +130,12 @@ type Base struct {
 	// DrainDelay is how long the service keeps working after it reported
 	// not-ready, so that load balancers stop sending it work first.
 	DrainDelay time.Duration
+	// MemoryLimit is the container's memory limit in bytes (0: none); the
+	// chart passes limits.memory through the downward API. Main holds the
+	// Go runtime under GoMemoryLimit of it, so that a GOGC above 100 (the
+	// chart's 400: fewer collections, a shorter latency tail) can never
+	// grow the heap into the kernel's OOM killer.
+	MemoryLimit int
 }
 
 // BaseConfig returns b itself, so that a type embedding Base satisfies
@@ -167,6 +174,21 @@ func (b *Base) RegisterFlags(f *Flags) {
 		"bound on the whole graceful shutdown")
 	f.Duration(&b.DrainDelay, "drain-delay", EnvDrainDelay, 0,
 		"time between reporting not-ready and stopping work (let load balancers notice)")
+	f.Int(&b.MemoryLimit, "memory-limit", EnvMemoryLimit, 0,
+		"the container's memory limit in bytes: the Go runtime is held under 90 % of it unless GOMEMLIMIT is set (0: no limit)")
+}
+
+// GoMemoryLimit is the Go runtime's soft memory limit (runtime/debug.
+// SetMemoryLimit) for a container limit of limit bytes: 90 % of it, the
+// rest left to what the runtime does not count (cgo, the binary's pages,
+// the kernel's socket buffers charged to the container). ok is false when
+// there is no limit, or when GOMEMLIMIT (gomemlimit, as the environment
+// has it) is set: the runtime has read it already and it wins.
+func GoMemoryLimit(limit int, gomemlimit string) (bytes int64, ok bool) {
+	if limit <= 0 || gomemlimit != "" {
+		return 0, false
+	}
+	return int64(limit) / 10 * 9, true
 }
 
 // RedisAddrs splits RedisAddr into its addresses.
@@ -233,6 +255,9 @@ func (b *Base) Validate() error {
 	}
 	if b.ShutdownTimeout <= 0 {
 		bad("shutdown-timeout %s must be positive", b.ShutdownTimeout)
+	}
+	if b.MemoryLimit < 0 {
+		bad("memory-limit %d is negative", b.MemoryLimit)
 	}
 	if b.DrainDelay < 0 {
 		bad("drain-delay %s is negative", b.DrainDelay)

@@ -49,7 +49,7 @@ func TestLoad_EnvSetsDefaultsAndFlagsWin(t *testing.T) {
 	e := env(map[string]string{
 		daemon.EnvRedisAddr: "redis:6380", daemon.EnvAdminAddr: ":9999", daemon.EnvLogLevel: "debug",
 		daemon.EnvShutdownTimeout: "40s", daemon.EnvDrainDelay: "3s", daemon.EnvRedisPassword: "s3cret",
-		daemon.EnvPProf: "true", "PULKA_TEST_GROUP": "g-env",
+		daemon.EnvPProf: "true", "PULKA_TEST_GROUP": "g-env", daemon.EnvMemoryLimit: "1073741824",
 	})
 	var c svcConfig
 	err := daemon.Load(&c, "svc", []string{"-redis-addr", "other:1", "-group", "g-flag"}, e, &bytes.Buffer{})
@@ -58,7 +58,7 @@ func TestLoad_EnvSetsDefaultsAndFlagsWin(t *testing.T) {
 	}
 	want := svcConfig{Base: daemon.Base{
 		RedisAddr: "other:1", RedisPassword: "s3cret", AdminAddr: ":9999", PProf: daemon.PProfOn, LogLevel: slog.LevelDebug,
-		ShutdownTimeout: 40 * time.Second, DrainDelay: 3 * time.Second,
+		ShutdownTimeout: 40 * time.Second, DrainDelay: 3 * time.Second, MemoryLimit: 1 << 30,
 	}, Group: "g-flag"}
 	if c != want {
 		t.Fatalf("got %+v\nwant %+v", c, want)
@@ -71,6 +71,7 @@ func TestLoad_UnparsableEnvIsAnError(t *testing.T) {
 		{daemon.EnvRedisDB, "one"},
 		{daemon.EnvRedisCluster, "perhaps"},
 		{daemon.EnvLogLevel, "loud"},
+		{daemon.EnvMemoryLimit, "1Gi"}, // the downward API gives bytes
 	} {
 		t.Run(tc.key, func(t *testing.T) {
 			var c svcConfig
@@ -79,6 +80,34 @@ func TestLoad_UnparsableEnvIsAnError(t *testing.T) {
 				t.Fatalf("want ErrConfig naming %s, got %v", tc.key, err)
 			}
 		})
+	}
+}
+
+// The runtime's limit is 90 % of the container's, and GOMEMLIMIT, which the
+// runtime has read already, wins; no container limit sets none.
+func TestGoMemoryLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		limit      int
+		gomemlimit string
+		want       int64
+		ok         bool
+	}{
+		{"90 % of the container's", 1000, "", 900, true},
+		{"1 GiB", 1 << 30, "", (1 << 30) / 10 * 9, true},
+		{"no container limit", 0, "", 0, false},
+		{"GOMEMLIMIT wins", 1 << 30, "512MiB", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := daemon.GoMemoryLimit(tc.limit, tc.gomemlimit)
+			if got != tc.want || ok != tc.ok {
+				t.Fatalf("GoMemoryLimit(%d, %q) = %d, %v; want %d, %v", tc.limit, tc.gomemlimit, got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+	var c svcConfig
+	if err := daemon.Load(&c, "svc", []string{"-memory-limit", "-1"}, env(nil), &bytes.Buffer{}); !errors.Is(err, daemon.ErrConfig) {
+		t.Fatalf("a negative memory limit: want ErrConfig, got %v", err)
 	}
 }
 

@@ -136,6 +136,11 @@ func mainContext(ctx context.Context, name string, cfg Config, args []string, ge
 	if svc := getenv(telemetry.EnvServiceName); svc != "" {
 		name = svc // the OpenTelemetry convention: the environment names the service
 	}
+	// Process-wide, so here and not in Run (the local mode runs several
+	// daemons in one process).
+	if limit, ok := GoMemoryLimit(cfg.BaseConfig().MemoryLimit, getenv("GOMEMLIMIT")); ok {
+		debug.SetMemoryLimit(limit)
+	}
 	opts := Options{Name: name, Version: buildVersion(), Config: *cfg.BaseConfig(), LogWriter: stderr, SetGlobal: true}
 	if err := Run(ctx, opts, run); err != nil {
 		// Run has logged it as JSON; this line is for a human at a terminal.

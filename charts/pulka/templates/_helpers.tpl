@@ -143,6 +143,13 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
   value: "{{ .Values.shutdownTimeoutSeconds }}s"
 - name: PULKA_DRAIN_DELAY
   value: "{{ .Values.drainDelaySeconds }}s"
+- name: PULKA_MEMORY_LIMIT
+  valueFrom:
+    resourceFieldRef: {resource: limits.memory}
+{{- with .Values.goGC }}
+- name: GOGC
+  value: {{ . | quote }}
+{{- end }}
 {{- with .Values.tracing.otlpEndpoint }}
 - name: OTEL_EXPORTER_OTLP_ENDPOINT
   value: {{ . | quote }}
