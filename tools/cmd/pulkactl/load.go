@@ -834,40 +834,32 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 // startTrace records this process's execution trace into path ("" does
 // nothing): what ran on the generator's P while a slot waited.
 func startTrace(path string) (stop func(), err error) {
-	if path == "" {
-		return func() {}, nil
-	}
-	out, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("trace: %w", err)
-	}
-	if err := trace.Start(out); err != nil {
-		_ = out.Close()
-		return nil, fmt.Errorf("trace: %w", err)
-	}
-	return func() {
-		trace.Stop()
-		_ = out.Close()
-	}, nil
+	return startRecording(path, "trace", trace.Start, trace.Stop)
 }
 
 // startCPUProfile profiles this process into path ("" does nothing): the
 // load generator shares the machine with the services, so its own cost is
 // part of every measurement.
 func startCPUProfile(path string) (stop func(), err error) {
+	return startRecording(path, "cpu profile", pprof.StartCPUProfile, pprof.StopCPUProfile)
+}
+
+// startRecording starts one of the runtime's recorders (start, stop) into
+// the file path; "" records nothing.
+func startRecording(path, what string, start func(io.Writer) error, stop func()) (func(), error) {
 	if path == "" {
 		return func() {}, nil
 	}
 	out, err := os.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("cpu profile: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if err := pprof.StartCPUProfile(out); err != nil {
+	if err := start(out); err != nil {
 		_ = out.Close()
-		return nil, fmt.Errorf("cpu profile: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return func() {
-		pprof.StopCPUProfile()
+		stop()
 		_ = out.Close()
 	}, nil
 }
