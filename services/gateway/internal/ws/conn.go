@@ -67,6 +67,10 @@ type conn struct {
 	// unjoin), which take Redis round trips, without holding up tablesMu.
 	presenceMu sync.Mutex
 	background sync.WaitGroup
+	// pinger is the keep-alive's timer (startKeepalive); pingMu orders its
+	// reset by a ping against its stop by the connection's end.
+	pingMu sync.Mutex
+	pinger *time.Timer
 }
 
 func newConn(s *Server, ws *websocket.Conn, claims *auth.Claims) *conn {
@@ -182,9 +186,9 @@ func (c *conn) run() {
 			c.fail(CloseInternal, "internal error", true)
 		}
 	}()
-	c.background.Add(2)
+	c.background.Add(1)
 	go func() { defer c.background.Done(); c.writeLoop() }()
-	go func() { defer c.background.Done(); c.pingLoop() }()
+	c.startKeepalive()
 	if c.claims == nil && !c.authenticate() {
 		return
 	}

@@ -9,25 +9,48 @@ import (
 	"github.com/pulka/pulka/services/gateway/internal/presence"
 )
 
-// pingLoop checks the peer answers and keeps the presence entries alive.
-func (c *conn) pingLoop() {
-	t := time.NewTicker(c.s.cfg.PingInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.ctx.Done():
-			return
-		case <-t.C:
+// startKeepalive pings the peer every PingInterval and keeps the presence
+// entries alive. A runtime timer, not a goroutine: an idle connection holds
+// no stack for it (a goroutine's stack was a third of an idle connection's
+// memory, issue 24); each ping runs on the goroutine its timer starts.
+//
+// The chain holds one count of c.background from here until it ends,
+// released exactly once under pingMu: by the connection's end when it
+// stops a timer still waiting, or by the ping that finds the end (or fails).
+func (c *conn) startKeepalive() {
+	c.background.Add(1)
+	c.pingMu.Lock()
+	c.pinger = time.AfterFunc(c.s.cfg.PingInterval, c.ping)
+	c.pingMu.Unlock()
+	context.AfterFunc(c.ctx, func() {
+		c.pingMu.Lock()
+		stopped := c.pinger.Stop()
+		c.pingMu.Unlock()
+		if stopped {
+			c.background.Done()
 		}
-		ctx, cancel := context.WithTimeout(c.ctx, c.s.cfg.PingTimeout)
-		err := c.ws.Ping(ctx)
-		cancel()
-		if err != nil {
-			c.fail(ClosePolicy, "no pong", false)
-			return
-		}
+	})
+}
+
+// ping checks the peer answers, refreshes the presence entries, and sets
+// the next ping; the chain ends with the connection or a ping unanswered.
+func (c *conn) ping() {
+	ctx, cancel := context.WithTimeout(c.ctx, c.s.cfg.PingTimeout)
+	err := c.ws.Ping(ctx)
+	cancel()
+	if err != nil && c.ctx.Err() == nil {
+		c.fail(ClosePolicy, "no pong", false)
+	}
+	if err == nil {
 		c.refreshPresence()
 	}
+	c.pingMu.Lock()
+	defer c.pingMu.Unlock()
+	if err != nil || c.ctx.Err() != nil {
+		c.background.Done()
+		return
+	}
+	c.pinger.Reset(c.s.cfg.PingInterval)
 }
 
 func (c *conn) refreshPresence() {

@@ -13,6 +13,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -435,5 +436,37 @@ func TestKeepalive_AClientThatPongsStaysConnected(t *testing.T) {
 	}
 	if typ := next(); typ != "pong" {
 		t.Fatalf("answer to ping: %q, want pong", typ)
+	}
+}
+
+// An idle connection holds two goroutines, its reader and its writer: the
+// keep-alive waits on a runtime timer, not on a goroutine of its own (a
+// goroutine's stack was a third of an idle connection's memory).
+func TestKeepalive_AnIdleConnectionHoldsOnlyItsReaderAndWriter(t *testing.T) {
+	g := newEnv(t).gateway(t, Config{PingInterval: time.Hour})
+	const n = 8
+	for i := range n {
+		g.login(t, fmt.Sprintf("idle%d", i))
+	}
+	count := func() int {
+		buf := make([]byte, 1<<22)
+		buf = buf[:runtime.Stack(buf, true)]
+		k := 0
+		for _, g := range strings.Split(string(buf), "\n\n") {
+			if strings.Contains(g, "gateway/internal/ws.(*conn).") {
+				k++
+			}
+		}
+		return k
+	}
+	var got int
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if got = count(); got >= 2*n || time.Now().After(deadline) {
+			break
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	if got = count(); got != 2*n {
+		t.Fatalf("%d idle connections hold %d goroutines of theirs, want %d (a reader and a writer each)", n, got, 2*n)
 	}
 }
