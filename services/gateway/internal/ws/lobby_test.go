@@ -96,6 +96,16 @@ type watcher struct {
 	updates int
 }
 
+// watchLobby logs a player in, asks to watch the lobby (watch is the
+// request's body), and returns the watcher once its first view came.
+func watchLobby(t *testing.T, g *gateway, watch map[string]any) *watcher {
+	t.Helper()
+	w := &watcher{c: g.login(t, "ana")}
+	w.c.send(map[string]any{"lobby": watch})
+	w.readUntil(t, 5*time.Second, "the first view", func() bool { return w.views == 1 })
+	return w
+}
+
 func (w *watcher) apply(t *testing.T, raw []byte) {
 	t.Helper()
 	var f gatewayv1.ServerFrame
@@ -172,9 +182,7 @@ func TestLobby_AWatcherSeesAWindowOfTheNewestAndItsChanges(t *testing.T) {
 	for view.Version() != 30 {
 		time.Sleep(5 * time.Millisecond)
 	}
-	w := &watcher{c: g.login(t, "ana")}
-	w.c.send(map[string]any{"lobby": map[string]any{"watch": true}})
-	w.readUntil(t, 5*time.Second, "the first view", func() bool { return w.views == 1 })
+	w := watchLobby(t, g, map[string]any{"watch": true})
 	if !equal(w.ids(), newest(29, 10)) || !w.more {
 		t.Fatalf("first view %v (more %v), want the newest 10 and more", w.ids(), w.more)
 	}
@@ -208,9 +216,7 @@ func TestLobby_MoreFollowsTheTablesBeyondTheWindow(t *testing.T) {
 	for view.Version() != 3 {
 		time.Sleep(5 * time.Millisecond)
 	}
-	w := &watcher{c: g.login(t, "ana")}
-	w.c.send(map[string]any{"lobby": map[string]any{"watch": true}})
-	w.readUntil(t, 5*time.Second, "the first view", func() bool { return w.views == 1 })
+	w := watchLobby(t, g, map[string]any{"watch": true})
 	if !equal(w.ids(), newest(2, 2)) || !w.more {
 		t.Fatalf("first view %v (more %v), want the newest 2 and more", w.ids(), w.more)
 	}
@@ -241,9 +247,7 @@ func TestLobby_AWatcherChoosesAFilterAndASmallerWindow(t *testing.T) {
 	for view.Version() != 30 {
 		time.Sleep(5 * time.Millisecond)
 	}
-	w := &watcher{c: g.login(t, "ana")}
-	w.c.send(map[string]any{"lobby": map[string]any{"watch": true, "filter": map[string]any{"game": "GAME_JAPANESE"}, "limit": 4}})
-	w.readUntil(t, 5*time.Second, "the first view", func() bool { return w.views == 1 })
+	w := watchLobby(t, g, map[string]any{"watch": true, "filter": map[string]any{"game": "GAME_JAPANESE"}, "limit": 4})
 	if !equal(w.ids(), []string{"t00027", "t00024", "t00021", "t00018"}) || !w.more {
 		t.Fatalf("japanese window %v", w.ids())
 	}
@@ -266,9 +270,7 @@ func TestLobby_AWatcherChoosesAFilterAndASmallerWindow(t *testing.T) {
 func TestLobby_AFloodOfTablesCannotDropAWatcher(t *testing.T) {
 	e := newEnv(t)
 	g, lw, _ := e.lobbyEnv(t, Config{LobbyWindow: 100, LobbyInterval: 50 * time.Millisecond, SendQueueFrames: 64})
-	w := &watcher{c: g.login(t, "ana")}
-	w.c.send(map[string]any{"lobby": map[string]any{"watch": true}})
-	w.readUntil(t, 5*time.Second, "the first view", func() bool { return w.views == 1 })
+	w := watchLobby(t, g, map[string]any{"watch": true})
 	const n = 3000
 	go func() {
 		for i := 0; i < n; i += 100 {
@@ -316,9 +318,7 @@ func TestLobby_TheWindowFollowsRandomChanges(t *testing.T) {
 	g, lw, view := e.lobbyEnv(t, Config{LobbyWindow: 12, LobbyInterval: 10 * time.Millisecond})
 	rng := rand.New(rand.NewPCG(17, 4))
 	filter := &lobbyv1.TableFilter{Game: lobbyv1.Game_GAME_CLASSIC}
-	w := &watcher{c: g.login(t, "ana")}
-	w.c.send(map[string]any{"lobby": map[string]any{"watch": true, "filter": map[string]any{"game": "GAME_CLASSIC"}}})
-	w.readUntil(t, 5*time.Second, "the first view", func() bool { return w.views == 1 })
+	w := watchLobby(t, g, map[string]any{"watch": true, "filter": map[string]any{"game": "GAME_CLASSIC"}})
 	next := 0
 	live := map[int]bool{}
 	for burst := range 30 {
