@@ -164,11 +164,11 @@ rcli INFO commandstats | grep calls >"$out/commandstats.txt"
 echo "Redis over the window: events over 1 ms (LATENCY LATEST: event, last at, last ms, worst ms) and commands over 1 ms (SLOWLOG, $(rcli SLOWLOG LEN) of them):"
 rcli LATENCY LATEST | paste -sd' ' | sed 's/^/  /'
 # The slow log by command: how many, the slowest (µs), and the first key of the slowest.
-redis-cli -u "redis://$raddr" --no-raw SLOWLOG GET 128 | tr -d '\r' | awk '
+rcli --no-raw SLOWLOG GET 128 | awk '
   function flush() { if (c == "") return; n[c]++; if (us > m[c]) { m[c] = us; k[c] = a }; c = ""; a = "" }
   /^ *[0-9]+\) 1\) \(integer\)/ { flush() }
   /^ +3\) \(integer\)/ { us = $3 + 0 }
-  /^ +4\) 1\) "/ { c = $3; gsub(/"/, "", c); c = tolower(c) }
+  /^ +4\) +1\) "/ { c = $NF; gsub(/"/, "", c); c = tolower(c) }
   /^ +2\) "/ && c != "" && a == "" { a = $2 }
   END { flush(); for (x in n) printf "  %-10s %4d over 1 ms, slowest %6d µs (%s)\n", x, n[x], m[x], k[x] }' | sort -k2 -nr
 echo "Redis commands over the whole run (setup included), by time spent; all in $out/commandstats.txt:"
