@@ -35,6 +35,10 @@
 # generator over the window to $LOADRUN_OUT (default tmp/loadrun): go tool pprof bin/gateway tmp/loadrun/gateway.prof
 # LOADRUN_TRACE=1 also writes the load generator's execution trace of the window's first 3 s
 # there (pulkactl.trace; go tool trace -pprof=sched tmp/loadrun/pulkactl.trace).
+# LOADRUN_STAGES=RATIO samples that share of the moves (e.g. 0.05) in every service's traces and
+# has the generator receive their spans (pulkactl load --stages): the report then splits the
+# sampled moves' latency by stage (gateway in, to the runner, runner, to the gateway, gateway
+# out). Recording and exporting spans costs the services CPU: compare latencies without it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${LOADRUN_OUT:-tmp/loadrun}
@@ -57,8 +61,16 @@ if [ -n "${LOADRUN_PIN:-}" ]; then
     fi
   fi
 fi
+stage_env=() stage_flags=()
+if [ -n "${LOADRUN_STAGES:-}" ]; then
+  stage_addr=127.0.0.1:${LOADRUN_STAGES_PORT:-$((port + 100))}
+  # Batches every 200 ms, and room for a second's spans of a saturated run.
+  stage_env=(OTEL_EXPORTER_OTLP_ENDPOINT="http://$stage_addr" OTEL_TRACES_SAMPLER=parentbased_traceidratio
+    OTEL_TRACES_SAMPLER_ARG="$LOADRUN_STAGES" OTEL_BSP_SCHEDULE_DELAY=200 OTEL_BSP_MAX_QUEUE_SIZE=65536)
+  stage_flags=(--stages "$stage_addr")
+fi
 # shellcheck disable=SC2086 # LOADRUN_SVC_ENV is a list of VAR=value words
-LOADRUN_PREFIX="${pin_svc[*]}" stack_start "$port" ${LOADRUN_SVC_ENV:-} ${LOADRUN_GOMAXPROCS:+GOMAXPROCS=$LOADRUN_GOMAXPROCS} GOGC="${LOADRUN_GOGC:-100}" \
+LOADRUN_PREFIX="${pin_svc[*]}" stack_start "$port" "${stage_env[@]}" ${LOADRUN_SVC_ENV:-} ${LOADRUN_GOMAXPROCS:+GOMAXPROCS=$LOADRUN_GOMAXPROCS} GOGC="${LOADRUN_GOGC:-100}" \
   PULKA_RUNNER_BOT_DELAY=1ms PULKA_WS_RATE=1000 PULKA_WS_BURST=1000 PULKA_SIGNUPS_PER_IP=1000000 \
   PULKA_WS_PER_IP=1000000 PULKA_CONN_PER_IP=1000000 PULKA_LOBBY_CREATES_PER_MINUTE=1000000
 pids() { pgrep -P "$local_pid" -f "$1" | head -1; }
@@ -75,7 +87,7 @@ gen_flags=()
 [ -n "${LOADRUN_PROFILE:-}" ] && gen_flags=(--cpuprofile "$out/pulkactl.prof")
 [ -n "${LOADRUN_TRACE:-}" ] && gen_flags+=(--trace "$out/pulkactl.trace")
 # shellcheck disable=SC2086 # LOADRUN_GEN_ENV is a list of VAR=value words
-"${pin_gen[@]}" env ${LOADRUN_GEN_GOMAXPROCS:+GOMAXPROCS=$LOADRUN_GEN_GOMAXPROCS} ${LOADRUN_GEN_ENV:-} "${LOADRUN_GEN:-bin/pulkactl}" load --server http://127.0.0.1:$port "${gen_flags[@]}" "$@" >"$out/load.txt" 2>&1 &
+"${pin_gen[@]}" env ${LOADRUN_GEN_GOMAXPROCS:+GOMAXPROCS=$LOADRUN_GEN_GOMAXPROCS} ${LOADRUN_GEN_ENV:-} "${LOADRUN_GEN:-bin/pulkactl}" load --server http://127.0.0.1:$port "${gen_flags[@]}" "${stage_flags[@]}" "$@" >"$out/load.txt" 2>&1 &
 load_pid=$!
 # The measured window starts after the warm-up; sample CPU over its middle part.
 warm=$(printf '%s\n' "$@" | awk 'p{print; exit} /^--warmup$/{p=1}'); warm=${warm:-2s}

@@ -65,6 +65,7 @@ type loadFlags struct {
 	stake                     int64
 	cpuProfile                string
 	trace                     string
+	stages                    string // host:port of the span sink, or ""
 	traceFor                  time.Duration
 	timeline                  time.Duration
 	stagger                   time.Duration
@@ -97,6 +98,7 @@ func runLoad(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs.DurationVar(&f.traceFor, "trace-for", 3*time.Second, "how much of the measured window --trace records (a trace of thousands of connections grows fast)")
 	fs.DurationVar(&f.stagger, "stagger", 0, "paced: each table's first move comes at a random moment within this (default: within the first 1/rate), so that tables are not all at the same point of their games (a hand's end is a burst of work)")
 	fs.DurationVar(&f.lateAfter, "late-after", time.Millisecond, "paced: a move whose command left the generator more than this after its slot was late; over 1 % late moves and the run reports no latency")
+	fs.StringVar(&f.stages, "stages", "", "listen on this host:port for the services' spans (OTLP/HTTP) and split the sampled moves' latency by stage: gateway in, to the runner, runner, to the gateway, gateway out (run the services with OTEL_EXPORTER_OTLP_ENDPOINT=http://ADDR and a sampler, e.g. OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=0.05; scripts/loadrun.sh: LOADRUN_STAGES=0.05)")
 	fs.DurationVar(&f.timeline, "timeline", 0, "also print the latency quantiles of each such slice of the window (e.g. 1s), by the moves' start: is the tail steady or a few bad seconds?")
 	fs.Usage = func() {
 		_, _ = io.WriteString(fs.Output(), loadHelp)
@@ -161,6 +163,7 @@ type loadResult struct {
 	lateAfter                 time.Duration   // a lag beyond it is a late move
 	spreads                   []time.Duration // sorted: first client's event to the last's
 	timeline                  []timeSlice     // with --timeline
+	stages                    *stageReport    // with --stages
 	rejected, refused, reconn int64
 	// seedsRefused counts client seeds that came after their hand was
 	// dealt (its seed deadline passed): the hand was dealt without them.
@@ -224,10 +227,17 @@ func timeSlices(starts []time.Duration, latencies []time.Duration, step time.Dur
 	return out
 }
 
+// msString prints d in milliseconds to the microsecond.
+func msString(d time.Duration) string {
+	return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 2, 64) + " ms"
+}
+
+// tailString prints the quantiles of sorted durations.
+func tailString(d []time.Duration) string {
+	return fmt.Sprintf("p50 %s  p99 %s  p99.9 %s  max %s", msString(quantile(d, 0.50)), msString(quantile(d, 0.99)), msString(quantile(d, 0.999)), msString(quantile(d, 1)))
+}
+
 func (r *loadResult) String() string {
-	ms := func(d time.Duration) string {
-		return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 2, 64) + " ms"
-	}
 	s := fmt.Sprintf("load: %s, %d tables, %d clients", r.mode, r.tables, r.clients)
 	if r.mode == "paced" {
 		s += fmt.Sprintf(", %.3g move/s per table", r.rate)
@@ -237,14 +247,10 @@ func (r *loadResult) String() string {
 	}
 	s += fmt.Sprintf(", set up in %.1fs, measured %.1fs\n", r.setup.Seconds(), r.window.Seconds())
 	s += fmt.Sprintf("moves: %d, %.0f moves/s end to end\n", r.moves, r.movesPerSecond())
-	// tail prints the quantiles of sorted durations.
-	tail := func(d []time.Duration) string {
-		return fmt.Sprintf("p50 %s  p99 %s  p99.9 %s  max %s", ms(quantile(d, 0.50)), ms(quantile(d, 0.99)), ms(quantile(d, 0.999)), ms(quantile(d, 1)))
-	}
 	late, lateShare := r.late()
 	trusted := lateShare <= maxLateShare
 	if trusted {
-		s += fmt.Sprintf("latency command → last client's event: %s  (n=%d)\n", tail(r.latencies), len(r.latencies))
+		s += fmt.Sprintf("latency command → last client's event: %s  (n=%d)\n", tailString(r.latencies), len(r.latencies))
 	} else {
 		s += fmt.Sprintf("latency not reported: the generator sent %d of %d moves (%.1f %%) more than %s after their slot, over the %.0f %% a trusted run allows; it, not the servers, set the pace (pin it to its own core: LOADRUN_PIN)\n",
 			late, len(r.lags), 100*lateShare, r.lateAfter, 100*maxLateShare)
@@ -262,15 +268,15 @@ func (r *loadResult) String() string {
 		// The generator shares the machine: how much of the latency is its
 		// own, before the command left it, tells a busy client from a slow
 		// server.
-		s += "of which slot → command written (the generator's own delay): " + tail(r.lags) + "\n"
+		s += "of which slot → command written (the generator's own delay): " + tailString(r.lags) + "\n"
 	}
 	if len(r.spreads) > 0 && trusted {
-		s += "of which first client's event → last client's event (the fan-out): " + tail(r.spreads) + "\n"
+		s += "of which first client's event → last client's event (the fan-out): " + tailString(r.spreads) + "\n"
 	}
 	if r.stake > 0 {
 		s += fmt.Sprintf("coin tables of %d: game end → balances updated: ", r.stake)
 		if len(r.settled) > 0 {
-			s += tail(r.settled)
+			s += tailString(r.settled)
 		} else {
 			s += "none completed"
 		}
@@ -282,7 +288,10 @@ func (r *loadResult) String() string {
 			break
 		}
 		s += fmt.Sprintf("  t+%-6s moves %5d  p50 %s  p99 %s  max %s\n", sl.from.String(), len(sl.latencies),
-			ms(quantile(sl.latencies, 0.50)), ms(quantile(sl.latencies, 0.99)), ms(quantile(sl.latencies, 1)))
+			msString(quantile(sl.latencies, 0.50)), msString(quantile(sl.latencies, 0.99)), msString(quantile(sl.latencies, 1)))
+	}
+	if r.stages != nil {
+		s += r.stages.String()
 	}
 	if r.firstError != "" {
 		s += "first error: " + r.firstError + "\n"
@@ -504,6 +513,18 @@ func runLoadTest(ctx context.Context, f loadFlags, progress io.Writer) (*loadRes
 	case f.bots:
 		clients = 1
 	}
+	var sink *stageSink
+	if f.stages != "" {
+		var err error
+		if sink, err = listenStages(f.stages); err != nil {
+			return nil, err
+		}
+		defer func() {
+			closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			_ = sink.Close(closeCtx)
+		}()
+	}
 	rec := newRecorder()
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -601,6 +622,13 @@ func runLoadTest(ctx context.Context, f loadFlags, progress io.Writer) (*loadRes
 		return nil, err
 	}
 
+	var stages *stageReport
+	if sink != nil {
+		// The services export what they sampled in batches (every
+		// OTEL_BSP_SCHEDULE_DELAY): the window's last moves come after it.
+		sink.settle(ctx, time.Second, 15*time.Second)
+		stages = sink.report(rec.start, rec.end)
+	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	var timeline []timeSlice
@@ -613,7 +641,7 @@ func runLoadTest(ctx context.Context, f loadFlags, progress io.Writer) (*loadRes
 		return d
 	}
 	lat := sorted(rec.latencies)
-	return &loadResult{lags: sorted(rec.lags), lateAfter: f.lateAfter, spreads: sorted(rec.spreads), timeline: timeline, stagger: f.stagger, mode: f.mode, tables: f.tables, clients: f.tables * clients, rate: f.rate, setup: setup,
+	return &loadResult{stages: stages, lags: sorted(rec.lags), lateAfter: f.lateAfter, spreads: sorted(rec.spreads), timeline: timeline, stagger: f.stagger, mode: f.mode, tables: f.tables, clients: f.tables * clients, rate: f.rate, setup: setup,
 		window: window, moves: rec.moves, latencies: lat, rejected: rec.rejected.Load(), refused: rec.refused.Load(), seedsRefused: rec.seedsRefused.Load(), refusals: rec.refusalCodes(),
 		reconn: rec.reconn.Load(), games: rec.games.Load(), failed: rec.failed.Load(), lateSlots: rec.lateSlots.Load(),
 		firstError: rec.firstError, stake: f.stake, settled: sorted(rec.settled), unsettled: rec.unsettled()}, nil
