@@ -50,9 +50,8 @@ type conn struct {
 	steady context.Context
 
 	closeOnce   sync.Once
-	closing     chan struct{} // closed by fail
-	closeReason string        // set by fail, before closing is closed
-	flush       bool          // set by fail, before closing is closed
+	closeReason string // set by fail, before the outbox is closed
+	flush       bool   // set by fail, before the outbox is closed
 	codeMu      sync.Mutex
 	code        websocket.StatusCode
 	codeWeak    bool // code is only cleanup's default; a real reason replaces it
@@ -79,12 +78,12 @@ func newConn(s *Server, ws *websocket.Conn, claims *auth.Claims) *conn {
 	if enc == wire.JSON {
 		msgType = websocket.MessageText
 	}
-	return &conn{s: s, ws: ws, id: randomID(), claims: claims, enc: enc, msgType: msgType,
+	c := &conn{s: s, ws: ws, id: randomID(), claims: claims, enc: enc, msgType: msgType,
 		ctx: ctx, cancel: cancel, steady: context.WithoutCancel(ctx),
-		closing: make(chan struct{}),
-		out:     newOutbox(s.cfg.SendQueueFrames, s.cfg.SendQueueBytes, s.cfg.AckDelay),
-		limit:   rate.NewLimiter(s.cfg.Rate, s.cfg.Burst),
-		tables:  map[string]*hub.Subscription{}}
+		limit:  rate.NewLimiter(s.cfg.Rate, s.cfg.Burst),
+		tables: map[string]*hub.Subscription{}}
+	c.out = newOutbox(s.cfg.SendQueueFrames, s.cfg.SendQueueBytes, s.cfg.AckDelay, c.startWriter)
+	return c
 }
 
 // Send queues a frame without blocking (hub.Sink), in the connection's
@@ -154,8 +153,7 @@ func (c *conn) fail(code websocket.StatusCode, reason string, flush bool) {
 	c.codeMu.Unlock()
 	c.closeOnce.Do(func() {
 		c.closeReason, c.flush = reason, flush
-		c.out.close()
-		close(c.closing)
+		c.out.close(flush)
 		if !flush {
 			go c.closeNow(code, reason)
 		}
@@ -186,8 +184,6 @@ func (c *conn) run() {
 			c.fail(CloseInternal, "internal error", true)
 		}
 	}()
-	c.background.Add(1)
-	go func() { defer c.background.Done(); c.writeLoop() }()
 	c.startKeepalive()
 	if c.claims == nil && !c.authenticate() {
 		return
@@ -241,8 +237,7 @@ func (c *conn) cleanup() {
 	c.codeMu.Unlock()
 	c.closeOnce.Do(func() { // as fail(1000, flush), keeping the code weak
 		c.closeReason, c.flush = "", true
-		c.out.close()
-		close(c.closing)
+		c.out.close(true)
 	})
 	if c.lobbyStop != nil {
 		c.lobbyStop()

@@ -9,28 +9,36 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// writeLoop writes queued frames until the connection closes; a flushing
-// close is completed here, after the last queued frame.
-func (c *conn) writeLoop() {
+// startWriter runs a writer for the frames that became due (the outbox's
+// start, called under its lock): one at a time, and only while there is
+// something to write, so an idle connection holds no writer's stack.
+func (c *conn) startWriter() {
+	c.background.Add(1)
+	go c.writeDue()
+}
+
+// writeDue writes batches while frames are due. A flushing close is
+// completed here: the last batch, then the close frame.
+func (c *conn) writeDue() {
+	defer c.background.Done()
 	for {
-		select {
-		case <-c.out.ready:
-			frames, traces := c.out.take()
-			if err := c.writeTraced(c.ctx, frames, traces); err != nil {
-				// A client that cannot take its frames in WriteTimeout is
-				// as good as gone.
-				c.fail(CloseSlowConsumer, closeReasonSlow, false)
-			}
-		case <-c.closing:
-			if !c.flush {
-				return
-			}
-			ctx, cancel := context.WithTimeout(c.ctx, flushTimeout)
-			frames, traces := c.out.take()
-			_ = c.writeTraced(ctx, frames, traces)
-			cancel()
-			c.closeNow(c.closeCode(), c.closeReason)
+		frames, traces, closed, ok := c.out.next()
+		switch {
+		case !ok:
 			return
+		case closed:
+			if c.flush {
+				ctx, cancel := context.WithTimeout(c.ctx, flushTimeout)
+				_ = c.writeTraced(ctx, frames, traces)
+				cancel()
+				c.closeNow(c.closeCode(), c.closeReason)
+			}
+			return
+		}
+		if err := c.writeTraced(c.ctx, frames, traces); err != nil {
+			// A client that cannot take its frames in WriteTimeout is
+			// as good as gone.
+			c.fail(CloseSlowConsumer, closeReasonSlow, false)
 		}
 	}
 }

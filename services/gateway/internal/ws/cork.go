@@ -2,6 +2,8 @@ package ws
 
 import (
 	"bufio"
+	"bytes"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -88,9 +90,25 @@ type corkingWriter struct {
 	conn *corkConn // set by a successful Hijack
 }
 
+// The buffers the WebSocket library reads and writes frames through. net/http
+// hands over 4 KB of each, a quarter of an idle connection's memory each
+// (issue 24), where smaller ones do the same work:
+//   - writes: a batch is gathered in the corkConn, so this buffer only has
+//     to hold what the library writes on its own, uncorked: a control frame
+//     (ping, pong, close), at most 14 bytes of header and 125 of payload, so
+//     that it still leaves in one system call. A longer frame passes through
+//     in pieces, into the cork's buffer, with no system call more.
+//   - reads: clients send short frames (a command is a few hundred bytes); a
+//     longer one takes one read more.
+const (
+	libraryWriteBuffer = 256
+	libraryReadBuffer  = 1 << 10
+)
+
 // Hijack wraps the connection. The bufio.Writer net/http returns writes to
 // the raw connection, so it is replaced by one writing to the corkConn
-// (after flushing anything it holds, which goes first either way).
+// (after flushing anything it holds, which goes first either way), and
+// both buffers by smaller ones.
 func (w *corkingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	nc, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
 	if err != nil {
@@ -102,7 +120,27 @@ func (w *corkingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	}
 	cc := &corkConn{Conn: nc}
 	w.conn = cc
-	return cc, bufio.NewReadWriter(brw.Reader, bufio.NewWriterSize(cc, brw.Writer.Size())), nil
+	return cc, bufio.NewReadWriter(smallerReader(brw.Reader, nc), bufio.NewWriterSize(cc, libraryWriteBuffer)), nil
+}
+
+// smallerReader is br with a libraryReadBuffer: what br holds already (what
+// the client sent right after its handshake) is read from it first, and kept
+// in the new reader's buffer, where the library looks for it.
+func smallerReader(br *bufio.Reader, nc net.Conn) *bufio.Reader {
+	n := br.Buffered()
+	if n > libraryReadBuffer {
+		return br
+	}
+	held, _ := br.Peek(n)
+	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(held)), nc), libraryReadBuffer)
+	if n > 0 {
+		// One read from the MultiReader returns held whole (it fits), and
+		// never waits on nc.
+		if _, err := r.Peek(n); err != nil {
+			return br
+		}
+	}
+	return r
 }
 
 // WriteHeaderNow passes on gin's way of sending the 101 before the hijack,

@@ -1,11 +1,19 @@
 package ws
 
 import (
+	"bufio"
 	"bytes"
+	"context"
+	"io"
 	"net"
+	"net/http"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 )
 
 // recordingConn is a net.Conn that records each Write call.
@@ -118,5 +126,129 @@ func TestCork_WriteDeadlineIsKeptWhileItFitsAndClearedForUncorkedWrites(t *testi
 	}
 	if got := len(raw.writes); got != 8 { // six batches, two pongs
 		t.Fatalf("%d writes, want 8", got)
+	}
+}
+
+// countingListener counts the Write calls on the connections it accepts.
+type countingListener struct {
+	net.Listener
+	writes atomic.Int64
+}
+
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c countingConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{Conn: c, writes: &l.writes}, nil
+}
+
+// The WebSocket library writes through the small buffers corkingWriter gives
+// it: a corked batch of frames longer than the buffer still leaves in one
+// system call, and a control frame the library sends on its own in one.
+func TestCork_SmallLibraryBuffersStillWriteABatchAndAControlFrameInOneCallEach(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &countingListener{Listener: ln}
+	big := bytes.Repeat([]byte("x"), 3*libraryReadBuffer)
+	payloads := [][]byte{big, []byte("small"), bytes.Repeat([]byte("y"), libraryWriteBuffer+1)}
+	type counts struct{ batch, ping int64 }
+	got := make(chan counts, 1)
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cw := &corkingWriter{ResponseWriter: w}
+		c, err := websocket.Accept(cw, r, nil)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer func() { _ = c.CloseNow() }()
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		defer cancel()
+		ctx = c.CloseRead(ctx) // reads the pong
+		before := cl.writes.Load()
+		cw.conn.cork()
+		for _, p := range payloads {
+			if err := c.Write(ctx, websocket.MessageBinary, p); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+		if err := cw.conn.uncork(time.Now().Add(5*time.Second), 0); err != nil {
+			t.Error(err)
+			return
+		}
+		batch := cl.writes.Load() - before
+		before = cl.writes.Load()
+		if err := c.Ping(ctx); err != nil {
+			t.Error(err)
+			return
+		}
+		got <- counts{batch, cl.writes.Load() - before}
+	})}
+	go func() { _ = srv.Serve(cl) }()
+	t.Cleanup(func() { _ = srv.Close() })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws://"+ln.Addr().String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.CloseNow() }()
+	c.SetReadLimit(1 << 20)
+	for i, want := range payloads {
+		_, p, err := c.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(p, want) {
+			t.Fatalf("message %d: %d bytes, not the %d written", i, len(p), len(want))
+		}
+	}
+	go func() { _, _, _ = c.Read(ctx) }() // answers the ping
+	select {
+	case n := <-got:
+		if n.batch != 1 || n.ping != 1 {
+			t.Fatalf("system calls: %d for the corked batch, %d for the ping; want 1 each", n.batch, n.ping)
+		}
+	case <-ctx.Done():
+		t.Fatal("the server never finished")
+	}
+}
+
+// What net/http's reader already held when the connection was hijacked (a
+// client's first frame, sent right behind its handshake) is in the smaller
+// reader's buffer, where the WebSocket library looks for it, and is read
+// before the connection's bytes.
+func TestCork_TheSmallerReaderKeepsWhatTheOldOneHeld(t *testing.T) {
+	a, b := net.Pipe()
+	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+	old := bufio.NewReader(io.MultiReader(strings.NewReader("first "), a))
+	if _, err := old.Peek(len("first ")); err != nil {
+		t.Fatal(err)
+	}
+	r := smallerReader(old, a)
+	if r.Size() != libraryReadBuffer || r.Buffered() != len("first ") {
+		t.Fatalf("reader of %d bytes holding %d, want %d holding %d", r.Size(), r.Buffered(), libraryReadBuffer, len("first "))
+	}
+	go func() { _, _ = b.Write([]byte("second")) }()
+	buf := make([]byte, len("first second"))
+	if _, err := io.ReadFull(r, buf); err != nil {
+		t.Fatal(err)
+	}
+	if string(buf) != "first second" {
+		t.Fatalf("read %q", buf)
 	}
 }

@@ -18,7 +18,10 @@ var (
 // (the hub's reader, other connections' goroutines) never block on it: a
 // push that would exceed the bounds fails and the connection is dropped as
 // too slow. Memory grows only with what is actually queued, so idle
-// connections cost nothing.
+// connections cost nothing: not even a writer. A push that finds no writer
+// running starts one (start), which writes until nothing is due and ends;
+// a goroutine waiting for frames held a stack of 8 KB, a third of an idle
+// connection's memory (issue 24).
 type outbox struct {
 	mu     sync.Mutex
 	frames [][]byte
@@ -30,17 +33,22 @@ type outbox struct {
 	maxFrames int
 	maxBytes  int
 	closed    bool
-	ready     chan struct{} // signalled when frames were added
-	space     chan struct{} // signalled when frames were taken
+	// due says the queued frames are to be written now (an eager push, or
+	// a lazy frame's wait over); running, that a writer is at work. start
+	// begins a writer; it is called with mu held, so it must not block.
+	due     bool
+	running bool
+	start   func()
+	space   chan struct{} // signalled when frames were taken
 	// A frame pushed with pushLazy may wait up to lazyWait for company
-	// (lazy signals ready then); every other push writes it at once.
+	// (lazy makes it due then); every other push makes it due at once.
 	lazyWait time.Duration
 	lazy     *time.Timer // made on the first lazy push: idle connections have none
 }
 
-func newOutbox(maxFrames, maxBytes int, lazyWait time.Duration) *outbox {
-	return &outbox{maxFrames: maxFrames, maxBytes: maxBytes, lazyWait: lazyWait,
-		ready: make(chan struct{}, 1), space: make(chan struct{}, 1)}
+func newOutbox(maxFrames, maxBytes int, lazyWait time.Duration, start func()) *outbox {
+	return &outbox{maxFrames: maxFrames, maxBytes: maxBytes, lazyWait: lazyWait, start: start,
+		space: make(chan struct{}, 1)}
 }
 
 func signal(c chan struct{}) {
@@ -67,8 +75,18 @@ func (o *outbox) pushTraced(f []byte, sc trace.SpanContext) error {
 	if o.lazy != nil {
 		o.lazy.Stop()
 	}
-	signal(o.ready)
+	o.makeDue()
 	return nil
+}
+
+// makeDue has the queued frames written now, starting a writer if none is
+// running; o.mu is held.
+func (o *outbox) makeDue() {
+	o.due = true
+	if !o.running {
+		o.running = true
+		o.start()
+	}
 }
 
 // pushLazy queues f without blocking, to be written with the next frame
@@ -82,13 +100,13 @@ func (o *outbox) pushLazy(f []byte) error {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	// Frames already queued were signalled or timed by their own push:
-	// f goes with them.
-	due := len(o.frames) > 0
+	// Frames already queued are due or timed by their own push: f goes
+	// with them.
+	queued := len(o.frames) > 0
 	if err := o.add(f); err != nil {
 		return err
 	}
-	if due {
+	if queued {
 		return nil
 	}
 	if o.lazy == nil {
@@ -99,14 +117,14 @@ func (o *outbox) pushLazy(f []byte) error {
 	return nil
 }
 
-// lazyDue wakes the writer for a lazy frame whose wait is over, unless a
-// take already had it: a timer that fired as take stopped it must not
-// leave a signal for a batch that is gone.
+// lazyDue makes a lazy frame whose wait is over due, unless a writer
+// already took it (a timer that fired as next stopped it) or the outbox
+// closed (its last writer takes what is left).
 func (o *outbox) lazyDue() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if len(o.frames) > 0 {
-		signal(o.ready)
+	if len(o.frames) > 0 && !o.closed {
+		o.makeDue()
 	}
 }
 
@@ -139,39 +157,43 @@ func (o *outbox) pushWait(ctx context.Context, f []byte) error {
 	}
 }
 
-// take removes and returns everything queued, and the spans the writes of
-// those frames belong to.
-func (o *outbox) take() ([][]byte, []trace.SpanContext) {
+// next is the writer's next batch: every frame queued, and the spans their
+// writes belong to, when they are due. With nothing due the writer is done
+// (ok false): the next push that is due starts another. Once the outbox is
+// closed, closed is true and the batch is whatever was left, due or not;
+// the writer then ends after dealing with it.
+func (o *outbox) next() (frames [][]byte, traces []trace.SpanContext, closed, ok bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	fs, ts := o.frames, o.traces
-	o.frames, o.traces, o.bytes = nil, nil, 0
+	if !o.due && !o.closed {
+		o.running = false
+		return nil, nil, false, false
+	}
+	frames, traces = o.frames, o.traces
+	o.frames, o.traces, o.bytes, o.due = nil, nil, 0, false
 	if o.lazy != nil {
-		o.lazy.Stop() // what it would have woken the writer for is taken
+		o.lazy.Stop() // what it would have made due is taken
 	}
-	// A push between the writer's wake-up and this take signalled again
-	// for frames taken now. Left there, that signal would wake the writer
-	// for the next lazy frame at once instead of after its wait. Every
-	// signal for queued frames is sent under o.mu, so what is drained here
-	// is only ever for frames this take has.
-	select {
-	case <-o.ready:
-	default:
-	}
-	if len(fs) > 0 {
+	if len(frames) > 0 {
 		signal(o.space)
 	}
-	return fs, ts
+	return frames, traces, o.closed, true
 }
 
-// close refuses further pushes and wakes waiters.
-func (o *outbox) close() {
+// close refuses further pushes and wakes waiters. With flush a writer
+// deals with what is left (next says closed): the running one, or one
+// started here; without, a running writer stops at its next batch and
+// what is queued stays unwritten.
+func (o *outbox) close(flush bool) {
 	o.mu.Lock()
 	o.closed = true
 	if o.lazy != nil {
 		o.lazy.Stop()
 	}
+	if flush && !o.running {
+		o.running = true
+		o.start()
+	}
 	o.mu.Unlock()
 	signal(o.space)
-	signal(o.ready)
 }
