@@ -27,12 +27,17 @@ import (
 // entry), all timed by the one machine's clock:
 //
 //	gateway  "ws <command>"             the command, read and decoded
-//	gateway    publish (command)        → appended to the table's commands
+//	gateway    publish (command)        its append to the table's commands
 //	runner       process (command)      the runner reads it
 //	runner         table.apply …
-//	runner           publish (event)    → the event appended to the table's stream
+//	runner           publish (event)    the event's append to the table's stream
 //	gateway            process (event)  the gateway's tailer reads it
 //	gateway              "ws write" ×N  each client's frame written
+//
+// The stages are cut where each append begins: the entry exists somewhere
+// inside its publish span (a batch's wait, then the round trip to Redis),
+// and its reader may well start before the span ends, so cutting at the
+// end would give overlapping, negative stages.
 //
 // What the spans cannot show is the client's side: the command's way from
 // the generator's send into the gateway's read, and the last frame's way
@@ -48,20 +53,20 @@ const maxSpanBody = 32 << 20
 type stage int
 
 const (
-	stageGatewayIn  stage = iota // command read → appended to the commands stream
-	stageToRunner                // appended → the runner reads it
-	stageRunner                  // the runner reads it → its first event appended
-	stageToGateway               // event appended → the gateway's tailer reads it
+	stageGatewayIn  stage = iota // command read → its append begins
+	stageToRunner                // the append begins → the runner reads it
+	stageRunner                  // the runner reads it → its first event's append begins
+	stageToGateway               // the event's append begins → the gateway's tailer reads it
 	stageGatewayOut              // tailer reads it → the last client's frame written
 	stageTotal                   // command read → the last client's frame written
 	numStages
 )
 
 var stageNames = [numStages]string{
-	stageGatewayIn:  "gateway in (command read → appended)",
-	stageToRunner:   "to the runner (appended → read by the runner)",
-	stageRunner:     "runner (read → first event appended)",
-	stageToGateway:  "to the gateway (event appended → read by the gateway)",
+	stageGatewayIn:  "gateway in (command read → its append begins)",
+	stageToRunner:   "to the runner (append begins → runner reads it)",
+	stageRunner:     "runner (reads it → its event's append begins)",
+	stageToGateway:  "to the gateway (append begins → gateway reads it)",
 	stageGatewayOut: "gateway out (event read → last client's frame written)",
 	stageTotal:      "in the services (command read → last frame written)",
 }
@@ -279,8 +284,8 @@ func moveStages(root spanRec, children map[[8]byte][]spanRec) (d [numStages]time
 	if !found {
 		return d, false
 	}
-	// The first event: of the runner's spans under its read, the earliest
-	// to end that the gateway read.
+	// The first event: of the runner's spans under its read that the
+	// gateway read, the earliest.
 	var event, tail spanRec
 	found = false
 	var walk func(sp spanRec)
@@ -289,7 +294,7 @@ func moveStages(root spanRec, children map[[8]byte][]spanRec) (d [numStages]time
 			if c.service != serviceRunner {
 				continue
 			}
-			if g, ok := earliestIn(children[c.id], serviceGateway); ok && (!found || c.end < event.end) {
+			if g, ok := earliestIn(children[c.id], serviceGateway); ok && (!found || c.start < event.start) {
 				event, tail, found = c, g, true
 			}
 			walk(c)
@@ -319,10 +324,10 @@ func moveStages(root spanRec, children map[[8]byte][]spanRec) (d [numStages]time
 		return d, false
 	}
 	ns := func(a, b int64) time.Duration { return time.Duration(b - a) }
-	d[stageGatewayIn] = ns(root.start, appended.end)
-	d[stageToRunner] = ns(appended.end, read.start)
-	d[stageRunner] = ns(read.start, event.end)
-	d[stageToGateway] = ns(event.end, tail.start)
+	d[stageGatewayIn] = ns(root.start, appended.start)
+	d[stageToRunner] = ns(appended.start, read.start)
+	d[stageRunner] = ns(read.start, event.start)
+	d[stageToGateway] = ns(event.start, tail.start)
 	d[stageGatewayOut] = ns(tail.start, written)
 	d[stageTotal] = ns(root.start, written)
 	return d, true

@@ -58,10 +58,12 @@ func TestStages_SplitAMoveByItsSpansAcrossTheServices(t *testing.T) {
 	}
 	move := func(from float64, name string, writes bool) {
 		root := span(context.Background(), serviceGateway, name, from, from+0.4)
-		cmd := span(root, serviceGateway, "pulka.table.commands publish", from+0.1, from+0.3)
+		// The runner reads the entry before its append's span ends (the
+		// reply is still on its way back): stages cut where appends begin.
+		cmd := span(root, serviceGateway, "pulka.table.commands publish", from+0.1, from+1.2)
 		read := span(remote(cmd), serviceRunner, "pulka.table.commands process", from+1.0, from+3.0)
 		apply := span(read, serviceRunner, "table.apply", from+1.1, from+2.9)
-		event := span(apply, serviceRunner, "pulka.table.events publish", from+2.0, from+2.5)
+		event := span(apply, serviceRunner, "pulka.table.events publish", from+2.0, from+3.1)
 		scored := span(apply, serviceRunner, "pulka.scoring publish", from+1.5, from+1.8) // ends first, read by scoring only
 		span(remote(scored), "scoring", "pulka.scoring process", from+2.0, from+2.2)
 		tail := span(remote(event), serviceGateway, "pulka.table.events process", from+3.0, from+3.2)
@@ -83,10 +85,10 @@ func TestStages_SplitAMoveByItsSpansAcrossTheServices(t *testing.T) {
 	}
 	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 	want := [numStages]time.Duration{
-		stageGatewayIn:  ms(0.3), // read 0 → appended 0.3
-		stageToRunner:   ms(0.7), // → read by the runner at 1.0
-		stageRunner:     ms(1.5), // → the event appended at 2.5 (not the scoring entry, read by no gateway)
-		stageToGateway:  ms(0.5), // → the gateway reads it at 3.0
+		stageGatewayIn:  ms(0.1), // read 0 → its append begins at 0.1
+		stageToRunner:   ms(0.9), // → read by the runner at 1.0
+		stageRunner:     ms(1.0), // → the event's append begins at 2.0 (not the scoring entry's at 1.5, read by no gateway)
+		stageToGateway:  ms(1.0), // → the gateway reads it at 3.0
 		stageGatewayOut: ms(1.5), // → the last client's frame written at 4.5
 		stageTotal:      ms(4.5),
 	}
