@@ -202,7 +202,8 @@ func TestCork_SmallLibraryBuffersStillWriteABatchAndAControlFrameInOneCallEach(t
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	c, _, err := websocket.Dial(ctx, "ws://"+ln.Addr().String(), nil)
+	c, resp, err := websocket.Dial(ctx, "ws://"+ln.Addr().String(), nil)
+	closeBody(resp)
 	if err != nil {
 		t.Fatal(err)
 	}
