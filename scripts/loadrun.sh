@@ -39,6 +39,10 @@
 # has the generator receive their spans (pulkactl load --stages): the report then splits the
 # sampled moves' latency by stage (gateway in, to the runner, runner, to the gateway, gateway
 # out). Recording and exporting spans costs the services CPU: compare latencies without it.
+# The spans go to 127.0.0.1:LOADRUN_STAGES_PORT (default: the gateway's port + 100). The services
+# start before the generator listens there; a span exported in that gap makes the exporter back
+# off (up to a minute) while the spans queue, which the generator's wait for them (up to 15 s
+# after the window) may not cover: a report with many moves "missing a span" is that.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${LOADRUN_OUT:-tmp/loadrun}
@@ -65,7 +69,8 @@ stage_env=() stage_flags=()
 if [ -n "${LOADRUN_STAGES:-}" ]; then
   stage_addr=127.0.0.1:${LOADRUN_STAGES_PORT:-$((port + 100))}
   # Batches every 200 ms, and room for a second's spans of a saturated run.
-  stage_env=(OTEL_EXPORTER_OTLP_ENDPOINT="http://$stage_addr" OTEL_TRACES_SAMPLER=parentbased_traceidratio
+  stage_env=(OTEL_EXPORTER_OTLP_ENDPOINT="http://$stage_addr" OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="http://$stage_addr/v1/traces"
+    OTEL_TRACES_SAMPLER=parentbased_traceidratio
     OTEL_TRACES_SAMPLER_ARG="$LOADRUN_STAGES" OTEL_BSP_SCHEDULE_DELAY=200 OTEL_BSP_MAX_QUEUE_SIZE=65536)
   stage_flags=(--stages "$stage_addr")
 fi

@@ -81,6 +81,9 @@ type spanRec struct {
 }
 
 // stageSink receives spans over OTLP/HTTP (protobuf, optionally gzipped).
+// Decoding them takes the generator a few milliseconds of CPU a second at
+// the ratios loadrun uses (hundreds of spans a second), next to its clients'
+// hundreds.
 type stageSink struct {
 	mu       sync.Mutex
 	spans    []spanRec
@@ -119,10 +122,14 @@ func (s *stageSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "only POST /v1/traces (OTLP/HTTP protobuf)", http.StatusNotFound)
 		return
 	}
-	body, err := readSpanBody(r)
+	body, err := readSpanBody(w, r)
 	if err != nil {
 		s.reject()
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		code := http.StatusBadRequest
+		if errors.Is(err, errSpanBodyTooLarge) {
+			code = http.StatusRequestEntityTooLarge
+		}
+		http.Error(w, err.Error(), code)
 		return
 	}
 	var req coltracepb.ExportTraceServiceRequest
@@ -131,24 +138,35 @@ func (s *stageSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not an OTLP trace export: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	s.add(&req)
+	recs := requestSpans(&req)
+	s.mu.Lock()
+	s.spans = append(s.spans, recs...)
+	s.last = time.Now()
+	s.mu.Unlock()
 	resp, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	_, _ = w.Write(resp)
 }
 
-func readSpanBody(r *http.Request) ([]byte, error) {
-	var rd io.Reader = http.MaxBytesReader(nil, r.Body, maxSpanBody)
+var errSpanBodyTooLarge = fmt.Errorf("export request over %d bytes", maxSpanBody)
+
+// readSpanBody reads an export request's body, inflated, within maxSpanBody.
+func readSpanBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	var rd io.Reader = http.MaxBytesReader(w, r.Body, maxSpanBody)
 	if r.Header.Get("Content-Encoding") == "gzip" {
 		zr, err := gzip.NewReader(rd)
 		if err != nil {
 			return nil, err
 		}
 		defer func() { _ = zr.Close() }()
-		rd = io.LimitReader(zr, maxSpanBody)
+		rd = io.LimitReader(zr, maxSpanBody+1)
 	}
 	var b bytes.Buffer
 	_, err := b.ReadFrom(rd)
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) || b.Len() > maxSpanBody {
+		return nil, errSpanBodyTooLarge
+	}
 	return b.Bytes(), err
 }
 
@@ -158,7 +176,24 @@ func (s *stageSink) reject() {
 	s.mu.Unlock()
 }
 
-func (s *stageSink) add(req *coltracepb.ExportTraceServiceRequest) {
+// uniqueSpans is spans with each span once: an exporter that retried a
+// request sends its spans again.
+func uniqueSpans(spans []spanRec) []spanRec {
+	seen := make(map[[24]byte]bool, len(spans))
+	out := spans[:0]
+	for _, r := range spans {
+		var key [24]byte
+		copy(key[:16], r.traceID[:])
+		copy(key[16:], r.id[:])
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func requestSpans(req *coltracepb.ExportTraceServiceRequest) []spanRec {
 	var recs []spanRec
 	for _, rs := range req.GetResourceSpans() {
 		service := ""
@@ -174,20 +209,21 @@ func (s *stageSink) add(req *coltracepb.ExportTraceServiceRequest) {
 				copy(r.traceID[:], sp.GetTraceId())
 				copy(r.id[:], sp.GetSpanId())
 				copy(r.parent[:], sp.GetParentSpanId())
-				recs = append(recs, r)
+				// A span without an id (or its own parent) cannot be
+				// placed in a tree: a well-formed exporter sends none.
+				if r.id != ([8]byte{}) && r.id != r.parent {
+					recs = append(recs, r)
+				}
 			}
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.spans = append(s.spans, recs...)
-	s.last = time.Now()
+	return recs
 }
 
 // settle waits until no batch has come for quiet (the services export
-// what they sampled every OTEL_BSP_SCHEDULE_DELAY), or until max.
-func (s *stageSink) settle(ctx context.Context, quiet, max time.Duration) {
-	deadline := time.Now().Add(max)
+// what they sampled every OTEL_BSP_SCHEDULE_DELAY), or until limit.
+func (s *stageSink) settle(ctx context.Context, quiet, limit time.Duration) {
+	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		s.mu.Lock()
 		last := s.last
@@ -214,7 +250,7 @@ type stageReport struct {
 // report splits the sampled moves whose command was read in [from, to).
 func (s *stageSink) report(from, to time.Time) *stageReport {
 	s.mu.Lock()
-	spans := slices.Clone(s.spans)
+	spans := uniqueSpans(slices.Clone(s.spans))
 	rejected := s.rejected
 	s.mu.Unlock()
 	r := splitStages(spans, from, to)

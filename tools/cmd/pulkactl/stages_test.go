@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"net/http"
 	"testing"
@@ -83,6 +84,13 @@ func TestStages_SplitAMoveByItsSpansAcrossTheServices(t *testing.T) {
 	if r.moves != 2 || r.incomplete != 1 {
 		t.Fatalf("moves %d incomplete %d, want 2 and 1 (%d spans received)", r.moves, r.incomplete, r.spans)
 	}
+	// An exporter that retried sends the same spans again: each counts once.
+	sink.mu.Lock()
+	sink.spans = append(sink.spans, sink.spans...)
+	sink.mu.Unlock()
+	if again := sink.report(t0, at(50)); again.moves != 2 || again.incomplete != 1 {
+		t.Fatalf("with every span twice: moves %d incomplete %d, want 2 and 1", again.moves, again.incomplete)
+	}
 	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 	want := [numStages]time.Duration{
 		stageGatewayIn:  ms(0.1), // read 0 → its append begins at 0.1
@@ -110,16 +118,25 @@ func TestStages_RefuseWhatIsNotATraceExport(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = sink.Close(context.Background()) })
 	base := "http://" + sink.addr
+	var bomb bytes.Buffer // a small body inflating past the limit
+	zw := gzip.NewWriter(&bomb)
+	_, _ = zw.Write(make([]byte, maxSpanBody+1))
+	_ = zw.Close()
 	for _, c := range []struct {
 		method, path string
 		body         []byte
+		gzip         bool
 		want         int
 	}{
-		{http.MethodGet, "/v1/traces", nil, http.StatusNotFound},
-		{http.MethodPost, "/v1/metrics", []byte{}, http.StatusNotFound},
-		{http.MethodPost, "/v1/traces", []byte("not protobuf \xff\xff\xff"), http.StatusBadRequest},
+		{http.MethodGet, "/v1/traces", nil, false, http.StatusNotFound},
+		{http.MethodPost, "/v1/metrics", []byte{}, false, http.StatusNotFound},
+		{http.MethodPost, "/v1/traces", []byte("not protobuf \xff\xff\xff"), false, http.StatusBadRequest},
+		{http.MethodPost, "/v1/traces", bomb.Bytes(), true, http.StatusRequestEntityTooLarge},
 	} {
 		req, _ := http.NewRequest(c.method, base+c.path, bytes.NewReader(c.body))
+		if c.gzip {
+			req.Header.Set("Content-Encoding", "gzip")
+		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -130,8 +147,8 @@ func TestStages_RefuseWhatIsNotATraceExport(t *testing.T) {
 		}
 	}
 	r := sink.report(time.Unix(0, 0), time.Now())
-	if r.spans != 0 || r.rejected != 3 {
-		t.Errorf("spans %d rejected %d, want 0 and 3", r.spans, r.rejected)
+	if r.spans != 0 || r.rejected != 4 {
+		t.Errorf("spans %d rejected %d, want 0 and 4", r.spans, r.rejected)
 	}
 	if got := r.String(); !bytes.Contains([]byte(got), []byte("no sampled move")) {
 		t.Errorf("report %q does not say nothing was sampled", got)

@@ -95,9 +95,12 @@ type corkingWriter struct {
 // (issue 24), where smaller ones do the same work:
 //   - writes: a batch is gathered in the corkConn, so this buffer only has
 //     to hold what the library writes on its own, uncorked: a control frame
-//     (ping, pong, close), at most 14 bytes of header and 125 of payload, so
-//     that it still leaves in one system call. A longer frame passes through
-//     in pieces, into the cork's buffer, with no system call more.
+//     (ping, pong, close), 2 bytes of header (a server's frames are not
+//     masked) and at most 125 of payload, so that it still leaves in one
+//     system call. A longer frame passes through in pieces, into the cork's
+//     buffer, with no system call more. (Only a connection that could not
+//     be corked, a fallback never taken with net/http, writes a frame over
+//     256 bytes in two or three calls.)
 //   - reads: clients send short frames (a command is a few hundred bytes); a
 //     longer one takes one read more.
 const (
@@ -132,7 +135,7 @@ func smallerReader(br *bufio.Reader, nc net.Conn) *bufio.Reader {
 		return br
 	}
 	held, _ := br.Peek(n)
-	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(held)), nc), libraryReadBuffer)
+	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(held), nc), libraryReadBuffer)
 	if n > 0 {
 		// One read from the MultiReader returns held whole (it fits), and
 		// never waits on nc.

@@ -44,6 +44,7 @@ type outbox struct {
 	// (lazy makes it due then); every other push makes it due at once.
 	lazyWait time.Duration
 	lazy     *time.Timer // made on the first lazy push: idle connections have none
+	lazyAt   time.Time   // when the lazy frames queued are due
 }
 
 func newOutbox(maxFrames, maxBytes int, lazyWait time.Duration, start func()) *outbox {
@@ -109,6 +110,7 @@ func (o *outbox) pushLazy(f []byte) error {
 	if queued {
 		return nil
 	}
+	o.lazyAt = time.Now().Add(o.lazyWait)
 	if o.lazy == nil {
 		o.lazy = time.AfterFunc(o.lazyWait, o.lazyDue)
 	} else {
@@ -118,12 +120,13 @@ func (o *outbox) pushLazy(f []byte) error {
 }
 
 // lazyDue makes a lazy frame whose wait is over due, unless a writer
-// already took it (a timer that fired as next stopped it) or the outbox
-// closed (its last writer takes what is left).
+// already took it (a timer that fired as next stopped it), the outbox
+// closed (its last writer takes what is left), or the frames queued now
+// came after that timer fired and wait for the timer reset by their push.
 func (o *outbox) lazyDue() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if len(o.frames) > 0 && !o.closed {
+	if len(o.frames) > 0 && !o.closed && !time.Now().Before(o.lazyAt) {
 		o.makeDue()
 	}
 }

@@ -220,3 +220,15 @@ func TestOutbox_AFlushingCloseLeavesTheRestToTheRunningWriter(t *testing.T) {
 		t.Fatalf("next: %q, closed %v, ok %v; want [b], closed", frames, closed, ok)
 	}
 }
+
+// A lazy timer that fired as a batch was taken, and got the lock only after
+// a new lazy frame was pushed, must not send that frame off early: it waits
+// for the timer its own push reset.
+func TestOutbox_AStaleLazyTimerDoesNotHurryANewLazyFrame(t *testing.T) {
+	o, starts := testOutbox(8, 1<<10, time.Hour)
+	_ = o.pushLazy([]byte("ack"))
+	o.lazyDue() // the old timer's callback, running late
+	if readySoon(starts, 20*time.Millisecond) {
+		t.Fatal("a stale timer made a lazy frame due before its wait")
+	}
+}
