@@ -209,11 +209,16 @@ func bidFeatures(g *Game, seat int) [numFeatures]float64 {
 }
 
 // estimateBid is the baseline's expectation of the tricks seat will take.
-func estimateBid(g *Game, seat int) float64 {
+func estimateBid(g *Game, seat int) float64 { return estimateWith(&bidWeights, g, seat) }
+
+// estimateWith is the tricks seat is expected to take by a table of
+// weights (bidWeights, strongBidWeights) over bidFeatures, within the
+// cards dealt.
+func estimateWith(weights *[MaxCards + 1][numFeatures]float64, g *Game, seat int) float64 {
 	n := g.CardsDealt()
 	f := bidFeatures(g, seat)
 	e := 0.0
-	for i, w := range bidWeights[n] {
+	for i, w := range weights[n] {
 		e += w * f[i]
 	}
 	return min(max(e, 0), float64(n))

@@ -256,15 +256,7 @@ var strongBidWeights = [MaxCards + 1][numFeatures]float64{
 
 // ownEstimate is the tricks the strong bot expects to take at seat from
 // strongBidWeights.
-func ownEstimate(g *Game, seat int) float64 {
-	n := g.CardsDealt()
-	f := bidFeatures(g, seat)
-	e := 0.0
-	for i, w := range strongBidWeights[n] {
-		e += w * f[i]
-	}
-	return min(max(e, 0), float64(n))
-}
+func ownEstimate(g *Game, seat int) float64 { return estimateWith(&strongBidWeights, g, seat) }
 
 // The pull of a bid to the strong bot's own tricks. Its playouts play the
 // bot's own later moves with the baseline, which makes a bid less often
