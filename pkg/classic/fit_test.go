@@ -121,19 +121,32 @@ func TestBot_BidEstimatesAreCalibrated(t *testing.T) {
 		games = 300
 	}
 	samples := selfPlaySamples(t, games)
+	refitted := calibration(t, "tricks taken", &samples, 0.2, func(n int, f *[numFeatures]float64) float64 {
+		e := 0.0
+		for i, w := range bidWeights[n] {
+			e += w * f[i]
+		}
+		return e
+	})
+	if *refit {
+		t.Logf("refitted bidWeights:\n%s", refitted)
+	}
+}
+
+// calibration fails t for every hand size whose samples took more or fewer
+// tricks than estimate says by over maxBias on average, and returns the
+// weights fitted to the samples, as Go source to paste into the table.
+func calibration(t *testing.T, what string, samples *[MaxCards + 1][]bidSample, maxBias float64, estimate func(n int, f *[numFeatures]float64) float64) string {
+	t.Helper()
 	var b strings.Builder
 	for n := 1; n <= MaxCards; n++ {
 		bias := 0.0
 		for _, s := range samples[n] {
-			e := 0.0
-			for i, w := range bidWeights[n] {
-				e += w * s.f[i]
-			}
-			bias += s.tricks - e
+			bias += s.tricks - estimate(n, &s.f)
 		}
 		bias /= float64(len(samples[n]))
-		if math.Abs(bias) > 0.2 {
-			t.Errorf("%d-card hands: tricks taken exceed the estimate by %.2f on average", n, bias)
+		if math.Abs(bias) > maxBias {
+			t.Errorf("%d-card hands: %s exceed the estimate by %.2f on average", n, what, bias)
 		}
 		w := fitWeights(samples[n])
 		fmt.Fprintf(&b, "\t%d: {", n)
@@ -145,7 +158,5 @@ func TestBot_BidEstimatesAreCalibrated(t *testing.T) {
 		}
 		b.WriteString("},\n")
 	}
-	if *refit {
-		t.Logf("refitted bidWeights:\n%s", b.String())
-	}
+	return b.String()
 }

@@ -2,10 +2,8 @@ package classic
 
 import (
 	"flag"
-	"fmt"
 	"math"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -89,32 +87,15 @@ func TestStrongBot_OwnBidModelIsCalibrated(t *testing.T) {
 		}
 	}
 	samples := strongSelfPlaySamples(t, games)
-	var b strings.Builder
-	for n := 1; n <= MaxCards; n++ {
-		bias := 0.0
-		for _, s := range samples[n] {
-			e := 0.0
-			for i, w := range strongBidWeights[n] {
-				e += w * s.f[i]
-			}
-			bias += s.tricks - min(max(e, 0), float64(n))
+	refitted := calibration(t, "the strong bot's tricks", &samples, 0.25, func(n int, f *[numFeatures]float64) float64 {
+		e := 0.0
+		for i, w := range strongBidWeights[n] {
+			e += w * f[i]
 		}
-		bias /= float64(len(samples[n]))
-		if math.Abs(bias) > 0.25 {
-			t.Errorf("%d-card hands: the strong bot's tricks exceed its model's estimate by %.2f on average", n, bias)
-		}
-		w := fitWeights(samples[n])
-		fmt.Fprintf(&b, "\t%d: {", n)
-		for i, x := range w {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "%.3f", x)
-		}
-		b.WriteString("},\n")
-	}
+		return min(max(e, 0), float64(n))
+	})
 	if *refitStrong {
-		t.Logf("refitted strongBidWeights (%d games):\n%s", games, b.String())
+		t.Logf("refitted strongBidWeights (%d games):\n%s", games, refitted)
 	}
 }
 
