@@ -217,11 +217,16 @@ func estimateBid(g *Game, seat int) float64 { return estimateWith(&bidWeights, g
 func estimateWith(weights *[MaxCards + 1][numFeatures]float64, g *Game, seat int) float64 {
 	n := g.CardsDealt()
 	f := bidFeatures(g, seat)
+	return min(max(weighted(&weights[n], &f), 0), float64(n))
+}
+
+// weighted is the sum of the features f by the weights w.
+func weighted(w, f *[numFeatures]float64) float64 {
 	e := 0.0
-	for i, w := range weights[n] {
-		e += w * f[i]
+	for i := range w {
+		e += w[i] * f[i]
 	}
-	return min(max(e, 0), float64(n))
+	return e
 }
 
 // knowledge is what the bot's seat may know, gathered once per decision.

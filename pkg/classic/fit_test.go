@@ -122,11 +122,7 @@ func TestBot_BidEstimatesAreCalibrated(t *testing.T) {
 	}
 	samples := selfPlaySamples(t, games)
 	refitted := calibration(t, "tricks taken", &samples, 0.2, func(n int, f *[numFeatures]float64) float64 {
-		e := 0.0
-		for i, w := range bidWeights[n] {
-			e += w * f[i]
-		}
-		return e
+		return weighted(&bidWeights[n], f)
 	})
 	if *refit {
 		t.Logf("refitted bidWeights:\n%s", refitted)

@@ -88,11 +88,7 @@ func TestStrongBot_OwnBidModelIsCalibrated(t *testing.T) {
 	}
 	samples := strongSelfPlaySamples(t, games)
 	refitted := calibration(t, "the strong bot's tricks", &samples, 0.25, func(n int, f *[numFeatures]float64) float64 {
-		e := 0.0
-		for i, w := range strongBidWeights[n] {
-			e += w * f[i]
-		}
-		return min(max(e, 0), float64(n))
+		return min(max(weighted(&strongBidWeights[n], f), 0), float64(n))
 	})
 	if *refitStrong {
 		t.Logf("refitted strongBidWeights (%d games):\n%s", games, refitted)

@@ -179,12 +179,14 @@ func (s *stageSink) reject() {
 // uniqueSpans is spans with each span once: an exporter that retried a
 // request sends its spans again.
 func uniqueSpans(spans []spanRec) []spanRec {
-	seen := make(map[[24]byte]bool, len(spans))
+	type spanKey struct {
+		trace [16]byte
+		id    [8]byte
+	}
+	seen := make(map[spanKey]bool, len(spans))
 	out := spans[:0]
 	for _, r := range spans {
-		var key [24]byte
-		copy(key[:16], r.traceID[:])
-		copy(key[16:], r.id[:])
+		key := spanKey{r.traceID, r.id}
 		if !seen[key] {
 			seen[key] = true
 			out = append(out, r)
