@@ -229,7 +229,7 @@ func TestAbuseGateway_SocketFlood(t *testing.T) {
 			return true
 		})
 	})
-	time.Sleep(500 * time.Millisecond) // the gauge samples every 250 ms
+	time.Sleep(500 * time.Millisecond) // the gauge reads the limit every 250 ms
 
 	gwHonestDuring(t, s, func(string) {
 		flooder := s.guest(t)

@@ -115,6 +115,46 @@ func TestFDGauge_ShedsFromTheRatioCountingConnectionsSinceTheSample(t *testing.T
 	}
 }
 
+// Counting /proc/self/fd costs a microsecond a descriptor: far from the
+// threshold the gauge counts every recountEvery intervals, past half of it
+// every interval, and it reads the limit every interval either way.
+func TestFDGauge_CountsRarelyFarFromTheThresholdButReadsTheLimitEveryInterval(t *testing.T) {
+	counts, inUse, lim := 0, 10, uint64(1000)
+	g := &FDGauge{ratio: 0.9, live: func() int { return 0 }, recountEvery: 4,
+		count: func() (int, error) { counts++; return inUse, nil },
+		limit: func() (uint64, error) { return lim, nil }}
+	g.Sample()
+	for i := 1; i <= 8; i++ {
+		g.step()
+		if want := 1 + i/4; counts != want {
+			t.Fatalf("after %d intervals far from the threshold (10 of 900): %d counts, want %d", i, counts, want)
+		}
+	}
+	lim = 2000 // raised on the running process: read without a count
+	g.step()
+	if counts != 3 || g.Threshold() != 1800 {
+		t.Fatalf("after the limit was raised: %d counts (want 3), threshold %d (want 1800)", counts, g.Threshold())
+	}
+	lim = 20 // lowered: threshold 18, and 10 in use is past half of it
+	g.step()
+	if g.Threshold() != 18 || g.Overloaded() {
+		t.Fatalf("threshold %d (want 18), overloaded %v with 10 in use", g.Threshold(), g.Overloaded())
+	}
+	before := counts
+	inUse = 18 // descriptors the live term does not see (Redis, files)
+	for range 2 {
+		g.step()
+	}
+	if counts != before+2 || !g.Overloaded() {
+		t.Fatalf("%d counts in 2 intervals past half the threshold (want 2); overloaded %v with 18 of threshold 18", counts-before, g.Overloaded())
+	}
+	g.limit = func() (uint64, error) { return 0, errors.New("no getrlimit") }
+	g.step()
+	if g.Overloaded() || g.InUse() != -1 {
+		t.Fatal("shedding on an unknown limit")
+	}
+}
+
 func TestFDGauge_ReadsThisProcess(t *testing.T) {
 	g := NewFDGauge(0.9, func() int { return 0 })
 	if n := g.InUse(); n <= 0 || g.Threshold() <= 0 || g.Overloaded() {
