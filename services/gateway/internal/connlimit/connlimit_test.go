@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -296,6 +297,27 @@ func TestParseNetworks_RefusesBadEntriesAndMatchesHostsAndCIDRs(t *testing.T) {
 	for _, bad := range []string{"10.0.0", "proxy.local", "10.0.0.0/33", ""} {
 		if _, err := ParseNetworks([]string{"10.0.0.1", bad}); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// What one count of /proc/self/fd costs with a gateway's worth of sockets
+// open (issue 24: why the gauge counts rarely far from its threshold).
+func BenchmarkOpenFDs_5000(b *testing.B) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < 6000 {
+		b.Skipf("RLIMIT_NOFILE %d: 5,000 descriptors do not fit", lim.Cur)
+	}
+	for range 2500 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = r.Close(); _ = w.Close() })
+	}
+	for b.Loop() {
+		if n, err := openFDs(); err != nil || n < 5000 {
+			b.Fatalf("%d descriptors, %v", n, err)
 		}
 	}
 }
