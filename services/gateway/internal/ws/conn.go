@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -70,6 +71,9 @@ type conn struct {
 	// reset by a ping against its stop by the connection's end.
 	pingMu sync.Mutex
 	pinger *time.Timer
+	// heard is set by the reader for every frame the peer sends: proof it
+	// was alive since the last ping, which then need not ask (ping).
+	heard atomic.Bool
 }
 
 func newConn(s *Server, ws *websocket.Conn, claims *auth.Claims) *conn {

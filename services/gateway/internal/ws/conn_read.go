@@ -69,6 +69,7 @@ func (c *conn) readLoop() {
 			}
 			return
 		}
+		c.heard.Store(true)
 		if !c.limit.Allow() {
 			c.strike(wire.Errorf(wire.CodeRateLimited, "too many frames: at most %.0f per second", float64(c.s.cfg.Rate)), "")
 			continue

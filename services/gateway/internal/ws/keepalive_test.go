@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -350,54 +351,8 @@ func TestKeepalive_AClientThatPongsStaysConnected(t *testing.T) {
 	m := newFakeMeter()
 	g := newEnv(t).gatewayCfg(t, Config{PingInterval: interval, PingTimeout: timeout}, func(d *Deps) { d.Meter = m })
 
-	sniffed := make(chan *sniffer, 1)
-	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		nc, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		s := newSniffer(nc)
-		sniffed <- s
-		return s, nil
-	}}}
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	wc, resp, err := websocket.Dial(ctx, g.url(), &websocket.DialOptions{HTTPClient: hc,
-		HTTPHeader: http.Header{"Cookie": {"pulka_session=" + g.token(t, "ana")}}})
-	closeBody(resp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = wc.CloseNow() })
-	s := <-sniffed
-
-	// One reader throughout, as a browser has.
-	types := make(chan string, 16)
-	readErr := make(chan error, 1)
-	go func() {
-		for {
-			_, b, err := wc.Read(context.Background())
-			if err != nil {
-				readErr <- err
-				return
-			}
-			typ, _ := typeOf(b)
-			types <- typ
-		}
-	}()
-	next := func() string {
-		t.Helper()
-		select {
-		case typ := <-types:
-			return typ
-		case err := <-readErr:
-			t.Fatalf("connection ended: %v (close %d)", err, websocket.CloseStatus(err))
-		case <-time.After(5 * time.Second):
-			t.Fatal("no frame in 5 s")
-		}
-		return ""
-	}
+	wc, s, next, readErr := g.dialSniffed(t, "ana")
 	if typ := next(); typ != "welcome" {
 		t.Fatalf("first frame %q, want welcome", typ)
 	}
@@ -428,14 +383,112 @@ func TestKeepalive_AClientThatPongsStaysConnected(t *testing.T) {
 		t.Fatalf("pulka_gateway_ws_connections = %d, want 1", n)
 	}
 	// And it still works.
-	b, _ := json.Marshal(map[string]any{"ref": "p", "ping": map[string]any{}})
-	wctx, wcancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer wcancel()
-	if err := wc.Write(wctx, websocket.MessageText, b); err != nil {
-		t.Fatal(err)
-	}
+	appPing(t, wc, "p")
 	if typ := next(); typ != "pong" {
 		t.Fatalf("answer to ping: %q, want pong", typ)
+	}
+}
+
+// dialSniffed connects name through a sniffer, with one reader throughout
+// as a browser has: next returns the type of the next frame the client
+// reads (failing the test if none comes in 5 s or the connection ends).
+func (g *gateway) dialSniffed(t *testing.T, name string) (*websocket.Conn, *sniffer, func() string, <-chan error) {
+	t.Helper()
+	sniffed := make(chan *sniffer, 1)
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		s := newSniffer(nc)
+		sniffed <- s
+		return s, nil
+	}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	wc, resp, err := websocket.Dial(ctx, g.url(), &websocket.DialOptions{HTTPClient: hc,
+		HTTPHeader: http.Header{"Cookie": {"pulka_session=" + g.token(t, name)}}})
+	closeBody(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = wc.CloseNow() })
+	s := <-sniffed
+	types := make(chan string, 64)
+	readErr := make(chan error, 1)
+	go func() {
+		for {
+			_, b, err := wc.Read(context.Background())
+			if err != nil {
+				readErr <- err
+				return
+			}
+			typ, _ := typeOf(b)
+			types <- typ
+		}
+	}()
+	next := func() string {
+		t.Helper()
+		select {
+		case typ := <-types:
+			return typ
+		case err := <-readErr:
+			t.Fatalf("connection ended: %v (close %d)", err, websocket.CloseStatus(err))
+		case <-time.After(5 * time.Second):
+			t.Fatal("no frame in 5 s")
+		}
+		return ""
+	}
+	return wc, s, next, readErr
+}
+
+// appPing sends the protocol's own ping frame (answered by a pong frame).
+func appPing(t *testing.T, wc *websocket.Conn, ref string) {
+	t.Helper()
+	b, _ := json.Marshal(map[string]any{"ref": ref, "ping": map[string]any{}})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := wc.Write(ctx, websocket.MessageText, b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A client that sends frames shows it is alive: the server does not ping it
+// while it speaks (a playing client sends every few seconds; each ping is a
+// wake-up of the gateway and of the client, issue 24), and pings it again
+// within two intervals once it falls silent.
+func TestKeepalive_AClientThatSpeaksIsNotPinged(t *testing.T) {
+	const interval, timeout, rounds = 200 * time.Millisecond, 2 * time.Second, 5
+	g := newEnv(t).gateway(t, Config{PingInterval: interval, PingTimeout: timeout})
+	wc, s, next, _ := g.dialSniffed(t, "ana")
+	if typ := next(); typ != "welcome" {
+		t.Fatalf("first frame %q, want welcome", typ)
+	}
+	for end, i := time.Now().Add(rounds*interval), 0; time.Now().Before(end); i++ {
+		appPing(t, wc, strconv.Itoa(i))
+		if typ := next(); typ != "pong" {
+			t.Fatalf("answer to ping: %q, want pong", typ)
+		}
+		time.Sleep(interval / 10)
+	}
+	// One ping may slip in if this goroutine stalled a whole interval.
+	if n := s.pingsIn.Load(); n > 1 {
+		t.Fatalf("%d pings in %d intervals of a client sending every %s, want none", n, rounds, interval/10)
+	}
+	silent, before := time.Now(), s.pingsIn.Load()
+	for s.pingsIn.Load() == before {
+		if time.Since(silent) > 2*interval+slack {
+			t.Fatalf("no ping within %s of the client falling silent", 2*interval+slack)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for deadline := time.Now().Add(slack); s.pongsOut.Load() <= before; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the silent client's pong never left")
+		}
+	}
+	if n := g.srv.Open(); n != 1 {
+		t.Fatalf("%d connections open, want 1", n)
 	}
 }
 
