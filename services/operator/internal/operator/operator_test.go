@@ -385,7 +385,11 @@ func TestMigrationTriggers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	beatRunners(t, assign.NewHeartbeats(rdb, 300*time.Millisecond), ids...)
+	// The production TTL (3 s), as in TestNodeLost: every runner stays live
+	// by its beats, and only the pods say one is lost; a 300 ms TTL let a
+	// stall of the beating goroutine on a loaded machine expire a healthy
+	// runner and add migrations of another reason.
+	beatRunners(t, assign.NewHeartbeats(rdb, 3*time.Second), ids...)
 	store := assign.NewStore(rdb)
 	flaky, doomed, healthy := pods[0].Name, pods[1].Name, pods[2].Name
 	for tb, r := range map[string]string{"t-flaky": flaky, "t-doomed": doomed} {
