@@ -287,23 +287,35 @@ func TestFlood_PasswordGuessesDoNotDelayTableCreation(t *testing.T) {
 	// until the worker has hashed 5 guesses, however long a hash takes on
 	// this machine (under -race argon2id takes far longer than 25 ms).
 	var flood []time.Duration
+	floodStart := time.Now()
 	for len(flood) < 40 || (wrong.Load() < 5 && ctx.Err() == nil) {
 		flood = append(flood, measure(10)...)
 	}
 	slices.Sort(flood)
+	// The worker hashed all the while (the queue stayed full): the time of
+	// one hash here, whatever this machine and -race make of the 25 ms.
+	hash := time.Since(floodStart) / time.Duration(max(1, wrong.Load()))
 	stop()
 	wg.Wait()
 	p := func(d []time.Duration, q float64) time.Duration { return d[int(q*float64(len(d)-1))] }
-	t.Logf("create latency quiet p50 %v max %v; during %d guesses (%d hashed and wrong, %d refused busy) p50 %v p95 %v max %v",
-		p(quiet, .5), p(quiet, 1), guesses.Load(), wrong.Load(), busy.Load(), p(flood, .5), p(flood, .95), p(flood, 1))
+	t.Logf("create latency quiet p50 %v max %v; during %d guesses (%d hashed and wrong, %d refused busy, a hash %v) p50 %v p95 %v max %v",
+		p(quiet, .5), p(quiet, 1), guesses.Load(), wrong.Load(), busy.Load(), hash, p(flood, .5), p(flood, .95), p(flood, 1))
 	// The queue was full (busy refusals) and the worker hashed all along.
 	if wrong.Load() < 5 || busy.Load() == 0 {
 		t.Fatalf("%d guesses hashed, %d refused busy: the flood did not load the workers", wrong.Load(), busy.Load())
 	}
 	// One hash is ~25 ms and 64 wait in the queue: a creation queued behind
-	// them would take more than a second.
-	if p(flood, .95) > 150*time.Millisecond || p(flood, 1) > 500*time.Millisecond {
-		t.Fatalf("table creation slowed by the guesses: p95 %v, max %v", p(flood, .95), p(flood, 1))
+	// them would take more than a second, one queued behind a single guess
+	// at least a hash. So 95 % of the creations take less than a hash, and
+	// none more than four (and no more than 150 / 500 ms where hashes are
+	// quick). On a slow two-core machine under -race a hash took 350–850 ms,
+	// and the creations, sharing the cores with the hashing and 96 guessers,
+	// p50 57–82 ms, p95 200–233 ms.
+	if p95, most := p(flood, .95), max(150*time.Millisecond, hash); p95 > most {
+		t.Fatalf("table creation slowed by the guesses: p95 %v, over %v (a hash: %v)", p95, most, hash)
+	}
+	if worst, most := p(flood, 1), max(500*time.Millisecond, 4*hash); worst > most {
+		t.Fatalf("table creation slowed by the guesses: max %v, over %v (a hash: %v)", worst, most, hash)
 	}
 }
 
