@@ -84,6 +84,11 @@ func (o *outbox) pushTraced(f []byte, sc trace.SpanContext) error {
 // running; o.mu is held.
 func (o *outbox) makeDue() {
 	o.due = true
+	o.ensureWriter()
+}
+
+// ensureWriter starts a writer unless one is running; o.mu is held.
+func (o *outbox) ensureWriter() {
 	if !o.running {
 		o.running = true
 		o.start()
@@ -193,9 +198,8 @@ func (o *outbox) close(flush bool) {
 	if o.lazy != nil {
 		o.lazy.Stop()
 	}
-	if flush && !o.running {
-		o.running = true
-		o.start()
+	if flush {
+		o.ensureWriter()
 	}
 	o.mu.Unlock()
 	signal(o.space)
