@@ -38,7 +38,16 @@ type seatStats struct {
 	handsBy, khishtiBy, forcedBy [classic.MaxCards + 1]int
 	// forced counts the hands where the seat was such a dealer.
 	forced int
+	// By how far the hand's four bids fell from the cards dealt (clamped to
+	// ±maxSumOff, at [off+maxSumOff]): the seat's hands, and its exact ones.
+	handsBySum, exactBySum [2*maxSumOff + 1]int
+	// The seat's passes (bids of nothing), and those made.
+	passes, passesMade int
 }
+
+// maxSumOff clamps how far the bids' sum strays from the cards dealt in
+// seatStats: a sum one off is the closest the dealer's rule allows.
+const maxSumOff = 3
 
 func (s *seatStats) add(sheet *scoring.Sheet, seat int, halfPlace int, forced *[24][classic.Seats]bool) {
 	s.games++
@@ -50,9 +59,22 @@ func (s *seatStats) add(sheet *scoring.Sheet, seat int, halfPlace int, forced *[
 		}
 		s.hands++
 		s.handsBy[r.Cards]++
+		off := -r.Cards
+		for o := range classic.Seats {
+			off += r.Bids[o]
+		}
+		off = min(max(off, -maxSumOff), maxSumOff) + maxSumOff
+		s.handsBySum[off]++
+		if r.Bids[seat] == 0 {
+			s.passes++
+		}
 		switch r.Result[seat] {
 		case scoring.ResultMade:
 			s.exact++
+			s.exactBySum[off]++
+			if r.Bids[seat] == 0 {
+				s.passesMade++
+			}
 		case scoring.ResultKhishti:
 			s.khishti++
 			s.khishtiBy[r.Cards]++
@@ -82,6 +104,12 @@ func (s *seatStats) merge(o *seatStats) {
 		s.forcedBy[n] += o.forcedBy[n]
 	}
 	s.forced += o.forced
+	for i := range s.handsBySum {
+		s.handsBySum[i] += o.handsBySum[i]
+		s.exactBySum[i] += o.exactBySum[i]
+	}
+	s.passes += o.passes
+	s.passesMade += o.passesMade
 }
 
 func (s *seatStats) log(t *testing.T, name string) {
@@ -104,6 +132,18 @@ func (s *seatStats) log(t *testing.T, name string) {
 	t.Logf("  %-8s forced off a pass (dealer, the others' bids add up to the cards) in %.2f%% of hands, %.0f%% of them a khishti: %d of the %d khishti, %.2f%% of hands; the rest %.2f%% of hands",
 		"", 100*float64(s.forced)/float64(s.hands), 100*float64(forced)/float64(max(s.forced, 1)), forced, s.khishti,
 		100*float64(forced)/float64(s.hands), 100*float64(s.khishti-forced)/float64(s.hands))
+	b.Reset()
+	for i, n := range s.handsBySum {
+		if n > 0 {
+			sign := ""
+			if i == 0 || i == len(s.handsBySum)-1 {
+				sign = "≥" // clamped
+			}
+			fmt.Fprintf(&b, " %s%+d: %.1f%% (%.1f%% exact)", sign, i-maxSumOff, pct(n, s.hands), pct(s.exactBySum[i], n))
+		}
+	}
+	t.Logf("  %-8s the four bids less the cards, in hands (and the seat's exact bids there):%s", "", b.String())
+	t.Logf("  %-8s passes %.1f%% of bids, %.1f%% of them made", "", pct(s.passes, s.hands), pct(s.passesMade, s.passes))
 }
 
 // matchTotals are the line-ups' figures.
