@@ -135,9 +135,12 @@ func (s *seatStats) log(t *testing.T, name string) {
 	b.Reset()
 	for i, n := range s.handsBySum {
 		if n > 0 {
-			sign := ""
-			if i == 0 || i == len(s.handsBySum)-1 {
-				sign = "≥" // clamped
+			sign := "" // the clamped ends: this far off or more
+			switch i {
+			case 0:
+				sign = "≤"
+			case len(s.handsBySum) - 1:
+				sign = "≥"
 			}
 			fmt.Fprintf(&b, " %s%+d: %.1f%% (%.1f%% exact)", sign, i-maxSumOff, pct(n, s.hands), pct(s.exactBySum[i], n))
 		}
