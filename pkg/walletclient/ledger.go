@@ -64,12 +64,27 @@ func ParseLedgerEntry(accountID string, m redis.XMessage) (*walletv1.LedgerEntry
 // ID after ("0" or "" for the start), oldest first, and the stream ID to
 // continue from.
 func Ledger(ctx context.Context, rdb redis.Cmdable, accountID, after string, count int64) ([]*walletv1.LedgerEntry, string, error) {
+	msgs, err := LedgerPage(ctx, rdb, accountID, after, count).Result()
+	if err != nil {
+		return nil, after, fmt.Errorf("walletclient: ledger of %s: %w", accountID, err)
+	}
+	return ParseLedgerPage(accountID, after, msgs)
+}
+
+// LedgerPage sends (or queues, on a pipeline) the read of Ledger's page;
+// ParseLedgerPage reads its answer.
+func LedgerPage(ctx context.Context, rdb redis.Cmdable, accountID, after string, count int64) *redis.XMessageSliceCmd {
 	if after == "" {
 		after = "0"
 	}
-	msgs, err := rdb.XRangeN(ctx, LedgerStream(accountID), "("+after, "+", count).Result()
-	if err != nil {
-		return nil, after, fmt.Errorf("walletclient: ledger of %s: %w", accountID, err)
+	return rdb.XRangeN(ctx, LedgerStream(accountID), "("+after, "+", count)
+}
+
+// ParseLedgerPage reads the entries of a LedgerPage that started after
+// after, and the stream ID to continue from.
+func ParseLedgerPage(accountID, after string, msgs []redis.XMessage) ([]*walletv1.LedgerEntry, string, error) {
+	if after == "" {
+		after = "0"
 	}
 	out := make([]*walletv1.LedgerEntry, 0, len(msgs))
 	for _, m := range msgs {

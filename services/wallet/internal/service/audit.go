@@ -3,6 +3,8 @@ package service
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -42,12 +44,14 @@ func (w *Wallet) Audit(ctx context.Context) (*walletv1.AuditReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	read, err := w.st.ReadPots(ctx, tables)
+	if err != nil {
+		return nil, err
+	}
 	pots := make(map[string]store.Pot, len(tables))
-	for _, t := range tables {
-		p, err := w.st.ReadPot(ctx, t)
-		if err != nil {
-			return nil, err
-		}
+	var settled []string
+	for i, t := range tables {
+		p := read[i]
 		if !p.Exists { // expired between the scan and the read
 			continue
 		}
@@ -55,9 +59,7 @@ func (w *Wallet) Audit(ctx context.Context) (*walletv1.AuditReport, error) {
 		switch p.State {
 		case "settled":
 			rep.Settled++
-			if err := w.auditPlan(ctx, t, p, problem); err != nil {
-				return nil, err
-			}
+			settled = append(settled, t)
 		case "settling":
 			rep.Settling++
 		case "open":
@@ -67,19 +69,66 @@ func (w *Wallet) Audit(ctx context.Context) (*walletv1.AuditReport, error) {
 			}
 		}
 	}
+	// The reads go in batches: one round trip per batch and kind of read,
+	// and the memory of one batch of accounts.
+	batch := w.st.AuditBatch()
+	for lo := 0; lo < len(settled); lo += batch {
+		if err := w.auditPlans(ctx, settled[lo:min(lo+batch, len(settled))], pots, problem); err != nil {
+			return nil, err
+		}
+	}
 	accounts, err := w.st.Accounts(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, id := range accounts {
-		a, err := w.st.ReadAccount(ctx, id)
-		if err != nil {
+	for lo := 0; lo < len(accounts); lo += batch {
+		if err := w.auditAccounts(ctx, rep, accounts[lo:min(lo+batch, len(accounts))], pots, problem); err != nil {
 			return nil, err
 		}
-		sum, err := w.st.SumLedger(ctx, id, a.Seq)
-		if err != nil {
-			return nil, err
+	}
+	if rep.InPots < 0 {
+		problem("pots paid %d coins more than they collected", -rep.InPots)
+	}
+	if rep.Available+rep.Held+rep.InPots != rep.Issued {
+		problem("issued %d but balances and pots hold %d", rep.Issued, rep.Available+rep.Held+rep.InPots)
+	}
+	rep.Ok = len(rep.Problems) == 0
+	w.m.audited(ctx, time.Since(start), rep)
+	return rep, nil
+}
+
+// auditAccounts checks a batch of accounts: their balances against their
+// ledgers and their holds against the pots (read before the accounts; a
+// hold's pot the scan did not see is read after them).
+func (w *Wallet) auditAccounts(ctx context.Context, rep *walletv1.AuditReport, ids []string, pots map[string]store.Pot, problem func(string, ...any)) error {
+	as, err := w.st.ReadAccounts(ctx, ids)
+	if err != nil {
+		return err
+	}
+	sums, err := w.st.SumLedgers(ctx, as)
+	if err != nil {
+		return err
+	}
+	var newer []string // pots newer than the scan
+	seen := map[string]bool{}
+	for _, a := range as {
+		for t := range a.Holds {
+			if _, ok := pots[t]; !ok && !seen[t] {
+				seen[t] = true
+				newer = append(newer, t)
+			}
 		}
+	}
+	read, err := w.st.ReadPots(ctx, newer)
+	if err != nil {
+		return err
+	}
+	late := make(map[string]store.Pot, len(newer))
+	for i, t := range newer {
+		late[t] = read[i]
+	}
+	for i, a := range as {
+		id, sum := a.ID, sums[i]
 		rep.Accounts++
 		rep.Entries += sum.Entries
 		rep.Issued += a.Issued
@@ -100,14 +149,13 @@ func (w *Wallet) Audit(ctx context.Context) (*walletv1.AuditReport, error) {
 			problem("%s: %d coins appeared or vanished", id, q)
 		}
 		var held int64
-		for t, h := range a.Holds {
+		for _, t := range slices.Sorted(maps.Keys(a.Holds)) {
+			h := a.Holds[t]
 			rep.OpenHolds++
 			held += h.Amount
 			p, ok := pots[t]
-			if !ok { // the pot may be newer than the scan
-				if p, err = w.st.ReadPot(ctx, t); err != nil {
-					return nil, err
-				}
+			if !ok {
+				p = late[t]
 			}
 			switch {
 			case !p.Exists:
@@ -122,59 +170,74 @@ func (w *Wallet) Audit(ctx context.Context) (*walletv1.AuditReport, error) {
 			problem("%s: held %d but its open holds add up to %d", id, a.Held, held)
 		}
 	}
-	if rep.InPots < 0 {
-		problem("pots paid %d coins more than they collected", -rep.InPots)
-	}
-	if rep.Available+rep.Held+rep.InPots != rep.Issued {
-		problem("issued %d but balances and pots hold %d", rep.Issued, rep.Available+rep.Held+rep.InPots)
-	}
-	rep.Ok = len(rep.Problems) == 0
-	w.m.audited(ctx, time.Since(start), rep)
-	return rep, nil
+	return nil
 }
 
-// auditPlan checks a settled pot against the steps recorded on its accounts.
-func (w *Wallet) auditPlan(ctx context.Context, table string, p store.Pot, problem func(string, ...any)) error {
-	plan := &walletv1.GameSettled{}
-	if err := proto.Unmarshal(p.Plan, plan); err != nil || p.Plan == nil {
-		problem("%s: settled without a readable plan", table)
-		return nil //nolint:nilerr // a finding of the audit, not a failure to run it
-	}
-	holders, err := w.st.Holders(ctx, table)
+// auditPlans checks settled pots against the steps recorded on their
+// accounts: the stakes collected add up to the plan's pot, and each payee
+// was paid its share once.
+func (w *Wallet) auditPlans(ctx context.Context, tables []string, pots map[string]store.Pot, problem func(string, ...any)) error {
+	holders, err := w.st.HoldersOf(ctx, tables)
 	if err != nil {
 		return err
 	}
-	var collected int64
-	for _, a := range holders {
-		n, _, err := w.st.StepAmount(ctx, a, ledger.CollectID(table))
-		if err != nil {
-			return err
+	type check struct {
+		table    string
+		plan     *walletv1.GameSettled
+		collects int      // steps[first:first+collects] are the collects
+		payees   []string // then one pay step each
+		want     []int64
+		first    int
+	}
+	var steps []store.Step
+	var checks []check
+	for i, t := range tables {
+		plan := &walletv1.GameSettled{}
+		if p := pots[t].Plan; p == nil || proto.Unmarshal(p, plan) != nil {
+			problem("%s: settled without a readable plan", t)
+			continue
 		}
-		collected += n
-	}
-	if collected != plan.GetPot() {
-		problem("%s: collected %d but the plan's pot is %d", table, collected, plan.GetPot())
-	}
-	paid := map[string]int64{}
-	for _, s := range plan.GetShares() {
-		paid[s.GetAccountId()] += s.GetAmount()
-	}
-	if plan.GetUnclaimed() > 0 {
-		paid[walletclient.ForfeitAccount] += plan.GetUnclaimed()
-	}
-	var total int64
-	for a, want := range paid {
-		n, ok, err := w.st.StepAmount(ctx, a, ledger.PayID(table))
-		if err != nil {
-			return err
+		c := check{table: t, plan: plan, collects: len(holders[i]), first: len(steps)}
+		for _, a := range holders[i] {
+			steps = append(steps, store.Step{Account: a, Op: ledger.CollectID(t)})
 		}
-		if !ok || n != want {
-			problem("%s: %s was paid %d (recorded: %t), the plan says %d", table, a, n, ok, want)
+		paid := map[string]int64{}
+		for _, s := range plan.GetShares() {
+			paid[s.GetAccountId()] += s.GetAmount()
 		}
-		total += want
+		if plan.GetUnclaimed() > 0 {
+			paid[walletclient.ForfeitAccount] += plan.GetUnclaimed()
+		}
+		for _, a := range slices.Sorted(maps.Keys(paid)) {
+			c.payees = append(c.payees, a)
+			c.want = append(c.want, paid[a])
+			steps = append(steps, store.Step{Account: a, Op: ledger.PayID(t)})
+		}
+		checks = append(checks, c)
 	}
-	if total != plan.GetPot() {
-		problem("%s: the plan pays %d of a pot of %d", table, total, plan.GetPot())
+	got, err := w.st.StepAmounts(ctx, steps)
+	if err != nil {
+		return err
+	}
+	for _, c := range checks {
+		var collected int64
+		for _, s := range got[c.first : c.first+c.collects] {
+			collected += s.Amount
+		}
+		if collected != c.plan.GetPot() {
+			problem("%s: collected %d but the plan's pot is %d", c.table, collected, c.plan.GetPot())
+		}
+		var total int64
+		for j, a := range c.payees {
+			s := got[c.first+c.collects+j]
+			if !s.OK || s.Amount != c.want[j] {
+				problem("%s: %s was paid %d (recorded: %t), the plan says %d", c.table, a, s.Amount, s.OK, c.want[j])
+			}
+			total += c.want[j]
+		}
+		if total != c.plan.GetPot() {
+			problem("%s: the plan pays %d of a pot of %d", c.table, total, c.plan.GetPot())
+		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -21,13 +22,13 @@ import (
 // auditFixture is a small wallet with every kind of state the audit reads:
 // four accounts, a settled pot at table "done" (stakes collected, the plan
 // paid) and an open pot at table "live" holding ana's stake.
-func auditFixture(t *testing.T, ctx context.Context, rdb redis.UniversalClient) *Wallet {
+func auditFixture(t *testing.T, ctx context.Context, rdb redis.UniversalClient, auditBatch int) *Wallet {
 	t.Helper()
 	if err := rdb.FlushAll(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
 	c := &clock{t: time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)}
-	w := newTestWallet(t, rdb, c)
+	w := newTestWallet(t, rdb, c, auditBatch)
 	players := []string{"ana", "beso", "gio", "nika"}
 	var cmds []*walletv1.WalletCommand
 	fs := &scoringv1.FinalStandings{TableId: "done", GameId: "g-done"}
@@ -167,30 +168,32 @@ func TestAudit_FindsEveryKindOfDamage(t *testing.T) {
 			}
 		}, []string{"pots paid 600 coins more than they collected", "ana: balance"}, nil},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			w := auditFixture(t, ctx, rdb)
-			tc.damage(t)
-			before := dump(t, ctx, rdb)
-			rep, err := w.Audit(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := strings.Join(rep.GetProblems(), "\n")
-			if rep.GetOk() {
-				t.Fatalf("the audit found nothing: %v", rep)
-			}
-			for _, s := range tc.want {
-				if !strings.Contains(got, s) {
-					t.Errorf("no problem mentions %q; the problems:\n%s", s, got)
+		for _, batch := range []int{0, 2} { // whole, and in pipelines of two reads
+			t.Run(fmt.Sprintf("%s/batch%d", tc.name, batch), func(t *testing.T) {
+				w := auditFixture(t, ctx, rdb, batch)
+				tc.damage(t)
+				before := dump(t, ctx, rdb)
+				rep, err := w.Audit(ctx)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			if tc.check != nil && !tc.check(rep) {
-				t.Errorf("counts: %v", rep)
-			}
-			if after := dump(t, ctx, rdb); after != before {
-				t.Errorf("the audit changed the store:\n%s\nto\n%s", before, after)
-			}
-		})
+				got := strings.Join(rep.GetProblems(), "\n")
+				if rep.GetOk() {
+					t.Fatalf("the audit found nothing: %v", rep)
+				}
+				for _, s := range tc.want {
+					if !strings.Contains(got, s) {
+						t.Errorf("no problem mentions %q; the problems:\n%s", s, got)
+					}
+				}
+				if tc.check != nil && !tc.check(rep) {
+					t.Errorf("counts: %v", rep)
+				}
+				if after := dump(t, ctx, rdb); after != before {
+					t.Errorf("the audit changed the store:\n%s\nto\n%s", before, after)
+				}
+			})
+		}
 	}
 }
 
@@ -212,4 +215,41 @@ func dump(t *testing.T, ctx context.Context, rdb redis.UniversalClient) string {
 		b.WriteString(k + "=" + v + "\n")
 	}
 	return b.String()
+}
+
+// BenchmarkAudit reconciles a wallet of 400 accounts that played 100
+// settled games of four, and left 100 holds open.
+func BenchmarkAudit(b *testing.B) {
+	srv := redistest.Start(b)
+	rdb := srv.Client(b)
+	ctx := context.Background()
+	w := New(rdb, Options{SignupGrant: 1000, Location: time.UTC, Flushers: 4}, nil)
+	apply := func(cmd *walletv1.WalletCommand) {
+		if res, err := w.Apply(ctx, cmd); err != nil || !res.GetAccepted() {
+			b.Fatalf("%v: %v %v", cmd, res, err)
+		}
+	}
+	for i := range 400 {
+		p := fmt.Sprint("p", i)
+		apply(&walletv1.WalletCommand{CommandId: "open-" + p, Command: &walletv1.WalletCommand_OpenAccount{OpenAccount: &walletv1.OpenAccount{AccountId: p}}})
+	}
+	for g := range 100 {
+		table := fmt.Sprint("t", g)
+		fs := &scoringv1.FinalStandings{TableId: table, GameId: "g-" + table}
+		for s := range 4 {
+			p := fmt.Sprint("p", 4*g+s)
+			apply(&walletv1.WalletCommand{CommandId: "hold-" + table + p, Command: &walletv1.WalletCommand_HoldStake{HoldStake: &walletv1.HoldStake{AccountId: p, TableId: table, Amount: 100, Game: lobbyv1.Game_GAME_CLASSIC}}})
+			fs.Standings = append(fs.Standings, &scoringv1.Standing{Seat: uint32(s), Place: uint32(s + 1), PlayerId: p, Total: int64(400 - 100*s)})
+		}
+		apply(&walletv1.WalletCommand{CommandId: "settle-" + table, Command: &walletv1.WalletCommand_SettleGame{SettleGame: &walletv1.SettleGame{Standings: fs}}})
+		p := fmt.Sprint("p", 4*g)
+		apply(&walletv1.WalletCommand{CommandId: "live-" + table, Command: &walletv1.WalletCommand_HoldStake{HoldStake: &walletv1.HoldStake{AccountId: p, TableId: "live" + table, Amount: 10, Game: lobbyv1.Game_GAME_CLASSIC}}})
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		rep, err := w.Audit(ctx)
+		if err != nil || !rep.GetOk() || rep.GetAccounts() != 400 || rep.GetSettled() != 100 {
+			b.Fatal(rep, err)
+		}
+	}
 }

@@ -67,6 +67,6 @@ func TestService_TenThousandOperationsSentTwoOrThreeTimes(t *testing.T) {
 	}
 	wg.Wait()
 	t.Logf("%d operations in %d games, each sent 2-3 times", ops, len(games))
-	w := newTestWallet(t, rdb, &clock{t: time.Now()})
+	w := newTestWallet(t, rdb, &clock{t: time.Now()}, 0)
 	checkAgainstModel(t, context.Background(), w, rdb, all)
 }

@@ -139,7 +139,7 @@ func TestFault_WalletKilledMidSettlement(t *testing.T) {
 	send, wl := faultLoad(t, rdb, 3)
 
 	ctx := context.Background()
-	w := newTestWallet(t, rdb, &clock{t: time.Now()})
+	w := newTestWallet(t, rdb, &clock{t: time.Now()}, 0)
 	kills := make(chan []string, 1)
 	stop := make(chan struct{})
 	go func() {
@@ -279,7 +279,7 @@ func TestFault_RedisRestartedMidRun(t *testing.T) {
 		t.Fatalf("Redis was restarted %d times; the run ended first", n)
 	}
 	ctx := context.Background()
-	w := newTestWallet(t, rdb, &clock{t: time.Now()})
+	w := newTestWallet(t, rdb, &clock{t: time.Now()}, 0)
 	checkAgainstModel(t, ctx, w, rdb, all)
 	checkSettledOnce(t, ctx, w, all)
 }

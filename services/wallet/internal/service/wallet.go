@@ -40,6 +40,8 @@ type Options struct {
 	// StalePotAge: an open pot older than this is reported by the audit
 	// (0: DefaultStalePotAge).
 	StalePotAge time.Duration
+	// AuditBatch: the audit's reads per round trip (0: store.AuditBatch).
+	AuditBatch int
 }
 
 // Defaults of Options.
@@ -76,7 +78,11 @@ func New(rdb redis.UniversalClient, opt Options, m *metrics) *Wallet {
 	if m == nil {
 		m = noMetrics()
 	}
-	return &Wallet{st: store.New(rdb, opt.Now, opt.Flushers), opt: opt, marshal: proto.MarshalOptions{Deterministic: true}, m: m}
+	st := store.New(rdb, opt.Now, opt.Flushers)
+	if opt.AuditBatch > 0 {
+		st.SetAuditBatch(opt.AuditBatch)
+	}
+	return &Wallet{st: st, opt: opt, marshal: proto.MarshalOptions{Deterministic: true}, m: m}
 }
 
 // Day is the calendar day of t for the daily bonus.

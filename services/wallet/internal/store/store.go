@@ -22,6 +22,9 @@ type Store struct {
 	s    *scripts
 	now  func() time.Time
 	pipe *pipeliner
+	// batch and page: the audit's reads per pipeline, and ledger entries
+	// per read (AuditBatch, LedgerPage).
+	batch, page int
 }
 
 // DefaultFlushers is how many pipelines of script runs may be in flight.
@@ -34,7 +37,7 @@ func New(rdb redis.UniversalClient, now func() time.Time, flushers int) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	st := &Store{rdb: rdb, s: newScripts(), now: now}
+	st := &Store{rdb: rdb, s: newScripts(), now: now, batch: AuditBatch, page: LedgerPage}
 	if flushers > 0 {
 		st.pipe = &pipeliner{rdb: rdb, flushers: flushers}
 	}
@@ -178,11 +181,16 @@ type Pot struct {
 
 // ReadPot reads a table's pot.
 func (s *Store) ReadPot(ctx context.Context, table string) (Pot, error) {
-	v, err := s.rdb.HMGet(ctx, potKey(table), "state", "game", "digest", "game_id", "standings", "plan", "created", "started", "done").Result()
+	v, err := readPot(ctx, s.rdb, table).Result()
 	if err != nil {
 		return Pot{}, fmt.Errorf("store: pot of %s: %w", table, err)
 	}
 	return parsePot(v), nil
+}
+
+// readPot sends (or queues, on a pipeline) the read parsePot parses.
+func readPot(ctx context.Context, c redis.Cmdable, table string) *redis.SliceCmd {
+	return c.HMGet(ctx, potKey(table), "state", "game", "digest", "game_id", "standings", "plan", "created", "started", "done")
 }
 
 func parsePot(v []any) Pot {
