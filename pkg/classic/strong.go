@@ -331,6 +331,9 @@ type sampler struct {
 	unseen cards.Set
 	size   [Seats + 1]int       // cards to deal to each other seat; [Seats] is the stock
 	allow  [Seats + 1]cards.Set // cards each may hold
+	// restricted: the unseen cards some other seat may not hold (dealt
+	// first, while every seat still has room).
+	restricted cards.Set
 	// explain: the other seats whose bids a world should explain (while
 	// their whole hand is still known to be in it: bidding, or the first
 	// trick), each with the card it has put on the trick (NoCard if none).
@@ -385,6 +388,11 @@ func newSampler(g *Game, seat int, seed uint64) *sampler {
 			}
 		} else if g.trickJoker[0] == JokerHighest {
 			s.allow[o] &^= cards.SuitMask(led) & ^(c.Bit()<<1 - 1) // it had to play its highest
+		}
+	}
+	for o := range Seats {
+		if o != seat {
+			s.restricted |= s.unseen &^ s.allow[o]
 		}
 	}
 	return s
@@ -502,22 +510,31 @@ func (s *sampler) deal(hands *[Seats + 1]cards.Set, constrained bool) bool {
 	var ordered [cards.DeckSize]cards.Card
 	order := ordered[:0]
 	for _, c := range deck[:n] {
-		if s.restricted(c) {
+		if s.restricted.Has(c) {
 			order = append(order, c)
 		}
 	}
 	for _, c := range deck[:n] {
-		if !s.restricted(c) {
+		if !s.restricted.Has(c) {
 			order = append(order, c)
 		}
 	}
+	left := 0 // room left in all
+	for _, r := range room {
+		left += r
+	}
 	for _, c := range order {
-		var w [Seats + 1]int
-		sum := 0
-		for o := range room {
-			if room[o] > 0 && (!constrained || s.allow[o].Has(c)) {
-				w[o] = room[o]
-				sum += room[o]
+		// A card every seat may hold goes by room alone; only a restricted
+		// one needs its own weights.
+		w, sum := &room, left
+		var own [Seats + 1]int
+		if constrained && s.restricted.Has(c) {
+			w, sum = &own, 0
+			for o := range room {
+				if room[o] > 0 && s.allow[o].Has(c) {
+					own[o] = room[o]
+					sum += room[o]
+				}
 			}
 		}
 		if sum == 0 {
@@ -528,21 +545,13 @@ func (s *sampler) deal(hands *[Seats + 1]cards.Set, constrained bool) bool {
 			if r < w[o] {
 				hands[o] = hands[o].With(c)
 				room[o]--
+				left--
 				break
 			}
 			r -= w[o]
 		}
 	}
 	return true
-}
-
-func (s *sampler) restricted(c cards.Card) bool {
-	for o := range Seats {
-		if o != s.seat && !s.allow[o].Has(c) {
-			return true
-		}
-	}
-	return false
 }
 
 // viewHash mixes seed with what seat may see, so the bot's random numbers
