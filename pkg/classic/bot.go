@@ -261,16 +261,6 @@ func (k *knowledge) higherUnseen(c cards.Card) cards.Set {
 // isTop reports whether no unseen card of c's suit is higher.
 func (k *knowledge) isTop(c cards.Card) bool { return k.higherUnseen(c) == 0 }
 
-// winsNow reports whether playing c (an ordinary card) would put the seat
-// ahead in the trick as it stands.
-func (k *knowledge) winsNow(c cards.Card) bool {
-	g := k.g
-	cs, js := g.trickCards, g.trickJoker
-	cs[g.nPlayed] = c
-	js[g.nPlayed] = JokerNone
-	return trickWinner(&cs, &js, g.ledSuit, g.trump) == int(g.nPlayed)
-}
-
 // holds estimates whether c, winning now, stays the winner: nobody after
 // can follow higher, and no unseen joker or trump is a threat worth fearing.
 func (k *knowledge) holds(c cards.Card) bool {
@@ -482,15 +472,9 @@ func (k *knowledge) lowFromLongest() cards.Card {
 // follow chooses the card to play on a trick somebody else led.
 func (k *knowledge) follow() Move {
 	seat := k.seat
-	var winners, losers cards.Set
-	for s := k.legal &^ cards.Jokers; s != 0; s &= s - 1 {
-		c := s.Lowest()
-		if k.winsNow(c) {
-			winners = winners.With(c)
-		} else {
-			losers = losers.With(c)
-		}
-	}
+	ordinary := k.legal &^ cards.Jokers
+	winners := ordinary & k.g.winningNow()
+	losers := ordinary &^ winners
 	if k.wantsTricks() {
 		if winners != 0 {
 			cheapest := k.lowest(winners)

@@ -203,3 +203,38 @@ func TestBot_BeatsRandomBot(t *testing.T) {
 		t.Fatalf("baseline does not clearly beat random play")
 	}
 }
+
+// winningNow is trickWinner asked of every card at once: in every position
+// of recorded games where a trick is open, each ordinary card not yet
+// played is in the set exactly when trickWinner, with the card put next on
+// the trick, names its player.
+func TestWinningNow_AgreesWithTrickWinner(t *testing.T) {
+	positions := 0
+	for seed := uint64(1); seed <= 40; seed++ {
+		states, _ := recordGame(t, seed)
+		for i := range states {
+			g := &states[i]
+			if g.phase != PhasePlay || g.nPlayed == 0 {
+				continue
+			}
+			positions++
+			got := g.winningNow()
+			for c := range cards.Card(cards.DeckSize) {
+				if c.IsJoker() {
+					if got.Has(c) {
+						t.Fatalf("seed %d position %d: a joker in the set", seed, i)
+					}
+					continue
+				}
+				cs, js := g.trickCards, g.trickJoker
+				cs[g.nPlayed], js[g.nPlayed] = c, JokerNone
+				want := trickWinner(&cs, &js, g.ledSuit, g.trump) == int(g.nPlayed)
+				if got.Has(c) != want {
+					t.Fatalf("seed %d position %d (trick %v %v, led %v, trump %v): %v wins %t, winningNow says %t",
+						seed, i, g.trickCards, g.trickJoker, g.ledSuit, g.trump, c, want, got.Has(c))
+				}
+			}
+		}
+	}
+	t.Logf("%d positions", positions)
+}

@@ -265,6 +265,52 @@ func (g *Game) applyPlay(m Move, buf []Event) []Event {
 //     every card of its suit, so it wins only when nobody followed);
 //
 // A discarded joker never wins.
+// winningNow is the set of ordinary cards that, played next, would put
+// their player ahead in the trick as it stands (what trickWinner would say
+// of each: TestWinningNow_AgreesWithTrickWinner). The bots ask it for every
+// card a follower could play, so it is one pass over the trick, not one
+// trickWinner per card.
+func (g *Game) winningNow() cards.Set {
+	n := int(g.nPlayed)
+	led, trump, first := g.ledSuit, g.trump, g.trickJoker[0]
+	topTrump, topLed := cards.NoCard, cards.NoCard
+	for i := range n {
+		if i > 0 && g.trickJoker[i] == JokerTake {
+			return 0 // the last 'take' joker wins whatever follows
+		}
+		c := g.trickCards[i]
+		if c.IsJoker() || !c.Valid() {
+			continue
+		}
+		if c.Suit() == trump && (topTrump == cards.NoCard || c > topTrump) {
+			topTrump = c
+		}
+		if c.Suit() == led && (topLed == cards.NoCard || c > topLed) {
+			topLed = c
+		}
+	}
+	var win cards.Set
+	if trump.Valid() && (first != JokerHighest || led != trump) {
+		above := cards.SuitMask(trump)
+		if topTrump != cards.NoCard {
+			above &= ^(topTrump.Bit()<<1 - 1)
+			return above &^ cards.Jokers
+		}
+		win = above &^ cards.Jokers
+	}
+	if first == JokerHighest {
+		return win
+	}
+	if led.Valid() {
+		above := cards.SuitMask(led) &^ cards.Jokers
+		if topLed != cards.NoCard {
+			above &= ^(topLed.Bit()<<1 - 1)
+		}
+		win |= above
+	}
+	return win
+}
+
 func trickWinner(cs *[Seats]cards.Card, js *[Seats]JokerMode, led, trump cards.Suit) int {
 	for i := Seats - 1; i > 0; i-- {
 		if js[i] == JokerTake {
