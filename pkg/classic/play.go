@@ -255,16 +255,6 @@ func (g *Game) applyPlay(m Move, buf []Event) []Event {
 	return g.appendHandStart(buf, &g.hands, first, g.turned)
 }
 
-// trickWinner returns the position (0 = the lead) of the card that wins a
-// full trick:
-//   - the last joker declared take wins, whatever else was played;
-//   - otherwise the highest trump wins, except under a joker that led
-//     'highest' in the trump suit itself, which no trump can beat;
-//   - otherwise a joker that led 'highest' wins;
-//   - otherwise the highest card of the led suit (a 'give' joker is below
-//     every card of its suit, so it wins only when nobody followed);
-//
-// A discarded joker never wins.
 // winningNow is the set of ordinary cards that, played next, would put
 // their player ahead in the trick as it stands (what trickWinner would say
 // of each: TestWinningNow_AgreesWithTrickWinner). The bots ask it for every
@@ -311,6 +301,16 @@ func (g *Game) winningNow() cards.Set {
 	return win
 }
 
+// trickWinner returns the position (0 = the lead) of the card that wins a
+// full trick:
+//   - the last joker declared take wins, whatever else was played;
+//   - otherwise the highest trump wins, except under a joker that led
+//     'highest' in the trump suit itself, which no trump can beat;
+//   - otherwise a joker that led 'highest' wins;
+//   - otherwise the highest card of the led suit (a 'give' joker is below
+//     every card of its suit, so it wins only when nobody followed);
+//
+// A discarded joker never wins.
 func trickWinner(cs *[Seats]cards.Card, js *[Seats]JokerMode, led, trump cards.Suit) int {
 	for i := Seats - 1; i > 0; i-- {
 		if js[i] == JokerTake {
