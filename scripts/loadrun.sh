@@ -29,7 +29,8 @@
 # scheduler: such neighbours are part of what they meet. LOADRUN_GEN_RT=0 turns it off.
 # The report starts with the CPU model and the pinning; per process it gives the cores used,
 # the CPU per move, and the system calls per move (all of them, counted by perf when it can
-# attach; read+write from /proc/PID/io always).
+# attach; read+write from /proc/PID/io always), and how many times each Go service collected
+# its garbage over the window (from its /metrics).
 # LOADRUN_CPU_TIMELINE=1 also prints each process's CPU per second of the window.
 # LOADRUN_PROFILE=1 also writes CPU profiles of the gateway, the runner and the load
 # generator over the window to $LOADRUN_OUT (default tmp/loadrun): go tool pprof bin/gateway tmp/loadrun/gateway.prof
@@ -112,6 +113,11 @@ rcli() { redis-cli -u "redis://$raddr" "$@" | tr -d '\r'; }
 # (SLOWLOG), both from here on.
 rcli CONFIG SET latency-monitor-threshold 1 >/dev/null; rcli LATENCY RESET >/dev/null
 rcli CONFIG SET slowlog-log-slower-than 1000 >/dev/null; rcli SLOWLOG RESET >/dev/null
+# Collections per Go service over the window (go_gc_duration_seconds_count), read before
+# the CPU readings start and after they end so that the scrapes stay out of the figures.
+gc_svcs=(gateway table-runner scoring lobby)
+gcs() { curl -fs --max-time 2 "http://$(stack_admin "$1")/metrics" 2>/dev/null | awk '/^go_gc_duration_seconds_count/{print $2}'; }
+declare -A g0 g1; for p in "${gc_svcs[@]}"; do g0[$p]=$(gcs "$p"); done
 declare -A c0 s0; for p in "${!pid[@]}"; do c0[$p]=$(cpu "${pid[$p]}"); s0[$p]=$(sysc "${pid[$p]}"); done
 st0=$(steal)
 t0=$(date +%s.%N)
@@ -153,6 +159,7 @@ fi
 t1=$(date +%s.%N)
 st1=$(steal)
 declare -A c1 s1; for p in "${!pid[@]}"; do c1[$p]=$(cpu "${pid[$p]}"); s1[$p]=$(sysc "${pid[$p]}"); done
+for p in "${gc_svcs[@]}"; do g1[$p]=$(gcs "$p"); done
 wait $load_pid || true
 cat "$out/load.txt"
 [ -n "${LOADRUN_CPU_TIMELINE:-}" ] && { echo "CPU per second of the window (% of one core; the window starts 1 s in):"; cat "$out/cpu-timeline.txt"; }
@@ -177,6 +184,12 @@ for p in gateway table-runner redis-server scoring lobby pulkactl; do
 done
 printf '  %-13s %.2f   %9.1f   %12s   %14.2f\n' total "$tot" "$(echo "$tot * 1000000 / ${rate:-1}" | bc -l)" "$([ -n "$perf_ok" ] && printf '%.1f' "$atot" || echo -)" "$stot"
 echo "  (services = total less pulkactl; syscalls/move from perf over the window, - where it could not attach)"
+# At GOMAXPROCS 1 a collection's mark phase holds moves back (its fractional worker runs ahead
+# of them): at 1,000 paced tables about 40 % of the p99 (docs/benchmarks.md, issue 24).
+gcline=; for p in "${gc_svcs[@]}"; do
+  if [[ ${g0[$p]:-} =~ ^[0-9]+$ && ${g1[$p]:-} =~ ^[0-9]+$ ]]; then gcline+=" $p $(( g1[$p] - g0[$p] )),"; else gcline+=" $p -,"; fi
+done
+echo "Go collections over the window:${gcline%,} (go_gc_duration_seconds_count; - where /metrics could not be read)"
 rcli INFO commandstats | grep calls >"$out/commandstats.txt"
 echo "Redis over the window: events over 1 ms (LATENCY LATEST: event, last at, last ms, worst ms) and commands over 1 ms (SLOWLOG, $(rcli SLOWLOG LEN) of them):"
 rcli LATENCY LATEST | paste -sd' ' | sed 's/^/  /'
