@@ -116,7 +116,7 @@ rcli CONFIG SET slowlog-log-slower-than 1000 >/dev/null; rcli SLOWLOG RESET >/de
 # Collections per Go service over the window (go_gc_duration_seconds_count), read before
 # the CPU readings start and after they end so that the scrapes stay out of the figures.
 gc_svcs=(gateway table-runner scoring lobby)
-gcs() { curl -fs --max-time 2 "http://$(stack_admin "$1")/metrics" 2>/dev/null | awk '/^go_gc_duration_seconds_count/{print $2}'; }
+gcs() { { curl -fs --max-time 2 "http://$(stack_admin "$1")/metrics" 2>/dev/null || true; } | awk '/^go_gc_duration_seconds_count/{print $2}'; }
 declare -A g0 g1; for p in "${gc_svcs[@]}"; do g0[$p]=$(gcs "$p"); done
 declare -A c0 s0; for p in "${!pid[@]}"; do c0[$p]=$(cpu "${pid[$p]}"); s0[$p]=$(sysc "${pid[$p]}"); done
 st0=$(steal)
