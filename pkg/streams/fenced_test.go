@@ -1,9 +1,11 @@
 package streams_test
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -120,6 +122,111 @@ func TestFencedBatcher_StaleLeaseFailsOnlyItsOwnCall(t *testing.T) {
 		if n, _ := rdb.XLen(ctx, streams.TableEvents("ok"+strconv.Itoa(i))).Result(); n != 1 {
 			t.Fatalf("table ok%d has %d entries, want 1", i, n)
 		}
+	}
+}
+
+// scriptForgetter empties Redis's script cache (through another client)
+// just before every pipeline and every lone EVALSHA its client sends, as a
+// Redis restart between two round trips would; pipelines counts the
+// pipelines of more than one command that met it.
+type scriptForgetter struct {
+	other     *redis.Client
+	pipelines atomic.Int64
+}
+
+func (f *scriptForgetter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (f *scriptForgetter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "evalsha" {
+			if err := f.other.ScriptFlush(ctx).Err(); err != nil {
+				return err
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+func (f *scriptForgetter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if len(cmds) > 1 {
+			f.pipelines.Add(1)
+		}
+		if err := f.other.ScriptFlush(ctx).Err(); err != nil {
+			return err
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// Every round trip of appends meets NOSCRIPT, lone calls and pipelines of
+// many tables' calls alike: each call runs again with the script loaded,
+// and every entry lands exactly once, in its table's order.
+func TestFencedBatcher_EveryRoundTripMeetingNOSCRIPTStillAppendsOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t, func(o *redis.Options) { o.PoolSize = 4 })
+	ctx := ctxT(t)
+	f := &scriptForgetter{other: srv.Client(t)}
+	rdb.AddHook(f)
+	ls := streams.NewLeases(srv.Client(t), time.Minute)
+	pub := streams.NewPublisher(rdb, streams.WithEntryBells())
+	b := pub.NewFencedBatcher(ctx, 64, 1)
+	const tables, steps = 16, 10
+	var wg sync.WaitGroup
+	for tb := 0; tb < tables; tb++ {
+		id := "nos" + strconv.Itoa(tb)
+		lease, err := ls.Acquire(ctx, streams.TableLease(id), "runner-a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < steps; i++ {
+				e := streams.Entry{Stream: streams.TableEvents(id), Data: []byte(strconv.Itoa(i)), Header: map[string]string{"step": strconv.Itoa(i)}}
+				if _, err := b.AppendFenced(ctx, lease, e); err != nil {
+					t.Errorf("table %s step %d: %v", id, i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	// A lone call, unbatched.
+	lone, err := ls.Acquire(ctx, streams.TableLease("lone"), "runner-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pub.AppendFenced(ctx, lone, streams.Entry{Stream: streams.TableEvents("lone"), Data: []byte("x")}); err != nil {
+		t.Fatalf("lone append: %v", err)
+	}
+	// Entries with bells (one script run for the batch).
+	batch := []streams.Entry{{Stream: streams.TableCommands("b1"), Data: []byte("c1")}, {Stream: streams.TableCommands("b2"), Data: []byte("c2")}}
+	if _, err := pub.PublishBatch(ctx, batch); err != nil {
+		t.Fatalf("publish batch: %v", err)
+	}
+	for _, e := range batch {
+		if n, _ := rdb.XLen(ctx, e.Stream).Result(); n != 1 {
+			t.Fatalf("%s has %d entries, want 1", e.Stream, n)
+		}
+	}
+	if f.pipelines.Load() == 0 {
+		t.Fatal("no pipeline of several calls met NOSCRIPT: the test did not cover them")
+	}
+	for tb := 0; tb < tables; tb++ {
+		got, err := rdb.XRange(ctx, streams.TableEvents("nos"+strconv.Itoa(tb)), "-", "+").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != steps {
+			t.Fatalf("table nos%d has %d entries, want %d", tb, len(got), steps)
+		}
+		for i, m := range got {
+			if m.Values["data"] != strconv.Itoa(i) || m.Values["step"] != strconv.Itoa(i) {
+				t.Fatalf("table nos%d entry %d is %v", tb, i, m.Values)
+			}
+		}
+	}
+	if n, _ := rdb.XLen(ctx, streams.TableEvents("lone")).Result(); n != 1 {
+		t.Fatalf("the lone append left %d entries, want 1", n)
 	}
 }
 

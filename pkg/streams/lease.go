@@ -231,7 +231,7 @@ func (p *Publisher) AppendFenced(ctx context.Context, lease Lease, entries ...En
 		return nil, nil
 	}
 	f := p.fenced(ctx, lease, entries)
-	res, err := f.script.Run(ctx, p.rdb, f.keys, f.args...).StringSlice()
+	res, err := runScripts(ctx, p.rdb, []scriptCall{f.scriptCall})[0].StringSlice()
 	return f.finish(ctx, res, err)
 }
 
@@ -251,14 +251,16 @@ func (p *Publisher) fenced(ctx context.Context, lease Lease, entries []Entry) fe
 		rich = "1"
 	}
 	f := fencedCall{p: p, lease: lease, entries: entries, spans: make([]trace.Span, len(entries)),
-		scriptCall: scriptCall{script: fencedAppendScript, keys: make([]string, 0, 1+len(entries)),
-			args: make([]any, 0, 3+len(entries)*8)}}
-	f.keys = append(f.keys, lease.Key)
+		scriptCall: newScriptCall(fencedAppendScript, 1+len(entries), 3+len(entries)*8)}
+	f.args = append(f.args, lease.Key)
+	for _, e := range entries {
+		f.args = append(f.args, e.Stream)
+	}
 	f.args = append(f.args, lease.Owner, lease.Epoch, rich)
 	for i, e := range entries {
 		var c *injectCarrier
 		_, f.spans[i], c = p.tel.startPublish(ctx, e.Stream)
-		f.keys, f.args = p.scriptArgs(f.keys, f.args, e, c)
+		f.args = p.appendArgv(f.args, e, c)
 	}
 	return f
 }

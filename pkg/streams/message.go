@@ -40,22 +40,29 @@ type Message struct {
 // Key is "<stream>/<id>", a natural dedupe key for effects of this entry.
 func (m Message) Key() string { return m.Stream + "/" + m.ID }
 
-// entryArgs flattens an entry into XADD field/value pairs, trace fields
-// included.
-func entryArgs(e Entry, carrier *injectCarrier) []interface{} {
-	var trace []string
-	if carrier != nil {
-		trace = carrier.pairs
-	}
-	args := make([]interface{}, 0, 2+2*len(e.Header)+len(trace))
+// appendFields appends an entry's field/value pairs to args (an XADD's, or
+// an appending script's ARGV): its data, its header, then the trace fields
+// carrier holds (nil: none).
+func appendFields(args []any, e Entry, carrier *injectCarrier) []any {
 	args = append(args, FieldData, e.Data)
 	for k, v := range e.Header {
 		args = append(args, k, v)
 	}
-	for i := 0; i+1 < len(trace); i += 2 {
-		args = append(args, trace[i], trace[i+1])
+	if carrier != nil {
+		for i := 0; i+1 < len(carrier.pairs); i += 2 {
+			args = append(args, carrier.pairs[i], carrier.pairs[i+1])
+		}
 	}
 	return args
+}
+
+// fieldCount is how many strings appendFields appends for e.
+func fieldCount(e Entry, carrier *injectCarrier) int {
+	n := 2 + 2*len(e.Header)
+	if carrier != nil {
+		n += len(carrier.pairs) &^ 1
+	}
+	return n
 }
 
 // toMessage converts a go-redis entry, separating the trace fields.

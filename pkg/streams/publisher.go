@@ -39,11 +39,7 @@ func NewPublisher(rdb redis.UniversalClient, opts ...Option) *Publisher {
 // and then its own argument slice, boxing the stream name and the limit
 // again for every entry.
 func (p *Publisher) xadd(ctx context.Context, e Entry, c *injectCarrier) *redis.StringCmd {
-	var trace []string
-	if c != nil {
-		trace = c.pairs
-	}
-	args := make([]any, 0, 8+2*len(e.Header)+len(trace))
+	args := make([]any, 0, 6+fieldCount(e, c))
 	args = append(args, "xadd", e.Stream)
 	maxLen := p.maxLen
 	if p.cfg.retention != nil {
@@ -55,14 +51,8 @@ func (p *Publisher) xadd(ctx context.Context, e Entry, c *injectCarrier) *redis.
 	if maxLen != nil {
 		args = append(args, "maxlen", "~", maxLen)
 	}
-	args = append(args, "*", FieldData, e.Data)
-	for k, v := range e.Header {
-		args = append(args, k, v)
-	}
-	for i := 0; i+1 < len(trace); i += 2 {
-		args = append(args, trace[i], trace[i+1])
-	}
-	return redis.NewStringCmd(ctx, args...)
+	args = append(args, "*")
+	return redis.NewStringCmd(ctx, appendFields(args, e, c)...)
 }
 
 // bell is `PUBLISH Bell(stream) ""`, sent after the stream's XADD in the
@@ -187,9 +177,12 @@ func (p *Publisher) appendRinging(ctx context.Context, entries []Entry, carriers
 	}
 	calls := make([]scriptCall, len(groups))
 	for g, idx := range groups {
-		c := scriptCall{script: entryBellScript, keys: make([]string, 0, len(idx)), args: make([]any, 0, 8*len(idx))}
+		c := newScriptCall(entryBellScript, len(idx), 8*len(idx))
 		for _, i := range idx {
-			c.keys, c.args = p.scriptArgs(c.keys, c.args, entries[i], carriers[i])
+			c.args = append(c.args, entries[i].Stream)
+		}
+		for _, i := range idx {
+			c.args = p.appendArgv(c.args, entries[i], carriers[i])
 		}
 		calls[g] = c
 	}
@@ -217,36 +210,72 @@ func (p *Publisher) appendRinging(ctx context.Context, entries []Entry, carriers
 	return ids, errs
 }
 
-// scriptArgs appends an entry's stream to keys and its part of an
-// appending script's arguments (maxlen, field count, fields) to args.
-func (p *Publisher) scriptArgs(keys []string, args []any, e Entry, carrier *injectCarrier) ([]string, []any) {
-	fields := entryArgs(e, carrier)
-	keys = append(keys, e.Stream)
-	args = append(args, p.cfg.maxLenFor(e.Stream), len(fields))
-	return keys, append(args, fields...)
+// appendArgv appends an entry's part of an appending script's ARGV to
+// args: its maxlen (0: none), its field count and its fields.
+func (p *Publisher) appendArgv(args []any, e Entry, carrier *injectCarrier) []any {
+	args = append(args, p.cfg.maxLenFor(e.Stream), fieldCount(e, carrier))
+	return appendFields(args, e, carrier)
 }
 
-// scriptCall is one run of a script, as its keys and arguments.
+// scriptCall is one run of a script as its EVALSHA's arguments: "evalsha",
+// the script's SHA1, the number of keys, the keys, then ARGV. Built whole
+// by the caller it is the command's own argument slice, where go-redis's
+// EvalSha would copy the keys and arguments into one of its own (a tenth of
+// the runner's allocations, issue 24).
 type scriptCall struct {
 	script *redis.Script
-	keys   []string
 	args   []any
 }
 
-// runScripts runs calls in one pipeline of EVALSHAs. A call that found
-// Redis without the script in its cache (a restart, SCRIPT FLUSH) did not
-// run, so running it again cannot append twice: it is rerun with Run, which
-// loads the script (EVAL) for the calls after it too.
+// newScriptCall starts a call of script with nkeys keys, with room for
+// them and argc arguments; the caller appends the keys, then the arguments.
+func newScriptCall(script *redis.Script, nkeys, argc int) scriptCall {
+	args := make([]any, 3, 3+nkeys+argc)
+	args[0], args[1], args[2] = "evalsha", script.Hash(), nkeys
+	return scriptCall{script: script, args: args}
+}
+
+// cmd is the call's EVALSHA, routed by its first key on Redis Cluster.
+func (c scriptCall) cmd(ctx context.Context) *redis.Cmd {
+	cmd := redis.NewCmd(ctx, c.args...)
+	if c.args[2].(int) > 0 {
+		cmd.SetFirstKeyPos(3)
+	}
+	return cmd
+}
+
+// split returns the call's keys and ARGV, as Script.Run takes them.
+func (c scriptCall) split() ([]string, []any) {
+	n := c.args[2].(int)
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = c.args[3+i].(string)
+	}
+	return keys, c.args[3+n:]
+}
+
+// runScripts runs calls in one round trip of EVALSHAs (a pipeline for more
+// than one). A call that found Redis without the script in its cache (a
+// restart, SCRIPT FLUSH) did not run, so running it again cannot append
+// twice: it is rerun with Run, which loads the script (EVAL) for the calls
+// after it too.
 func runScripts(ctx context.Context, rdb redis.UniversalClient, calls []scriptCall) []*redis.Cmd {
 	cmds := make([]*redis.Cmd, len(calls))
-	pipe := rdb.Pipeline()
-	for i, c := range calls {
-		cmds[i] = c.script.EvalSha(ctx, pipe, c.keys, c.args...)
+	if len(calls) == 1 {
+		cmds[0] = calls[0].cmd(ctx)
+		_ = rdb.Process(ctx, cmds[0]) // its error is read by the caller
+	} else {
+		pipe := rdb.Pipeline()
+		for i, c := range calls {
+			cmds[i] = c.cmd(ctx)
+			_ = pipe.Process(ctx, cmds[i])
+		}
+		_, _ = pipe.Exec(ctx) // per-command errors are read by the caller
 	}
-	_, _ = pipe.Exec(ctx) // per-command errors are read by the caller
 	for i, c := range calls {
 		if redis.HasErrorPrefix(cmds[i].Err(), "NOSCRIPT") {
-			cmds[i] = c.script.Run(ctx, rdb, c.keys, c.args...)
+			keys, argv := c.split()
+			cmds[i] = c.script.Run(ctx, rdb, keys, argv...)
 		}
 	}
 	return cmds
