@@ -26,44 +26,33 @@ func TestFencedBatcher_CoalescesTablesAppendsAndKeepsEachTablesOrder(t *testing.
 	ls := streams.NewLeases(rdb, time.Minute)
 	b := streams.NewPublisher(rdb, streams.WithMaxLen(0)).NewFencedBatcher(ctx, 64, 2)
 	const tables, steps = 32, 40
-	var wg sync.WaitGroup
-	for tb := 0; tb < tables; tb++ {
-		id := "fb" + strconv.Itoa(tb)
-		lease, err := ls.Acquire(ctx, streams.TableLease(id), "runner-a")
-		if err != nil {
-			t.Fatal(err)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			stream := streams.TableEvents(id)
-			var want []string
-			for s := 0; s < steps; s++ {
-				// Two entries a step, as a move and its trick end.
-				d1, d2 := strconv.Itoa(2*s), strconv.Itoa(2*s+1)
-				ids, err := b.AppendFenced(ctx, lease, streams.Entry{Stream: stream, Data: []byte(d1)},
-					streams.Entry{Stream: stream, Data: []byte(d2)})
-				if err != nil || len(ids) != 2 {
-					t.Errorf("table %s step %d: %v %v", id, s, ids, err)
-					return
-				}
-				want = append(want, ids[0]+"="+d1, ids[1]+"="+d2)
-			}
-			msgs, err := rdb.XRange(ctx, stream, "-", "+").Result()
-			if err != nil {
-				t.Error(err)
+	eachTableAtOnce(ctx, t, ls, "fb", tables, func(id string, lease streams.Lease) {
+		stream := streams.TableEvents(id)
+		var want []string
+		for s := 0; s < steps; s++ {
+			// Two entries a step, as a move and its trick end.
+			d1, d2 := strconv.Itoa(2*s), strconv.Itoa(2*s+1)
+			ids, err := b.AppendFenced(ctx, lease, streams.Entry{Stream: stream, Data: []byte(d1)},
+				streams.Entry{Stream: stream, Data: []byte(d2)})
+			if err != nil || len(ids) != 2 {
+				t.Errorf("table %s step %d: %v %v", id, s, ids, err)
 				return
 			}
-			var got []string
-			for _, m := range msgs {
-				got = append(got, m.ID+"="+m.Values[streams.FieldData].(string))
-			}
-			if joinSp(got) != joinSp(want) {
-				t.Errorf("table %s stream = %v, want %v", id, got, want)
-			}
-		}()
-	}
-	wg.Wait()
+			want = append(want, ids[0]+"="+d1, ids[1]+"="+d2)
+		}
+		msgs, err := rdb.XRange(ctx, stream, "-", "+").Result()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		var got []string
+		for _, m := range msgs {
+			got = append(got, m.ID+"="+m.Values[streams.FieldData].(string))
+		}
+		if joinSp(got) != joinSp(want) {
+			t.Errorf("table %s stream = %v, want %v", id, got, want)
+		}
+	})
 	b.Close()
 	if trips := pc.trips.Load(); trips >= tables*steps/2 {
 		t.Errorf("%d round trips for %d appends: not coalesced", trips, tables*steps)
@@ -89,29 +78,16 @@ func TestFencedBatcher_StaleLeaseFailsOnlyItsOwnCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	const fresh = 16
-	var wg sync.WaitGroup
 	staleErr := make(chan error, 1)
-	wg.Add(1)
 	go func() {
-		defer wg.Done()
 		_, err := b.AppendFenced(ctx, old, streams.Entry{Stream: streams.TableEvents("stale"), Data: []byte("late")})
 		staleErr <- err
 	}()
-	for i := 0; i < fresh; i++ {
-		id := "ok" + strconv.Itoa(i)
-		lease, err := ls.Acquire(ctx, streams.TableLease(id), "runner-a")
-		if err != nil {
-			t.Fatal(err)
+	eachTableAtOnce(ctx, t, ls, "ok", fresh, func(id string, lease streams.Lease) {
+		if _, err := b.AppendFenced(ctx, lease, streams.Entry{Stream: streams.TableEvents(id), Data: []byte("m")}); err != nil {
+			t.Errorf("table %s: %v", id, err)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := b.AppendFenced(ctx, lease, streams.Entry{Stream: streams.TableEvents(id), Data: []byte("m")}); err != nil {
-				t.Errorf("table %s: %v", id, err)
-			}
-		}()
-	}
-	wg.Wait()
+	})
 	if err := <-staleErr; !errors.Is(err, streams.ErrStaleEpoch) {
 		t.Fatalf("stale append: %v, want ErrStaleEpoch", err)
 	}
@@ -123,6 +99,26 @@ func TestFencedBatcher_StaleLeaseFailsOnlyItsOwnCall(t *testing.T) {
 			t.Fatalf("table ok%d has %d entries, want 1", i, n)
 		}
 	}
+}
+
+// eachTableAtOnce acquires the lease of n tables named prefix0, prefix1, …
+// and runs play for all of them at once, returning when every one is done.
+func eachTableAtOnce(ctx context.Context, t *testing.T, ls *streams.Leases, prefix string, n int, play func(id string, lease streams.Lease)) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for tb := 0; tb < n; tb++ {
+		id := prefix + strconv.Itoa(tb)
+		lease, err := ls.Acquire(ctx, streams.TableLease(id), "runner-a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			play(id, lease)
+		}()
+	}
+	wg.Wait()
 }
 
 // scriptForgetter empties Redis's script cache (through another client)
@@ -170,26 +166,15 @@ func TestFencedBatcher_EveryRoundTripMeetingNOSCRIPTStillAppendsOnce(t *testing.
 	pub := streams.NewPublisher(rdb, streams.WithEntryBells())
 	b := pub.NewFencedBatcher(ctx, 64, 1)
 	const tables, steps = 16, 10
-	var wg sync.WaitGroup
-	for tb := 0; tb < tables; tb++ {
-		id := "nos" + strconv.Itoa(tb)
-		lease, err := ls.Acquire(ctx, streams.TableLease(id), "runner-a")
-		if err != nil {
-			t.Fatal(err)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < steps; i++ {
-				e := streams.Entry{Stream: streams.TableEvents(id), Data: []byte(strconv.Itoa(i)), Header: map[string]string{"step": strconv.Itoa(i)}}
-				if _, err := b.AppendFenced(ctx, lease, e); err != nil {
-					t.Errorf("table %s step %d: %v", id, i, err)
-					return
-				}
+	eachTableAtOnce(ctx, t, ls, "nos", tables, func(id string, lease streams.Lease) {
+		for i := 0; i < steps; i++ {
+			e := streams.Entry{Stream: streams.TableEvents(id), Data: []byte(strconv.Itoa(i)), Header: map[string]string{"step": strconv.Itoa(i)}}
+			if _, err := b.AppendFenced(ctx, lease, e); err != nil {
+				t.Errorf("table %s step %d: %v", id, i, err)
+				return
 			}
-		}()
-	}
-	wg.Wait()
+		}
+	})
 	// A lone call, unbatched.
 	lone, err := ls.Acquire(ctx, streams.TableLease("lone"), "runner-a")
 	if err != nil {
