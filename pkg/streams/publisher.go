@@ -220,8 +220,9 @@ func (p *Publisher) appendArgv(args []any, e Entry, carrier *injectCarrier) []an
 // scriptCall is one run of a script as its EVALSHA's arguments: "evalsha",
 // the script's SHA1, the number of keys, the keys, then ARGV. Built whole
 // by the caller it is the command's own argument slice, where go-redis's
-// EvalSha would copy the keys and arguments into one of its own (a tenth of
-// the runner's allocations, issue 24).
+// EvalSha would copy the keys and arguments into one of its own (with the
+// per-entry slices this saves, about a tenth of the bytes the runner
+// allocated at 100 tables: docs/benchmarks.md, issue 24).
 type scriptCall struct {
 	script *redis.Script
 	args   []any
@@ -244,7 +245,7 @@ func (c scriptCall) cmd(ctx context.Context) *redis.Cmd {
 	return cmd
 }
 
-// split returns the call's keys and ARGV, as Script.Run takes them.
+// split returns the call's keys and ARGV, as Script.Eval takes them.
 func (c scriptCall) split() ([]string, []any) {
 	n := c.args[2].(int)
 	keys := make([]string, n)
@@ -257,8 +258,8 @@ func (c scriptCall) split() ([]string, []any) {
 // runScripts runs calls in one round trip of EVALSHAs (a pipeline for more
 // than one). A call that found Redis without the script in its cache (a
 // restart, SCRIPT FLUSH) did not run, so running it again cannot append
-// twice: it is rerun with Run, which loads the script (EVAL) for the calls
-// after it too.
+// twice: it is rerun with EVAL, which sends the script's source and caches
+// it for the calls after it too.
 func runScripts(ctx context.Context, rdb redis.UniversalClient, calls []scriptCall) []*redis.Cmd {
 	cmds := make([]*redis.Cmd, len(calls))
 	if len(calls) == 1 {
@@ -275,7 +276,7 @@ func runScripts(ctx context.Context, rdb redis.UniversalClient, calls []scriptCa
 	for i, c := range calls {
 		if redis.HasErrorPrefix(cmds[i].Err(), "NOSCRIPT") {
 			keys, argv := c.split()
-			cmds[i] = c.script.Run(ctx, rdb, keys, argv...)
+			cmds[i] = c.script.Eval(ctx, rdb, keys, argv...)
 		}
 	}
 	return cmds
