@@ -103,19 +103,24 @@ func TestFencedBatcher_StaleLeaseFailsOnlyItsOwnCall(t *testing.T) {
 
 // eachTableAtOnce acquires the lease of n tables named prefix0, prefix1, …
 // and runs play for all of them at once, returning when every one is done.
+// Every lease is taken before any table plays, so a failed Acquire ends the
+// test before a goroutine could report into it after it ended.
 func eachTableAtOnce(ctx context.Context, t *testing.T, ls *streams.Leases, prefix string, n int, play func(id string, lease streams.Lease)) {
 	t.Helper()
-	var wg sync.WaitGroup
-	for tb := 0; tb < n; tb++ {
-		id := prefix + strconv.Itoa(tb)
-		lease, err := ls.Acquire(ctx, streams.TableLease(id), "runner-a")
+	leases := make([]streams.Lease, n)
+	for tb := range leases {
+		lease, err := ls.Acquire(ctx, streams.TableLease(prefix+strconv.Itoa(tb)), "runner-a")
 		if err != nil {
 			t.Fatal(err)
 		}
+		leases[tb] = lease
+	}
+	var wg sync.WaitGroup
+	for tb, lease := range leases {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			play(id, lease)
+			play(prefix+strconv.Itoa(tb), lease)
 		}()
 	}
 	wg.Wait()
@@ -205,7 +210,7 @@ func TestFencedBatcher_EveryRoundTripMeetingNOSCRIPTStillAppendsOnce(t *testing.
 			t.Fatalf("table nos%d has %d entries, want %d", tb, len(got), steps)
 		}
 		for i, m := range got {
-			if m.Values["data"] != strconv.Itoa(i) || m.Values["step"] != strconv.Itoa(i) {
+			if m.Values[streams.FieldData] != strconv.Itoa(i) || m.Values["step"] != strconv.Itoa(i) {
 				t.Fatalf("table nos%d entry %d is %v", tb, i, m.Values)
 			}
 		}
