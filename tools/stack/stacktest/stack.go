@@ -81,6 +81,10 @@ type Stack struct {
 	cluster  *redistest.Cluster // nil on one server
 	rdb      redis.UniversalClient
 
+	// freePorts chooses each process's ports (stack.FreePorts; a test of
+	// the harness gives one that hands out a port it holds).
+	freePorts func(n int, except ...int) ([]int, error)
+
 	mu      sync.Mutex
 	procs   []*Process
 	count   map[string]int // processes started, by binary
@@ -139,6 +143,8 @@ func New(o Options) (*Stack, error) {
 		name: o.Name, dir: dir, bin: bin,
 		wiring: stack.Wiring{Secret: secret, LogLevel: "info", ShutdownTimeout: shutdownTimeout},
 		count:  map[string]int{},
+
+		freePorts: stack.FreePorts,
 	}
 	if o.Cluster.Masters > 0 {
 		cl, err := redistest.LaunchCluster(o.Cluster.Masters, o.Cluster.Replicas)
@@ -198,40 +204,36 @@ func (s *Stack) Start(binary string) (*Process, error) {
 	return started[0], nil
 }
 
+// portAttempts bounds how often a process is started again because a port
+// the harness chose for it was taken by another program (a parallel test
+// package's connection, say) between stack.FreePorts and its bind.
+const portAttempts = 4
+
 // startReady starts a process of each binary, then waits until all of
 // them are ready (at once: a process that dies is reported as soon as it
 // does).
 func (s *Stack) startReady(binaries ...string) ([]*Process, error) {
-	var started []*Process
-	for _, b := range binaries {
-		p, err := s.start(b, extra{})
+	return s.launch(binaries, make([]extra, len(binaries)))
+}
+
+// launch starts a process of binaries[i] with xs[i] for each i and waits
+// until every one is ready, each numbered in the order given.
+func (s *Stack) launch(binaries []string, xs []extra) ([]*Process, error) {
+	ns := make([]int, len(binaries))
+	for i, b := range binaries {
+		n, err := s.next(b)
 		if err != nil {
 			return nil, err
 		}
-		started = append(started, p)
+		ns[i] = n
 	}
-	return s.awaitReady(started)
-}
-
-// awaitReady waits until every process of started is ready (at once: a
-// process that dies is reported as soon as it does).
-func (s *Stack) awaitReady(started []*Process) ([]*Process, error) {
-	errc := make(chan error, len(started))
-	for _, p := range started {
-		go func() {
-			err := stack.WaitReady(context.Background(), p.Process, p.exited, readyTimeout)
-			if errors.Is(err, stack.ErrExited) {
-				err = fmt.Errorf("%w (%s):\n%s", err, stack.ExitText(p.err), p.LogTail(30))
-			} else if err != nil {
-				err = fmt.Errorf("%w\n%s", err, p.LogTail(30))
-			}
-			errc <- err
-		}()
+	started := make([]*Process, len(binaries))
+	errs := make([]error, len(binaries))
+	var wg sync.WaitGroup
+	for i, b := range binaries {
+		wg.Go(func() { started[i], errs[i] = s.run(b, ns[i], xs[i]) })
 	}
-	var errs []error
-	for range started {
-		errs = append(errs, <-errc)
-	}
+	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("stacktest: the %s stack: %w", s.name, err)
 	}
@@ -243,6 +245,70 @@ func (s *Stack) awaitReady(started []*Process) ([]*Process, error) {
 		}
 	}
 	return started, nil
+}
+
+// run starts the n-th process of binary and waits until it is ready. A
+// process that ends before it is ready because a port the harness chose
+// was taken is started again — the same name and number, new ports — up
+// to portAttempts times in all; its log is kept beside the new one.
+func (s *Stack) run(binary string, n int, x extra) (*Process, error) {
+	for attempt := 1; ; attempt++ {
+		p, err := s.spawn(binary, n, x)
+		if err != nil {
+			return nil, err
+		}
+		err = awaitReady(p)
+		if err == nil {
+			return p, nil
+		}
+		if attempt == portAttempts || !errors.Is(err, stack.ErrExited) || !p.lostPort(x) {
+			return nil, err
+		}
+		s.forget(p, attempt)
+	}
+}
+
+// awaitReady waits until p is ready; the error carries the end of its log.
+func awaitReady(p *Process) error {
+	err := stack.WaitReady(context.Background(), p.Process, p.exited, readyTimeout)
+	if errors.Is(err, stack.ErrExited) {
+		return fmt.Errorf("%w (%s):\n%s", err, stack.ExitText(p.err), p.LogTail(30))
+	} else if err != nil {
+		return fmt.Errorf("%w\n%s", err, p.LogTail(30))
+	}
+	return nil
+}
+
+// lostPort says whether p, which has ended, could not bind an address the
+// harness chose for it (its admin address unless the test gave the port;
+// the gateway's address).
+func (p *Process) lostPort(x extra) bool {
+	var chosen []string
+	if x.adminPort == 0 {
+		chosen = append(chosen, p.Admin)
+	}
+	if p.Serves != "" {
+		chosen = append(chosen, p.Serves)
+	}
+	log, err := os.ReadFile(p.logPath)
+	if err != nil {
+		return false
+	}
+	for _, addr := range chosen {
+		if strings.Contains(string(log), addr+": bind: address already in use") {
+			return true
+		}
+	}
+	return false
+}
+
+// forget drops p, which ended before it was ready, from the stack's
+// processes, and keeps its log as <name>.try<attempt>.log.
+func (s *Stack) forget(p *Process, attempt int) {
+	s.mu.Lock()
+	s.procs = slices.DeleteFunc(s.procs, func(q *Process) bool { return q == p })
+	s.mu.Unlock()
+	_ = os.Rename(p.logPath, strings.TrimSuffix(p.logPath, ".log")+".try"+strconv.Itoa(attempt)+".log")
 }
 
 // RunnerSpec is a table runner a test starts itself (StartRunner): the
@@ -286,11 +352,7 @@ func (s *Stack) StartProgram(path string, env []string) (*Process, error) {
 }
 
 func (s *Stack) startOne(binary string, x extra) (*Process, error) {
-	p, err := s.start(binary, x)
-	if err != nil {
-		return nil, err
-	}
-	started, err := s.awaitReady([]*Process{p})
+	started, err := s.launch([]string{binary}, []extra{x})
 	if err != nil {
 		return nil, err
 	}
@@ -309,10 +371,23 @@ type extra struct {
 	adminPort int
 }
 
-// start runs the next process of binary: the plan's settings, the
-// harness's, the test's for every process of binary, then x's.
-func (s *Stack) start(binary string, x extra) (*Process, error) {
-	ports, err := stack.FreePorts(2)
+// next numbers the next process of binary (from 1); it fails once the
+// stack is closed.
+func (s *Stack) next(binary string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0, fmt.Errorf("stacktest: the %s stack is closed", s.name)
+	}
+	s.count[binary]++
+	return s.count[binary], nil
+}
+
+// spawn runs the n-th process of binary on ports the harness chooses: the
+// plan's settings, the harness's, the test's for every process of binary,
+// then x's.
+func (s *Stack) spawn(binary string, n int, x extra) (*Process, error) {
+	ports, err := s.freePorts(2)
 	if err != nil {
 		return nil, err
 	}
@@ -327,13 +402,11 @@ func (s *Stack) start(binary string, x extra) (*Process, error) {
 		dir = x.dir
 	}
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
 		return nil, fmt.Errorf("stacktest: the %s stack is closed", s.name)
 	}
-	s.count[binary]++
-	n := s.count[binary]
-	s.mu.Unlock()
 	w := s.wiring
 	if binary == stack.Gateway {
 		w.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))

@@ -2,8 +2,11 @@ package stacktest
 
 import (
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -103,6 +106,80 @@ func TestStack_CloseLeavesNoProcessAndNoFile(t *testing.T) {
 	if _, err := s.Start(stack.TableRunner); err == nil {
 		t.Error("a closed stack started a process")
 	}
+}
+
+// A process that could not bind a port the harness chose for it (another
+// program took it between stack.FreePorts and the bind) is started again
+// on new ports under the same name, its first tries' logs kept; one whose
+// chosen port stays taken fails after portAttempts tries, naming the
+// cause; only its last try, ended, stays among the stack's processes.
+func TestStack_APortTakenBeforeTheBindIsChosenAgain(t *testing.T) {
+	s := Start(t, Options{Name: "ports"})
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	taken := held.Addr().(*net.TCPAddr).Port
+	// hand hands out the held port as the index-th port of the first
+	// losing calls, then free ports; it counts the calls.
+	hand := func(index, losing int) *int {
+		calls := 0
+		s.freePorts = func(n int, except ...int) ([]int, error) {
+			calls++
+			ports, err := stack.FreePorts(n, except...)
+			if err == nil && calls <= losing {
+				ports[index] = taken
+			}
+			return ports, err
+		}
+		return &calls
+	}
+	for _, c := range []struct {
+		binary, name string
+		index        int // 0: the admin port, 1: the gateway's
+		addr         func(*Process) string
+	}{
+		{stack.TableRunner, "table-runner-1", 0, func(p *Process) string { return p.Admin }},
+		{stack.Gateway, "gateway-2", 1, func(p *Process) string { return p.Serves }},
+	} {
+		t.Run(c.binary, func(t *testing.T) {
+			calls := hand(c.index, portAttempts-1)
+			p, err := s.Start(c.binary)
+			if err != nil {
+				t.Fatalf("Start with the port taken %d times: %v", portAttempts-1, err)
+			}
+			if *calls != portAttempts || p.Name != c.name || stack.PortOf(c.addr(p)) == taken {
+				t.Errorf("%s on %s after %d choices; want %s, not port %d, after %d", p.Name, c.addr(p), *calls, c.name, taken, portAttempts)
+			}
+			if of := s.Of(c.binary); of[len(of)-1] != p || (c.binary == stack.TableRunner && len(of) != 1) {
+				t.Errorf("the stack's %s processes: %v", c.binary, of)
+			}
+			for try := 1; try < portAttempts; try++ {
+				log, err := os.ReadFile(filepath.Join(s.Dir(), c.name+".try"+strconv.Itoa(try)+".log"))
+				if want := "127.0.0.1:" + strconv.Itoa(taken) + ": bind: address already in use"; err != nil || !strings.Contains(string(log), want) {
+					t.Errorf("try %d's log (%v) does not say %q:\n%s", try, err, want, log)
+				}
+			}
+		})
+	}
+	t.Run("always taken", func(t *testing.T) {
+		calls := hand(0, portAttempts)
+		before := len(s.Processes())
+		_, err := s.Start(stack.TableRunner)
+		if err == nil || !errors.Is(err, stack.ErrExited) || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatalf("Start with the port always taken: %v; want the runner's bind error", err)
+		}
+		procs := s.Processes()
+		if *calls != portAttempts || len(procs) != before+1 {
+			t.Fatalf("%d choices, %d processes (%d before); want %d, the last try's added", *calls, len(procs), before, portAttempts)
+		}
+		select {
+		case <-procs[before].Exited():
+		default:
+			t.Errorf("%s, the last try, still runs", procs[before].Name)
+		}
+	})
 }
 
 func TestLocal_InterruptStopsTheLauncher(t *testing.T) {
