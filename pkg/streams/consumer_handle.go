@@ -79,8 +79,8 @@ func (c *Consumer) deadLetter(ctx context.Context, m Message, reason string) {
 	for k, v := range m.Header {
 		values = append(values, "h:"+k, v)
 	}
-	for k, v := range m.trace {
-		values = append(values, k, v)
+	for _, k := range m.trace.Keys() {
+		values = append(values, k, m.trace.Get(k))
 	}
 	var pipe redis.Pipeliner
 	if c.cluster {

@@ -34,7 +34,7 @@ type Message struct {
 	// out (1 on the first delivery). It is 0 for fan-out reads.
 	Deliveries int64
 
-	trace map[string]string
+	trace traceFields
 }
 
 // Key is "<stream>/<id>", a natural dedupe key for effects of this entry.
@@ -82,10 +82,7 @@ func (m *Message) setField(k, v string) {
 	case FieldData:
 		m.Data = []byte(v)
 	case FieldTraceParent, FieldTraceState, FieldBaggage:
-		if m.trace == nil {
-			m.trace = make(map[string]string, 2)
-		}
-		m.trace[k] = v
+		m.trace.Set(k, v)
 	default:
 		if m.Header == nil {
 			m.Header = make(map[string]string, 2)
@@ -116,15 +113,48 @@ func (c *injectCarrier) Keys() []string {
 	return keys
 }
 
-// extractCarrier reads the trace fields of a message.
-type extractCarrier map[string]string
+// traceFields are the trace-context fields of a message (FieldTraceParent,
+// FieldTraceState, FieldBaggage), read by a propagator through its
+// TextMapCarrier methods. Three strings rather than a map: a map was the
+// largest allocation of every message a gateway received.
+type traceFields struct{ parent, state, baggage string }
 
-func (c extractCarrier) Get(key string) string { return c[key] }
-func (c extractCarrier) Set(key, value string) { c[key] = value }
-func (c extractCarrier) Keys() []string {
-	keys := make([]string, 0, len(c))
-	for k := range c {
-		keys = append(keys, k)
+// field is where the value of the trace field named k is kept; nil for a
+// name that is not one.
+func (t *traceFields) field(k string) *string {
+	switch k {
+	case FieldTraceParent:
+		return &t.parent
+	case FieldTraceState:
+		return &t.state
+	case FieldBaggage:
+		return &t.baggage
+	}
+	return nil
+}
+
+func (t *traceFields) empty() bool { return *t == traceFields{} }
+
+func (t *traceFields) Get(key string) string {
+	if f := t.field(key); f != nil {
+		return *f
+	}
+	return ""
+}
+
+func (t *traceFields) Set(key, value string) {
+	if f := t.field(key); f != nil {
+		*f = value
+	}
+}
+
+// Keys are the names of the fields the message has.
+func (t *traceFields) Keys() []string {
+	keys := make([]string, 0, 3)
+	for _, k := range [...]string{FieldTraceParent, FieldTraceState, FieldBaggage} {
+		if *t.field(k) != "" {
+			keys = append(keys, k)
+		}
 	}
 	return keys
 }

@@ -543,8 +543,8 @@ func splitID(id string) (ms, seq uint64) {
 // Context returns ctx carrying the trace context stored in the message (W3C
 // trace-context), for callers that read messages themselves (ReadAfter).
 func (m Message) Context(ctx context.Context) context.Context {
-	if len(m.trace) == 0 {
+	if m.trace.empty() {
 		return ctx
 	}
-	return propagation.TraceContext{}.Extract(ctx, extractCarrier(m.trace))
+	return propagation.TraceContext{}.Extract(ctx, &m.trace)
 }

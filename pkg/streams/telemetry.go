@@ -192,8 +192,8 @@ func endSpan(span trace.Span, err error) {
 // startConsume continues the publisher's trace: the handler span's parent is
 // the producer span stored in the entry.
 func (t *telemetry) startConsume(ctx context.Context, m Message, group string) (context.Context, trace.Span) {
-	if len(m.trace) > 0 {
-		ctx = t.propagator.Extract(ctx, extractCarrier(m.trace))
+	if !m.trace.empty() {
+		ctx = t.propagator.Extract(ctx, &m.trace)
 	}
 	meta := t.meta(m.Stream)
 	if !t.recording {
