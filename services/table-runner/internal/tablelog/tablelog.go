@@ -27,6 +27,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/protobuf/proto"
@@ -59,7 +60,9 @@ var deterministic = proto.MarshalOptions{Deterministic: true}
 
 // Entries builds the event stream entries of one step: each event stamped
 // with the writer's lease epoch, the first carrying the step (the encoded
-// input, or the genesis snapshot for the game's creation).
+// input, or the genesis snapshot for the game's creation). The entries
+// take input and genesis as they are: the caller must not change them
+// afterwards.
 func Entries(tableID string, epoch int64, input, genesis []byte, evs []*tablev1.Event) ([]streams.Entry, error) {
 	if len(evs) == 0 {
 		return nil, nil
@@ -81,7 +84,7 @@ func Entries(tableID string, epoch int64, input, genesis []byte, evs []*tablev1.
 			if last.Header == nil {
 				last.Header = make(map[string]string, 2)
 			}
-			last.Header[wire.FieldLegal] = string(lm)
+			last.Header[wire.FieldLegal] = owned(lm)
 			continue
 		}
 		data, err := deterministic.Marshal(ev)
@@ -94,12 +97,17 @@ func Entries(tableID string, epoch int64, input, genesis []byte, evs []*tablev1.
 		out[0].Header = make(map[string]string, 1)
 	}
 	if input != nil {
-		out[0].Header[HeaderInput] = string(input)
+		out[0].Header[HeaderInput] = owned(input)
 	} else {
-		out[0].Header[HeaderGenesis] = string(genesis)
+		out[0].Header[HeaderGenesis] = owned(genesis)
 	}
 	return out, nil
 }
+
+// owned is b as a string without a copy, for bytes nothing writes once
+// they are a header (a header is a string, and copying a step's input and
+// legal moves into one was a tenth of a runner's bytes allocated a move).
+func owned(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // Snapshot is a table's state and the last event entry it includes.
 type Snapshot struct {

@@ -549,3 +549,55 @@ func FuzzParseSnapshot(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkEntries is the runner's building of one move's entries: the
+// first bid of a table of four people (the bid, the next bidder's legal
+// moves riding on the event that starts its timer) and its input.
+func BenchmarkEntries(b *testing.B) {
+	set := tablesettings.ClassicSettings(scoring.DefaultSettings())
+	people := make([]table.SeatInfo, 4)
+	for i := range people {
+		people[i] = table.SeatInfo{PlayerID: "p" + strconv.Itoa(i), Name: "person"}
+	}
+	tbl, _, err := table.New("t1", "g77", set, people, t0, entropy(0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	at, _ := tbl.NextDeadline()
+	deal := table.Tick(at)
+	deal.Entropy = entropy(1)
+	evs, err := tbl.Apply(deal)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var lm *tablev1.LegalMoves
+	for _, ev := range evs {
+		if ev.GetLegalMoves() != nil {
+			lm = ev.GetLegalMoves()
+		}
+	}
+	if len(lm.GetBids()) == 0 {
+		b.Fatalf("no bid to make after the deal: %v", lm)
+	}
+	bid := &tablev1.Command{CommandId: "c1", TableId: "t1", PlayerId: "p" + strconv.Itoa(int(lm.GetSeat())),
+		Command: &tablev1.Command_Bid{Bid: &tablev1.BidCommand{Tricks: lm.GetBids()[0]}}}
+	in := table.CommandInput(bid, "1796645863000-0", at.Add(time.Second))
+	in.Entropy = entropy(2)
+	if evs, err = tbl.Apply(in); err != nil {
+		b.Fatal(err)
+	}
+	input, err := table.MarshalInput(table.ForLog(in, evs))
+	if err != nil {
+		b.Fatal(err)
+	}
+	es, err := Entries("t1", 9, input, nil, evs)
+	if err != nil || len(es) >= len(evs) {
+		b.Fatalf("%d entries of %d events (%v): the bench wants packed legal moves", len(es), len(evs), err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Entries("t1", 9, input, nil, evs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
