@@ -134,10 +134,13 @@ func (r *registry) startMissing() []int {
 	return start
 }
 
-func (r *registry) all() []string {
+func (r *registry) all() []string { return r.appendAll(nil) }
+
+// appendAll appends every stream to dst (a reader's scratch, reused).
+func (r *registry) appendAll(dst []string) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]string(nil), r.order...)
+	return append(dst, r.order...)
 }
 
 func (r *registry) len() int {

@@ -54,8 +54,11 @@ type Tailer struct {
 
 	dirtyMu sync.Mutex
 	dirty   map[string]struct{} // streams to read
-	bells   []richBell          // bells that carried their entry, in the order heard
-	rung    chan struct{}       // signalled when dirty or bells gain something
+	// spareDirty is the empty set takeDirty swaps in for dirty (the read
+	// loop's own: only takeDirty touches it).
+	spareDirty map[string]struct{}
+	bells      []richBell    // bells that carried their entry, in the order heard
+	rung       chan struct{} // signalled when dirty or bells gain something
 
 	sweepSeed maphash.Seed // sweepPart's hash
 }
@@ -71,7 +74,7 @@ const maxQueuedBells = 8192
 func NewTailer(rdb redis.UniversalClient, h TailHandler, opts ...Option) *Tailer {
 	cfg := newSettings(opts)
 	t := &Tailer{rdb: rdb, handler: h, cfg: cfg, tel: newTelemetry(&cfg, ""), reg: newRegistry(cfg.batchKeys),
-		dirty: map[string]struct{}{}, rung: make(chan struct{}, 1), sweepSeed: maphash.MakeSeed()}
+		dirty: map[string]struct{}{}, spareDirty: map[string]struct{}{}, rung: make(chan struct{}, 1), sweepSeed: maphash.MakeSeed()}
 	_, t.cluster = rdb.(*redis.ClusterClient)
 	return t
 }
@@ -184,10 +187,13 @@ func (t *Tailer) ringAll() { t.ring(t.reg.all()...) }
 // waited behind it: the paced load's p99 (issue 24).
 const sweepParts = 16
 
-// sweepPart lists the followed streams of part k (of sweepParts): a stream's
-// part is a hash of its name, so it stays in one part however the set changes.
-func (t *Tailer) sweepPart(k int) []string {
-	all := t.reg.all()
+// sweepPart lists the followed streams of part k (of sweepParts) in buf (a
+// scratch the read loop reuses: sixteen copies of every followed stream a
+// sweep interval were a gateway's largest garbage but for its moves'): a
+// stream's part is a hash of its name, so it stays in one part however the
+// set changes.
+func (t *Tailer) sweepPart(k int, buf []string) []string {
+	all := t.reg.appendAll(buf[:0])
 	part := all[:0]
 	for _, s := range all {
 		if int(maphash.String(t.sweepSeed, s)%sweepParts) == k {
@@ -206,8 +212,7 @@ func (t *Tailer) takeDirty(keys []string, from map[string]string, spare []richBe
 	t.dirtyMu.Lock()
 	var taken map[string]struct{} // nil unless there is something to read
 	if len(t.dirty) > 0 {
-		taken = t.dirty
-		t.dirty = make(map[string]struct{}, len(taken))
+		taken, t.dirty = t.dirty, t.spareDirty
 	}
 	bells := t.bells
 	t.bells = spare[:0]
@@ -223,6 +228,8 @@ func (t *Tailer) takeDirty(keys []string, from map[string]string, spare []richBe
 		}
 	}
 	t.reg.mu.Unlock()
+	clear(taken)
+	t.spareDirty = taken
 	return keys, bells
 }
 
@@ -365,7 +372,7 @@ func (t *Tailer) read(ctx context.Context) {
 	defer sweep.Stop()
 	part := 0
 	bo := t.cfg.newBackoff()
-	var keys []string
+	var keys, swept []string
 	var bells []richBell
 	from := map[string]string{} // the position each stream of a read was read from
 	for {
@@ -373,7 +380,8 @@ func (t *Tailer) read(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-sweep.C:
-			t.ring(t.sweepPart(part)...)
+			swept = t.sweepPart(part, swept)
+			t.ring(swept...)
 			part = (part + 1) % sweepParts
 		case <-t.rung:
 		}
