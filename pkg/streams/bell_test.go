@@ -39,9 +39,17 @@ func fieldsOf(m Message) []string {
 	return fs
 }
 
+// traceOf is m's trace fields, none for a message without.
+func traceOf(m Message) traceFields {
+	if m.trace == nil {
+		return traceFields{}
+	}
+	return *m.trace
+}
+
 func sameMessage(a, b Message) bool {
 	return a.Stream == b.Stream && a.ID == b.ID && string(a.Data) == string(b.Data) &&
-		maps.Equal(a.Header, b.Header) && a.trace == b.trace
+		maps.Equal(a.Header, b.Header) && traceOf(a) == traceOf(b)
 }
 
 // The payload the append scripts publish is what parseBell reads: the

@@ -34,7 +34,7 @@ type Message struct {
 	// out (1 on the first delivery). It is 0 for fan-out reads.
 	Deliveries int64
 
-	trace traceFields
+	trace *traceFields // nil: none
 }
 
 // Key is "<stream>/<id>", a natural dedupe key for effects of this entry.
@@ -82,6 +82,9 @@ func (m *Message) setField(k, v string) {
 	case FieldData:
 		m.Data = []byte(v)
 	case FieldTraceParent, FieldTraceState, FieldBaggage:
+		if m.trace == nil {
+			m.trace = &traceFields{}
+		}
 		m.trace.Set(k, v)
 	default:
 		if m.Header == nil {
@@ -116,7 +119,9 @@ func (c *injectCarrier) Keys() []string {
 // traceFields are the trace-context fields of a message (FieldTraceParent,
 // FieldTraceState, FieldBaggage), read by a propagator through its
 // TextMapCarrier methods. Three strings rather than a map: a map was the
-// largest allocation of every message a gateway received.
+// largest allocation of every message a gateway received. A message holds
+// a pointer, so handing it to a propagator does not move the message to
+// the heap.
 type traceFields struct{ parent, state, baggage string }
 
 // field is where the value of the trace field named k is kept; nil for a
@@ -133,9 +138,13 @@ func (t *traceFields) field(k string) *string {
 	return nil
 }
 
-func (t *traceFields) empty() bool { return *t == traceFields{} }
+// empty says whether t holds no field (nil: a message without any).
+func (t *traceFields) empty() bool { return t == nil || *t == traceFields{} }
 
 func (t *traceFields) Get(key string) string {
+	if t == nil {
+		return ""
+	}
 	if f := t.field(key); f != nil {
 		return *f
 	}
@@ -150,6 +159,9 @@ func (t *traceFields) Set(key, value string) {
 
 // Keys are the names of the fields the message has.
 func (t *traceFields) Keys() []string {
+	if t == nil {
+		return nil
+	}
 	keys := make([]string, 0, 3)
 	for _, k := range [...]string{FieldTraceParent, FieldTraceState, FieldBaggage} {
 		if *t.field(k) != "" {

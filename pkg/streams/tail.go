@@ -554,5 +554,5 @@ func (m Message) Context(ctx context.Context) context.Context {
 	if m.trace.empty() {
 		return ctx
 	}
-	return propagation.TraceContext{}.Extract(ctx, &m.trace)
+	return propagation.TraceContext{}.Extract(ctx, m.trace)
 }

@@ -193,7 +193,7 @@ func endSpan(span trace.Span, err error) {
 // the producer span stored in the entry.
 func (t *telemetry) startConsume(ctx context.Context, m Message, group string) (context.Context, trace.Span) {
 	if !m.trace.empty() {
-		ctx = t.propagator.Extract(ctx, &m.trace)
+		ctx = t.propagator.Extract(ctx, m.trace)
 	}
 	meta := t.meta(m.Stream)
 	if !t.recording {
