@@ -16,7 +16,7 @@ import (
 // trip less for every entry, on the runner (commands) and on every gateway
 // (events). Publishers made WithEntryBells ring such bells; others ring a
 // bare one (an empty payload), which is cheaper to append. The payload, built
-// by appendLua inside the appending script, is
+// by appendLua inside the appending script from the writer's bellBody, is
 //
 //	"1 " <prev ID> " " <ID> " " then, for each field and value of the entry,
 //	<byte length> ":" <bytes>
@@ -59,12 +59,16 @@ func Notify(ctx context.Context, rdb redis.UniversalClient, stream string, data 
 // appendLua defines append(k0, a, rich, isolate) for the appending
 // scripts: it appends one entry to each of KEYS[k0], KEYS[k0+1], … — the
 // fields of each come from ARGV starting at a as: maxlen ("0" = none), field
-// count n, n field/value strings — rings each entry's bell, with the entry
-// when rich, and returns the IDs. With isolate an entry whose XADD fails
-// (a key of another type) is an error reply in its place and the others
-// still go in; without, the error ends the script. The fields go to XADD
-// straight from ARGV (unpack of a range): building a command table per entry
-// was a third of the fenced script's time in Redis.
+// count n, n field/value strings, and when rich the body of its bell — rings
+// each entry's bell, with the entry when rich, and returns the IDs. With
+// isolate an entry whose XADD fails (a key of another type) is an error
+// reply in its place and the others still go in; without, the error ends
+// the script. The fields go to XADD straight from ARGV (unpack of a range):
+// building a command table per entry was a third of the fenced script's time
+// in Redis. The bell's body, the fields as a bell lists them, comes built
+// by the writer (bellBody): built here it cost a Lua table and a number
+// formatted by printf for every field, in the one thread of Redis that
+// every move waits for.
 const appendLua = `
 local function append(k0, a, rich, isolate)
   local call = isolate and redis.pcall or redis.call
@@ -86,23 +90,62 @@ local function append(k0, a, rich, isolate)
     if type(id) ~= 'table' then -- a table is pcall's error
       local bell = ''
       if rich then
-        local b, n = {'1 ', prev, ' ', id, ' '}, 5
-        for i = first, final do
-          local s = ARGV[i]
-          b[n + 1], b[n + 2], b[n + 3] = #s, ':', s
-          n = n + 3
-        end
-        bell = table.concat(b)
+        bell = '1 ' .. prev .. ' ' .. id .. ' ' .. ARGV[final + 1]
         last[key] = id
       end
       redis.call('PUBLISH', key, bell)
     end
     ids[#ids + 1] = id
     a = final + 1
+    if rich then
+      a = a + 1
+    end
   end
   return ids
 end
 `
+
+// bellBody is the part of a rich bell after the IDs (see bellVersion):
+// each of fields (strings and byte slices, as appendFields lists an entry's
+// fields and values) as <byte length> ":" <bytes>.
+func bellBody(fields []any) []byte {
+	n := 0
+	for _, f := range fields {
+		l := fieldLen(f)
+		n += l + 1 + decimalDigits(l)
+	}
+	b := make([]byte, 0, n)
+	for _, f := range fields {
+		b = strconv.AppendInt(b, int64(fieldLen(f)), 10)
+		b = append(b, ':')
+		switch v := f.(type) {
+		case string:
+			b = append(b, v...)
+		case []byte:
+			b = append(b, v...)
+		}
+	}
+	return b
+}
+
+// fieldLen is the length of a field or value appendFields listed.
+func fieldLen(f any) int {
+	switch v := f.(type) {
+	case string:
+		return len(v)
+	case []byte:
+		return len(v)
+	}
+	return 0
+}
+
+func decimalDigits(n int) int {
+	d := 1
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return d
+}
 
 // richBell is a bell that carried its entry.
 type richBell struct {

@@ -3,7 +3,6 @@ package streams
 import (
 	"context"
 	"maps"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,12 +15,11 @@ import (
 // encodeBell builds a bell's payload as appendLua does, for the fuzz
 // targets' round trips.
 func encodeBell(prev, id string, fields ...string) string {
-	var b strings.Builder
-	b.WriteString(bellVersion + prev + " " + id + " ")
-	for _, f := range fields {
-		b.WriteString(strconv.Itoa(len(f)) + ":" + f)
+	fs := make([]any, len(fields))
+	for i, f := range fields {
+		fs[i] = f
 	}
-	return b.String()
+	return bellVersion + prev + " " + id + " " + string(bellBody(fs))
 }
 
 // fieldsOf lists a message's fields as the pairs an XADD stored.

@@ -180,7 +180,13 @@ func BenchmarkAppendFenced(b *testing.B) {
 	for _, c := range []struct {
 		name   string
 		append func(context.Context, streams.Lease, ...streams.Entry) ([]string, error)
-	}{{"direct", pub.AppendFenced}, {"batcher", fb.AppendFenced}, {"batcher-entry-bells", rfb.AppendFenced}} {
+		header map[string]string
+	}{{"direct", pub.AppendFenced, nil}, {"batcher", fb.AppendFenced, nil}, {"batcher-entry-bells", rfb.AppendFenced, nil},
+		// A step as a runner appends it: the event, its packed legal moves,
+		// the input and a trace context.
+		{"batcher-entry-bells-step", rfb.AppendFenced, map[string]string{"legal": strings.Repeat("l", 40),
+			"input": strings.Repeat("i", 300), "traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}},
+	} {
 		b.Run(c.name, func(b *testing.B) {
 			var next atomic.Int64
 			b.SetParallelism(max(1, tables/runtime.GOMAXPROCS(0)))
@@ -188,7 +194,7 @@ func BenchmarkAppendFenced(b *testing.B) {
 			defer redisCPU(ctx, b, rdb)()
 			b.RunParallel(func(pb *testing.PB) {
 				i := int(next.Add(1)-1) % tables
-				l, e := leases[i], streams.Entry{Stream: events[i], Data: benchPayload}
+				l, e := leases[i], streams.Entry{Stream: events[i], Data: benchPayload, Header: c.header}
 				for pb.Next() {
 					if _, err := c.append(ctx, l, e); err != nil {
 						b.Error(err)

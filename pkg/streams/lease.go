@@ -211,7 +211,8 @@ func mapStale(err error) error {
 
 // fencedAppendScript: KEYS[1]=lease, KEYS[2..]=streams (one per entry);
 // ARGV[1]=owner, ARGV[2]=epoch, ARGV[3]="1" for bells that carry the entry,
-// then per entry as entryBellScript's. Checking the token and appending in
+// then per entry as entryBellScript's (without the bell's body when
+// ARGV[3] is "0"). Checking the token and appending in
 // one script makes the check atomic with the append: no other command, in
 // particular no Takeover, can run between them.
 var fencedAppendScript = redis.NewScript(appendLua + `
@@ -250,6 +251,8 @@ func (p *Publisher) fenced(ctx context.Context, lease Lease, entries []Entry) fe
 	if p.cfg.entryBells {
 		rich = "1"
 	}
+	// (the script is told in ARGV[3]; each entry's arguments end with its
+	// bell's body then.)
 	f := fencedCall{p: p, lease: lease, entries: entries, spans: make([]trace.Span, len(entries)),
 		scriptCall: newScriptCall(fencedAppendScript, 1+len(entries), 3+len(entries)*8)}
 	f.args = append(f.args, lease.Key)
@@ -260,7 +263,7 @@ func (p *Publisher) fenced(ctx context.Context, lease Lease, entries []Entry) fe
 	for i, e := range entries {
 		var c *injectCarrier
 		_, f.spans[i], c = p.tel.startPublish(ctx, e.Stream)
-		f.args = p.appendArgv(f.args, e, c)
+		f.args = p.appendArgv(f.args, e, c, p.cfg.entryBells)
 	}
 	return f
 }

@@ -86,7 +86,8 @@ func ringAll(ctx context.Context, pipe redis.Pipeliner, streamOf func(i int) str
 }
 
 // entryBellScript (WithEntryBells): KEYS = streams (one per entry), ARGV =
-// per entry: maxlen ("0" = none), field count n, n field/value strings.
+// per entry: maxlen ("0" = none), field count n, n field/value strings, the
+// body of its bell (bellBody of those strings).
 // Each entry succeeds or fails on its own, as pipelined XADDs do.
 var entryBellScript = redis.NewScript(appendLua + `
 return append(1, 1, true, true)
@@ -182,7 +183,7 @@ func (p *Publisher) appendRinging(ctx context.Context, entries []Entry, carriers
 			c.args = append(c.args, entries[i].Stream)
 		}
 		for _, i := range idx {
-			c.args = p.appendArgv(c.args, entries[i], carriers[i])
+			c.args = p.appendArgv(c.args, entries[i], carriers[i], true)
 		}
 		calls[g] = c
 	}
@@ -211,10 +212,16 @@ func (p *Publisher) appendRinging(ctx context.Context, entries []Entry, carriers
 }
 
 // appendArgv appends an entry's part of an appending script's ARGV to
-// args: its maxlen (0: none), its field count and its fields.
-func (p *Publisher) appendArgv(args []any, e Entry, carrier *injectCarrier) []any {
+// args: its maxlen (0: none), its field count and its fields, then, for a
+// script that rings rich bells, the bell's body (bellBody).
+func (p *Publisher) appendArgv(args []any, e Entry, carrier *injectCarrier, rich bool) []any {
 	args = append(args, p.cfg.maxLenFor(e.Stream), fieldCount(e, carrier))
-	return appendFields(args, e, carrier)
+	first := len(args)
+	args = appendFields(args, e, carrier)
+	if rich {
+		args = append(args, bellBody(args[first:]))
+	}
+	return args
 }
 
 // scriptCall is one run of a script as its EVALSHA's arguments: "evalsha",
