@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -138,4 +139,50 @@ func TestHub_AVanishedTableGetsItsWatchersTableGone(t *testing.T) {
 	// The table waiting for its first event still works.
 	e.publish(t, "t2", seated(1, "bob"))
 	early.waitEvents(t, 1)
+}
+
+// Among many followed tables (in every part of the check), the one whose
+// stream vanished — and only it — gets its watcher table_gone, within the
+// check interval: the parts cover every table, and a part where all the
+// streams exist but one finds that one.
+func TestHub_OnlyTheVanishedTableOfManyIsGone(t *testing.T) {
+	e := newEnv(t)
+	const every = 160 * time.Millisecond
+	h := e.hub(t, Options{GoneCheck: every})
+	ctx := context.Background()
+	const tables = 3 * goneParts
+	sinks := make([]*sink, tables)
+	for i := range sinks {
+		table := "t" + strconv.Itoa(i)
+		e.publish(t, table, seated(0, "alice"))
+		sinks[i] = newSink()
+		if _, _, err := h.Join(ctx, table, "alice", "", sinks[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range sinks {
+		s.waitEvents(t, 1)
+	}
+	for _, gone := range []int{7, 29} {
+		if err := e.rdb.Del(ctx, streams.TableEvents("t"+strconv.Itoa(gone))).Err(); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		waitUntil(t, "table_gone", func() bool { return len(sinks[gone].all()) >= 3 })
+		if took := time.Since(start); took > 3*every {
+			t.Errorf("t%d was found gone after %v; the check interval is %v", gone, took, every)
+		}
+		if e := sinks[gone].all()[1].GetError(); e.GetCode() != wire.CodeTableGone || e.GetTable() != "t"+strconv.Itoa(gone) {
+			t.Fatalf("t%d's frames %v, want table_gone", gone, sinks[gone].all())
+		}
+	}
+	time.Sleep(2 * every) // every part checked again at least once
+	for i, s := range sinks {
+		if i != 7 && i != 29 && len(s.all()) != 1 {
+			t.Errorf("t%d, still there, got %v", i, s.all()[1:])
+		}
+	}
+	if h.Tables() != tables-2 {
+		t.Errorf("following %d tables, want %d", h.Tables(), tables-2)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"sort"
 	"sync"
@@ -119,7 +120,9 @@ type Hub struct {
 	byStream map[string]*feed // by event or sheet stream
 
 	goneEvery time.Duration
+	goneSeed  maphash.Seed        // checkGone's parts
 	gone      map[string]struct{} // tables found gone, guarded by mu
+	cluster   bool                // rdb is a Redis Cluster client
 
 	sent     metric.Int64Counter
 	withheld metric.Int64Counter
@@ -161,7 +164,8 @@ func New(rdb redis.UniversalClient, o Options) *Hub {
 		o.GoneCheck = DefaultGoneCheck
 	}
 	h := &Hub{rdb: rdb, log: o.Logger, bg: context.Background(), pageSize: o.PageSize, pendingMax: o.PendingMax,
-		feeds: map[string]*feed{}, byStream: map[string]*feed{}, goneEvery: o.GoneCheck, gone: map[string]struct{}{}}
+		feeds: map[string]*feed{}, byStream: map[string]*feed{}, goneEvery: o.GoneCheck, goneSeed: maphash.MakeSeed(), gone: map[string]struct{}{}}
+	_, h.cluster = rdb.(*redis.ClusterClient)
 	h.sent, _ = o.Meter.Int64Counter("pulka_gateway_events_sent", metric.WithDescription("table events queued to clients"))
 	h.withheld, _ = o.Meter.Int64Counter("pulka_gateway_events_withheld", metric.WithDescription("table events a client's visibility did not allow"))
 	h.slow, _ = o.Meter.Int64Counter("pulka_gateway_replay_overflows", metric.WithDescription("joins refused because the client could not keep up with its replay"))
@@ -561,16 +565,30 @@ func (h *Hub) onNotice(ctx context.Context, stream string, data []byte) {
 // followed table that has had events still exists. Nothing else would tell:
 // a stream that vanished (Redis restarted without persistence, FLUSHALL)
 // reads as a table where nothing happens, and its players would wait for
-// ever.
-func (h *Hub) watchGone(ctx context.Context) { periodic.Every(ctx, h.goneEvery, h.checkGone) }
+// ever. It checks a part of the tables at a time (goneParts of them, one
+// every goneEvery/goneParts), each table in the same part every time: all
+// at once, a gateway's thousand tables were a thousand commands in one
+// burst every two seconds, which every move's commands queued behind.
+func (h *Hub) watchGone(ctx context.Context) {
+	part := 0
+	periodic.Every(ctx, max(h.goneEvery/goneParts, time.Millisecond), func(ctx context.Context) {
+		h.checkGone(ctx, part)
+		part = (part + 1) % goneParts
+	})
+}
 
-// checkGone is one pass of watchGone: one pipeline of EXISTS, one per
-// table (the tables are in different Cluster slots).
-func (h *Hub) checkGone(ctx context.Context) {
+// goneParts is how many parts watchGone checks the tables in.
+const goneParts = 16
+
+// checkGone is one pass of watchGone over the tables of part k: their
+// streams' existence asked in one round trip.
+func (h *Hub) checkGone(ctx context.Context, k int) {
 	h.mu.Lock()
-	feeds := make([]*feed, 0, len(h.feeds))
-	for _, f := range h.feeds {
-		feeds = append(feeds, f)
+	var feeds []*feed
+	for table, f := range h.feeds {
+		if int(maphash.String(h.goneSeed, table)%goneParts) == k {
+			feeds = append(feeds, f)
+		}
 	}
 	h.mu.Unlock()
 	seen := feeds[:0]
@@ -587,23 +605,33 @@ func (h *Hub) checkGone(ctx context.Context) {
 			seen = append(seen, f)
 		}
 	}
-	const batch = 1000
-	for len(seen) > 0 {
-		n := min(len(seen), batch)
-		pipe := h.rdb.Pipeline()
-		cmds := make([]*redis.IntCmd, n)
-		for i, f := range seen[:n] {
-			cmds[i] = pipe.Exists(ctx, f.evStream)
+	if len(seen) == 0 {
+		return
+	}
+	if !h.cluster {
+		// One EXISTS of every key answers the usual case, all there, in
+		// one command (on a Cluster the keys are in different slots).
+		keys := make([]string, len(seen))
+		for i, f := range seen {
+			keys[i] = f.evStream
 		}
-		if _, err := pipe.Exec(ctx); err != nil {
-			return // Redis away: look again next time
+		n, err := h.rdb.Exists(ctx, keys...).Result()
+		if err != nil || n == int64(len(keys)) {
+			return // all there, or Redis away: look again next time
 		}
-		for i, f := range seen[:n] {
-			if cmds[i].Val() == 0 {
-				h.tableGone(ctx, f)
-			}
+	}
+	pipe := h.rdb.Pipeline()
+	cmds := make([]*redis.IntCmd, len(seen))
+	for i, f := range seen {
+		cmds[i] = pipe.Exists(ctx, f.evStream)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return // Redis away: look again next time
+	}
+	for i, f := range seen {
+		if cmds[i].Val() == 0 {
+			h.tableGone(ctx, f)
 		}
-		seen = seen[n:]
 	}
 }
 
