@@ -251,8 +251,6 @@ func (p *Publisher) fenced(ctx context.Context, lease Lease, entries []Entry) fe
 	if p.cfg.entryBells {
 		rich = "1"
 	}
-	// (the script is told in ARGV[3]; each entry's arguments end with its
-	// bell's body then.)
 	f := fencedCall{p: p, lease: lease, entries: entries, spans: make([]trace.Span, len(entries)),
 		scriptCall: newScriptCall(fencedAppendScript, 1+len(entries), 3+len(entries)*8)}
 	f.args = append(f.args, lease.Key)
