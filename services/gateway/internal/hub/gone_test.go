@@ -144,9 +144,16 @@ func TestHub_AVanishedTableGetsItsWatchersTableGone(t *testing.T) {
 // Among many followed tables (in every part of the check), the one whose
 // stream vanished — and only it — gets its watcher table_gone, within the
 // check interval: the parts cover every table, and a part where all the
-// streams exist but one finds that one.
+// streams exist but one finds that one. On a Redis Cluster too, where the
+// tables' keys lie in different slots (one EXISTS of them all would be
+// refused, and every table would pass for present).
 func TestHub_OnlyTheVanishedTableOfManyIsGone(t *testing.T) {
-	e := newEnv(t)
+	for name, newEnv := range map[string]func(*testing.T) *env{"one redis": newEnv, "cluster": newClusterEnv} {
+		t.Run(name, func(t *testing.T) { onlyTheVanishedTableIsGone(t, newEnv(t)) })
+	}
+}
+
+func onlyTheVanishedTableIsGone(t *testing.T, e *env) {
 	const every = 160 * time.Millisecond
 	h := e.hub(t, Options{GoneCheck: every})
 	ctx := context.Background()

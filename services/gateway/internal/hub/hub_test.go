@@ -87,8 +87,8 @@ func (s *sink) waitEvents(t *testing.T, n int) []string {
 }
 
 type env struct {
-	srv *redistest.Server
-	rdb *redis.Client
+	srv *redistest.Server // nil on a cluster
+	rdb redis.UniversalClient
 	pub *streams.Publisher
 }
 
@@ -97,6 +97,14 @@ func newEnv(t *testing.T) *env {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	return &env{srv: srv, rdb: rdb, pub: streams.NewPublisher(rdb, streams.WithMaxLen(0))}
+}
+
+// newClusterEnv is newEnv on a Redis Cluster of three masters.
+func newClusterEnv(t *testing.T) *env {
+	t.Helper()
+	rdb := redistest.StartCluster(t, 3, 0).NewClient()
+	t.Cleanup(func() { _ = rdb.Close() })
+	return &env{rdb: rdb, pub: streams.NewPublisher(rdb, streams.WithMaxLen(0))}
 }
 
 func (e *env) hub(t *testing.T, o Options) *Hub {
