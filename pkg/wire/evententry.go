@@ -171,7 +171,11 @@ func (f *Frame) WithLegal(lm []byte) (*Frame, error) {
 		if err := proto.Unmarshal(lm, legal); err != nil {
 			return nil, fmt.Errorf("wire: legal moves: %w", err)
 		}
-		m := proto.Clone(f.msg).(*gatewayv1.ServerFrame)
+		host, err := f.message()
+		if err != nil {
+			return nil, err
+		}
+		m := proto.Clone(host).(*gatewayv1.ServerFrame)
 		m.GetEvent().Legal = legal
 		return m, nil
 	}}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -213,11 +214,27 @@ func TestEvent_RealGamesComeBackFromBothEncodings(t *testing.T) {
 			in.Epoch, in.CommandEntryId = 7, "1740830400123-0"
 			in.Trace = &commonv1.TraceContext{Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
 			name := "game " + strconv.Itoa(g) + " event " + strconv.FormatUint(ev.GetSeq(), 10) + " (" + kind + ")"
-			for enc, got := range roundTrip(t, name, NewFrame(Event("t1", "1-0", in))) {
-				e := got.GetEvent()
-				if e.GetTable() != "t1" || e.GetId() != "1-0" || !proto.Equal(e.GetEvent(), want) {
-					t.Fatalf("%s: %s frame decodes to %v, want %v", name, Encoding(enc), e, want)
+			data, err := proto.Marshal(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, head, err := EventFrameOf("t1", "1-0", data, seating)
+			if err != nil {
+				t.Fatalf("%s: EventFrameOf: %v", name, err)
+			}
+			checkHead(t, name, head, in)
+			decoded := NewFrame(Event("t1", "1-0", in))
+			for _, f := range []*Frame{decoded, raw} {
+				for enc, got := range roundTrip(t, name, f) {
+					e := got.GetEvent()
+					if e.GetTable() != "t1" || e.GetId() != "1-0" || !proto.Equal(e.GetEvent(), want) {
+						t.Fatalf("%s: %s frame decodes to %v, want %v", name, Encoding(enc), e, want)
+					}
 				}
+			}
+			// The event's own bytes, cut, are the bytes of its encoding.
+			if a, b := mustBytes(decoded.Bytes(Binary)), mustBytes(raw.Bytes(Binary)); string(a) != string(b) {
+				t.Fatalf("%s: EventFrameOf's bytes differ from the encoded event's:\n%x\n%x", name, b, a)
 			}
 		})
 	}
@@ -266,12 +283,69 @@ func TestSheet_RealSheetsComeBackFromBothEncodings(t *testing.T) {
 	}
 }
 
+// seating stands for the gateway's visibility.Folds: the kinds that move a
+// seat are decoded whole by EventHead.
+func seating(num protowire.Number) bool {
+	return num == 10 || num == 11 || num == 12 || num == 13 || num == 31
+}
+
+// checkHead holds head, EventHead of ev's encoding, to ev: its visibility,
+// and all of ev when its kind is one seating decodes whole.
+func checkHead(tb testing.TB, name string, head, ev *tablev1.Event) {
+	tb.Helper()
+	m := ev.ProtoReflect()
+	fd := m.WhichOneof(m.Descriptor().Oneofs().ByName("event"))
+	want := &tablev1.Event{Visibility: ev.GetVisibility()}
+	if fd != nil && seating(fd.Number()) {
+		want = ev
+	}
+	if !proto.Equal(head, want) {
+		tb.Fatalf("%s: head %v, want %v", name, head, want)
+	}
+}
+
 // BenchmarkEvent is the fan-out's cost per event: one event frame (a card
 // played carrying the next seat's timer, the commonest frame of a game)
 // encoded once per encoding, the runner's fields cleared first.
 func BenchmarkEvent(b *testing.B) {
 	ev := benchEvent()
 	benchFrame(b, func() *gatewayv1.ServerFrame { return Event("0123456789abcdef", "1740830400125-0", ev) })
+}
+
+// BenchmarkEventEntry is a gateway's work on one entry of a table's event
+// stream before its fan-out: what it reads of the event (who may see it;
+// its seating) and the frame's binary encoding. "decode" is how it was
+// done before EventFrameOf: the event decoded whole, then encoded.
+func BenchmarkEventEntry(b *testing.B) {
+	data, err := proto.Marshal(benchEvent())
+	if err != nil {
+		b.Fatal(err)
+	}
+	const table, id = "0123456789abcdef", "1740830400125-0"
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			ev := &tablev1.Event{}
+			if err := proto.Unmarshal(data, ev); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := NewFrame(Event(table, id, ev)).Bytes(Binary); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("EventFrameOf", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			f, _, err := EventFrameOf(table, id, data, seating)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := f.Bytes(Binary); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // BenchmarkSheet is the same for the sheet of a whole classic game (24 hands

@@ -145,18 +145,25 @@ type Frame struct {
 func NewFrame(m *gatewayv1.ServerFrame) *Frame { return &Frame{msg: m} }
 
 // Message is the frame's message (read-only); nil for a frame made from
-// its binary encoding (WithLegal).
+// its binary encoding (WithLegal, EventFrameOf).
 func (f *Frame) Message() *gatewayv1.ServerFrame { return f.msg }
+
+// message is the frame's message, made from its binary encoding's source
+// when the frame has none.
+func (f *Frame) message() (*gatewayv1.ServerFrame, error) {
+	if f.msg != nil {
+		return f.msg, nil
+	}
+	return f.mk()
+}
 
 // Bytes is the frame in enc.
 func (f *Frame) Bytes(enc Encoding) ([]byte, error) {
 	e := &f.encs[enc&1]
 	e.once.Do(func() {
-		m := f.msg
-		if m == nil {
-			if m, e.err = f.mk(); e.err != nil {
-				return
-			}
+		var m *gatewayv1.ServerFrame
+		if m, e.err = f.message(); e.err != nil {
+			return
 		}
 		e.b, e.err = Encode(m, enc)
 	})

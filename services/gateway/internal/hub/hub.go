@@ -299,7 +299,7 @@ func (h *Hub) bootstrap(ctx context.Context, f *feed) error {
 		}
 		f.mu.Lock()
 		for _, x := range xs {
-			f.fold(x.ID, h.decodeEvent(f.evStream, x.ID, xdata(x)))
+			f.fold(x.ID, h.eventHead(f.evStream, x.ID, xdata(x)))
 		}
 		f.mu.Unlock()
 		if len(xs) > 0 {
@@ -357,11 +357,22 @@ func xdata(x redis.XMessage) []byte {
 	return []byte(s)
 }
 
-// decodeEvent decodes an event entry; a malformed entry is logged and then
-// folded as nothing (its position still counts).
-func (h *Hub) decodeEvent(stream, id string, data []byte) *tablev1.Event {
-	ev, err := unmarshalEvent(data)
+// eventHead is what the seating needs of an event entry (wire.EventHead);
+// a malformed entry is logged and then folded as nothing (its position
+// still counts).
+func (h *Hub) eventHead(stream, id string, data []byte) *tablev1.Event {
+	ev, err := wire.EventHead(data, visibility.Folds)
 	if err != nil {
+		h.log.Error("hub: undecodable table event", "stream", stream, "id", id, "err", err)
+		return nil
+	}
+	return ev
+}
+
+// decodeEvent decodes an event whole; a malformed one is logged, and nil.
+func (h *Hub) decodeEvent(stream, id string, data []byte) *tablev1.Event {
+	ev := &tablev1.Event{}
+	if err := proto.Unmarshal(data, ev); err != nil {
 		h.log.Error("hub: undecodable table event", "stream", stream, "id", id, "err", err)
 		return nil
 	}
@@ -457,18 +468,17 @@ func (h *Hub) eventFrame(table, id string, ev *tablev1.Event) *wire.Frame {
 	return frame
 }
 
-// entry decodes and frames one entry m of table's event stream; false when
-// it cannot be read or encoded (logged: it is folded as nothing, its
-// position still counts). A seat's legal moves packed into the entry are
-// neither decoded nor encoded again: only their seat is read, and their
-// bytes spliced into that seat's copy of the frame (wire.WithLegal).
+// entry frames one entry m of table's event stream; false when it cannot
+// be read (logged: it is folded as nothing, its position still counts).
+// The event is not decoded, only its visibility and, when it moves a seat,
+// the whole of it (wire.EventFrameOf): its frame is its own bytes. A
+// seat's legal moves packed into the entry are neither decoded nor encoded
+// again either: only their seat is read, and their bytes spliced into that
+// seat's copy of the frame (wire.WithLegal).
 func (h *Hub) entry(table string, m streams.Message) (item, bool) {
-	ev, err := unmarshalEvent(m.Data)
+	frame, ev, err := wire.EventFrameOf(table, m.ID, m.Data, visibility.Folds)
 	if err == nil {
-		it := item{id: m.ID, ev: ev}
-		if it.frame = h.eventFrame(table, m.ID, ev); it.frame == nil {
-			return item{}, false
-		}
+		it := item{id: m.ID, ev: ev, frame: frame}
 		raw, packed := m.Header[wire.FieldLegal]
 		if !packed {
 			return it, true
@@ -483,14 +493,6 @@ func (h *Hub) entry(table string, m streams.Message) (item, bool) {
 	return item{}, false
 }
 
-func unmarshalEvent(data []byte) (*tablev1.Event, error) {
-	ev := &tablev1.Event{}
-	if err := proto.Unmarshal(data, ev); err != nil {
-		return nil, fmt.Errorf("table event: %w", err)
-	}
-	return ev, nil
-}
-
 // legalVisibility is who may see the legal moves raw packed into host's
 // entry: their seat alone (wire.PackedSeat refuses moves packed into an
 // event that is not public).
@@ -502,10 +504,12 @@ func legalVisibility(host *tablev1.Event, raw string) (*tablev1.Visibility, erro
 	return &tablev1.Visibility{Audience: tablev1.Audience_AUDIENCE_SEAT, Seat: seat}, nil
 }
 
-// item is one entry of a table's event stream, decoded and framed (held
-// for a client whose replay is running, or read by a replay).
+// item is one entry of a table's event stream, framed (held for a client
+// whose replay is running, or read by a replay).
 type item struct {
-	id    string
+	id string
+	// ev is the event's head (wire.EventHead): its visibility, and all of
+	// it only when it moves a seat.
 	ev    *tablev1.Event
 	frame *wire.Frame
 	// legal is who may see the legal moves the entry packs after ev (nil

@@ -1,6 +1,10 @@
 package visibility
 
-import tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+import (
+	"google.golang.org/protobuf/encoding/protowire"
+
+	tablev1 "github.com/pulka/pulka/pkg/gen/pulka/table/v1"
+)
 
 // MaxSeats bounds the seat indexes Seats tracks (classic has four).
 const MaxSeats = 4
@@ -70,6 +74,21 @@ func (s *Seats) Apply(ev *tablev1.Event) bool {
 		}
 	}
 	return *s != before
+}
+
+// Folds reports whether Apply reads events of kind num (the field number
+// of the Event.event oneof): only these need decoding whole to keep a
+// table's seating (wire.EventHead). TestFolds holds it to Apply.
+func Folds(num protowire.Number) bool {
+	switch num {
+	case 10, // game_started
+		11, // player_seated
+		12, // player_left
+		13, // seat_taken_by_bot
+		31: // view_synced
+		return true
+	}
+	return false
 }
 
 func (s *Seats) put(seat uint32, sp *tablev1.SeatPlayer) {
