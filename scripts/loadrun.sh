@@ -27,7 +27,8 @@
 # core for up to 2-4 ms at a time under the normal scheduler, and 1.3-1.7 % of its moves
 # left more than 1 ms late; with it, 0.15 % (issue 24). The services keep the normal
 # scheduler: such neighbours are part of what they meet. LOADRUN_GEN_RT=0 turns it off.
-# The report starts with the CPU model and the pinning; per process it gives the cores used,
+# The report starts with the CPU model and the pinning; per process it gives the cores used
+# (and each service's share of the services' CPU, the figure to compare builds by on a drifting machine),
 # the CPU per move, and the system calls per move (all of them, counted by perf when it can
 # attach; read+write from /proc/PID/io always), and how many times each Go service collected
 # its garbage over the window (from its /metrics).
@@ -171,16 +172,27 @@ pinning=none; [ -n "${LOADRUN_PIN:-}" ] && pinning="the generator on CPUs $g_cpu
 echo "CPU model: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs; pinning: $pinning"
 echo "CPU over ${el%.*}s of the window (cores): load average $(cut -d' ' -f1-3 /proc/loadavg), stolen by the hypervisor $(echo "($st1 - $st0) / $hz / $el" | bc -l | xargs printf '%.2f')"
 rate=$(grep -o '[0-9.]* moves/s end to end' "$out/load.txt" | cut -d' ' -f1)
-echo "  process        cores  CPU µs/move  syscalls/move  read+write/move"
-tot=0; stot=0; atot=0
+# Share: each service's part of the services' CPU, from the same window. This machine class
+# drifts by a tenth within minutes, moving every process together, so two builds' totals in
+# runs a minute apart differ by more than most changes do; one process's share does not drift
+# so (issue 24, session 26: the gateway's share fell in every pair where the totals could not
+# tell the builds apart).
+echo "  process        cores  CPU µs/move  syscalls/move  read+write/move  share of services"
+tot=0; stot=0; atot=0; svc=0
+declare -A cores
 for p in gateway table-runner redis-server scoring lobby pulkactl; do
-  c=$(echo "(${c1[$p]} - ${c0[$p]}) / $hz / $el" | bc -l); tot=$(echo "$tot + $c" | bc -l)
+  cores[$p]=$(echo "(${c1[$p]} - ${c0[$p]}) / $hz / $el" | bc -l)
+  [ "$p" = pulkactl ] || svc=$(echo "$svc + ${cores[$p]}" | bc -l)
+done
+for p in gateway table-runner redis-server scoring lobby pulkactl; do
+  c=${cores[$p]}; tot=$(echo "$tot + $c" | bc -l)
   sc=$(echo "(${s1[$p]} - ${s0[$p]}) / $el / ${rate:-1}" | bc -l); stot=$(echo "$stot + $sc" | bc -l)
   all=-
   if [ -n "$perf_ok" ] && n=$(awk -F, '/raw_syscalls/{print $1}' "$out/syscalls-$p.csv" 2>/dev/null) && [[ $n =~ ^[0-9]+$ ]]; then
     all=$(echo "$n / $win / ${rate:-1}" | bc -l | xargs printf '%.1f'); atot=$(echo "$atot + $all" | bc -l)
   fi
-  printf '  %-13s %.2f   %9.1f   %12s   %14.2f\n' "$p" "$c" "$(echo "$c * 1000000 / ${rate:-1}" | bc -l)" "$all" "$sc"
+  share=-; [ "$p" = pulkactl ] || share=$(echo "if ($svc > 0) 100 * $c / $svc else 0" | bc -l | xargs printf '%.1f %%')
+  printf '  %-13s %.2f   %9.1f   %12s   %14.2f   %16s\n' "$p" "$c" "$(echo "$c * 1000000 / ${rate:-1}" | bc -l)" "$all" "$sc" "$share"
 done
 printf '  %-13s %.2f   %9.1f   %12s   %14.2f\n' total "$tot" "$(echo "$tot * 1000000 / ${rate:-1}" | bc -l)" "$([ -n "$perf_ok" ] && printf '%.1f' "$atot" || echo -)" "$stot"
 echo "  (services = total less pulkactl; syscalls/move from perf over the window, - where it could not attach)"
