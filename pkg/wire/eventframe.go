@@ -56,9 +56,9 @@ func scanEvent(data []byte, whole func(protowire.Number) bool) (*tablev1.Event, 
 		if m < 0 {
 			return nil, 0, fmt.Errorf("wire: table event: %w", protowire.ParseError(m))
 		}
-		switch {
-		case num == eventEpoch || num == eventTrace || num == eventCommandEntryID:
-		case num == eventVisibility:
+		switch num {
+		case eventEpoch, eventTrace, eventCommandEntryID:
+		case eventVisibility:
 			if typ != protowire.BytesType {
 				return nil, 0, errors.New("wire: table event: visibility of the wrong wire type")
 			}
