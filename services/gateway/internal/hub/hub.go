@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	scoringv1 "github.com/pulka/pulka/pkg/gen/pulka/scoring/v1"
@@ -299,7 +300,7 @@ func (h *Hub) bootstrap(ctx context.Context, f *feed) error {
 		}
 		f.mu.Lock()
 		for _, x := range xs {
-			f.fold(x.ID, h.eventHead(f.evStream, x.ID, xdata(x)))
+			f.fold(x.ID, h.eventHead(f.evStream, x.ID, xdata(x), visibility.Folds))
 		}
 		f.mu.Unlock()
 		if len(xs) > 0 {
@@ -357,11 +358,11 @@ func xdata(x redis.XMessage) []byte {
 	return []byte(s)
 }
 
-// eventHead is what the seating needs of an event entry (wire.EventHead);
-// a malformed entry is logged and then folded as nothing (its position
-// still counts).
-func (h *Hub) eventHead(stream, id string, data []byte) *tablev1.Event {
-	ev, err := wire.EventHead(data, visibility.Folds)
+// eventHead is what the hub needs of an event entry: wire.EventHead, the
+// whole event for the kinds whole names. A malformed entry is logged and
+// nil (folded as nothing: its position still counts).
+func (h *Hub) eventHead(stream, id string, data []byte, whole func(protowire.Number) bool) *tablev1.Event {
+	ev, err := wire.EventHead(data, whole)
 	if err != nil {
 		h.log.Error("hub: undecodable table event", "stream", stream, "id", id, "err", err)
 		return nil
@@ -369,15 +370,8 @@ func (h *Hub) eventHead(stream, id string, data []byte) *tablev1.Event {
 	return ev
 }
 
-// decodeEvent decodes an event whole; a malformed one is logged, and nil.
-func (h *Hub) decodeEvent(stream, id string, data []byte) *tablev1.Event {
-	ev := &tablev1.Event{}
-	if err := proto.Unmarshal(data, ev); err != nil {
-		h.log.Error("hub: undecodable table event", "stream", stream, "id", id, "err", err)
-		return nil
-	}
-	return ev
-}
+// everyKind has wire.EventHead decode an event whole, whatever its kind.
+func everyKind(protowire.Number) bool { return true }
 
 // onMessage is the tailer's handler: one new entry of a followed stream.
 func (h *Hub) onMessage(ctx context.Context, m streams.Message) {
@@ -545,7 +539,7 @@ func (h *Hub) onNotice(ctx context.Context, stream string, data []byte) {
 	if f == nil || stream != f.evStream {
 		return
 	}
-	ev := h.decodeEvent(stream, "notice", data)
+	ev := h.eventHead(stream, "notice", data, everyKind)
 	if ev == nil || ev.GetMoveRejected() == nil {
 		return // only refusals travel this way
 	}
