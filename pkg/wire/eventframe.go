@@ -12,8 +12,8 @@ import (
 )
 
 // The Event fields EventHead and EventFrameOf read or drop without decoding
-// the event (event.proto; TestFieldNumbers holds them to the descriptor),
-// and EventFrame's.
+// the event (event.proto), and EventFrame's (frames.proto);
+// TestEventFrameOf_FieldNumbers holds them to the descriptors.
 const (
 	eventEpoch          = 4 // Event.epoch: between services only
 	eventVisibility     = 6 // Event.visibility
@@ -28,9 +28,8 @@ const (
 // is data, without decoding all of it: an Event holding only its visibility
 // — unless whole reports true for the number of one of its fields (whole
 // names kinds: fields of the Event.event oneof), in which case the whole
-// event is decoded. The
-// gateway decodes whole only the events that move a seat
-// (visibility.Folds); a card played, a bid, a timer stay bytes.
+// event is decoded. The gateway decodes whole only the events that move a
+// seat (visibility.Folds); a card played, a bid, a timer stay bytes.
 //
 // data must be well-formed protobuf at the top level and its visibility
 // must decode; the parts left as bytes are not checked (they come from

@@ -132,7 +132,7 @@ func Encode(f *gatewayv1.ServerFrame, enc Encoding) ([]byte, error) {
 type Frame struct {
 	msg *gatewayv1.ServerFrame
 	// mk makes msg when the frame was made from its binary encoding
-	// (WithLegal): only its JSON encoding needs it.
+	// (WithLegal, EventFrameOf): only its JSON encoding needs it.
 	mk   func() (*gatewayv1.ServerFrame, error)
 	encs [2]struct {
 		once sync.Once

@@ -78,7 +78,7 @@ func (s *Seats) Apply(ev *tablev1.Event) bool {
 
 // Folds reports whether Apply reads events of kind num (the field number
 // of the Event.event oneof): only these need decoding whole to keep a
-// table's seating (wire.EventHead). TestFolds holds it to Apply.
+// table's seating (wire.EventHead). The TestFolds_ tests hold it to Apply.
 func Folds(num protowire.Number) bool {
 	switch num {
 	case 10, // game_started
