@@ -173,8 +173,12 @@ func TestTrace_OneMoveIsOneTraceFromTheFrameToTheLastClientWrite(t *testing.T) {
 		}
 		return out
 	}
-	spans := waitSpans(t, rec, "a write span per client in the move's trace", func(s []sdktrace.ReadOnlySpan) bool {
-		return len(writes(s)) == len(clients)
+	// A span is recorded when it ends, and the tailer's span of the event
+	// ends once the hub has handed the frame to every client, which may be
+	// after a client's writer has written it: wait for every ancestor of
+	// the writes too (one never recorded fails the wait, as below).
+	spans := waitSpans(t, rec, "a write span per client in the move's trace, and every span above them", func(s []sdktrace.ReadOnlySpan) bool {
+		return len(writes(s)) == len(clients) && ancestorsRecorded(s, writes(s))
 	})
 	byID := map[trace.SpanID]sdktrace.ReadOnlySpan{}
 	for _, s := range spans {
@@ -211,6 +215,25 @@ func TestTrace_OneMoveIsOneTraceFromTheFrameToTheLastClientWrite(t *testing.T) {
 			t.Fatalf("no write span for player %s in the move's trace: %v", p, wrote)
 		}
 	}
+}
+
+// ancestorsRecorded reports whether every parent of every span of leaves,
+// up to its root, is among spans.
+func ancestorsRecorded(spans, leaves []sdktrace.ReadOnlySpan) bool {
+	byID := map[trace.SpanID]sdktrace.ReadOnlySpan{}
+	for _, s := range spans {
+		byID[s.SpanContext().SpanID()] = s
+	}
+	for _, s := range leaves {
+		for s.Parent().IsValid() {
+			parent, ok := byID[s.Parent().SpanID()]
+			if !ok {
+				return false
+			}
+			s = parent
+		}
+	}
+	return true
 }
 
 func hasAll(names []string, want ...string) bool {
