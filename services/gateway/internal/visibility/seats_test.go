@@ -3,6 +3,7 @@ package visibility
 import (
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -64,7 +65,8 @@ func TestFolds_TheHeadsOfRealGamesSeatAsTheirEvents(t *testing.T) {
 }
 
 // TestFolds_NoOtherKindMovesASeat: an event of any kind Folds leaves out,
-// even one whose message is set, changes no seating.
+// even one whose message is set, changes no seating; and Folds names
+// nothing but kinds.
 func TestFolds_NoOtherKindMovesASeat(t *testing.T) {
 	full := Seats{"a", "b", "c", "d"}
 	ev := &tablev1.Event{}
@@ -77,6 +79,13 @@ func TestFolds_NoOtherKindMovesASeat(t *testing.T) {
 		s := full
 		if s.Apply(e) && !Folds(fd.Number()) {
 			t.Errorf("%s (%d) moves a seat but Folds leaves it out", fd.Name(), fd.Number())
+		}
+	}
+	// Folds names kinds only: any other field would have every event
+	// decoded whole.
+	for n := protowire.Number(1); n <= 1000; n++ {
+		if Folds(n) && kinds.ByNumber(n) == nil {
+			t.Errorf("Folds names field %d, which is not a kind of event", n)
 		}
 	}
 }
