@@ -24,6 +24,13 @@ const (
 	eventFrameEvent     = 3 // EventFrame.event
 )
 
+// betweenServices reports whether Event field num stays between services:
+// a frame carries neither the trace context, the lease epoch nor the
+// command entry id (Event clears the same fields of a decoded event).
+func betweenServices(num protowire.Number) bool {
+	return num == eventEpoch || num == eventTrace || num == eventCommandEntryID
+}
+
 // EventHead is what a router reads of the table event whose binary encoding
 // is data, without decoding all of it: an Event holding only its visibility
 // — unless whole reports true for the number of one of its fields (whole
@@ -55,9 +62,9 @@ func scanEvent(data []byte, whole func(protowire.Number) bool) (*tablev1.Event, 
 		if m < 0 {
 			return nil, 0, fmt.Errorf("wire: table event: %w", protowire.ParseError(m))
 		}
-		switch num {
-		case eventEpoch, eventTrace, eventCommandEntryID:
-		case eventVisibility:
+		switch {
+		case betweenServices(num):
+		case num == eventVisibility:
 			if typ != protowire.BytesType {
 				return nil, 0, errors.New("wire: table event: visibility of the wrong wire type")
 			}
@@ -129,7 +136,7 @@ func EventFrameOf(table, id string, data []byte, whole func(protowire.Number) bo
 	for rest := data; len(rest) > 0; {
 		num, typ, n := protowire.ConsumeTag(rest)
 		m := protowire.ConsumeFieldValue(num, typ, rest[n:]) // scanEvent checked both
-		if num != eventEpoch && num != eventTrace && num != eventCommandEntryID {
+		if !betweenServices(num) {
 			b = append(b, rest[:n+m]...)
 		}
 		rest = rest[n+m:]

@@ -300,7 +300,7 @@ func (h *Hub) bootstrap(ctx context.Context, f *feed) error {
 		}
 		f.mu.Lock()
 		for _, x := range xs {
-			f.fold(x.ID, h.eventHead(f.evStream, x.ID, xdata(x), visibility.Folds))
+			f.fold(x.ID, h.eventHead(f.evStream, x.ID, xdata(x)))
 		}
 		f.mu.Unlock()
 		if len(xs) > 0 {
@@ -358,11 +358,11 @@ func xdata(x redis.XMessage) []byte {
 	return []byte(s)
 }
 
-// eventHead is what the hub needs of an event entry: wire.EventHead, the
-// whole event for the kinds whole names. A malformed entry is logged and
-// nil (folded as nothing: its position still counts).
-func (h *Hub) eventHead(stream, id string, data []byte, whole func(protowire.Number) bool) *tablev1.Event {
-	ev, err := wire.EventHead(data, whole)
+// eventHead is what the seating needs of an event entry (wire.EventHead:
+// whole only when it moves a seat). A malformed entry is logged and nil
+// (folded as nothing: its position still counts).
+func (h *Hub) eventHead(stream, id string, data []byte) *tablev1.Event {
+	ev, err := wire.EventHead(data, visibility.Folds)
 	if err != nil {
 		h.log.Error("hub: undecodable table event", "stream", stream, "id", id, "err", err)
 		return nil
@@ -370,7 +370,8 @@ func (h *Hub) eventHead(stream, id string, data []byte, whole func(protowire.Num
 	return ev
 }
 
-// everyKind has wire.EventHead decode an event whole, whatever its kind.
+// everyKind has wire.EventFrameOf decode an event whole, whatever its kind
+// (a notice's, rare: the hub reads which kind it is).
 func everyKind(protowire.Number) bool { return true }
 
 // onMessage is the tailer's handler: one new entry of a followed stream.
@@ -447,19 +448,6 @@ func (h *Hub) sheetFrame(table, id string, data []byte) (*wire.Frame, bool) {
 		return nil, false
 	}
 	return frame, true
-}
-
-// eventFrame is the frame of event ev (entry id of table's stream; "" for
-// a refusal), nil when it cannot be encoded (logged). Its binary encoding,
-// which nearly every client speaks, is made here, before any lock is
-// taken; JSON, for the rare debugging client, when one first needs it.
-func (h *Hub) eventFrame(table, id string, ev *tablev1.Event) *wire.Frame {
-	frame := wire.NewFrame(wire.Event(table, id, ev))
-	if _, err := frame.Bytes(wire.Binary); err != nil {
-		h.log.Error("hub: encode event", "table", table, "id", id, "err", err)
-		return nil
-	}
-	return frame
 }
 
 // entry frames one entry m of table's event stream; false when it cannot
@@ -539,13 +527,13 @@ func (h *Hub) onNotice(ctx context.Context, stream string, data []byte) {
 	if f == nil || stream != f.evStream {
 		return
 	}
-	ev := h.eventHead(stream, "notice", data, everyKind)
-	if ev == nil || ev.GetMoveRejected() == nil {
-		return // only refusals travel this way
-	}
-	frame := h.eventFrame(f.table, "", ev)
-	if frame == nil {
+	frame, ev, err := wire.EventFrameOf(f.table, "", data, everyKind)
+	if err != nil {
+		h.log.Error("hub: undecodable table event", "stream", stream, "id", "notice", "err", err)
 		return
+	}
+	if ev.GetMoveRejected() == nil {
+		return // only refusals travel this way
 	}
 	var sent int64
 	f.mu.Lock()
