@@ -80,17 +80,56 @@ func SharedLocal(t testing.TB, name string, o LocalOptions) *Local {
 
 // NewLocal runs pulka-local outside a test, with the gateway on a free
 // loopback port, until it says everything runs. The caller closes it, or
-// Main does after the tests.
+// Main does after the tests. A launcher that ends before it is ready
+// because a port chosen for it — the gateway's here, or one of its own
+// choosing (its services' admin ports, its Redis) — was taken by another
+// program between the choice and the bind is started again on new ports,
+// up to portAttempts times in all, as Stack does for its processes.
 func NewLocal(o LocalOptions) (*Local, error) {
 	bin, err := Binaries()
 	if err != nil {
 		return nil, err
 	}
-	ports, err := stack.FreePorts(1)
-	if err != nil {
-		return nil, err
+	return retryLostPort(portAttempts, func() (*Local, error) {
+		ports, err := stack.FreePorts(1)
+		if err != nil {
+			return nil, err
+		}
+		return startLocal(o, bin, net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])))
+	})
+}
+
+// retryLostPort calls start until it does not fail with errLostPort, at
+// most attempts times; the error of a last failure also tells the earlier
+// ones.
+func retryLostPort[T any](attempts int, start func() (T, error)) (T, error) {
+	var tries []string
+	for attempt := 1; ; attempt++ {
+		v, err := start()
+		if err == nil || attempt == attempts || !errors.Is(err, errLostPort) {
+			if err != nil && len(tries) > 0 {
+				err = fmt.Errorf("%w\n(%d earlier attempts lost a port:\n%s)", err, len(tries), strings.Join(tries, "\n"))
+			}
+			return v, err
+		}
+		tries = append(tries, err.Error())
 	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
+}
+
+// errLostPort marks a launcher that exited before it was ready because an
+// address it was to listen on was taken.
+var errLostPort = errors.New("a port chosen for it was taken")
+
+// lostPort says whether a launcher's output shows a process that could not
+// bind its address: every address it binds is one chosen free (by
+// NewLocal, or by the launcher itself) moments before.
+func lostPort(output string) bool {
+	// Go's net says "address already in use", redis-server "Address".
+	return strings.Contains(strings.ToLower(output), "bind: address already in use")
+}
+
+// startLocal is one attempt of NewLocal, the gateway on addr.
+func startLocal(o LocalOptions, bin, addr string) (*Local, error) {
 	args := append([]string{"-addr", addr, "-bin-dir", bin}, o.Args...)
 	cmd := exec.Command(filepath.Join(bin, Launcher), args...)
 	cmd.Env = os.Environ()
@@ -130,7 +169,11 @@ func NewLocal(o LocalOptions) (*Local, error) {
 		register(l)
 		return l, nil
 	case <-l.exited:
-		return nil, fmt.Errorf("stacktest: %s exited before it was ready (%s):\n%s", Launcher, stack.ExitText(l.err), l.Output())
+		err := fmt.Errorf("stacktest: %s exited before it was ready (%s):\n%s", Launcher, stack.ExitText(l.err), l.Output())
+		if lostPort(l.Output()) {
+			err = fmt.Errorf("%w: %w", errLostPort, err)
+		}
+		return nil, err
 	case <-time.After(localReadyTimeout):
 		l.Close(false)
 		return nil, fmt.Errorf("stacktest: %s did not say it was running within %v:\n%s", Launcher, localReadyTimeout, l.Output())

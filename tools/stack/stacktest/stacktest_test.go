@@ -2,6 +2,7 @@ package stacktest
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -189,6 +190,72 @@ func TestLocal_InterruptStopsTheLauncher(t *testing.T) {
 	}
 	if err := syscall.Kill(l.Pid(), 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("pulka-local (pid %d) still runs", l.Pid())
+	}
+}
+
+// A launcher whose gateway cannot bind its address ends before it is ready
+// with an error NewLocal starts it again for; any other failure is not.
+func TestLocal_APortTakenBeforeTheBindIsALostPort(t *testing.T) {
+	skipShort(t)
+	bin, err := Binaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	l, err := startLocal(LocalOptions{Args: []string{"-runners", "1", "-log-level", "warn"}}, bin, held.Addr().String())
+	if err == nil {
+		l.Close(false)
+		t.Fatalf("pulka-local started with its gateway's address %s taken", held.Addr())
+	}
+	if !errors.Is(err, errLostPort) || !strings.Contains(err.Error(), held.Addr().String()) {
+		t.Fatalf("pulka-local with its gateway's address taken: %v; want errLostPort naming %s", err, held.Addr())
+	}
+	if lostPort("gateway exited by itself (exit status 1)") {
+		t.Error("an exit without a bind error is taken for a lost port")
+	}
+	if !lostPort("Warning: Could not create server TCP listening socket 127.0.0.1:6380: bind: Address already in use") {
+		t.Error("redis-server's bind error is not taken for a lost port")
+	}
+}
+
+func TestRetryLostPort_StartsAgainOnlyForALostPortAndAtMostAttemptsTimes(t *testing.T) {
+	lost := fmt.Errorf("%w: gateway: bind: address already in use", errLostPort)
+	other := errors.New("the gateway is not ready")
+	for _, c := range []struct {
+		name      string
+		errs      []error // start's result at each call; nil once it starts
+		wantCalls int
+		wantErr   error
+	}{
+		{"started at once", []error{nil}, 1, nil},
+		{"lost twice, then started", []error{lost, lost, nil}, 3, nil},
+		{"lost every time", []error{lost, lost, lost, lost, lost}, 4, errLostPort},
+		{"another failure is not retried", []error{other, nil}, 1, other},
+		{"lost, then another failure", []error{lost, other, nil}, 2, other},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			calls := 0
+			v, err := retryLostPort(4, func() (int, error) {
+				calls++
+				if err := c.errs[calls-1]; err != nil {
+					return 0, err
+				}
+				return calls, nil
+			})
+			if calls != c.wantCalls || (c.wantErr == nil) != (err == nil) || (c.wantErr != nil && !errors.Is(err, c.wantErr)) {
+				t.Fatalf("%d calls, %v; want %d calls and %v", calls, err, c.wantCalls, c.wantErr)
+			}
+			if err == nil && v != calls {
+				t.Errorf("the value of call %d was dropped: got %d", calls, v)
+			}
+			if err != nil && calls > 1 && !strings.Contains(err.Error(), fmt.Sprintf("%d earlier attempts lost a port", calls-1)) {
+				t.Errorf("the error does not tell the earlier attempts: %v", err)
+			}
+		})
 	}
 }
 
