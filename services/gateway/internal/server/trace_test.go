@@ -180,9 +180,8 @@ func TestTrace_OneMoveIsOneTraceFromTheFrameToTheLastClientWrite(t *testing.T) {
 	spans := waitSpans(t, rec, "a write span per client in the move's trace, and every span above them", func(s []sdktrace.ReadOnlySpan) bool {
 		return len(writes(s)) == len(clients) && ancestorsRecorded(s, writes(s))
 	})
-	byID := map[trace.SpanID]sdktrace.ReadOnlySpan{}
+	byID := spansByID(spans)
 	for _, s := range spans {
-		byID[s.SpanContext().SpanID()] = s
 		if s.SpanKind() == trace.SpanKindServer && strings.Contains(s.Name(), "/ws") {
 			t.Fatalf("the WebSocket connection has a request span %q: its frames are the operations", s.Name())
 		}
@@ -217,13 +216,19 @@ func TestTrace_OneMoveIsOneTraceFromTheFrameToTheLastClientWrite(t *testing.T) {
 	}
 }
 
-// ancestorsRecorded reports whether every parent of every span of leaves,
-// up to its root, is among spans.
-func ancestorsRecorded(spans, leaves []sdktrace.ReadOnlySpan) bool {
-	byID := map[trace.SpanID]sdktrace.ReadOnlySpan{}
+// spansByID indexes spans by their span id.
+func spansByID(spans []sdktrace.ReadOnlySpan) map[trace.SpanID]sdktrace.ReadOnlySpan {
+	byID := make(map[trace.SpanID]sdktrace.ReadOnlySpan, len(spans))
 	for _, s := range spans {
 		byID[s.SpanContext().SpanID()] = s
 	}
+	return byID
+}
+
+// ancestorsRecorded reports whether every parent of every span of leaves,
+// up to its root, is among spans.
+func ancestorsRecorded(spans, leaves []sdktrace.ReadOnlySpan) bool {
+	byID := spansByID(spans)
 	for _, s := range leaves {
 		for s.Parent().IsValid() {
 			parent, ok := byID[s.Parent().SpanID()]
