@@ -120,12 +120,15 @@ func retryLostPort[T any](attempts int, start func() (T, error)) (T, error) {
 // address it was to listen on was taken.
 var errLostPort = errors.New("a port chosen for it was taken")
 
+// addrInUse is how a process's log says it could not listen on an address
+// another program holds (Go's net; redis-server writes "Address").
+const addrInUse = "bind: address already in use"
+
 // lostPort says whether a launcher's output shows a process that could not
 // bind its address: every address it binds is one chosen free (by
 // NewLocal, or by the launcher itself) moments before.
 func lostPort(output string) bool {
-	// Go's net says "address already in use", redis-server "Address".
-	return strings.Contains(strings.ToLower(output), "bind: address already in use")
+	return strings.Contains(strings.ToLower(output), addrInUse)
 }
 
 // startLocal is one attempt of NewLocal, the gateway on addr.

@@ -295,7 +295,7 @@ func (p *Process) lostPort(x extra) bool {
 		return false
 	}
 	for _, addr := range chosen {
-		if strings.Contains(string(log), addr+": bind: address already in use") {
+		if strings.Contains(string(log), addr+": "+addrInUse) {
 			return true
 		}
 	}
