@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -226,8 +227,9 @@ func TestTailer_ReAddAtEarlierPositionDuringDeliveryLosesNothing(t *testing.T) {
 
 // collector gathers what a Tailer delivers, per stream.
 type collector struct {
-	mu  sync.Mutex
-	got map[string][]streams.Message
+	mu      sync.Mutex
+	got     map[string][]streams.Message
+	notices []string // stream|data of each notice heard
 }
 
 func newCollector() *collector { return &collector{got: map[string][]streams.Message{}} }
@@ -236,6 +238,21 @@ func (c *collector) handle(_ context.Context, m streams.Message) {
 	c.mu.Lock()
 	c.got[m.Stream] = append(c.got[m.Stream], m)
 	c.mu.Unlock()
+}
+
+func (c *collector) notice(_ context.Context, stream string, data []byte) {
+	c.mu.Lock()
+	c.notices = append(c.notices, stream+"|"+string(data))
+	c.mu.Unlock()
+}
+
+// takeNotices returns the notices heard so far and forgets them.
+func (c *collector) takeNotices() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.notices
+	c.notices = nil
+	return n
 }
 
 func (c *collector) datas(stream string) string {
@@ -250,16 +267,46 @@ var noSweep = streams.WithSweepInterval(time.Hour)
 
 // followed runs, until the test ends, a Tailer that never sweeps (unless
 // opts say otherwise) following stream from after, and returns what it
-// collects.
+// collects (its notices too). It returns once the Tailer hears the stream's
+// bell: a test that then appends without a bell sees no read but its own.
 func followed(t *testing.T, rdb *redis.Client, stream, after string, opts ...streams.Option) *collector {
 	t.Helper()
 	col := newCollector()
-	tl := streams.NewTailer(rdb, col.handle, append([]streams.Option{noSweep}, opts...)...)
+	tl := streams.NewTailer(rdb, col.handle, append([]streams.Option{noSweep, streams.WithNotices(col.notice)}, opts...)...)
 	if err := tl.Add(ctxT(t), stream, after); err != nil {
 		t.Fatal(err)
 	}
 	runConsumer(t, tl)
+	listening(t, rdb, stream, col)
 	return col
+}
+
+// listening waits until the Tailer collecting into col hears stream's bell.
+// The subscription's confirmation reads the stream (entries appended while
+// it was on its way rang nobody); it comes before any message on the bell's
+// channel, so once a notice is heard that read has been asked for, and it is
+// done before the next entry is delivered. Without this wait, a confirmation
+// still unread when a test appended silently read the silent entry (the CI
+// failure of stop 37). Probes are rung until Redis has a subscriber for one
+// (the earlier ones reached nobody), and that one is awaited.
+func listening(t *testing.T, rdb *redis.Client, stream string, col *collector) {
+	t.Helper()
+	ctx := ctxT(t)
+	var probe string
+	eventually(t, 5*time.Second, "a subscriber to the bell of "+stream, func() bool {
+		probe = "listening? " + strconv.FormatInt(time.Now().UnixNano(), 10)
+		n, err := streams.Notify(ctx, rdb, stream, []byte(probe))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n > 0
+	})
+	eventually(t, 5*time.Second, "the Tailer hearing the bell of "+stream, func() bool {
+		col.mu.Lock()
+		defer col.mu.Unlock()
+		return slices.Contains(col.notices, stream+"|"+probe)
+	})
+	col.takeNotices()
 }
 
 // Every way this package appends rings the stream's bell: with the sweep
@@ -637,7 +684,6 @@ func TestTailer_ABellCarriesHeaderAndTrace(t *testing.T) {
 	ctx := ctxT(t)
 	s := streams.TableEvents("whole")
 	col := followed(t, rdb, s, "$")
-	time.Sleep(100 * time.Millisecond) // past the first read
 	tp := sdktrace.NewTracerProvider()
 	defer func() { _ = tp.Shutdown(context.Background()) }()
 	pub := streams.NewPublisher(rdb, streams.WithEntryBells(), streams.WithTracerProvider(tp), streams.WithPropagator(propagation.TraceContext{}))
@@ -761,13 +807,7 @@ func TestTailer_NoticesReachTheHandlerAndReadNothing(t *testing.T) {
 	rdb := srv.Client(t)
 	ctx := ctxT(t)
 	s := streams.TableEvents("notices")
-	var mu sync.Mutex
-	var heard []string
-	col := followed(t, rdb, s, "$", streams.WithNotices(func(_ context.Context, stream string, data []byte) {
-		mu.Lock()
-		defer mu.Unlock()
-		heard = append(heard, stream+"|"+string(data))
-	}))
+	col := followed(t, rdb, s, "$")
 	pub := streams.NewPublisher(rdb, streams.WithEntryBells())
 	publishN(t, pub, s, 0, 1)
 	eventually(t, 2*time.Second, "the first entry", func() bool { return col.datas(s) == "0" })
@@ -786,16 +826,14 @@ func TestTailer_NoticesReachTheHandlerAndReadNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	var heard []string
 	eventually(t, 2*time.Second, "every notice", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(heard) == n
+		heard = append(heard, col.takeNotices()...)
+		return len(heard) >= n
 	})
-	mu.Lock()
 	if strings.Join(heard, ",") != strings.Join(want, ",") {
 		t.Fatalf("heard %q, want %q", heard, want)
 	}
-	mu.Unlock()
 	logged, err := rdb.SlowLogGet(ctx, -1).Result()
 	if err != nil {
 		t.Fatal(err)
