@@ -49,7 +49,7 @@ func (t *Table) doCommand(b *batch, cmd *tablev1.Command) error {
 	case *tablev1.Command_Reconnect:
 		t.back(b, s)
 		b.add(toPlayer(player), &tablev1.Event{Event: &tablev1.Event_ViewSynced{ViewSynced: &tablev1.ViewSynced{
-			View: t.View(s)}}})
+			View: t.ViewFor(player)}}})
 		return nil
 	case *tablev1.Command_Sit:
 		if t.eng.over() {

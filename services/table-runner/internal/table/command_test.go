@@ -230,6 +230,28 @@ func TestIllegalMove_RejectedWithTheEngineReasonAndNothingChanges(t *testing.T) 
 	}
 }
 
+// A player who left is still their seat's player in the table's books, but
+// the seat a bot now plays is nobody's: their reconnect is a watcher's, or
+// they could pass the bot's hand to a friend still at the table.
+func TestReconnect_AfterLeavingSyncsAWatchersView(t *testing.T) {
+	for name, leave := range map[string]func() *tablev1.Command{"leave": leaveCmd, "resign": resignCmd} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 4, humans(4))
+			h.mustCmd("p2", leave())
+			evs := h.mustCmd("p2", reconnectCmd())
+			if got := kinds(evs); len(got) != 1 || got[0] != "view_synced" {
+				t.Fatalf("reconnect: %v", got)
+			}
+			if v := evs[0].GetViewSynced().GetView(); v.YourSeat != nil || len(v.GetYourHand()) != 0 || v.Legal != nil {
+				t.Fatalf("the leaver's view: seat %v, hand %v, legal %v", v.YourSeat, v.GetYourHand(), v.Legal)
+			}
+			if v := h.t.ViewFor("p2"); v.YourSeat != nil || len(v.GetYourHand()) != 0 {
+				t.Fatalf("ViewFor the leaver: seat %v, hand %v", v.YourSeat, v.GetYourHand())
+			}
+		})
+	}
+}
+
 func TestReconnect_SyncsTheSendersViewAndEndsTheirGrace(t *testing.T) {
 	h := newHarness(t, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 4, humans(4))
 	if _, err := h.apply(Away("p2", t0)); err != nil {

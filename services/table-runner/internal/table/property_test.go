@@ -339,6 +339,10 @@ type leakCheck struct {
 	known  [classic.Seats]cards.Set // what each seat has been told privately
 	public cards.Set
 	events int
+	// left holds the players who left or resigned their seat (PlayerLeft)
+	// and did not sit again: the seat a bot then plays is nobody's, so
+	// what is addressed to them is a watcher's to know.
+	left map[string]bool
 }
 
 // keyOf is the shuffle key of hand h, which HandStarted begins: from its
@@ -376,7 +380,7 @@ func clientSeeds(r *tablev1.HandRevealed) []fairdeal.ClientSeed {
 func (c *leakCheck) deal(hs *tablev1.HandStarted, rest []*tablev1.Event) {
 	h, n, dealer := int(hs.GetHandIndex()), int(hs.GetCardsPerSeat()), int(hs.GetDealerSeat())
 	d, _ := fairdeal.Shuffle(c.keyOf(uint32(h), rest))
-	*c = leakCheck{tb: c.tb, t: c.t, seed: c.seed, events: c.events}
+	*c = leakCheck{tb: c.tb, t: c.t, seed: c.seed, events: c.events, left: c.left}
 	if c.t.set.Game == tablesettings.Japanese {
 		for k, s := range [2]int{dealer, 1 - dealer} {
 			c.inHand[s] = cards.SetOf(d[3*k:3*k+3]...) | cards.SetOf(d[6+5*k:11+5*k]...)
@@ -408,6 +412,9 @@ func (c *leakCheck) viewer(e *tablev1.Event) int {
 	case tablev1.Audience_AUDIENCE_SEAT:
 		return int(v.GetSeat())
 	case tablev1.Audience_AUDIENCE_PLAYER:
+		if c.left[v.GetPlayerId()] {
+			return -1
+		}
 		return c.t.SeatOf(v.GetPlayerId())
 	}
 	c.tb.Fatalf("event %d without an audience: %v", e.GetSeq(), e)
@@ -429,6 +436,15 @@ func (c *leakCheck) event(e *tablev1.Event, rest []*tablev1.Event) {
 	}
 	v := c.viewer(e)
 	switch x := e.GetEvent().(type) {
+	case *tablev1.Event_PlayerLeft:
+		if c.left == nil {
+			c.left = map[string]bool{}
+		}
+		c.left[x.PlayerLeft.GetPlayerId()] = true
+		c.allowed(e, v, fail)
+	case *tablev1.Event_PlayerSeated:
+		delete(c.left, x.PlayerSeated.GetSeat().GetPlayerId())
+		c.allowed(e, v, fail)
 	case *tablev1.Event_HandStarted:
 		c.deal(x.HandStarted, rest)
 	case *tablev1.Event_Dealt:

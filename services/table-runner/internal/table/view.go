@@ -73,5 +73,18 @@ func (sd *seeding) view(seats int) (*tablev1.HandCommitted, []uint32) {
 }
 
 // ViewFor is the view of player: their seat's view if they hold a seat (or
-// own one a bot plays for them), else a watcher's.
-func (t *Table) ViewFor(player string) *tablev1.TableView { return t.View(t.seatOf(player)) }
+// own one a bot plays until they come back), else a watcher's.
+func (t *Table) ViewFor(player string) *tablev1.TableView { return t.View(t.viewerSeat(player)) }
+
+// viewerSeat is the seat whose cards player may see: theirs while they
+// play it or a bot keeps it for them (their grace ran out), -1 otherwise. A
+// player who left or resigned is still the seat's player (seatOf), but the
+// seat a bot now plays for good belongs to nobody: its cards are not theirs
+// to see (docs/protocol.md), nor to hand to a friend still at the table.
+func (t *Table) viewerSeat(player string) int {
+	s := t.seatOf(player)
+	if s < 0 || (t.seats[s].mode != seatHuman && t.seats[s].mode != seatBotGrace) {
+		return -1
+	}
+	return s
+}
