@@ -51,14 +51,22 @@ func (a *API) count(op string, err error) {
 		return
 	}
 	var rej *coins.Rejection
+	var bad *apierr.BadRequest
 	switch {
 	case err == nil:
 		a.deps.WalletCounted(op, WalletOK)
-	case errors.As(err, &rej), errors.Is(err, coins.ErrGuest):
+	case errors.As(err, &rej), errors.As(err, &bad), errors.Is(err, coins.ErrGuest):
 		a.deps.WalletCounted(op, WalletRefused)
 	default:
 		a.deps.WalletCounted(op, WalletError)
 	}
+}
+
+// refuse answers a wallet request refused before it reached the wallet,
+// counting it as refused (docs/limits.md names the counter of each).
+func (a *API) refuse(c *gin.Context, op string, err error) {
+	a.count(op, err)
+	Fail(c, err)
 }
 
 // walletAccount is the account of the request, or false (answered) for a
@@ -70,8 +78,7 @@ func (a *API) walletAccount(c *gin.Context, op string) (string, bool) {
 	}
 	cl := claimsOf(c)
 	if cl.Guest {
-		a.count(op, coins.ErrGuest)
-		Fail(c, coins.ErrGuest)
+		a.refuse(c, op, coins.ErrGuest)
 		return "", false
 	}
 	return cl.PlayerID, true
@@ -140,14 +147,14 @@ func (a *API) ledger(c *gin.Context) {
 	if v := c.Query("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > MaxLedgerPage {
-			Fail(c, apierr.BadRequestf("limit=%q is not 1..%d", v, MaxLedgerPage))
+			a.refuse(c, "ledger", apierr.BadRequestf("limit=%q is not 1..%d", v, MaxLedgerPage))
 			return
 		}
 		limit = n
 	}
 	before := c.Query("before")
 	if before != "" && !validStreamID(before) {
-		Fail(c, apierr.BadRequestf("before=%q is not a ledger position (<ms>-<seq>)", before))
+		a.refuse(c, "ledger", apierr.BadRequestf("before=%q is not a ledger position (<ms>-<seq>)", before))
 		return
 	}
 	entries, next, err := a.deps.Wallet.Ledger(c.Request.Context(), account, before, limit)

@@ -123,7 +123,10 @@ func TestWalletEndpoints(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if counted["daily_bonus/ok"] != 1 || counted["daily_bonus/refused"] != 2 || counted["balance/refused"] != 1 {
+	// The ledger's refusals: the guest's and the five bad pages, none of
+	// which reached the wallet.
+	if counted["daily_bonus/ok"] != 1 || counted["daily_bonus/refused"] != 2 || counted["balance/refused"] != 1 ||
+		counted["ledger/refused"] != 6 || counted["ledger/ok"] != 2 || counted["ledger/error"] != 0 {
 		t.Errorf("counted %v", counted)
 	}
 }
