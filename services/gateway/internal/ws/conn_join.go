@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	gatewayv1 "github.com/pulka/pulka/pkg/gen/pulka/gateway/v1"
@@ -95,6 +96,9 @@ func (c *conn) arrived(ctx context.Context, sub *hub.Subscription) {
 	// ends their reconnect grace (or gives back a seat a bot took when it
 	// ran out).
 	if first && sub.Member() {
+		if c.s.away.back(sub.Table(), c.claims.PlayerID) {
+			c.s.m.awayLimited.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", "cancelled")))
+		}
 		c.reportPresence(ctx, sub.Table(), PresenceBack)
 	}
 }
@@ -140,7 +144,10 @@ func (c *conn) gone(table string, member bool) {
 		c.s.deps.Logger.Warn("ws: presence disconnect failed", "table", table, "err", err)
 	}
 	if last && member {
-		// The table starts the player's reconnect grace.
-		c.reportPresence(ctx, table, PresenceAway)
+		// The table starts the player's reconnect grace — at once, unless
+		// they keep leaving it (awayLimit).
+		if out := c.s.away.away(table, c.claims.PlayerID); out != awaySent {
+			c.s.m.awayLimited.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", out)))
+		}
 	}
 }

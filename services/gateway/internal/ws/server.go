@@ -103,6 +103,11 @@ type Config struct {
 	// watcher's window is brought up to date: a flood of changes costs a
 	// watcher a few frames per second, not one per change.
 	LobbyInterval time.Duration
+	// AwayBurst and AwayEvery bound the away reports for one player at one
+	// table (awayLimit): AwayBurst at once, then one an AwayEvery; the
+	// others wait for their token, and a return cancels them.
+	AwayBurst int
+	AwayEvery time.Duration
 }
 
 // Defaults fills unset fields.
@@ -123,6 +128,8 @@ func (c Config) withDefaults() Config {
 	if c.HardReadLimit < c.ReadLimit {
 		c.HardReadLimit = 16 * c.ReadLimit
 	}
+	def(&c.AwayBurst, DefaultAwayBurst)
+	defd(&c.AwayEvery, DefaultAwayEvery)
 	def(&c.SendQueueFrames, 1024)
 	def(&c.SendQueueBytes, 1<<20)
 	if c.Rate <= 0 {
@@ -198,6 +205,7 @@ type Server struct {
 	perIP    *connlimit.Counter
 	perPlay  *connlimit.Counter
 	tables   *tableGate
+	away     *awayLimit
 	closing  bool
 	closedBy map[websocket.StatusCode]int
 	wg       sync.WaitGroup
@@ -214,7 +222,10 @@ type metrics struct {
 	frameType map[string]metric.AddOption
 	refused   metric.Int64Counter
 	presence  metric.Int64Counter
-	swept     metric.Int64Counter
+	// awayLimited counts the away reports awayLimit did not send at once,
+	// by outcome (held, coalesced, cancelled).
+	awayLimited metric.Int64Counter
+	swept       metric.Int64Counter
 	// lobbyFrames counts lobby_view and lobby_update frames sent, by type
 	// and (views) why: watch, resync (the history ran out), batch (a window
 	// changed too much for updates).
@@ -245,6 +256,12 @@ func NewServer(cfg Config, d Deps) *Server {
 		byToken: map[string]map[*conn]struct{}{}}
 	s.perIP, s.perPlay = connlimit.NewCounter(s.cfg.MaxPerIP), connlimit.NewCounter(s.cfg.MaxPerPlayer)
 	s.tables = newTableGate(d.TableExists, d.Now)
+	s.away = newAwayLimit(s.cfg.AwayEvery, s.cfg.AwayBurst, func(table, player string) {
+		// Its own context: a held away is sent after its connection ended.
+		if err := s.reportPresence(context.Background(), table, player, PresenceAway); err != nil {
+			s.deps.Logger.Warn("ws: presence report failed", "table", table, "presence", PresenceAway, "err", err)
+		}
+	})
 	s.m.open, _ = d.Meter.Int64UpDownCounter("pulka_gateway_ws_connections", metric.WithDescription("open WebSocket connections"))
 	s.m.closed, _ = d.Meter.Int64Counter("pulka_gateway_ws_closed", metric.WithDescription("WebSocket connections closed, by close code"))
 	s.m.frames, _ = d.Meter.Int64Counter("pulka_gateway_ws_frames", metric.WithDescription("client frames handled, by type"))
@@ -256,6 +273,8 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.m.refused, _ = d.Meter.Int64Counter("pulka_gateway_ws_refused", metric.WithDescription("client frames refused, by error code"))
 	s.m.presence, _ = d.Meter.Int64Counter("pulka_gateway_presence_reports",
 		metric.WithDescription("presence reports (away: a player's last connection to a table closed; back: the first came)"))
+	s.m.awayLimited, _ = d.Meter.Int64Counter("pulka_gateway_presence_limited",
+		metric.WithDescription("away reports not sent at once for a player who keeps leaving a table, by outcome (held until its token, coalesced with one held, cancelled by a return)"))
 	s.m.lobbyFrames, _ = d.Meter.Int64Counter("pulka_gateway_lobby_frames",
 		metric.WithDescription("lobby frames sent to watchers, by type (lobby_view, lobby_update) and reason (watch, resync, batch, change)"))
 	s.m.swept, _ = d.Meter.Int64Counter("pulka_gateway_presence_swept",
@@ -463,8 +482,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	go func() { s.wg.Wait(); close(done) }()
 	select {
 	case <-done:
+		s.away.flush()
 		return nil
 	case <-ctx.Done():
+		s.away.flush()
 		return fmt.Errorf("ws: %d connections still open: %w", s.Open(), ctx.Err())
 	}
 }
