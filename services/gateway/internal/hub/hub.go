@@ -38,6 +38,12 @@ var (
 	// FLUSHALL), or the finished game's retention ran out. The error also
 	// wraps a *wire.Error with wire.CodeTableGone.
 	ErrTableGone = errors.New("hub: the table no longer exists")
+	// ErrAhead means the client's last event id lies past every event of
+	// the table: no client was ever sent it. Taken at its word, it would
+	// hold the seat the player had at that id for as long as the table
+	// has not reached it (Subscription.Seat), and deliver nothing. The
+	// error also wraps a *wire.Error with wire.CodeInvalid.
+	ErrAhead = errors.New("hub: last event id ahead of the table")
 )
 
 // Defaults.

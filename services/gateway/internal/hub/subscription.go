@@ -163,7 +163,10 @@ func (h *Hub) replay(ctx context.Context, s *Subscription, start, from string, s
 		}
 	}
 	if streams.CompareIDs(after, start) < 0 {
-		after = start // the client is ahead of everything read so far
+		// Every id a client was sent is in the stream (appended before
+		// anyone hears of it), so the replay reached it.
+		return Joined{}, fmt.Errorf("%w: %w", ErrAhead,
+			wire.Errorf(wire.CodeInvalid, "last_event_id %s is past table %s's last event (%s)", start, f.table, after))
 	}
 	s.buf, s.pending, s.after = nil, false, after
 	res.Seat, res.LastID = seats.SeatOf(s.player), after

@@ -812,6 +812,37 @@ func waitOpen(t *testing.T, s *Server, n int) {
 	}
 }
 
+// A last_event_id past every event of the table is no id a client was ever
+// sent: taken at its word it held the seat the player had "then" until the
+// table got there, so a player who had left still passed not_seated. The
+// join is refused and leaves nothing behind; the player may join as anyone.
+func TestResume_ALastEventIDPastTheTableIsRefused(t *testing.T) {
+	e := newEnv(t)
+	g := e.gateway(t, Config{})
+	e.publish(t, "t1", seated(0, "ana"))
+	e.publish(t, "t1", pub(&tablev1.Event{Event: &tablev1.Event_PlayerLeft{PlayerLeft: &tablev1.PlayerLeft{Seat: 0, PlayerId: "ana"}}}))
+	c := g.login(t, "ana")
+	c.send(map[string]any{"ref": "j", "join": map[string]any{"table": "t1", "last_event_id": "99999999999999-0"}})
+	if m := c.nextOf("error"); m["code"] != wire.CodeInvalid || m["ref"] != "j" {
+		t.Fatalf("join from the future: %v, want invalid_message", m)
+	}
+	if got := e.presenceReports(t, "t1"); len(got) != 0 {
+		t.Fatalf("a refused join reported presence: %v", got)
+	}
+	c.send(map[string]any{"ref": "b", "command": map[string]any{"table": "t1", "bid": map[string]any{"tricks": 1}}})
+	if m := c.nextOf("error"); m["code"] != wire.CodeNotJoined {
+		t.Fatalf("a command after the refused join: %v", m)
+	}
+	c.send(map[string]any{"ref": "j2", "join": map[string]any{"table": "t1"}})
+	if j := c.nextOf("joined"); j["ref"] != "j2" || j["seat"] != nil {
+		t.Fatalf("a join from the start after the refusal: %v", j)
+	}
+	c.send(map[string]any{"ref": "b2", "command": map[string]any{"table": "t1", "bid": map[string]any{"tricks": 1}}})
+	if m := c.nextOf("error"); m["code"] != wire.CodeNotSeated {
+		t.Fatalf("a command of the player who left: %v, want not_seated", m)
+	}
+}
+
 func TestResume_TrimmedHistoryAsksTheTableForAView(t *testing.T) {
 	e := newEnv(t)
 	g := e.gateway(t, Config{})
