@@ -62,7 +62,11 @@ type conn struct {
 	strikes   int
 	lobbyStop context.CancelFunc
 	lobbyDone chan struct{}
-	tablesMu  sync.Mutex // guards tables
+	// lobbyViewAt is when the last whole lobby_view went out (Unix ns;
+	// written by the watch's loop): a new watch's first view waits until
+	// an interval after it (watchLobby).
+	lobbyViewAt atomic.Int64
+	tablesMu    sync.Mutex // guards tables
 	// presenceMu orders the connection's presence changes (join, refresh,
 	// unjoin), which take Redis round trips, without holding up tablesMu.
 	presenceMu sync.Mutex

@@ -33,10 +33,28 @@ func (c *conn) watchLobby(m *gatewayv1.WatchLobby) error {
 	if l := m.GetLimit(); l > 0 && uint64(l) < uint64(limit) {
 		limit = int(l)
 	}
+	// A watch sent again (a new filter, or a client looping on it) gets its
+	// first whole view no sooner than an interval after the last one: one
+	// window's worth per interval holds for watches too, not only for the
+	// changes of one. A watch replaced before its view went out leaves the
+	// slot to the next.
+	var wait time.Duration
+	if last := c.lobbyViewAt.Load(); last != 0 {
+		wait = time.Until(time.Unix(0, last).Add(c.s.cfg.LobbyInterval))
+	}
 	ctx, cancel := context.WithCancel(c.ctx)
 	c.lobbyStop, c.lobbyDone = cancel, make(chan struct{})
 	go func(done chan struct{}) {
 		defer close(done)
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
 		c.lobbyLoop(ctx, c.s.deps.Lobby, filter, limit)
 	}(c.lobbyDone)
 	return nil
@@ -74,6 +92,7 @@ func (c *conn) lobbyLoop(ctx context.Context, v ports.LobbyView, filter *lobbyv1
 			seq++
 		}
 		count(wire.TypeLobbyView, reason)
+		c.lobbyViewAt.Store(time.Now().UnixNano())
 		return c.send(wire.LobbyView(&lobbyv1.LobbyView{Version: seq, Tables: tables, More: more}))
 	}
 	if !sendView("watch") {

@@ -373,3 +373,53 @@ func TestLobby_TheWindowFollowsRandomChanges(t *testing.T) {
 	}
 	t.Logf("%d tables over 30 bursts: %d views, %d updates", next, w.views, w.updates)
 }
+
+// A watch sent again restarted the watch with a whole view at once, so a
+// client looping on it drew a window's worth per frame (780 times what it
+// sent). A new watch's first view now waits until an interval after the
+// last, and only the last of the watches sent meanwhile gets one: the one
+// with the filter the client wants now.
+func TestLobby_AWatchSentAgainWaitsForTheInterval(t *testing.T) {
+	e := newEnv(t)
+	const interval = 600 * time.Millisecond
+	g, lw, view := e.lobbyEnv(t, Config{LobbyWindow: 100, LobbyInterval: interval, Rate: 1000, Burst: 1000})
+	var ups []*lobbyv1.LobbyUpdate
+	for i := range 100 {
+		game := lobbyv1.Game_GAME_CLASSIC
+		if i%2 == 1 {
+			game = lobbyv1.Game_GAME_JAPANESE
+		}
+		ups = append(ups, upsert(lobbyTable(i, game)))
+	}
+	lw.write(ups...)
+	for view.Version() != 100 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	w := watchLobby(t, g, map[string]any{"watch": true})
+	first := time.Now()
+	for range 39 {
+		w.c.send(map[string]any{"lobby": map[string]any{"watch": true}})
+	}
+	w.c.send(map[string]any{"lobby": map[string]any{"watch": true, "filter": map[string]any{"game": "GAME_JAPANESE"}}})
+	w.readUntil(t, 5*time.Second, "the last watch's view", func() bool { return w.views == 2 })
+	if since := time.Since(first); since < interval-50*time.Millisecond {
+		t.Fatalf("the second view came %v after the first, within the interval (%v)", since, interval)
+	}
+	for id, tb := range w.tables {
+		if tb.GetSettings().GetGame() != lobbyv1.Game_GAME_JAPANESE {
+			t.Fatalf("the view after the last watch shows %s, a %v table: not the last watch's filter", id, tb.GetSettings().GetGame())
+		}
+	}
+	// Nothing more: the 39 watches replaced before their turn got no view.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*interval)
+	defer cancel()
+	for {
+		_, b, err := w.c.c.Read(ctx)
+		if err != nil {
+			break
+		}
+		if typ, _ := typeOf(b); typ == "lobby_view" {
+			t.Fatal("a third view for watches replaced before their turn")
+		}
+	}
+}
