@@ -19,6 +19,17 @@ func count(reports []string, what string) int {
 	return n
 }
 
+// flap joins and unjoins table n times in a row.
+func flap(c *client, table string, n int) {
+	c.t.Helper()
+	for i := range n {
+		c.send(map[string]any{"ref": fmt.Sprint("j", i), "join": map[string]any{"table": table}})
+		c.nextOf("joined")
+		c.send(map[string]any{"ref": fmt.Sprint("u", i), "unjoin": map[string]any{"table": table}})
+		c.nextOf("unjoined")
+	}
+}
+
 // A seated player who joins and unjoins in a loop would have every cycle
 // written to the table's log as PlayerAway and PlayerBack, without bound:
 // past the bucket their aways are held, and each return cancels the held
@@ -28,12 +39,7 @@ func TestPresence_AFlappingPlayersAwaysAreBounded(t *testing.T) {
 	g := e.gateway(t, Config{Rate: 1000, Burst: 1000, AwayBurst: 3, AwayEvery: time.Hour})
 	e.publish(t, "t1", seated(0, "ana"))
 	c := g.login(t, "ana")
-	for i := range 50 {
-		c.send(map[string]any{"ref": fmt.Sprint("j", i), "join": map[string]any{"table": "t1"}})
-		c.nextOf("joined")
-		c.send(map[string]any{"ref": fmt.Sprint("u", i), "unjoin": map[string]any{"table": "t1"}})
-		c.nextOf("unjoined")
-	}
+	flap(c, "t1", 50)
 	got := e.presenceReports(t, "t1")
 	if n := count(got, "ana:away"); n != 3 {
 		t.Fatalf("50 cycles reported ana away %d times, want the bucket's 3: %v", n, got)
@@ -44,10 +50,7 @@ func TestPresence_AFlappingPlayersAwaysAreBounded(t *testing.T) {
 	// Another player at the table has a bucket of their own.
 	e.publish(t, "t1", seated(1, "bo"))
 	b := g.login(t, "bo")
-	b.send(map[string]any{"join": map[string]any{"table": "t1"}})
-	b.nextOf("joined")
-	b.send(map[string]any{"unjoin": map[string]any{"table": "t1"}})
-	b.nextOf("unjoined")
+	flap(b, "t1", 1)
 	if n := count(e.presenceReports(t, "t1"), "bo:away"); n != 1 {
 		t.Fatalf("bo reported away %d times, want 1", n)
 	}
@@ -60,12 +63,7 @@ func TestPresence_AHeldAwayIsSentWhenItsTokenComes(t *testing.T) {
 	g := e.gateway(t, Config{Rate: 1000, Burst: 1000, AwayBurst: 1, AwayEvery: 300 * time.Millisecond})
 	e.publish(t, "t1", seated(0, "ana"))
 	c := g.login(t, "ana")
-	for i := range 2 {
-		c.send(map[string]any{"ref": fmt.Sprint("j", i), "join": map[string]any{"table": "t1"}})
-		c.nextOf("joined")
-		c.send(map[string]any{"ref": fmt.Sprint("u", i), "unjoin": map[string]any{"table": "t1"}})
-		c.nextOf("unjoined")
-	}
+	flap(c, "t1", 2)
 	if n := count(e.presenceReports(t, "t1"), "ana:away"); n != 1 {
 		t.Fatalf("ana reported away %d times before the token, want 1", n)
 	}
@@ -88,12 +86,7 @@ func TestPresence_AReturnCancelsAHeldAway(t *testing.T) {
 	g := e.gateway(t, Config{Rate: 1000, Burst: 1000, AwayBurst: 1, AwayEvery: 400 * time.Millisecond})
 	e.publish(t, "t1", seated(0, "ana"))
 	c := g.login(t, "ana")
-	for i := range 2 {
-		c.send(map[string]any{"ref": fmt.Sprint("j", i), "join": map[string]any{"table": "t1"}})
-		c.nextOf("joined")
-		c.send(map[string]any{"ref": fmt.Sprint("u", i), "unjoin": map[string]any{"table": "t1"}})
-		c.nextOf("unjoined")
-	}
+	flap(c, "t1", 2)
 	c.send(map[string]any{"ref": "back", "join": map[string]any{"table": "t1"}})
 	c.nextOf("joined")
 	time.Sleep(800 * time.Millisecond) // two tokens' time
@@ -113,12 +106,7 @@ func TestPresence_ShutdownSendsTheHeldAways(t *testing.T) {
 	g := e.gateway(t, Config{Rate: 1000, Burst: 1000, AwayBurst: 1, AwayEvery: time.Hour})
 	e.publish(t, "t1", seated(0, "ana"))
 	c := g.login(t, "ana")
-	for i := range 2 {
-		c.send(map[string]any{"ref": fmt.Sprint("j", i), "join": map[string]any{"table": "t1"}})
-		c.nextOf("joined")
-		c.send(map[string]any{"ref": fmt.Sprint("u", i), "unjoin": map[string]any{"table": "t1"}})
-		c.nextOf("unjoined")
-	}
+	flap(c, "t1", 2)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := g.srv.Shutdown(ctx); err != nil {
