@@ -46,6 +46,12 @@ const (
 	// LobbyCreatesPerMinute is how many tables one player may create per
 	// minute (docs/limits.md, "Lobby"); a load test lifts it.
 	LobbyCreatesPerMinute = "PULKA_LOBBY_CREATES_PER_MINUTE"
+	// LobbyCommandsPerMinute is how many lobby commands of any kind one
+	// player may send per minute, and LobbyCoinSitsPerMinute how many of
+	// them may sit down at coin tables (docs/limits.md, "Lobby"); a load
+	// test lifts them.
+	LobbyCommandsPerMinute = "PULKA_LOBBY_COMMANDS_PER_MINUTE"
+	LobbyCoinSitsPerMinute = "PULKA_LOBBY_COIN_SITS_PER_MINUTE"
 )
 
 // ConsumerSuffix follows a service's prefix in the name of its consumer

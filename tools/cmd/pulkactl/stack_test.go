@@ -27,7 +27,8 @@ func liveStack(t *testing.T) string {
 				// The coin load registers an account per seat.
 				envnames.SignupsPerIP + "=1000"},
 			// Fast games: a table a few seconds, a new one after each.
-			stack.Lobby: {envnames.LobbyCreatesPerMinute + "=1000"},
+			stack.Lobby: {envnames.LobbyCreatesPerMinute + "=1000", envnames.LobbyCommandsPerMinute + "=100000",
+				envnames.LobbyCoinSitsPerMinute + "=100000"},
 		},
 	}).URL
 }

@@ -45,12 +45,20 @@ var (
 	// ErrTooManyGuesses: too many password guesses at a table, by the
 	// player or by everybody. Returned as a *LimitError.
 	ErrTooManyGuesses = errors.New("too many password guesses")
+	// ErrTooManyCommands: the player sent lobby commands (of any kind) too
+	// fast. Returned as a *LimitError.
+	ErrTooManyCommands = errors.New("too many lobby commands")
+	// ErrTooManyCoinSits: the player sat down at Domino Coin tables (each
+	// sit-down holds a stake in the wallet) too fast. Returned as a
+	// *LimitError.
+	ErrTooManyCoinSits = errors.New("too many sit-downs at Domino Coin tables")
 )
 
 // LimitError is a refusal by a rate limit: which one, and when the same
 // request may succeed.
 type LimitError struct {
-	// Err is ErrTooManyCreations or ErrTooManyGuesses.
+	// Err is ErrTooManyCreations, ErrTooManyGuesses, ErrTooManyCommands or
+	// ErrTooManyCoinSits.
 	Err error
 	// Scope says whose limit it is ("player", "table"), for the message.
 	Scope string
@@ -112,6 +120,8 @@ func Reason(err error) lobbyv1.LobbyRejectReason {
 		{ErrInsufficientFunds, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_INSUFFICIENT_FUNDS},
 		{ErrTooManyWaiting, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_TOO_MANY_WAITING_TABLES},
 		{ErrTooManyCreations, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_RATE_LIMITED},
+		{ErrTooManyCommands, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_RATE_LIMITED},
+		{ErrTooManyCoinSits, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_RATE_LIMITED},
 		{ErrTooManyGuesses, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_TOO_MANY_PASSWORD_GUESSES},
 	} {
 		if errors.Is(err, m.err) {

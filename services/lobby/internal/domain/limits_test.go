@@ -82,6 +82,8 @@ func TestReason_Limits(t *testing.T) {
 		{ErrTooManyWaiting, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_TOO_MANY_WAITING_TABLES, 0},
 		{&LimitError{Err: ErrTooManyCreations, Scope: "player", RetryAfter: time.Minute}, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_RATE_LIMITED, time.Minute},
 		{&LimitError{Err: ErrTooManyGuesses, Scope: "table", RetryAfter: time.Second}, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_TOO_MANY_PASSWORD_GUESSES, time.Second},
+		{&LimitError{Err: ErrTooManyCommands, Scope: "player", RetryAfter: 2 * time.Second}, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_RATE_LIMITED, 2 * time.Second},
+		{&LimitError{Err: ErrTooManyCoinSits, Scope: "player", RetryAfter: 3 * time.Second}, lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_RATE_LIMITED, 3 * time.Second},
 		{errors.New("redis down"), lobbyv1.LobbyRejectReason_LOBBY_REJECT_REASON_UNSPECIFIED, 0},
 	} {
 		if got := Reason(tc.err); got != tc.want {

@@ -33,6 +33,8 @@ const (
 	EnvPasswordQueue     = "PULKA_LOBBY_PASSWORD_QUEUE"
 	EnvGuessesPerGuesser = "PULKA_LOBBY_GUESSES_PER_GUESSER"
 	EnvCreateQueue       = "PULKA_LOBBY_CREATE_QUEUE"
+	EnvCommandsPerMinute = envnames.LobbyCommandsPerMinute
+	EnvCoinSitsPerMinute = envnames.LobbyCoinSitsPerMinute
 	EnvCoinTables        = "PULKA_LOBBY_COIN_TABLES"
 	EnvWalletTimeout     = "PULKA_LOBBY_WALLET_TIMEOUT"
 )
@@ -68,6 +70,8 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 	d, l := DefaultLimits(), &c.Limits
 	f.Int(&l.WaitingPerPlayer, "max-waiting", EnvMaxWaiting, d.WaitingPerPlayer, "waiting tables one player may host or sit at")
 	f.Int(&l.CreatesPerMinute, "creates-per-minute", EnvCreatesPerMinute, d.CreatesPerMinute, "tables one player may create in any minute")
+	f.Int(&l.CommandsPerMinute, "commands-per-minute", EnvCommandsPerMinute, d.CommandsPerMinute, "lobby commands of any kind (create, sit, stand, leave, bots) one player may send in any minute")
+	f.Int(&l.CoinSitsPerMinute, "coin-sits-per-minute", EnvCoinSitsPerMinute, d.CoinSitsPerMinute, "stakes one player may have the wallet hold (sit-downs at Domino Coin tables) in any minute")
 	f.Int(&l.GuessesPerPlayer, "guesses-per-player", EnvGuessesPerPlayer, d.GuessesPerPlayer, "password guesses one player may make at one table per -guess-window")
 	f.Int(&l.GuessesPerTable, "guesses-per-table", EnvGuessesPerTable, d.GuessesPerTable, "password guesses everybody together may make at one table per -guess-window")
 	f.Int(&l.GuessesPerGuesser, "guesses-per-guesser", EnvGuessesPerGuesser, d.GuessesPerGuesser, "password guesses one player may make at all tables together per -guess-window")
@@ -109,6 +113,7 @@ func (c *Config) Validate() error {
 		{"guesses-per-player", l.GuessesPerPlayer}, {"guesses-per-table", l.GuessesPerTable},
 		{"password-workers", l.PasswordWorkers}, {"password-queue", l.PasswordQueue},
 		{"guesses-per-guesser", l.GuessesPerGuesser}, {"create-queue", l.CreateQueue},
+		{"commands-per-minute", l.CommandsPerMinute}, {"coin-sits-per-minute", l.CoinSitsPerMinute},
 	} {
 		if n.v < 1 || n.v > 1_000_000 {
 			errs = append(errs, fmt.Errorf("%w: -%s must be 1..1000000, not %d", daemon.ErrConfig, n.flag, n.v))

@@ -39,13 +39,14 @@ func TestConfig_DefaultsAndEnvironment(t *testing.T) {
 	}
 	cfg, err = loadConfig(t, map[string]string{EnvMaxWaiting: "5", EnvCreatesPerMinute: "30", EnvGuessesPerPlayer: "2",
 		EnvGuessesPerTable: "9", EnvGuessWindow: "30s", EnvWaitingTTL: "2m", EnvSweepInterval: "1s",
-		EnvPasswordWorkers: "4", EnvPasswordQueue: "8", EnvGuessesPerGuesser: "7", EnvCreateQueue: "3"})
+		EnvPasswordWorkers: "4", EnvPasswordQueue: "8", EnvGuessesPerGuesser: "7", EnvCreateQueue: "3",
+		EnvCommandsPerMinute: "60", EnvCoinSitsPerMinute: "2"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Limits{WaitingPerPlayer: 5, CreatesPerMinute: 30, GuessesPerPlayer: 2, GuessesPerTable: 9, GuessWindow: 30 * time.Second,
 		WaitingTTL: 2 * time.Minute, SweepInterval: time.Second, PasswordWorkers: 4, PasswordQueue: 8,
-		GuessesPerGuesser: 7, CreateQueue: 3}
+		GuessesPerGuesser: 7, CreateQueue: 3, CommandsPerMinute: 60, CoinSitsPerMinute: 2}
 	if cfg.Limits != want {
 		t.Fatalf("limits from the environment %+v, want %+v", cfg.Limits, want)
 	}
@@ -60,6 +61,9 @@ func TestConfig_InvalidValuesAreRefused(t *testing.T) {
 		{"-view-maxlen", "5"},
 		{"-max-waiting", "0"},
 		{"-creates-per-minute", "0"},
+		{"-commands-per-minute", "0"},
+		{"-commands-per-minute", "1000001"},
+		{"-coin-sits-per-minute", "-1"},
 		{"-guesses-per-player", "-1"},
 		{"-guesses-per-table", "0"},
 		{"-guess-window", "10ms"},

@@ -74,7 +74,8 @@ func (e *env) lobby(name string, mut ...func(*Options)) (svc *Service, stop func
 		Password: cheapPasswords, MinIdle: 500 * time.Millisecond, Now: e.now,
 		// Tests of other things than the limits create many tables as one
 		// player; the limits' own tests set them.
-		Limits: Limits{WaitingPerPlayer: 1000, CreatesPerMinute: 1000, GuessesPerPlayer: 1000, GuessesPerTable: 1000, GuessesPerGuesser: 1000},
+		Limits: Limits{WaitingPerPlayer: 1000, CreatesPerMinute: 1000, GuessesPerPlayer: 1000, GuessesPerTable: 1000, GuessesPerGuesser: 1000,
+			CommandsPerMinute: 1000, CoinSitsPerMinute: 1000},
 	}
 	for _, m := range mut {
 		m(&opt)

@@ -45,7 +45,7 @@ func newMetrics(m metric.Meter, hashQueue func() (sits, creates int64)) (metrics
 		return out, fmt.Errorf("lobby metrics: %w", err)
 	}
 	if out.limited, err = m.Int64Counter("pulka_lobby_limited",
-		metric.WithDescription("Commands refused by a limit, by limit: waiting_tables, create_rate, guess_player, guess_table, guess_guesser, password_queue, create_queue.")); err != nil {
+		metric.WithDescription("Commands refused by a limit, by limit: waiting_tables, create_rate, commands, coin_sits, guess_player, guess_table, guess_guesser, password_queue, create_queue.")); err != nil {
 		return out, fmt.Errorf("lobby metrics: %w", err)
 	}
 	if out.expired, err = m.Int64Counter("pulka_lobby_tables_expired",

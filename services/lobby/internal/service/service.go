@@ -113,6 +113,17 @@ type Limits struct {
 	// CreatesPerMinute is how many tables one player may create in any
 	// minute (attempts, counted before the table is built).
 	CreatesPerMinute int
+	// CommandsPerMinute is how many lobby commands of any kind (create,
+	// sit, stand, leave, bots) one player may send in any minute, counted
+	// before anything is decided: every command the lobby answers is
+	// stored for the result TTL (24 h), so this bounds what one account
+	// makes Redis keep.
+	CommandsPerMinute int
+	// CoinSitsPerMinute is how many stakes one player may have the wallet
+	// hold in any minute: sit-downs at Domino Coin tables and coin tables
+	// created seated, counted before the hold is sent. The wallet keeps
+	// every hold and release for ever, so this is tighter.
+	CoinSitsPerMinute int
 	// GuessesPerPlayer and GuessesPerTable bound the password guesses at one
 	// table in any GuessWindow, by one player and by everybody. A guess is
 	// counted before it is hashed.
@@ -142,7 +153,14 @@ type Limits struct {
 // DefaultLimits are the limits a lobby runs with unless configured.
 func DefaultLimits() Limits {
 	return Limits{
-		WaitingPerPlayer: 3, CreatesPerMinute: 10,
+		// A person sits, stands and changes tables a few times a minute
+		// at most: 30 commands a minute is one every 2 s for a whole
+		// minute, and bounds one account to 43,200 stored results a day
+		// (instead of thousands a second). A coin sit-down is rarer still
+		// (a stake is chosen, then the player waits for the table to
+		// fill): 5 a minute bounds the wallet's ledger to 5 holds and 5
+		// releases a minute per account (docs/limits.md, "Lobby").
+		WaitingPerPlayer: 3, CreatesPerMinute: 10, CommandsPerMinute: 30, CoinSitsPerMinute: 5,
 		GuessesPerPlayer: 5, GuessesPerTable: 20, GuessesPerGuesser: 20, GuessWindow: time.Minute,
 		WaitingTTL: 15 * time.Minute, SweepInterval: 10 * time.Second,
 		PasswordWorkers: 1, PasswordQueue: 64, CreateQueue: 16,
@@ -153,6 +171,7 @@ func (l *Limits) defaults() {
 	d := DefaultLimits()
 	for _, f := range []struct{ v, def *int }{
 		{&l.WaitingPerPlayer, &d.WaitingPerPlayer}, {&l.CreatesPerMinute, &d.CreatesPerMinute},
+		{&l.CommandsPerMinute, &d.CommandsPerMinute}, {&l.CoinSitsPerMinute, &d.CoinSitsPerMinute},
 		{&l.GuessesPerPlayer, &d.GuessesPerPlayer}, {&l.GuessesPerTable, &d.GuessesPerTable},
 		{&l.PasswordWorkers, &d.PasswordWorkers}, {&l.PasswordQueue, &d.PasswordQueue},
 		{&l.GuessesPerGuesser, &d.GuessesPerGuesser}, {&l.CreateQueue, &d.CreateQueue},
@@ -170,8 +189,87 @@ func (l *Limits) defaults() {
 	}
 }
 
-// createWindow is the window of Limits.CreatesPerMinute.
-const createWindow = time.Minute
+// minuteWindow is the window of Limits.CreatesPerMinute,
+// CommandsPerMinute and CoinSitsPerMinute.
+const minuteWindow = time.Minute
+
+// window is one of the sliding windows a player's command is counted
+// against (store.Take): the rate, the refusal when it is full, and the
+// label of pulka_lobby_limited_total counting those refusals.
+type window struct {
+	rate  store.Rate
+	err   error  // the domain's refusal (a *domain.LimitError wraps it)
+	scope string // whose window, for the message
+	label string
+}
+
+func (s *Service) createWindow(player string) window {
+	return window{rate: store.Rate{Key: store.CreateRateKey(player), Limit: s.opt.Limits.CreatesPerMinute, Window: minuteWindow},
+		err: domain.ErrTooManyCreations, scope: "player", label: "create_rate"}
+}
+
+func (s *Service) commandWindow(player string) window {
+	return window{rate: store.Rate{Key: store.CommandRateKey(player), Limit: s.opt.Limits.CommandsPerMinute, Window: minuteWindow},
+		err: domain.ErrTooManyCommands, scope: "player", label: "commands"}
+}
+
+func (s *Service) coinSitWindow(player string) window {
+	return window{rate: store.Rate{Key: store.CoinSitRateKey(player), Limit: s.opt.Limits.CoinSitsPerMinute, Window: minuteWindow},
+		err: domain.ErrTooManyCoinSits, scope: "player", label: "coin_sits"}
+}
+
+func (s *Service) guesserWindow(player string) window {
+	l := s.opt.Limits
+	return window{rate: store.Rate{Key: store.GuesserRateKey(player), Limit: l.GuessesPerGuesser, Window: l.GuessWindow},
+		err: domain.ErrTooManyGuesses, scope: "player at all tables", label: "guess_guesser"}
+}
+
+// playerWindows are the windows a player's command is counted against
+// before the lobby decides anything: every command against its player's
+// commands, a creation also against their creations, and a coin table
+// created with its host seated (a stake held) also against their coin
+// sit-downs: counted here, before its table id is reserved, so that a
+// refusal leaves nothing behind. (A sit-down is counted once its table is
+// known to be a coin table, before the hold: see apply.) A command without
+// a player (the table-runner's) or without an id is counted against none
+// (Apply refuses the latter as it is).
+func (s *Service) playerWindows(cmd *lobbyv1.LobbyCommand) []window {
+	p := cmd.GetPlayerId()
+	if p == "" || cmd.GetCommandId() == "" {
+		return nil
+	}
+	if c, ok := cmd.GetCommand().(*lobbyv1.LobbyCommand_CreateTable); ok {
+		ws := []window{s.createWindow(p), s.commandWindow(p)}
+		if c.CreateTable.GetSitDown() && c.CreateTable.GetSettings().GetStake().GetCoins() != nil {
+			ws = append(ws, s.coinSitWindow(p))
+		}
+		return ws
+	}
+	return []window{s.commandWindow(p)}
+}
+
+// take counts cmd, by its command id, against every window at once (or
+// against none), and returns the refusal of the first full one, a
+// *domain.LimitError, counted by pulka_lobby_limited_total; nil when
+// counted. A command counted already (a redelivery, a resend with the same
+// id) is only moved, never counted twice. The caller answers a refusal
+// without storing it: the same command succeeds once the window has room.
+func (s *Service) take(ctx context.Context, now time.Time, cmd *lobbyv1.LobbyCommand, ws ...window) (refusal, err error) {
+	if len(ws) == 0 {
+		return nil, nil
+	}
+	rates := make([]store.Rate, len(ws))
+	for i, w := range ws {
+		rates[i] = w.rate
+	}
+	full, retry, err := s.store.Take(ctx, now, cmd.GetCommandId(), rates...)
+	if err != nil || full < 0 {
+		return nil, err
+	}
+	w := ws[full]
+	s.limited(ctx, w.label)
+	return &domain.LimitError{Err: w.err, Scope: w.scope, RetryAfter: retry}, nil
+}
 
 // Service is one lobby replica.
 type Service struct {
@@ -374,25 +472,23 @@ const (
 )
 
 // guesser counts a sit-down with a password against its player's guesses
-// at all tables, before it may wait for a password worker, and returns the
-// refusal when the player has none left (nil when counted). The count is
-// by command id: a redelivered or resent command is counted once.
+// at all tables and their commands, before it may wait for a password
+// worker, and returns the refusal when the player has none left (nil when
+// counted). The count is by command id: a redelivered or resent command is
+// counted once (Apply counts it again against the player's commands: it
+// is only moved).
 func (s *Service) guesser(ctx context.Context, cmd *lobbyv1.LobbyCommand) (*lobbyv1.LobbyCommandResult, error) {
-	if cmd.GetPlayerId() == "" || cmd.GetCommandId() == "" {
+	ws := s.playerWindows(cmd)
+	if len(ws) == 0 {
 		return nil, nil // refused by Apply as it is
 	}
-	l := s.opt.Limits
-	full, retry, err := s.store.Take(ctx, s.opt.Now(), cmd.GetCommandId(),
-		store.Rate{Key: store.GuesserRateKey(cmd.GetPlayerId()), Limit: l.GuessesPerGuesser, Window: l.GuessWindow})
-	if err != nil {
+	// The guesses first: a guesser past their budget hears so.
+	refusal, err := s.take(ctx, s.opt.Now(), cmd, append([]window{s.guesserWindow(cmd.GetPlayerId())}, ws...)...)
+	if err != nil || refusal == nil {
 		return nil, err
 	}
-	if full < 0 {
-		return nil, nil
-	}
-	s.limited(ctx, "guess_guesser")
 	s.m.commands.Add(ctx, 1, metric.WithAttributes(attribute.String("command", commandKind(cmd)), attribute.String("outcome", "rejected")))
-	return s.refuseLimit(cmd, &domain.LimitError{Err: domain.ErrTooManyGuesses, Scope: "player at all tables", RetryAfter: retry}), nil
+	return s.refuseLimit(cmd, refusal), nil
 }
 
 // nextJob is the password workers' next command: a creation when one
@@ -504,16 +600,13 @@ func (s *Service) apply(ctx context.Context, cmd *lobbyv1.LobbyCommand) (*lobbyv
 		return s.repeat(prev, cmd), "duplicate", nil
 	}
 	now := s.opt.Now()
-	if _, ok := cmd.GetCommand().(*lobbyv1.LobbyCommand_CreateTable); ok && cmd.GetPlayerId() != "" {
-		full, retry, err := s.store.Take(ctx, now, cmd.GetCommandId(), store.Rate{
-			Key: store.CreateRateKey(cmd.GetPlayerId()), Limit: s.opt.Limits.CreatesPerMinute, Window: createWindow})
-		if err != nil {
-			return nil, "", err
-		}
-		if full >= 0 {
-			s.limited(ctx, "create_rate")
-			return s.refuseLimit(cmd, &domain.LimitError{Err: domain.ErrTooManyCreations, Scope: "player", RetryAfter: retry}), "rejected", nil
-		}
+	// Counted before anything is decided, stored or sent to the wallet:
+	// every other refusal is stored for the result TTL, so a player past
+	// their commands must cost one script and leave nothing behind.
+	if refusal, err := s.take(ctx, now, cmd, s.playerWindows(cmd)...); err != nil {
+		return nil, "", err
+	} else if refusal != nil {
+		return s.refuseLimit(cmd, refusal), "rejected", nil
 	}
 	verify := s.guessVerifier(ctx, cmd, now)
 	// held is the stake held for this command, kept across the retries of
@@ -554,6 +647,17 @@ func (s *Service) apply(ctx context.Context, cmd *lobbyv1.LobbyCommand) (*lobbyv
 				s.limited(ctx, "waiting_tables")
 				return s.refuseLimit(cmd, fmt.Errorf("%w: you already host or sit at %d waiting tables; leave one first",
 					domain.ErrTooManyWaiting, s.opt.Limits.WaitingPerPlayer)), "rejected", nil
+			}
+			// The wallet keeps every hold (and its release) for ever: a
+			// player sitting down and standing up at coin tables would grow
+			// its ledger at request speed. Counted before the hold is sent
+			// (and before the player is recorded among the table's
+			// stakers); nothing is held yet, so nothing is undone. A
+			// creation was counted already (playerWindows): only moved.
+			if refusal, err := s.take(ctx, now, cmd, s.coinSitWindow(cmd.GetPlayerId())); err != nil {
+				return nil, "", err
+			} else if refusal != nil {
+				return s.refuseLimit(cmd, refusal), "rejected", nil
 			}
 			refusal, err := s.holdStake(ctx, st)
 			if err != nil {
@@ -643,23 +747,19 @@ func (s *Service) guessVerifier(ctx context.Context, cmd *lobbyv1.LobbyCommand, 
 			return memo.ok, nil
 		}
 		tableID, l := tableIDOf(cmd), s.opt.Limits
-		full, retry, err := s.store.Take(ctx, now, cmd.GetCommandId(),
-			store.Rate{Key: store.GuessRateKey(tableID, cmd.GetPlayerId()), Limit: l.GuessesPerPlayer, Window: l.GuessWindow},
-			store.Rate{Key: store.GuessRateKey(tableID, ""), Limit: l.GuessesPerTable, Window: l.GuessWindow},
+		refusal, err := s.take(ctx, now, cmd,
+			window{rate: store.Rate{Key: store.GuessRateKey(tableID, cmd.GetPlayerId()), Limit: l.GuessesPerPlayer, Window: l.GuessWindow},
+				err: domain.ErrTooManyGuesses, scope: "player", label: "guess_player"},
+			window{rate: store.Rate{Key: store.GuessRateKey(tableID, ""), Limit: l.GuessesPerTable, Window: l.GuessWindow},
+				err: domain.ErrTooManyGuesses, scope: "table", label: "guess_table"},
 			// Counted already when the command was read (handle): the same
 			// member is only moved. Here for a command applied directly.
-			store.Rate{Key: store.GuesserRateKey(cmd.GetPlayerId()), Limit: l.GuessesPerGuesser, Window: l.GuessWindow})
+			s.guesserWindow(cmd.GetPlayerId()))
 		if err != nil {
 			return false, err
 		}
-		if full >= 0 {
-			scope := [...]string{"player", "table", "player at all tables"}[full]
-			if full == 2 {
-				s.limited(ctx, "guess_guesser")
-				return false, &domain.LimitError{Err: domain.ErrTooManyGuesses, Scope: scope, RetryAfter: retry}
-			}
-			s.limited(ctx, "guess_"+scope)
-			return false, &domain.LimitError{Err: domain.ErrTooManyGuesses, Scope: scope, RetryAfter: retry}
+		if refusal != nil {
+			return false, refusal
 		}
 		ok, err := passhash.Verify(hash, pw)
 		if err != nil {

@@ -76,6 +76,14 @@ func HeldKey(playerID string) string { return HeldPrefix + playerID }
 // command ids by time).
 func CreateRateKey(playerID string) string { return ratePrefix + "create:" + playerID }
 
+// CommandRateKey counts a player's recent lobby commands of every kind
+// (a sorted set of command ids by time).
+func CommandRateKey(playerID string) string { return ratePrefix + "cmd:" + playerID }
+
+// CoinSitRateKey counts a player's recent stake holds: sit-downs at Domino
+// Coin tables, and coin tables created with the host seated.
+func CoinSitRateKey(playerID string) string { return ratePrefix + "coinsit:" + playerID }
+
 // GuessRateKey counts recent password guesses at a table: by one player,
 // or by everybody when playerID is empty.
 func GuessRateKey(tableID, playerID string) string {
