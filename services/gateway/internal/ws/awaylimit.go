@@ -1,6 +1,7 @@
 package ws
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -28,7 +29,7 @@ import (
 type awayLimit struct {
 	every time.Duration
 	burst int
-	send  func(table, player string) // reports the player away
+	send  func(ctx context.Context, table, player string) // reports the player away
 
 	mu   sync.Mutex
 	keys map[awayKey]*awayState
@@ -60,7 +61,7 @@ const (
 // went away recently, not for every one ever seen.
 const awayKeysSwept = 4096
 
-func newAwayLimit(every time.Duration, burst int, send func(table, player string)) *awayLimit {
+func newAwayLimit(every time.Duration, burst int, send func(ctx context.Context, table, player string)) *awayLimit {
 	return &awayLimit{every: every, burst: burst, send: send, keys: map[awayKey]*awayState{}}
 }
 
@@ -73,7 +74,7 @@ const (
 
 // away reports player away from table now, or holds the report (see
 // awayLimit), and says which.
-func (a *awayLimit) away(table, player string) string {
+func (a *awayLimit) away(ctx context.Context, table, player string) string {
 	k := awayKey{table, player}
 	a.mu.Lock()
 	st := a.keys[k]
@@ -92,19 +93,22 @@ func (a *awayLimit) away(table, player string) string {
 	d := r.Delay()
 	if d == 0 {
 		a.mu.Unlock()
-		a.send(table, player)
+		a.send(ctx, table, player)
 		return awaySent
 	}
 	st.gen++
 	gen := st.gen
 	st.held = r
-	st.timer = time.AfterFunc(d, func() { a.due(k, st, gen) })
+	// Sent after the connection that left is gone: its context is not
+	// this report's.
+	bg := context.WithoutCancel(ctx)
+	st.timer = time.AfterFunc(d, func() { a.due(bg, k, st, gen) })
 	a.mu.Unlock()
 	return awayHeld
 }
 
 // due sends a held away whose token came, unless it was cancelled or sent.
-func (a *awayLimit) due(k awayKey, st *awayState, gen uint64) {
+func (a *awayLimit) due(ctx context.Context, k awayKey, st *awayState, gen uint64) {
 	a.mu.Lock()
 	if st.held == nil || st.gen != gen {
 		a.mu.Unlock()
@@ -112,7 +116,7 @@ func (a *awayLimit) due(k awayKey, st *awayState, gen uint64) {
 	}
 	st.held, st.timer = nil, nil
 	a.mu.Unlock()
-	a.send(k.table, k.player)
+	a.send(ctx, k.table, k.player)
 }
 
 // back cancels a held away of player at table (they returned before the
@@ -134,7 +138,7 @@ func (a *awayLimit) back(table, player string) bool {
 // flush sends every held away now: a gateway shutting down cannot keep
 // them, and after it is gone nobody else would report these players (their
 // connections said goodbye, so no sweep finds them).
-func (a *awayLimit) flush() {
+func (a *awayLimit) flush(ctx context.Context) {
 	a.mu.Lock()
 	var due []awayKey
 	for k, st := range a.keys {
@@ -146,7 +150,7 @@ func (a *awayLimit) flush() {
 	}
 	a.mu.Unlock()
 	for _, k := range due {
-		a.send(k.table, k.player)
+		a.send(ctx, k.table, k.player)
 	}
 }
 

@@ -123,7 +123,7 @@ func TestPresence_ShutdownSendsTheHeldAways(t *testing.T) {
 func TestAwayLimit_EachHeldAwayIsSentOrCancelledOnce(t *testing.T) {
 	var mu sync.Mutex
 	sent := map[string]int{}
-	a := newAwayLimit(50*time.Millisecond, 1, func(table, player string) {
+	a := newAwayLimit(50*time.Millisecond, 1, func(_ context.Context, table, player string) {
 		mu.Lock()
 		sent[table+"/"+player]++
 		mu.Unlock()
@@ -133,7 +133,7 @@ func TestAwayLimit_EachHeldAwayIsSentOrCancelledOnce(t *testing.T) {
 		wg.Go(func() {
 			player := fmt.Sprint("p", p)
 			for range 10 {
-				a.away("t", player)
+				a.away(context.Background(), "t", player)
 				if p%2 == 0 {
 					a.back("t", player)
 				}

@@ -146,7 +146,7 @@ func (c *conn) gone(table string, member bool) {
 	if last && member {
 		// The table starts the player's reconnect grace — at once, unless
 		// they keep leaving it (awayLimit).
-		if out := c.s.away.away(table, c.claims.PlayerID); out != awaySent {
+		if out := c.s.away.away(ctx, table, c.claims.PlayerID); out != awaySent {
 			c.s.m.awayLimited.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", out)))
 		}
 	}

@@ -256,9 +256,8 @@ func NewServer(cfg Config, d Deps) *Server {
 		byToken: map[string]map[*conn]struct{}{}}
 	s.perIP, s.perPlay = connlimit.NewCounter(s.cfg.MaxPerIP), connlimit.NewCounter(s.cfg.MaxPerPlayer)
 	s.tables = newTableGate(d.TableExists, d.Now)
-	s.away = newAwayLimit(s.cfg.AwayEvery, s.cfg.AwayBurst, func(table, player string) {
-		// Its own context: a held away is sent after its connection ended.
-		if err := s.reportPresence(context.Background(), table, player, PresenceAway); err != nil {
+	s.away = newAwayLimit(s.cfg.AwayEvery, s.cfg.AwayBurst, func(ctx context.Context, table, player string) {
+		if err := s.reportPresence(ctx, table, player, PresenceAway); err != nil {
 			s.deps.Logger.Warn("ws: presence report failed", "table", table, "presence", PresenceAway, "err", err)
 		}
 	})
@@ -482,10 +481,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	go func() { s.wg.Wait(); close(done) }()
 	select {
 	case <-done:
-		s.away.flush()
+		s.away.flush(context.WithoutCancel(ctx))
 		return nil
 	case <-ctx.Done():
-		s.away.flush()
+		s.away.flush(context.WithoutCancel(ctx))
 		return fmt.Errorf("ws: %d connections still open: %w", s.Open(), ctx.Err())
 	}
 }
