@@ -9,7 +9,9 @@ dir=$1
 gen=$root/bin/controller-gen
 [ -x "$gen" ] || { echo "operator-generate: $gen missing; run 'make operator-generate'" >&2; exit 1; }
 cd "$dir"
-# Cluster-scoped role: a pool's pods live in the pool's namespace, any one.
+# The rbac markers make a ClusterRole (pulka-operator) for the Nodes alone
+# and a Role in the sample's namespace pulka for everything else: the
+# operator manages one namespace (-namespace, default the pool's).
 "$gen" \
   paths=./... object \
   crd output:crd:artifacts:config=config/crd \

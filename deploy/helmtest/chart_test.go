@@ -6,12 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -53,6 +55,10 @@ func TestInvalidCombinationsAreRefused(t *testing.T) {
 		"existingSecret": {"--set", "redis.inChart.enabled=false,redis.addr=r:6379,redis.auth.enabled=true"},
 		"wallet.enabled": {"--set", "wallet.enabled=false"},
 		"inChart":        {"--set", "redis.mode=cluster"},
+		// The operator sets these on the runners itself (and drops a
+		// template's entry of the same name): refused, not ignored.
+		"PULKA_RUNNER_CAPACITY": {"--set", "runnerPool.extraEnv.PULKA_RUNNER_CAPACITY=9"},
+		"PULKA_ADMIN_ADDR":      {"--set", "runnerPool.extraEnv.PULKA_ADMIN_ADDR=:1234"},
 	}
 	for want, args := range cases {
 		t.Run(want, func(t *testing.T) {
@@ -230,6 +236,14 @@ func checkPod(t *testing.T, kind, name string, spec map[string]any) {
 	if field(podSC, "runAsNonRoot") != true || field(podSC, "seccompProfile", "type") != "RuntimeDefault" {
 		t.Errorf("%s %s: pod securityContext %v lacks runAsNonRoot and seccomp RuntimeDefault", kind, name, podSC)
 	}
+	// A Pulka image's pods run as the image's own (numeric) user, so that
+	// the kubelet can verify runAsNonRoot and the files are the image's.
+	if kind != "StatefulSet" {
+		if uid, gid := imageUser(t); fmt.Sprint(field(podSC, "runAsUser")) != fmt.Sprint(uid) || fmt.Sprint(field(podSC, "runAsGroup")) != fmt.Sprint(gid) {
+			t.Errorf("%s %s: pod runs as %v:%v, the images as %d:%d (deploy/docker/Dockerfile's USER)", kind, name,
+				field(podSC, "runAsUser"), field(podSC, "runAsGroup"), uid, gid)
+		}
+	}
 	grace, _ := spec["terminationGracePeriodSeconds"].(int64)
 	if grace == 0 {
 		if f, ok := spec["terminationGracePeriodSeconds"].(float64); ok {
@@ -353,9 +367,9 @@ func checkCommon(t *testing.T, objs []*unstructured.Unstructured, wallet bool) m
 		t.Errorf("operator: service account %v", spec["serviceAccountName"])
 	}
 	env := envOf(must[[]any](t, spec, "containers")[0].(map[string]any))
-	if env["PULKA_OPERATOR_POOL"] != "games/runners" || env["PULKA_OPERATOR_LEADER_ELECT"] != "true" ||
+	if env["PULKA_OPERATOR_POOL"] != "games/runners" || env["PULKA_OPERATOR_NAMESPACE"] != "games" || env["PULKA_OPERATOR_LEADER_ELECT"] != "true" ||
 		env["PULKA_OPERATOR_ID"] != "field:metadata.name" || env["PULKA_OPERATOR_LEASE_NAMESPACE"] != "games" {
-		t.Errorf("operator env %v: want the pool games/runners, leader election, its pod's name as id, the lease in games", env)
+		t.Errorf("operator env %v: want the pool games/runners in the namespace games, leader election, its pod's name as id, the lease in games", env)
 	}
 	if fmt.Sprint(field(op.Object, "spec", "replicas")) != "2" {
 		t.Errorf("operator replicas %v, want 2", field(op.Object, "spec", "replicas"))
@@ -370,12 +384,49 @@ func checkCommon(t *testing.T, objs []*unstructured.Unstructured, wallet bool) m
 	checkPodLabels(t, "RunnerPool runners", field(rp.Object, "spec", "template", "labels"))
 	renv := map[string]any{"env": field(rp.Object, "spec", "template", "env")}
 	checkEnvNames(t, "RunnerPool runners", envOf(renv))
-	for _, set := range []string{"PULKA_RUNNER_ID", "PULKA_RUNNER_CAPACITY", "PULKA_RUNNER_HEARTBEAT_TTL", "PULKA_RUNNER_ASSIGNER"} {
+	for _, set := range []string{"PULKA_RUNNER_ID", "PULKA_RUNNER_CAPACITY", "PULKA_RUNNER_HEARTBEAT_TTL", "PULKA_RUNNER_ASSIGNER", "PULKA_ADMIN_ADDR"} {
 		if _, ok := envOf(renv)[set]; ok {
 			t.Errorf("RunnerPool: sets %s, which the operator sets itself", set)
 		}
 	}
+	// The runners get the grace every pod of the chart gets: beyond their
+	// shutdown timeout and drain delay.
+	shutdown, err1 := time.ParseDuration(envOf(renv)["PULKA_SHUTDOWN_TIMEOUT"])
+	drain, err2 := time.ParseDuration(envOf(renv)["PULKA_DRAIN_DELAY"])
+	grace := fmt.Sprint(field(rp.Object, "spec", "template", "terminationGracePeriodSeconds"))
+	if want := fmt.Sprint(int64((shutdown + drain + 5*time.Second) / time.Second)); err1 != nil || err2 != nil || grace != want {
+		t.Errorf("RunnerPool: terminationGracePeriodSeconds %s, want %s (shutdown %v + drain %v + 5 s; %v %v)", grace, want, shutdown, drain, err1, err2)
+	}
 	return idx
+}
+
+// imageUser is the uid and gid of deploy/docker/Dockerfile's last USER,
+// which must be numeric: the kubelet checks runAsNonRoot only against a
+// number, and refuses an image whose user is a name unless the pod gives
+// runAsUser.
+func imageUser(t *testing.T) (uid, gid int64) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot(), "deploy", "docker", "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && strings.EqualFold(f[0], "USER") {
+			user = f[1]
+		}
+	}
+	u, g, _ := strings.Cut(user, ":")
+	if uid, err = strconv.ParseInt(u, 10, 64); err != nil || uid == 0 {
+		t.Fatalf("deploy/docker/Dockerfile: USER %q is not a numeric non-root uid[:gid]", user)
+	}
+	gid = uid
+	if g != "" {
+		if gid, err = strconv.ParseInt(g, 10, 64); err != nil {
+			t.Fatalf("deploy/docker/Dockerfile: USER %q: the group is not numeric", user)
+		}
+	}
+	return uid, gid
 }
 
 func TestRenderMinimal(t *testing.T) {
@@ -512,26 +563,38 @@ func TestRenderRedisCluster(t *testing.T) {
 	}
 }
 
-// The chart's ClusterRole grants what the operator's markers generate.
-func TestClusterRoleMatchesOperator(t *testing.T) {
+// The chart's ClusterRole and Role grant what the operator's markers
+// generate: the Nodes cluster-wide, the rest in the release's namespace only
+// (the operator manages that one).
+func TestRolesMatchOperator(t *testing.T) {
 	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(repoRoot(), "services", "operator", "config", "rbac", "role.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gen map[string]any
-	if err := yaml.Unmarshal(b, &gen); err != nil {
-		t.Fatal(err)
+	gen := map[string]any{}
+	for _, o := range decode(t, string(b)) {
+		gen[o.GetKind()] = o.Object["rules"]
 	}
+	chart := map[string]any{}
 	for _, o := range render(t, "minimal") {
-		if o.GetKind() == "ClusterRole" {
-			if !reflect.DeepEqual(o.Object["rules"], gen["rules"]) {
-				t.Fatalf("the chart's ClusterRole rules\n%v\ndiffer from services/operator/config/rbac/role.yaml's\n%v", o.Object["rules"], gen["rules"])
+		if o.GetKind() == "ClusterRole" || o.GetKind() == "Role" {
+			if _, twice := chart[o.GetKind()]; twice {
+				t.Errorf("the chart renders more than one %s", o.GetKind())
 			}
-			return
+			chart[o.GetKind()] = o.Object["rules"]
 		}
 	}
-	t.Fatal("no ClusterRole rendered")
+	for _, kind := range []string{"ClusterRole", "Role"} {
+		if gen[kind] == nil || chart[kind] == nil {
+			t.Errorf("%s: generated %v, chart %v; want both", kind, gen[kind] != nil, chart[kind] != nil)
+		} else if !reflect.DeepEqual(chart[kind], gen[kind]) {
+			t.Errorf("the chart's %s rules\n%v\ndiffer from services/operator/config/rbac/role.yaml's\n%v", kind, chart[kind], gen[kind])
+		}
+	}
+	if len(gen) != 2 {
+		t.Errorf("services/operator/config/rbac/role.yaml holds %v, want a ClusterRole and a Role", slices.Sorted(maps.Keys(gen)))
+	}
 }
 
 // crds/ holds the operator's generated CRDs, byte for byte.

@@ -192,8 +192,13 @@ func TestCluster(t *testing.T) {
 			t.Fatal("no RunnerPool or Redis installed")
 		}
 
+		// The upgrade also turns on what selects the runner pods (the
+		// PodMonitor, the NetworkPolicies, the runners' topology spread),
+		// which runOperator matches against the pods the operator makes.
 		c.helm(t, "upgrade", "pulka", chartDir(), "-n", ns, "-f", valuesFile("minimal"),
-			"--set", "gateway.replicas=3,runnerPool.maxRunners=12", "--timeout", "2m")
+			"--set", "gateway.replicas=3,runnerPool.maxRunners=12,metrics.serviceMonitor.enabled=true,networkPolicy.enabled=true",
+			"--set", "runnerPool.topologySpreadConstraints[0].maxSkew=1,runnerPool.topologySpreadConstraints[0].topologyKey=topology.kubernetes.io/zone,runnerPool.topologySpreadConstraints[0].whenUnsatisfiable=ScheduleAnyway",
+			"--timeout", "2m")
 		after := c.existAll(t, "pulka", ns)
 		if got := fmt.Sprint(after["Deployment/pulka-gateway"].Object["spec"].(map[string]any)["replicas"]); got != "3" {
 			t.Errorf("gateway replicas after the upgrade: %s, want 3", got)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,6 +16,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/pulka/pulka/pkg/redistest"
@@ -45,10 +49,9 @@ func runOperator(t *testing.T, c *cluster, env *envtest.Environment, ns string) 
 	bin := buildOperator(t)
 
 	var deploy map[string]any
-	for _, o := range decode(t, c.helm(t, "get", "manifest", "pulka", "-n", ns)) {
-		if o.GetKind() == "Deployment" && o.GetName() == "pulka-operator" {
-			deploy = o.Object
-		}
+	manifest := index(decode(t, c.helm(t, "get", "manifest", "pulka", "-n", ns)))
+	if o := manifest["Deployment/pulka-operator"]; o != nil {
+		deploy = o.Object
 	}
 	if deploy == nil {
 		t.Fatal("no operator Deployment in the release")
@@ -160,6 +163,9 @@ func runOperator(t *testing.T, c *cluster, env *envtest.Environment, ns string) 
 	}
 	got := map[string]corev1.EnvVar{}
 	for _, e := range runner.Env {
+		if _, twice := got[e.Name]; twice {
+			t.Errorf("runner env sets %s twice (the last wins): %v", e.Name, runner.Env)
+		}
 		got[e.Name] = e
 	}
 	if got["PULKA_REDIS_ADDR"].Value != "pulka-redis:6379" || got["PULKA_REDIS_PASSWORD"].ValueFrom == nil ||
@@ -167,8 +173,103 @@ func runOperator(t *testing.T, c *cluster, env *envtest.Environment, ns string) 
 		got["PULKA_RUNNER_ID"].ValueFrom.FieldRef.FieldPath != "metadata.name" || got["PULKA_RUNNER_ASSIGNER"].Value != "false" {
 		t.Errorf("runner env %v: want the chart's Redis settings and the operator's own", got)
 	}
+	checkRunnerPod(t, manifest, &pod)
 	lease, err := c.kube.CoordinationV1().Leases(ns).Get(ctx, "pulka-operator", metav1.GetOptions{})
 	if err != nil || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != id {
 		t.Errorf("leader Lease pulka-operator in %s: %v, err %v; want held by %s", ns, fmt.Sprint(lease.Spec.HolderIdentity), err, id)
 	}
+}
+
+// checkRunnerPod checks a runner pod the operator made from the release's
+// RunnerPool against the rest of the release: what selects the runners
+// (the PodMonitor, the NetworkPolicy letting Pulka's pods reach the admin
+// port and the in-chart Redis, the topology spread) selects it, Prometheus
+// finds its port, and it runs as the image's user with the chart's grace.
+func checkRunnerPod(t *testing.T, manifest map[string]*unstructured.Unstructured, pod *corev1.Pod) {
+	t.Helper()
+	matches := func(what string, sel any) {
+		t.Helper()
+		var ls metav1.LabelSelector
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(asMap(sel), &ls); err != nil {
+			t.Fatalf("%s: selector %v: %v", what, sel, err)
+		}
+		s, err := metav1.LabelSelectorAsSelector(&ls)
+		if err != nil || s.Empty() || !s.Matches(labels.Set(pod.Labels)) {
+			t.Errorf("%s selects %v (err %v); runner pod %s has labels %v", what, sel, err, pod.Name, pod.Labels)
+		}
+	}
+
+	pm := manifest["PodMonitor/pulka-table-runner"]
+	if pm == nil {
+		t.Fatal("no PodMonitor pulka-table-runner in the release")
+	}
+	matches("PodMonitor pulka-table-runner", field(pm.Object, "spec", "selector"))
+	endpoints, _ := field(pm.Object, "spec", "podMetricsEndpoints").([]any)
+	if len(endpoints) == 0 {
+		t.Fatal("PodMonitor pulka-table-runner: no podMetricsEndpoints")
+	}
+	port := field(endpoints[0].(map[string]any), "port")
+	if !slices.ContainsFunc(pod.Spec.Containers[0].Ports, func(p corev1.ContainerPort) bool { return p.Name == port && p.ContainerPort == 9090 }) {
+		t.Errorf("PodMonitor scrapes port %v; runner pod %s declares %v", port, pod.Name, pod.Spec.Containers[0].Ports)
+	}
+
+	np := manifest["NetworkPolicy/pulka-default"]
+	if np == nil {
+		t.Fatal("no NetworkPolicy pulka-default in the release")
+	}
+	matches("NetworkPolicy pulka-default's podSelector (who may be reached)", field(np.Object, "spec", "podSelector"))
+	redisRule := false
+	for _, r := range field(np.Object, "spec", "ingress").([]any) {
+		r := r.(map[string]any)
+		ports, _ := r["ports"].([]any)
+		if !slices.ContainsFunc(ports, func(p any) bool { return fmt.Sprint(field(p.(map[string]any), "port")) == "6379" }) {
+			continue
+		}
+		redisRule = true
+		from, _ := r["from"].([]any)
+		if len(from) != 1 {
+			t.Fatalf("NetworkPolicy pulka-default: the Redis rule has %d peers, want Pulka's pods", len(from))
+		}
+		matches("NetworkPolicy pulka-default's Redis clients", field(from[0].(map[string]any), "podSelector"))
+	}
+	if !redisRule {
+		t.Error("NetworkPolicy pulka-default: no rule for the in-chart Redis' port 6379")
+	}
+
+	if len(pod.Spec.TopologySpreadConstraints) == 0 {
+		t.Error("runner pod: no topology spread constraints, though the release sets runnerPool.topologySpreadConstraints")
+	}
+	for i, tsc := range pod.Spec.TopologySpreadConstraints {
+		s, err := metav1.LabelSelectorAsSelector(tsc.LabelSelector)
+		if err != nil || s.Empty() || !s.Matches(labels.Set(pod.Labels)) {
+			t.Errorf("runner pod's topology spread %d selects %v (err %v), not the runners' labels %v", i, tsc.LabelSelector, err, pod.Labels)
+		}
+	}
+
+	uid, gid := imageUser(t)
+	if psc := pod.Spec.SecurityContext; psc == nil || (psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot) ||
+		deref(psc.RunAsUser) != uid || deref(psc.RunAsGroup) != gid {
+		t.Errorf("runner pod security context %+v; want runAsNonRoot as the image's user %d:%d", psc, uid, gid)
+	}
+	rp := manifest["RunnerPool/runners"]
+	if rp == nil {
+		t.Fatal("no RunnerPool runners in the release")
+	}
+	want := fmt.Sprint(field(rp.Object, "spec", "template", "terminationGracePeriodSeconds"))
+	if got := fmt.Sprint(deref(pod.Spec.TerminationGracePeriodSeconds)); got != want {
+		t.Errorf("runner pod terminationGracePeriodSeconds %s, want the chart's %s", got, want)
+	}
+}
+
+// deref is *p, or -1 for nil (no valid uid, gid or grace).
+func deref(p *int64) int64 {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
 }

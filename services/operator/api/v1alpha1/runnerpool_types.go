@@ -45,7 +45,8 @@ type RunnerTemplate struct {
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 	// Env of the table-runner container (PULKA_REDIS_ADDR and the like).
 	// The operator sets PULKA_RUNNER_ID, PULKA_RUNNER_CAPACITY,
-	// PULKA_RUNNER_HEARTBEAT_TTL and PULKA_RUNNER_ASSIGNER itself.
+	// PULKA_RUNNER_HEARTBEAT_TTL, PULKA_RUNNER_ASSIGNER and PULKA_ADMIN_ADDR
+	// itself; entries of those names here are dropped.
 	// +optional
 	Env []corev1.EnvVar `json:"env,omitempty"`
 	// NodeSelector of the runner pods.
@@ -57,7 +58,9 @@ type RunnerTemplate struct {
 	// Affinity of the runner pods.
 	// +optional
 	Affinity *corev1.Affinity `json:"affinity,omitempty"`
-	// Labels added to the runner pods (besides the operator's own).
+	// Labels of the runner pods. The operator adds its own pulka.dev/pool
+	// and pulka.dev/template-hash (which win over entries of those names),
+	// and app.kubernetes.io/name: table-runner when none is given here.
 	// +optional
 	Labels map[string]string `json:"labels,omitempty"`
 	// ServiceAccountName of the runner pods.
@@ -67,6 +70,14 @@ type RunnerTemplate struct {
 	// that one zone's loss moves only its share of the tables).
 	// +optional
 	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	// TerminationGracePeriodSeconds of the runner pods: how long the kubelet
+	// waits after SIGTERM before it kills the runner. It must exceed the
+	// runner's own shutdown bound (PULKA_SHUTDOWN_TIMEOUT, PULKA_DRAIN_DELAY),
+	// or a runner is killed while it hands its tables over. Unset:
+	// Kubernetes' default, 30 s.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
 	// SecretMounts are Secrets mounted read-only into the table-runner
 	// container (e.g. the CA that Redis' certificate is checked against).
 	// Only Secrets: a runner needs no other volume, and the CRD stays small.

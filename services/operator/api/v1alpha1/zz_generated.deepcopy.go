@@ -179,6 +179,11 @@ func (in *RunnerTemplate) DeepCopyInto(out *RunnerTemplate) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.TerminationGracePeriodSeconds != nil {
+		in, out := &in.TerminationGracePeriodSeconds, &out.TerminationGracePeriodSeconds
+		*out = new(int64)
+		**out = **in
+	}
 	if in.SecretMounts != nil {
 		in, out := &in.SecretMounts, &out.SecretMounts
 		*out = make([]SecretMount, len(*in))

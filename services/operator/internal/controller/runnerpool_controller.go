@@ -40,6 +40,13 @@ const ContainerName = "table-runner"
 // the pods the operator makes.
 const AdminPort = 9090
 
+// RunAsUser is the uid and gid the runner container runs as: distroless'
+// nonroot (65532), the user of every Pulka image (deploy/docker/Dockerfile)
+// and the chart's podSecurityContext. The kubelet enforces runAsNonRoot
+// only against a numeric user: with none given here it reads the image's,
+// and refuses to start an image whose USER is a name.
+const RunAsUser = 65532
+
 // Assignment is where the reconciler reads how many tables each runner owns:
 // assign.Store (table → runner, "" for a table no runner could take).
 type Assignment interface {
@@ -70,12 +77,16 @@ type RunnerPoolReconciler struct {
 	Resync time.Duration
 }
 
-// +kubebuilder:rbac:groups=pulka.dev,resources=runnerpools,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=pulka.dev,resources=runnerpools/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=pulka.dev,resources=runnerpools/scale,verbs=get;update;patch
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// The operator manages one namespace (its manager's cache is limited to
+// it): what it reads and writes there is a Role's, generated for the
+// sample's namespace pulka (the chart binds the same rules in the
+// release's).
+// +kubebuilder:rbac:groups=pulka.dev,resources=runnerpools,verbs=get;list;watch;update;patch,namespace=pulka
+// +kubebuilder:rbac:groups=pulka.dev,resources=runnerpools/status,verbs=get;update;patch,namespace=pulka
+// +kubebuilder:rbac:groups=pulka.dev,resources=runnerpools/scale,verbs=get;update;patch,namespace=pulka
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;update;patch;delete,namespace=pulka
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch,namespace=pulka
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete,namespace=pulka
 
 // SetupWithManager registers the reconciler: it watches pools and the pods
 // they own.
@@ -356,10 +367,16 @@ func TemplateHash(t *pulkav1.RunnerTemplate) string {
 // know it by.
 func (r *RunnerPoolReconciler) newPod(pool *pulkav1.RunnerPool, hash string) (*corev1.Pod, error) {
 	t := &pool.Spec.Template
-	podLabels := labels.Merge(t.Labels, labels.Set{
+	// The template's labels are kept, app.kubernetes.io/* included: they are
+	// what others select the runners by (the chart's PodMonitor,
+	// NetworkPolicy and topology spread match its own name, instance and
+	// component). The operator forces only its own pulka.dev/ labels, which
+	// its listing of a pool's pods, its pod cache and the scale selector rest
+	// on; a template naming no application gets table-runner.
+	podLabels := labels.Merge(labels.Set{"app.kubernetes.io/name": "table-runner"}, t.Labels)
+	podLabels = labels.Merge(podLabels, labels.Set{
 		pulkav1.PoolLabel:         pool.Name,
 		pulkav1.TemplateHashLabel: hash,
-		"app.kubernetes.io/name":  "table-runner",
 	})
 	env := []corev1.EnvVar{
 		{Name: envnames.RunnerID, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
@@ -367,10 +384,22 @@ func (r *RunnerPoolReconciler) newPod(pool *pulkav1.RunnerPool, hash string) (*c
 		{Name: envnames.RunnerHeartbeatTTL, Value: pool.Spec.HeartbeatTTL.Duration.String()},
 		// The operator assigns; its runners take no part in the election.
 		{Name: envnames.RunnerAssigner, Value: "false"},
-		// The probes and Prometheus reach the admin server on the pod's IP.
+		// The probes (on the port named admin) and Prometheus reach the
+		// admin server on the pod's IP at AdminPort.
 		{Name: daemon.EnvAdminAddr, Value: ":" + strconv.Itoa(AdminPort)},
 	}
-	env = append(env, t.Env...)
+	// These variables are the operator's: the pod's probes, ports, id and
+	// capacity follow from them. A template entry of the same name would
+	// come later and win (the last of a name does), so it is dropped.
+	owned := map[string]bool{}
+	for _, e := range env {
+		owned[e.Name] = true
+	}
+	for _, e := range t.Env {
+		if !owned[e.Name] {
+			env = append(env, e)
+		}
+	}
 	var volumes []corev1.Volume
 	var mounts []corev1.VolumeMount
 	for _, m := range t.SecretMounts {
@@ -403,23 +432,33 @@ func (r *RunnerPoolReconciler) newPod(pool *pulkav1.RunnerPool, hash string) (*c
 				// heartbeat): /readyz says the runner is serving its tables.
 				ReadinessProbe: probe("/readyz", 2),
 				LivenessProbe:  probe("/healthz", 10),
+				// The chart's securityContext for every Pulka container.
 				SecurityContext: &corev1.SecurityContext{
 					AllowPrivilegeEscalation: ptr.To(false),
 					ReadOnlyRootFilesystem:   ptr.To(true),
 					RunAsNonRoot:             ptr.To(true),
 					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+					SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 				},
 			}},
+			// The chart's podSecurityContext. RunAsUser lets the kubelet
+			// verify runAsNonRoot whatever the image's USER says (a name
+			// cannot be verified: the container would not start).
 			SecurityContext: &corev1.PodSecurityContext{
 				RunAsNonRoot:   ptr.To(true),
+				RunAsUser:      ptr.To[int64](RunAsUser),
+				RunAsGroup:     ptr.To[int64](RunAsUser),
+				FSGroup:        ptr.To[int64](RunAsUser),
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
-			NodeSelector:              t.NodeSelector,
-			Tolerations:               t.Tolerations,
-			Affinity:                  t.Affinity,
-			TopologySpreadConstraints: t.TopologySpreadConstraints,
-			Volumes:                   volumes,
-			ServiceAccountName:        t.ServiceAccountName,
+			// nil: Kubernetes' default (30 s).
+			TerminationGracePeriodSeconds: t.TerminationGracePeriodSeconds,
+			NodeSelector:                  t.NodeSelector,
+			Tolerations:                   t.Tolerations,
+			Affinity:                      t.Affinity,
+			TopologySpreadConstraints:     t.TopologySpreadConstraints,
+			Volumes:                       volumes,
+			ServiceAccountName:            t.ServiceAccountName,
 			// A runner is replaced by a new pod (a new id) rather than
 			// restarted in place: its tables have moved meanwhile.
 			RestartPolicy: corev1.RestartPolicyNever,

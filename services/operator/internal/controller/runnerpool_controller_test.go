@@ -266,6 +266,15 @@ func TestPoolCreatesMinRunnersAndReportsStatus(t *testing.T) {
 			sc.Capabilities == nil || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" {
 			t.Errorf("%s: security context %+v / %+v", pod.Name, sc, psc)
 		}
+		// runAsNonRoot needs a numeric user to check: without one the
+		// kubelet refuses to start a container whose image names its user
+		// (distroless' "nonroot"). The pod's user is distroless' nonroot uid.
+		if ptr.Deref(psc.RunAsUser, 0) != controller.RunAsUser || ptr.Deref(psc.RunAsGroup, 0) != controller.RunAsUser ||
+			controller.RunAsUser != 65532 || !ptr.Deref(sc.RunAsNonRoot, false) ||
+			sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+			t.Errorf("%s: pod runs as user %v group %v, container %+v; want distroless' nonroot 65532:65532, non-root, seccomp RuntimeDefault",
+				pod.Name, ptr.Deref(psc.RunAsUser, -1), ptr.Deref(psc.RunAsGroup, -1), sc)
+		}
 		if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" ||
 			c.LivenessProbe == nil || c.LivenessProbe.HTTPGet == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" ||
 			len(c.Ports) != 1 || c.Ports[0].ContainerPort != 9090 || c.Ports[0].Name != "admin" {
@@ -292,6 +301,104 @@ func TestPoolCreatesMinRunnersAndReportsStatus(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// The pod keeps the template's labels — the chart's PodMonitor,
+// NetworkPolicy and topology spread select the runners by the chart's
+// app.kubernetes.io/name, instance and component — and the operator forces
+// only its own pulka.dev/ labels, which its selection of a pool's pods
+// rests on. A template without a name gets app.kubernetes.io/name
+// table-runner.
+func TestPodKeepsTemplateLabels(t *testing.T) {
+	f := start(t)
+	tmpl := map[string]string{
+		"app.kubernetes.io/name":      "pulka",
+		"app.kubernetes.io/instance":  "rel",
+		"app.kubernetes.io/component": "table-runner",
+		"app.kubernetes.io/part-of":   "pulka",
+		"team":                        "games",
+		pulkav1.PoolLabel:             "someone-else",
+		pulkav1.TemplateHashLabel:     "forged",
+	}
+	f.createPool("labelled", func(s *pulkav1.RunnerPoolSpec) { s.Template.Labels = tmpl })
+	f.createPool("bare", nil)
+	for _, pod := range f.waitPods("labelled", 1) {
+		for k, v := range tmpl {
+			if k == pulkav1.PoolLabel || k == pulkav1.TemplateHashLabel {
+				continue
+			}
+			if pod.Labels[k] != v {
+				t.Errorf("%s: label %s=%q, want the template's %q (labels %v)", pod.Name, k, pod.Labels[k], v, pod.Labels)
+			}
+		}
+		if pod.Labels[pulkav1.PoolLabel] != "labelled" || pod.Labels[pulkav1.TemplateHashLabel] != controller.TemplateHash(&f.pool("labelled").Spec.Template) {
+			t.Errorf("%s: labels %v; the operator's own pulka.dev/ labels must win over the template's", pod.Name, pod.Labels)
+		}
+	}
+	for _, pod := range f.waitPods("bare", 1) {
+		if pod.Labels["app.kubernetes.io/name"] != "table-runner" || pod.Labels[pulkav1.PoolLabel] != "bare" {
+			t.Errorf("%s: labels %v; want app.kubernetes.io/name table-runner when the template names none", pod.Name, pod.Labels)
+		}
+	}
+}
+
+// The variables the operator sets (the runner's id, capacity, heartbeat,
+// assigner role and admin address) are its alone: an entry of the
+// template's env of the same name is dropped, not appended after the
+// operator's (where, the last entry winning, it would override it).
+func TestOperatorOwnsItsEnv(t *testing.T) {
+	f := start(t)
+	f.createPool("rp", func(s *pulkav1.RunnerPoolSpec) {
+		s.Template.Env = []corev1.EnvVar{
+			{Name: "PULKA_REDIS_ADDR", Value: "redis:6379"},
+			{Name: "PULKA_RUNNER_ID", Value: "forged"},
+			{Name: "PULKA_RUNNER_CAPACITY", Value: "999"},
+			{Name: "PULKA_RUNNER_HEARTBEAT_TTL", Value: "1h"},
+			{Name: "PULKA_RUNNER_ASSIGNER", Value: "true"},
+			{Name: "PULKA_ADMIN_ADDR", Value: ":1234"},
+		}
+	})
+	for _, pod := range f.waitPods("rp", 1) {
+		env := map[string][]corev1.EnvVar{}
+		for _, e := range pod.Spec.Containers[0].Env {
+			env[e.Name] = append(env[e.Name], e)
+		}
+		for name, want := range map[string]string{"PULKA_RUNNER_CAPACITY": "4", "PULKA_RUNNER_HEARTBEAT_TTL": "3s",
+			"PULKA_RUNNER_ASSIGNER": "false", "PULKA_ADMIN_ADDR": ":9090", "PULKA_REDIS_ADDR": "redis:6379"} {
+			if got := env[name]; len(got) != 1 || got[0].Value != want {
+				t.Errorf("%s: %s %+v, want one entry %q", pod.Name, name, got, want)
+			}
+		}
+		if id := env["PULKA_RUNNER_ID"]; len(id) != 1 || id[0].ValueFrom == nil || id[0].ValueFrom.FieldRef == nil ||
+			id[0].ValueFrom.FieldRef.FieldPath != "metadata.name" {
+			t.Errorf("%s: PULKA_RUNNER_ID %+v, want one entry, the pod's name", pod.Name, id)
+		}
+	}
+}
+
+// The template's terminationGracePeriodSeconds reaches the pods (the chart
+// gives every pod its shutdown timeout plus drain delay plus 5 s); without
+// it they keep Kubernetes' default.
+func TestPodTerminationGrace(t *testing.T) {
+	f := start(t)
+	f.createPool("graced", func(s *pulkav1.RunnerPoolSpec) { s.Template.TerminationGracePeriodSeconds = ptr.To[int64](40) })
+	f.createPool("default", nil)
+	for _, pod := range f.waitPods("graced", 1) {
+		if g := ptr.Deref(pod.Spec.TerminationGracePeriodSeconds, -1); g != 40 {
+			t.Errorf("%s: terminationGracePeriodSeconds %d, want the template's 40", pod.Name, g)
+		}
+	}
+	for _, pod := range f.waitPods("default", 1) {
+		if g := ptr.Deref(pod.Spec.TerminationGracePeriodSeconds, -1); g != corev1.DefaultTerminationGracePeriodSeconds {
+			t.Errorf("%s: terminationGracePeriodSeconds %d, want Kubernetes' default %d", pod.Name, g, corev1.DefaultTerminationGracePeriodSeconds)
+		}
+	}
+	// A negative grace is refused by the CRD, not by the pod creation.
+	bad := &pulkav1.RunnerPool{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "negative"},
+		Spec: pulkav1.RunnerPoolSpec{Template: pulkav1.RunnerTemplate{Image: "runner", TerminationGracePeriodSeconds: ptr.To[int64](-1)}, MaxRunners: 1}}
+	if err := f.c.Create(f.ctx, bad); !apierrors.IsInvalid(err) {
+		t.Errorf("terminationGracePeriodSeconds -1: got %v, want Invalid", err)
+	}
 }
 
 // Desired runners follow the tables: ceil(tables / (per runner × target)),

@@ -17,6 +17,7 @@ import (
 const (
 	EnvID              = "PULKA_OPERATOR_ID"
 	EnvPool            = "PULKA_OPERATOR_POOL"
+	EnvNamespace       = "PULKA_OPERATOR_NAMESPACE"
 	EnvLeaderElect     = "PULKA_OPERATOR_LEADER_ELECT"
 	EnvLeaseNamespace  = "PULKA_OPERATOR_LEASE_NAMESPACE"
 	EnvLeaseDuration   = "PULKA_OPERATOR_LEASE_DURATION"
@@ -37,6 +38,12 @@ type Config struct {
 	// assigns; empty: the operator only manages pods, and the runners
 	// assign among themselves (PULKA_RUNNER_ASSIGNER=true on their pods).
 	Pool string
+	// Namespace is the one namespace whose RunnerPools and pods this
+	// operator manages (default: the pool's; empty with no pool: every
+	// namespace). Limited to one, two releases in two namespaces do not
+	// reconcile each other's pools, and the operator needs only a Role
+	// there (and a ClusterRole for the Nodes alone).
+	Namespace string
 	// LeaderElect makes the replicas elect one leader through a Lease;
 	// only the leader reconciles and assigns.
 	LeaderElect    bool
@@ -54,6 +61,7 @@ func (c *Config) RegisterFlags(f *daemon.Flags) {
 	c.Base.RegisterFlags(f)
 	f.String(&c.ID, "id", EnvID, "", "this replica's id in the elections (default: host name)")
 	f.String(&c.Pool, "pool", EnvPool, "", "namespace/name of the RunnerPool whose tables this operator assigns (empty: manage pods only)")
+	f.String(&c.Namespace, "namespace", EnvNamespace, "", "the only namespace whose RunnerPools and pods this operator manages (default: the pool's; empty with no -pool: every namespace)")
 	f.Bool(&c.LeaderElect, "leader-elect", EnvLeaderElect, true, "elect one active replica through a coordination.k8s.io Lease")
 	f.String(&c.LeaseNamespace, "lease-namespace", EnvLeaseNamespace, "", "namespace of the leader Lease (default: the pool's, else the in-cluster namespace)")
 	f.Duration(&c.LeaseDuration, "lease-duration", EnvLeaseDuration, 15*time.Second, "how long a silent leader keeps the Lease before a standby takes over")
@@ -70,6 +78,8 @@ func (c *Config) Validate() error {
 	if c.Pool != "" {
 		if ns, name, ok := strings.Cut(c.Pool, "/"); !ok || ns == "" || name == "" || strings.Contains(name, "/") {
 			bad("-pool %q must be namespace/name", c.Pool)
+		} else if c.Namespace != "" && ns != c.Namespace {
+			bad("-pool %q is not in -namespace %q, the only one this operator sees", c.Pool, c.Namespace)
 		}
 	}
 	if c.ID != "" && strings.ContainsAny(c.ID, "{}, \t\r\n") {
@@ -85,4 +95,14 @@ func (c *Config) Validate() error {
 		bad("-reconcile-interval must be at least 1ms")
 	}
 	return errors.Join(errs...)
+}
+
+// WatchNamespace is the namespace the operator manages: -namespace, else the
+// pool's; "" is every namespace.
+func (c *Config) WatchNamespace() string {
+	if c.Namespace != "" {
+		return c.Namespace
+	}
+	ns, _, _ := strings.Cut(c.Pool, "/")
+	return ns
 }

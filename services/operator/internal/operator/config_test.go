@@ -20,6 +20,9 @@ func TestConfigValidate(t *testing.T) {
 	if err := func() error { c := good(); return c.Validate() }(); err != nil {
 		t.Fatalf("good config refused: %v", err)
 	}
+	if err := func() error { c := good(); c.Namespace = "games"; return c.Validate() }(); err != nil {
+		t.Fatalf("pool in its namespace refused: %v", err)
+	}
 	for _, tc := range []struct {
 		name   string
 		mutate func(*operator.Config)
@@ -31,6 +34,7 @@ func TestConfigValidate(t *testing.T) {
 		{"lease shorter than a second", func(c *operator.Config) { c.LeaseDuration = 100 * time.Millisecond }},
 		{"assigner lease too short", func(c *operator.Config) { c.AssignLeaderTTL = time.Millisecond }},
 		{"no reconcile interval", func(c *operator.Config) { c.Reconcile = 0 }},
+		{"pool outside the namespace", func(c *operator.Config) { c.Namespace = "other" }},
 	} {
 		c := good()
 		tc.mutate(&c)

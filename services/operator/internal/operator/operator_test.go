@@ -648,3 +648,60 @@ func setNodeReady(t *testing.T, node *corev1.Node, status corev1.ConditionStatus
 		t.Fatal(err)
 	}
 }
+
+// An operator manages the RunnerPools of its own namespace only (its
+// manager's cache and its role are the namespace's): two releases in two
+// namespaces do not size, roll or write the status of each other's pools.
+// The namespace is the pool's, or -namespace (the chart's, with or without
+// a pool).
+func TestOperatorIgnoresOtherNamespaces(t *testing.T) {
+	for _, withPool := range []bool{true, false} {
+		t.Run(fmt.Sprintf("pool=%v", withPool), func(t *testing.T) { ignoresOtherNamespaces(t, withPool) })
+	}
+}
+
+func ignoresOtherNamespaces(t *testing.T, withPool bool) {
+	ctx := context.Background()
+	srv := redistest.Start(t)
+	mine, err := env.Namespace(ctx, "mine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := env.Namespace(ctx, "theirs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	createPool(t, mine, 1, 3*time.Second, 5*time.Second)
+	createPool(t, theirs, 1, 3*time.Second, 5*time.Second)
+	cfg := operator.Config{Namespace: mine, LeaseNamespace: mine, LeaderElect: false,
+		LeaseDuration: 2 * time.Second, AssignLeaderTTL: 600 * time.Millisecond, Reconcile: 100 * time.Millisecond}
+	if withPool {
+		cfg.Namespace, cfg.Pool = "", mine+"/rp"
+	}
+	startReplica(t, cfg, "op", srv)
+	awaitPods(t, mine, 1)
+	eventually(t, "the status of the pool in "+mine, 10*time.Second, func() error {
+		var p pulkav1.RunnerPool
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: mine, Name: "rp"}, &p); err != nil {
+			return err
+		}
+		if p.Status.ObservedGeneration == 0 {
+			return fmt.Errorf("status %+v", p.Status)
+		}
+		return nil
+	})
+	// Every pool the cache holds is reconciled at the start, in parallel
+	// with the first; a second more is plenty for the other pool's turn.
+	time.Sleep(time.Second)
+	var pods corev1.PodList
+	if err := env.Client.List(ctx, &pods, client.InNamespace(theirs)); err != nil {
+		t.Fatal(err)
+	}
+	var p pulkav1.RunnerPool
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: theirs, Name: "rp"}, &p); err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != 0 || p.Status.ObservedGeneration != 0 {
+		t.Errorf("the operator of %s made %d pods in %s and wrote its pool's status %+v", mine, len(pods.Items), theirs, p.Status)
+	}
+}

@@ -85,6 +85,14 @@ func (c *Config) NewManager(restCfg *rest.Config, rdb redis.UniversalClient, mp 
 	if err != nil {
 		return nil, fmt.Errorf("operator: runner pod selector: %w", err)
 	}
+	// One namespace's pools and pods, when the operator has one: a release
+	// manages its own pool only, and its Role grants no more. The Nodes the
+	// membership reads are cluster-scoped: controller-runtime caches them
+	// cluster-wide whatever DefaultNamespaces says.
+	var namespaces map[string]cache.Config
+	if ns := c.WatchNamespace(); ns != "" {
+		namespaces = map[string]cache.Config{ns: {}}
+	}
 	renew := c.LeaseDuration * 2 / 3
 	retry := c.LeaseDuration / 5
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
@@ -102,7 +110,7 @@ func (c *Config) NewManager(restCfg *rest.Config, rdb redis.UniversalClient, mp 
 		RetryPeriod:                         &retry,
 		Controller:                          config.Controller{SkipNameValidation: &skipNameValidation},
 		// Cache only the runner pods, not every pod of the cluster.
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+		Cache: cache.Options{DefaultNamespaces: namespaces, ByObject: map[client.Object]cache.ByObject{
 			&corev1.Pod{}: {Label: runnerPods},
 		}},
 	})

@@ -56,6 +56,7 @@ type Heartbeats interface {
 	Members(ctx context.Context) ([]assign.Member, error)
 }
 
+// Nodes are cluster-scoped: the one rule of the operator's ClusterRole.
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 
 // Membership lists one RunnerPool's runners.
