@@ -137,6 +137,83 @@ func TestAbuse_SeatedPlayerRefusalSpamLeavesTheLogAlone(t *testing.T) {
 	s.noPanics(t, procs)
 }
 
+// TestAbuse_SeatedPlayerReconnectLoopLeavesTheLogBounded: a seated player
+// drops and reconnects in a loop for 3 s (a hundred times or more).
+// Each absence the table applied would be two durable events (PlayerAway,
+// PlayerBack) that every watcher and every later join reads: the gateway
+// reports only the first few (ws.DefaultAwayBurst), holds the next until
+// its token and drops it when the player is back first, so the table's
+// event stream grows by at most two events an absence reported, its
+// command stream is trimmed as the table handles it, the held aways are
+// counted, the honest player plays on with normal latency, and no service
+// panics, exits or restarts.
+func TestAbuse_SeatedPlayerReconnectLoopLeavesTheLogBounded(t *testing.T) {
+	s := shared
+	ctx := context.Background()
+	procs := s.processes()
+	var loopTable, honestTable string
+	s.dumpOnFailure(t, &loopTable, &honestTable)
+	players := seatPlayers(t, s, tableSpec{japanese: true, moveTime: time.Minute, name: "e2e reconnect loop"}, []session{s.guest(t), s.guest(t)}, &loopTable)
+	hs := players[0].awaitEvent(0, 15*time.Second, loopTable, "the first hand", func(ev *tablev1.Event) bool { return ev.GetHandStarted() != nil })
+	declarer := int(hs.ev.GetHandStarted().GetDealerSeat())
+	players[declarer].awaitEvent(0, 10*time.Second, loopTable, "the declarer's timer", func(ev *tablev1.Event) bool { return wire.TimerOf(ev) != nil })
+	looper := players[1-declarer] // never their turn: nothing moves meanwhile
+	honest := s.startHonestGame(t)
+	honestTable = honest.table
+	honest.c.awaitEvent(0, 15*time.Second, honestTable, "the honest table's first hand", func(ev *tablev1.Event) bool { return ev.GetHandStarted() != nil })
+	before := time.Now()
+	time.Sleep(3 * time.Second) // the honest player's baseline
+	attack := time.Now()
+
+	limited := func() (n float64) {
+		for _, svc := range s.Processes() {
+			if svc.Binary == "gateway" {
+				n += opsMetricSum(t, svc, "pulka_gateway_presence_limited_total")
+			}
+		}
+		return n
+	}
+	limitedBefore := limited()
+	evLen := s.Redis().XLen(ctx, streams.TableEvents(loopTable)).Val()
+	// As fast as the platform answers, with a breath between rounds, for
+	// at least as long as the honest player needs to show their latency.
+	n := 0
+	for n < 60 || time.Since(attack) < 3*time.Second {
+		looper.disconnect()
+		looper.connect()
+		looper.join(loopTable, looper.lastEventID(loopTable))
+		n++
+		time.Sleep(10 * time.Millisecond)
+	}
+	attackEnd := time.Now()
+	// Every absence reported at once is two events (away, then back); the
+	// table may also have started its hand's timer again. Far below the
+	// two events an absence of a report per absence.
+	const bound = 2*6 + 4
+	grew := s.Redis().XLen(ctx, streams.TableEvents(loopTable)).Val() - evLen
+	if grew > bound {
+		t.Errorf("the event stream grew by %d entries under %d reconnects, want at most %d", grew, n, bound)
+	}
+	aways := 0
+	for _, f := range players[declarer].snapshot() {
+		if f.ev != nil && f.Table == loopTable && f.ev.GetPlayerAway() != nil && !f.At.Before(attack) {
+			aways++
+		}
+	}
+	if aways == 0 || aways > 6 {
+		t.Errorf("the other player saw %d PlayerAway during the loop, want 1..6", aways)
+	}
+	if got := s.Redis().XLen(ctx, streams.TableCommands(loopTable)).Val(); got > 64 {
+		t.Errorf("the command stream holds %d entries after the loop, want at most 64", got)
+	}
+	if got := limited() - limitedBefore; got < float64(n-6-1) {
+		t.Errorf("pulka_gateway_presence_limited_total rose by %v, want an away held (then cancelled) for most of %d absences", got, n)
+	}
+	t.Logf("%d reconnects in %v: %d events, %d PlayerAway seen", n, attackEnd.Sub(attack).Round(time.Millisecond), grew, aways)
+	honest.checkHonest(t, before, attack, attackEnd)
+	s.noPanics(t, procs)
+}
+
 // TestAbuse_RedisLosingEverythingSendsPlayersBackToTheLobby: a game in
 // progress, then Redis restarts without its data (no persistence, as
 // make run's). Within seconds each player's client gets an error
