@@ -59,6 +59,8 @@ func TestInvalidCombinationsAreRefused(t *testing.T) {
 		// template's entry of the same name): refused, not ignored.
 		"PULKA_RUNNER_CAPACITY": {"--set", "runnerPool.extraEnv.PULKA_RUNNER_CAPACITY=9"},
 		"PULKA_ADMIN_ADDR":      {"--set", "runnerPool.extraEnv.PULKA_ADMIN_ADDR=:1234"},
+		// Behind an ingress every player would share its address.
+		"gateway.trustedProxies": {"--set", "gateway.ingress.enabled=true,gateway.ingress.host=pulka.example"},
 	}
 	for want, args := range cases {
 		t.Run(want, func(t *testing.T) {

@@ -87,6 +87,10 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 {{- if and .Values.lobby.coinTables (not .Values.wallet.enabled) -}}
 {{- fail "lobby.coinTables needs wallet.enabled (the wallet holds the stakes)" -}}
 {{- end -}}
+{{- /* Behind an L7 ingress every connection comes from the controller's pods: without them trusted, all players share one address in the per-address limits (64 sockets, 128 connections, 30 guest sign-ups an hour for the whole site) and session cookies are not marked Secure behind TLS. */ -}}
+{{- if and .Values.gateway.ingress.enabled (not .Values.gateway.trustedProxies) -}}
+{{- fail "gateway.ingress needs gateway.trustedProxies (your ingress controller's pod CIDR): otherwise every player shares its address in the per-address limits (64 sockets for the whole site) and cookies are not marked Secure" -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The environment every Pulka process reads: Redis, admin server, logs, traces, shutdown. */}}
