@@ -48,8 +48,12 @@ func (t *Table) doCommand(b *batch, cmd *tablev1.Command) error {
 		return ErrMalformed
 	case *tablev1.Command_Reconnect:
 		t.back(b, s)
+		view := t.View(s) // a table of before the seat rules: as it was
+		if t.seatRules {
+			view = t.ViewFor(player)
+		}
 		b.add(toPlayer(player), &tablev1.Event{Event: &tablev1.Event_ViewSynced{ViewSynced: &tablev1.ViewSynced{
-			View: t.ViewFor(player)}}})
+			View: view}}})
 		return nil
 	case *tablev1.Command_Sit:
 		if t.eng.over() {
@@ -99,12 +103,27 @@ func (t *Table) sit(b *batch, s int, want uint32) error {
 	if s < 0 || uint32(s) != want {
 		return ErrSeatUnavailable
 	}
-	if t.seats[s].mode == seatHuman {
+	st := &t.seats[s]
+	if st.mode == seatHuman {
 		return ErrSeatUnavailable // already theirs
+	}
+	if t.seatRules {
+		if st.retakes >= maxRetakes {
+			return ErrRetakesUsed
+		}
+		st.retakes++
 	}
 	t.retake(b, s)
 	return nil
 }
+
+// maxRetakes bounds how often a player takes their seat back from a bot
+// (SitCommand) in one game. Each leave and take-back writes five events
+// (and the lobby's seat changes, and at a coin table a forfeit the wallet
+// keeps): a player looping on them grew the table's log, the lobby's and
+// the wallet's without end. A person who leaves a game and comes back does
+// so once or twice.
+const maxRetakes = 3
 
 // leave: in classic a bot plays the seat from now on (resigning is the same);
 // in Japanese the opponent wins.

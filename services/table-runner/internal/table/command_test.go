@@ -56,6 +56,87 @@ func TestLeave_ClassicBotTakesTheSeatUntilThePlayerSitsAgain(t *testing.T) {
 	}
 }
 
+// A seat changing hands never buys its turn time: a player who leaves on
+// their turn and sits straight back gets what was left of the bot's delay,
+// not a new move timer. Looping on leave and sit restarted the timer each
+// round and froze the table for the other three.
+func TestSit_TakingTheSeatBackKeepsTheTurnsDeadline(t *testing.T) {
+	h := newHarness(t, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 8, humans(4))
+	mover := h.t.eng.toMove()
+	start := h.now
+	botAt := start.Add(tablesettings.DefaultBotDelay)
+	h.mustCmd(player(mover), leaveCmd())
+	for i := range 3 { // the take-backs a game allows
+		h.now = start.Add(time.Duration(100*(2*i+1)) * time.Millisecond)
+		evs := h.mustCmd(player(mover), sitCmd(mover))
+		if d := wire.TimerOf(evs[0]).GetDeadline().AsTime(); !d.Equal(botAt) {
+			t.Fatalf("take-back %d: the timer runs to %v, want the bot's %v", i+1, d, botAt)
+		}
+		if d, _ := h.t.NextDeadline(); !d.Equal(botAt) {
+			t.Fatalf("take-back %d: next deadline %v, want %v", i+1, d, botAt)
+		}
+		h.now = h.now.Add(100 * time.Millisecond)
+		h.mustCmd(player(mover), leaveCmd())
+		if d, _ := h.t.NextDeadline(); !d.Equal(botAt) {
+			t.Fatalf("leave %d: next deadline %v, want %v", i+2, d, botAt)
+		}
+	}
+	// The turn ends when it was due, moved for the seat.
+	h.tick(botAt)
+	if h.t.eng.toMove() == mover {
+		t.Fatalf("seat %d is still to move after its deadline", mover)
+	}
+}
+
+// A player takes their seat back from a bot at most maxRetakes times a game:
+// each round of leave and sit writes five events (and the lobby's seat
+// changes, and at a coin table a forfeit the wallet keeps). Past it the bot
+// plays the seat to the end, and a snapshot keeps the count.
+func TestSit_ASeatIsTakenBackAtMostThreeTimesAGame(t *testing.T) {
+	h := newHarness(t, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 8, humans(4))
+	seat := (h.t.eng.toMove() + 1) % 4 // not to move: nothing is due meanwhile
+	for range maxRetakes {
+		h.mustCmd(player(seat), leaveCmd())
+		h.mustCmd(player(seat), sitCmd(seat))
+	}
+	h.mustCmd(player(seat), leaveCmd())
+	logged := len(h.log)
+	mustReject(t, h, player(seat), sitCmd(seat), tablev1.RejectReason_REJECT_REASON_NOT_ALLOWED, ErrRetakesUsed)
+	if len(h.log) != logged {
+		t.Fatal("a refused take-back was logged")
+	}
+	r, err := Restore(state(t, h.t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.seats[seat].retakes; got != maxRetakes {
+		t.Fatalf("restored with %d take-backs, want %d", got, maxRetakes)
+	}
+	// Another seat has take-backs of its own.
+	other := (seat + 1) % 4
+	h.mustCmd(player(other), leaveCmd())
+	h.mustCmd(player(other), sitCmd(other))
+}
+
+// A table of before the seat rules (restored from an older snapshot) keeps
+// its old ways to the end of its game, so that its log replays to the
+// events it had: a take-back restarts the move timer, and is not counted.
+func TestSit_ATableOfBeforeTheSeatRulesKeepsItsWays(t *testing.T) {
+	h := newHarness(t, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 8, humans(4))
+	h.t.seatRules = false
+	mover := h.t.eng.toMove()
+	for range maxRetakes + 1 {
+		h.mustCmd(player(mover), leaveCmd())
+		evs := h.mustCmd(player(mover), sitCmd(mover))
+		if d := wire.TimerOf(evs[0]).GetDeadline().AsTime(); !d.Equal(h.now.Add(h.t.set.MoveTimeout)) {
+			t.Fatalf("the timer runs to %v, want a whole move time from %v", d, h.now)
+		}
+	}
+	if h.t.seats[mover].retakes != 0 {
+		t.Fatal("take-backs counted without the seat rules")
+	}
+}
+
 func TestLeaveOrResign_JapaneseOpponentWins(t *testing.T) {
 	for name, tc := range map[string]struct {
 		cmd  func() *tablev1.Command

@@ -37,6 +37,9 @@ var (
 	// ErrSeatUnavailable: the seat does not exist, is somebody else's, or is
 	// already the sender's.
 	ErrSeatUnavailable = errors.New("that seat is not available to you")
+	// ErrRetakesUsed: the player took their seat back from a bot
+	// maxRetakes times this game already: the bot plays it to the end.
+	ErrRetakesUsed = errors.New("you took this seat back too often this game: the bot plays it to the end")
 	// ErrNotAllowed: the table does not allow this (e.g. taking a seat back
 	// from a bot in a Japanese match, which has no bots).
 	ErrNotAllowed = errors.New("that is not allowed at this table")
@@ -88,6 +91,7 @@ var rejections = [...]rejection{
 	{ErrMalformed, tablev1.RejectReason_REJECT_REASON_MALFORMED},
 	{ErrNotSeated, tablev1.RejectReason_REJECT_REASON_NOT_SEATED},
 	{ErrSeatUnavailable, tablev1.RejectReason_REJECT_REASON_SEAT_UNAVAILABLE},
+	{ErrRetakesUsed, tablev1.RejectReason_REJECT_REASON_NOT_ALLOWED},
 	{ErrNotAllowed, tablev1.RejectReason_REJECT_REASON_NOT_ALLOWED},
 	{ErrGameOver, tablev1.RejectReason_REJECT_REASON_GAME_OVER},
 	{ErrNotSeeding, tablev1.RejectReason_REJECT_REASON_WRONG_PHASE},

@@ -303,8 +303,9 @@ func TestLegacy_RandomTablesReadTheSameFromEveryVersion(t *testing.T) {
 	versions := map[byte]int{}
 	for g := range games {
 		d := newDriver(t, uint64(3000+g))
-		withoutBotLevel(d.h.t) // the legacy layouts are of tables from before levels
-		d.h.t.legal = false    // and from before legal moves
+		withoutBotLevel(d.h.t)  // the legacy layouts are of tables from before levels
+		d.h.t.legal = false     // and from before legal moves
+		d.h.t.seatRules = false // and the seat rules
 		switch g % 4 {
 		case 1:
 			d.h.t.ahead = false

@@ -367,6 +367,12 @@ func TestSnapshot_FullRingFixtureLoadsAndReencodesTheSame(t *testing.T) {
 		t.Fatalf("a table sending legal moves restores without them: %v", err)
 	}
 	h.t.legal = false
+	// The same for the seat rules (TableSnapshot.seat_rules).
+	h.t.seatRules = true
+	if again, err := Restore(state(t, h.t)); err != nil || !again.seatRules {
+		t.Fatalf("a table under the seat rules restores without them: %v", err)
+	}
+	h.t.seatRules = false
 	if *updateFixtures {
 		if err := os.WriteFile(path, state(t, h.t), 0o644); err != nil {
 			t.Fatal(err)

@@ -159,11 +159,12 @@ func (t *Table) snapshot() *runnerv1.TableSnapshot {
 		LastEntryId: t.last.String(), RecentCommandIds: make([]string, t.recent.n),
 		CurrentHand: t.seedingProto(&t.sd), NextHand: t.seedingProto(&t.nx),
 		LegacyTimerEvents: t.ownTimers, LegacySeedAfterHand: !t.ahead, LegalMoves: t.legal,
+		SeatRules: t.seatRules,
 	}
 	for i := range t.seats {
 		st := &t.seats[i]
 		m.Seats[i] = &runnerv1.Seat{PlayerId: st.player, DisplayName: st.name,
-			Mode: runnerv1.SeatMode(st.mode + 1), GraceDeadline: timestamp(st.grace)}
+			Mode: runnerv1.SeatMode(st.mode + 1), GraceDeadline: timestamp(st.grace), Retakes: st.retakes}
 	}
 	for i := range t.recent.n {
 		m.RecentCommandIds[i] = t.recent.ids[(t.recent.start+i)%recentCommands]
@@ -280,7 +281,7 @@ func readSnapshotProto(data []byte) (*Table, error) {
 		return nil, badSnapshot("timers as events of their own with hands committed ahead")
 	}
 	t := &Table{id: m.GetTableId(), gameID: m.GetGameId(), set: s, seq: m.GetSeq(),
-		ownTimers: m.GetLegacyTimerEvents(), ahead: !m.GetLegacySeedAfterHand(), legal: m.GetLegalMoves()}
+		ownTimers: m.GetLegacyTimerEvents(), ahead: !m.GetLegacySeedAfterHand(), legal: m.GetLegalMoves(), seatRules: m.GetSeatRules()}
 	if t.actAt, err = unixNano(m.GetMoveDeadline()); err != nil {
 		return nil, badSnapshot("move deadline: %w", err)
 	}
@@ -304,6 +305,7 @@ func readSnapshotProto(data []byte) (*Table, error) {
 			return nil, badSnapshot("seat %d: grace: %w", i, err)
 		}
 		st.away = st.grace != 0
+		st.retakes = ms.GetRetakes()
 	}
 	if len(m.GetRecentCommandIds()) > recentCommands {
 		return nil, badSnapshot("%d recent commands", len(m.GetRecentCommandIds()))
@@ -411,6 +413,8 @@ func (t *Table) check() error {
 			return badSnapshot("seat %d: a bot at a Japanese table", i)
 		case st.away != (st.grace != 0), st.away && st.mode != seatHuman, st.grace < 0:
 			return badSnapshot("seat %d: grace", i)
+		case st.retakes > maxRetakes, st.retakes > 0 && (st.player == "" || !t.seatRules):
+			return badSnapshot("seat %d: %d take-backs", i, st.retakes)
 		case st.player != "" && indexOfPlayer(t.seats[:i], st.player) >= 0:
 			return badSnapshot("seat %d: player in two seats", i)
 		}

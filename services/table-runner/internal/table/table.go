@@ -37,6 +37,9 @@ type seat struct {
 	mode   seatMode
 	away   bool
 	grace  int64 // Unix ns when the grace runs out; 0 when none runs
+	// retakes counts the seat's SitCommands that took it back from a bot
+	// this game (maxRetakes).
+	retakes uint32
 }
 
 // maxServerSteps bounds the server moves and grace expiries of one input: a
@@ -72,6 +75,14 @@ type Table struct {
 	// snapshot of before them sends none, to the end of its game, so that
 	// its logged input replays to the events it had.
 	legal bool
+	// seatRules: a turn's deadline is never put off when its seat changes
+	// hands, take-backs are bounded (maxRetakes), and a reconnecting
+	// player who left gets a watcher's view. A leave/sit loop on the
+	// seat's own turn restarted its move timer each time, freezing the
+	// table, and wrote five events a round without end. A table restored
+	// from a snapshot of before them keeps the old ways to the end of its
+	// game, so that its logged input replays to the events it had.
+	seatRules bool
 }
 
 // batch collects the events of one Apply and stamps them.
@@ -133,7 +144,7 @@ func New(id, gameID string, s tablesettings.Settings, seats []SeatInfo, now time
 	if len(seats) != set.Game.Seats() {
 		return nil, nil, fmt.Errorf("%w: %d seats, %v has %d", ErrBadSeats, len(seats), set.Game, set.Game.Seats())
 	}
-	t := &Table{id: id, gameID: gameID, set: set, seats: make([]seat, len(seats)), ahead: true, legal: true}
+	t := &Table{id: id, gameID: gameID, set: set, seats: make([]seat, len(seats)), ahead: true, legal: true, seatRules: true}
 	for i, si := range seats {
 		switch {
 		case si.Bot && set.Game == tablesettings.Japanese:
@@ -357,7 +368,19 @@ func (t *Table) runDue(b *batch) {
 // schedule sets the deadline of the seat to move after a move or a change of
 // who plays it: a human gets MoveTimeout and a TimerStarted, a bot moves
 // after BotDelay. A finished game has no deadlines at all.
-func (t *Table) schedule(b *batch) {
+func (t *Table) schedule(b *batch) { t.scheduleBy(b, 0) }
+
+// notLater is deadline, or notAfter when that is set and earlier.
+func notLater(deadline, notAfter int64) int64 {
+	if notAfter > 0 && notAfter < deadline {
+		return notAfter
+	}
+	return deadline
+}
+
+// scheduleBy sets the next move's deadline (and sends its timer, and its
+// legal moves), never later than notAfter when that is set.
+func (t *Table) scheduleBy(b *batch, notAfter int64) {
 	if t.eng.over() {
 		t.actAt = 0
 		for i := range t.seats {
@@ -371,10 +394,10 @@ func (t *Table) schedule(b *batch) {
 		return
 	}
 	if t.seats[s].mode != seatHuman {
-		t.actAt = b.at + int64(t.set.BotDelay)
+		t.actAt = notLater(b.at+int64(t.set.BotDelay), notAfter)
 		return
 	}
-	t.actAt = b.at + int64(t.set.MoveTimeout)
+	t.actAt = notLater(b.at+int64(t.set.MoveTimeout), notAfter)
 	timer := &tablev1.TimerStarted{Seat: uint32(s), Phase: t.eng.phase(), Deadline: timestamppb.New(time.Unix(0, t.actAt))}
 	// The step's last event carries the timer when everybody sees it
 	// (Event.timer): a move and the next timer as one event halve the
@@ -392,10 +415,18 @@ func (t *Table) schedule(b *batch) {
 }
 
 // rescheduleIf reschedules when seat s is to move: who plays it changed.
+// Under the seat rules the turn keeps its deadline or an earlier one (a bot
+// taking over moves sooner; a player taking the seat back gets what is left
+// of the turn), so that changing hands never buys time.
 func (t *Table) rescheduleIf(b *batch, s int) {
-	if t.eng.toMove() == s {
-		t.schedule(b)
+	if t.eng.toMove() != s {
+		return
 	}
+	var notAfter int64
+	if t.seatRules {
+		notAfter = t.actAt
+	}
+	t.scheduleBy(b, notAfter)
 }
 
 func (t *Table) expireGrace(b *batch, s int) {

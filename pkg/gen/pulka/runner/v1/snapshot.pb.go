@@ -300,7 +300,15 @@ type TableSnapshot struct {
 	// after the event carrying its timer). A table first written by a runner
 	// from before LegalMoves lacks it and sends none to the end of its game,
 	// so that its log replays to the events it had.
-	LegalMoves    bool `protobuf:"varint,17,opt,name=legal_moves,json=legalMoves,proto3" json:"legal_moves,omitempty"`
+	LegalMoves bool `protobuf:"varint,17,opt,name=legal_moves,json=legalMoves,proto3" json:"legal_moves,omitempty"`
+	// The table's seat rules: a turn's deadline is never put off when its
+	// seat changes hands (a player leaving it to a bot, or taking it back),
+	// a player takes a seat back from a bot at most three times a game
+	// (Seat.retakes), and a reconnecting player who left gets a watcher's
+	// view. A table first written by a runner from before them lacks it and
+	// keeps the old ways to the end of its game, so that its log replays to
+	// the events it had.
+	SeatRules     bool `protobuf:"varint,18,opt,name=seat_rules,json=seatRules,proto3" json:"seat_rules,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -465,6 +473,13 @@ func (x *TableSnapshot) GetLegalMoves() bool {
 	return false
 }
 
+func (x *TableSnapshot) GetSeatRules() bool {
+	if x != nil {
+		return x.SeatRules
+	}
+	return false
+}
+
 type isTableSnapshot_Engine interface {
 	isTableSnapshot_Engine()
 }
@@ -496,6 +511,10 @@ type Seat struct {
 	// When the away player's reconnect grace runs out; set exactly while the
 	// player (SEAT_MODE_HUMAN) is away.
 	GraceDeadline *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=grace_deadline,json=graceDeadline,proto3" json:"grace_deadline,omitempty"`
+	// How often the player took the seat back from a bot with a SitCommand
+	// this game (at most the table's limit: a leave/sit loop would otherwise
+	// grow the log without end).
+	Retakes       uint32 `protobuf:"varint,5,opt,name=retakes,proto3" json:"retakes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -556,6 +575,13 @@ func (x *Seat) GetGraceDeadline() *timestamppb.Timestamp {
 		return x.GraceDeadline
 	}
 	return nil
+}
+
+func (x *Seat) GetRetakes() uint32 {
+	if x != nil {
+		return x.Retakes
+	}
+	return 0
 }
 
 // HandSeeding is one hand's commit–reveal (docs/fair-play.md) between its
@@ -1518,7 +1544,7 @@ var File_pulka_runner_v1_snapshot_proto protoreflect.FileDescriptor
 
 const file_pulka_runner_v1_snapshot_proto_rawDesc = "" +
 	"\n" +
-	"\x1epulka/runner/v1/snapshot.proto\x12\x0fpulka.runner.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bpulka/common/v1/cards.proto\x1a\x1dpulka/lobby/v1/settings.proto\x1a\x1cpulka/table/v1/command.proto\x1a\x1apulka/table/v1/event.proto\"\xcb\x06\n" +
+	"\x1epulka/runner/v1/snapshot.proto\x12\x0fpulka.runner.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bpulka/common/v1/cards.proto\x1a\x1dpulka/lobby/v1/settings.proto\x1a\x1cpulka/table/v1/command.proto\x1a\x1apulka/table/v1/event.proto\"\xea\x06\n" +
 	"\rTableSnapshot\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\x12\x17\n" +
 	"\agame_id\x18\x02 \x01(\tR\x06gameId\x129\n" +
@@ -1538,13 +1564,16 @@ const file_pulka_runner_v1_snapshot_proto_rawDesc = "" +
 	"\x13legacy_timer_events\x18\x0f \x01(\bR\x11legacyTimerEvents\x123\n" +
 	"\x16legacy_seed_after_hand\x18\x10 \x01(\bR\x13legacySeedAfterHand\x12\x1f\n" +
 	"\vlegal_moves\x18\x11 \x01(\bR\n" +
-	"legalMovesB\b\n" +
-	"\x06engine\"\xb8\x01\n" +
+	"legalMoves\x12\x1d\n" +
+	"\n" +
+	"seat_rules\x18\x12 \x01(\bR\tseatRulesB\b\n" +
+	"\x06engine\"\xd2\x01\n" +
 	"\x04Seat\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12-\n" +
 	"\x04mode\x18\x03 \x01(\x0e2\x19.pulka.runner.v1.SeatModeR\x04mode\x12A\n" +
-	"\x0egrace_deadline\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\rgraceDeadline\"\xbf\x01\n" +
+	"\x0egrace_deadline\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\rgraceDeadline\x12\x18\n" +
+	"\aretakes\x18\x05 \x01(\rR\aretakes\"\xbf\x01\n" +
 	"\vHandSeeding\x12\x1d\n" +
 	"\n" +
 	"hand_index\x18\x01 \x01(\rR\thandIndex\x12\x1f\n" +
