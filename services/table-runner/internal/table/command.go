@@ -70,10 +70,18 @@ func (t *Table) doCommand(b *batch, cmd *tablev1.Command) error {
 		if t.eng.over() {
 			return ErrGameOver
 		}
+		dealing := t.eng.toMove() < 0 // the hand waits for its deal
 		if err := t.clientSeed(b, s, c.ClientSeed); err != nil {
 			return err
 		}
-		t.schedule(b)
+		// The seed that deals the hand starts its first timer. One for the
+		// hand committed ahead, sent while a hand is played, leaves the
+		// turn alone: rescheduling gave the player to move a whole new
+		// move time (and wrote a timer and legal moves) for any seated
+		// player's seed (a table of before the seat rules still does).
+		if dealing || !t.seatRules {
+			t.schedule(b)
+		}
 		return nil
 	}
 	if s < 0 || t.seats[s].mode != seatHuman {

@@ -422,3 +422,25 @@ func TestSeeding_TheHandAheadSurvivesASnapshotAndShowsInTheView(t *testing.T) {
 		t.Fatal("the restored table goes on differently")
 	}
 }
+
+// A client seed sent on its own for the hand committed ahead, while a hand
+// is played, leaves the turn's timer alone: rescheduling on it gave the
+// player to move a whole new move time (and wrote a timer and legal moves)
+// whenever any seated player sent their seed. The seed is accepted, to its
+// seat only.
+func TestSeeding_ASeedForTheNextHandLeavesTheTurnsTimerAlone(t *testing.T) {
+	h := newHarness(t, classicSet(classic.Standard, tablesettings.DefaultBotDelay), 5, humans(4))
+	mover := h.t.eng.toMove()
+	deadline, _ := h.t.NextDeadline()
+	h.now = h.now.Add(10 * time.Second)
+	for s := range 4 { // the mover's own seed and the others'
+		evs := h.mustCmd(player(s), seedCmd(1, seedBytes(byte(0x50+s))))
+		if got := kinds(evs); len(got) != 1 || got[0] != "client_seed_accepted" ||
+			evs[0].GetVisibility().GetAudience() != tablev1.Audience_AUDIENCE_SEAT || evs[0].GetVisibility().GetSeat() != uint32(s) {
+			t.Fatalf("seat %d's seed for the next hand: %v, want its acceptance alone, to its seat", s, got)
+		}
+		if d, _ := h.t.NextDeadline(); !d.Equal(deadline) || h.t.eng.toMove() != mover {
+			t.Fatalf("after seat %d's seed the turn runs to %v, want %v", s, d, deadline)
+		}
+	}
+}

@@ -304,8 +304,9 @@ type TableSnapshot struct {
 	// The table's seat rules: a turn's deadline is never put off when its
 	// seat changes hands (a player leaving it to a bot, or taking it back),
 	// a player takes a seat back from a bot at most three times a game
-	// (Seat.retakes), and a reconnecting player who left gets a watcher's
-	// view. A table first written by a runner from before them lacks it and
+	// (Seat.retakes), a reconnecting player who left gets a watcher's view,
+	// and a client seed sent on its own for the hand committed ahead leaves
+	// the turn's timer alone. A table first written by a runner from before them lacks it and
 	// keeps the old ways to the end of its game, so that its log replays to
 	// the events it had.
 	SeatRules     bool `protobuf:"varint,18,opt,name=seat_rules,json=seatRules,proto3" json:"seat_rules,omitempty"`
