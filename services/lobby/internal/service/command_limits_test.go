@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
@@ -89,6 +90,16 @@ func (e *env) wantLimited(what string, r *lobbyv1.LobbyCommandResult) {
 // limitedMetric reads pulka_lobby_limited as limit → count.
 func limitedMetric(t *testing.T, reader *sdkmetric.ManualReader) map[string]int64 {
 	t.Helper()
+	return counterBy(t, reader, "pulka_lobby_limited", func(a attribute.Set) string {
+		l, _ := a.Value("limit")
+		return l.AsString()
+	})
+}
+
+// counterBy reads the int64 counter name, summed by key of each data
+// point's attributes.
+func counterBy(t *testing.T, reader *sdkmetric.ManualReader, name string, key func(attribute.Set) string) map[string]int64 {
+	t.Helper()
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
@@ -97,12 +108,11 @@ func limitedMetric(t *testing.T, reader *sdkmetric.ManualReader) map[string]int6
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
 			sum, ok := m.Data.(metricdata.Sum[int64])
-			if m.Name != "pulka_lobby_limited" || !ok {
+			if m.Name != name || !ok {
 				continue
 			}
 			for _, dp := range sum.DataPoints {
-				l, _ := dp.Attributes.Value("limit")
-				out[l.AsString()] += dp.Value
+				out[key(dp.Attributes)] += dp.Value
 			}
 		}
 	}

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"google.golang.org/protobuf/proto"
 
 	lobbyv1 "github.com/pulka/pulka/pkg/gen/pulka/lobby/v1"
@@ -470,25 +470,11 @@ func TestCoins_TheWaitingLimitRefusesBeforeHolding(t *testing.T) {
 // walletMetric reads pulka_lobby_wallet_commands as "command/result" → count.
 func walletMetric(t *testing.T, reader *sdkmetric.ManualReader) map[string]int64 {
 	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int64{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			sum, ok := m.Data.(metricdata.Sum[int64])
-			if m.Name != "pulka_lobby_wallet_commands" || !ok {
-				continue
-			}
-			for _, dp := range sum.DataPoints {
-				c, _ := dp.Attributes.Value("command")
-				r, _ := dp.Attributes.Value("result")
-				out[c.AsString()+"/"+r.AsString()] += dp.Value
-			}
-		}
-	}
-	return out
+	return counterBy(t, reader, "pulka_lobby_wallet_commands", func(a attribute.Set) string {
+		c, _ := a.Value("command")
+		r, _ := a.Value("result")
+		return c.AsString() + "/" + r.AsString()
+	})
 }
 
 func TestCoins_ATableNobodyStakedAtClosesWithoutTheWallet(t *testing.T) {
