@@ -34,6 +34,19 @@ func opsRefusals(c *client, table string) []*frame {
 	return out
 }
 
+// idleJapaneseTable seats two guests at a new Japanese table (its id in
+// *table) with a minute to move, and returns them once the first hand's
+// declarer is to move, with the declarer's seat: nothing moves until the
+// declarer does, so the other seat is never to move meanwhile.
+func idleJapaneseTable(t *testing.T, s *stack, name string, table *string) ([]*client, int) {
+	t.Helper()
+	players := seatPlayers(t, s, tableSpec{japanese: true, moveTime: time.Minute, name: name}, []session{s.guest(t), s.guest(t)}, table)
+	hs := players[0].awaitEvent(0, 15*time.Second, *table, "the first hand", func(ev *tablev1.Event) bool { return ev.GetHandStarted() != nil })
+	declarer := int(hs.ev.GetHandStarted().GetDealerSeat())
+	players[declarer].awaitEvent(0, 10*time.Second, *table, "the declarer's timer", func(ev *tablev1.Event) bool { return wire.TimerOf(ev) != nil })
+	return players, declarer
+}
+
 // TestAbuse_SeatedPlayerRefusalSpamLeavesTheLogAlone: a seated player sends
 // 2,000 illegal plays (out of turn) at 150 a second, under the gateway's
 // rate limit. Each is answered to them alone, none is logged: the table's
@@ -47,14 +60,10 @@ func TestAbuse_SeatedPlayerRefusalSpamLeavesTheLogAlone(t *testing.T) {
 	procs := s.processes()
 	var spamTable, honestTable string
 	s.dumpOnFailure(t, &spamTable, &honestTable)
-	spam := seatPlayers(t, s, tableSpec{japanese: true, moveTime: time.Minute, name: "e2e refusal spam"}, []session{s.guest(t), s.guest(t)}, &spamTable)
+	spam, declarer := idleJapaneseTable(t, s, "e2e refusal spam", &spamTable)
+	spammer := spam[1-declarer] // never their turn: the declarer does not move
 	honest := s.startHonestGame(t)
 	honestTable = honest.table
-	hs := spam[0].awaitEvent(0, 15*time.Second, spamTable, "the first hand", func(ev *tablev1.Event) bool { return ev.GetHandStarted() != nil })
-	declarer := int(hs.ev.GetHandStarted().GetDealerSeat())
-	spam[declarer].awaitEvent(0, 10*time.Second, spamTable, "the declarer's timer", func(ev *tablev1.Event) bool { return wire.TimerOf(ev) != nil })
-	spammer := spam[1-declarer] // never their turn: the declarer does not move
-
 	honest.c.awaitEvent(0, 15*time.Second, honestTable, "the honest table's first hand", func(ev *tablev1.Event) bool { return ev.GetHandStarted() != nil })
 	before := time.Now()
 	time.Sleep(3 * time.Second) // the honest player's baseline
@@ -153,10 +162,7 @@ func TestAbuse_SeatedPlayerReconnectLoopLeavesTheLogBounded(t *testing.T) {
 	procs := s.processes()
 	var loopTable, honestTable string
 	s.dumpOnFailure(t, &loopTable, &honestTable)
-	players := seatPlayers(t, s, tableSpec{japanese: true, moveTime: time.Minute, name: "e2e reconnect loop"}, []session{s.guest(t), s.guest(t)}, &loopTable)
-	hs := players[0].awaitEvent(0, 15*time.Second, loopTable, "the first hand", func(ev *tablev1.Event) bool { return ev.GetHandStarted() != nil })
-	declarer := int(hs.ev.GetHandStarted().GetDealerSeat())
-	players[declarer].awaitEvent(0, 10*time.Second, loopTable, "the declarer's timer", func(ev *tablev1.Event) bool { return wire.TimerOf(ev) != nil })
+	players, declarer := idleJapaneseTable(t, s, "e2e reconnect loop", &loopTable)
 	looper := players[1-declarer] // never their turn: nothing moves meanwhile
 	honest := s.startHonestGame(t)
 	honestTable = honest.table
