@@ -48,6 +48,23 @@ func lobbyTable(i int, game lobbyv1.Game) *lobbyv1.TableSummary {
 		Settings: &lobbyv1.TableSettings{Game: game, Visibility: lobbyv1.TableVisibility_TABLE_VISIBILITY_PUBLIC}}
 }
 
+// listTables lists n tables (Japanese where japanese says so, classic
+// otherwise) and waits until view has them all.
+func listTables(lw *lobbyWriter, view *lobbyclient.View, n int, japanese func(int) bool) {
+	ups := make([]*lobbyv1.LobbyUpdate, 0, n)
+	for i := range n {
+		game := lobbyv1.Game_GAME_CLASSIC
+		if japanese(i) {
+			game = lobbyv1.Game_GAME_JAPANESE
+		}
+		ups = append(ups, upsert(lobbyTable(i, game)))
+	}
+	lw.write(ups...)
+	for view.Version() != uint64(n) {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func (w *lobbyWriter) write(changes ...*lobbyv1.LobbyUpdate) {
 	w.t.Helper()
 	w.mu.Lock()
@@ -235,18 +252,7 @@ func TestLobby_MoreFollowsTheTablesBeyondTheWindow(t *testing.T) {
 func TestLobby_AWatcherChoosesAFilterAndASmallerWindow(t *testing.T) {
 	e := newEnv(t)
 	g, lw, view := e.lobbyEnv(t, Config{LobbyWindow: 10, LobbyInterval: 20 * time.Millisecond})
-	var ups []*lobbyv1.LobbyUpdate
-	for i := range 30 {
-		game := lobbyv1.Game_GAME_CLASSIC
-		if i%3 == 0 {
-			game = lobbyv1.Game_GAME_JAPANESE
-		}
-		ups = append(ups, upsert(lobbyTable(i, game)))
-	}
-	lw.write(ups...)
-	for view.Version() != 30 {
-		time.Sleep(5 * time.Millisecond)
-	}
+	listTables(lw, view, 30, func(i int) bool { return i%3 == 0 })
 	w := watchLobby(t, g, map[string]any{"watch": true, "filter": map[string]any{"game": "GAME_JAPANESE"}, "limit": 4})
 	if !equal(w.ids(), []string{"t00027", "t00024", "t00021", "t00018"}) || !w.more {
 		t.Fatalf("japanese window %v", w.ids())
@@ -383,18 +389,7 @@ func TestLobby_AWatchSentAgainWaitsForTheInterval(t *testing.T) {
 	e := newEnv(t)
 	const interval = 600 * time.Millisecond
 	g, lw, view := e.lobbyEnv(t, Config{LobbyWindow: 100, LobbyInterval: interval, Rate: 1000, Burst: 1000})
-	var ups []*lobbyv1.LobbyUpdate
-	for i := range 100 {
-		game := lobbyv1.Game_GAME_CLASSIC
-		if i%2 == 1 {
-			game = lobbyv1.Game_GAME_JAPANESE
-		}
-		ups = append(ups, upsert(lobbyTable(i, game)))
-	}
-	lw.write(ups...)
-	for view.Version() != 100 {
-		time.Sleep(5 * time.Millisecond)
-	}
+	listTables(lw, view, 100, func(i int) bool { return i%2 == 1 })
 	w := watchLobby(t, g, map[string]any{"watch": true})
 	first := time.Now()
 	for range 39 {
