@@ -148,12 +148,26 @@ func (h *Hub) replay(ctx context.Context, s *Subscription, start, from string, s
 		h.slow.Add(ctx, 1)
 		return Joined{}, ErrSlow
 	}
+	last := after
+	if n := len(s.buf); n > 0 && streams.CompareIDs(s.buf[n-1].id, last) > 0 {
+		last = s.buf[n-1].id
+	}
+	if streams.CompareIDs(last, start) < 0 {
+		// Every id a client was sent is in the stream (appended before
+		// anyone hears of it), so the replay reached it. Refused before
+		// anything held is sent: the join leaves nothing behind.
+		return Joined{}, fmt.Errorf("%w: %w", ErrAhead,
+			wire.Errorf(wire.CodeInvalid, "last_event_id %s is past table %s's last event (%s)", start, f.table, last))
+	}
 	for _, it := range s.buf {
 		if streams.CompareIDs(it.id, after) <= 0 {
 			continue // the replay read it already
 		}
 		after = it.id
 		seats.Apply(it.ev)
+		if streams.CompareIDs(it.id, start) <= 0 {
+			continue // the client has it; folded only for the seating
+		}
 		if frame := it.frameFor(visibility.Viewer{PlayerID: s.player, Seat: seats.SeatOf(s.player)}); frame != nil {
 			if !s.sink.Send(frame) {
 				h.slow.Add(ctx, 1)
@@ -161,12 +175,6 @@ func (h *Hub) replay(ctx context.Context, s *Subscription, start, from string, s
 			}
 			res.Replayed++
 		}
-	}
-	if streams.CompareIDs(after, start) < 0 {
-		// Every id a client was sent is in the stream (appended before
-		// anyone hears of it), so the replay reached it.
-		return Joined{}, fmt.Errorf("%w: %w", ErrAhead,
-			wire.Errorf(wire.CodeInvalid, "last_event_id %s is past table %s's last event (%s)", start, f.table, after))
 	}
 	s.buf, s.pending, s.after = nil, false, after
 	res.Seat, res.LastID = seats.SeatOf(s.player), after

@@ -31,8 +31,9 @@ type awayLimit struct {
 	burst int
 	send  func(ctx context.Context, table, player string) // reports the player away
 
-	mu   sync.Mutex
-	keys map[awayKey]*awayState
+	mu     sync.Mutex
+	keys   map[awayKey]*awayState
+	closed bool // flushed: a gateway shutting down holds nothing more
 }
 
 type awayKey struct{ table, player string }
@@ -91,7 +92,7 @@ func (a *awayLimit) away(ctx context.Context, table, player string) string {
 	}
 	r := st.lim.Reserve()
 	d := r.Delay()
-	if d == 0 {
+	if d == 0 || a.closed {
 		a.mu.Unlock()
 		a.send(ctx, table, player)
 		return awaySent
@@ -135,11 +136,16 @@ func (a *awayLimit) back(table, player string) bool {
 	return true
 }
 
-// flush sends every held away now: a gateway shutting down cannot keep
-// them, and after it is gone nobody else would report these players (their
-// connections said goodbye, so no sweep finds them).
+// flush sends every held away now, and every later one at once: a gateway
+// shutting down cannot keep them, and after it is gone nobody else would
+// report these players (their connections said goodbye, so no sweep finds
+// them). The reports share one deadline, so a slow Redis cannot hold the
+// shutdown for a report's timeout each.
 func (a *awayLimit) flush(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, awayFlushTimeout)
+	defer cancel()
 	a.mu.Lock()
+	a.closed = true
 	var due []awayKey
 	for k, st := range a.keys {
 		if st.held != nil {
@@ -154,7 +160,10 @@ func (a *awayLimit) flush(ctx context.Context) {
 	}
 }
 
-// held is how many aways wait for their token.
+// awayFlushTimeout bounds flush's reports together.
+const awayFlushTimeout = 5 * time.Second
+
+// heldCount is how many aways wait for their token.
 func (a *awayLimit) heldCount() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()

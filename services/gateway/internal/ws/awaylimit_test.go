@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -163,5 +164,24 @@ func TestAwayLimit_EachHeldAwayIsSentOrCancelledOnce(t *testing.T) {
 	a.mu.Unlock()
 	if left != 0 {
 		t.Errorf("%d keys kept after every bucket refilled", left)
+	}
+}
+
+// Once flushed (a gateway shutting down, whose connections may still be
+// closing) nothing is held: a later away goes out at once.
+func TestAwayLimit_AfterTheFlushNothingIsHeld(t *testing.T) {
+	var sent atomic.Int32
+	a := newAwayLimit(time.Hour, 1, func(context.Context, string, string) { sent.Add(1) })
+	a.away(context.Background(), "t", "p")
+	if out := a.away(context.Background(), "t", "p"); out != awayHeld {
+		t.Fatalf("the second away was %s, want held", out)
+	}
+	a.flush(context.Background())
+	if sent.Load() != 2 {
+		t.Fatalf("%d aways sent by the flush, want 2", sent.Load())
+	}
+	a.back("t", "p")
+	if out := a.away(context.Background(), "t", "p"); out != awaySent || sent.Load() != 3 {
+		t.Fatalf("an away after the flush was %s (%d sent), want sent at once", out, sent.Load())
 	}
 }

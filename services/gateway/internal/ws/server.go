@@ -484,6 +484,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.away.flush(context.WithoutCancel(ctx))
 		return nil
 	case <-ctx.Done():
+		// Connections still closing report their players at once (the
+		// limiter is closed): only the held ones are sent here.
 		s.away.flush(context.WithoutCancel(ctx))
 		return fmt.Errorf("ws: %d connections still open: %w", s.Open(), ctx.Err())
 	}

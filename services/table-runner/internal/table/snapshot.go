@@ -413,7 +413,7 @@ func (t *Table) check() error {
 			return badSnapshot("seat %d: a bot at a Japanese table", i)
 		case st.away != (st.grace != 0), st.away && st.mode != seatHuman, st.grace < 0:
 			return badSnapshot("seat %d: grace", i)
-		case st.retakes > maxRetakes, st.retakes > 0 && (st.player == "" || !t.seatRules):
+		case st.retakes > maxRetakes, st.retakes > 0 && (st.player == "" || !t.seatRules || s.Game == tablesettings.Japanese):
 			return badSnapshot("seat %d: %d take-backs", i, st.retakes)
 		case st.player != "" && indexOfPlayer(t.seats[:i], st.player) >= 0:
 			return badSnapshot("seat %d: player in two seats", i)

@@ -78,11 +78,11 @@ type Table struct {
 	// seatRules: a turn's deadline is never put off when its seat changes
 	// hands or a seed for the next hand arrives, take-backs are bounded
 	// (maxRetakes), and a reconnecting player who left gets a watcher's
-	// view. A leave/sit loop on the
-	// seat's own turn restarted its move timer each time, freezing the
-	// table, and wrote five events a round without end. A table restored
-	// from a snapshot of before them keeps the old ways to the end of its
-	// game, so that its logged input replays to the events it had.
+	// view. (A leave/sit loop on the seat's own turn restarted its move
+	// timer each time, freezing the table, and wrote five events a round
+	// without end.) A table restored from a snapshot of before them keeps
+	// the old ways to the end of its game, so that its logged input
+	// replays to the events it had.
 	seatRules bool
 }
 
